@@ -1,0 +1,367 @@
+/*
+ * conf.c — the settings table, the YAML loader and environment overrides.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "conf/conf.h"
+
+enum setting_type {
+	SET_STR,
+	SET_INT,
+	SET_SIZE,	/* bytes, with an optional k, m or g suffix */
+	SET_BOOL,
+	SET_LEVEL,	/* error, warn, info, debug */
+};
+
+struct setting {
+	const char		*name;	/* section.key */
+	enum setting_type	 type;
+	size_t			 off;
+	size_t			 size;	/* for SET_STR: buffer size */
+	const char		*def;	/* default, as written in YAML */
+	int64_t			 min, max;
+};
+
+#define S_STR(n, f, d)                                                        \
+	{ n, SET_STR, offsetof(struct conf, f),                               \
+	    sizeof(((struct conf *)0)->f), d, 0, 0 }
+#define S_INT(n, t, f, d, lo, hi)                                             \
+	{ n, t, offsetof(struct conf, f), sizeof(((struct conf *)0)->f), d,   \
+	    lo, hi }
+
+static const struct setting settings[] = {
+	S_STR("server.listen", listen, "127.0.0.1:9000"),
+	S_INT("server.workers", SET_INT, workers, "16", 1, 1024),
+	S_STR("server.data_dir", data_dir, "var"),
+	S_STR("server.url_prefix", url_prefix, ""),
+	S_INT("server.shutdown_grace", SET_INT, shutdown_grace, "30", 0, 3600),
+	S_INT("limits.max_body", SET_SIZE, max_body, "64m", 1024,
+	    (int64_t)4 << 30),
+	S_INT("limits.max_json_body", SET_SIZE, max_json_body, "16m", 1024,
+	    (int64_t)1 << 30),
+	S_INT("limits.max_json_depth", SET_INT, max_json_depth, "64", 2, 1000),
+	S_INT("limits.request_timeout", SET_INT, request_timeout, "1200", 1,
+	    86400),
+	S_INT("storage.map_size", SET_SIZE, map_size, "64m", 1 << 20,
+	    (int64_t)1 << 40),
+	S_INT("storage.max_map_size", SET_SIZE, max_map_size, "16g", 1 << 20,
+	    (int64_t)1 << 40),
+	S_INT("storage.sync", SET_BOOL, sync, "true", 0, 1),
+	S_INT("log.level", SET_LEVEL, log_level, "info", 0, 3),
+	S_STR("log.file", log_file, ""),
+};
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+/* ====== Values ====== */
+
+static int
+parse_int64(const char *s, int64_t *out)
+{
+	char	*end;
+	long long v;
+
+	if (*s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -1;
+	*out = v;
+	return (int)(end - s);
+}
+
+/*
+ * Parses text as the value of setting st and stores it in c. Returns 0, or
+ * -1 with a reason in why ("expected an integer", "must be at least 1").
+ */
+static int
+setting_set(struct conf *c, const struct setting *st, const char *text,
+    char *why, size_t whysz)
+{
+	char	*p = (char *)c + st->off;
+	int64_t	 v = 0;
+	int	 n;
+	size_t	 i;
+
+	switch (st->type) {
+	case SET_STR:
+		if (strlen(text) >= st->size) {
+			snprintf(why, whysz, "longer than %zu bytes",
+			    st->size - 1);
+			return -1;
+		}
+		memcpy(p, text, strlen(text) + 1);
+		return 0;
+	case SET_BOOL:
+		if (strcmp(text, "true") == 0 || strcmp(text, "yes") == 0)
+			v = 1;
+		else if (strcmp(text, "false") == 0 || strcmp(text, "no") == 0)
+			v = 0;
+		else {
+			snprintf(why, whysz, "expected true or false");
+			return -1;
+		}
+		*(int *)p = (int)v;
+		return 0;
+	case SET_LEVEL:
+		for (i = 0; i < 4; i++)
+			if (strcmp(text, level_names[i]) == 0)
+				break;
+		if (i == 4) {
+			snprintf(why, whysz,
+			    "expected error, warn, info or debug");
+			return -1;
+		}
+		*(int *)p = (int)i;
+		return 0;
+	case SET_INT:
+	case SET_SIZE:
+		if ((n = parse_int64(text, &v)) < 0) {
+			snprintf(why, whysz, "expected %s",
+			    st->type == SET_INT ? "an integer"
+						: "a size such as 512k or 64m");
+			return -1;
+		}
+		if (st->type == SET_SIZE && text[n] != '\0' &&
+		    text[n + 1] == '\0') {
+			int shift = 0;
+
+			switch (tolower((unsigned char)text[n])) {
+			case 'k': shift = 10; break;
+			case 'm': shift = 20; break;
+			case 'g': shift = 30; break;
+			default: shift = -1; break;
+			}
+			if (shift < 0 || v > (INT64_MAX >> shift) || v < 0) {
+				snprintf(why, whysz,
+				    "expected a size such as 512k or 64m");
+				return -1;
+			}
+			v <<= shift;
+		} else if (text[n] != '\0') {
+			snprintf(why, whysz, "expected %s",
+			    st->type == SET_INT ? "an integer"
+						: "a size such as 512k or 64m");
+			return -1;
+		}
+		if (v < st->min) {
+			snprintf(why, whysz, "must be at least %" PRId64,
+			    st->min);
+			return -1;
+		}
+		if (v > st->max) {
+			snprintf(why, whysz, "must be at most %" PRId64,
+			    st->max);
+			return -1;
+		}
+		if (st->size == sizeof(int))
+			*(int *)p = (int)v;
+		else
+			*(int64_t *)p = v;
+		return 0;
+	}
+	return -1;
+}
+
+static const struct setting *
+setting_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NSETTINGS; i++)
+		if (strcmp(settings[i].name, name) == 0)
+			return &settings[i];
+	return NULL;
+}
+
+void
+conf_defaults(struct conf *c)
+{
+	char	why[128];
+	size_t	i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < NSETTINGS; i++)
+		(void)setting_set(c, &settings[i], settings[i].def, why,
+		    sizeof(why));
+}
+
+size_t
+conf_setting_count(void)
+{
+	return NSETTINGS;
+}
+
+const char *
+conf_setting_name(size_t i)
+{
+	return i < NSETTINGS ? settings[i].name : NULL;
+}
+
+const char *
+conf_setting_format(const struct conf *c, size_t i, char *buf, size_t bufsz)
+{
+	const struct setting	*st = &settings[i];
+	const char		*p = (const char *)c + st->off;
+	int64_t			 v;
+
+	switch (st->type) {
+	case SET_STR:
+		snprintf(buf, bufsz, "\"%s\"", p);
+		break;
+	case SET_BOOL:
+		snprintf(buf, bufsz, "%s", *(const int *)p ? "true" : "false");
+		break;
+	case SET_LEVEL:
+		snprintf(buf, bufsz, "%s", level_names[*(const int *)p & 3]);
+		break;
+	default:
+		v = st->size == sizeof(int) ? *(const int *)p
+					    : *(const int64_t *)p;
+		snprintf(buf, bufsz, "%" PRId64, v);
+		break;
+	}
+	return buf;
+}
+
+/* ====== YAML file ====== */
+
+/*
+ * The file is a mapping of sections, each a mapping of scalar settings:
+ *
+ *	server:
+ *	  workers: 16
+ */
+int
+conf_load_file(struct conf *c, const char *path, char *err)
+{
+	FILE		*f = NULL;
+	yaml_parser_t	 parser;
+	yaml_document_t	 doc;
+	yaml_node_t	*root, *sec, *key, *val, *k2;
+	yaml_node_pair_t *sp, *kp;
+	char		 name[128], why[128];
+	const struct setting *st;
+	int		 rc = -1, have_parser = 0, have_doc = 0;
+
+	if ((f = fopen(path, "rb")) == NULL) {
+		snprintf(err, CONF_ERRMAX, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err, CONF_ERRMAX, "%s: out of memory", path);
+		goto out;
+	}
+	have_parser = 1;
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		snprintf(err, CONF_ERRMAX, "%s:%zu: %s", path,
+		    parser.problem_mark.line + 1,
+		    parser.problem ? parser.problem : "invalid YAML");
+		goto out;
+	}
+	have_doc = 1;
+	root = yaml_document_get_root_node(&doc);
+	if (root == NULL) {	/* empty file: defaults stand */
+		rc = 0;
+		goto out;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
+		snprintf(err, CONF_ERRMAX,
+		    "%s:%zu: expected a mapping of sections", path,
+		    root->start_mark.line + 1);
+		goto out;
+	}
+	for (sp = root->data.mapping.pairs.start;
+	     sp < root->data.mapping.pairs.top; sp++) {
+		key = yaml_document_get_node(&doc, sp->key);
+		sec = yaml_document_get_node(&doc, sp->value);
+		if (key->type != YAML_SCALAR_NODE) {
+			snprintf(err, CONF_ERRMAX, "%s:%zu: expected a section "
+			    "name", path, key->start_mark.line + 1);
+			goto out;
+		}
+		if (sec->type == YAML_SCALAR_NODE &&
+		    sec->data.scalar.length == 0)
+			continue;	/* "section:" with nothing under it */
+		if (sec->type != YAML_MAPPING_NODE) {
+			snprintf(err, CONF_ERRMAX, "%s:%zu: key '%s': expected "
+			    "a mapping of settings", path,
+			    key->start_mark.line + 1,
+			    (char *)key->data.scalar.value);
+			goto out;
+		}
+		for (kp = sec->data.mapping.pairs.start;
+		     kp < sec->data.mapping.pairs.top; kp++) {
+			k2 = yaml_document_get_node(&doc, kp->key);
+			val = yaml_document_get_node(&doc, kp->value);
+			snprintf(name, sizeof(name), "%s.%s",
+			    (char *)key->data.scalar.value,
+			    k2->type == YAML_SCALAR_NODE
+				? (char *)k2->data.scalar.value : "?");
+			if ((st = setting_find(name)) == NULL) {
+				snprintf(err, CONF_ERRMAX, "%s:%zu: key '%s': "
+				    "unknown setting", path,
+				    k2->start_mark.line + 1, name);
+				goto out;
+			}
+			if (val->type != YAML_SCALAR_NODE) {
+				snprintf(err, CONF_ERRMAX, "%s:%zu: key '%s': "
+				    "expected a single value", path,
+				    val->start_mark.line + 1, name);
+				goto out;
+			}
+			if (setting_set(c, st, (char *)val->data.scalar.value,
+			    why, sizeof(why)) != 0) {
+				snprintf(err, CONF_ERRMAX, "%s:%zu: key '%s': "
+				    "%s", path, val->start_mark.line + 1, name,
+				    why);
+				goto out;
+			}
+		}
+	}
+	rc = 0;
+out:
+	if (have_doc)
+		yaml_document_delete(&doc);
+	if (have_parser)
+		yaml_parser_delete(&parser);
+	if (f != NULL)
+		fclose(f);
+	return rc;
+}
+
+/* ====== Environment ====== */
+
+int
+conf_load_env(struct conf *c, char *err)
+{
+	char	 var[160], why[128];
+	const char *v;
+	size_t	 i, j;
+
+	for (i = 0; i < NSETTINGS; i++) {
+		snprintf(var, sizeof(var), "FLOWCGI_%s", settings[i].name);
+		for (j = 0; var[j] != '\0'; j++)
+			var[j] = var[j] == '.' ? '_'
+					       : (char)toupper((unsigned char)var[j]);
+		if ((v = getenv(var)) == NULL)
+			continue;
+		if (setting_set(c, &settings[i], v, why, sizeof(why)) != 0) {
+			snprintf(err, CONF_ERRMAX, "environment %s (key '%s'): "
+			    "%s", var, settings[i].name, why);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,87 @@
+/*
+ * conf — flowcgi's settings: built-in defaults, the YAML file, FLOWCGI_*
+ * environment overrides; and logging, which those settings configure.
+ *
+ * Every setting lives in one table in conf.c with its type, default and
+ * bounds; conf/flowcgi.yml documents each one and a unit test keeps the two
+ * in step. Nothing here includes another flowcgi module.
+ */
+#ifndef FLOWCGI_CONF_H
+#define FLOWCGI_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONF_ERRMAX 512
+
+enum conf_log_level {
+	CONF_LOG_ERROR = 0,
+	CONF_LOG_WARN,
+	CONF_LOG_INFO,
+	CONF_LOG_DEBUG,
+};
+
+struct conf {
+	/* server */
+	char	 listen[256];		/* host:port or unix:/path */
+	int	 workers;		/* accepting threads per process */
+	char	 data_dir[1024];	/* LMDB environment, token, keys */
+	char	 url_prefix[256];	/* forced mount prefix; "" = detect */
+	int	 shutdown_grace;	/* seconds to finish requests on stop */
+	/* limits */
+	int64_t	 max_body;		/* bytes in one request body */
+	int64_t	 max_json_body;		/* bytes in one JSON request body */
+	int	 max_json_depth;	/* nesting of a JSON request body */
+	int	 request_timeout;	/* seconds a request may run */
+	/* storage */
+	int64_t	 map_size;		/* initial LMDB map size, bytes */
+	int64_t	 max_map_size;		/* the map never grows past this */
+	int	 sync;			/* fsync every commit */
+	/* logging */
+	int	 log_level;		/* enum conf_log_level */
+	char	 log_file[1024];	/* "" = standard error */
+};
+
+/* Fills c with the built-in defaults. Never fails. */
+void	conf_defaults(struct conf *c);
+
+/*
+ * Reads the YAML file at path over the values already in c. Returns 0, or
+ * -1 with a message naming the file, line and key in err (CONF_ERRMAX bytes):
+ * an unknown key, a wrong type or an impossible value.
+ */
+int	conf_load_file(struct conf *c, const char *path, char *err);
+
+/*
+ * Applies FLOWCGI_<SECTION>_<NAME> environment variables over c (for
+ * example FLOWCGI_SERVER_WORKERS, FLOWCGI_LIMITS_MAX_BODY). Returns 0, or -1
+ * with a message naming the variable in err.
+ */
+int	conf_load_env(struct conf *c, char *err);
+
+/* The number of settings, and the dotted name ("server.workers") of one. */
+size_t	conf_setting_count(void);
+const char *conf_setting_name(size_t i);
+
+/*
+ * Formats setting i of c as it would be written in the YAML file into buf.
+ * Returns buf.
+ */
+const char *conf_setting_format(const struct conf *c, size_t i, char *buf,
+	    size_t bufsz);
+
+/* ====== Logging ====== */
+
+/*
+ * Sets the level and destination of log lines. path NULL or "" means
+ * standard error. Returns 0 or -1 when the file cannot be opened.
+ */
+int	log_init(int level, const char *path);
+
+/* One line each, prefixed with time and level; thread-safe. */
+void	log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,44 @@
+#!/bin/sh
+# Installs the Debian packages flowcgi needs to build, test and run, but only
+# the ones that are missing. Needs root (or sudo) only when something is
+# missing; otherwise it says what to install and stops.
+set -eu
+
+# Build and run.
+PKGS="gcc make pkg-config libfcgi-dev libjansson-dev liblmdb-dev libyaml-dev
+libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev nginx-light"
+# Tests and benchmarks.
+PKGS="$PKGS curl jq wrk clang procps spawn-fcgi"
+# Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
+PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"
+
+missing=""
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "installed" ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "flowcgi: missing Debian packages:$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+		SUDO=sudo
+	else
+		echo "flowcgi: run as root, or install them first:" >&2
+		echo "  sudo apt-get update && sudo apt-get install -y$missing" >&2
+		exit 1
+	fi
+else
+	SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
+# Debian starts nginx on port 80 when it is installed; flowcgi starts its
+# own nginx with its own configuration and does not need the system one.
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+	$SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+elif [ -x /etc/init.d/nginx ]; then
+	$SUDO /etc/init.d/nginx stop >/dev/null 2>&1 || true
+fi

@@ -1,0 +1,204 @@
+/*
+ * engine.c — opening the data directory, identifiers, time, errors.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <openssl/rand.h>
+
+#include "engine/internal.h"
+
+const char *
+engine_strerror(int rc)
+{
+	switch (rc) {
+	case ENGINE_OK: return "success";
+	case ENGINE_EINVAL: return "invalid input";
+	case ENGINE_ENOTFOUND: return "not found";
+	case ENGINE_ECONFLICT: return "the record changed since it was read";
+	case ENGINE_ESTORE: return "storage error";
+	case ENGINE_ENOMEM: return "out of memory";
+	case ENGINE_EFULL: return "storage is full (storage.max_map_size)";
+	default: return "unknown engine error";
+	}
+}
+
+int
+engine_from_store(int rc)
+{
+	switch (rc) {
+	case STORE_OK: return ENGINE_OK;
+	case STORE_ENOTFOUND: return ENGINE_ENOTFOUND;
+	case STORE_ENOMEM: return ENGINE_ENOMEM;
+	case STORE_EFULL: return ENGINE_EFULL;
+	default:
+		/* Codes of the engine's own range pass through unchanged. */
+		if (rc <= ENGINE_EINVAL && rc > ENGINE_EINVAL - 100)
+			return rc;
+		return ENGINE_ESTORE;
+	}
+}
+
+int
+engine_invalid(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(err, ENGINE_ERRMAX, fmt, ap);
+		va_end(ap);
+	}
+	return ENGINE_EINVAL;
+}
+
+size_t
+engine_utf8_len(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+/* ====== Identifiers and time ====== */
+
+int64_t
+engine_now(void)
+{
+	return (int64_t)time(NULL);
+}
+
+void
+engine_uuid(char buf[37])
+{
+	static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t		 last_ms;
+	static uint16_t		 seq;
+	unsigned char		 b[16];
+	struct timespec		 ts;
+	uint64_t		 ms;
+	uint16_t		 s;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (RAND_bytes(b, sizeof(b)) != 1) {
+		/* Never expected; keep uniqueness with the clock alone. */
+		memset(b, 0, sizeof(b));
+		memcpy(b + 8, &ts.tv_nsec, sizeof(ts.tv_nsec));
+	}
+	/*
+	 * Ids made in the same millisecond by this process keep their order:
+	 * the 12 bits after the version hold a counter (RFC 9562 method 1).
+	 */
+	pthread_mutex_lock(&mu);
+	if (ms <= last_ms) {
+		ms = last_ms;
+		seq++;
+		if (seq > 0x0fff) {	/* counter overflow: borrow a ms */
+			ms = ++last_ms;
+			seq = 0;
+		}
+	} else {
+		last_ms = ms;
+		seq = (uint16_t)(b[6] & 0x03);	/* small random start */
+	}
+	s = seq;
+	pthread_mutex_unlock(&mu);
+	b[0] = (unsigned char)(ms >> 40);
+	b[1] = (unsigned char)(ms >> 32);
+	b[2] = (unsigned char)(ms >> 24);
+	b[3] = (unsigned char)(ms >> 16);
+	b[4] = (unsigned char)(ms >> 8);
+	b[5] = (unsigned char)ms;
+	b[6] = (unsigned char)(0x70 | ((s >> 8) & 0x0f));
+	b[7] = (unsigned char)s;
+	b[8] = (unsigned char)(0x80 | (b[8] & 0x3f));
+	snprintf(buf, 37,
+	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x",
+	    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
+	    b[11], b[12], b[13], b[14], b[15]);
+}
+
+int
+engine_uuid_check(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return -1;
+		} else if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f')))
+			return -1;
+	}
+	return s[36] == '\0' ? 0 : -1;
+}
+
+/* ====== Open and close ====== */
+
+int
+engine_open(const struct conf *c, char *err, struct engine **out)
+{
+	struct engine		*e = NULL;
+	struct store_opts	 o;
+	int			 rc;
+
+	if (mkdir(c->data_dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, ENGINE_ERRMAX, "data directory '%.200s': %s",
+		    c->data_dir, strerror(errno));
+		return ENGINE_ESTORE;
+	}
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		return ENGINE_ENOMEM;
+	e->conf = c;
+	o.map_size = c->map_size;
+	o.max_map_size = c->max_map_size;
+	o.sync = c->sync;
+	o.max_readers = 0;
+	if ((rc = store_open(c->data_dir, &o, &e->store)) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "storage in '%.200s': %s",
+		    c->data_dir, store_strerror(rc));
+		free(e);
+		return engine_from_store(rc);
+	}
+	*out = e;
+	return 0;
+}
+
+void
+engine_close(struct engine *e)
+{
+	if (e == NULL)
+		return;
+	store_close(e->store);
+	free(e);
+}
+
+struct store *
+engine_store(struct engine *e)
+{
+	return e->store;
+}
+
+int
+engine_health(struct engine *e)
+{
+	struct store_txn	*t = NULL;
+	int			 rc;
+
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	store_read_end(t);
+	return 0;
+}

@@ -1,0 +1,104 @@
+/*
+ * auth.c — the admin token: created once per data directory, compared in
+ * constant time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include "fcgi/internal.h"
+
+#define TOKEN_FILE "admin_token"
+
+static int
+token_read(const char *path, char *buf)
+{
+	int	fd;
+	ssize_t	n;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, AUTH_TOKEN_MAX - 1);
+	close(fd);
+	if (n <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	buf[n] = '\0';
+	return n > 0 ? 0 : -1;
+}
+
+int
+auth_token_load(const char *data_dir, char *buf)
+{
+	char		path[1100], tmp[1150];
+	unsigned char	raw[32], b64[64];
+	int		fd, n, rc = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", data_dir, TOKEN_FILE);
+	if (token_read(path, buf) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	if (RAND_bytes(raw, sizeof(raw)) != 1) {
+		errno = EIO;
+		return -1;
+	}
+	n = EVP_EncodeBlock(b64, raw, sizeof(raw));
+	/* URL-safe and without padding, so it pastes cleanly anywhere. */
+	while (n > 0 && b64[n - 1] == '=')
+		n--;
+	for (int i = 0; i < n; i++)
+		if (b64[i] == '+')
+			b64[i] = '-';
+		else if (b64[i] == '/')
+			b64[i] = '_';
+	snprintf(buf, AUTH_TOKEN_MAX, "fca-%.*s", n, (char *)b64);
+	/* Write a private temp file, then link it in: the first process to
+	 * link wins and every other one reads the winner's token. */
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", data_dir, TOKEN_FILE,
+	    (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, buf, strlen(buf)) == (ssize_t)strlen(buf) &&
+	    write(fd, "\n", 1) == 1 && fsync(fd) == 0)
+		rc = 0;
+	close(fd);
+	if (rc == 0 && link(tmp, path) != 0)
+		rc = errno == EEXIST ? token_read(path, buf) : -1;
+	unlink(tmp);
+	OPENSSL_cleanse(raw, sizeof(raw));
+	return rc;
+}
+
+int
+auth_check_admin(struct req *r)
+{
+	const char	*h = req_param(r, "HTTP_AUTHORIZATION");
+	unsigned char	 a[SHA256_DIGEST_LENGTH], b[SHA256_DIGEST_LENGTH];
+
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+		return -1;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	/* Hash both sides so the comparison takes the same time whatever
+	 * the lengths and contents. */
+	SHA256((const unsigned char *)h, strlen(h), a);
+	SHA256((const unsigned char *)r->admin_token,
+	    strlen(r->admin_token), b);
+	return CRYPTO_memcmp(a, b, sizeof(a)) == 0 ? 0 : -1;
+}

@@ -1,0 +1,339 @@
+/*
+ * http.c — reading a request (parameters, query, body, JSON) and writing
+ * responses (status, headers, JSON, errors).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "fcgi/internal.h"
+
+/* ====== Request ====== */
+
+const char *
+req_param(struct req *r, const char *name)
+{
+	return r->io->param(r->io->ctx, name);
+}
+
+/* Percent-decodes s[0..n) with '+' as space, into r's arena. */
+static char *
+form_decode(struct req *r, const char *s, size_t n)
+{
+	char	*tmp, *dec, *out = NULL;
+	size_t	 i;
+	int	 len;
+
+	if ((tmp = arena_strndup(r->a, s, n)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (tmp[i] == '+')
+			tmp[i] = ' ';
+	if ((dec = curl_easy_unescape(NULL, tmp, (int)n, &len)) == NULL)
+		return NULL;
+	/* A decoded NUL would cut the value short: refuse it. */
+	if (memchr(dec, '\0', (size_t)len) == NULL)
+		out = arena_strndup(r->a, dec, (size_t)len);
+	curl_free(dec);
+	return out;
+}
+
+const char *
+req_query(struct req *r, const char *name)
+{
+	const char	*p = r->query, *amp, *eq;
+	size_t		 nlen = strlen(name);
+
+	while (*p != '\0') {
+		amp = strchr(p, '&');
+		if (amp == NULL)
+			amp = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(amp - p));
+		if (eq == NULL)
+			eq = amp;
+		if ((size_t)(eq - p) == nlen && memcmp(p, name, nlen) == 0)
+			return eq == amp ? "" :
+			    form_decode(r, eq + 1, (size_t)(amp - eq - 1));
+		p = *amp == '&' ? amp + 1 : amp;
+	}
+	return NULL;
+}
+
+int
+req_read_body(struct req *r, int64_t max)
+{
+	size_t	 cap, len = 0;
+	ssize_t	 n;
+	char	*buf, *nb;
+
+	if (r->body != NULL)
+		return 0;
+	if (r->content_length > max) {
+		resp_error(r, 413, "payload_too_large", "request body of %lld "
+		    "bytes is larger than the limit of %lld bytes",
+		    (long long)r->content_length, (long long)max);
+		return 413;
+	}
+	cap = r->content_length >= 0 ? (size_t)r->content_length + 1 : 4096;
+	if ((buf = malloc(cap)) == NULL)
+		goto nomem;
+	for (;;) {
+		if (len + 1 >= cap) {
+			if ((int64_t)len >= max + 1)
+				break;
+			cap *= 2;
+			if ((nb = realloc(buf, cap)) == NULL)
+				goto nomem;
+			buf = nb;
+		}
+		n = r->io->read(r->io->ctx, buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if ((int64_t)len > max)
+			break;
+	}
+	if ((int64_t)len > max) {
+		free(buf);
+		resp_error(r, 413, "payload_too_large", "request body is larger "
+		    "than the limit of %lld bytes", (long long)max);
+		return 413;
+	}
+	if (r->content_length >= 0 && (int64_t)len != r->content_length) {
+		free(buf);
+		resp_error(r, 400, "bad_request", "request body ended after "
+		    "%zu of %lld bytes", len, (long long)r->content_length);
+		return 400;
+	}
+	buf[len] = '\0';
+	if (arena_cleanup_add(r->a, free, buf) != 0) {
+		free(buf);
+		goto nomem;
+	}
+	r->body = buf;
+	r->body_len = len;
+	return 0;
+nomem:
+	free(buf);
+	resp_error(r, 500, "internal_server_error", "out of memory");
+	return 500;
+}
+
+static int
+json_depth(const json_t *j, int limit)
+{
+	const char	*k;
+	json_t		*v;
+	size_t		 i;
+	int		 d, max = 0;
+
+	if (limit < 0)
+		return 1;	/* deeper than anyone asked for: stop */
+	if (json_is_object(j)) {
+		json_object_foreach((json_t *)j, k, v)
+			if ((d = json_depth(v, limit - 1)) > max)
+				max = d;
+		return max + 1;
+	}
+	if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			if ((d = json_depth(v, limit - 1)) > max)
+				max = d;
+		return max + 1;
+	}
+	return 0;
+}
+
+static int
+is_json_type(const char *ct)
+{
+	size_t n = strlen("application/json");
+
+	while (*ct == ' ')
+		ct++;
+	return strncasecmp(ct, "application/json", n) == 0 &&
+	    (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+int
+req_read_json(struct req *r)
+{
+	json_error_t	 jerr;
+	json_t		*j;
+	int		 rc;
+
+	if (r->content_length > 0 && !is_json_type(r->content_type)) {
+		resp_error(r, 415, "unsupported_media_type", "expected "
+		    "Content-Type application/json, got '%.64s'",
+		    *r->content_type ? r->content_type : "(none)");
+		return 415;
+	}
+	if ((rc = req_read_body(r, r->conf->max_json_body)) != 0)
+		return rc;
+	if (r->body_len == 0) {
+		r->json = arena_json(r->a, json_object());
+		return 0;
+	}
+	if (!is_json_type(r->content_type)) {
+		resp_error(r, 415, "unsupported_media_type", "expected "
+		    "Content-Type application/json, got '%.64s'",
+		    *r->content_type ? r->content_type : "(none)");
+		return 415;
+	}
+	j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (j == NULL) {
+		resp_error(r, 400, "invalid_json", "invalid JSON at line %d "
+		    "column %d: %s", jerr.line, jerr.column, jerr.text);
+		return 400;
+	}
+	r->json = arena_json(r->a, j);
+	if (json_depth(j, r->conf->max_json_depth) > r->conf->max_json_depth) {
+		resp_error(r, 400, "invalid_json", "JSON nesting deeper than "
+		    "limits.max_json_depth (%d)", r->conf->max_json_depth);
+		return 400;
+	}
+	return 0;
+}
+
+/* ====== Response ====== */
+
+static const char *
+status_text(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 412: return "Precondition Failed";
+	case 413: return "Payload Too Large";
+	case 415: return "Unsupported Media Type";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	case 507: return "Insufficient Storage";
+	default: return "Unknown";
+	}
+}
+
+void
+resp_header(struct req *r, const char *name, const char *value)
+{
+	if (r->nhdrs >= REQ_MAX_HEADERS)
+		return;
+	r->hdr_name[r->nhdrs] = name;
+	r->hdr_value[r->nhdrs] = value;
+	r->nhdrs++;
+}
+
+static void
+resp_head(struct req *r, int status, const char *ctype, size_t len,
+    int has_len)
+{
+	char	buf[1024];
+	int	i, n;
+
+	if (r->status != 0)
+		return;	/* a response went out already */
+	r->status = status;
+	n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n", status,
+	    status_text(status));
+	if (ctype != NULL)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+		    "Content-Type: %s\r\n", ctype);
+	if (has_len)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+		    "Content-Length: %zu\r\n", len);
+	n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+	    "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n");
+	r->io->write(r->io->ctx, buf, (size_t)n);
+	for (i = 0; i < r->nhdrs; i++) {
+		n = snprintf(buf, sizeof(buf), "%s: %s\r\n", r->hdr_name[i],
+		    r->hdr_value[i]);
+		if (n > 0 && (size_t)n < sizeof(buf))
+			r->io->write(r->io->ctx, buf, (size_t)n);
+	}
+	r->io->write(r->io->ctx, "\r\n", 2);
+}
+
+void
+resp_json(struct req *r, int status, json_t *body)
+{
+	char *s;
+
+	if (r->status != 0) {
+		json_decref(body);
+		return;
+	}
+	s = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (s == NULL) {
+		static const char oom[] = "{\"code\":\"internal_server_error\","
+		    "\"message\":\"out of memory\",\"status\":500}";
+
+		resp_head(r, 500, "application/json", sizeof(oom) - 1, 1);
+		r->io->write(r->io->ctx, oom, sizeof(oom) - 1);
+		return;
+	}
+	resp_head(r, status, "application/json", strlen(s), 1);
+	r->io->write(r->io->ctx, s, strlen(s));
+	free(s);
+}
+
+void
+resp_error(struct req *r, int status, const char *code, const char *fmt, ...)
+{
+	char	msg[512];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (status >= 500)
+		log_error("%s %s%s: %d %s", r->method, r->prefix, r->path,
+		    status, msg);
+	resp_json(r, status, json_pack("{s:s,s:s,s:i}", "code", code,
+	    "message", msg, "status", status));
+}
+
+void
+resp_empty(struct req *r, int status)
+{
+	resp_head(r, status, NULL, 0, 0);
+}
+
+void
+resp_engine_error(struct req *r, int rc, const char *err, const char *what)
+{
+	switch (rc) {
+	case ENGINE_EINVAL:
+		resp_error(r, 400, "invalid_param", "%s", err);
+		break;
+	case ENGINE_ENOTFOUND:
+		resp_error(r, 404, "not_found", "%s not found", what);
+		break;
+	case ENGINE_ECONFLICT:
+		resp_error(r, 412, "precondition_failed", "%s changed since "
+		    "the revision given in If-Match", what);
+		break;
+	case ENGINE_EFULL:
+		resp_error(r, 507, "insufficient_storage", "%s",
+		    engine_strerror(rc));
+		break;
+	default:
+		resp_error(r, 500, "internal_server_error", "%s",
+		    engine_strerror(rc));
+		break;
+	}
+}

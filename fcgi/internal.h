@@ -1,0 +1,138 @@
+/*
+ * internal.h — the request, the arena, responses and routes; private to
+ * fcgi/.
+ */
+#ifndef FLOWCGI_FCGI_INTERNAL_H
+#define FLOWCGI_FCGI_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "fcgi/fcgi.h"
+
+/* ====== Arena: allocations that die with the request ====== */
+
+struct arena;
+
+/* NULL when out of memory. */
+struct arena *arena_new(void);
+/* Runs the cleanups (last registered first), then frees every block. */
+void	arena_free(struct arena *a);
+/* Zeroed memory living as long as a; NULL when out of memory. */
+void	*arena_alloc(struct arena *a, size_t n);
+char	*arena_strdup(struct arena *a, const char *s);
+char	*arena_strndup(struct arena *a, const char *s, size_t n);
+char	*arena_printf(struct arena *a, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* Calls fn(p) when a is freed. Returns 0 or -1 when out of memory. */
+int	arena_cleanup_add(struct arena *a, void (*fn)(void *), void *p);
+/* Registers json_decref(j) on a and returns j (NULL passes through). */
+json_t	*arena_json(struct arena *a, json_t *j);
+
+/* ====== The request ====== */
+
+/* How a request reaches us: a FastCGI request or plain CGI stdio. */
+struct req_io {
+	const char	*(*param)(void *ctx, const char *name);
+	ssize_t		 (*read)(void *ctx, char *buf, size_t n);
+	int		 (*write)(void *ctx, const char *buf, size_t n);
+	int		 (*flush)(void *ctx);
+	void		*ctx;
+};
+
+#define REQ_MAX_CAPTURES 4
+#define REQ_MAX_HEADERS 8
+
+struct req {
+	struct arena		*a;
+	const struct req_io	*io;
+	const struct conf	*conf;
+	struct engine		*eng;
+	const char		*admin_token;
+
+	const char	*method;
+	const char	*path;		/* after the prefix, not decoded */
+	const char	*prefix;	/* mount prefix: "" or "/flow" */
+	const char	*query;		/* raw QUERY_STRING, never NULL */
+	const char	*content_type;	/* never NULL */
+	int64_t		 content_length;	/* -1 when not given */
+
+	char		*body;		/* NUL-terminated once read */
+	size_t		 body_len;
+	json_t		*json;		/* parsed JSON body, or NULL */
+
+	char		*captures[REQ_MAX_CAPTURES];	/* decoded {} */
+	int		 ncaptures;
+
+	const char	*hdr_name[REQ_MAX_HEADERS];	/* extra response */
+	const char	*hdr_value[REQ_MAX_HEADERS];
+	int		 nhdrs;
+	int		 status;	/* sent status, 0 before */
+};
+
+/* A CGI/FastCGI parameter such as "HTTP_IF_MATCH", or NULL. */
+const char *req_param(struct req *r, const char *name);
+
+/*
+ * Decoded value of query parameter name, in r's arena; NULL when absent.
+ */
+const char *req_query(struct req *r, const char *name);
+
+/*
+ * Reads the whole body, at most max bytes. Returns 0, or an HTTP status
+ * (413 over the limit, 400 when it ends short) after answering with it.
+ */
+int	req_read_body(struct req *r, int64_t max);
+
+/*
+ * Reads and parses a JSON body into r->json (an empty body is {}).
+ * Returns 0, or the HTTP status it answered with: 413, 415, 400.
+ */
+int	req_read_json(struct req *r);
+
+/* Adds a response header for the next resp_* call. */
+void	resp_header(struct req *r, const char *name, const char *value);
+
+/* Sends status and the JSON body (stolen: resp_json decrefs it). */
+void	resp_json(struct req *r, int status, json_t *body);
+
+/* Sends {code, message, status}. message is a printf format. */
+void	resp_error(struct req *r, int status, const char *code,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Sends a status with no body (204, 304). */
+void	resp_empty(struct req *r, int status);
+
+/* Maps an ENGINE_E* code to an error response; err explains EINVAL. */
+void	resp_engine_error(struct req *r, int rc, const char *err,
+	    const char *what);
+
+/* ====== Routing ====== */
+
+enum route_auth {
+	AUTH_NONE,
+	AUTH_ADMIN,	/* Authorization: Bearer <admin token> */
+};
+
+struct route {
+	const char	*method;
+	const char	*pattern;	/* "/console/api/apps/{}" */
+	void		 (*handler)(struct req *r);
+	enum route_auth	 auth;
+};
+
+/* The route tables of each API file; each ends with a zeroed entry. */
+extern const struct route console_app_routes[];
+extern const struct route system_routes[];
+
+/* Handles one request completely: prefix, route, auth, handler. */
+void	router_dispatch(struct req *r);
+
+/* 0 when the Authorization header carries the admin token. */
+int	auth_check_admin(struct req *r);
+
+#endif

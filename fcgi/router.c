@@ -1,0 +1,173 @@
+/*
+ * router.c — from CGI parameters to a handler: the mount prefix, the route
+ * path, method checks (405 with Allow), authentication.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "fcgi/internal.h"
+
+static const struct route *const route_tables[] = {
+	system_routes,
+	console_app_routes,
+	NULL,
+};
+
+/* First path segments of flowcgi's own URL space. */
+static const char *const url_roots[] = {
+	"/console/api", "/v1", "/admin", "/healthz", NULL,
+};
+
+/*
+ * Splits the request URI into the mount prefix and the route path. With a
+ * configured url_prefix that prefix must lead the URI; otherwise the prefix
+ * is whatever comes before the first of flowcgi's URL roots, which is right
+ * for nginx (SCRIPT_NAME = whole URI), Apache (SCRIPT_NAME + PATH_INFO) and
+ * CGI alike. Returns 0, or -1 when the URI is not one of ours.
+ */
+static int
+split_uri(struct req *r)
+{
+	const char	*uri = req_param(r, "REQUEST_URI"), *q, *p;
+	const char	*want = r->conf->url_prefix;
+	size_t		 ulen, n, i;
+
+	if (uri == NULL || *uri == '\0') {
+		const char *sn = req_param(r, "SCRIPT_NAME");
+		const char *pi = req_param(r, "PATH_INFO");
+
+		uri = arena_printf(r->a, "%s%s", sn ? sn : "", pi ? pi : "");
+		if (uri == NULL)
+			return -1;
+	}
+	q = strchr(uri, '?');
+	ulen = q ? (size_t)(q - uri) : strlen(uri);
+	if (*want != '\0') {
+		n = strlen(want);
+		while (n > 0 && want[n - 1] == '/')
+			n--;
+		if (ulen < n || memcmp(uri, want, n) != 0 ||
+		    (ulen > n && uri[n] != '/'))
+			return -1;
+		r->prefix = arena_strndup(r->a, uri, n);
+		r->path = arena_strndup(r->a, uri + n, ulen - n);
+		return r->prefix && r->path ? 0 : -1;
+	}
+	for (p = uri; p < uri + ulen; p++) {
+		if (*p != '/')
+			continue;
+		for (i = 0; url_roots[i] != NULL; i++) {
+			n = strlen(url_roots[i]);
+			if ((size_t)(uri + ulen - p) >= n &&
+			    memcmp(p, url_roots[i], n) == 0 &&
+			    (p + n == uri + ulen || p[n] == '/')) {
+				r->prefix = arena_strndup(r->a, uri,
+				    (size_t)(p - uri));
+				r->path = arena_strndup(r->a, p,
+				    (size_t)(uri + ulen - p));
+				return r->prefix && r->path ? 0 : -1;
+			}
+		}
+	}
+	return -1;
+}
+
+/*
+ * Matches path against pattern segment by segment; "{}" takes one
+ * non-empty segment, percent-decoded into r->captures. A trailing slash
+ * on the path is allowed. Returns 1 on a match.
+ */
+static int
+route_match(struct req *r, const char *pattern, const char *path)
+{
+	const char	*pp = pattern, *sp = path, *pe, *se;
+	char		*dec;
+	int		 n = 0, len;
+
+	r->ncaptures = 0;
+	for (;;) {
+		if (*pp == '\0')
+			return *sp == '\0' || (sp[0] == '/' && sp[1] == '\0');
+		if (*pp != '/' || *sp != '/')
+			return 0;
+		pp++;
+		sp++;
+		pe = strchr(pp, '/');
+		if (pe == NULL)
+			pe = pp + strlen(pp);
+		se = strchr(sp, '/');
+		if (se == NULL)
+			se = sp + strlen(sp);
+		if (pe - pp == 2 && memcmp(pp, "{}", 2) == 0) {
+			if (se == sp || n >= REQ_MAX_CAPTURES)
+				return 0;
+			dec = curl_easy_unescape(NULL, sp, (int)(se - sp),
+			    &len);
+			if (dec == NULL)
+				return 0;
+			if (memchr(dec, '\0', (size_t)len) != NULL) {
+				curl_free(dec);
+				return 0;
+			}
+			r->captures[n++] = arena_strndup(r->a, dec,
+			    (size_t)len);
+			curl_free(dec);
+			if (r->captures[n - 1] == NULL)
+				return 0;
+			r->ncaptures = n;
+		} else if (pe - pp != se - sp ||
+		    memcmp(pp, sp, (size_t)(pe - pp)) != 0)
+			return 0;
+		pp = pe;
+		sp = se;
+	}
+}
+
+void
+router_dispatch(struct req *r)
+{
+	const struct route	*const *tab, *rt, *found = NULL;
+	char			 allow[128] = "";
+	size_t			 alen = 0;
+
+	if (split_uri(r) != 0) {
+		resp_error(r, 404, "not_found", "no such endpoint");
+		return;
+	}
+	for (tab = route_tables; *tab != NULL && found == NULL; tab++)
+		for (rt = *tab; rt->method != NULL; rt++) {
+			if (!route_match(r, rt->pattern, r->path))
+				continue;
+			if (strcmp(rt->method, r->method) == 0) {
+				found = rt;
+				break;
+			}
+			if (strstr(allow, rt->method) == NULL)
+				alen += (size_t)snprintf(allow + alen,
+				    sizeof(allow) - alen, "%s%s",
+				    alen ? ", " : "", rt->method);
+		}
+	if (found == NULL) {
+		if (alen > 0) {
+			resp_header(r, "Allow", arena_strdup(r->a, allow));
+			resp_error(r, 405, "method_not_allowed", "%s is not "
+			    "allowed here; allowed: %s", r->method, allow);
+		} else
+			resp_error(r, 404, "not_found", "no such endpoint");
+		return;
+	}
+	/* route_match clobbered the captures while trying others: redo. */
+	route_match(r, found->pattern, r->path);
+	if (found->auth == AUTH_ADMIN && auth_check_admin(r) != 0) {
+		resp_header(r, "WWW-Authenticate", "Bearer");
+		resp_error(r, 401, "unauthorized", "missing or wrong admin "
+		    "token in Authorization: Bearer");
+		return;
+	}
+	found->handler(r);
+	if (r->status == 0)
+		resp_error(r, 500, "internal_server_error", "no response");
+}

@@ -1,0 +1,133 @@
+/*
+ * storage — flowcgi's one LMDB environment: named databases, transactions,
+ * JSON records, and the growth of the map.
+ *
+ * Readers never block writers; a write either commits whole or not at all.
+ * Many threads and many processes may use one data directory at once.
+ * MDB_* codes never leave this module: every function returns 0 or a
+ * negative STORE_E* code (see store_strerror).
+ */
+#ifndef FLOWCGI_STORAGE_H
+#define FLOWCGI_STORAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+enum store_err {
+	STORE_OK = 0,
+	STORE_ENOTFOUND = -100,	/* no such key */
+	STORE_EEXIST = -101,	/* key exists and overwrite was refused */
+	STORE_EFULL = -102,	/* map reached storage.max_map_size */
+	STORE_EIO = -103,	/* the environment failed; see the log */
+	STORE_ENOMEM = -104,
+	STORE_EVERSION = -105,	/* data written by a newer flowcgi */
+	STORE_EINVAL = -106,	/* stored bytes are not the expected JSON */
+	STORE_EMAPFULL = -107,	/* internal: the map must grow, then retry */
+	STORE_EBUSY = -108,	/* too many readers or a lock problem */
+};
+
+/* The named databases; DESIGN.md says what each one keys and holds. */
+enum store_db {
+	STORE_DB_APPS,
+	STORE_DB_ASSETS,
+	STORE_DB_BLOBS,
+	STORE_DB_BLOBREFS,
+	STORE_DB_RUNS,
+	STORE_DB_RUNS_BY_APP,
+	STORE_DB_NODE_RUNS,
+	STORE_DB_CONVERSATIONS,
+	STORE_DB_MESSAGES,
+	STORE_DB_API_KEYS,
+	STORE_DB_SETTINGS,
+	STORE_DB_META,
+	STORE_DB_IMPORTS,
+	STORE_DB__COUNT
+};
+
+/* The schema version this build writes; store_open migrates older data. */
+#define STORE_SCHEMA_VERSION 1
+
+struct store;
+struct store_txn;
+struct store_cursor;
+
+struct store_opts {
+	int64_t	map_size;	/* initial map size in bytes */
+	int64_t	max_map_size;	/* growth stops here (STORE_EFULL) */
+	int	sync;		/* fsync each commit */
+	int	max_readers;	/* concurrent read transactions, all processes */
+};
+
+const char *store_strerror(int rc);
+
+/*
+ * Opens (creating if needed) the environment in directory dir, which must
+ * exist, and migrates it to STORE_SCHEMA_VERSION. *out is freed with
+ * store_close.
+ */
+int	store_open(const char *dir, const struct store_opts *o,
+	    struct store **out);
+void	store_close(struct store *s);
+
+/* The current map size in bytes (grows as data is written). */
+int64_t	store_map_size(struct store *s);
+
+/*
+ * A read-only snapshot. Values returned by store_get and cursors stay valid
+ * until store_read_end. A thread holds at most one transaction at a time.
+ */
+int	store_read_begin(struct store *s, struct store_txn **out);
+void	store_read_end(struct store_txn *t);
+
+/*
+ * Runs fn in a write transaction and commits it when fn returns 0; any other
+ * return aborts it and is returned. When the map is full the transaction is
+ * aborted, the map grows and fn runs again from the start, so fn must only
+ * change things through t (and reset any state it keeps in arg).
+ */
+typedef int (*store_write_fn)(struct store_txn *t, void *arg);
+int	store_write(struct store *s, store_write_fn fn, void *arg);
+
+/*
+ * Raw access. *val points into the map and is valid until the transaction
+ * ends; copy what must outlive it.
+ */
+int	store_get(struct store_txn *t, enum store_db db, const void *key,
+	    size_t klen, const void **val, size_t *vlen);
+#define STORE_NOOVERWRITE 1
+int	store_put(struct store_txn *t, enum store_db db, const void *key,
+	    size_t klen, const void *val, size_t vlen, unsigned flags);
+int	store_del(struct store_txn *t, enum store_db db, const void *key,
+	    size_t klen);
+
+/* JSON records. store_get_json gives a new reference the caller owns. */
+int	store_get_json(struct store_txn *t, enum store_db db, const char *key,
+	    json_t **out);
+int	store_put_json(struct store_txn *t, enum store_db db, const char *key,
+	    const json_t *val, unsigned flags);
+
+/*
+ * Cursors walk one database in key order. store_cursor_first/last position
+ * on the first/last key (or the first key >= key with store_cursor_seek);
+ * next/prev move. Each returns 0 with kv filled, STORE_ENOTFOUND at the
+ * end. The cursor dies with its transaction or store_cursor_close.
+ */
+struct store_kv {
+	const void	*k;
+	size_t		 klen;
+	const void	*v;
+	size_t		 vlen;
+};
+int	store_cursor_open(struct store_txn *t, enum store_db db,
+	    struct store_cursor **out);
+void	store_cursor_close(struct store_cursor *c);
+int	store_cursor_first(struct store_cursor *c, struct store_kv *kv);
+int	store_cursor_last(struct store_cursor *c, struct store_kv *kv);
+int	store_cursor_seek(struct store_cursor *c, const void *key, size_t klen,
+	    struct store_kv *kv);
+int	store_cursor_next(struct store_cursor *c, struct store_kv *kv);
+int	store_cursor_prev(struct store_cursor *c, struct store_kv *kv);
+
+#endif

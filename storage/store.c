@@ -1,0 +1,488 @@
+/*
+ * store.c — the LMDB environment, transactions, cursors and map growth.
+ *
+ * Growth: mdb_env_set_mapsize may only run while this process has no open
+ * transaction. Every transaction therefore holds resize_lock for reading,
+ * and growing the map takes it for writing. When another process grew the
+ * map, LMDB reports MDB_MAP_RESIZED at begin and we adopt the new size the
+ * same way.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lmdb.h>
+
+#include "conf/conf.h"
+#include "storage/storage.h"
+
+static const char *const db_names[STORE_DB__COUNT] = {
+	[STORE_DB_APPS] = "apps",
+	[STORE_DB_ASSETS] = "assets",
+	[STORE_DB_BLOBS] = "blobs",
+	[STORE_DB_BLOBREFS] = "blobrefs",
+	[STORE_DB_RUNS] = "runs",
+	[STORE_DB_RUNS_BY_APP] = "runs_by_app",
+	[STORE_DB_NODE_RUNS] = "node_runs",
+	[STORE_DB_CONVERSATIONS] = "conversations",
+	[STORE_DB_MESSAGES] = "messages",
+	[STORE_DB_API_KEYS] = "api_keys",
+	[STORE_DB_SETTINGS] = "settings",
+	[STORE_DB_META] = "meta",
+	[STORE_DB_IMPORTS] = "imports",
+};
+
+struct store {
+	MDB_env			*env;
+	MDB_dbi			 dbi[STORE_DB__COUNT];
+	pthread_rwlock_t	 resize_lock;
+	int64_t			 max_map_size;
+};
+
+struct store_txn {
+	struct store	*s;
+	MDB_txn		*txn;
+};
+
+struct store_cursor {
+	MDB_cursor	*cur;
+};
+
+const char *
+store_strerror(int rc)
+{
+	switch (rc) {
+	case STORE_OK: return "success";
+	case STORE_ENOTFOUND: return "not found";
+	case STORE_EEXIST: return "already exists";
+	case STORE_EFULL: return "storage is full (storage.max_map_size)";
+	case STORE_EIO: return "storage input/output error";
+	case STORE_ENOMEM: return "out of memory";
+	case STORE_EVERSION: return "data directory written by a newer flowcgi";
+	case STORE_EINVAL: return "stored record is damaged";
+	case STORE_EMAPFULL: return "storage map full";
+	case STORE_EBUSY: return "storage busy (too many readers)";
+	default: return "unknown storage error";
+	}
+}
+
+/* Translates an MDB_* or errno value; logs the ones that mean trouble. */
+static int
+mdb_err(int rc, const char *what)
+{
+	switch (rc) {
+	case MDB_SUCCESS: return STORE_OK;
+	case MDB_NOTFOUND: return STORE_ENOTFOUND;
+	case MDB_KEYEXIST: return STORE_EEXIST;
+	case MDB_MAP_FULL: return STORE_EMAPFULL;
+	case MDB_READERS_FULL: return STORE_EBUSY;
+	case ENOMEM: return STORE_ENOMEM;
+	default:
+		log_error("storage: %s: %s", what, mdb_strerror(rc));
+		return STORE_EIO;
+	}
+}
+
+/* ====== Map growth ====== */
+
+/* Adopts a map size: 0 = the size another process set. */
+static int
+store_set_mapsize(struct store *s, size_t size)
+{
+	int rc;
+
+	pthread_rwlock_wrlock(&s->resize_lock);
+	rc = mdb_env_set_mapsize(s->env, size);
+	pthread_rwlock_unlock(&s->resize_lock);
+	return mdb_err(rc, "set map size");
+}
+
+int64_t
+store_map_size(struct store *s)
+{
+	MDB_envinfo info;
+
+	if (mdb_env_info(s->env, &info) != 0)
+		return -1;
+	return (int64_t)info.me_mapsize;
+}
+
+static int
+store_grow(struct store *s)
+{
+	MDB_envinfo	info;
+	size_t		cur, next;
+	int		rc;
+
+	pthread_rwlock_wrlock(&s->resize_lock);
+	mdb_env_info(s->env, &info);
+	cur = info.me_mapsize;
+	/* Another process may have grown the map already: adopt that first. */
+	if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0 &&
+	    mdb_env_info(s->env, &info) == 0 && info.me_mapsize > cur)
+		goto out;
+	if ((int64_t)cur >= s->max_map_size) {
+		pthread_rwlock_unlock(&s->resize_lock);
+		return STORE_EFULL;
+	}
+	next = cur * 2;
+	if ((int64_t)next > s->max_map_size)
+		next = (size_t)s->max_map_size;
+	log_info("storage: map full at %zu bytes, growing to %zu", cur, next);
+	rc = mdb_env_set_mapsize(s->env, next);
+out:
+	pthread_rwlock_unlock(&s->resize_lock);
+	return mdb_err(rc, "grow map");
+}
+
+/* ====== Transactions ====== */
+
+static int
+txn_begin(struct store *s, unsigned flags, MDB_txn **out)
+{
+	int rc;
+
+	for (;;) {
+		pthread_rwlock_rdlock(&s->resize_lock);
+		rc = mdb_txn_begin(s->env, NULL, flags, out);
+		if (rc == 0)
+			return 0;	/* resize_lock held until the end */
+		pthread_rwlock_unlock(&s->resize_lock);
+		if (rc != MDB_MAP_RESIZED)
+			return mdb_err(rc, "begin transaction");
+		if ((rc = store_set_mapsize(s, 0)) != 0)
+			return rc;
+	}
+}
+
+int
+store_read_begin(struct store *s, struct store_txn **out)
+{
+	struct store_txn	*t;
+	int			 rc;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return STORE_ENOMEM;
+	t->s = s;
+	if ((rc = txn_begin(s, MDB_RDONLY, &t->txn)) != 0) {
+		free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+void
+store_read_end(struct store_txn *t)
+{
+	if (t == NULL)
+		return;
+	mdb_txn_abort(t->txn);
+	pthread_rwlock_unlock(&t->s->resize_lock);
+	free(t);
+}
+
+int
+store_write(struct store *s, store_write_fn fn, void *arg)
+{
+	struct store_txn	t = { s, NULL };
+	int			rc;
+
+	for (;;) {
+		if ((rc = txn_begin(s, 0, &t.txn)) != 0)
+			return rc;
+		rc = fn(&t, arg);
+		if (rc == 0)
+			rc = mdb_err(mdb_txn_commit(t.txn), "commit");
+		else
+			mdb_txn_abort(t.txn);
+		pthread_rwlock_unlock(&s->resize_lock);
+		if (rc != STORE_EMAPFULL)
+			return rc;
+		if ((rc = store_grow(s)) != 0)
+			return rc;
+	}
+}
+
+/* ====== Records ====== */
+
+int
+store_get(struct store_txn *t, enum store_db db, const void *key, size_t klen,
+    const void **val, size_t *vlen)
+{
+	MDB_val	k = { klen, (void *)key }, v;
+	int	rc;
+
+	if ((rc = mdb_get(t->txn, t->s->dbi[db], &k, &v)) != 0)
+		return mdb_err(rc, "get");
+	*val = v.mv_data;
+	*vlen = v.mv_size;
+	return 0;
+}
+
+int
+store_put(struct store_txn *t, enum store_db db, const void *key, size_t klen,
+    const void *val, size_t vlen, unsigned flags)
+{
+	MDB_val k = { klen, (void *)key }, v = { vlen, (void *)val };
+
+	return mdb_err(mdb_put(t->txn, t->s->dbi[db], &k, &v,
+	    (flags & STORE_NOOVERWRITE) ? MDB_NOOVERWRITE : 0), "put");
+}
+
+int
+store_del(struct store_txn *t, enum store_db db, const void *key, size_t klen)
+{
+	MDB_val k = { klen, (void *)key };
+
+	return mdb_err(mdb_del(t->txn, t->s->dbi[db], &k, NULL), "delete");
+}
+
+int
+store_get_json(struct store_txn *t, enum store_db db, const char *key,
+    json_t **out)
+{
+	const void	*v = NULL;
+	size_t		 vlen = 0;
+	json_t		*j;
+	int		 rc;
+
+	if ((rc = store_get(t, db, key, strlen(key), &v, &vlen)) != 0)
+		return rc;
+	if ((j = json_loadb(v, vlen, 0, NULL)) == NULL) {
+		log_error("storage: %s/%s: damaged record", db_names[db], key);
+		return STORE_EINVAL;
+	}
+	*out = j;
+	return 0;
+}
+
+int
+store_put_json(struct store_txn *t, enum store_db db, const char *key,
+    const json_t *val, unsigned flags)
+{
+	char	*s;
+	int	 rc;
+
+	if ((s = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+		return STORE_ENOMEM;
+	rc = store_put(t, db, key, strlen(key), s, strlen(s), flags);
+	free(s);
+	return rc;
+}
+
+/* ====== Cursors ====== */
+
+int
+store_cursor_open(struct store_txn *t, enum store_db db,
+    struct store_cursor **out)
+{
+	struct store_cursor	*c;
+	int			 rc;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return STORE_ENOMEM;
+	if ((rc = mdb_cursor_open(t->txn, t->s->dbi[db], &c->cur)) != 0) {
+		free(c);
+		return mdb_err(rc, "cursor");
+	}
+	*out = c;
+	return 0;
+}
+
+void
+store_cursor_close(struct store_cursor *c)
+{
+	if (c == NULL)
+		return;
+	mdb_cursor_close(c->cur);
+	free(c);
+}
+
+static int
+cursor_op(struct store_cursor *c, MDB_val *k, MDB_cursor_op op,
+    struct store_kv *kv)
+{
+	MDB_val	v;
+	int	rc;
+
+	if ((rc = mdb_cursor_get(c->cur, k, &v, op)) != 0)
+		return mdb_err(rc, "cursor get");
+	kv->k = k->mv_data;
+	kv->klen = k->mv_size;
+	kv->v = v.mv_data;
+	kv->vlen = v.mv_size;
+	return 0;
+}
+
+int
+store_cursor_first(struct store_cursor *c, struct store_kv *kv)
+{
+	MDB_val k = { 0, NULL };
+
+	return cursor_op(c, &k, MDB_FIRST, kv);
+}
+
+int
+store_cursor_last(struct store_cursor *c, struct store_kv *kv)
+{
+	MDB_val k = { 0, NULL };
+
+	return cursor_op(c, &k, MDB_LAST, kv);
+}
+
+int
+store_cursor_seek(struct store_cursor *c, const void *key, size_t klen,
+    struct store_kv *kv)
+{
+	MDB_val k = { klen, (void *)key };
+
+	return cursor_op(c, &k, MDB_SET_RANGE, kv);
+}
+
+int
+store_cursor_next(struct store_cursor *c, struct store_kv *kv)
+{
+	MDB_val k = { 0, NULL };
+
+	return cursor_op(c, &k, MDB_NEXT, kv);
+}
+
+int
+store_cursor_prev(struct store_cursor *c, struct store_kv *kv)
+{
+	MDB_val k = { 0, NULL };
+
+	return cursor_op(c, &k, MDB_PREV, kv);
+}
+
+/* ====== Open, schema and migrations ====== */
+
+/*
+ * migrations[v] brings a database at schema version v to v + 1 inside the
+ * write transaction that records the new version. Version 0 is an empty
+ * environment.
+ */
+typedef int (*store_migrate_fn)(struct store_txn *t);
+
+static int
+migrate_0_to_1(struct store_txn *t)
+{
+	(void)t;	/* the named databases were created at open */
+	return 0;
+}
+
+static const store_migrate_fn migrations[STORE_SCHEMA_VERSION] = {
+	migrate_0_to_1,
+};
+
+static int
+schema_migrate(struct store_txn *t, void *arg)
+{
+	const void	*v = NULL;
+	size_t		 vlen = 0;
+	char		 buf[16];
+	long		 have = 0;
+	int		 rc, n;
+
+	(void)arg;
+	rc = store_get(t, STORE_DB_META, "schema_version", 14, &v, &vlen);
+	if (rc == 0) {
+		if (vlen >= sizeof(buf))
+			return STORE_EINVAL;
+		memcpy(buf, v, vlen);
+		buf[vlen] = '\0';
+		have = strtol(buf, NULL, 10);
+	} else if (rc != STORE_ENOTFOUND)
+		return rc;
+	if (have > STORE_SCHEMA_VERSION)
+		return STORE_EVERSION;
+	if (have == STORE_SCHEMA_VERSION)
+		return 0;
+	for (; have < STORE_SCHEMA_VERSION; have++)
+		if ((rc = migrations[have](t)) != 0)
+			return rc;
+	n = snprintf(buf, sizeof(buf), "%d", STORE_SCHEMA_VERSION);
+	return store_put(t, STORE_DB_META, "schema_version", 14, buf,
+	    (size_t)n, 0);
+}
+
+static int
+open_dbis(struct store_txn *t, void *arg)
+{
+	struct store	*s = arg;
+	int		 i, rc;
+
+	for (i = 0; i < STORE_DB__COUNT; i++) {
+		rc = mdb_dbi_open(t->txn, db_names[i], MDB_CREATE, &s->dbi[i]);
+		if (rc != 0)
+			return mdb_err(rc, "open database");
+	}
+	return 0;
+}
+
+int
+store_open(const char *dir, const struct store_opts *o, struct store **out)
+{
+	struct store	*s = NULL;
+	unsigned	 flags = MDB_NOTLS;
+	int		 rc, dead;
+	int64_t		 size;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return STORE_ENOMEM;
+	{
+		pthread_rwlockattr_t attr;
+
+		/* Growth must not starve behind a stream of readers. */
+		pthread_rwlockattr_init(&attr);
+		pthread_rwlockattr_setkind_np(&attr,
+		    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&s->resize_lock, &attr);
+		pthread_rwlockattr_destroy(&attr);
+	}
+	s->max_map_size = o->max_map_size;
+	if ((rc = mdb_env_create(&s->env)) != 0) {
+		rc = mdb_err(rc, "create environment");
+		goto fail;
+	}
+	mdb_env_set_maxdbs(s->env, STORE_DB__COUNT + 4);
+	mdb_env_set_maxreaders(s->env, o->max_readers > 0 ? (unsigned)o->max_readers : 1024);
+	if (!o->sync)
+		flags |= MDB_NOSYNC;
+	if ((rc = mdb_env_open(s->env, dir, flags, 0600)) != 0) {
+		rc = mdb_err(rc, "open environment");
+		goto fail;
+	}
+	/* Keep a map that another process already grew; never shrink it. */
+	size = store_map_size(s);
+	if (size < o->map_size &&
+	    (rc = mdb_err(mdb_env_set_mapsize(s->env, (size_t)o->map_size),
+	    "set map size")) != 0)
+		goto fail;
+	/* Free the reader slots of processes that died holding them. */
+	mdb_reader_check(s->env, &dead);
+	if (dead > 0)
+		log_info("storage: cleared %d stale reader slots", dead);
+	if ((rc = store_write(s, open_dbis, s)) != 0)
+		goto fail;
+	if ((rc = store_write(s, schema_migrate, NULL)) != 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	store_close(s);
+	return rc;
+}
+
+void
+store_close(struct store *s)
+{
+	if (s == NULL)
+		return;
+	if (s->env != NULL)
+		mdb_env_close(s->env);
+	pthread_rwlock_destroy(&s->resize_lock);
+	free(s);
+}

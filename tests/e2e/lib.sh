@@ -1,0 +1,132 @@
+# lib.sh — shared by the end-to-end tests: free ports, a real nginx in front
+# of the real flowcgi binary, TAP output, request helpers.
+#
+# Sourced by tests/e2e/t_*.sh with FLOWCGI_BIN set to the binary under test.
+
+set -u
+T_PASS=0
+T_FAIL=0
+T_N=0
+T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/flowcgi-e2e.XXXXXX")
+NGINX_PID=
+FLOWCGI_PIDS=
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+ok() {	# ok <0|1 condition result> <description>
+	T_N=$((T_N + 1))
+	if [ "$1" = 0 ]; then
+		T_PASS=$((T_PASS + 1)); echo "ok $T_N - $2"
+	else
+		T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $2"
+	fi
+}
+
+is() {	# is <got> <want> <description>
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else
+		ok 1 "$3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; fi
+}
+
+free_port() {
+	python3 - 2>/dev/null <<'PY' || shuf -i 20000-60000 -n 1
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])
+PY
+}
+
+wait_port() {	# wait_port <port>: up to 10 s
+	i=0
+	while ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
+		i=$((i + 1)); [ $i -gt 200 ] && return 1; sleep 0.05
+	done
+}
+
+# start_flowcgi <name> [extra args]: starts a server on a free port with its
+# data in $T_DIR/<data dir>; sets FC_PORT and FC_PID.
+start_flowcgi() {
+	name=$1; shift
+	FC_PORT=$(free_port)
+	FLOWCGI_SERVER_DATA_DIR=${FC_DATA:-$T_DIR/data} \
+	FLOWCGI_LOG_LEVEL=${FC_LOG_LEVEL:-info} \
+	    "$FLOWCGI_BIN" serve --listen "127.0.0.1:$FC_PORT" "$@" \
+	    >>"$T_DIR/$name.log" 2>&1 &
+	FC_PID=$!
+	FLOWCGI_PIDS="$FLOWCGI_PIDS $FC_PID"
+	wait_port "$FC_PORT" || { echo "# flowcgi did not start:"; \
+	    sed 's/^/# /' "$T_DIR/$name.log"; return 1; }
+}
+
+# start_nginx <upstream> [upstream...]: nginx on a free port (NG_PORT) in
+# front of one or more flowcgi addresses; mounted at / and at /flow/.
+start_nginx() {
+	NG_PORT=$(free_port)
+	mkdir -p "$T_DIR/nginx/tmp"
+	cp /etc/nginx/fastcgi_params "$T_DIR/nginx/"
+	cp "$TOP/contrib/nginx/flowcgi_params" "$T_DIR/nginx/"
+	ups=""
+	for u in "$@"; do ups="$ups server $u;"; done
+	cat >"$T_DIR/nginx/nginx.conf" <<NGX
+worker_processes 2;
+daemon off;
+pid $T_DIR/nginx/nginx.pid;
+error_log $T_DIR/nginx/error.log warn;
+$( [ "$(id -u)" = 0 ] && echo "user root;" )
+events { worker_connections 2048; }
+http {
+	access_log off;
+	client_body_temp_path $T_DIR/nginx/tmp/body;
+	fastcgi_temp_path $T_DIR/nginx/tmp/fastcgi;
+	proxy_temp_path $T_DIR/nginx/tmp/proxy;
+	uwsgi_temp_path $T_DIR/nginx/tmp/uwsgi;
+	scgi_temp_path $T_DIR/nginx/tmp/scgi;
+	upstream flowcgi { $ups }
+	server {
+		listen 127.0.0.1:$NG_PORT;
+		location / {
+			include flowcgi_params;
+			fastcgi_pass flowcgi;
+		}
+		location /flow/ {
+			include flowcgi_params;
+			fastcgi_pass flowcgi;
+		}
+	}
+}
+NGX
+	nginx -p "$T_DIR/nginx" -c "$T_DIR/nginx/nginx.conf" \
+	    >>"$T_DIR/nginx/stdout.log" 2>&1 &
+	NGINX_PID=$!
+	wait_port "$NG_PORT" || { echo "# nginx did not start:"; \
+	    sed 's/^/# /' "$T_DIR/nginx/error.log"; return 1; }
+	BASE="http://127.0.0.1:$NG_PORT"
+}
+
+admin_token() {
+	FLOWCGI_SERVER_DATA_DIR=${FC_DATA:-$T_DIR/data} "$FLOWCGI_BIN" token
+}
+
+# req <method> <path> [curl args...]: sets STATUS and BODY (and HDRS).
+req() {
+	m=$1; p=$2; shift 2
+	BODY=$(curl -sS -X "$m" -o - -D "$T_DIR/hdrs" -w '\n%{http_code}' \
+	    -H "Authorization: Bearer $TOKEN" "$@" "$BASE$p" 2>"$T_DIR/curl.err")
+	STATUS=${BODY##*
+}
+	BODY=${BODY%
+*}
+	HDRS=$(tr -d '\r' <"$T_DIR/hdrs")
+}
+
+jqr() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
+
+finish() {
+	[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null
+	for p in $FLOWCGI_PIDS; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	echo "1..$T_N"
+	echo "# $T_PASS passed, $T_FAIL failed"
+	if [ "$T_FAIL" -eq 0 ] && [ -z "${KEEP:-}" ]; then rm -rf "$T_DIR"; \
+	else echo "# logs in $T_DIR"; fi
+	[ "$T_FAIL" -eq 0 ]
+}
+trap 'finish; exit $?' EXIT
+trap 'exit 1' INT TERM
