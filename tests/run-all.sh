@@ -1,0 +1,67 @@
+#!/bin/sh
+# run-all.sh <build dir> — runs every test: unit tests, fuzz seed replays,
+# end-to-end tests through nginx. Each test writes TAP to its own log; this
+# prints one line per test and closes with "N passed, N failed" counted over
+# every TAP result. Exits non-zero on any failure.
+#
+# TESTS="t_conf_load e2e_apps" limits the run to the named tests.
+set -u
+BUILD=$1
+LOGS=$BUILD/test-logs
+mkdir -p "$LOGS"
+pass=0
+fail=0
+failed_tests=""
+
+want() {
+	[ -z "${TESTS:-}" ] && return 0
+	case " $TESTS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+run() {	# run <name> <command...>
+	name=$1; shift
+	want "$name" || return 0
+	log=$LOGS/$name.log
+	start=$(date +%s)
+	"$@" >"$log" 2>&1
+	rc=$?
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1	# crashed or exited non-zero without saying why
+		echo "not ok - $name exited with status $rc" >>"$log"
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+	secs=$(( $(date +%s) - start ))
+	if [ "$f" -eq 0 ]; then
+		printf 'PASS %-36s %4d checks %4ds\n' "$name" "$p" "$secs"
+	else
+		printf 'FAIL %-36s %4d of %d checks failed (see %s)\n' "$name" \
+		    "$f" $((p + f)) "$log"
+		grep '^not ok\|^#' "$log" | head -20 | sed 's/^/    /'
+		failed_tests="$failed_tests $name"
+	fi
+}
+
+for t in "$BUILD"/tests/t_*; do
+	[ -x "$t" ] || continue
+	run "$(basename "$t")" "$t"
+done
+
+for r in "$BUILD"/replay/fuzz_*; do
+	[ -x "$r" ] || continue
+	n=$(basename "$r")
+	run "replay_$n" "$r" "tests/fuzz/seeds/$n"
+done
+
+for t in tests/e2e/t_*.sh; do
+	[ -f "$t" ] || continue
+	run "e2e_$(basename "$t" .sh)" env FLOWCGI_BIN="$PWD/$BUILD/flowcgi" \
+	    FLOWCGI_BUILD="$PWD/$BUILD" bash "$t"
+done
+
+[ -n "$failed_tests" ] && echo "failed:$failed_tests"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,59 @@
+/*
+ * tap.h — the unit-test harness: TAP lines, a closing "N passed, N failed"
+ * and a non-zero exit on any failure.
+ *
+ *	int main(void) { CHECK(1 + 1 == 2); return tap_done(); }
+ */
+#ifndef FLOWCGI_TAP_H
+#define FLOWCGI_TAP_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_n, tap_failed;
+
+static inline int
+tap_check(int cond, const char *file, int line, const char *expr)
+{
+	tap_n++;
+	if (cond)
+		printf("ok %d - %s:%d: %s\n", tap_n, file, line, expr);
+	else {
+		tap_failed++;
+		printf("not ok %d - %s:%d: %s\n", tap_n, file, line, expr);
+	}
+	return cond;
+}
+
+/* CHECK(expr): one test; evaluates to expr's truth. */
+#define CHECK(e) tap_check(!!(e), __FILE__, __LINE__, #e)
+
+/* CHECK_STR(got, want): string equality, printing both on failure. */
+#define CHECK_STR(got, want)                                                  \
+	do {                                                                  \
+		const char *g_ = (got), *w_ = (want);                         \
+		if (!tap_check(g_ != NULL && strcmp(g_, w_) == 0, __FILE__,   \
+		    __LINE__, #got " == " #want))                             \
+			printf("#   got:  '%s'\n#   want: '%s'\n",                \
+			    g_ ? g_ : "(null)", w_);                          \
+	} while (0)
+
+/* CHECK_INT(got, want): integer equality, printing both on failure. */
+#define CHECK_INT(got, want)                                                  \
+	do {                                                                  \
+		long long g_ = (long long)(got), w_ = (long long)(want);      \
+		if (!tap_check(g_ == w_, __FILE__, __LINE__,                  \
+		    #got " == " #want))                                       \
+			printf("#   got:  %lld\n#   want: %lld\n", g_, w_);       \
+	} while (0)
+
+static inline int
+tap_done(void)
+{
+	printf("1..%d\n# %d passed, %d failed\n", tap_n, tap_n - tap_failed,
+	    tap_failed);
+	return tap_failed == 0 && tap_n > 0 ? 0 : 1;
+}
+
+#endif
