@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# run-dev.sh <flowcgi binary> — `make run`: flowcgi behind nginx on
+# http://127.0.0.1:8080 with the built-in defaults and data under ./var/.
+# Ctrl-C stops both.
+set -eu
+BIN=$1
+PORT=${FLOWCGI_RUN_PORT:-8080}
+TOP=$(pwd)
+VAR=$TOP/var
+NGX=$VAR/nginx
+mkdir -p "$VAR"
+chmod 700 "$VAR"
+mkdir -p "$NGX/tmp"
+
+free_port() {	# the first free loopback port from $1 upward
+	p=$1
+	while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+	echo "$p"
+}
+
+if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+	echo "flowcgi: port $PORT is in use; set FLOWCGI_RUN_PORT" >&2
+	exit 1
+fi
+FPORT=$(free_port 9000)
+
+cp /etc/nginx/fastcgi_params "$NGX/fastcgi_params"
+cp contrib/nginx/flowcgi_params "$NGX/flowcgi_params"
+cat >"$NGX/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $NGX/nginx.pid;
+error_log $NGX/error.log warn;
+events { worker_connections 1024; }
+http {
+	access_log $NGX/access.log;
+	client_body_temp_path $NGX/tmp/body;
+	fastcgi_temp_path $NGX/tmp/fastcgi;
+	proxy_temp_path $NGX/tmp/proxy;
+	uwsgi_temp_path $NGX/tmp/uwsgi;
+	scgi_temp_path $NGX/tmp/scgi;
+	server {
+		listen 127.0.0.1:$PORT;
+		location / {
+			include flowcgi_params;
+			fastcgi_pass 127.0.0.1:$FPORT;
+		}
+	}
+}
+NGINX
+
+FLOWCGI_SERVER_DATA_DIR=$VAR "$BIN" serve --listen "127.0.0.1:$FPORT" &
+FPID=$!
+nginx -p "$NGX" -c "$NGX/nginx.conf" &
+NPID=$!
+
+stop() {
+	trap - INT TERM EXIT
+	kill -TERM "$NPID" "$FPID" 2>/dev/null || true
+	wait "$NPID" 2>/dev/null || true
+	wait "$FPID" 2>/dev/null || true
+	echo "flowcgi: stopped"
+}
+trap stop INT TERM EXIT
+
+i=0
+until (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null &&
+    (exec 3<>"/dev/tcp/127.0.0.1/$FPORT") 2>/dev/null; do
+	i=$((i + 1))
+	if [ $i -gt 100 ] || ! kill -0 "$FPID" 2>/dev/null ||
+	    ! kill -0 "$NPID" 2>/dev/null; then
+		echo "flowcgi: start-up failed; see $NGX/error.log" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+TOKEN=$(FLOWCGI_SERVER_DATA_DIR=$VAR "$BIN" token)
+cat <<MSG
+
+  flowcgi is running at  http://127.0.0.1:$PORT/
+  admin token:           $TOKEN
+
+  try:  curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:$PORT/console/api/apps
+
+  Ctrl-C stops flowcgi and nginx.
+MSG
+wait "$FPID"
