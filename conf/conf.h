@@ -37,6 +37,12 @@ struct conf {
 	int64_t	 map_size;		/* initial LMDB map size, bytes */
 	int64_t	 max_map_size;		/* the map never grows past this */
 	int	 sync;			/* fsync every commit */
+	/* assets: the app file system */
+	int64_t	 asset_max_file;	/* bytes in one file */
+	int64_t	 asset_max_app_bytes;	/* bytes of all files of one app */
+	int	 asset_max_files;	/* files and folders of one app */
+	int	 asset_max_path;	/* bytes in a full path */
+	int	 asset_max_name;	/* bytes in one file or folder name */
 	/* logging */
 	int	 log_level;		/* enum conf_log_level */
 	char	 log_file[1024];	/* "" = standard error */

@@ -171,18 +171,23 @@ app_default_draft(const char *mode, int64_t now, json_t **model_config)
 /* ====== Create ====== */
 
 struct app_put {
-	json_t	*rec;
-	int	 overwrite;
+	json_t		*rec;
+	int		 overwrite;
+	const char	*copy_from;	/* app whose files come along */
 };
 
 static int
 app_put_fn(struct store_txn *t, void *arg)
 {
-	struct app_put *p = arg;
+	struct app_put	*p = arg;
+	const char	*id = json_string_value(json_object_get(p->rec, "id"));
+	int		 rc;
 
-	return store_put_json(t, STORE_DB_APPS,
-	    json_string_value(json_object_get(p->rec, "id")), p->rec,
+	rc = store_put_json(t, STORE_DB_APPS, id, p->rec,
 	    p->overwrite ? 0 : STORE_NOOVERWRITE);
+	if (rc == 0 && p->copy_from != NULL)
+		rc = assets_copy_all(t, p->copy_from, id);
+	return rc;
 }
 
 /* Builds a new record from in (create or copy); steals nothing. */
@@ -220,7 +225,7 @@ int
 engine_app_create(struct engine *e, const json_t *in, char *err,
     json_t **out)
 {
-	struct app_put	 p = { NULL, 0 };
+	struct app_put	 p = { NULL, 0, NULL };
 	const char	*mode;
 	int		 rc;
 
@@ -397,13 +402,16 @@ engine_app_update(struct engine *e, const char *id, const json_t *in,
 static int
 app_delete_fn(struct store_txn *t, void *arg)
 {
-	const char *id = arg;
+	const char	*id = arg;
+	int		 rc;
 
 	/*
-	 * Later modules that keep records per app (assets, keys, runs) add
-	 * their removal here, inside the same transaction.
+	 * Everything kept per app goes in the same transaction as the app.
+	 * Later modules (keys, runs) add their removal here.
 	 */
-	return store_del(t, STORE_DB_APPS, id, strlen(id));
+	if ((rc = store_del(t, STORE_DB_APPS, id, strlen(id))) != 0)
+		return rc;
+	return assets_delete_all(t, id);
 }
 
 int
@@ -421,7 +429,7 @@ int
 engine_app_copy(struct engine *e, const char *id, const json_t *in,
     char *err, json_t **out)
 {
-	struct app_put	 p = { NULL, 0 };
+	struct app_put	 p = { NULL, 0, id };
 	json_t		*src = NULL, *fields = NULL, *wf;
 	char		 wid[37];
 	const char	*k;

@@ -25,6 +25,8 @@ engine_strerror(int rc)
 	case ENGINE_ESTORE: return "storage error";
 	case ENGINE_ENOMEM: return "out of memory";
 	case ENGINE_EFULL: return "storage is full (storage.max_map_size)";
+	case ENGINE_EEXIST: return "already exists";
+	case ENGINE_ELIMIT: return "a configured limit was reached";
 	default: return "unknown engine error";
 	}
 }

@@ -24,6 +24,8 @@ enum engine_err {
 	ENGINE_ESTORE = -203,	/* storage failed; see the log */
 	ENGINE_ENOMEM = -204,
 	ENGINE_EFULL = -205,	/* storage reached its size limit */
+	ENGINE_EEXIST = -206,	/* a name is taken; err says which */
+	ENGINE_ELIMIT = -207,	/* a configured limit; err names it */
 };
 
 /* Room for a message that explains an ENGINE_EINVAL. */
@@ -104,5 +106,59 @@ int	engine_app_delete(struct engine *e, const char *id);
  */
 int	engine_app_copy(struct engine *e, const char *id, const json_t *in,
 	    char *err, json_t **out);
+
+/* ====== App file system ====== */
+
+/*
+ * Each workflow or advanced-chat app has a tree of folders and files (Dify's
+ * "app assets"). A node is {id, node_type: "file"|"folder", name,
+ * parent_id, order, extension, size, checksum (sha256 hex)}; views add
+ * path ("/a/b"), children and, for a folder holding SKILL.md, skill:
+ * {name, description} from its YAML front matter. File contents are
+ * content-addressed blobs shared between apps.
+ */
+
+/* {children: [view, ...]} for app_id, siblings in their order. */
+int	engine_asset_tree(struct engine *e, const char *app_id, char *err,
+	    json_t **out);
+
+/* Creates folder name under parent_id (NULL: the root). *out = node view. */
+int	engine_asset_mkdir(struct engine *e, const char *app_id,
+	    const char *parent_id, const char *name, char *err, json_t **out);
+
+/*
+ * Creates file name under parent_id with data[0..len); when replace is set
+ * and a file of that name exists there, its contents are replaced instead
+ * of answering ENGINE_EEXIST. *out = node view.
+ */
+int	engine_asset_create(struct engine *e, const char *app_id,
+	    const char *parent_id, const char *name, const void *data,
+	    size_t len, int replace, char *err, json_t **out);
+
+/* Replaces the contents of file node_id. *out = node view. */
+int	engine_asset_write(struct engine *e, const char *app_id,
+	    const char *node_id, const void *data, size_t len, char *err,
+	    json_t **out);
+
+/*
+ * Reads file node_id: *data (malloc'd, NUL-terminated for convenience,
+ * caller frees), *len, and *node (its view; may be NULL if not wanted).
+ */
+int	engine_asset_read(struct engine *e, const char *app_id,
+	    const char *node_id, char *err, char **data, size_t *len,
+	    json_t **node);
+
+/* Renames node_id. *out = node view. */
+int	engine_asset_rename(struct engine *e, const char *app_id,
+	    const char *node_id, const char *name, char *err, json_t **out);
+
+/* Moves node_id under parent_id (NULL: the root). *out = node view. */
+int	engine_asset_move(struct engine *e, const char *app_id,
+	    const char *node_id, const char *parent_id, char *err,
+	    json_t **out);
+
+/* Deletes node_id, and everything under it for a folder. */
+int	engine_asset_delete(struct engine *e, const char *app_id,
+	    const char *node_id, char *err);
 
 #endif

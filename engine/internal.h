@@ -21,4 +21,10 @@ int	engine_invalid(char *err, const char *fmt, ...)
 /* The number of Unicode code points in the UTF-8 string s. */
 size_t	engine_utf8_len(const char *s);
 
+/* Removes every asset node of app_id, dropping blob references. */
+int	assets_delete_all(struct store_txn *t, const char *app_id);
+
+/* Copies every asset node of src to dst (same node ids, shared blobs). */
+int	assets_copy_all(struct store_txn *t, const char *src, const char *dst);
+
 #endif

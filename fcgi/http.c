@@ -230,7 +230,7 @@ status_text(int status)
 void
 resp_header(struct req *r, const char *name, const char *value)
 {
-	if (r->nhdrs >= REQ_MAX_HEADERS)
+	if (r->nhdrs >= REQ_MAX_HEADERS || value == NULL)
 		return;
 	r->hdr_name[r->nhdrs] = name;
 	r->hdr_value[r->nhdrs] = value;
@@ -308,6 +308,16 @@ resp_error(struct req *r, int status, const char *code, const char *fmt, ...)
 }
 
 void
+resp_bytes(struct req *r, int status, const char *ctype, const void *data,
+    size_t len)
+{
+	if (r->status != 0)
+		return;
+	resp_head(r, status, ctype, len, 1);
+	r->io->write(r->io->ctx, data, len);
+}
+
+void
 resp_empty(struct req *r, int status)
 {
 	resp_head(r, status, NULL, 0, 0);
@@ -326,6 +336,12 @@ resp_engine_error(struct req *r, int rc, const char *err, const char *what)
 	case ENGINE_ECONFLICT:
 		resp_error(r, 412, "precondition_failed", "%s changed since "
 		    "the revision given in If-Match", what);
+		break;
+	case ENGINE_EEXIST:
+		resp_error(r, 409, "conflict", "%s", err);
+		break;
+	case ENGINE_ELIMIT:
+		resp_error(r, 413, "limit_exceeded", "%s", err);
 		break;
 	case ENGINE_EFULL:
 		resp_error(r, 507, "insufficient_storage", "%s",

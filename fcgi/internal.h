@@ -104,12 +104,35 @@ void	resp_json(struct req *r, int status, json_t *body);
 void	resp_error(struct req *r, int status, const char *code,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Sends data[0..len) as it is, with the given Content-Type. */
+void	resp_bytes(struct req *r, int status, const char *ctype,
+	    const void *data, size_t len);
+
 /* Sends a status with no body (204, 304). */
 void	resp_empty(struct req *r, int status);
 
 /* Maps an ENGINE_E* code to an error response; err explains EINVAL. */
 void	resp_engine_error(struct req *r, int rc, const char *err,
 	    const char *what);
+
+/* ====== multipart/form-data ====== */
+
+struct mp_part {
+	const char	*name;		/* form field name */
+	const char	*filename;	/* NULL when not a file */
+	const char	*content_type;	/* NULL when not given */
+	const char	*data;		/* points into the body */
+	size_t		 len;
+};
+
+/*
+ * Splits body by the boundary named in content_type. On success *parts
+ * (in arena a) holds *nparts parts whose data points into body. Returns 0,
+ * or -1 with a message in err.
+ */
+int	multipart_parse(struct arena *a, const char *content_type,
+	    const char *body, size_t len, size_t max_parts,
+	    struct mp_part **parts, size_t *nparts, char *err, size_t errsz);
 
 /* ====== Routing ====== */
 
@@ -128,6 +151,7 @@ struct route {
 /* The route tables of each API file; each ends with a zeroed entry. */
 extern const struct route console_app_routes[];
 extern const struct route system_routes[];
+extern const struct route console_asset_routes[];
 
 /* Handles one request completely: prefix, route, auth, handler. */
 void	router_dispatch(struct req *r);

@@ -130,4 +130,37 @@ int	store_cursor_seek(struct store_cursor *c, const void *key, size_t klen,
 int	store_cursor_next(struct store_cursor *c, struct store_kv *kv);
 int	store_cursor_prev(struct store_cursor *c, struct store_kv *kv);
 
+/* ====== Content-addressed blobs ====== */
+
+/*
+ * Blobs are stored once per content under the lowercase hex SHA-256 of
+ * their bytes (blobs), with a reference count (blobrefs). Every function
+ * runs inside the caller's transaction, so a blob and the records that
+ * point at it change together.
+ */
+#define STORE_HASH_HEX 65	/* 64 hex digits and a NUL */
+
+/* hex = SHA-256 of data[0..len) in lowercase hex. */
+void	store_hash(const void *data, size_t len, char hex[STORE_HASH_HEX]);
+
+/*
+ * Stores data (if not stored yet) and takes one reference to it; hex
+ * receives its hash.
+ */
+int	store_blob_ref(struct store_txn *t, const void *data, size_t len,
+	    char hex[STORE_HASH_HEX]);
+
+/* Takes one more reference to an existing blob (STORE_ENOTFOUND if none). */
+int	store_blob_addref(struct store_txn *t, const char *hex);
+
+/* Drops one reference; the blob is deleted with its last reference. */
+int	store_blob_unref(struct store_txn *t, const char *hex);
+
+/* The bytes of blob hex, valid until the transaction ends. */
+int	store_blob_get(struct store_txn *t, const char *hex, const void **data,
+	    size_t *len);
+
+/* The reference count of blob hex (0 when absent). */
+int64_t	store_blob_refs(struct store_txn *t, const char *hex);
+
 #endif

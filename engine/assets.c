@@ -1,0 +1,928 @@
+/*
+ * assets.c — the app file system: a tree of folders and files per app with
+ * contents in content-addressed blobs.
+ *
+ * Records (assets database): key "<app id>/<node id>", value the node JSON
+ * {id, node_type, name, parent_id, order, extension, size, checksum,
+ * created_at, updated_at[, front_matter]}. Keys carry node ids rather than
+ * paths (as in Dify's adjacency list), so a rename or a move rewrites one
+ * record; paths are computed from the parents. Every change loads the app's
+ * nodes (bounded by assets.max_files), checks names and limits, and writes
+ * in one transaction.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "engine/internal.h"
+
+#define KEY_MAX 80	/* 36 + 1 + 36, and room */
+
+/* ====== Loading an app's nodes ====== */
+
+struct tree {
+	json_t	*nodes;		/* id -> node */
+	int64_t	 bytes;		/* sum of file sizes */
+};
+
+static void
+tree_release(struct tree *tr)
+{
+	json_decref(tr->nodes);
+	tr->nodes = NULL;
+}
+
+static int
+app_key(char *buf, const char *app_id, const char *node_id)
+{
+	return snprintf(buf, KEY_MAX, "%s/%s", app_id, node_id);
+}
+
+/*
+ * Checks that app_id exists and has a file system, then loads its nodes.
+ */
+static int
+tree_load(struct store_txn *t, const char *app_id, char *err,
+    struct tree *tr)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*app = NULL, *n;
+	char			 prefix[KEY_MAX];
+	const char		*mode;
+	size_t			 plen;
+	int			 rc;
+
+	tr->nodes = NULL;
+	tr->bytes = 0;
+	if (engine_uuid_check(app_id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((rc = store_get_json(t, STORE_DB_APPS, app_id, &app)) != 0)
+		return rc;
+	mode = json_string_value(json_object_get(app, "mode"));
+	if (mode == NULL || (strcmp(mode, "workflow") != 0 &&
+	    strcmp(mode, "advanced-chat") != 0)) {
+		rc = engine_invalid(err, "apps of mode '%s' have no file "
+		    "system; only workflow and advanced-chat apps do",
+		    mode ? mode : "?");
+		goto out;
+	}
+	if ((tr->nodes = json_object()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", app_id);
+	if ((rc = store_cursor_open(t, STORE_DB_ASSETS, &c)) != 0)
+		goto out;
+	for (rc = store_cursor_seek(c, prefix, plen, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+			break;
+		if ((n = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL) {
+			rc = STORE_EINVAL;
+			goto out;
+		}
+		if (strcmp(json_string_value(json_object_get(n, "node_type")),
+		    "file") == 0)
+			tr->bytes += json_integer_value(json_object_get(n,
+			    "size"));
+		json_object_set_new(tr->nodes, json_string_value(
+		    json_object_get(n, "id")), n);
+	}
+	if (rc == STORE_ENOTFOUND)
+		rc = 0;
+out:
+	store_cursor_close(c);
+	json_decref(app);
+	if (rc != 0)
+		tree_release(tr);
+	return rc;
+}
+
+static int
+node_save(struct store_txn *t, const char *app_id, json_t *node)
+{
+	char key[KEY_MAX];
+
+	app_key(key, app_id, json_string_value(json_object_get(node, "id")));
+	return store_put_json(t, STORE_DB_ASSETS, key, node, 0);
+}
+
+static const char *
+node_str(const json_t *n, const char *k)
+{
+	return json_string_value(json_object_get(n, k));
+}
+
+static int
+node_is_folder(const json_t *n)
+{
+	const char *t = node_str(n, "node_type");
+
+	return t != NULL && strcmp(t, "folder") == 0;
+}
+
+/* ====== Names and paths ====== */
+
+/* Bytes of a valid UTF-8 sequence at s, or 0 when it is not one. */
+static size_t
+utf8_seq(const unsigned char *s)
+{
+	size_t	n, i;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xE0) == 0xC0) {
+		n = 2;
+		cp = s[0] & 0x1F;
+	} else if ((s[0] & 0xF0) == 0xE0) {
+		n = 3;
+		cp = s[0] & 0x0F;
+	} else if ((s[0] & 0xF8) == 0xF0) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+	    (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+/* Checks one file or folder name; err names the rule it breaks. */
+static int
+name_check(const struct conf *c, const char *name, char *err)
+{
+	const unsigned char	*p;
+	size_t			 n;
+
+	if (name == NULL || *name == '\0')
+		return engine_invalid(err, "name is required");
+	if (strlen(name) > (size_t)c->asset_max_name)
+		return engine_invalid(err, "name is longer than %d bytes "
+		    "(assets.max_name)", c->asset_max_name);
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return engine_invalid(err, "name must not be '.' or '..'");
+	for (p = (const unsigned char *)name; *p != '\0'; p += n) {
+		if (*p < 0x20 || *p == 0x7f)
+			return engine_invalid(err, "name must not contain "
+			    "control characters");
+		if (*p == '/' || *p == '\\')
+			return engine_invalid(err, "name must not contain "
+			    "'/' or '\\'");
+		if ((n = utf8_seq(p)) == 0)
+			return engine_invalid(err, "name is not valid UTF-8");
+	}
+	return 0;
+}
+
+/*
+ * The path "/a/b" of node id in tr, written into buf. Returns its length,
+ * or -1 when the chain of parents is broken or longer than bufsz.
+ */
+static int
+node_path(const struct tree *tr, const char *id, char *buf, size_t bufsz)
+{
+	const char	*names[256];
+	json_t		*n;
+	size_t		 depth = 0, len = 0, l;
+	int		 i;
+
+	while (id != NULL) {
+		if ((n = json_object_get(tr->nodes, id)) == NULL ||
+		    depth == sizeof(names) / sizeof(names[0]))
+			return -1;
+		names[depth++] = node_str(n, "name");
+		id = node_str(n, "parent_id");
+	}
+	for (i = (int)depth - 1; i >= 0; i--) {
+		l = strlen(names[i]);
+		if (len + l + 2 > bufsz)
+			return -1;
+		buf[len++] = '/';
+		memcpy(buf + len, names[i], l);
+		len += l;
+	}
+	buf[len] = '\0';
+	return (int)len;
+}
+
+/* The node of name under parent (NULL: root) in tr, if any. */
+static json_t *
+child_named(const struct tree *tr, const char *parent, const char *name)
+{
+	const char	*k, *p;
+	json_t		*n;
+
+	json_object_foreach(tr->nodes, k, n) {
+		p = node_str(n, "parent_id");
+		if (((p == NULL && parent == NULL) ||
+		    (p != NULL && parent != NULL && strcmp(p, parent) == 0)) &&
+		    strcmp(node_str(n, "name"), name) == 0)
+			return n;
+	}
+	return NULL;
+}
+
+static int64_t
+next_order(const struct tree *tr, const char *parent)
+{
+	const char	*k, *p;
+	json_t		*n;
+	int64_t		 max = -1, o;
+
+	json_object_foreach(tr->nodes, k, n) {
+		p = node_str(n, "parent_id");
+		if ((p == NULL) != (parent == NULL) ||
+		    (p != NULL && strcmp(p, parent) != 0))
+			continue;
+		o = json_integer_value(json_object_get(n, "order"));
+		if (o > max)
+			max = o;
+	}
+	return max + 1;
+}
+
+/* Checks that parent is NULL or a folder of tr. */
+static int
+parent_check(const struct tree *tr, const char *parent, char *err)
+{
+	json_t *p;
+
+	if (parent == NULL)
+		return 0;
+	if ((p = json_object_get(tr->nodes, parent)) == NULL)
+		return engine_invalid(err, "parent_id '%s' is not a folder of "
+		    "this app", parent);
+	if (!node_is_folder(p))
+		return engine_invalid(err, "parent_id '%s' is a file, not a "
+		    "folder", parent);
+	return 0;
+}
+
+/* Checks the full path a node of name would have under parent. */
+static int
+path_check(const struct conf *c, const struct tree *tr, const char *parent,
+    const char *name, char *err)
+{
+	char	buf[4200];
+	int	len = 0;
+
+	if (parent != NULL && (len = node_path(tr, parent, buf,
+	    sizeof(buf))) < 0)
+		return engine_invalid(err, "folder chain is too deep");
+	if ((size_t)len + 1 + strlen(name) > (size_t)c->asset_max_path)
+		return engine_invalid(err, "path is longer than %d bytes "
+		    "(assets.max_path)", c->asset_max_path);
+	return 0;
+}
+
+/* ====== Skills: SKILL.md front matter ====== */
+
+/*
+ * Reads the YAML front matter ("---" lines around a mapping) at the top of
+ * a SKILL.md and returns {name, description} with whichever of the two it
+ * has, or NULL when there is none or it is not valid YAML.
+ */
+static json_t *
+skill_front_matter(const char *data, size_t len)
+{
+	yaml_parser_t	 parser;
+	yaml_document_t	 doc;
+	yaml_node_t	*root, *k, *v;
+	yaml_node_pair_t *pp;
+	json_t		*fm = NULL;
+	const char	*start, *end;
+	int		 have_doc = 0;
+
+	if (len < 4 || memcmp(data, "---", 3) != 0 ||
+	    (data[3] != '\n' && data[3] != '\r'))
+		return NULL;
+	start = data + 3;
+	for (end = start; end != NULL && end < data + len; end++) {
+		end = memchr(end, '\n', (size_t)(data + len - end));
+		if (end == NULL || data + len - end < 4)
+			return NULL;
+		if (memcmp(end + 1, "---", 3) == 0)
+			break;
+	}
+	if (end == NULL || end >= data + len)
+		return NULL;
+	if (!yaml_parser_initialize(&parser))
+		return NULL;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)start,
+	    (size_t)(end - start));
+	if (!yaml_parser_load(&parser, &doc))
+		goto out;
+	have_doc = 1;
+	root = yaml_document_get_root_node(&doc);
+	if (root == NULL || root->type != YAML_MAPPING_NODE)
+		goto out;
+	if ((fm = json_object()) == NULL)
+		goto out;
+	for (pp = root->data.mapping.pairs.start;
+	     pp < root->data.mapping.pairs.top; pp++) {
+		k = yaml_document_get_node(&doc, pp->key);
+		v = yaml_document_get_node(&doc, pp->value);
+		if (k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE)
+			continue;
+		if (strcmp((char *)k->data.scalar.value, "name") == 0 ||
+		    strcmp((char *)k->data.scalar.value, "description") == 0)
+			json_object_set_new(fm, (char *)k->data.scalar.value,
+			    json_stringn((char *)v->data.scalar.value,
+			    v->data.scalar.length));
+	}
+out:
+	if (have_doc)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	return fm;
+}
+
+/* ====== Views ====== */
+
+static json_t *
+node_view(const struct tree *tr, const json_t *n)
+{
+	static const char *const fields[] = {
+		"id", "node_type", "name", "parent_id", "order", "extension",
+		"size", "checksum", "created_at", "updated_at", NULL,
+	};
+	char	 path[4200];
+	json_t	*v;
+	size_t	 i;
+
+	if ((v = json_object()) == NULL)
+		return NULL;
+	for (i = 0; fields[i] != NULL; i++)
+		json_object_set(v, fields[i], json_object_get(n, fields[i]));
+	if (node_path(tr, node_str(n, "id"), path, sizeof(path)) >= 0)
+		json_object_set_new(v, "path", json_string(path));
+	return v;
+}
+
+static int
+order_cmp(const void *a, const void *b)
+{
+	const json_t	*x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	json_int_t	 ox = json_integer_value(json_object_get(x, "order"));
+	json_int_t	 oy = json_integer_value(json_object_get(y, "order"));
+
+	if (ox != oy)
+		return ox < oy ? -1 : 1;
+	return strcmp(node_str(x, "name"), node_str(y, "name"));
+}
+
+/* The children views of parent (NULL: root), recursively, in order. */
+static json_t *
+children_view(const struct tree *tr, const char *parent, int depth)
+{
+	const char	*k, *p;
+	json_t		*n, *arr, *v, **kids = NULL, *fm;
+	size_t		 nk = 0, cap = 0, i;
+
+	if ((arr = json_array()) == NULL || depth > 256)
+		return arr;
+	json_object_foreach(tr->nodes, k, n) {
+		p = node_str(n, "parent_id");
+		if ((p == NULL) != (parent == NULL) ||
+		    (p != NULL && strcmp(p, parent) != 0))
+			continue;
+		if (nk == cap) {
+			json_t **nkids;
+
+			cap = cap ? cap * 2 : 16;
+			if ((nkids = realloc(kids, cap * sizeof(*kids))) ==
+			    NULL)
+				goto out;
+			kids = nkids;
+		}
+		kids[nk++] = n;
+	}
+	qsort(kids, nk, sizeof(*kids), order_cmp);
+	for (i = 0; i < nk; i++) {
+		if ((v = node_view(tr, kids[i])) == NULL)
+			continue;
+		if (node_is_folder(kids[i])) {
+			json_object_set_new(v, "children", children_view(tr,
+			    node_str(kids[i], "id"), depth + 1));
+			n = child_named(tr, node_str(kids[i], "id"),
+			    "SKILL.md");
+			if (n != NULL && !node_is_folder(n)) {
+				fm = json_object_get(n, "front_matter");
+				json_object_set_new(v, "skill", json_is_object(
+				    fm) ? json_deep_copy(fm) : json_object());
+			}
+		} else
+			json_object_set_new(v, "children", json_array());
+		json_array_append_new(arr, v);
+	}
+out:
+	free(kids);
+	return arr;
+}
+
+int
+engine_asset_tree(struct engine *e, const char *app_id, char *err,
+    json_t **out)
+{
+	struct store_txn	*t = NULL;
+	struct tree		 tr;
+	int			 rc;
+
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = tree_load(t, app_id, err, &tr)) != 0)
+		goto out;
+	*out = json_pack("{s:o}", "children", children_view(&tr, NULL, 0));
+	tree_release(&tr);
+	if (*out == NULL)
+		rc = ENGINE_ENOMEM;
+out:
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+/* ====== Changes ====== */
+
+/* One change, run inside store_write; a retry starts from scratch. */
+struct asset_op {
+	struct engine	*e;
+	const char	*app_id;
+	const char	*node_id;
+	const char	*parent_id;
+	const char	*name;
+	const void	*data;
+	size_t		 len;
+	int		 replace;
+	int		 kind;
+	char		*err;
+	json_t		*view;	/* out */
+};
+
+enum { OP_MKDIR, OP_CREATE, OP_WRITE, OP_RENAME, OP_MOVE, OP_DELETE };
+
+static const char *
+name_extension(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	return dot != NULL && dot != name ? dot + 1 : "";
+}
+
+/* Sets the file contents of node n (new or replaced), with limits. */
+static int
+file_set_data(struct store_txn *t, struct asset_op *op, struct tree *tr,
+    json_t *n)
+{
+	const struct conf	*c = op->e->conf;
+	const char		*old = node_str(n, "checksum");
+	char			 hex[STORE_HASH_HEX];
+	int64_t			 oldsize = json_integer_value(
+				    json_object_get(n, "size"));
+	json_t			*fm;
+	int			 rc;
+
+	if ((int64_t)op->len > c->asset_max_file) {
+		engine_invalid(op->err, "file of %zu bytes is larger than "
+		    "%lld bytes (assets.max_file_size)", op->len,
+		    (long long)c->asset_max_file);
+		return ENGINE_ELIMIT;
+	}
+	if (tr->bytes - oldsize + (int64_t)op->len > c->asset_max_app_bytes) {
+		engine_invalid(op->err, "the app's files would take %lld "
+		    "bytes, more than %lld (assets.max_app_size)",
+		    (long long)(tr->bytes - oldsize + (int64_t)op->len),
+		    (long long)c->asset_max_app_bytes);
+		return ENGINE_ELIMIT;
+	}
+	if ((rc = store_blob_ref(t, op->data, op->len, hex)) != 0)
+		return rc;
+	if (old != NULL && *old != '\0' &&
+	    (rc = store_blob_unref(t, old)) != 0)
+		return rc;
+	json_object_set_new(n, "checksum", json_string(hex));
+	json_object_set_new(n, "size", json_integer((json_int_t)op->len));
+	json_object_set_new(n, "updated_at", json_integer(engine_now()));
+	json_object_del(n, "front_matter");
+	if (strcmp(node_str(n, "name"), "SKILL.md") == 0 &&
+	    (fm = skill_front_matter(op->data, op->len)) != NULL)
+		json_object_set_new(n, "front_matter", fm);
+	tr->bytes += (int64_t)op->len - oldsize;
+	return 0;
+}
+
+static json_t *
+node_new(const char *type, const char *name, const char *parent,
+    int64_t order)
+{
+	char	id[37];
+	int64_t	now = engine_now();
+
+	engine_uuid(id);
+	return json_pack("{s:s,s:s,s:s,s:o,s:I,s:s,s:i,s:s,s:I,s:I}", "id", id,
+	    "node_type", type, "name", name, "parent_id",
+	    parent ? json_string(parent) : json_null(), "order",
+	    (json_int_t)order, "extension",
+	    strcmp(type, "file") == 0 ? name_extension(name) : "", "size", 0,
+	    "checksum", "", "created_at", (json_int_t)now, "updated_at",
+	    (json_int_t)now);
+}
+
+/* Deletes n and, for a folder, everything below it. */
+static int
+delete_subtree(struct store_txn *t, const char *app_id, struct tree *tr,
+    json_t *n, int depth)
+{
+	const char	*id = node_str(n, "id"), *k, *sum, *p;
+	char		 key[KEY_MAX];
+	json_t		*c;
+	void		*tmp;
+	int		 rc;
+
+	if (depth > 256)
+		return STORE_EINVAL;
+	if (node_is_folder(n)) {
+		json_object_foreach_safe(tr->nodes, tmp, k, c) {
+			p = node_str(c, "parent_id");
+			if (p != NULL && strcmp(p, id) == 0 &&
+			    (rc = delete_subtree(t, app_id, tr, c,
+			    depth + 1)) != 0)
+				return rc;
+		}
+	} else if ((sum = node_str(n, "checksum")) != NULL && *sum != '\0' &&
+	    (rc = store_blob_unref(t, sum)) != 0 && rc != STORE_ENOTFOUND)
+		return rc;
+	app_key(key, app_id, id);
+	if ((rc = store_del(t, STORE_DB_ASSETS, key, strlen(key))) != 0)
+		return rc;
+	return 0;
+}
+
+static int
+asset_op_fn(struct store_txn *t, void *arg)
+{
+	struct asset_op		*op = arg;
+	const struct conf	*c = op->e->conf;
+	struct tree		 tr = { NULL, 0 };
+	json_t			*n = NULL, *other;
+	const char		*p;
+	int			 rc;
+
+	json_decref(op->view);
+	op->view = NULL;
+	if ((rc = tree_load(t, op->app_id, op->err, &tr)) != 0)
+		return rc;
+	if (op->node_id != NULL &&
+	    (n = json_object_get(tr.nodes, op->node_id)) == NULL) {
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	switch (op->kind) {
+	case OP_MKDIR:
+	case OP_CREATE:
+		if ((rc = name_check(c, op->name, op->err)) != 0 ||
+		    (rc = parent_check(&tr, op->parent_id, op->err)) != 0 ||
+		    (rc = path_check(c, &tr, op->parent_id, op->name,
+		    op->err)) != 0)
+			goto out;
+		other = child_named(&tr, op->parent_id, op->name);
+		if (other != NULL && op->kind == OP_CREATE && op->replace &&
+		    !node_is_folder(other)) {
+			n = other;
+			if ((rc = file_set_data(t, op, &tr, n)) != 0)
+				goto out;
+			break;
+		}
+		if (other != NULL) {
+			rc = ENGINE_EEXIST;
+			engine_invalid(op->err, "'%s' already exists in this "
+			    "folder", op->name);
+			goto out;
+		}
+		if ((int)json_object_size(tr.nodes) >= c->asset_max_files) {
+			rc = ENGINE_ELIMIT;
+			engine_invalid(op->err, "the app has %d files and "
+			    "folders already (assets.max_files)",
+			    c->asset_max_files);
+			goto out;
+		}
+		n = node_new(op->kind == OP_MKDIR ? "folder" : "file",
+		    op->name, op->parent_id, next_order(&tr, op->parent_id));
+		if (n == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		json_object_set_new(tr.nodes, node_str(n, "id"), n);
+		if (op->kind == OP_CREATE &&
+		    (rc = file_set_data(t, op, &tr, n)) != 0)
+			goto out;
+		break;
+	case OP_WRITE:
+		if (node_is_folder(n)) {
+			rc = engine_invalid(op->err, "'%s' is a folder",
+			    node_str(n, "name"));
+			goto out;
+		}
+		if ((rc = file_set_data(t, op, &tr, n)) != 0)
+			goto out;
+		break;
+	case OP_RENAME:
+		if ((rc = name_check(c, op->name, op->err)) != 0)
+			goto out;
+		p = node_str(n, "parent_id");
+		other = child_named(&tr, p, op->name);
+		if (other != NULL && other != n) {
+			rc = ENGINE_EEXIST;
+			engine_invalid(op->err, "'%s' already exists in this "
+			    "folder", op->name);
+			goto out;
+		}
+		if ((rc = path_check(c, &tr, p, op->name, op->err)) != 0)
+			goto out;
+		json_object_set_new(n, "name", json_string(op->name));
+		if (!node_is_folder(n)) {
+			json_object_set_new(n, "extension",
+			    json_string(name_extension(op->name)));
+			if (strcmp(op->name, "SKILL.md") != 0)
+				json_object_del(n, "front_matter");
+		}
+		json_object_set_new(n, "updated_at", json_integer(engine_now()));
+		break;
+	case OP_MOVE:
+		if ((rc = parent_check(&tr, op->parent_id, op->err)) != 0)
+			goto out;
+		/* A folder cannot move into itself or below itself. */
+		for (p = op->parent_id; p != NULL;
+		     p = node_str(json_object_get(tr.nodes, p), "parent_id"))
+			if (strcmp(p, op->node_id) == 0) {
+				rc = engine_invalid(op->err, "a folder cannot "
+				    "move into itself");
+				goto out;
+			}
+		other = child_named(&tr, op->parent_id, node_str(n, "name"));
+		if (other != NULL && other != n) {
+			rc = ENGINE_EEXIST;
+			engine_invalid(op->err, "'%s' already exists in the "
+			    "target folder", node_str(n, "name"));
+			goto out;
+		}
+		if ((rc = path_check(c, &tr, op->parent_id,
+		    node_str(n, "name"), op->err)) != 0)
+			goto out;
+		json_object_set_new(n, "parent_id", op->parent_id ?
+		    json_string(op->parent_id) : json_null());
+		json_object_set_new(n, "order", json_integer(next_order(&tr,
+		    op->parent_id)));
+		json_object_set_new(n, "updated_at", json_integer(engine_now()));
+		break;
+	case OP_DELETE:
+		rc = delete_subtree(t, op->app_id, &tr, n, 0);
+		goto out;
+	}
+	if ((rc = node_save(t, op->app_id, n)) != 0)
+		goto out;
+	if ((op->view = node_view(&tr, n)) == NULL)
+		rc = ENGINE_ENOMEM;
+out:
+	tree_release(&tr);
+	return rc;
+}
+
+static int
+asset_op_run(struct asset_op *op, json_t **out)
+{
+	int rc;
+
+	rc = engine_from_store(store_write(op->e->store, asset_op_fn, op));
+	if (rc != 0) {
+		json_decref(op->view);
+		return rc;
+	}
+	if (out != NULL)
+		*out = op->view;
+	else
+		json_decref(op->view);
+	return 0;
+}
+
+int
+engine_asset_mkdir(struct engine *e, const char *app_id,
+    const char *parent_id, const char *name, char *err, json_t **out)
+{
+	struct asset_op op = { e, app_id, NULL, parent_id, name, NULL, 0, 0,
+	    OP_MKDIR, err, NULL };
+
+	return asset_op_run(&op, out);
+}
+
+int
+engine_asset_create(struct engine *e, const char *app_id,
+    const char *parent_id, const char *name, const void *data, size_t len,
+    int replace, char *err, json_t **out)
+{
+	struct asset_op op = { e, app_id, NULL, parent_id, name, data, len,
+	    replace, OP_CREATE, err, NULL };
+
+	return asset_op_run(&op, out);
+}
+
+int
+engine_asset_write(struct engine *e, const char *app_id, const char *node_id,
+    const void *data, size_t len, char *err, json_t **out)
+{
+	struct asset_op op = { e, app_id, node_id, NULL, NULL, data, len, 0,
+	    OP_WRITE, err, NULL };
+
+	return asset_op_run(&op, out);
+}
+
+int
+engine_asset_rename(struct engine *e, const char *app_id,
+    const char *node_id, const char *name, char *err, json_t **out)
+{
+	struct asset_op op = { e, app_id, node_id, NULL, name, NULL, 0, 0,
+	    OP_RENAME, err, NULL };
+
+	return asset_op_run(&op, out);
+}
+
+int
+engine_asset_move(struct engine *e, const char *app_id, const char *node_id,
+    const char *parent_id, char *err, json_t **out)
+{
+	struct asset_op op = { e, app_id, node_id, parent_id, NULL, NULL, 0, 0,
+	    OP_MOVE, err, NULL };
+
+	return asset_op_run(&op, out);
+}
+
+int
+engine_asset_delete(struct engine *e, const char *app_id, const char *node_id,
+    char *err)
+{
+	struct asset_op	op = { e, app_id, node_id, NULL, NULL, NULL, 0, 0,
+	    OP_DELETE, err, NULL };
+
+	return asset_op_run(&op, NULL);
+}
+
+/* ====== Reading ====== */
+
+int
+engine_asset_read(struct engine *e, const char *app_id, const char *node_id,
+    char *err, char **data, size_t *len, json_t **node)
+{
+	struct store_txn	*t = NULL;
+	struct tree		 tr = { NULL, 0 };
+	const void		*blob;
+	size_t			 blen = 0;
+	char			*buf = NULL;
+	const char		*sum;
+	json_t			*n;
+	int			 rc;
+
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = tree_load(t, app_id, err, &tr)) != 0)
+		goto out;
+	if ((n = json_object_get(tr.nodes, node_id)) == NULL ||
+	    node_is_folder(n)) {
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	sum = node_str(n, "checksum");
+	blob = "";
+	if (sum != NULL && *sum != '\0' &&
+	    (rc = store_blob_get(t, sum, &blob, &blen)) != 0)
+		goto out;
+	if ((buf = malloc(blen + 1)) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	memcpy(buf, blob, blen);
+	buf[blen] = '\0';
+	if (node != NULL && (*node = node_view(&tr, n)) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	*data = buf;
+	*len = blen;
+	buf = NULL;
+out:
+	free(buf);
+	tree_release(&tr);
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+/* ====== Whole-app operations for app.c ====== */
+
+int
+assets_delete_all(struct store_txn *t, const char *app_id)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*n;
+	char			 prefix[KEY_MAX], **keys = NULL, **nk;
+	const char		*sum;
+	size_t			 plen, nkeys = 0, cap = 0, i;
+	int			 rc;
+
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", app_id);
+	if ((rc = store_cursor_open(t, STORE_DB_ASSETS, &c)) != 0)
+		return rc;
+	for (rc = store_cursor_seek(c, prefix, plen, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+			break;
+		if ((n = json_loadb(kv.v, kv.vlen, 0, NULL)) != NULL) {
+			sum = node_str(n, "checksum");
+			if (sum != NULL && *sum != '\0')
+				store_blob_unref(t, sum);
+			json_decref(n);
+		}
+		if (nkeys == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((nk = realloc(keys, cap * sizeof(*keys))) == NULL) {
+				rc = STORE_ENOMEM;
+				goto out;
+			}
+			keys = nk;
+		}
+		if ((keys[nkeys] = strndup(kv.k, kv.klen)) == NULL) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
+		nkeys++;
+	}
+	if (rc != STORE_ENOTFOUND)
+		goto out;
+	rc = 0;
+	store_cursor_close(c);
+	c = NULL;
+	for (i = 0; i < nkeys && rc == 0; i++)
+		rc = store_del(t, STORE_DB_ASSETS, keys[i], strlen(keys[i]));
+out:
+	store_cursor_close(c);
+	for (i = 0; i < nkeys; i++)
+		free(keys[i]);
+	free(keys);
+	return rc;
+}
+
+int
+assets_copy_all(struct store_txn *t, const char *src, const char *dst)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*n, *all = NULL;
+	char			 prefix[KEY_MAX];
+	const char		*sum;
+	size_t			 plen, i;
+	int			 rc;
+
+	/* Collect first: writing while a cursor walks the same database
+	 * would move it. */
+	if ((all = json_array()) == NULL)
+		return STORE_ENOMEM;
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", src);
+	if ((rc = store_cursor_open(t, STORE_DB_ASSETS, &c)) != 0)
+		goto out;
+	for (rc = store_cursor_seek(c, prefix, plen, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+			break;
+		if ((n = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL) {
+			rc = STORE_EINVAL;
+			goto out;
+		}
+		json_array_append_new(all, n);
+	}
+	if (rc != STORE_ENOTFOUND && rc != 0)
+		goto out;
+	rc = 0;
+	store_cursor_close(c);
+	c = NULL;
+	json_array_foreach(all, i, n) {
+		sum = node_str(n, "checksum");
+		if (sum != NULL && *sum != '\0' &&
+		    (rc = store_blob_addref(t, sum)) != 0)
+			goto out;
+		if ((rc = node_save(t, dst, n)) != 0)
+			goto out;
+	}
+out:
+	store_cursor_close(c);
+	json_decref(all);
+	return rc;
+}

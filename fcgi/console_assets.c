@@ -1,0 +1,368 @@
+/*
+ * console_assets.c — /console/api/apps/{id}/assets/...: the app file
+ * system in Dify's paths (tree, folders, files, nodes), plus direct upload
+ * (multipart or raw body) and download of the raw bytes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+
+#include "fcgi/internal.h"
+
+#define UPLOAD_MAX_PARTS 16
+
+/* ====== Helpers ====== */
+
+/* A JSON string field of the body, or NULL (also for null). */
+static const char *
+body_str(struct req *r, const char *k)
+{
+	return json_string_value(json_object_get(r->json, k));
+}
+
+/* Checks that an optional JSON field k is a string or null. */
+static int
+body_opt_string(struct req *r, const char *k)
+{
+	json_t *v = json_object_get(r->json, k);
+
+	if (v == NULL || json_is_null(v) || json_is_string(v))
+		return 0;
+	resp_error(r, 400, "invalid_param", "%s must be a string", k);
+	return -1;
+}
+
+/* "" and NULL both mean the root folder. */
+static const char *
+parent_or_root(const char *p)
+{
+	return p != NULL && *p != '\0' ? p : NULL;
+}
+
+static int
+utf8_valid(const char *s, size_t len)
+{
+	json_t *j = json_stringn(s, len);	/* jansson validates UTF-8 */
+
+	json_decref(j);
+	return j != NULL;
+}
+
+static const char *
+mime_for(const char *name)
+{
+	static const char *const map[][2] = {
+		{ "md", "text/markdown; charset=utf-8" },
+		{ "txt", "text/plain; charset=utf-8" },
+		{ "json", "application/json" },
+		{ "yml", "application/yaml" },
+		{ "yaml", "application/yaml" },
+		{ "csv", "text/csv; charset=utf-8" },
+		{ "html", "text/html; charset=utf-8" },
+		{ "py", "text/x-python; charset=utf-8" },
+		{ "js", "text/javascript; charset=utf-8" },
+		{ "sh", "text/x-shellscript; charset=utf-8" },
+		{ "png", "image/png" },
+		{ "jpg", "image/jpeg" },
+		{ "jpeg", "image/jpeg" },
+		{ "gif", "image/gif" },
+		{ "svg", "image/svg+xml" },
+		{ "pdf", "application/pdf" },
+		{ "zip", "application/zip" },
+	};
+	const char	*dot = strrchr(name, '.');
+	size_t		 i;
+
+	if (dot != NULL)
+		for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			if (strcasecmp(dot + 1, map[i][0]) == 0)
+				return map[i][1];
+	return "application/octet-stream";
+}
+
+/* ====== Handlers ====== */
+
+static void
+h_tree(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*tree = NULL;
+	int	 rc;
+
+	if ((rc = engine_asset_tree(r->eng, r->captures[0], err, &tree)) != 0) {
+		resp_engine_error(r, rc, err, "app");
+		return;
+	}
+	resp_json(r, 200, tree);
+}
+
+static void
+h_mkdir(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*node = NULL;
+	int	 rc;
+
+	if (req_read_json(r) != 0 || body_opt_string(r, "name") != 0 ||
+	    body_opt_string(r, "parent_id") != 0)
+		return;
+	rc = engine_asset_mkdir(r->eng, r->captures[0],
+	    parent_or_root(body_str(r, "parent_id")), body_str(r, "name"), err,
+	    &node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "app or folder");
+		return;
+	}
+	resp_json(r, 201, node);
+}
+
+static int
+is_multipart(struct req *r)
+{
+	const char *ct = r->content_type;
+
+	while (*ct == ' ')
+		ct++;
+	return strncasecmp(ct, "multipart/form-data", 19) == 0;
+}
+
+/*
+ * The file of an upload: the "file" part of a multipart body (with
+ * optional "parent_id" and "name" parts), or the raw body with name and
+ * parent_id in the query. Returns 0 or the status it answered with.
+ */
+static int
+upload_source(struct req *r, const char **name, const char **parent,
+    const char **data, size_t *len)
+{
+	struct mp_part	*parts;
+	size_t		 n, i;
+	char		 err[256];
+	int		 rc, have = 0;
+
+	if ((rc = req_read_body(r, r->conf->max_body)) != 0)
+		return rc;
+	*name = req_query(r, "name");
+	*parent = req_query(r, "parent_id");
+	if (!is_multipart(r)) {
+		*data = r->body;
+		*len = r->body_len;
+		return 0;
+	}
+	if (multipart_parse(r->a, r->content_type, r->body, r->body_len,
+	    UPLOAD_MAX_PARTS, &parts, &n, err, sizeof(err)) != 0) {
+		resp_error(r, 400, "invalid_multipart", "%s", err);
+		return 400;
+	}
+	for (i = 0; i < n; i++) {
+		if (strcmp(parts[i].name, "file") == 0 && !have) {
+			*data = parts[i].data;
+			*len = parts[i].len;
+			if (*name == NULL)
+				*name = parts[i].filename;
+			have = 1;
+		} else if (strcmp(parts[i].name, "parent_id") == 0)
+			*parent = arena_strndup(r->a, parts[i].data,
+			    parts[i].len);
+		else if (strcmp(parts[i].name, "name") == 0)
+			*name = arena_strndup(r->a, parts[i].data,
+			    parts[i].len);
+	}
+	if (!have) {
+		resp_error(r, 400, "invalid_param", "multipart body has no "
+		    "'file' part");
+		return 400;
+	}
+	return 0;
+}
+
+/* POST .../assets/files: create a file (or replace it with ?replace=1). */
+static void
+h_upload(struct req *r)
+{
+	const char	*name = NULL, *parent = NULL, *data = NULL, *rep;
+	char		 err[ENGINE_ERRMAX] = "";
+	size_t		 len = 0;
+	json_t		*node = NULL;
+	int		 rc;
+
+	if (upload_source(r, &name, &parent, &data, &len) != 0)
+		return;
+	if (name == NULL || *name == '\0') {
+		resp_error(r, 400, "invalid_param", "name is required (the "
+		    "multipart file name, a 'name' part or ?name=)");
+		return;
+	}
+	rep = req_query(r, "replace");
+	rc = engine_asset_create(r->eng, r->captures[0],
+	    parent_or_root(parent), name, data, len,
+	    rep != NULL && (strcmp(rep, "1") == 0 || strcmp(rep, "true") == 0),
+	    err, &node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "app or folder");
+		return;
+	}
+	resp_json(r, 201, node);
+}
+
+/* GET .../assets/files/{node}: {content} as Dify answers it. */
+static void
+h_file_get(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "", *data = NULL, *b64;
+	size_t	 len = 0;
+	json_t	*node = NULL, *res;
+	int	 rc;
+
+	rc = engine_asset_read(r->eng, r->captures[0], r->captures[1], err,
+	    &data, &len, &node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "file");
+		return;
+	}
+	if (utf8_valid(data, len))
+		res = json_pack("{s:s%,s:o}", "content", data, len, "node",
+		    node);
+	else {
+		/* Not text: hand it over in base64 rather than mangle it. */
+		b64 = malloc(4 * ((len + 2) / 3) + 1);
+		if (b64 != NULL)
+			EVP_EncodeBlock((unsigned char *)b64,
+			    (const unsigned char *)data, (int)len);
+		res = b64 ? json_pack("{s:s,s:s,s:o}", "content", b64,
+		    "encoding", "base64", "node", node) : NULL;
+		free(b64);
+	}
+	free(data);
+	resp_json(r, 200, res);
+}
+
+/* GET .../assets/files/{node}/download: the raw bytes. */
+static void
+h_file_download(struct req *r)
+{
+	char		 err[ENGINE_ERRMAX] = "", *data = NULL, *enc;
+	const char	*name;
+	size_t		 len = 0;
+	json_t		*node = NULL;
+	int		 rc;
+
+	rc = engine_asset_read(r->eng, r->captures[0], r->captures[1], err,
+	    &data, &len, &node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "file");
+		return;
+	}
+	name = json_string_value(json_object_get(node, "name"));
+	if ((enc = curl_easy_escape(NULL, name, 0)) != NULL) {
+		resp_header(r, "Content-Disposition", arena_printf(r->a,
+		    "attachment; filename*=UTF-8''%s", enc));
+		curl_free(enc);
+	}
+	resp_header(r, "ETag", arena_printf(r->a, "\"%s\"",
+	    json_string_value(json_object_get(node, "checksum"))));
+	resp_bytes(r, 200, mime_for(name), data, len);
+	free(data);
+	json_decref(node);
+}
+
+/* PUT .../assets/files/{node}: JSON {content}, multipart file or raw. */
+static void
+h_file_put(struct req *r)
+{
+	const char	*name = NULL, *parent = NULL, *data = NULL;
+	char		 err[ENGINE_ERRMAX] = "";
+	size_t		 len = 0;
+	json_t		*node = NULL, *c;
+	int		 rc;
+
+	if (strncasecmp(r->content_type, "application/json", 16) == 0) {
+		if (req_read_json(r) != 0)
+			return;
+		c = json_object_get(r->json, "content");
+		if (!json_is_string(c)) {
+			resp_error(r, 400, "invalid_param", "content must be a "
+			    "string");
+			return;
+		}
+		data = json_string_value(c);
+		len = json_string_length(c);
+	} else if (upload_source(r, &name, &parent, &data, &len) != 0)
+		return;
+	rc = engine_asset_write(r->eng, r->captures[0], r->captures[1], data,
+	    len, err, &node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "file");
+		return;
+	}
+	resp_json(r, 200, node);
+}
+
+static void
+h_node_delete(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if ((rc = engine_asset_delete(r->eng, r->captures[0],
+	    r->captures[1], err)) != 0) {
+		resp_engine_error(r, rc, err, "file or folder");
+		return;
+	}
+	resp_empty(r, 204);
+}
+
+static void
+h_node_rename(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*node = NULL;
+	int	 rc;
+
+	if (req_read_json(r) != 0 || body_opt_string(r, "name") != 0)
+		return;
+	rc = engine_asset_rename(r->eng, r->captures[0], r->captures[1],
+	    body_str(r, "name"), err, &node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "file or folder");
+		return;
+	}
+	resp_json(r, 200, node);
+}
+
+static void
+h_node_move(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*node = NULL;
+	int	 rc;
+
+	if (req_read_json(r) != 0 || body_opt_string(r, "parent_id") != 0)
+		return;
+	rc = engine_asset_move(r->eng, r->captures[0], r->captures[1],
+	    parent_or_root(body_str(r, "parent_id")), err, &node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "file or folder");
+		return;
+	}
+	resp_json(r, 200, node);
+}
+
+#define A "/console/api/apps/{}/assets"
+const struct route console_asset_routes[] = {
+	{ "GET", A "/tree", h_tree, AUTH_ADMIN },
+	{ "POST", A "/folders", h_mkdir, AUTH_ADMIN },
+	{ "POST", A "/files", h_upload, AUTH_ADMIN },
+	{ "GET", A "/files/{}", h_file_get, AUTH_ADMIN },
+	{ "PUT", A "/files/{}", h_file_put, AUTH_ADMIN },
+	{ "GET", A "/files/{}/download", h_file_download, AUTH_ADMIN },
+	{ "DELETE", A "/nodes/{}", h_node_delete, AUTH_ADMIN },
+	{ "POST", A "/nodes/{}/rename", h_node_rename, AUTH_ADMIN },
+	{ "POST", A "/nodes/{}/move", h_node_move, AUTH_ADMIN },
+	{ NULL, NULL, NULL, AUTH_NONE },
+};
+#undef A
