@@ -63,6 +63,13 @@ static const struct setting settings[] = {
 	    1000000),
 	S_INT("assets.max_path", SET_INT, asset_max_path, "1024", 16, 4096),
 	S_INT("assets.max_name", SET_INT, asset_max_name, "255", 1, 1024),
+	S_INT("http.connect_timeout", SET_INT, http_connect_timeout, "10", 1,
+	    600),
+	S_INT("http.timeout", SET_INT, http_timeout, "600", 1, 86400),
+	S_INT("http.max_response", SET_SIZE, http_max_response, "10m", 1024,
+	    (int64_t)1 << 32),
+	S_INT("http.allow_private", SET_BOOL, http_allow_private, "false", 0,
+	    1),
 	S_INT("log.level", SET_LEVEL, log_level, "info", 0, 3),
 	S_STR("log.file", log_file, ""),
 };

@@ -43,6 +43,11 @@ struct conf {
 	int	 asset_max_files;	/* files and folders of one app */
 	int	 asset_max_path;	/* bytes in a full path */
 	int	 asset_max_name;	/* bytes in one file or folder name */
+	/* outbound HTTP (http-request node, tools, yaml-url, LLM, E2B) */
+	int	 http_connect_timeout;	/* seconds */
+	int	 http_timeout;		/* seconds for a whole exchange */
+	int64_t	 http_max_response;	/* bytes */
+	int	 http_allow_private;	/* let app content reach private nets */
 	/* logging */
 	int	 log_level;		/* enum conf_log_level */
 	char	 log_file[1024];	/* "" = standard error */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <curl/curl.h>
 #include <openssl/rand.h>
 
 #include "engine/internal.h"
@@ -27,6 +28,7 @@ engine_strerror(int rc)
 	case ENGINE_EFULL: return "storage is full (storage.max_map_size)";
 	case ENGINE_EEXIST: return "already exists";
 	case ENGINE_ELIMIT: return "a configured limit was reached";
+	case ENGINE_EFETCH: return "outbound request failed";
 	default: return "unknown engine error";
 	}
 }
@@ -163,6 +165,8 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	}
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return ENGINE_ENOMEM;
+	/* Reference-counted by libcurl; done before any worker thread. */
+	curl_global_init(CURL_GLOBAL_DEFAULT);
 	e->conf = c;
 	o.map_size = c->map_size;
 	o.max_map_size = c->max_map_size;
@@ -171,6 +175,7 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	if ((rc = store_open(c->data_dir, &o, &e->store)) != 0) {
 		snprintf(err, ENGINE_ERRMAX, "storage in '%.200s': %s",
 		    c->data_dir, store_strerror(rc));
+		curl_global_cleanup();
 		free(e);
 		return engine_from_store(rc);
 	}
@@ -184,6 +189,7 @@ engine_close(struct engine *e)
 	if (e == NULL)
 		return;
 	store_close(e->store);
+	curl_global_cleanup();
 	free(e);
 }
 

@@ -26,6 +26,7 @@ enum engine_err {
 	ENGINE_EFULL = -205,	/* storage reached its size limit */
 	ENGINE_EEXIST = -206,	/* a name is taken; err says which */
 	ENGINE_ELIMIT = -207,	/* a configured limit; err names it */
+	ENGINE_EFETCH = -208,	/* outbound HTTP failed; err says how */
 };
 
 /* Room for a message that explains an ENGINE_EINVAL. */
@@ -160,5 +161,120 @@ int	engine_asset_move(struct engine *e, const char *app_id,
 /* Deletes node_id, and everything under it for a folder. */
 int	engine_asset_delete(struct engine *e, const char *app_id,
 	    const char *node_id, char *err);
+
+/* ====== DSL ====== */
+
+/*
+ * Dify app DSL: YAML <-> jansson (engine/dsl.c) and the import checks and
+ * export transform (engine/dsl_check.c). Scalars are typed as PyYAML's
+ * yaml.safe_load types them (YAML 1.1), because Dify loads DSL with it.
+ */
+
+/* The DSL version exports carry and imports are compared with. */
+#define DSL_VERSION_CURRENT	"0.6.0"
+
+/* Room for an imported version string, NUL included. */
+#define DSL_VERSION_MAX		64
+
+/*
+ * Limits on one YAML document. When one trips, dsl_parse fails with
+ * ENGINE_EINVAL and err names the limit and the line.
+ */
+struct dsl_limits {
+	size_t	max_bytes;	/* document size; 10 MB */
+	size_t	max_depth;	/* nested mappings and sequences; 64 */
+	size_t	max_nodes;	/* nodes after alias expansion; 1,000,000 */
+	size_t	max_aliases;	/* alias uses; 10,000 */
+};
+
+/* Fills lim with the defaults above. */
+void	dsl_limits_default(struct dsl_limits *lim);
+
+/*
+ * Parses one YAML document of len bytes (no NUL needed) into *out, a new
+ * reference the caller must json_decref. lim NULL means the defaults.
+ * Mapping keys are always strings (the scalar's text), in file order; a
+ * repeated key keeps its first position and its last value; merge keys
+ * (<<) are applied. An alias shares the anchored json_t (as PyYAML shares
+ * the object): copy before changing one place only. Integers beyond 64
+ * bits and .inf/.nan, which JSON cannot hold, stay strings holding their
+ * text, as do timestamps and !!binary. An empty stream gives json null.
+ * Returns 0, ENGINE_EINVAL (err says what and at which line) or
+ * ENGINE_ENOMEM. err holds ENGINE_ERRMAX bytes.
+ */
+int	dsl_parse(const char *buf, size_t len, const struct dsl_limits *lim,
+	    char *err, json_t **out);
+
+/*
+ * Writes doc as YAML in the style of Dify's export (PyYAML yaml.dump with
+ * allow_unicode): block style, keys sorted at every level, multi-line
+ * strings as literal blocks where YAML allows it, strings quoted when
+ * plain text would read back as another type, UTF-8 as is.
+ * dsl_parse(dsl_emit(doc)) equals doc. On success *out is a NUL-terminated
+ * buffer of *outlen bytes that the caller frees with free(). Returns 0,
+ * ENGINE_EINVAL (err says why: too deep, too large) or ENGINE_ENOMEM.
+ */
+int	dsl_emit(const json_t *doc, char *err, char **out, size_t *outlen);
+
+/* Import status, as Dify names it (dsl_status_name). */
+enum dsl_status {
+	DSL_COMPLETED,
+	DSL_COMPLETED_WITH_WARNINGS,	/* older minor version */
+	DSL_PENDING,		/* newer version or older major: confirm */
+	DSL_FAILED,
+};
+
+/* "completed", "completed-with-warnings", "pending" or "failed". */
+const char *dsl_status_name(enum dsl_status st);
+
+/*
+ * What dsl_check found. problems is a JSON array of
+ * {node_id, field, message} objects, plus edge_id for an edge; node_id is
+ * "" for a problem outside the graph. Problems do not fail the import (a
+ * draft may be unfinished); the executor refuses what it cannot run.
+ * Release with dsl_report_release.
+ */
+struct dsl_report {
+	enum dsl_status	 status;
+	char		 imported_version[DSL_VERSION_MAX];
+	const char	*current_version;	/* DSL_VERSION_CURRENT */
+	json_t		*problems;
+};
+
+/* dsl_check flag: the user confirmed a pending import; check it fully. */
+#define DSL_CHECK_CONFIRM	0x1
+
+/*
+ * Checks a parsed DSL document as Dify's import does and normalises it:
+ * missing or empty version becomes "0.1.0", kind becomes "app", ids
+ * written as numbers become strings, and the legacy forms of
+ * reference/dify-dsl.md §7 are rewritten to the current ones (listed in
+ * engine/dsl_check.c). Fields it does not interpret are kept unchanged.
+ * A pending document (newer version) is only checked for its envelope
+ * unless flags has DSL_CHECK_CONFIRM; confirmed, its status becomes
+ * completed. On 0, *out is a new normalised copy (json_decref) and rep
+ * says the status, the versions and the graph problems. On ENGINE_EINVAL
+ * rep->status is DSL_FAILED, err says why and *out is NULL. doc is not
+ * changed. rep must be released even on failure.
+ */
+int	dsl_check(const json_t *doc, unsigned flags, char *err,
+	    struct dsl_report *rep, json_t **out);
+
+/* Frees what rep holds; rep itself belongs to the caller. */
+void	dsl_report_release(struct dsl_report *rep);
+
+/*
+ * The export form of a stored (checked) document, as Dify's export_dsl
+ * makes it: version DSL_VERSION_CURRENT, kind app, the app header fields
+ * with their defaults, dependencies; without include_secret, secret
+ * environment variables get value "" and credential_id is removed from
+ * tool nodes and agent tools; credential_id is always removed from
+ * model_config.agent_mode.tools; trigger webhook URLs and plugin
+ * subscriptions are blanked. *out is a new document (json_decref); doc is
+ * not changed. Returns 0, ENGINE_EINVAL (doc is not a mapping) or
+ * ENGINE_ENOMEM.
+ */
+int	dsl_export(const json_t *doc, int include_secret, char *err,
+	    json_t **out);
 
 #endif

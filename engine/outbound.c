@@ -1,0 +1,234 @@
+/*
+ * outbound.c — the one libcurl wrapper every outbound request goes
+ * through: timeouts, a response size cap, http/https only, and the SSRF
+ * guard.
+ *
+ * The guard sits in CURLOPT_OPENSOCKETFUNCTION: it sees the address curl
+ * is about to connect to, after DNS resolution and on every redirect, so a
+ * name that resolves (or re-resolves) to a private address is refused.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <curl/curl.h>
+
+#include "engine/internal.h"
+
+struct fetch {
+	const struct outbound_req	*req;
+	struct outbound_resp		*resp;
+	size_t				 cap;
+	int64_t				 max;
+	int				 guard;
+	int				 blocked;
+	int				 too_big;
+	char				 blocked_addr[INET6_ADDRSTRLEN];
+};
+
+static int
+v4_private(uint32_t a)
+{
+	return (a >> 24) == 0 ||		/* 0.0.0.0/8 */
+	    (a >> 24) == 10 ||			/* 10/8 */
+	    (a >> 22) == (100u << 2 | 1) ||	/* 100.64/10 */
+	    (a >> 24) == 127 ||			/* loopback */
+	    (a >> 16) == (169u << 8 | 254) ||	/* link-local */
+	    (a >> 20) == (172u << 4 | 1) ||	/* 172.16/12 */
+	    (a >> 8) == (192u << 16 | 0 << 8 | 0) ||	/* 192.0.0/24 */
+	    (a >> 8) == (192u << 16 | 0 << 8 | 2) ||	/* TEST-NET-1 */
+	    (a >> 16) == (192u << 8 | 168) ||	/* 192.168/16 */
+	    (a >> 17) == (198u << 7 | 9) ||	/* 198.18/15 */
+	    (a >> 8) == (198u << 16 | 51 << 8 | 100) ||	/* TEST-NET-2 */
+	    (a >> 8) == (203u << 16 | 0 << 8 | 113) ||	/* TEST-NET-3 */
+	    (a >> 28) >= 14;			/* multicast, reserved */
+}
+
+int
+outbound_addr_private(const struct sockaddr *addr)
+{
+	const struct sockaddr_in	*s4;
+	const struct sockaddr_in6	*s6;
+	const unsigned char		*b;
+	uint32_t			 v4;
+	static const unsigned char	 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0,
+					    0, 0, 0xff, 0xff };
+	static const unsigned char	 nat64[12] = { 0, 0x64, 0xff, 0x9b };
+
+	if (addr->sa_family == AF_INET) {
+		s4 = (const struct sockaddr_in *)addr;
+		return v4_private(ntohl(s4->sin_addr.s_addr));
+	}
+	if (addr->sa_family != AF_INET6)
+		return 1;
+	s6 = (const struct sockaddr_in6 *)addr;
+	b = s6->sin6_addr.s6_addr;
+	/* IPv4-mapped and NAT64 addresses carry an IPv4 address to judge. */
+	if (memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0) {
+		v4 = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 |
+		    (uint32_t)b[14] << 8 | b[15];
+		return v4_private(v4);
+	}
+	if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr) ||
+	    IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+	    IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) ||
+	    IN6_IS_ADDR_SITELOCAL(&s6->sin6_addr) ||
+	    IN6_IS_ADDR_MULTICAST(&s6->sin6_addr) ||
+	    IN6_IS_ADDR_V4COMPAT(&s6->sin6_addr))
+		return 1;
+	if ((b[0] & 0xfe) == 0xfc)	/* unique local fc00::/7 */
+		return 1;
+	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)
+		return 1;		/* documentation 2001:db8::/32 */
+	return 0;
+}
+
+static curl_socket_t
+open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct fetch	*f = arg;
+	const void	*ip;
+
+	(void)purpose;
+	if (f->guard && outbound_addr_private(&a->addr)) {
+		f->blocked = 1;
+		ip = a->family == AF_INET ?
+		    (const void *)&((struct sockaddr_in *)&a->addr)->sin_addr :
+		    (const void *)&((struct sockaddr_in6 *)&a->addr)->sin6_addr;
+		inet_ntop(a->family, ip, f->blocked_addr,
+		    sizeof(f->blocked_addr));
+		return CURL_SOCKET_BAD;
+	}
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct fetch		*f = arg;
+	struct outbound_resp	*r = f->resp;
+	size_t			 len = size * n, cap;
+	char			*nb;
+
+	if ((int64_t)(r->len + len) > f->max) {
+		f->too_big = 1;
+		return 0;
+	}
+	if (f->req->on_data != NULL) {
+		r->len += len;
+		return f->req->on_data(p, len, f->req->arg) == 0 ? len : 0;
+	}
+	if (r->len + len + 1 > f->cap) {
+		cap = f->cap ? f->cap : 4096;
+		while (cap < r->len + len + 1)
+			cap *= 2;
+		if ((nb = realloc(r->body, cap)) == NULL)
+			return 0;
+		r->body = nb;
+		f->cap = cap;
+	}
+	memcpy(r->body + r->len, p, len);
+	r->len += len;
+	r->body[r->len] = '\0';
+	return len;
+}
+
+int
+outbound_fetch(struct engine *e, const struct outbound_req *req, char *err,
+    struct outbound_resp *resp)
+{
+	const struct conf	*c = e->conf;
+	struct fetch		 f;
+	CURL			*h = NULL;
+	CURLcode		 cc;
+	char			 cerr[CURL_ERROR_SIZE] = "";
+	const char		*ct = NULL;
+	int			 rc = 0;
+
+	memset(resp, 0, sizeof(*resp));
+	memset(&f, 0, sizeof(f));
+	f.req = req;
+	f.resp = resp;
+	f.max = req->max_bytes > 0 ? req->max_bytes : c->http_max_response;
+	f.guard = !req->trusted && !c->http_allow_private;
+	if ((h = curl_easy_init()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	curl_easy_setopt(h, CURLOPT_URL, req->url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT,
+	    (long)c->http_connect_timeout);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT,
+	    (long)(req->timeout > 0 ? req->timeout : c->http_timeout));
+	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &f);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &f);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "flowcgi/" FLOWCGI_VERSION);
+	/* A proxy from the environment would hide the real destination
+	 * from the guard. */
+	if (f.guard)
+		curl_easy_setopt(h, CURLOPT_PROXY, "");
+	if (req->follow) {
+		curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+		curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+	}
+	if (req->headers != NULL)
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, req->headers);
+	if (req->body != NULL) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)req->body_len);
+	}
+	if (req->method != NULL)
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
+	cc = curl_easy_perform(h);
+	if (f.blocked) {
+		rc = engine_invalid(err, "refused to connect to %s: private, "
+		    "loopback and link-local addresses are not allowed "
+		    "(http.allow_private)", f.blocked_addr);
+		rc = ENGINE_EFETCH;
+		goto out;
+	}
+	if (f.too_big) {
+		engine_invalid(err, "response is larger than %lld bytes "
+		    "(http.max_response)", (long long)f.max);
+		rc = ENGINE_ELIMIT;
+		goto out;
+	}
+	if (cc != CURLE_OK) {
+		engine_invalid(err, "%s: %s", req->url, cerr[0] ? cerr :
+		    curl_easy_strerror(cc));
+		rc = ENGINE_EFETCH;
+		goto out;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+	if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK &&
+	    ct != NULL)
+		resp->content_type = strdup(ct);
+	if (resp->body == NULL && req->on_data == NULL &&
+	    (resp->body = calloc(1, 1)) == NULL)
+		rc = ENGINE_ENOMEM;
+out:
+	if (h != NULL)
+		curl_easy_cleanup(h);
+	if (rc != 0)
+		outbound_resp_release(resp);
+	return rc;
+}
+
+void
+outbound_resp_release(struct outbound_resp *resp)
+{
+	free(resp->body);
+	free(resp->content_type);
+	memset(resp, 0, sizeof(*resp));
+}
