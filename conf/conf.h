@@ -43,6 +43,9 @@ struct conf {
 	int	 asset_max_files;	/* files and folders of one app */
 	int	 asset_max_path;	/* bytes in a full path */
 	int	 asset_max_name;	/* bytes in one file or folder name */
+	/* bundles: .zip exports of sandboxed apps */
+	int64_t	 bundle_max_size;	/* bytes, compressed and unpacked */
+	int	 bundle_max_ratio;	/* unpacked / compressed */
 	/* outbound HTTP (http-request node, tools, yaml-url, LLM, E2B) */
 	int	 http_connect_timeout;	/* seconds */
 	int	 http_timeout;		/* seconds for a whole exchange */

@@ -27,6 +27,57 @@ int	assets_delete_all(struct store_txn *t, const char *app_id);
 /* Copies every asset node of src to dst (same node ids, shared blobs). */
 int	assets_copy_all(struct store_txn *t, const char *src, const char *dst);
 
+/* ====== Bundles (bundle.c) ====== */
+
+/* One entry of a bundle's file tree, path relative to the assets root. */
+struct bundle_file {
+	char		*path;		/* "skills/report/SKILL.md" */
+	int		 is_dir;
+	unsigned char	*data;		/* NULL for a folder */
+	size_t		 len;
+};
+
+/* A bundle read into memory and checked; nothing written anywhere. */
+struct bundle {
+	char			*dsl_name;	/* "My app.yml" */
+	char			*dsl;		/* its bytes, NUL-terminated */
+	size_t			 dsl_len;
+	json_t			*manifest;	/* NULL for the older layout */
+	struct bundle_file	*files;
+	size_t			 nfiles;
+};
+
+/*
+ * Reads a .zip bundle from memory and checks all of it before anything is
+ * written: one root DSL file (^[^/]+\.ya?ml$), manifest.json when present
+ * (and its file list against the entries), and every entry: no absolute or
+ * ".." paths, backslashes, control characters, symlinks, hard links,
+ * devices, encryption or duplicates; each file within assets.max_file_size;
+ * the total within bundle.max_size and bundle.max_ratio times the bundle's
+ * size. Returns 0 with b filled (bundle_release), ENGINE_EINVAL or
+ * ENGINE_ELIMIT with err saying which entry and which rule.
+ */
+int	bundle_read(const struct conf *c, const void *zip, size_t len,
+	    char *err, struct bundle *b);
+void	bundle_release(struct bundle *b);
+
+/*
+ * Writes a bundle: <name>.yml with dsl, manifest.json (if manifest is not
+ * NULL) and each file under <name>/. *out (malloc'd, caller frees) holds
+ * *outlen bytes of zip. Returns 0 or ENGINE_ENOMEM / ENGINE_EINVAL.
+ */
+int	bundle_write(const char *name, const char *dsl, size_t dsl_len,
+	    const json_t *manifest, const struct bundle_file *files,
+	    size_t nfiles, char *err, char **out, size_t *outlen);
+
+/*
+ * The file-name-safe form of an app name, as Dify's bundle export makes it:
+ * <>:"/\|?* and control characters become _, leading and trailing dots and
+ * spaces go, at most 100 characters, "app" when nothing is left. Writes a
+ * NUL-terminated name into buf (at least 401 bytes).
+ */
+void	bundle_safe_name(const char *name, char *buf, size_t bufsz);
+
 /* ====== Outbound HTTP (outbound.c) ====== */
 
 struct curl_slist;
