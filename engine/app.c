@@ -6,12 +6,12 @@
  *	{id, name, description, mode, icon_type, icon, icon_background,
  *	 use_icon_as_answer_icon, max_active_requests, enable_site,
  *	 enable_api, created_at, updated_at, revision,
- *	 workflow: {id, created_at, updated_at,
- *	            graph, features, environment_variables,
- *	            conversation_variables} | null,   (workflow, advanced-chat)
- *	 model_config: {...} | null}                   (chat, agent-chat,
- *	                                                completion)
+ *	 workflow: {id, created_at, updated_at} | null,  (workflow modes)
+ *	 dsl: {the whole draft DSL document: version, kind, app, workflow or
+ *	       model_config, dependencies, and anything else it carried}}
  *
+ * The app header inside dsl is stale by design: the record's own fields
+ * (renamed by PUT) win, and export writes them into the document.
  * revision counts the updates; it backs the HTTP ETag / If-Match pair.
  */
 #include <stdio.h>
@@ -141,31 +141,43 @@ app_apply_fields(json_t *rec, const json_t *in, int require_name, char *err)
 	return 0;
 }
 
-/* A fresh draft: an empty graph, or Dify's default model config. */
+/*
+ * A fresh draft document for mode: an empty graph, or Dify's default model
+ * config. The app header inside it is filled from the record on export.
+ */
 static json_t *
-app_default_draft(const char *mode, int64_t now, json_t **model_config)
+app_default_dsl(const char *mode)
 {
-	char id[37];
-
-	*model_config = NULL;
-	if (!mode_has_workflow(mode)) {
-		*model_config = json_pack("{s:{s:s,s:s,s:s,s:{}},s:s,s:s,"
-		    "s:{s:s},s:[],s:[]}",
-		    "model", "provider", "openai", "name", "gpt-4o",
-		    "mode", "chat", "completion_params",
+	if (!mode_has_workflow(mode))
+		return json_pack("{s:s,s:s,s:{},s:{s:{s:s,s:s,s:s,s:{}},s:s,"
+		    "s:s,s:{s:s},s:[],s:[]},s:[]}",
+		    "version", "0.6.0", "kind", "app", "app",
+		    "model_config", "model", "provider", "openai", "name",
+		    "gpt-4o", "mode", "chat", "completion_params",
 		    "pre_prompt", "", "prompt_type", "simple",
 		    "agent_mode", "strategy",
 		    strcmp(mode, "agent-chat") == 0 ? "function_call" : "",
-		    "user_input_form", "suggested_questions");
+		    "user_input_form", "suggested_questions",
+		    "dependencies");
+	return json_pack("{s:s,s:s,s:{},s:{s:{s:[],s:[],s:{s:i,s:i,s:i}},"
+	    "s:{},s:[],s:[]},s:[]}",
+	    "version", "0.6.0", "kind", "app", "app", "workflow", "graph",
+	    "nodes", "edges", "viewport", "x", 0, "y", 0, "zoom", 1,
+	    "features", "environment_variables", "conversation_variables",
+	    "dependencies");
+}
+
+/* {id, created_at, updated_at} of a workflow draft, or null. */
+json_t *
+app_workflow_meta(const char *mode, int64_t now)
+{
+	char id[37];
+
+	if (!mode_has_workflow(mode))
 		return json_null();
-	}
 	engine_uuid(id);
-	return json_pack("{s:s,s:I,s:I,s:{s:[],s:[],s:{s:i,s:i,s:i}},s:{},"
-	    "s:[],s:[]}",
-	    "id", id, "created_at", (json_int_t)now, "updated_at",
-	    (json_int_t)now, "graph", "nodes", "edges", "viewport", "x", 0,
-	    "y", 0, "zoom", 1, "features", "environment_variables",
-	    "conversation_variables");
+	return json_pack("{s:s,s:I,s:I}", "id", id, "created_at",
+	    (json_int_t)now, "updated_at", (json_int_t)now);
 }
 
 /* ====== Create ====== */
@@ -190,11 +202,11 @@ app_put_fn(struct store_txn *t, void *arg)
 	return rc;
 }
 
-/* Builds a new record from in (create or copy); steals nothing. */
-static int
+/* Builds a new record from in (create, copy, import); steals nothing. */
+int
 app_new_record(const json_t *in, const char *mode, char *err, json_t **out)
 {
-	json_t	*rec = NULL, *mc = NULL, *wf;
+	json_t	*rec = NULL;
 	char	 id[37];
 	int64_t	 now = engine_now();
 	int	 rc;
@@ -211,9 +223,8 @@ app_new_record(const json_t *in, const char *mode, char *err, json_t **out)
 		return ENGINE_ENOMEM;
 	if ((rc = app_apply_fields(rec, in, 1, err)) != 0)
 		goto fail;
-	wf = app_default_draft(mode, now, &mc);
-	json_object_set_new(rec, "workflow", wf);
-	json_object_set_new(rec, "model_config", mc ? mc : json_null());
+	json_object_set_new(rec, "workflow", app_workflow_meta(mode, now));
+	json_object_set_new(rec, "dsl", app_default_dsl(mode));
 	*out = rec;
 	return 0;
 fail:
@@ -430,8 +441,7 @@ engine_app_copy(struct engine *e, const char *id, const json_t *in,
     char *err, json_t **out)
 {
 	struct app_put	 p = { NULL, 0, id };
-	json_t		*src = NULL, *fields = NULL, *wf;
-	char		 wid[37];
+	json_t		*src = NULL, *fields = NULL;
 	const char	*k;
 	json_t		*v;
 	int		 rc;
@@ -460,18 +470,8 @@ engine_app_copy(struct engine *e, const char *id, const json_t *in,
 		goto out;
 	json_object_set(p.rec, "use_icon_as_answer_icon",
 	    json_object_get(src, "use_icon_as_answer_icon"));
-	json_object_set(p.rec, "model_config",
-	    json_object_get(src, "model_config"));
-	if (json_is_object(wf = json_object_get(src, "workflow"))) {
-		wf = json_deep_copy(wf);
-		engine_uuid(wid);
-		json_object_set_new(wf, "id", json_string(wid));
-		json_object_set(wf, "created_at",
-		    json_object_get(p.rec, "created_at"));
-		json_object_set(wf, "updated_at",
-		    json_object_get(p.rec, "created_at"));
-		json_object_set_new(p.rec, "workflow", wf);
-	}
+	json_object_set_new(p.rec, "dsl",
+	    json_deep_copy(json_object_get(src, "dsl")));
 	if ((rc = store_write(e->store, app_put_fn, &p)) != 0) {
 		rc = engine_from_store(rc);
 		goto out;

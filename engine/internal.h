@@ -21,6 +21,20 @@ int	engine_invalid(char *err, const char *fmt, ...)
 /* The number of Unicode code points in the UTF-8 string s. */
 size_t	engine_utf8_len(const char *s);
 
+/* ====== Apps (app.c) ====== */
+
+/*
+ * A new app record of mode from Dify's create fields in (name required),
+ * with a fresh default draft. *out is a new reference.
+ */
+int	app_new_record(const json_t *in, const char *mode, char *err,
+	    json_t **out);
+
+/* {id, created_at, updated_at} for a workflow-mode draft, else null. */
+json_t	*app_workflow_meta(const char *mode, int64_t now);
+
+/* ====== Assets (assets.c) ====== */
+
 /* Removes every asset node of app_id, dropping blob references. */
 int	assets_delete_all(struct store_txn *t, const char *app_id);
 

@@ -15,7 +15,7 @@
 static const char *
 app_runtime_type(const json_t *rec)
 {
-	json_t *wf = json_object_get(rec, "workflow");
+	json_t *wf = json_object_get(json_object_get(rec, "dsl"), "workflow");
 	json_t *sb = json_object_get(json_object_get(json_object_get(wf,
 	    "features"), "sandbox"), "enabled");
 
@@ -45,7 +45,7 @@ app_view(struct req *r, const json_t *rec, int list)
 		"icon_background", "use_icon_as_answer_icon",
 		"max_active_requests", "created_at", "updated_at", NULL,
 	};
-	json_t		*v;
+	json_t		*v, *mc;
 	size_t		 i;
 	const char	*host, *https;
 
@@ -54,8 +54,9 @@ app_view(struct req *r, const json_t *rec, int list)
 	for (i = 0; copied[i] != NULL; i++)
 		json_object_set(v, copied[i], json_object_get(rec, copied[i]));
 	json_object_set_new(v, "icon_url", json_null());
-	json_object_set(v, "model_config", json_object_get(rec,
-	    "model_config"));
+	mc = json_object_get(json_object_get(rec, "dsl"), "model_config");
+	json_object_set_new(v, "model_config", mc ? json_incref(mc) :
+	    json_null());
 	json_object_set_new(v, "workflow", app_workflow_partial(rec));
 	json_object_set_new(v, "created_by", json_null());
 	json_object_set_new(v, "updated_by", json_null());
