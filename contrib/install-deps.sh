@@ -8,7 +8,7 @@ set -eu
 PKGS="gcc make pkg-config libfcgi-dev libjansson-dev liblmdb-dev libyaml-dev
 libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev nginx-light"
 # Tests and benchmarks.
-PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils"
+PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
 PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"
 

@@ -22,7 +22,8 @@
 #include "engine/internal.h"
 
 #define APP_NAME_MAX		255
-#define APP_DESCRIPTION_MAX	400
+#define APP_DESCRIPTION_MAX	400	/* as Dify's create and update */
+#define APP_DESCRIPTION_IMPORT	65535	/* Dify's import keeps any length */
 #define APP_ICON_MAX		1024
 #define APP_ICON_BG_MAX		64
 
@@ -80,7 +81,8 @@ opt_string(const json_t *in, const char *field, size_t max, int nullable,
  * PUT (Dify requires name on both).
  */
 static int
-app_apply_fields(json_t *rec, const json_t *in, int require_name, char *err)
+app_apply_fields(json_t *rec, const json_t *in, int require_name,
+    size_t desc_max, char *err)
 {
 	const char	*s, *p;
 	json_t		*v;
@@ -99,7 +101,7 @@ app_apply_fields(json_t *rec, const json_t *in, int require_name, char *err)
 		json_object_set_new(rec, "name", json_string(s));
 	} else if (require_name)
 		return engine_invalid(err, "name is required");
-	if ((rc = opt_string(in, "description", APP_DESCRIPTION_MAX, 1, err,
+	if ((rc = opt_string(in, "description", desc_max, 1, err,
 	    &s, &present)) != 0)
 		return rc;
 	if (present)
@@ -204,7 +206,8 @@ app_put_fn(struct store_txn *t, void *arg)
 
 /* Builds a new record from in (create, copy, import); steals nothing. */
 int
-app_new_record(const json_t *in, const char *mode, char *err, json_t **out)
+app_new_record(const json_t *in, const char *mode, int imported, char *err,
+    json_t **out)
 {
 	json_t	*rec = NULL;
 	char	 id[37];
@@ -221,7 +224,8 @@ app_new_record(const json_t *in, const char *mode, char *err, json_t **out)
 	    "updated_at", (json_int_t)now, "revision", 1);
 	if (rec == NULL)
 		return ENGINE_ENOMEM;
-	if ((rc = app_apply_fields(rec, in, 1, err)) != 0)
+	if ((rc = app_apply_fields(rec, in, 1, imported ?
+	    APP_DESCRIPTION_IMPORT : APP_DESCRIPTION_MAX, err)) != 0)
 		goto fail;
 	json_object_set_new(rec, "workflow", app_workflow_meta(mode, now));
 	json_object_set_new(rec, "dsl", app_default_dsl(mode));
@@ -249,7 +253,7 @@ engine_app_create(struct engine *e, const json_t *in, char *err,
 	if (!engine_app_mode_valid(mode))
 		return engine_invalid(err, "mode must be workflow, "
 		    "advanced-chat, chat, agent-chat or completion");
-	if ((rc = app_new_record(in, mode, err, &p.rec)) != 0)
+	if ((rc = app_new_record(in, mode, 0, err, &p.rec)) != 0)
 		return rc;
 	if ((rc = store_write(e->store, app_put_fn, &p)) != 0) {
 		json_decref(p.rec);
@@ -378,7 +382,8 @@ app_update_fn(struct store_txn *t, void *arg)
 		rc = ENGINE_ECONFLICT;
 		goto out;
 	}
-	if ((rc = app_apply_fields(rec, u->in, 1, u->err)) != 0)
+	if ((rc = app_apply_fields(rec, u->in, 1, APP_DESCRIPTION_MAX,
+	    u->err)) != 0)
 		goto out;
 	json_object_set_new(rec, "revision", json_integer(rev + 1));
 	json_object_set_new(rec, "updated_at", json_integer(engine_now()));
@@ -466,7 +471,7 @@ engine_app_copy(struct engine *e, const char *id, const json_t *in,
 			if (!json_is_null(v) || strcmp(k, "name") != 0)
 				json_object_set(fields, k, v);
 	if ((rc = app_new_record(fields, json_string_value(json_object_get(src,
-	    "mode")), err, &p.rec)) != 0)
+	    "mode")), 1, err, &p.rec)) != 0)
 		goto out;
 	json_object_set(p.rec, "use_icon_as_answer_icon",
 	    json_object_get(src, "use_icon_as_answer_icon"));

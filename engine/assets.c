@@ -481,10 +481,9 @@ name_extension(const char *name)
 
 /* Sets the file contents of node n (new or replaced), with limits. */
 static int
-file_set_data(struct store_txn *t, struct asset_op *op, struct tree *tr,
-    json_t *n)
+file_set_data(struct store_txn *t, const struct conf *c, struct asset_op *op,
+    struct tree *tr, json_t *n)
 {
-	const struct conf	*c = op->e->conf;
 	const char		*old = node_str(n, "checksum");
 	char			 hex[STORE_HASH_HEX];
 	int64_t			 oldsize = json_integer_value(
@@ -599,7 +598,7 @@ asset_op_fn(struct store_txn *t, void *arg)
 		if (other != NULL && op->kind == OP_CREATE && op->replace &&
 		    !node_is_folder(other)) {
 			n = other;
-			if ((rc = file_set_data(t, op, &tr, n)) != 0)
+			if ((rc = file_set_data(t, c, op, &tr, n)) != 0)
 				goto out;
 			break;
 		}
@@ -624,7 +623,7 @@ asset_op_fn(struct store_txn *t, void *arg)
 		}
 		json_object_set_new(tr.nodes, node_str(n, "id"), n);
 		if (op->kind == OP_CREATE &&
-		    (rc = file_set_data(t, op, &tr, n)) != 0)
+		    (rc = file_set_data(t, c, op, &tr, n)) != 0)
 			goto out;
 		break;
 	case OP_WRITE:
@@ -633,7 +632,7 @@ asset_op_fn(struct store_txn *t, void *arg)
 			    node_str(n, "name"));
 			goto out;
 		}
-		if ((rc = file_set_data(t, op, &tr, n)) != 0)
+		if ((rc = file_set_data(t, c, op, &tr, n)) != 0)
 			goto out;
 		break;
 	case OP_RENAME:
@@ -924,5 +923,240 @@ assets_copy_all(struct store_txn *t, const char *src, const char *dst)
 out:
 	store_cursor_close(c);
 	json_decref(all);
+	return rc;
+}
+
+/* ====== Bundles: export and import of a whole tree ====== */
+
+int
+assets_export(struct store_txn *t, const char *app_id, json_t **nodes,
+    struct bundle_file **files, size_t *nfiles)
+{
+	struct tree		 tr = { NULL, 0 };
+	struct bundle_file	*f = NULL;
+	char			 err[ENGINE_ERRMAX], path[4200];
+	const char		*k, *sum;
+	const void		*blob;
+	size_t			 n = 0, blen;
+	json_t			*list = NULL, *nd, *v;
+	int			 rc;
+
+	*nodes = NULL;
+	*files = NULL;
+	*nfiles = 0;
+	if ((rc = tree_load(t, app_id, err, &tr)) != 0)
+		return rc;
+	if ((list = json_array()) == NULL || (f = calloc(json_object_size(
+	    tr.nodes) + 1, sizeof(*f))) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	json_object_foreach(tr.nodes, k, nd) {
+		if (node_path(&tr, k, path, sizeof(path)) < 0) {
+			rc = STORE_EINVAL;
+			goto out;
+		}
+		if ((v = node_view(&tr, nd)) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		json_object_del(v, "created_at");
+		json_object_del(v, "updated_at");
+		json_array_append_new(list, v);
+		if ((f[n].path = strdup(path + 1)) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		f[n].is_dir = node_is_folder(nd);
+		n++;
+		if (f[n - 1].is_dir)
+			continue;
+		sum = node_str(nd, "checksum");
+		blob = "";
+		blen = 0;
+		if (sum != NULL && *sum != '\0' &&
+		    (rc = store_blob_get(t, sum, &blob, &blen)) != 0)
+			goto out;
+		if ((f[n - 1].data = malloc(blen + 1)) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		memcpy(f[n - 1].data, blob, blen);
+		f[n - 1].len = blen;
+	}
+	*nodes = list;
+	*files = f;
+	*nfiles = n;
+	list = NULL;
+	f = NULL;
+out:
+	if (f != NULL) {
+		while (n-- > 0) {
+			free(f[n].path);
+			free(f[n].data);
+		}
+		free(f);
+	}
+	json_decref(list);
+	tree_release(&tr);
+	return rc;
+}
+
+/*
+ * The node id a bundle's manifest gives path ("a/b"), if it gives a valid
+ * unused one.
+ */
+static const char *
+manifest_id(const json_t *ids, const struct tree *tr, const char *path)
+{
+	const char *id = json_string_value(json_object_get(ids, path));
+
+	if (id == NULL || engine_uuid_check(id) != 0 ||
+	    json_object_get(tr->nodes, id) != NULL)
+		return NULL;
+	return id;
+}
+
+/* path -> node id from a manifest's tree nodes and files list. */
+static json_t *
+manifest_ids(const json_t *manifest)
+{
+	struct tree	 mt = { NULL, 0 };
+	json_t		*ids = json_object(), *nodes, *n, *files;
+	const char	*id, *p;
+	char		 path[4200];
+	size_t		 i;
+
+	if (ids == NULL || manifest == NULL)
+		return ids;
+	nodes = json_object_get(json_object_get(json_object_get(manifest,
+	    "app_assets"), "tree"), "nodes");
+	if (json_is_array(nodes) && (mt.nodes = json_object()) != NULL) {
+		json_array_foreach(nodes, i, n)
+			if ((id = node_str(n, "id")) != NULL &&
+			    node_str(n, "name") != NULL)
+				json_object_set(mt.nodes, id, n);
+		json_array_foreach(nodes, i, n)
+			if ((id = node_str(n, "id")) != NULL &&
+			    node_path(&mt, id, path, sizeof(path)) > 0)
+				json_object_set_new(ids, path + 1,
+				    json_string(id));
+		tree_release(&mt);
+	}
+	files = json_object_get(manifest, "files");
+	json_array_foreach(files, i, n) {
+		id = node_str(n, "node_id");
+		p = node_str(n, "path");
+		if (id != NULL && p != NULL) {
+			while (*p == '/')
+				p++;
+			json_object_set_new(ids, p, json_string(id));
+		}
+	}
+	return ids;
+}
+
+int
+assets_import(struct store_txn *t, const struct conf *c, const char *app_id,
+    const struct bundle *b, char *err)
+{
+	struct tree	 tr = { NULL, 0 };
+	json_t		*ids = NULL, *n;
+	char		*path = NULL, *slash, *seg;
+	const char	*parent, *id;
+	size_t		 i;
+	int		 rc = 0, depth;
+
+	if ((tr.nodes = json_object()) == NULL ||
+	    (ids = manifest_ids(b->manifest)) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < b->nfiles; i++) {
+		free(path);
+		if ((path = strdup(b->files[i].path)) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		if (strlen(path) + 1 > (size_t)c->asset_max_path) {
+			rc = engine_invalid(err, "'%.200s': path is longer "
+			    "than %d bytes (assets.max_path)", path,
+			    c->asset_max_path);
+			goto out;
+		}
+		/* mkdir -p for every folder on the way, then the entry. */
+		parent = NULL;
+		for (seg = path, depth = 0;; seg = slash + 1, depth++) {
+			slash = strchr(seg, '/');
+			if (slash != NULL)
+				*slash = '\0';
+			if ((rc = name_check(c, seg, err)) != 0) {
+				engine_invalid(err, "'%.200s': %s",
+				    b->files[i].path, err);
+				goto out;
+			}
+			n = child_named(&tr, parent, seg);
+			if (n == NULL) {
+				if ((int)json_object_size(tr.nodes) >=
+				    c->asset_max_files) {
+					engine_invalid(err, "more than %d files "
+					    "and folders (assets.max_files)",
+					    c->asset_max_files);
+					rc = ENGINE_ELIMIT;
+					goto out;
+				}
+				n = node_new(slash != NULL ||
+				    b->files[i].is_dir ? "folder" : "file",
+				    seg, parent, next_order(&tr, parent));
+				if (n == NULL) {
+					rc = ENGINE_ENOMEM;
+					goto out;
+				}
+				/* path now ends at this segment */
+				id = manifest_id(ids, &tr, path);
+				if (id != NULL)
+					json_object_set_new(n, "id",
+					    json_string(id));
+				json_object_set_new(tr.nodes, node_str(n, "id"),
+				    n);
+			} else if (slash == NULL || !node_is_folder(n)) {
+				if (slash == NULL && b->files[i].is_dir &&
+				    node_is_folder(n))
+					break;	/* folder listed again */
+				rc = engine_invalid(err, "'%.200s' is given "
+				    "twice", b->files[i].path);
+				goto out;
+			}
+			if (slash == NULL) {
+				if (!b->files[i].is_dir) {
+					struct asset_op op;
+
+					memset(&op, 0, sizeof(op));
+					op.data = b->files[i].data ?
+					    (const void *)b->files[i].data :
+					    "";
+					op.len = b->files[i].len;
+					op.err = err;
+					if ((rc = file_set_data(t, c, &op,
+					    &tr, n)) != 0)
+						goto out;
+				}
+				break;
+			}
+			*slash = '/';
+			parent = node_str(n, "id");
+		}
+	}
+	{
+		const char *k;
+
+		json_object_foreach(tr.nodes, k, n)
+			if ((rc = node_save(t, app_id, n)) != 0)
+				goto out;
+	}
+out:
+	free(path);
+	json_decref(ids);
+	tree_release(&tr);
 	return rc;
 }

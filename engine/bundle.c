@@ -134,18 +134,24 @@ raw_free(struct raw_entry *r, size_t n)
 }
 
 void
-bundle_release(struct bundle *b)
+bundle_files_free(struct bundle_file *files, size_t n)
 {
 	size_t i;
 
+	for (i = 0; i < n; i++) {
+		free(files[i].path);
+		free(files[i].data);
+	}
+	free(files);
+}
+
+void
+bundle_release(struct bundle *b)
+{
 	free(b->dsl_name);
 	free(b->dsl);
 	json_decref(b->manifest);
-	for (i = 0; i < b->nfiles; i++) {
-		free(b->files[i].path);
-		free(b->files[i].data);
-	}
-	free(b->files);
+	bundle_files_free(b->files, b->nfiles);
 	memset(b, 0, sizeof(*b));
 }
 

@@ -162,6 +162,67 @@ int	engine_asset_move(struct engine *e, const char *app_id,
 int	engine_asset_delete(struct engine *e, const char *app_id,
 	    const char *node_id, char *err);
 
+/* ====== Import and export ====== */
+
+/*
+ * Overrides for an import; NULL fields come from the DSL's app header.
+ * app_id names a workflow or advanced-chat app whose draft (and, for a
+ * bundle, files) the import replaces.
+ */
+struct import_opts {
+	const char	*name;
+	const char	*description;
+	const char	*icon_type;
+	const char	*icon;
+	const char	*icon_background;
+	const char	*app_id;
+};
+
+/*
+ * Imports DSL text as Dify does. *out is always an Import object {id,
+ * status, app_id, app_mode, current_dsl_version, imported_dsl_version,
+ * error}: status completed or completed-with-warnings (app made),
+ * pending (another version: confirm within 10 minutes), or failed (error
+ * says why). Returns 0, or ENGINE_ENOMEM / ENGINE_ESTORE / ENGINE_EFULL.
+ */
+int	engine_import(struct engine *e, const char *yaml, size_t len,
+	    const struct import_opts *o, char *err, json_t **out);
+
+/* The same, fetching the DSL from url through the outbound HTTP guard
+ * (GitHub /blob/ pages are read from their raw form). */
+int	engine_import_url(struct engine *e, const char *url,
+	    const struct import_opts *o, char *err, json_t **out);
+
+/* The same for a .zip bundle; its files come along. */
+int	engine_import_bundle(struct engine *e, const void *zip, size_t len,
+	    const struct import_opts *o, char *err, json_t **out);
+
+/* Finishes a pending import (any process may). *out as above. */
+int	engine_import_confirm(struct engine *e, const char *import_id,
+	    char *err, json_t **out);
+
+/*
+ * The DSL of app_id as YAML (*yaml malloc'd, caller frees). Without
+ * include_secret, secret environment variables are blanked and credential
+ * ids dropped.
+ */
+int	engine_export(struct engine *e, const char *app_id, int include_secret,
+	    char *err, char **yaml, size_t *len);
+
+/*
+ * The app as a .zip bundle: <name>.yml, manifest.json, <name>/files.
+ * *zip and *filename are malloc'd; the caller frees both.
+ */
+int	engine_export_bundle(struct engine *e, const char *app_id,
+	    int include_secret, char *err, char **zip, size_t *len,
+	    char **filename);
+
+/* "<safe app name>.zip" for record rec, in buf. */
+void	engine_bundle_filename(const json_t *rec, char *buf, size_t bufsz);
+
+/* 1 when record rec is a sandboxed app (workflow.features.sandbox). */
+int	engine_app_is_sandboxed(const json_t *rec);
+
 /* ====== DSL ====== */
 
 /*
@@ -181,7 +242,8 @@ int	engine_asset_delete(struct engine *e, const char *app_id,
  * ENGINE_EINVAL and err names the limit and the line.
  */
 struct dsl_limits {
-	size_t	max_bytes;	/* document size; 10 MB */
+	size_t	max_bytes;	/* document size, and scalar text after alias
+				   expansion; 10 MB */
 	size_t	max_depth;	/* nested mappings and sequences; 64 */
 	size_t	max_nodes;	/* nodes after alias expansion; 1,000,000 */
 	size_t	max_aliases;	/* alias uses; 10,000 */

@@ -25,10 +25,11 @@ size_t	engine_utf8_len(const char *s);
 
 /*
  * A new app record of mode from Dify's create fields in (name required),
- * with a fresh default draft. *out is a new reference.
+ * with a fresh default draft. imported: a copy or an import, where Dify
+ * keeps descriptions of any length. *out is a new reference.
  */
-int	app_new_record(const json_t *in, const char *mode, char *err,
-	    json_t **out);
+int	app_new_record(const json_t *in, const char *mode, int imported,
+	    char *err, json_t **out);
 
 /* {id, created_at, updated_at} for a workflow-mode draft, else null. */
 json_t	*app_workflow_meta(const char *mode, int64_t now);
@@ -42,6 +43,28 @@ int	assets_delete_all(struct store_txn *t, const char *app_id);
 int	assets_copy_all(struct store_txn *t, const char *src, const char *dst);
 
 /* ====== Bundles (bundle.c) ====== */
+
+struct bundle;
+struct bundle_file;
+
+/*
+ * Every asset node of app_id for a bundle: *nodes, a flat list of node
+ * views with paths (no timestamps); *files, one entry per node with its
+ * path relative to the root and, for files, a copy of the bytes. Free with
+ * bundle_files_free.
+ */
+int	assets_export(struct store_txn *t, const char *app_id, json_t **nodes,
+	    struct bundle_file **files, size_t *nfiles);
+void	bundle_files_free(struct bundle_file *files, size_t n);
+
+/*
+ * Lays a checked bundle's files into app_id (which has none yet) inside t:
+ * folders made as needed, node ids taken from the manifest where it gives
+ * valid ones, every name and limit checked. Returns 0, or ENGINE_EINVAL /
+ * ENGINE_ELIMIT with err naming the entry.
+ */
+int	assets_import(struct store_txn *t, const struct conf *c,
+	    const char *app_id, const struct bundle *b, char *err);
 
 /* One entry of a bundle's file tree, path relative to the assets root. */
 struct bundle_file {

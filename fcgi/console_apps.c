@@ -47,7 +47,6 @@ app_view(struct req *r, const json_t *rec, int list)
 	};
 	json_t		*v, *mc;
 	size_t		 i;
-	const char	*host, *https;
 
 	if ((v = json_object()) == NULL)
 		return NULL;
@@ -75,11 +74,8 @@ app_view(struct req *r, const json_t *rec, int list)
 	json_object_set_new(v, "tracing", json_null());
 	json_object_set_new(v, "deleted_tools", json_array());
 	json_object_set_new(v, "site", json_null());
-	host = req_param(r, "HTTP_HOST");
-	https = req_param(r, "HTTPS");
-	json_object_set_new(v, "api_base_url", json_sprintf("%s://%s%s/v1",
-	    https && *https && strcmp(https, "off") ? "https" : "http",
-	    host ? host : "localhost", r->prefix));
+	json_object_set_new(v, "api_base_url", json_sprintf("%s/v1",
+	    req_base_url(r)));
 	json_object_set(v, "revision", json_object_get(rec, "revision"));
 	return v;
 }

@@ -63,6 +63,28 @@ req_query(struct req *r, const char *name)
 	return NULL;
 }
 
+const char *
+req_base_url(struct req *r)
+{
+	const char	*host = req_param(r, "HTTP_HOST");
+	const char	*https = req_param(r, "HTTPS");
+	const char	*port = req_param(r, "SERVER_PORT");
+	const char	*colon, *url;
+
+	https = https && *https && strcmp(https, "off") ? "https" : NULL;
+	/* nginx's stock fastcgi_params pass HTTP_HOST as $host, which has no
+	 * port: add SERVER_PORT back unless it is the scheme's default. */
+	colon = host ? strrchr(host, ':') : NULL;
+	if (host == NULL || port == NULL || *port == '\0' ||
+	    (colon != NULL && strchr(colon, ']') == NULL) ||
+	    strcmp(port, https ? "443" : "80") == 0)
+		port = NULL;
+	url = arena_printf(r->a, "%s://%s%s%s%s", https ? "https" : "http",
+	    host ? host : "localhost", port ? ":" : "", port ? port : "",
+	    r->prefix);
+	return url ? url : "";
+}
+
 int
 req_read_body(struct req *r, int64_t max)
 {

@@ -83,6 +83,12 @@ const char *req_param(struct req *r, const char *name);
 const char *req_query(struct req *r, const char *name);
 
 /*
+ * "scheme://host[:port]/prefix" of this request, for URLs in answers;
+ * lives in r's arena.
+ */
+const char *req_base_url(struct req *r);
+
+/*
  * Reads the whole body, at most max bytes. Returns 0, or an HTTP status
  * (413 over the limit, 400 when it ends short) after answering with it.
  */
@@ -152,6 +158,7 @@ struct route {
 extern const struct route console_app_routes[];
 extern const struct route system_routes[];
 extern const struct route console_asset_routes[];
+extern const struct route console_dsl_routes[];
 
 /* Handles one request completely: prefix, route, auth, handler. */
 void	router_dispatch(struct req *r);

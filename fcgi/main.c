@@ -9,6 +9,157 @@
 
 #include "fcgi/fcgi.h"
 
+/* ====== import and export ====== */
+
+static int
+read_file(const char *path, char **out, size_t *len)
+{
+	FILE	*f;
+	char	*buf = NULL, *nb;
+	size_t	 cap = 0, n = 0, got;
+
+	if ((f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb")) == NULL)
+		return -1;
+	for (;;) {
+		if (n + 65536 > cap) {
+			cap = cap ? cap * 2 : 1 << 20;
+			if ((nb = realloc(buf, cap)) == NULL)
+				break;
+			buf = nb;
+		}
+		if ((got = fread(buf + n, 1, cap - n - 1, f)) == 0)
+			break;
+		n += got;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (buf == NULL)
+		return -1;
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int
+has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static int
+cmd_import(struct engine *e, const char *path, const char *name, int yes)
+{
+	struct import_opts	 o;
+	char			*data = NULL, err[ENGINE_ERRMAX] = "";
+	const char		*st, *id;
+	size_t			 len = 0;
+	json_t			*imp = NULL, *conf = NULL;
+	int			 rc;
+
+	if (read_file(path, &data, &len) != 0) {
+		fprintf(stderr, "flowcgi: %s: cannot read\n", path);
+		return 1;
+	}
+	memset(&o, 0, sizeof(o));
+	o.name = name;
+	if (has_suffix(path, ".zip") || (len > 4 && memcmp(data, "PK\003\004",
+	    4) == 0))
+		rc = engine_import_bundle(e, data, len, &o, err, &imp);
+	else
+		rc = engine_import(e, data, len, &o, err, &imp);
+	free(data);
+	if (rc != 0) {
+		fprintf(stderr, "flowcgi: import: %s\n", err[0] ? err :
+		    engine_strerror(rc));
+		return 1;
+	}
+	st = json_string_value(json_object_get(imp, "status"));
+	if (strcmp(st, "pending") == 0 && yes) {
+		rc = engine_import_confirm(e, json_string_value(
+		    json_object_get(imp, "id")), err, &conf);
+		json_decref(imp);
+		if (rc != 0) {
+			fprintf(stderr, "flowcgi: import: %s\n", err[0] ? err :
+			    engine_strerror(rc));
+			return 1;
+		}
+		imp = conf;
+		st = json_string_value(json_object_get(imp, "status"));
+	}
+	id = json_string_value(json_object_get(imp, "app_id"));
+	if (strcmp(st, "failed") == 0) {
+		fprintf(stderr, "flowcgi: import failed: %s\n",
+		    json_string_value(json_object_get(imp, "error")));
+		rc = 1;
+	} else if (strcmp(st, "pending") == 0) {
+		fprintf(stderr, "flowcgi: DSL version %s differs from %s; run "
+		    "again with --yes to import it anyway\n",
+		    json_string_value(json_object_get(imp,
+		    "imported_dsl_version")), DSL_VERSION_CURRENT);
+		rc = 3;
+	} else {
+		if (strcmp(st, "completed-with-warnings") == 0)
+			fprintf(stderr, "flowcgi: imported an older DSL version "
+			    "(%s)\n", json_string_value(json_object_get(imp,
+			    "imported_dsl_version")));
+		printf("%s\n", id);
+		rc = 0;
+	}
+	json_decref(imp);
+	return rc;
+}
+
+static int
+cmd_export(struct engine *e, const char *id, const char *out, int secrets)
+{
+	json_t	*rec = NULL;
+	char	 err[ENGINE_ERRMAX] = "", *data = NULL, *fname = NULL;
+	char	 path[512];
+	size_t	 len = 0;
+	FILE	*f;
+	int	 rc, bundle;
+
+	if ((rc = engine_app_get(e, id, &rec)) != 0) {
+		fprintf(stderr, "flowcgi: export: app %s: %s\n", id,
+		    engine_strerror(rc));
+		return 1;
+	}
+	bundle = engine_app_is_sandboxed(rec) ||
+	    (out != NULL && has_suffix(out, ".zip"));
+	if (bundle)
+		rc = engine_export_bundle(e, id, secrets, err, &data, &len,
+		    &fname);
+	else
+		rc = engine_export(e, id, secrets, err, &data, &len);
+	if (rc != 0) {
+		fprintf(stderr, "flowcgi: export: %s\n", err[0] ? err :
+		    engine_strerror(rc));
+		json_decref(rec);
+		return 1;
+	}
+	if (out == NULL) {
+		engine_bundle_filename(rec, path, sizeof(path));
+		if (!bundle)	/* same safe name, .yml */
+			memcpy(path + strlen(path) - 4, ".yml", 4);
+		out = path;
+	}
+	f = strcmp(out, "-") == 0 ? stdout : fopen(out, "wb");
+	if (f == NULL || fwrite(data, 1, len, f) != len) {
+		fprintf(stderr, "flowcgi: export: cannot write %s\n", out);
+		rc = 1;
+	} else if (f != stdout)
+		fprintf(stderr, "flowcgi: wrote %s (%zu bytes)\n", out, len);
+	if (f != NULL && f != stdout)
+		fclose(f);
+	free(data);
+	free(fname);
+	json_decref(rec);
+	return rc;
+}
+
 static void
 usage(FILE *fp)
 {
@@ -18,11 +169,19 @@ usage(FILE *fp)
 "commands:\n"
 "  serve [-c FILE] [--listen ADDR]   serve FastCGI (or one CGI request)\n"
 "  token [-c FILE]                   print the admin token\n"
+"  import FILE [--name NAME] [--yes] import a .yml DSL or a .zip bundle;\n"
+"                                    prints the new app id\n"
+"  export ID [-o FILE] [--secrets]   export an app: .zip for sandboxed\n"
+"                                    apps, .yml otherwise\n"
 "\n"
 "options:\n"
 "  -c, --config FILE   configuration file (default: $FLOWCGI_CONFIG, else\n"
 "                      the built-in defaults; see conf/flowcgi.yml)\n"
 "  -l, --listen ADDR   host:port or unix:/path (overrides server.listen)\n"
+"  -o, --output FILE   where export writes (default: <app name>.yml/.zip)\n"
+"      --name NAME     the imported app's name (default: from the DSL)\n"
+"      --yes           confirm an import of another DSL version\n"
+"      --secrets       export secret environment variables too\n"
 "  -h, --help          this help\n"
 "  -V, --version       print the version\n"
 "\n"
@@ -82,11 +241,17 @@ main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "yes", no_argument, NULL, 'Y' },
+		{ "secrets", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct conf	 c;
 	struct engine		*e = NULL;
 	const char		*cmd = NULL, *cpath = NULL, *listen = NULL;
+	const char		*output = NULL, *name = NULL, *arg = NULL;
+	int			 yes = 0, secrets = 0;
 	char			 err[ENGINE_ERRMAX] = "", token[AUTH_TOKEN_MAX];
 	int			 ch, rc;
 
@@ -97,10 +262,15 @@ main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	while ((ch = getopt_long(argc, argv, "c:l:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:l:hVo:", longopts, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 'c': cpath = optarg; break;
 		case 'l': listen = optarg; break;
+		case 'o': output = optarg; break;
+		case 'N': name = optarg; break;
+		case 'Y': yes = 1; break;
+		case 'S': secrets = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("flowcgi %s\n", FLOWCGI_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -110,14 +280,24 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if ((strcmp(cmd, "import") == 0 || strcmp(cmd, "export") == 0) &&
+	    optind < argc)
+		arg = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "flowcgi: unexpected argument '%s'\n",
 		    argv[optind]);
 		return 2;
 	}
-	if (strcmp(cmd, "serve") != 0 && strcmp(cmd, "token") != 0) {
+	if (strcmp(cmd, "serve") != 0 && strcmp(cmd, "token") != 0 &&
+	    strcmp(cmd, "import") != 0 && strcmp(cmd, "export") != 0) {
 		fprintf(stderr, "flowcgi: unknown command '%s'\n", cmd);
 		usage(stderr);
+		return 2;
+	}
+	if ((strcmp(cmd, "import") == 0 || strcmp(cmd, "export") == 0) &&
+	    arg == NULL) {
+		fprintf(stderr, "flowcgi: %s needs a %s\n", cmd,
+		    strcmp(cmd, "import") == 0 ? "FILE" : "app ID");
 		return 2;
 	}
 	if (load_conf(&c, cpath, listen) != 0)
@@ -128,7 +308,11 @@ main(int argc, char **argv)
 		    engine_strerror(rc));
 		return 1;
 	}
-	if (strcmp(cmd, "token") == 0) {
+	if (strcmp(cmd, "import") == 0)
+		rc = cmd_import(e, arg, name, yes);
+	else if (strcmp(cmd, "export") == 0)
+		rc = cmd_export(e, arg, output, secrets);
+	else if (strcmp(cmd, "token") == 0) {
 		if (auth_token_load(c.data_dir, token) != 0) {
 			perror("flowcgi: admin token");
 			rc = 1;

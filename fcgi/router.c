@@ -12,6 +12,7 @@
 
 static const struct route *const route_tables[] = {
 	system_routes,
+	console_dsl_routes,
 	console_app_routes,
 	console_asset_routes,
 	NULL,

@@ -108,8 +108,13 @@ store_map_size(struct store *s)
 	return (int64_t)info.me_mapsize;
 }
 
+/*
+ * Grows the map after a transaction begun with a map of seen bytes found
+ * it full. Another thread of this process may have grown it meanwhile:
+ * then the retry uses that, rather than every waiting thread doubling it.
+ */
 static int
-store_grow(struct store *s)
+store_grow(struct store *s, size_t seen)
 {
 	MDB_envinfo	info;
 	size_t		cur, next;
@@ -118,6 +123,10 @@ store_grow(struct store *s)
 	pthread_rwlock_wrlock(&s->resize_lock);
 	mdb_env_info(s->env, &info);
 	cur = info.me_mapsize;
+	if (cur > seen) {
+		rc = 0;
+		goto out;
+	}
 	/* Another process may have grown the map already: adopt that first. */
 	if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0 &&
 	    mdb_env_info(s->env, &info) == 0 && info.me_mapsize > cur)
@@ -187,11 +196,13 @@ int
 store_write(struct store *s, store_write_fn fn, void *arg)
 {
 	struct store_txn	t = { s, NULL };
+	MDB_envinfo		info;
 	int			rc;
 
 	for (;;) {
 		if ((rc = txn_begin(s, 0, &t.txn)) != 0)
 			return rc;
+		mdb_env_info(s->env, &info);	/* stable under resize_lock */
 		rc = fn(&t, arg);
 		if (rc == 0)
 			rc = mdb_err(mdb_txn_commit(t.txn), "commit");
@@ -200,7 +211,7 @@ store_write(struct store *s, store_write_fn fn, void *arg)
 		pthread_rwlock_unlock(&s->resize_lock);
 		if (rc != STORE_EMAPFULL)
 			return rc;
-		if ((rc = store_grow(s)) != 0)
+		if ((rc = store_grow(s, info.me_mapsize)) != 0)
 			return rc;
 	}
 }

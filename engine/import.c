@@ -1,0 +1,637 @@
+/*
+ * import.c — DSL import (YAML text, a URL, a .zip bundle), the pending /
+ * confirm flow for other DSL versions, and export (YAML or bundle).
+ *
+ * Pending imports live in the imports database for 10 minutes, so any
+ * process can confirm them: key import id, value {created_at, doc, opts,
+ * bundle_blob?}. A pending bundle keeps its zip as a blob reference until
+ * it is confirmed or expires.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/internal.h"
+
+#define IMPORT_TTL	600		/* seconds a pending import is kept */
+#define DSL_MAX_BYTES	(10 << 20)	/* as Dify: 10 MB */
+
+/* ====== Results ====== */
+
+static json_t *
+import_result(const char *id, const char *status, const char *app_id,
+    const char *mode, const char *imported, const char *error)
+{
+	return json_pack("{s:s,s:s,s:s?,s:s?,s:s,s:s,s:s}", "id", id, "status",
+	    status, "app_id", app_id, "app_mode", mode,
+	    "current_dsl_version", DSL_VERSION_CURRENT,
+	    "imported_dsl_version", imported ? imported : "", "error",
+	    error ? error : "");
+}
+
+static int
+import_failed(const char *id, const char *imported, const char *error,
+    json_t **out)
+{
+	*out = import_result(id, "failed", NULL, NULL, imported, error);
+	return *out != NULL ? 0 : ENGINE_ENOMEM;
+}
+
+/* ====== Pending imports ====== */
+
+static json_t *
+opts_json(const struct import_opts *o)
+{
+	return json_pack("{s:s?,s:s?,s:s?,s:s?,s:s?,s:s?}", "name", o->name,
+	    "description", o->description, "icon_type", o->icon_type, "icon",
+	    o->icon, "icon_background", o->icon_background, "app_id",
+	    o->app_id);
+}
+
+static void
+opts_from_json(const json_t *j, struct import_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->name = json_string_value(json_object_get(j, "name"));
+	o->description = json_string_value(json_object_get(j, "description"));
+	o->icon_type = json_string_value(json_object_get(j, "icon_type"));
+	o->icon = json_string_value(json_object_get(j, "icon"));
+	o->icon_background = json_string_value(json_object_get(j,
+	    "icon_background"));
+	o->app_id = json_string_value(json_object_get(j, "app_id"));
+}
+
+struct pending_put {
+	const char	*id;
+	json_t		*rec;
+	const void	*zip;
+	size_t		 zip_len;
+};
+
+/* Drops pending imports older than IMPORT_TTL (with their blobs). */
+static int
+pending_purge(struct store_txn *t)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*rec, *old = NULL;
+	int64_t			 now = engine_now();
+	const char		*blob;
+	size_t			 i;
+	int			 rc;
+
+	if ((old = json_array()) == NULL)
+		return STORE_ENOMEM;
+	if ((rc = store_cursor_open(t, STORE_DB_IMPORTS, &c)) != 0)
+		goto out;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+			continue;
+		if (now - json_integer_value(json_object_get(rec,
+		    "created_at")) > IMPORT_TTL) {
+			json_object_set_new(rec, "_key", json_stringn(kv.k,
+			    kv.klen));
+			json_array_append(old, rec);
+		}
+		json_decref(rec);
+	}
+	store_cursor_close(c);
+	c = NULL;
+	rc = 0;
+	json_array_foreach(old, i, rec) {
+		blob = json_string_value(json_object_get(rec, "bundle_blob"));
+		if (blob != NULL)
+			store_blob_unref(t, blob);
+		store_del(t, STORE_DB_IMPORTS, json_string_value(
+		    json_object_get(rec, "_key")), strlen(json_string_value(
+		    json_object_get(rec, "_key"))));
+	}
+out:
+	store_cursor_close(c);
+	json_decref(old);
+	return rc;
+}
+
+static int
+pending_put_fn(struct store_txn *t, void *arg)
+{
+	struct pending_put	*p = arg;
+	char			 hex[STORE_HASH_HEX];
+	int			 rc;
+
+	if ((rc = pending_purge(t)) != 0)
+		return rc;
+	if (p->zip != NULL) {
+		if ((rc = store_blob_ref(t, p->zip, p->zip_len, hex)) != 0)
+			return rc;
+		json_object_set_new(p->rec, "bundle_blob", json_string(hex));
+	}
+	return store_put_json(t, STORE_DB_IMPORTS, p->id, p->rec,
+	    STORE_NOOVERWRITE);
+}
+
+/* ====== Creating or overwriting the app ====== */
+
+struct import_put {
+	struct engine		*e;
+	json_t			*rec;		/* new app, or NULL */
+	const char		*app_id;	/* overwrite: this app */
+	json_t			*dsl;		/* overwrite: its new draft */
+	const struct bundle	*bundle;
+	const char		*pending;	/* confirmed: drop this */
+	char			*err;
+	char			 mode[32];	/* out: mode of app_id */
+};
+
+static int
+import_put_fn(struct store_txn *t, void *arg)
+{
+	struct import_put	*p = arg;
+	json_t			*rec = NULL, *wf;
+	const char		*id, *blob;
+	json_t			*pend = NULL;
+	int			 rc;
+
+	if (p->pending != NULL &&
+	    store_get_json(t, STORE_DB_IMPORTS, p->pending, &pend) == 0) {
+		blob = json_string_value(json_object_get(pend, "bundle_blob"));
+		if (blob != NULL && (rc = store_blob_unref(t, blob)) != 0)
+			goto out;
+		if ((rc = store_del(t, STORE_DB_IMPORTS, p->pending,
+		    strlen(p->pending))) != 0)
+			goto out;
+	}
+	if (p->rec != NULL) {
+		id = json_string_value(json_object_get(p->rec, "id"));
+		if ((rc = store_put_json(t, STORE_DB_APPS, id, p->rec,
+		    STORE_NOOVERWRITE)) != 0)
+			goto out;
+		if (p->bundle != NULL)
+			rc = assets_import(t, p->e->conf, id, p->bundle,
+			    p->err);
+		goto out;
+	}
+	/* Overwrite the draft of an existing workflow or chatflow app. */
+	if ((rc = store_get_json(t, STORE_DB_APPS, p->app_id, &rec)) != 0)
+		goto out;
+	snprintf(p->mode, sizeof(p->mode), "%s", json_string_value(
+	    json_object_get(rec, "mode")));
+	json_object_set(rec, "dsl", p->dsl);
+	json_object_set_new(rec, "updated_at", json_integer(engine_now()));
+	json_object_set_new(rec, "revision", json_integer(json_integer_value(
+	    json_object_get(rec, "revision")) + 1));
+	if (json_is_object(wf = json_object_get(rec, "workflow")))
+		json_object_set_new(wf, "updated_at",
+		    json_integer(engine_now()));
+	if ((rc = store_put_json(t, STORE_DB_APPS, p->app_id, rec, 0)) != 0)
+		goto out;
+	if (p->bundle != NULL) {
+		if ((rc = assets_delete_all(t, p->app_id)) != 0)
+			goto out;
+		rc = assets_import(t, p->e->conf, p->app_id, p->bundle, p->err);
+	}
+out:
+	json_decref(pend);
+	json_decref(rec);
+	return rc;
+}
+
+/* An app header field: the caller's override, else the DSL's. */
+static void
+field(json_t *fields, const char *k, const char *override, const json_t *app)
+{
+	json_t *v = json_object_get(app, k);
+
+	if (override != NULL)
+		json_object_set_new(fields, k, json_string(override));
+	else if (json_is_string(v))
+		json_object_set(fields, k, v);
+}
+
+/*
+ * Finishes an import of the parsed document doc (and bundle b, if any):
+ * checks it, holds it pending, or creates / overwrites the app. Always
+ * answers with an Import object in *out, unless it returns an error code.
+ */
+static int
+import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
+    const void *zip, size_t zip_len, const struct import_opts *o,
+    const char *pending_id, char *err, json_t **out)
+{
+	struct dsl_report	 rep;
+	struct import_put	 ip;
+	struct pending_put	 pp;
+	json_t			*norm = NULL, *fields = NULL, *rec = NULL;
+	json_t			*app, *cur = NULL;
+	const char		*mode;
+	char			 id[37], msg[ENGINE_ERRMAX] = "";
+	int			 rc;
+
+	memset(&rep, 0, sizeof(rep));
+	if (pending_id != NULL)
+		snprintf(id, sizeof(id), "%s", pending_id);
+	else
+		engine_uuid(id);
+	rc = dsl_check(doc, pending_id ? DSL_CHECK_CONFIRM : 0, msg, &rep,
+	    &norm);
+	if (rc == ENGINE_EINVAL) {
+		rc = import_failed(id, rep.imported_version, msg, out);
+		goto out;
+	}
+	if (rc != 0)
+		goto out;
+	app = json_object_get(norm, "app");
+	mode = json_string_value(json_object_get(app, "mode"));
+	if (rep.status == DSL_PENDING) {
+		memset(&pp, 0, sizeof(pp));
+		pp.id = id;
+		pp.zip = zip;
+		pp.zip_len = zip_len;
+		pp.rec = json_pack("{s:I,s:O,s:o}", "created_at",
+		    (json_int_t)engine_now(), "doc", doc, "opts",
+		    opts_json(o));
+		if (pp.rec == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		rc = engine_from_store(store_write(e->store, pending_put_fn,
+		    &pp));
+		json_decref(pp.rec);
+		if (rc != 0)
+			goto out;
+		*out = import_result(id, "pending", NULL, mode,
+		    rep.imported_version, NULL);
+		rc = *out ? 0 : ENGINE_ENOMEM;
+		goto out;
+	}
+	memset(&ip, 0, sizeof(ip));
+	ip.e = e;
+	ip.bundle = b;
+	ip.pending = pending_id;
+	ip.err = msg;
+	if (o->app_id != NULL && *o->app_id != '\0') {
+		/* Dify overwrites only workflow and advanced-chat apps, and
+		 * only with a DSL of the same mode. */
+		if ((rc = engine_app_get(e, o->app_id, &cur)) != 0) {
+			rc = rc == ENGINE_ENOTFOUND ? import_failed(id,
+			    rep.imported_version, "app_id names no app", out) :
+			    rc;
+			goto out;
+		}
+		if (strcmp(json_string_value(json_object_get(cur, "mode")),
+		    mode) != 0 || (strcmp(mode, "workflow") != 0 &&
+		    strcmp(mode, "advanced-chat") != 0)) {
+			rc = import_failed(id, rep.imported_version, "only a "
+			    "workflow or advanced-chat app can be overwritten, "
+			    "by a DSL of the same mode", out);
+			goto out;
+		}
+		ip.app_id = o->app_id;
+		ip.dsl = norm;
+	} else {
+		if ((fields = json_object()) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		field(fields, "name", o->name, app);
+		field(fields, "description", o->description, app);
+		field(fields, "icon_type", o->icon_type, app);
+		field(fields, "icon", o->icon, app);
+		field(fields, "icon_background", o->icon_background, app);
+		if ((rc = app_new_record(fields, mode, 1, msg, &rec)) != 0) {
+			rc = rc == ENGINE_EINVAL ? import_failed(id,
+			    rep.imported_version, msg, out) : rc;
+			goto out;
+		}
+		if (json_is_boolean(json_object_get(app,
+		    "use_icon_as_answer_icon")))
+			json_object_set(rec, "use_icon_as_answer_icon",
+			    json_object_get(app, "use_icon_as_answer_icon"));
+		json_object_set(rec, "dsl", norm);
+		ip.rec = rec;
+	}
+	rc = engine_from_store(store_write(e->store, import_put_fn, &ip));
+	if (rc == ENGINE_EINVAL || rc == ENGINE_ELIMIT) {
+		rc = import_failed(id, rep.imported_version, msg, out);
+		goto out;
+	}
+	if (rc != 0)
+		goto out;
+	*out = import_result(id, dsl_status_name(rep.status), rec ?
+	    json_string_value(json_object_get(rec, "id")) : o->app_id, mode,
+	    rep.imported_version, NULL);
+	rc = *out ? 0 : ENGINE_ENOMEM;
+out:
+	if (err != NULL && msg[0] != '\0')
+		snprintf(err, ENGINE_ERRMAX, "%s", msg);
+	dsl_report_release(&rep);
+	json_decref(norm);
+	json_decref(fields);
+	json_decref(rec);
+	json_decref(cur);
+	return rc;
+}
+
+/* ====== Entry points ====== */
+
+int
+engine_import(struct engine *e, const char *yaml, size_t len,
+    const struct import_opts *o, char *err, json_t **out)
+{
+	struct dsl_limits	 lim;
+	json_t			*doc = NULL;
+	char			 id[37], msg[ENGINE_ERRMAX] = "";
+	int			 rc;
+
+	engine_uuid(id);
+	if (len > DSL_MAX_BYTES) {
+		snprintf(msg, sizeof(msg), "DSL of %zu bytes is larger than "
+		    "10 MB", len);
+		return import_failed(id, NULL, msg, out);
+	}
+	dsl_limits_default(&lim);
+	if ((rc = dsl_parse(yaml, len, &lim, msg, &doc)) != 0)
+		return rc == ENGINE_EINVAL ? import_failed(id, NULL, msg, out) :
+		    rc;
+	rc = import_doc(e, doc, NULL, NULL, 0, o, NULL, err, out);
+	json_decref(doc);
+	return rc;
+}
+
+/* GitHub page URLs (/blob/) become their raw file URLs, as in Dify. */
+static char *
+github_raw(const char *url)
+{
+	const char	*p = "https://github.com/", *blob;
+	char		*raw;
+	size_t		 n;
+
+	if (strncmp(url, p, strlen(p)) != 0 ||
+	    (blob = strstr(url, "/blob/")) == NULL)
+		return strdup(url);
+	n = strlen(url) + 64;
+	if ((raw = malloc(n)) == NULL)
+		return NULL;
+	snprintf(raw, n, "https://raw.githubusercontent.com/%.*s/%s",
+	    (int)(blob - url - strlen(p)), url + strlen(p), blob + 6);
+	return raw;
+}
+
+int
+engine_import_url(struct engine *e, const char *url,
+    const struct import_opts *o, char *err, json_t **out)
+{
+	struct outbound_req	 rq;
+	struct outbound_resp	 rs;
+	char			 id[37], msg[ENGINE_ERRMAX] = "", *raw;
+	int			 rc;
+
+	engine_uuid(id);
+	if ((raw = github_raw(url)) == NULL)
+		return ENGINE_ENOMEM;
+	memset(&rq, 0, sizeof(rq));
+	rq.url = raw;
+	rq.follow = 1;
+	rq.max_bytes = DSL_MAX_BYTES;
+	rc = outbound_fetch(e, &rq, msg, &rs);
+	free(raw);
+	if (rc == ENGINE_EFETCH || rc == ENGINE_ELIMIT)
+		return import_failed(id, NULL, msg, out);
+	if (rc != 0)
+		return rc;
+	if (rs.status != 200) {
+		snprintf(msg, sizeof(msg), "fetching the DSL: HTTP %ld",
+		    rs.status);
+		outbound_resp_release(&rs);
+		return import_failed(id, NULL, msg, out);
+	}
+	rc = engine_import(e, rs.body, rs.len, o, err, out);
+	outbound_resp_release(&rs);
+	return rc;
+}
+
+int
+engine_import_bundle(struct engine *e, const void *zip, size_t len,
+    const struct import_opts *o, char *err, json_t **out)
+{
+	struct bundle		 b;
+	struct dsl_limits	 lim;
+	json_t			*doc = NULL;
+	char			 id[37], msg[ENGINE_ERRMAX] = "";
+	int			 rc;
+
+	engine_uuid(id);
+	if ((rc = bundle_read(e->conf, zip, len, msg, &b)) != 0)
+		return rc == ENGINE_EINVAL || rc == ENGINE_ELIMIT ?
+		    import_failed(id, NULL, msg, out) : rc;
+	dsl_limits_default(&lim);
+	if ((rc = dsl_parse(b.dsl, b.dsl_len, &lim, msg, &doc)) != 0) {
+		rc = rc == ENGINE_EINVAL ? import_failed(id, NULL, msg, out) :
+		    rc;
+		goto out;
+	}
+	rc = import_doc(e, doc, &b, zip, len, o, NULL, err, out);
+out:
+	json_decref(doc);
+	bundle_release(&b);
+	return rc;
+}
+
+int
+engine_import_confirm(struct engine *e, const char *import_id, char *err,
+    json_t **out)
+{
+	struct store_txn	*t = NULL;
+	struct import_opts	 o;
+	struct bundle		 b;
+	const void		*zip = NULL;
+	size_t			 zip_len = 0;
+	const char		*blob;
+	json_t			*pend = NULL;
+	char			 msg[ENGINE_ERRMAX] = "", *zcopy = NULL;
+	int			 rc, have_bundle = 0;
+
+	memset(&b, 0, sizeof(b));
+	if (engine_uuid_check(import_id) != 0)
+		return import_failed(import_id, NULL, "import expired or does "
+		    "not exist", out);
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = store_get_json(t, STORE_DB_IMPORTS, import_id, &pend);
+	if (rc == 0 && (blob = json_string_value(json_object_get(pend,
+	    "bundle_blob"))) != NULL &&
+	    (rc = store_blob_get(t, blob, &zip, &zip_len)) == 0 &&
+	    (zcopy = malloc(zip_len ? zip_len : 1)) != NULL)
+		memcpy(zcopy, zip, zip_len);
+	store_read_end(t);
+	if (rc == STORE_ENOTFOUND || (rc == 0 && engine_now() -
+	    json_integer_value(json_object_get(pend, "created_at")) >
+	    IMPORT_TTL)) {
+		rc = import_failed(import_id, NULL, "import expired or does "
+		    "not exist", out);
+		goto out;
+	}
+	if (rc != 0) {
+		rc = engine_from_store(rc);
+		goto out;
+	}
+	if (json_object_get(pend, "bundle_blob") != NULL) {
+		if (zcopy == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		if ((rc = bundle_read(e->conf, zcopy, zip_len, msg, &b)) != 0) {
+			rc = import_failed(import_id, NULL, msg, out);
+			goto out;
+		}
+		have_bundle = 1;
+	}
+	opts_from_json(json_object_get(pend, "opts"), &o);
+	rc = import_doc(e, json_object_get(pend, "doc"), have_bundle ? &b :
+	    NULL, NULL, 0, &o, import_id, err, out);
+out:
+	if (have_bundle)
+		bundle_release(&b);
+	free(zcopy);
+	json_decref(pend);
+	return rc;
+}
+
+/* ====== Export ====== */
+
+/* The export document of record rec: its draft with the app header. */
+static int
+export_doc(const json_t *rec, int include_secret, char *err, json_t **out)
+{
+	json_t	*doc = NULL, *app;
+	int	 rc;
+
+	if ((doc = json_deep_copy(json_object_get(rec, "dsl"))) == NULL)
+		return ENGINE_ENOMEM;
+	app = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "name",
+	    json_object_get(rec, "name"), "mode", json_object_get(rec, "mode"),
+	    "icon", json_object_get(rec, "icon"), "icon_type",
+	    json_object_get(rec, "icon_type"), "icon_background",
+	    json_object_get(rec, "icon_background"), "description",
+	    json_object_get(rec, "description"), "use_icon_as_answer_icon",
+	    json_object_get(rec, "use_icon_as_answer_icon"));
+	if (app == NULL) {
+		json_decref(doc);
+		return ENGINE_ENOMEM;
+	}
+	json_object_set_new(doc, "app", app);
+	rc = dsl_export(doc, include_secret, err, out);
+	json_decref(doc);
+	return rc;
+}
+
+int
+engine_export(struct engine *e, const char *app_id, int include_secret,
+    char *err, char **yaml, size_t *len)
+{
+	json_t	*rec = NULL, *doc = NULL;
+	int	 rc;
+
+	if ((rc = engine_app_get(e, app_id, &rec)) != 0)
+		return rc;
+	if ((rc = export_doc(rec, include_secret, err, &doc)) == 0)
+		rc = dsl_emit(doc, err, yaml, len);
+	json_decref(doc);
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_export_bundle(struct engine *e, const char *app_id,
+    int include_secret, char *err, char **zip, size_t *len, char **filename)
+{
+	struct store_txn	*t = NULL;
+	struct bundle_file	*files = NULL;
+	json_t			*rec = NULL, *doc = NULL, *nodes = NULL;
+	json_t			*man = NULL, *flist = NULL, *n;
+	char			*yaml = NULL, name[401], ts[32];
+	size_t			 ylen, nfiles = 0, i, nf = 0;
+	time_t			 now = time(NULL);
+	struct tm		 tm;
+	int			 rc;
+
+	if ((rc = engine_app_get(e, app_id, &rec)) != 0)
+		return rc;
+	if ((rc = export_doc(rec, include_secret, err, &doc)) != 0 ||
+	    (rc = dsl_emit(doc, err, &yaml, &ylen)) != 0)
+		goto out;
+	if ((rc = store_read_begin(e->store, &t)) != 0) {
+		rc = engine_from_store(rc);
+		goto out;
+	}
+	rc = assets_export(t, app_id, &nodes, &files, &nfiles);
+	store_read_end(t);
+	if (rc != 0) {
+		rc = engine_from_store(rc);
+		goto out;
+	}
+	bundle_safe_name(json_string_value(json_object_get(rec, "name")),
+	    name, sizeof(name));
+	if ((flist = json_array()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	json_array_foreach(nodes, i, n) {
+		if (strcmp(json_string_value(json_object_get(n, "node_type")),
+		    "file") != 0)
+			continue;
+		json_array_append_new(flist, json_pack("{s:O,s:s}", "node_id",
+		    json_object_get(n, "id"), "path", json_string_value(
+		    json_object_get(n, "path")) + 1));
+		nf++;
+	}
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	man = json_pack("{s:s,s:s,s:s+,s:{s:{s:O}},s:O,s:{s:I}}",
+	    "schema_version", "1.0", "generated_at", ts, "dsl_filename", name,
+	    ".yml", "app_assets", "tree", "nodes", nodes, "files", flist,
+	    "integrity", "file_count", (json_int_t)nf);
+	if (man == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	if ((rc = bundle_write(name, yaml, ylen, man, files, nfiles, err, zip,
+	    len)) != 0)
+		goto out;
+	if ((*filename = malloc(strlen(name) + 5)) == NULL) {
+		free(*zip);
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	snprintf(*filename, strlen(name) + 5, "%s.zip", name);
+out:
+	bundle_files_free(files, nfiles);
+	json_decref(man);
+	json_decref(flist);
+	json_decref(nodes);
+	json_decref(doc);
+	json_decref(rec);
+	free(yaml);
+	return rc;
+}
+
+int
+engine_app_is_sandboxed(const json_t *rec)
+{
+	json_t *wf = json_object_get(json_object_get(rec, "dsl"), "workflow");
+
+	return json_is_true(json_object_get(json_object_get(json_object_get(
+	    wf, "features"), "sandbox"), "enabled"));
+}
+
+void
+engine_bundle_filename(const json_t *rec, char *buf, size_t bufsz)
+{
+	char name[401];
+
+	bundle_safe_name(json_string_value(json_object_get(rec, "name")),
+	    name, sizeof(name));
+	snprintf(buf, bufsz, "%s.zip", name);
+}

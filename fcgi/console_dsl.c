@@ -1,0 +1,259 @@
+/*
+ * console_dsl.c — DSL import and export in Dify's console paths:
+ * /console/api/apps/imports (+ /confirm), /apps/{id}/export, and bundles
+ * (/apps/{id}/export-bundle, /apps/{id}/bundle, /apps/imports-bundle).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "fcgi/internal.h"
+
+/* HTTP status of an Import answer, as Dify sends it. */
+static int
+import_status(const json_t *imp)
+{
+	const char *st = json_string_value(json_object_get(imp, "status"));
+
+	if (st != NULL && strcmp(st, "pending") == 0)
+		return 202;
+	if (st != NULL && strcmp(st, "failed") == 0)
+		return 400;
+	return 200;
+}
+
+static int
+opt_string(struct req *r, const char *k, const char **out)
+{
+	json_t *v = json_object_get(r->json, k);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v)) {
+		resp_error(r, 400, "invalid_param", "%s must be a string", k);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int
+read_opts(struct req *r, struct import_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	return opt_string(r, "name", &o->name) || opt_string(r,
+	    "description", &o->description) || opt_string(r, "icon_type",
+	    &o->icon_type) || opt_string(r, "icon", &o->icon) ||
+	    opt_string(r, "icon_background", &o->icon_background) ||
+	    opt_string(r, "app_id", &o->app_id) ? -1 : 0;
+}
+
+static void
+send_import(struct req *r, int rc, const char *err, json_t *imp)
+{
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "app");
+		return;
+	}
+	resp_json(r, import_status(imp), imp);
+}
+
+/* POST /console/api/apps/imports */
+static void
+h_import(struct req *r)
+{
+	struct import_opts	 o;
+	const char		*mode, *content, *url;
+	char			 err[ENGINE_ERRMAX] = "";
+	json_t			*imp = NULL;
+	int			 rc;
+
+	if (req_read_json(r) != 0 || read_opts(r, &o) != 0 ||
+	    opt_string(r, "mode", &mode) != 0 ||
+	    opt_string(r, "yaml_content", &content) != 0 ||
+	    opt_string(r, "yaml_url", &url) != 0)
+		return;
+	if (mode == NULL || (strcmp(mode, "yaml-content") != 0 &&
+	    strcmp(mode, "yaml-url") != 0)) {
+		resp_error(r, 400, "invalid_param", "mode must be yaml-content "
+		    "or yaml-url");
+		return;
+	}
+	if (strcmp(mode, "yaml-content") == 0) {
+		if (content == NULL) {
+			resp_error(r, 400, "invalid_param", "yaml_content is "
+			    "required when mode is yaml-content");
+			return;
+		}
+		rc = engine_import(r->eng, content, json_string_length(
+		    json_object_get(r->json, "yaml_content")), &o, err, &imp);
+	} else {
+		if (url == NULL || *url == '\0') {
+			resp_error(r, 400, "invalid_param", "yaml_url is "
+			    "required when mode is yaml-url");
+			return;
+		}
+		rc = engine_import_url(r->eng, url, &o, err, &imp);
+	}
+	send_import(r, rc, err, imp);
+}
+
+/* POST /console/api/apps/imports/{id}/confirm */
+static void
+h_confirm(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*imp = NULL;
+	int	 rc;
+
+	rc = engine_import_confirm(r->eng, r->captures[0], err, &imp);
+	send_import(r, rc, err, imp);
+}
+
+static int
+query_bool(struct req *r, const char *k)
+{
+	const char *v = req_query(r, k);
+
+	return v != NULL && (strcasecmp(v, "true") == 0 ||
+	    strcmp(v, "1") == 0);
+}
+
+/* GET /console/api/apps/{id}/export?include_secret= */
+static void
+h_export(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "", *yaml = NULL;
+	size_t	 len = 0;
+	int	 rc;
+
+	rc = engine_export(r->eng, r->captures[0], query_bool(r,
+	    "include_secret"), err, &yaml, &len);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "app");
+		return;
+	}
+	resp_json(r, 200, json_pack("{s:s%}", "data", yaml, len));
+	free(yaml);
+}
+
+/* GET /console/api/apps/{id}/bundle: the .zip itself. */
+static void
+h_bundle(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "", *zip = NULL, *name = NULL, *enc;
+	size_t	 len = 0;
+	int	 rc;
+
+	rc = engine_export_bundle(r->eng, r->captures[0], query_bool(r,
+	    "include_secret"), err, &zip, &len, &name);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "app");
+		return;
+	}
+	if ((enc = curl_easy_escape(NULL, name, 0)) != NULL) {
+		resp_header(r, "Content-Disposition", arena_printf(r->a,
+		    "attachment; filename*=UTF-8''%s", enc));
+		curl_free(enc);
+	}
+	resp_bytes(r, 200, "application/zip", zip, len);
+	free(zip);
+	free(name);
+}
+
+/* GET /console/api/apps/{id}/export-bundle: {download_url, filename}. */
+static void
+h_export_bundle(struct req *r)
+{
+	json_t		*rec = NULL;
+	char		 name[401];
+	int		 rc;
+
+	if ((rc = engine_app_get(r->eng, r->captures[0], &rec)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return;
+	}
+	engine_bundle_filename(rec, name, sizeof(name));
+	json_decref(rec);
+	resp_json(r, 200, json_pack("{s:s,s:s}", "download_url", arena_printf(
+	    r->a, "%s/console/api/apps/%s/bundle?include_secret=%s",
+	    req_base_url(r), r->captures[0],
+	    query_bool(r, "include_secret") ? "true" : "false"),
+	    "filename", name));
+}
+
+/*
+ * POST /console/api/apps/imports-bundle: the .zip as the body (raw, or the
+ * "file" part of a multipart form); name, description, icon fields and
+ * app_id in the query or the form.
+ */
+static void
+h_import_bundle(struct req *r)
+{
+	struct import_opts	 o;
+	struct mp_part		*parts;
+	const char		*zip = NULL, *ct = r->content_type;
+	char			 err[ENGINE_ERRMAX] = "";
+	size_t			 len = 0, n, i;
+	json_t			*imp = NULL;
+	int			 rc;
+
+	if ((rc = req_read_body(r, r->conf->max_body)) != 0)
+		return;
+	memset(&o, 0, sizeof(o));
+	o.name = req_query(r, "name");
+	o.description = req_query(r, "description");
+	o.icon_type = req_query(r, "icon_type");
+	o.icon = req_query(r, "icon");
+	o.icon_background = req_query(r, "icon_background");
+	o.app_id = req_query(r, "app_id");
+	while (*ct == ' ')
+		ct++;
+	if (strncasecmp(ct, "multipart/form-data", 19) == 0) {
+		if (multipart_parse(r->a, r->content_type, r->body,
+		    r->body_len, 16, &parts, &n, err, sizeof(err)) != 0) {
+			resp_error(r, 400, "invalid_multipart", "%s", err);
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			const char *v = arena_strndup(r->a, parts[i].data,
+			    parts[i].len);
+
+			if (strcmp(parts[i].name, "file") == 0) {
+				zip = parts[i].data;
+				len = parts[i].len;
+			} else if (strcmp(parts[i].name, "name") == 0)
+				o.name = v;
+			else if (strcmp(parts[i].name, "description") == 0)
+				o.description = v;
+			else if (strcmp(parts[i].name, "app_id") == 0)
+				o.app_id = v;
+		}
+		if (zip == NULL) {
+			resp_error(r, 400, "invalid_param", "multipart body "
+			    "has no 'file' part");
+			return;
+		}
+	} else {
+		zip = r->body;
+		len = r->body_len;
+	}
+	rc = engine_import_bundle(r->eng, zip, len, &o, err, &imp);
+	send_import(r, rc, err, imp);
+}
+
+const struct route console_dsl_routes[] = {
+	{ "POST", "/console/api/apps/imports", h_import, AUTH_ADMIN },
+	{ "POST", "/console/api/apps/imports/{}/confirm", h_confirm,
+	    AUTH_ADMIN },
+	{ "POST", "/console/api/apps/imports-bundle", h_import_bundle,
+	    AUTH_ADMIN },
+	{ "GET", "/console/api/apps/{}/export", h_export, AUTH_ADMIN },
+	{ "GET", "/console/api/apps/{}/export-bundle", h_export_bundle,
+	    AUTH_ADMIN },
+	{ "GET", "/console/api/apps/{}/bundle", h_bundle, AUTH_ADMIN },
+	{ NULL, NULL, NULL, AUTH_NONE },
+};

@@ -1,0 +1,867 @@
+/*
+ * t_storage_store.c — storage: raw records, JSON records, cursors, the
+ * schema version and its refusal of newer data, map growth (many
+ * transactions and one big one), the max_map_size ceiling, aborts, and
+ * concurrent writers (threads, and processes sharing one directory).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conf/conf.h"
+#include "storage/storage.h"
+#include "tests/unit/tap.h"
+
+#define MIB (1LL << 20)
+
+static char topdir[256];
+
+/* A fresh, empty directory under topdir (static buffer per call slot). */
+static const char *
+new_dir(const char *name)
+{
+	static char	path[8][512];
+	static int	n;
+	char		*p;
+
+	n = (n + 1) % 8;
+	p = path[n];
+	snprintf(p, sizeof(path[n]), "%s/%s", topdir, name);
+	if (mkdir(p, 0700) != 0 && errno != EEXIST)
+		perror(p);
+	return p;
+}
+
+static int
+open_store(const char *dir, int64_t map, int64_t max, struct store **out)
+{
+	struct store_opts o = { map, max, 0, 0 };
+
+	return store_open(dir, &o, out);
+}
+
+/* ====== Small write functions ====== */
+
+struct kv_arg {
+	enum store_db	 db;
+	const char	*key;
+	const char	*val;
+	unsigned	 flags;
+};
+
+static int
+put_fn(struct store_txn *t, void *arg)
+{
+	struct kv_arg *a = arg;
+
+	return store_put(t, a->db, a->key, strlen(a->key), a->val,
+	    strlen(a->val), a->flags);
+}
+
+static int
+del_fn(struct store_txn *t, void *arg)
+{
+	struct kv_arg *a = arg;
+
+	return store_del(t, a->db, a->key, strlen(a->key));
+}
+
+static int
+put1(struct store *s, enum store_db db, const char *k, const char *v,
+    unsigned flags)
+{
+	struct kv_arg a = { db, k, v, flags };
+
+	return store_write(s, put_fn, &a);
+}
+
+/* Reads key into buf (NUL-terminated). Returns the store code. */
+static int
+get1(struct store *s, enum store_db db, const char *k, char *buf,
+    size_t bufsz)
+{
+	struct store_txn	*t = NULL;
+	const void		*v;
+	size_t			 vlen;
+	int			 rc;
+
+	if ((rc = store_read_begin(s, &t)) != 0)
+		return rc;
+	rc = store_get(t, db, k, strlen(k), &v, &vlen);
+	if (rc == 0) {
+		if (vlen >= bufsz)
+			vlen = bufsz - 1;
+		memcpy(buf, v, vlen);
+		buf[vlen] = '\0';
+	}
+	store_read_end(t);
+	return rc;
+}
+
+/* ====== Records ====== */
+
+static void
+test_records(void)
+{
+	struct store		*s = NULL;
+	struct kv_arg		 a = { STORE_DB_APPS, "a", NULL, 0 };
+	char			 buf[256];
+
+	CHECK_INT(open_store(new_dir("records"), MIB, 64 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK(store_map_size(s) >= MIB);
+	CHECK_INT(get1(s, STORE_DB_APPS, "a", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	CHECK_INT(put1(s, STORE_DB_APPS, "a", "one", 0), 0);
+	CHECK_INT(get1(s, STORE_DB_APPS, "a", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "one");
+	/* the same key in another database is another record */
+	CHECK_INT(get1(s, STORE_DB_RUNS, "a", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	CHECK_INT(put1(s, STORE_DB_APPS, "a", "two", STORE_NOOVERWRITE),
+	    STORE_EEXIST);
+	CHECK_INT(get1(s, STORE_DB_APPS, "a", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "one");
+	CHECK_INT(put1(s, STORE_DB_APPS, "a", "two", 0), 0);
+	CHECK_INT(get1(s, STORE_DB_APPS, "a", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "two");
+	CHECK_INT(store_write(s, del_fn, &a), 0);
+	CHECK_INT(get1(s, STORE_DB_APPS, "a", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	CHECK_INT(store_write(s, del_fn, &a), STORE_ENOTFOUND);
+	/* every named database opens and takes records */
+	{
+		int i, bad = 0;
+
+		for (i = 0; i < STORE_DB__COUNT; i++)
+			if (put1(s, (enum store_db)i, "k", "v", 0) != 0 ||
+			    get1(s, (enum store_db)i, "k", buf,
+			    sizeof(buf)) != 0)
+				bad++;
+		CHECK_INT(bad, 0);
+	}
+
+	store_close(s);
+}
+
+struct json_arg {
+	const char	*key;
+	json_t		*val;
+	unsigned	 flags;
+};
+
+static int
+json_put_fn(struct store_txn *t, void *arg)
+{
+	struct json_arg *a = arg;
+
+	return store_put_json(t, STORE_DB_APPS, a->key, a->val, a->flags);
+}
+
+static void
+test_json(void)
+{
+	struct store		*s = NULL;
+	struct store_txn	*t = NULL;
+	struct json_arg		 a;
+	json_t			*in, *out = NULL;
+
+	CHECK_INT(open_store(new_dir("json"), MIB, 64 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	in = json_pack("{s:s,s:i,s:[i,i],s:n}", "name", "ü app \"q\"", "n", 7,
+	    "l", 1, 2, "z");
+	a.key = "j";
+	a.val = in;
+	a.flags = 0;
+	CHECK_INT(store_write(s, json_put_fn, &a), 0);
+	a.flags = STORE_NOOVERWRITE;
+	CHECK_INT(store_write(s, json_put_fn, &a), STORE_EEXIST);
+	CHECK_INT(store_read_begin(s, &t), 0);
+	CHECK_INT(store_get_json(t, STORE_DB_APPS, "j", &out), 0);
+	CHECK(out != NULL && json_equal(in, out));
+	json_decref(out);
+	out = NULL;
+	CHECK_INT(store_get_json(t, STORE_DB_APPS, "nope", &out),
+	    STORE_ENOTFOUND);
+	CHECK(out == NULL);
+	store_read_end(t);
+	/* bytes that are not JSON are reported, not crashed on */
+	CHECK_INT(put1(s, STORE_DB_APPS, "bad", "{\"x\":", 0), 0);
+	CHECK_INT(store_read_begin(s, &t), 0);
+	CHECK_INT(store_get_json(t, STORE_DB_APPS, "bad", &out),
+	    STORE_EINVAL);
+	store_read_end(t);
+	json_decref(in);
+	store_close(s);
+}
+
+/* ====== Cursors ====== */
+
+static int
+fill_fn(struct store_txn *t, void *arg)
+{
+	char	k[16], v[16];
+	int	i, rc;
+
+	(void)arg;
+	/* inserted out of order: the cursor must still walk in key order */
+	for (i = 19; i >= 0; i--) {
+		snprintf(k, sizeof(k), "k%02d", (i * 7) % 20);
+		snprintf(v, sizeof(v), "v%02d", (i * 7) % 20);
+		if ((rc = store_put(t, STORE_DB_RUNS, k, 3, v, 3, 0)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+kv_is(const struct store_kv *kv, const char *k)
+{
+	return kv->klen == strlen(k) && memcmp(kv->k, k, kv->klen) == 0 &&
+	    kv->vlen == strlen(k) && ((const char *)kv->v)[0] == 'v' &&
+	    memcmp((const char *)kv->v + 1, k + 1, kv->klen - 1) == 0;
+}
+
+static void
+test_cursors(void)
+{
+	struct store		*s = NULL;
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	char			 want[16];
+	int			 rc, n, bad;
+
+	CHECK_INT(open_store(new_dir("cursors"), MIB, 64 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	/* an empty database */
+	CHECK_INT(store_read_begin(s, &t), 0);
+	CHECK_INT(store_cursor_open(t, STORE_DB_RUNS, &c), 0);
+	CHECK_INT(store_cursor_first(c, &kv), STORE_ENOTFOUND);
+	CHECK_INT(store_cursor_last(c, &kv), STORE_ENOTFOUND);
+	CHECK_INT(store_cursor_seek(c, "a", 1, &kv), STORE_ENOTFOUND);
+	store_cursor_close(c);
+	store_read_end(t);
+
+	CHECK_INT(store_write(s, fill_fn, NULL), 0);
+	CHECK_INT(put1(s, STORE_DB_NODE_RUNS, "other", "x", 0), 0);
+	CHECK_INT(store_read_begin(s, &t), 0);
+	CHECK_INT(store_cursor_open(t, STORE_DB_RUNS, &c), 0);
+	/* forwards */
+	n = 0;
+	bad = 0;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		snprintf(want, sizeof(want), "k%02d", n);
+		if (!kv_is(&kv, want))
+			bad++;
+		n++;
+	}
+	CHECK_INT(rc, STORE_ENOTFOUND);
+	CHECK_INT(n, 20);
+	CHECK_INT(bad, 0);
+	/* backwards */
+	n = 0;
+	bad = 0;
+	for (rc = store_cursor_last(c, &kv); rc == 0;
+	     rc = store_cursor_prev(c, &kv)) {
+		snprintf(want, sizeof(want), "k%02d", 19 - n);
+		if (!kv_is(&kv, want))
+			bad++;
+		n++;
+	}
+	CHECK_INT(rc, STORE_ENOTFOUND);
+	CHECK_INT(n, 20);
+	CHECK_INT(bad, 0);
+	/* seek: exact, between keys, before all, after all */
+	CHECK_INT(store_cursor_seek(c, "k05", 3, &kv), 0);
+	CHECK(kv_is(&kv, "k05"));
+	CHECK_INT(store_cursor_next(c, &kv), 0);
+	CHECK(kv_is(&kv, "k06"));
+	CHECK_INT(store_cursor_seek(c, "k055", 4, &kv), 0);
+	CHECK(kv_is(&kv, "k06"));
+	CHECK_INT(store_cursor_prev(c, &kv), 0);
+	CHECK(kv_is(&kv, "k05"));
+	CHECK_INT(store_cursor_seek(c, "a", 1, &kv), 0);
+	CHECK(kv_is(&kv, "k00"));
+	CHECK_INT(store_cursor_prev(c, &kv), STORE_ENOTFOUND);
+	CHECK_INT(store_cursor_seek(c, "k19\xff", 4, &kv), STORE_ENOTFOUND);
+	CHECK_INT(store_cursor_seek(c, "k19", 3, &kv), 0);
+	CHECK_INT(store_cursor_next(c, &kv), STORE_ENOTFOUND);
+	store_cursor_close(c);
+	/* a cursor sees its own database only */
+	CHECK_INT(store_cursor_open(t, STORE_DB_NODE_RUNS, &c), 0);
+	CHECK_INT(store_cursor_first(c, &kv), 0);
+	CHECK(kv.klen == 5 && memcmp(kv.k, "other", 5) == 0);
+	CHECK_INT(store_cursor_next(c, &kv), STORE_ENOTFOUND);
+	store_cursor_close(c);
+	store_read_end(t);
+	/* a snapshot does not see later writes */
+	CHECK_INT(store_read_begin(s, &t), 0);
+	CHECK_INT(put1(s, STORE_DB_RUNS, "k99", "v99", 0), 0);
+	CHECK_INT(store_cursor_open(t, STORE_DB_RUNS, &c), 0);
+	CHECK_INT(store_cursor_last(c, &kv), 0);
+	CHECK(kv_is(&kv, "k19"));
+	store_cursor_close(c);
+	store_read_end(t);
+	CHECK_INT(store_read_begin(s, &t), 0);
+	CHECK_INT(store_cursor_open(t, STORE_DB_RUNS, &c), 0);
+	CHECK_INT(store_cursor_last(c, &kv), 0);
+	CHECK(kv_is(&kv, "k99"));
+	store_cursor_close(c);
+	store_read_end(t);
+	store_close(s);
+}
+
+/* ====== Schema version ====== */
+
+static void
+test_schema(void)
+{
+	struct store	*s = NULL;
+	struct kv_arg	 a = { STORE_DB_META, "schema_version", NULL, 0 };
+	const char	*dir = new_dir("schema");
+	char		 buf[64], want[16];
+
+	snprintf(want, sizeof(want), "%d", STORE_SCHEMA_VERSION);
+	CHECK_INT(open_store(dir, MIB, 64 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(get1(s, STORE_DB_META, "schema_version", buf, sizeof(buf)),
+	    0);
+	CHECK_STR(buf, want);
+	CHECK_INT(put1(s, STORE_DB_APPS, "keep", "me", 0), 0);
+	/* version 0 (no version written): the migrations run, data stays */
+	CHECK_INT(store_write(s, del_fn, &a), 0);
+	store_close(s);
+	s = NULL;
+	CHECK_INT(open_store(dir, MIB, 64 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(get1(s, STORE_DB_META, "schema_version", buf, sizeof(buf)),
+	    0);
+	CHECK_STR(buf, want);
+	CHECK_INT(get1(s, STORE_DB_APPS, "keep", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "me");
+	/* written by a newer flowcgi: refused, and left as it was */
+	snprintf(want, sizeof(want), "%d", STORE_SCHEMA_VERSION + 1);
+	CHECK_INT(put1(s, STORE_DB_META, "schema_version", want, 0), 0);
+	store_close(s);
+	s = NULL;
+	CHECK_INT(open_store(dir, MIB, 64 * MIB, &s), STORE_EVERSION);
+	CHECK(s == NULL);
+	CHECK(strstr(store_strerror(STORE_EVERSION), "newer") != NULL);
+	CHECK_INT(open_store(dir, MIB, 64 * MIB, &s), STORE_EVERSION);
+	CHECK(s == NULL);
+}
+
+/* ====== Map growth ====== */
+
+struct bulk_arg {
+	int	 first, count;	/* keys "b<first>".."b<first+count-1>" */
+	size_t	 vsize;
+	int	 calls;		/* how many times fn ran (retries) */
+	int	 fail_after;	/* >0: return -1 after this many puts */
+};
+
+static void
+bulk_value(char *buf, size_t n, int i)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		buf[j] = (char)('a' + (i + (int)j) % 26);
+}
+
+static int
+bulk_fn(struct store_txn *t, void *arg)
+{
+	struct bulk_arg	*b = arg;
+	char		 k[32], *v;
+	int		 i, rc = 0;
+
+	b->calls++;
+	if ((v = malloc(b->vsize)) == NULL)
+		return STORE_ENOMEM;
+	for (i = b->first; i < b->first + b->count; i++) {
+		if (b->fail_after > 0 && i - b->first == b->fail_after) {
+			rc = -1;
+			break;
+		}
+		snprintf(k, sizeof(k), "b%08d", i);
+		bulk_value(v, b->vsize, i);
+		if ((rc = store_put(t, STORE_DB_BLOBS, k, strlen(k), v,
+		    b->vsize, 0)) != 0)
+			break;
+	}
+	free(v);
+	return rc;
+}
+
+/* Counts keys b<first>..b<first+count-1> present with the right value. */
+static int
+bulk_count(struct store *s, int first, int count, size_t vsize)
+{
+	struct store_txn	*t = NULL;
+	const void		*v;
+	size_t			 vlen;
+	char			 k[32], *want;
+	int			 i, n = 0;
+
+	if ((want = malloc(vsize)) == NULL)
+		return -1;
+	if (store_read_begin(s, &t) != 0) {
+		free(want);
+		return -1;
+	}
+	for (i = first; i < first + count; i++) {
+		snprintf(k, sizeof(k), "b%08d", i);
+		bulk_value(want, vsize, i);
+		if (store_get(t, STORE_DB_BLOBS, k, strlen(k), &v, &vlen) ==
+		    0 && vlen == vsize && memcmp(v, want, vsize) == 0)
+			n++;
+	}
+	store_read_end(t);
+	free(want);
+	return n;
+}
+
+static void
+test_growth(void)
+{
+	struct store	*s = NULL;
+	struct bulk_arg	 b;
+	const char	*dir = new_dir("growth");
+	int64_t		 before, after;
+	int		 i, bad = 0;
+
+	CHECK_INT(open_store(dir, MIB, 512 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	before = store_map_size(s);
+	CHECK_INT(before, MIB);
+	/* 8 MiB in 128 transactions of 64 KiB */
+	for (i = 0; i < 128; i++) {
+		memset(&b, 0, sizeof(b));
+		b.first = i * 16;
+		b.count = 16;
+		b.vsize = 4096;
+		if (store_write(s, bulk_fn, &b) != 0)
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+	CHECK_INT(bulk_count(s, 0, 128 * 16, 4096), 128 * 16);
+	after = store_map_size(s);
+	CHECK(after >= 8 * MIB);
+	printf("# map grew from %lld to %lld bytes\n", (long long)before,
+	    (long long)after);
+	/* one transaction of 24 MiB: retried after growth until it fits */
+	memset(&b, 0, sizeof(b));
+	b.first = 100000;
+	b.count = 24 * 16;
+	b.vsize = 64 * 1024;
+	CHECK_INT(store_write(s, bulk_fn, &b), 0);
+	CHECK(b.calls > 1);
+	CHECK_INT(bulk_count(s, 100000, 24 * 16, 64 * 1024), 24 * 16);
+	CHECK(store_map_size(s) >= 24 * MIB);
+	CHECK(store_map_size(s) <= 512 * MIB);
+	CHECK_INT(bulk_count(s, 0, 128 * 16, 4096), 128 * 16);
+	store_close(s);
+	s = NULL;
+	/* reopened with the small initial size, the grown map is kept */
+	CHECK_INT(open_store(dir, MIB, 512 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK(store_map_size(s) >= 24 * MIB);
+	CHECK_INT(bulk_count(s, 100000, 24 * 16, 64 * 1024), 24 * 16);
+	CHECK_INT(bulk_count(s, 0, 128 * 16, 4096), 128 * 16);
+	store_close(s);
+}
+
+static void
+test_full(void)
+{
+	struct store	*s = NULL;
+	struct bulk_arg	 b;
+	const char	*dir = new_dir("full");
+
+	CHECK_INT(open_store(dir, MIB, 2 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	memset(&b, 0, sizeof(b));
+	b.first = 0;
+	b.count = 64;
+	b.vsize = 4096;
+	CHECK_INT(store_write(s, bulk_fn, &b), 0);
+	/* 4 MiB in one transaction cannot fit under a 2 MiB ceiling */
+	memset(&b, 0, sizeof(b));
+	b.first = 1000;
+	b.count = 64;
+	b.vsize = 64 * 1024;
+	CHECK_INT(store_write(s, bulk_fn, &b), STORE_EFULL);
+	CHECK(b.calls >= 1);
+	CHECK_INT(bulk_count(s, 1000, 64, 64 * 1024), 0);
+	CHECK_INT(bulk_count(s, 0, 64, 4096), 64);
+	CHECK(store_map_size(s) <= 2 * MIB);
+	CHECK(strstr(store_strerror(STORE_EFULL), "max_map_size") != NULL);
+	/* still usable for what fits */
+	memset(&b, 0, sizeof(b));
+	b.first = 5000;
+	b.count = 8;
+	b.vsize = 1024;
+	CHECK_INT(store_write(s, bulk_fn, &b), 0);
+	CHECK_INT(bulk_count(s, 5000, 8, 1024), 8);
+	/* filling it up in small steps stops with EFULL too, and every
+	 * transaction that reported success is there */
+	{
+		int i, rc = 0, done = 0;
+
+		for (i = 0; i < 1000; i++) {
+			memset(&b, 0, sizeof(b));
+			b.first = 10000 + i * 4;
+			b.count = 4;
+			b.vsize = 2048;
+			if ((rc = store_write(s, bulk_fn, &b)) != 0)
+				break;
+			done++;
+		}
+		CHECK_INT(rc, STORE_EFULL);
+		CHECK_INT(bulk_count(s, 10000, done * 4, 2048), done * 4);
+		CHECK_INT(bulk_count(s, 10000 + done * 4, 4, 2048), 0);
+	}
+	store_close(s);
+}
+
+static void
+test_abort(void)
+{
+	struct store	*s = NULL;
+	struct bulk_arg	 b;
+	char		 buf[32];
+
+	CHECK_INT(open_store(new_dir("abort"), MIB, 64 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(put1(s, STORE_DB_BLOBS, "b00000003", "old", 0), 0);
+	memset(&b, 0, sizeof(b));
+	b.count = 10;
+	b.vsize = 100;
+	b.fail_after = 7;
+	CHECK_INT(store_write(s, bulk_fn, &b), -1);
+	CHECK_INT(b.calls, 1);
+	CHECK_INT(bulk_count(s, 0, 10, 100), 0);
+	CHECK_INT(get1(s, STORE_DB_BLOBS, "b00000003", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "old");
+	/* an error from the caller's own range travels back unchanged */
+	b.calls = 0;
+	b.fail_after = 1;
+	CHECK_INT(store_write(s, bulk_fn, &b), -1);
+	/* and one that fails after growth was needed aborts everything */
+	memset(&b, 0, sizeof(b));
+	b.count = 64;
+	b.vsize = 64 * 1024;
+	b.fail_after = 60;
+	CHECK_INT(store_write(s, bulk_fn, &b), -1);
+	CHECK(b.calls >= 2);
+	CHECK_INT(bulk_count(s, 0, 64, 64 * 1024), 0);
+	store_close(s);
+}
+
+/* ====== Concurrency: threads ====== */
+
+#define NTHREADS 6
+#define PER_THREAD 300
+
+struct thr {
+	struct store	*s;
+	int		 id;
+	int		 errors;
+	int		 reads;
+	volatile int	*stop;
+};
+
+/* Increments counter "n" and writes this thread's record, in one txn. */
+static int
+incr_fn(struct store_txn *t, void *arg)
+{
+	const int	*p = arg;
+	const void	*v;
+	size_t		 vlen;
+	char		 k[32], buf[32], big[3000];
+	long		 n = 0;
+	int		 rc;
+
+	rc = store_get(t, STORE_DB_META, "n", 1, &v, &vlen);
+	if (rc == 0 && vlen < sizeof(buf)) {
+		memcpy(buf, v, vlen);
+		buf[vlen] = '\0';
+		n = strtol(buf, NULL, 10);
+	} else if (rc != STORE_ENOTFOUND)
+		return rc;
+	snprintf(buf, sizeof(buf), "%ld", n + 1);
+	if ((rc = store_put(t, STORE_DB_META, "n", 1, buf, strlen(buf), 0)) !=
+	    0)
+		return rc;
+	snprintf(k, sizeof(k), "t%d-%d", p[0], p[1]);
+	memset(big, 'x', sizeof(big));
+	snprintf(big, sizeof(big), "%s", k);
+	big[strlen(k)] = '|';	/* key, then filler to force growth */
+	return store_put(t, STORE_DB_RUNS, k, strlen(k), big, sizeof(big), 0);
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct thr	*th = arg;
+	int		 p[2], i, rc;
+
+	p[0] = th->id;
+	for (i = 0; i < PER_THREAD; i++) {
+		p[1] = i;
+		if ((rc = store_write(th->s, incr_fn, p)) != 0) {
+			th->errors++;
+			printf("# thread %d write %d: %s\n", p[0], i,
+			    store_strerror(rc));
+		}
+	}
+	return NULL;
+}
+
+/* Reads the counter over and over; it must never go backwards. */
+static void *
+reader_main(void *arg)
+{
+	struct thr		*th = arg;
+	struct store_txn	*t;
+	const void		*v;
+	size_t			 vlen;
+	char			 buf[32];
+	long			 last = 0, n;
+
+	while (!*th->stop) {
+		if (store_read_begin(th->s, &t) != 0) {
+			th->errors++;
+			continue;
+		}
+		if (store_get(t, STORE_DB_META, "n", 1, &v, &vlen) == 0 &&
+		    vlen < sizeof(buf)) {
+			memcpy(buf, v, vlen);
+			buf[vlen] = '\0';
+			n = strtol(buf, NULL, 10);
+			if (n < last)
+				th->errors++;
+			last = n;
+		}
+		th->reads++;
+		/* hold the snapshot a moment: growth must wait, not fail */
+		if (th->reads % 50 == 0)
+			usleep(2000);
+		store_read_end(t);
+	}
+	return NULL;
+}
+
+static long
+counter(struct store *s)
+{
+	char buf[32];
+
+	if (get1(s, STORE_DB_META, "n", buf, sizeof(buf)) != 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+static int
+count_db(struct store *s, enum store_db db)
+{
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	int			 n = 0, rc;
+
+	if (store_read_begin(s, &t) != 0)
+		return -1;
+	if (store_cursor_open(t, db, &c) == 0) {
+		for (rc = store_cursor_first(c, &kv); rc == 0;
+		     rc = store_cursor_next(c, &kv))
+			n++;
+		store_cursor_close(c);
+	}
+	store_read_end(t);
+	return n;
+}
+
+static void
+test_threads(void)
+{
+	struct store	*s = NULL;
+	struct thr	 w[NTHREADS], r[2];
+	volatile int	 stop = 0;
+	int		 i, errors = 0, reads = 0, missing = 0;
+	char		 k[32], buf[64];
+
+	CHECK_INT(open_store(new_dir("threads"), MIB, 256 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	for (i = 0; i < 2; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].s = s;
+		r[i].stop = &stop;
+	}
+	for (i = 0; i < NTHREADS; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].s = s;
+		w[i].id = i;
+	}
+	pthread_t rt[2], wt[NTHREADS];
+
+	for (i = 0; i < 2; i++)
+		pthread_create(&rt[i], NULL, reader_main, &r[i]);
+	for (i = 0; i < NTHREADS; i++)
+		pthread_create(&wt[i], NULL, writer_main, &w[i]);
+	for (i = 0; i < NTHREADS; i++) {
+		pthread_join(wt[i], NULL);
+		errors += w[i].errors;
+	}
+	stop = 1;
+	for (i = 0; i < 2; i++) {
+		pthread_join(rt[i], NULL);
+		errors += r[i].errors;
+		reads += r[i].reads;
+	}
+	CHECK_INT(errors, 0);
+	CHECK(reads > 0);
+	CHECK_INT(counter(s), NTHREADS * PER_THREAD);
+	CHECK_INT(count_db(s, STORE_DB_RUNS), NTHREADS * PER_THREAD);
+	for (i = 0; i < NTHREADS * PER_THREAD; i++) {
+		snprintf(k, sizeof(k), "t%d-%d", i / PER_THREAD,
+		    i % PER_THREAD);
+		if (get1(s, STORE_DB_RUNS, k, buf, sizeof(buf)) != 0 ||
+		    strncmp(buf, k, strlen(k)) != 0)
+			missing++;
+	}
+	CHECK_INT(missing, 0);
+	/* growth happened under load, but only as much as needed: about
+	 * 6 MiB of records must not make every thread double the map */
+	printf("# map size after the threads: %lld\n",
+	    (long long)store_map_size(s));
+	CHECK(store_map_size(s) > MIB);
+	CHECK(store_map_size(s) <= 64 * MIB);
+	store_close(s);
+}
+
+/* ====== Concurrency: processes ====== */
+
+#define NPROCS 3
+#define PER_PROC 1000
+
+/*
+ * Child: opens dir itself and runs PER_PROC counter transactions; child
+ * 0 also writes a 64 KiB record in each one so the map must grow while
+ * the others write. Exits 0 when every write succeeded.
+ */
+static int
+child_main(const char *dir, int id)
+{
+	struct store	*s = NULL;
+	struct bulk_arg	 b;
+	int		 p[2], i, errors = 0;
+
+	if (open_store(dir, MIB, 512 * MIB, &s) != 0)
+		return 10;
+	p[0] = 100 + id;
+	for (i = 0; i < PER_PROC; i++) {
+		p[1] = i;
+		if (store_write(s, incr_fn, p) != 0)
+			errors++;
+		if (id == 0) {
+			memset(&b, 0, sizeof(b));
+			b.first = 200000 + i;
+			b.count = 1;
+			b.vsize = 64 * 1024;
+			if (store_write(s, bulk_fn, &b) != 0)
+				errors++;
+		}
+	}
+	store_close(s);
+	return errors == 0 ? 0 : 1;
+}
+
+static void
+test_processes(void)
+{
+	struct store	*s = NULL;
+	const char	*dir = new_dir("procs");
+	pid_t		 pid[NPROCS];
+	int		 i, st, bad = 0, missing = 0;
+	char		 k[32], buf[64];
+
+	/* create it first, then close it: LMDB must not cross a fork */
+	CHECK_INT(open_store(dir, MIB, 512 * MIB, &s), 0);
+	store_close(s);
+	s = NULL;
+	fflush(stdout);
+	for (i = 0; i < NPROCS; i++) {
+		pid[i] = fork();
+		if (pid[i] == 0)
+			_exit(child_main(dir, i));
+	}
+	for (i = 0; i < NPROCS; i++) {
+		if (pid[i] < 0 || waitpid(pid[i], &st, 0) != pid[i] ||
+		    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			bad++;
+			printf("# child %d: status %d\n", i, st);
+		}
+	}
+	CHECK_INT(bad, 0);
+	CHECK_INT(open_store(dir, MIB, 512 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(counter(s), NPROCS * PER_PROC);
+	for (i = 0; i < NPROCS * PER_PROC; i++) {
+		snprintf(k, sizeof(k), "t%d-%d", 100 + i / PER_PROC,
+		    i % PER_PROC);
+		if (get1(s, STORE_DB_RUNS, k, buf, sizeof(buf)) != 0 ||
+		    strncmp(buf, k, strlen(k)) != 0)
+			missing++;
+	}
+	CHECK_INT(missing, 0);
+	CHECK_INT(bulk_count(s, 200000, PER_PROC, 64 * 1024), PER_PROC);
+	CHECK(store_map_size(s) >= 24 * MIB);
+	store_close(s);
+}
+
+int
+main(void)
+{
+	char cmd[400];
+
+	log_init(CONF_LOG_WARN, NULL);
+	snprintf(topdir, sizeof(topdir), "%s/t_storage_store.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(topdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_records();
+	test_json();
+	test_cursors();
+	test_schema();
+	test_growth();
+	test_full();
+	test_abort();
+	test_threads();
+	test_processes();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", topdir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", topdir);
+	return tap_done();
+}
