@@ -37,6 +37,11 @@ struct conf {
 	int64_t	 map_size;		/* initial LMDB map size, bytes */
 	int64_t	 max_map_size;		/* the map never grows past this */
 	int	 sync;			/* fsync every commit */
+	/* workflow runs (Dify's defaults) */
+	int	 workflow_max_steps;	/* node executions per run */
+	int	 workflow_max_time;	/* seconds per run */
+	int	 workflow_max_parallel;	/* concurrent branches per run */
+	int	 workflow_max_loop;	/* rounds of one loop or iteration */
 	/* assets: the app file system */
 	int64_t	 asset_max_file;	/* bytes in one file */
 	int64_t	 asset_max_app_bytes;	/* bytes of all files of one app */
@@ -51,6 +56,18 @@ struct conf {
 	int	 http_timeout;		/* seconds for a whole exchange */
 	int64_t	 http_max_response;	/* bytes */
 	int	 http_allow_private;	/* let app content reach private nets */
+	/* sandbox: the local (bubblewrap) provider and its limits */
+	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */
+	int	 sandbox_network;	/* share the host's network */
+	int64_t	 sandbox_memory;	/* RLIMIT_DATA per process, bytes */
+	int	 sandbox_cpu_seconds;	/* RLIMIT_CPU per process */
+	int	 sandbox_processes;	/* RLIMIT_NPROC of the sandbox uid */
+	int64_t	 sandbox_file_size;	/* RLIMIT_FSIZE, bytes */
+	int64_t	 sandbox_workspace_size; /* all files of one sandbox, bytes */
+	int	 sandbox_open_files;	/* RLIMIT_NOFILE */
+	int	 sandbox_timeout;	/* wall-clock seconds per command */
+	int64_t	 sandbox_max_output;	/* bytes kept of stdout, of stderr */
+	int	 sandbox_uid;		/* uid commands run as when root */
 	/* logging */
 	int	 log_level;		/* enum conf_log_level */
 	char	 log_file[1024];	/* "" = standard error */

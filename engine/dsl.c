@@ -91,8 +91,8 @@ match_bool(const char *s, size_t n)
 {
 	static const char *const words[] = {
 		"yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE",
-		"false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF",
-		NULL,
+		"false", "False", "FALSE", "on", "On", "ON", "off", "Off",
+		"OFF", NULL,
 	};
 	size_t i;
 
@@ -164,7 +164,8 @@ match_int(const char *s, size_t n)
 			for (j = i + 2; j < n; j++) {
 				if (s[j] == '_')
 					continue;
-				if (s[i + 1] == 'b' && s[j] != '0' && s[j] != '1')
+				if (s[i + 1] == 'b' && s[j] != '0' &&
+				    s[j] != '1')
 					return 0;
 				if (s[i + 1] == 'x' && !is_hex(s[j]))
 					return 0;
@@ -973,17 +974,17 @@ builder_alias(struct dsl_builder *b, const yaml_event_t *ev)
 		    b->line);
 	if (a->nodes > b->lim->max_nodes ||
 	    b->nodes > b->lim->max_nodes - a->nodes)
-		return engine_invalid(b->err, "alias '*%.64s' at line %zu would "
-		    "expand past the max_nodes limit of %zu", name, b->line,
-		    b->lim->max_nodes);
+		return engine_invalid(b->err, "alias '*%.64s' at line %zu "
+		    "would expand past the max_nodes limit of %zu", name,
+		    b->line, b->lim->max_nodes);
 	if (a->bytes > b->lim->max_bytes ||
 	    b->bytes > b->lim->max_bytes - a->bytes)
-		return engine_invalid(b->err, "alias '*%.64s' at line %zu would "
-		    "expand past the max_bytes limit of %zu", name, b->line,
-		    b->lim->max_bytes);
+		return engine_invalid(b->err, "alias '*%.64s' at line %zu "
+		    "would expand past the max_bytes limit of %zu", name,
+		    b->line, b->lim->max_bytes);
 	if (b->depth + a->height > b->lim->max_depth)
-		return engine_invalid(b->err, "alias '*%.64s' at line %zu would "
-		    "nest deeper than the max_depth limit of %zu", name,
+		return engine_invalid(b->err, "alias '*%.64s' at line %zu "
+		    "would nest deeper than the max_depth limit of %zu", name,
 		    b->line, b->lim->max_depth);
 	if ((rc = builder_count(b, a->nodes, a->bytes)) != 0)
 		return rc;
@@ -1060,8 +1061,8 @@ dsl_parse(const char *buf, size_t len, const struct dsl_limits *lim,
 		lim = &deflim;
 	}
 	if (len > lim->max_bytes) {
-		rc = engine_invalid(err, "yaml is %zu bytes, over the max_bytes "
-		    "limit of %zu", len, lim->max_bytes);
+		rc = engine_invalid(err, "yaml is %zu bytes, over the "
+		    "max_bytes limit of %zu", len, lim->max_bytes);
 		goto out;
 	}
 	if ((b = calloc(1, sizeof(*b))) == NULL) {
@@ -1337,7 +1338,8 @@ astral_assign(struct dsl_astral *a)
 	for (i = 0; i < ASTRAL_SLOTS; i++) {
 		if (a->keys[i] == 0)
 			continue;
-		while (pua < PUA_COUNT && (a->used[pua / 8] & (1u << (pua % 8))))
+		while (pua < PUA_COUNT &&
+		    (a->used[pua / 8] & (1u << (pua % 8))))
 			pua++;
 		if (pua == PUA_COUNT) {
 			a->keys[i] = 0xFFFFFFFFu;	/* stays escaped */
@@ -1629,7 +1631,8 @@ emit_value(struct dsl_emitter *e, const json_t *v, int depth)
 		rc = emit_event(e, &ev);
 		break;
 	case JSON_STRING:
-		rc = emit_string(e, json_string_value(v), json_string_length(v));
+		rc = emit_string(e, json_string_value(v),
+		    json_string_length(v));
 		break;
 	case JSON_INTEGER:
 		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,

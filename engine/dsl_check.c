@@ -501,11 +501,14 @@ legacy_extractor(json_t *data)
 	for (i = 0; i < json_array_size(params); i++) {
 		p = json_array_get(params, i);
 		t = json_object_get(p, "type");
-		if (str_is(t, "select") &&
-		    (rc = set_new(p, "type", json_string("string"))) != 0)
-			return rc;
-		if (str_is(t, "bool") &&
-		    (rc = set_new(p, "type", json_string("boolean"))) != 0)
+		/* set_new frees t: test both before changing anything. */
+		if (str_is(t, "select"))
+			rc = set_new(p, "type", json_string("string"));
+		else if (str_is(t, "bool"))
+			rc = set_new(p, "type", json_string("boolean"));
+		else
+			rc = 0;
+		if (rc != 0)
 			return rc;
 	}
 	return 0;
@@ -548,7 +551,7 @@ node_normalise(json_t *node)
 static int
 edge_normalise(json_t *edge)
 {
-	json_t	*h = json_object_get(edge, "sourceHandle");
+	json_t	*h;
 	int	 rc;
 
 	if ((rc = id_to_string(edge, "id")) != 0 ||
@@ -557,6 +560,7 @@ edge_normalise(json_t *edge)
 	    (rc = id_to_string(edge, "sourceHandle")) != 0 ||
 	    (rc = id_to_string(edge, "targetHandle")) != 0)
 		return rc;
+	h = json_object_get(edge, "sourceHandle");
 	if (h == NULL || json_is_null(h))
 		rc = set_new(edge, "sourceHandle", json_string("source"));
 	return rc;
@@ -649,17 +653,20 @@ check_containers(struct dsl_report *rep, const json_t *nodes,
 			ref = str_at(data, "start_node_id");
 			child = json_object_get(byid, ref);
 			if (*ref == '\0')
-				rc = problem(rep, id, NULL, "data.start_node_id",
+				rc = problem(rep, id, NULL,
+				    "data.start_node_id",
 				    "%s '%s' has no start node", type, id);
 			else if (child == NULL)
-				rc = problem(rep, id, NULL, "data.start_node_id",
+				rc = problem(rep, id, NULL,
+				    "data.start_node_id",
 				    "start node '%s' of %s '%s' does not exist",
 				    ref, type, id);
 			else if (strcmp(str_at(child, "parentId"), id) != 0 &&
 			    strcmp(str_at(json_object_get(child, "data"),
 			    strcmp(type, "loop") == 0 ? "loop_id" :
 			    "iteration_id"), id) != 0)
-				rc = problem(rep, id, NULL, "data.start_node_id",
+				rc = problem(rep, id, NULL,
+				    "data.start_node_id",
 				    "start node '%s' is not inside %s '%s'",
 				    ref, type, id);
 		}
@@ -875,8 +882,8 @@ check_workflow(json_t *wf, struct dsl_report *rep, const char *mode,
 }
 
 int
-dsl_check(const json_t *in, unsigned flags, char *err, struct dsl_report *rep,
-    json_t **out)
+dsl_check(const json_t *in, unsigned flags, char *err,
+    struct dsl_report *rep, json_t **out)
 {
 	json_t		*doc = NULL, *v, *app, *part;
 	const char	*mode;
@@ -937,18 +944,20 @@ dsl_check(const json_t *in, unsigned flags, char *err, struct dsl_report *rep,
 		rc = engine_invalid(err, "app.mode is missing");
 		goto out;
 	}
-	if (!json_is_string(v) || !engine_app_mode_valid(json_string_value(v))) {
+	if (!json_is_string(v) ||
+	    !engine_app_mode_valid(json_string_value(v))) {
 		rc = engine_invalid(err, "invalid app mode");
 		goto out;
 	}
 	mode = json_string_value(v);
 	workflow_mode = strcmp(mode, "workflow") == 0 ||
 	    strcmp(mode, "advanced-chat") == 0;
-	part = json_object_get(doc, workflow_mode ? "workflow" : "model_config");
+	part = json_object_get(doc, workflow_mode ? "workflow" :
+	    "model_config");
 	if (py_falsy(part) || !json_is_object(part)) {
-		rc = engine_invalid(err, workflow_mode ? "missing workflow data "
-		    "for workflow/advanced chat app" : "missing model_config "
-		    "for chat/agent-chat/completion app");
+		rc = engine_invalid(err, workflow_mode ? "missing workflow "
+		    "data for workflow/advanced chat app" : "missing "
+		    "model_config for chat/agent-chat/completion app");
 		goto out;
 	}
 	if (workflow_mode && (rc = check_workflow(part, rep, mode, err)) != 0)
@@ -965,13 +974,16 @@ out:
 
 /* ====== Export ====== */
 
-/* Sets obj[key] to v (stolen) when the key is missing or null. */
+/*
+ * Sets obj[key] to v (stolen) when the key is missing, or also when it is
+ * null if or_null is set. Dify keeps a null it was given.
+ */
 static int
-set_default(json_t *obj, const char *key, json_t *v)
+set_default(json_t *obj, const char *key, json_t *v, int or_null)
 {
 	json_t *cur = json_object_get(obj, key);
 
-	if (cur != NULL && !json_is_null(cur)) {
+	if (cur != NULL && (!or_null || !json_is_null(cur))) {
 		json_decref(v);
 		return 0;
 	}
@@ -1032,7 +1044,8 @@ dsl_export(const json_t *doc, int include_secret, char *err, json_t **out)
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if ((rc = set_new(x, "version", json_string(DSL_VERSION_CURRENT))) != 0 ||
+	if ((rc = set_new(x, "version",
+	    json_string(DSL_VERSION_CURRENT))) != 0 ||
 	    (rc = set_new(x, "kind", json_string("app"))) != 0)
 		goto out;
 	app = json_object_get(x, "app");
@@ -1045,27 +1058,28 @@ dsl_export(const json_t *doc, int include_secret, char *err, json_t **out)
 	    !in_list(str_at(app, "icon_type"), icon_types))
 		if ((rc = set_new(app, "icon_type", json_string("emoji"))) != 0)
 			goto out;
-	if ((rc = set_default(app, "name", json_string(""))) != 0 ||
-	    (rc = set_default(app, "description", json_string(""))) != 0 ||
-	    (rc = set_default(app, "icon", json_string(""))) != 0 ||
+	if ((rc = set_default(app, "name", json_string(""), 0)) != 0 ||
+	    (rc = set_default(app, "description", json_string(""), 0)) != 0 ||
+	    (rc = set_default(app, "icon", json_string(""), 0)) != 0 ||
 	    (rc = set_default(app, "icon_background",
-	    json_string("#FFFFFF"))) != 0 ||
+	    json_string("#FFFFFF"), 0)) != 0 ||
 	    (rc = set_default(app, "use_icon_as_answer_icon",
-	    json_false())) != 0 ||
-	    (rc = set_default(x, "dependencies", json_array())) != 0)
+	    json_false(), 0)) != 0 ||
+	    (rc = set_default(x, "dependencies", json_array(), 1)) != 0)
 		goto out;
 	wf = json_object_get(x, "workflow");
 	if (json_is_object(wf)) {
 		if ((rc = set_default(wf, "environment_variables",
-		    json_array())) != 0 ||
+		    json_array(), 1)) != 0 ||
 		    (rc = set_default(wf, "conversation_variables",
-		    json_array())) != 0 ||
-		    (rc = set_default(wf, "features", json_object())) != 0)
+		    json_array(), 1)) != 0 ||
+		    (rc = set_default(wf, "features", json_object(), 1)) != 0)
 			goto out;
 		vars = json_object_get(wf, "environment_variables");
 		for (i = 0; !include_secret && i < json_array_size(vars); i++) {
 			var = json_array_get(vars, i);
-			if (str_is(json_object_get(var, "value_type"), "secret") &&
+			if (str_is(json_object_get(var, "value_type"),
+			    "secret") &&
 			    (rc = set_new(var, "value", json_string(""))) != 0)
 				goto out;
 		}

@@ -223,6 +223,54 @@ void	engine_bundle_filename(const json_t *rec, char *buf, size_t bufsz);
 /* 1 when record rec is a sandboxed app (workflow.features.sandbox). */
 int	engine_app_is_sandboxed(const json_t *rec);
 
+/* ====== Runs ====== */
+
+/* What one run of an app gets. */
+struct run_opts {
+	const char	*app_id;
+	const json_t	*inputs;	/* object of start inputs */
+	const char	*user;		/* sys.user_id */
+	const char	*query;		/* chatflow: sys.query */
+	const json_t	*files;		/* sys.files (array) or NULL */
+	const char	*conversation_id; /* chatflow: continue this one */
+	const char	*invoke_from;	/* "service-api", "console", "cli" */
+	/*
+	 * Called for every event, in order, one call at a time, from the
+	 * run's threads: ev is {event, task_id, workflow_run_id, data, ...}
+	 * shaped as Dify's SSE events (borrowed: copy to keep).
+	 */
+	void		(*on_event)(void *arg, const json_t *ev);
+	void		*arg;
+	/* Called once the run has its ids, before anything runs. */
+	void		(*on_start)(void *arg, const char *task_id,
+			    const char *run_id);
+};
+
+/*
+ * Runs app o->app_id to its end in the calling thread (parallel branches
+ * use more threads). *out is Dify's blocking answer: for workflow apps
+ * {task_id, workflow_run_id, data: {id, workflow_id, status, outputs,
+ * error, elapsed_time, total_tokens, total_steps, created_at,
+ * finished_at}}. A run that fails still returns 0 with status failed;
+ * errors are for runs that cannot start (ENGINE_EINVAL with err: bad
+ * inputs, unsupported nodes; ENGINE_ENOTFOUND).
+ */
+int	engine_run(struct engine *e, const struct run_opts *o, char *err,
+	    json_t **out);
+
+/* Asks a running task to stop (from any process). */
+int	engine_run_stop(struct engine *e, const char *task_id);
+
+/* The record of run id (Dify's workflow run detail). */
+int	engine_run_get(struct engine *e, const char *run_id, json_t **out);
+
+/* Runs of app id, newest first: {page, limit, total, has_more, data}. */
+int	engine_run_list(struct engine *e, const char *app_id, int page,
+	    int limit, json_t **out);
+
+/* The node executions of run id, in order: {data: [...]}. */
+int	engine_run_nodes(struct engine *e, const char *run_id, json_t **out);
+
 /* ====== DSL ====== */
 
 /*

@@ -158,4 +158,149 @@ void	outbound_resp_release(struct outbound_resp *resp);
 struct sockaddr;
 int	outbound_addr_private(const struct sockaddr *addr);
 
+/* ====== Templates (template.c, jinja.c) ====== */
+
+/*
+ * A growing string for the renderers: NUL-terminated once anything was
+ * added; on allocation failure oom is set and later adds do nothing.
+ * Start it zeroed; free with tpl_sb_release or take the bytes with
+ * tpl_sb_take (NULL after an allocation failure; the caller frees).
+ */
+struct tpl_sb {
+	char	*p;
+	size_t	 len, cap;
+	int	 oom;
+};
+void	tpl_sb_add(struct tpl_sb *sb, const char *s, size_t n);
+void	tpl_sb_str(struct tpl_sb *sb, const char *s);
+void	tpl_sb_utf8(struct tpl_sb *sb, uint32_t c);
+void	tpl_sb_release(struct tpl_sb *sb);
+char	*tpl_sb_take(struct tpl_sb *sb);
+
+/* Python's str() of an int and repr() of a float: 1.0, 0.1, 1e+16, inf. */
+void	tpl_sb_py_int(struct tpl_sb *sb, int64_t v);
+void	tpl_sb_py_float(struct tpl_sb *sb, double d);
+
+/* Python's repr() of the str s (n bytes of UTF-8), quotes included. */
+void	tpl_sb_py_str(struct tpl_sb *sb, const char *s, size_t n);
+
+/* json.dumps of a str; ascii: ensure_ascii=True (\uXXXX escapes). */
+void	tpl_sb_json_str(struct tpl_sb *sb, const char *s, size_t n, int ascii);
+
+/* The code point of the UTF-8 sequence at s (n > 0 bytes left); *len
+ * gets its length (1 and U+FFFD for a malformed byte). */
+uint32_t	tpl_utf8_next(const char *s, size_t n, size_t *len);
+
+/* 1 when v is a Dify file object ("dify_model_identity": "__dify__file__"). */
+int	tpl_is_file(const json_t *v);
+
+/*
+ * How a value becomes text (api/core/variables/segments.py). TPL_TEXT
+ * (Segment.text): null, files and empty arrays "", strings as they are,
+ * numbers and booleans as Python's str() (1.0, True), objects as
+ * json.dumps(ensure_ascii=False), arrays of strings as JSON, other arrays
+ * as Python's repr. TPL_MARKDOWN (Segment.markdown, answer nodes): objects
+ * as JSON indented by 2, arrays as "- item" lines, files as [name](url) or
+ * ![name](url) for images.
+ */
+enum tpl_form {
+	TPL_TEXT,
+	TPL_MARKDOWN
+};
+
+/*
+ * v as text in form, appended to sb / as a new malloc'd string in *out
+ * (caller frees). Returns 0, ENGINE_ENOMEM, or ENGINE_EINVAL when v nests
+ * deeper than 512 levels.
+ */
+int	tpl_sb_value_text(struct tpl_sb *sb, const json_t *v, enum tpl_form form);
+int	tpl_value_text(const json_t *v, enum tpl_form form, char **out);
+
+/* Python's repr() of v ({'a': [1, 'x', None, True]}); *out malloc'd,
+ * caller frees. Returns 0, ENGINE_ENOMEM or ENGINE_EINVAL (too deep). */
+int	tpl_py_repr(const json_t *v, char **out);
+
+/*
+ * Resolves a reference for tpl_render: parts[0..nparts) are the dotted
+ * pieces ("llm", "text"). Returns a value borrowed from the caller (valid
+ * until tpl_render returns) or NULL when there is none.
+ */
+typedef const json_t *(*tpl_lookup_fn)(void *ctx, const char *const *parts,
+    size_t nparts);
+
+/* tpl_render flag: {{#context#}} is looked up with the one part "context"
+ * (the LLM node's knowledge context); unresolved it stays literal. */
+#define TPL_CONTEXT 0x1
+
+/*
+ * Renders Dify's variable template tpl (NUL-terminated): each
+ * {{#a.b(.c...)#}} (first part [A-Za-z0-9_]{1,50}, then 1-10 parts
+ * [A-Za-z_][A-Za-z0-9_]{0,29}) becomes lookup's value as text in form, or
+ * the dotted text a.b when lookup returns NULL. Like Dify's
+ * convert_template, literal text between references that contains a dot
+ * is offered to lookup split at the dots too, and written as it is when
+ * that finds nothing. lookup may be NULL (nothing resolves). max_chars: 0,
+ * or the most code points the result may have. *out is malloc'd (caller
+ * frees). Returns 0, ENGINE_ENOMEM, ENGINE_ELIMIT ("output length" in err)
+ * or ENGINE_EINVAL (a value nested too deeply; err says so).
+ */
+int	tpl_render(const char *tpl, enum tpl_form form, unsigned flags,
+	    tpl_lookup_fn lookup, void *ctx, size_t max_chars, char *err,
+	    char **out);
+
+/*
+ * The references tpl makes, for recording a node's inputs: *out is a new
+ * JSON array of selectors (arrays of strings, ["llm", "text"]), each once,
+ * in order of first use. {{#context#}} is not listed. Returns 0 or
+ * ENGINE_ENOMEM.
+ */
+int	tpl_selectors(const char *tpl, json_t **out);
+
+/*
+ * Limits of the Jinja2 renderer; each names itself in the error when it
+ * trips (ENGINE_ELIMIT). jinja_limits_default fills Dify-like defaults.
+ */
+struct jinja_limits {
+	size_t	max_template;	/* "template size": bytes of source, 1 MiB */
+	size_t	max_output;	/* "output length": code points, 400000 */
+	size_t	max_loop;	/* "loop iterations": in total, 100000 */
+	size_t	max_depth;	/* "nesting depth": of blocks, 64 */
+	size_t	max_expr_depth;	/* "expression depth": 64 */
+	size_t	max_value;	/* "value size": bytes of a string or items
+				 * of a list made while rendering, 4 MiB */
+	size_t	max_steps;	/* "evaluation steps": 10 million */
+};
+void	jinja_limits_default(struct jinja_limits *lim);
+
+struct jinja_tpl;
+
+/*
+ * Parses a Jinja2 template (src, len bytes of UTF-8) for the subset this
+ * engine runs (see jinja.c). lim is copied (NULL: defaults). *out is
+ * freed with jinja_free and may be rendered many times, from several
+ * threads at once. Returns 0, ENGINE_ENOMEM, ENGINE_ELIMIT, or
+ * ENGINE_EINVAL with err naming the problem (a syntax error, or a
+ * construct outside the subset such as a macro) and its line.
+ */
+int	jinja_compile(const char *src, size_t len,
+	    const struct jinja_limits *lim, char *err, struct jinja_tpl **out);
+void	jinja_free(struct jinja_tpl *t);
+
+/*
+ * Renders t with the variables of the JSON object vars (borrowed; NULL for
+ * none) as Jinja2 3.x in Python 3 would (jinja2.Template(src).render(
+ * **vars)). *out is malloc'd and NUL-terminated (caller frees); *outlen
+ * (may be NULL) gets its length in bytes. Returns 0, ENGINE_ENOMEM,
+ * ENGINE_ELIMIT (err names the limit) or ENGINE_EINVAL (err says what
+ * failed and at which line: an undefined value used, a type error,
+ * division by zero...).
+ */
+int	jinja_render_compiled(const struct jinja_tpl *t, const json_t *vars,
+	    char *err, char **out, size_t *outlen);
+
+/* jinja_compile + jinja_render_compiled + jinja_free in one call. */
+int	jinja_render(const char *src, size_t len, const json_t *vars,
+	    const struct jinja_limits *lim, char *err, char **out,
+	    size_t *outlen);
+
 #endif

@@ -9,6 +9,119 @@
 
 #include "fcgi/fcgi.h"
 
+/* ====== run ====== */
+
+static int	read_file(const char *path, char **out, size_t *len);
+
+struct cli_run {
+	int	json;
+};
+
+static void
+cli_event(void *arg, const json_t *ev)
+{
+	struct cli_run	*cr = arg;
+	const char	*name = json_string_value(json_object_get(ev, "event"));
+	json_t		*d = json_object_get(ev, "data");
+	char		*s;
+
+	if (cr->json) {
+		if ((s = json_dumps(ev, JSON_COMPACT)) != NULL) {
+			printf("%s\n", s);
+			free(s);
+		}
+		fflush(stdout);
+		return;
+	}
+	if (strcmp(name, "node_started") == 0)
+		fprintf(stderr, "> %-20s %s\n", json_string_value(
+		    json_object_get(d, "node_type")), json_string_value(
+		    json_object_get(d, "title")));
+	else if (strcmp(name, "node_finished") == 0)
+		fprintf(stderr, "< %-20s %s  %s %.3fs%s%s\n", json_string_value(
+		    json_object_get(d, "node_type")), json_string_value(
+		    json_object_get(d, "title")), json_string_value(
+		    json_object_get(d, "status")), json_real_value(
+		    json_object_get(d, "elapsed_time")),
+		    json_is_string(json_object_get(d, "error")) ? "  " : "",
+		    json_is_string(json_object_get(d, "error")) ?
+		    json_string_value(json_object_get(d, "error")) : "");
+	else if (strcmp(name, "text_chunk") == 0)
+		fprintf(stderr, "%s", json_string_value(json_object_get(d,
+		    "text")));
+}
+
+static int
+cmd_run(struct engine *e, const char *what, json_t *inputs, int as_json)
+{
+	struct run_opts	 o;
+	struct cli_run	 cr = { as_json };
+	char		 err[ENGINE_ERRMAX] = "", *data = NULL, *s;
+	const char	*app_id = what, *status;
+	size_t		 len;
+	json_t		*imp = NULL, *res = NULL;
+	int		 rc, temp = 0;
+
+	if (engine_uuid_check(what) != 0) {
+		struct import_opts io;
+
+		/* A file: import it into a temporary app, removed after. */
+		memset(&io, 0, sizeof(io));
+		if (read_file(what, &data, &len) != 0) {
+			fprintf(stderr, "flowcgi: %s: cannot read\n", what);
+			return 1;
+		}
+		rc = engine_import(e, data, len, &io, err, &imp);
+		free(data);
+		if (rc != 0 || json_string_value(json_object_get(imp,
+		    "app_id")) == NULL) {
+			fprintf(stderr, "flowcgi: %s: %s\n", what, rc ? (err[0]
+			    ? err : engine_strerror(rc)) : json_string_value(
+			    json_object_get(imp, "error")));
+			json_decref(imp);
+			return 1;
+		}
+		app_id = json_string_value(json_object_get(imp, "app_id"));
+		temp = 1;
+	}
+	memset(&o, 0, sizeof(o));
+	o.app_id = app_id;
+	o.inputs = inputs;
+	o.user = "cli";
+	o.invoke_from = "cli";
+	o.on_event = cli_event;
+	o.arg = &cr;
+	rc = engine_run(e, &o, err, &res);
+	if (rc != 0) {
+		fprintf(stderr, "flowcgi: run: %s\n", err[0] ? err :
+		    engine_strerror(rc));
+		rc = 1;
+		goto out;
+	}
+	status = json_string_value(json_object_get(json_object_get(res,
+	    "data"), "status"));
+	if (!as_json) {
+		s = json_dumps(json_object_get(json_object_get(res, "data"),
+		    "outputs"), JSON_INDENT(2));
+		fprintf(stderr, "\n%s\n", status);
+		if (s != NULL)
+			printf("%s\n", s);
+		free(s);
+		if (strcmp(status, "succeeded") != 0)
+			fprintf(stderr, "error: %s\n", json_string_value(
+			    json_object_get(json_object_get(res, "data"),
+			    "error")));
+	}
+	rc = strcmp(status, "succeeded") == 0 ||
+	    strcmp(status, "partial-succeeded") == 0 ? 0 : 1;
+out:
+	if (temp)
+		engine_app_delete(e, app_id);
+	json_decref(res);
+	json_decref(imp);
+	return rc;
+}
+
 /* ====== import and export ====== */
 
 static int
@@ -173,6 +286,8 @@ usage(FILE *fp)
 "                                    prints the new app id\n"
 "  export ID [-o FILE] [--secrets]   export an app: .zip for sandboxed\n"
 "                                    apps, .yml otherwise\n"
+"  run FILE|ID [--input k=v]... [--json]\n"
+"                                    run a workflow here, showing each node\n"
 "\n"
 "options:\n"
 "  -c, --config FILE   configuration file (default: $FLOWCGI_CONFIG, else\n"
@@ -182,6 +297,8 @@ usage(FILE *fp)
 "      --name NAME     the imported app's name (default: from the DSL)\n"
 "      --yes           confirm an import of another DSL version\n"
 "      --secrets       export secret environment variables too\n"
+"  -i, --input K=V     a start input (repeat; V is JSON when it parses)\n"
+"      --json          run prints every event as one JSON line\n"
 "  -h, --help          this help\n"
 "  -V, --version       print the version\n"
 "\n"
@@ -245,13 +362,17 @@ main(int argc, char **argv)
 		{ "name", required_argument, NULL, 'N' },
 		{ "yes", no_argument, NULL, 'Y' },
 		{ "secrets", no_argument, NULL, 'S' },
+		{ "input", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct conf	 c;
 	struct engine		*e = NULL;
 	const char		*cmd = NULL, *cpath = NULL, *listen = NULL;
 	const char		*output = NULL, *name = NULL, *arg = NULL;
-	int			 yes = 0, secrets = 0;
+	int			 yes = 0, secrets = 0, as_json = 0;
+	json_t			*inputs = json_object(), *iv;
+	char			*eq;
 	char			 err[ENGINE_ERRMAX] = "", token[AUTH_TOKEN_MAX];
 	int			 ch, rc;
 
@@ -262,7 +383,7 @@ main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	while ((ch = getopt_long(argc, argv, "c:l:hVo:", longopts, NULL)) !=
+	while ((ch = getopt_long(argc, argv, "c:l:hVo:i:", longopts, NULL)) !=
 	    -1) {
 		switch (ch) {
 		case 'c': cpath = optarg; break;
@@ -271,6 +392,20 @@ main(int argc, char **argv)
 		case 'N': name = optarg; break;
 		case 'Y': yes = 1; break;
 		case 'S': secrets = 1; break;
+		case 'J': as_json = 1; break;
+		case 'i':
+			if ((eq = strchr(optarg, '=')) == NULL) {
+				fprintf(stderr, "flowcgi: --input wants "
+				    "NAME=VALUE\n");
+				return 2;
+			}
+			*eq = '\0';
+			iv = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
+			json_object_set_new(inputs, optarg, iv && !json_is_null(
+			    iv) ? iv : json_string(eq + 1));
+			if (iv != NULL && json_is_null(iv))
+				json_decref(iv);
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("flowcgi %s\n", FLOWCGI_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -280,8 +415,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if ((strcmp(cmd, "import") == 0 || strcmp(cmd, "export") == 0) &&
-	    optind < argc)
+	if ((strcmp(cmd, "import") == 0 || strcmp(cmd, "export") == 0 ||
+	    strcmp(cmd, "run") == 0) && optind < argc)
 		arg = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "flowcgi: unexpected argument '%s'\n",
@@ -289,15 +424,16 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(cmd, "serve") != 0 && strcmp(cmd, "token") != 0 &&
-	    strcmp(cmd, "import") != 0 && strcmp(cmd, "export") != 0) {
+	    strcmp(cmd, "import") != 0 && strcmp(cmd, "export") != 0 &&
+	    strcmp(cmd, "run") != 0) {
 		fprintf(stderr, "flowcgi: unknown command '%s'\n", cmd);
 		usage(stderr);
 		return 2;
 	}
-	if ((strcmp(cmd, "import") == 0 || strcmp(cmd, "export") == 0) &&
-	    arg == NULL) {
+	if ((strcmp(cmd, "import") == 0 || strcmp(cmd, "export") == 0 ||
+	    strcmp(cmd, "run") == 0) && arg == NULL) {
 		fprintf(stderr, "flowcgi: %s needs a %s\n", cmd,
-		    strcmp(cmd, "import") == 0 ? "FILE" : "app ID");
+		    strcmp(cmd, "export") != 0 ? "FILE" : "app ID");
 		return 2;
 	}
 	if (load_conf(&c, cpath, listen) != 0)
@@ -312,6 +448,8 @@ main(int argc, char **argv)
 		rc = cmd_import(e, arg, name, yes);
 	else if (strcmp(cmd, "export") == 0)
 		rc = cmd_export(e, arg, output, secrets);
+	else if (strcmp(cmd, "run") == 0)
+		rc = cmd_run(e, arg, inputs, as_json);
 	else if (strcmp(cmd, "token") == 0) {
 		if (auth_token_load(c.data_dir, token) != 0) {
 			perror("flowcgi: admin token");
@@ -321,5 +459,6 @@ main(int argc, char **argv)
 	} else
 		rc = server_run(&c, e);
 	engine_close(e);
+	json_decref(inputs);
 	return rc;
 }

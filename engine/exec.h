@@ -1,0 +1,191 @@
+/*
+ * exec.h — the workflow executor's private interface: the graph, the
+ * variable pool, a run, and the node-type table every engine/nodes/ file
+ * fills. Included by engine files only.
+ */
+#ifndef FLOWCGI_ENGINE_EXEC_H
+#define FLOWCGI_ENGINE_EXEC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "engine/internal.h"
+
+/* ====== Graph (graph.c) ====== */
+
+struct node_type;
+
+struct gnode {
+	const char		*id;
+	const char		*type;		/* data.type */
+	const char		*title;
+	json_t			*data;		/* borrowed from the document */
+	const char		*parent;	/* container id, or NULL */
+	const struct node_type	*nt;		/* NULL: unsupported type */
+	size_t			*in, nin;	/* edge indexes */
+	size_t			*out, nout;
+};
+
+struct gedge {
+	const char	*id;
+	const char	*source_handle;	/* "source" when absent */
+	size_t		 src, dst;	/* node indexes */
+};
+
+struct graph {
+	json_t		*doc;		/* the workflow object (a reference) */
+	struct gnode	*nodes;
+	size_t		 nnodes;
+	struct gedge	*edges;
+	size_t		 nedges;
+	json_t		*index;		/* node id -> integer index */
+};
+
+/*
+ * Builds the graph of a workflow object {graph: {nodes, edges}, ...}:
+ * canvas notes dropped, edges without both ends ignored, node types looked
+ * up. Returns 0 with *out (graph_free), or ENGINE_EINVAL with err.
+ */
+int	graph_build(const json_t *workflow, char *err, struct graph **out);
+void	graph_free(struct graph *g);
+
+/* The index of node id, or -1. */
+long	graph_find(const struct graph *g, const char *id);
+
+/*
+ * The node a scope starts from: for the top level (container NULL) the
+ * start node (or the one node without incoming edges); for a container,
+ * its data.start_node_id (or its first child without incoming edges).
+ */
+long	graph_root(const struct graph *g, const char *container);
+
+/* ====== Variable pool (pool.c) ====== */
+
+/*
+ * Values keyed by [node id, name]: a selector adds a path into the value.
+ * A pool may sit on a parent (an iteration round): names of the node ids
+ * it owns live in it, everything else reads and writes through to the
+ * parent. Thread-safe; values are immutable once set (copy to change).
+ */
+struct pool;
+
+struct pool *pool_new(struct pool *parent);
+void	pool_free(struct pool *p);
+
+/* Makes node id's values local to p (for an iteration round). */
+void	pool_own(struct pool *p, const char *node_id);
+
+/* Sets [node, name] to v (a reference is taken). */
+void	pool_set(struct pool *p, const char *node, const char *name,
+	    json_t *v);
+/* Sets every key of object obj under node. */
+void	pool_set_all(struct pool *p, const char *node, const json_t *obj);
+
+/*
+ * The value of a selector (JSON array of strings, at least 2), or NULL.
+ * Returns a new reference (json_decref).
+ */
+json_t	*pool_get(struct pool *p, const json_t *selector);
+json_t	*pool_get_parts(struct pool *p, const char *const *parts,
+	    size_t nparts);
+
+/* ====== Runs (executor.c) ====== */
+
+/* Limits a run is held to; from conf, with Dify's defaults. */
+struct run_limits {
+	int	max_steps;		/* node executions per run: 500 */
+	int	max_seconds;		/* wall clock: 1200 */
+	int	max_parallel;		/* concurrent branches: 10 */
+	int	max_loop;		/* loop / iteration rounds: 100 */
+};
+
+struct run {
+	struct engine		*e;
+	struct graph		*g;
+	struct pool		*pool;
+	const struct run_opts	*opts;
+	char			 id[37];	/* workflow_run_id */
+	char			 task_id[37];
+	char			 app_id[37];
+	char			 workflow_id[37];
+	struct run_limits	 lim;
+	int64_t			 started_ms;
+	atomic_int		 steps;
+	atomic_int		 stopping;	/* stop requested or failed */
+	atomic_int		 node_index;	/* numbering of executions */
+	atomic_llong		 total_tokens;
+	pthread_mutex_t		 mu;		/* records, events, error */
+	json_t			*node_runs;	/* execution records */
+	json_t			*outputs;	/* end node / answer */
+	char			*answer;	/* chatflow answer so far */
+	size_t			 answer_len;
+	char			 error[ENGINE_ERRMAX];
+	int			 failed;
+	int			 exceptions;
+};
+
+/* Emits an SSE-shaped event {event, task_id, workflow_run_id, data}. */
+void	run_emit(struct run *r, const char *event, json_t *data);
+
+/* Streams answer text (chatflow "message" / workflow "text_chunk"). */
+void	run_stream_text(struct run *r, const char *node_id, const char *text,
+	    size_t len);
+
+/*
+ * Runs the nodes of a scope (container NULL: the top level; else the
+ * children of a container) from its root until nothing more can run, in
+ * pool p. Returns 0, or ENGINE_EINVAL when a node failed the scope (err
+ * holds why), ENGINE_ECONFLICT when stopped, ENGINE_ELIMIT on a limit.
+ */
+int	run_scope(struct run *r, const char *container, struct pool *p,
+	    const char *iteration_id, const char *loop_id, char *err);
+
+/* Milliseconds since the epoch. */
+int64_t	run_now_ms(void);
+
+/* 1 once a stop was asked for this run (from any process). */
+int	run_stop_requested(struct run *r);
+
+/* ====== Node types (engine/nodes/) ====== */
+
+/* What a node execution works with and gives back. */
+struct node_ctx {
+	struct run		*run;
+	const struct gnode	*node;
+	struct pool		*pool;
+	const char		*iteration_id;	/* enclosing container */
+	const char		*loop_id;
+	/* filled by the node */
+	json_t			*inputs;	/* object, for the trace */
+	json_t			*process_data;	/* object or NULL */
+	json_t			*outputs;	/* object */
+	json_t			*metadata;	/* execution_metadata */
+	const char		*handle;	/* branch taken; "source" */
+	char			 handle_buf[128];
+	char			 err[ENGINE_ERRMAX];
+	const char		*error_type;	/* e.g. "NodeRunError" */
+};
+
+struct node_type {
+	const char	*type;		/* data.type */
+	/*
+	 * Runs the node: reads ctx->node->data and the pool, fills outputs
+	 * (and inputs, process_data, handle). Returns 0, or non-zero with
+	 * ctx->err saying why (then the node's error strategy applies).
+	 */
+	int		 (*run)(struct node_ctx *ctx);
+	int		 container;	/* iteration, loop: runs a scope */
+};
+
+/* The table of a node type, or NULL when flowcgi cannot run it. */
+const struct node_type *node_type_find(const char *type);
+
+/* Helpers for node files (nodes/common.c). */
+const char *node_str(const struct gnode *n, const char *key);
+/* Fails the node with a message. Returns -1. */
+int	node_fail(struct node_ctx *c, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* The value of a selector, or NULL (new reference). */
+json_t	*node_resolve(struct node_ctx *c, const json_t *selector);
+
+#endif

@@ -1,0 +1,487 @@
+/*
+ * executor.c — runs a workflow graph by Dify's rules.
+ *
+ * Edges are UNKNOWN, TAKEN or SKIPPED. A node is ready once none of its
+ * incoming edges is UNKNOWN and at least one is TAKEN; when all are
+ * SKIPPED it is skipped too and the skip propagates. A node that sets a
+ * handle (if-else, question-classifier, or any node with the fail-branch
+ * strategy) takes only the edges leaving by that handle; every other node
+ * takes all of them. Ready nodes run in the calling thread when they are
+ * the only work; parallel branches get threads, at most
+ * run_limits.max_parallel at a time, and join by the same rule.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/exec.h"
+
+enum { E_UNKNOWN, E_TAKEN, E_SKIPPED };
+enum { N_PENDING, N_READY, N_RUNNING, N_DONE, N_SKIPPED };
+
+int64_t
+run_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ====== Events ====== */
+
+void
+run_emit(struct run *r, const char *event, json_t *data)
+{
+	json_t *ev;
+
+	if (r->opts->on_event == NULL) {
+		json_decref(data);
+		return;
+	}
+	ev = json_pack("{s:s,s:s,s:s,s:o}", "event", event, "task_id",
+	    r->task_id, "workflow_run_id", r->id, "data",
+	    data ? data : json_object());
+	if (ev == NULL)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->opts->on_event(r->opts->arg, ev);
+	pthread_mutex_unlock(&r->mu);
+	json_decref(ev);
+}
+
+void
+run_stream_text(struct run *r, const char *node_id, const char *text,
+    size_t len)
+{
+	char *na;
+
+	if (len == 0)
+		return;
+	pthread_mutex_lock(&r->mu);
+	if ((na = realloc(r->answer, r->answer_len + len + 1)) != NULL) {
+		memcpy(na + r->answer_len, text, len);
+		r->answer_len += len;
+		na[r->answer_len] = '\0';
+		r->answer = na;
+	}
+	pthread_mutex_unlock(&r->mu);
+	run_emit(r, "text_chunk", json_pack("{s:s%,s:[s,s]}", "text", text,
+	    len, "from_variable_selector", node_id, "answer"));
+}
+
+/* ====== Stop and limits ====== */
+
+int
+run_stop_requested(struct run *r)
+{
+	struct store_txn	*t = NULL;
+	json_t			*rec = NULL;
+	int			 stop = 0;
+
+	if (store_read_begin(r->e->store, &t) != 0)
+		return 0;
+	if (store_get_json(t, STORE_DB_RUNS, r->id, &rec) == 0)
+		stop = json_is_true(json_object_get(rec, "stop_requested"));
+	store_read_end(t);
+	json_decref(rec);
+	return stop;
+}
+
+/* ====== One node ====== */
+
+/* The default-value outputs of a node whose strategy is default-value. */
+static json_t *
+default_outputs(const struct gnode *n, const char *msg, const char *type)
+{
+	json_t		*out = json_object(), *d, *v, *parsed;
+	const char	*k, *vt;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(n->data, "default_value"), i, d) {
+		k = json_string_value(json_object_get(d, "key"));
+		v = json_object_get(d, "value");
+		vt = json_string_value(json_object_get(d, "type"));
+		if (k == NULL || v == NULL)
+			continue;
+		/* string values are JSON for the non-string types */
+		if (json_is_string(v) && vt != NULL &&
+		    strcmp(vt, "string") != 0 && (parsed = json_loads(
+		    json_string_value(v), JSON_DECODE_ANY, NULL)) != NULL)
+			json_object_set_new(out, k, parsed);
+		else
+			json_object_set(out, k, v);
+	}
+	json_object_set_new(out, "error_message", json_string(msg));
+	json_object_set_new(out, "error_type", json_string(type));
+	return out;
+}
+
+static json_t *
+node_event_base(struct run *r, const struct gnode *n, const char *exec_id,
+    int index, const char *pred, const char *iter, const char *loop,
+    int64_t created)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:s?,s:n,s:b,s:I,s:{},"
+	    "s:s?,s:s?}",
+	    "id", exec_id, "node_id", n->id, "node_type", n->type, "title",
+	    n->title, "index", index, "predecessor_node_id", pred, "inputs",
+	    "inputs_truncated", 0, "created_at", (json_int_t)(created / 1000),
+	    "extras", "iteration_id", iter, "loop_id", loop);
+}
+
+/*
+ * Runs node n once (with retries and its error strategy). Returns 0 with
+ * *handle set (NULL: take every edge), or -1 when the node failed the
+ * scope (err says why).
+ */
+static int
+exec_node(struct run *r, const struct gnode *n, struct pool *p,
+    const char *pred, const char *iter, const char *loop,
+    const char **handle, char *handle_buf, size_t hbsz, char *err)
+{
+	struct node_ctx	 c;
+	json_t		*ev, *retry, *rec, *outputs = NULL;
+	const char	*strategy, *status = "succeeded";
+	char		 exec_id[37];
+	int64_t		 t0 = run_now_ms(), t1;
+	int		 rc, index, tries = 0, max_retries = 0, interval = 0;
+
+	*handle = NULL;
+	engine_uuid(exec_id);
+	index = atomic_fetch_add(&r->node_index, 1) + 1;
+	if (atomic_fetch_add(&r->steps, 1) >= r->lim.max_steps) {
+		engine_invalid(err, "the run took more than %d steps "
+		    "(workflow.max_steps)", r->lim.max_steps);
+		return -1;
+	}
+	ev = node_event_base(r, n, exec_id, index, pred, iter, loop, t0);
+	run_emit(r, "node_started", json_deep_copy(ev));
+	retry = json_object_get(n->data, "retry_config");
+	if (json_is_true(json_object_get(retry, "retry_enabled"))) {
+		max_retries = (int)json_integer_value(json_object_get(retry,
+		    "max_retries"));
+		interval = (int)json_integer_value(json_object_get(retry,
+		    "retry_interval"));
+		if (max_retries > 10)
+			max_retries = 10;
+		if (interval < 0 || interval > 5000)
+			interval = interval < 0 ? 0 : 5000;
+	}
+	for (;;) {
+		memset(&c, 0, sizeof(c));
+		c.run = r;
+		c.node = n;
+		c.pool = p;
+		c.iteration_id = iter;
+		c.loop_id = loop;
+		c.inputs = json_object();
+		c.outputs = json_object();
+		c.error_type = "NodeRunError";
+		rc = n->nt->run(&c);
+		if (rc == 0 || tries >= max_retries ||
+		    atomic_load(&r->stopping))
+			break;
+		tries++;
+		json_t *rv = json_deep_copy(ev);
+
+		json_object_set_new(rv, "status", json_string("retry"));
+		json_object_set_new(rv, "error", json_string(c.err));
+		json_object_set_new(rv, "retry_index", json_integer(tries));
+		run_emit(r, "node_retry", rv);
+		json_decref(c.inputs);
+		json_decref(c.outputs);
+		json_decref(c.process_data);
+		json_decref(c.metadata);
+		if (interval > 0)
+			usleep((useconds_t)interval * 1000);
+	}
+	strategy = node_str(n, "error_strategy");
+	if (rc == 0) {
+		outputs = json_incref(c.outputs);
+		if (c.handle != NULL) {
+			snprintf(handle_buf, hbsz, "%s", c.handle);
+			*handle = handle_buf;
+		} else if (strategy != NULL &&
+		    strcmp(strategy, "fail-branch") == 0)
+			*handle = "source";
+	} else if (strategy != NULL && strcmp(strategy, "fail-branch") == 0) {
+		status = "exception";
+		outputs = json_pack("{s:s,s:s}", "error_message", c.err,
+		    "error_type", c.error_type);
+		*handle = "fail-branch";
+	} else if (strategy != NULL && strcmp(strategy, "default-value") == 0) {
+		status = "exception";
+		outputs = default_outputs(n, c.err, c.error_type);
+	} else
+		status = "failed";
+	if (strcmp(status, "exception") == 0) {
+		pthread_mutex_lock(&r->mu);
+		r->exceptions++;
+		pthread_mutex_unlock(&r->mu);
+	}
+	if (outputs != NULL)
+		pool_set_all(p, n->id, outputs);
+	t1 = run_now_ms();
+	json_object_set(ev, "inputs", c.inputs);
+	json_object_set_new(ev, "process_data", c.process_data ?
+	    json_incref(c.process_data) : json_null());
+	json_object_set_new(ev, "process_data_truncated", json_false());
+	json_object_set_new(ev, "outputs", outputs ? json_incref(outputs) :
+	    json_null());
+	json_object_set_new(ev, "outputs_truncated", json_false());
+	json_object_set_new(ev, "status", json_string(status));
+	json_object_set_new(ev, "error", strcmp(status, "succeeded") == 0 ?
+	    json_null() : json_string(c.err));
+	json_object_set_new(ev, "elapsed_time",
+	    json_real((double)(t1 - t0) / 1000.0));
+	json_object_set_new(ev, "execution_metadata", c.metadata ?
+	    json_incref(c.metadata) : json_null());
+	json_object_set_new(ev, "finished_at", json_integer(t1 / 1000));
+	json_object_set_new(ev, "files", json_array());
+	rec = json_deep_copy(ev);
+	json_object_set_new(rec, "node_execution_id", json_string(exec_id));
+	pthread_mutex_lock(&r->mu);
+	json_array_append_new(r->node_runs, rec);
+	pthread_mutex_unlock(&r->mu);
+	run_emit(r, "node_finished", ev);
+	json_decref(outputs);
+	json_decref(c.inputs);
+	json_decref(c.outputs);
+	json_decref(c.process_data);
+	json_decref(c.metadata);
+	if (strcmp(status, "failed") == 0) {
+		engine_invalid(err, "node '%s' (%s) failed: %s", n->title,
+		    n->id, c.err);
+		return -1;
+	}
+	return 0;
+}
+
+/* ====== A scope ====== */
+
+struct scope {
+	struct run		*r;
+	const char		*container;
+	struct pool		*pool;
+	const char		*iter, *loop;
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;
+	unsigned char		*estate, *nstate;
+	const char		**pred;		/* predecessor per node */
+	size_t			*ready;
+	size_t			 nready;
+	int			 nrunning;
+	int			 failed;
+	char			 err[ENGINE_ERRMAX];
+};
+
+static int
+node_in_scope(const struct scope *s, const struct gnode *n)
+{
+	if (s->container == NULL)
+		return n->parent == NULL;
+	return n->parent != NULL && strcmp(n->parent, s->container) == 0;
+}
+
+static void mark_skipped(struct scope *s, size_t ni);
+
+/* Decides node ni once all its incoming edges are decided (lock held). */
+static void
+check_node(struct scope *s, size_t ni)
+{
+	const struct gnode	*n = &s->r->g->nodes[ni];
+	size_t			 i;
+	int			 taken = 0;
+
+	if (s->nstate[ni] != N_PENDING || !node_in_scope(s, n))
+		return;
+	for (i = 0; i < n->nin; i++) {
+		if (s->estate[n->in[i]] == E_UNKNOWN)
+			return;
+		if (s->estate[n->in[i]] == E_TAKEN)
+			taken = 1;
+	}
+	if (taken) {
+		s->nstate[ni] = N_READY;
+		s->ready[s->nready++] = ni;
+	} else
+		mark_skipped(s, ni);
+}
+
+static void
+mark_skipped(struct scope *s, size_t ni)
+{
+	const struct gnode	*n = &s->r->g->nodes[ni];
+	size_t			 i;
+
+	s->nstate[ni] = N_SKIPPED;
+	for (i = 0; i < n->nout; i++) {
+		s->estate[n->out[i]] = E_SKIPPED;
+		check_node(s, s->r->g->edges[n->out[i]].dst);
+	}
+}
+
+/* Records node ni's end and decides its edges (lock held). */
+static void
+finish_node(struct scope *s, size_t ni, const char *handle)
+{
+	const struct gnode	*n = &s->r->g->nodes[ni];
+	const struct gedge	*e;
+	size_t			 i;
+
+	s->nstate[ni] = N_DONE;
+	for (i = 0; i < n->nout; i++) {
+		e = &s->r->g->edges[n->out[i]];
+		s->estate[n->out[i]] = handle == NULL ||
+		    strcmp(e->source_handle, handle) == 0 ? E_TAKEN :
+		    E_SKIPPED;
+		if (s->estate[n->out[i]] == E_TAKEN && s->pred[e->dst] == NULL)
+			s->pred[e->dst] = n->id;
+	}
+	for (i = 0; i < n->nout; i++)
+		check_node(s, s->r->g->edges[n->out[i]].dst);
+}
+
+struct job {
+	struct scope	*s;
+	size_t		 ni;
+	pthread_t	 tid;
+};
+
+/* Runs node ni and settles it; called without the lock. */
+static void
+run_one(struct scope *s, size_t ni)
+{
+	const struct gnode	*n = &s->r->g->nodes[ni];
+	const char		*handle = NULL;
+	char			 hbuf[128], err[ENGINE_ERRMAX] = "";
+	int			 rc;
+
+	if (atomic_load(&s->r->stopping))
+		rc = -1;
+	else if (run_stop_requested(s->r)) {
+		atomic_store(&s->r->stopping, 1);
+		engine_invalid(err, "stopped");
+		rc = -2;
+	} else if (s->r->lim.max_seconds > 0 && run_now_ms() -
+	    s->r->started_ms > (int64_t)s->r->lim.max_seconds * 1000) {
+		engine_invalid(err, "the run took longer than %d seconds "
+		    "(workflow.max_time)", s->r->lim.max_seconds);
+		rc = -1;
+	} else
+		rc = exec_node(s->r, n, s->pool, s->pred[ni], s->iter,
+		    s->loop, &handle, hbuf, sizeof(hbuf), err);
+	pthread_mutex_lock(&s->mu);
+	if (rc != 0) {
+		if (!s->failed && err[0] != '\0')
+			snprintf(s->err, sizeof(s->err), "%s", err);
+		s->failed = rc == -2 ? 2 : 1;
+		s->nstate[ni] = N_DONE;
+	} else
+		finish_node(s, ni, handle);
+	s->nrunning--;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void *
+job_main(void *arg)
+{
+	struct job *j = arg;
+
+	run_one(j->s, j->ni);
+	return NULL;
+}
+
+int
+run_scope(struct run *r, const char *container, struct pool *p,
+    const char *iter, const char *loop, char *err)
+{
+	struct scope	 s;
+	struct job	*jobs = NULL;
+	size_t		 njobs = 0, nn = r->g->nnodes, ni, i;
+	long		 root;
+	int		 rc = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.r = r;
+	s.container = container;
+	s.pool = p;
+	s.iter = iter;
+	s.loop = loop;
+	if ((root = graph_root(r->g, container)) < 0)
+		return engine_invalid(err, container ? "container '%s' has no "
+		    "start node" : "the workflow has no start node%s",
+		    container ? container : "");
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	s.estate = calloc(r->g->nedges + 1, 1);
+	s.nstate = calloc(nn + 1, 1);
+	s.pred = calloc(nn + 1, sizeof(*s.pred));
+	s.ready = calloc(nn + 1, sizeof(*s.ready));
+	jobs = calloc(nn + 1, sizeof(*jobs));
+	if (s.estate == NULL || s.nstate == NULL || s.pred == NULL ||
+	    s.ready == NULL || jobs == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	s.nstate[root] = N_READY;
+	s.ready[s.nready++] = (size_t)root;
+	pthread_mutex_lock(&s.mu);
+	for (;;) {
+		while (s.nready == 0 && s.nrunning > 0)
+			pthread_cond_wait(&s.cv, &s.mu);
+		if (s.nready == 0 || s.failed)
+			break;
+		if (s.nrunning >= r->lim.max_parallel) {
+			pthread_cond_wait(&s.cv, &s.mu);
+			continue;
+		}
+		ni = s.ready[--s.nready];
+		s.nstate[ni] = N_RUNNING;
+		s.nrunning++;
+		if (s.nrunning == 1 && s.nready == 0) {
+			/* the only work: run it here, no thread needed */
+			pthread_mutex_unlock(&s.mu);
+			run_one(&s, ni);
+			pthread_mutex_lock(&s.mu);
+			continue;
+		}
+		jobs[njobs].s = &s;
+		jobs[njobs].ni = ni;
+		if (pthread_create(&jobs[njobs].tid, NULL, job_main,
+		    &jobs[njobs]) != 0) {
+			pthread_mutex_unlock(&s.mu);
+			run_one(&s, ni);
+			pthread_mutex_lock(&s.mu);
+			continue;
+		}
+		njobs++;
+	}
+	while (s.nrunning > 0)
+		pthread_cond_wait(&s.cv, &s.mu);
+	pthread_mutex_unlock(&s.mu);
+	for (i = 0; i < njobs; i++)
+		pthread_join(jobs[i].tid, NULL);
+	if (s.failed) {
+		snprintf(err, ENGINE_ERRMAX, "%s", s.err[0] ? s.err :
+		    "the run was stopped");
+		/* A failure ends this scope; a stop ends every scope. */
+		rc = s.failed == 2 || atomic_load(&r->stopping) ?
+		    ENGINE_ECONFLICT : ENGINE_EINVAL;
+	}
+out:
+	free(s.estate);
+	free(s.nstate);
+	free(s.pred);
+	free(s.ready);
+	free(jobs);
+	pthread_cond_destroy(&s.cv);
+	pthread_mutex_destroy(&s.mu);
+	return rc;
+}

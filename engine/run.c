@@ -1,0 +1,498 @@
+/*
+ * run.c — one run of an app: checks, the variable pool's system, env and
+ * conversation namespaces, the executor, events and the run records.
+ *
+ * Records: runs (run id -> record, with stop_requested set by a stop from
+ * any process), runs_by_app ("<app id>/<run id>" -> run id; run ids are
+ * time-ordered, so a reverse walk lists newest first), node_runs
+ * ("<run id>/<index, 6 digits>" -> node execution). The run record is
+ * written when the run starts and when it ends; node executions are
+ * written with the end, in the same transaction.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exec.h"
+
+/* ====== Records ====== */
+
+struct run_write {
+	json_t	*rec;
+	json_t	*nodes;		/* or NULL */
+	int	 first;
+};
+
+static int
+run_write_fn(struct store_txn *t, void *arg)
+{
+	struct run_write	*w = arg;
+	const char		*id = json_string_value(json_object_get(w->rec,
+				    "id"));
+	const char		*app = json_string_value(json_object_get(w->rec,
+				    "app_id"));
+	json_t			*old = NULL, *n;
+	char			 key[96];
+	size_t			 i;
+	int			 rc;
+
+	if (!w->first && store_get_json(t, STORE_DB_RUNS, id, &old) == 0 &&
+	    json_is_true(json_object_get(old, "stop_requested")))
+		json_object_set_new(w->rec, "stop_requested", json_true());
+	json_decref(old);
+	if ((rc = store_put_json(t, STORE_DB_RUNS, id, w->rec, 0)) != 0)
+		return rc;
+	if (w->first) {
+		snprintf(key, sizeof(key), "%s/%s", app, id);
+		if ((rc = store_put(t, STORE_DB_RUNS_BY_APP, key, strlen(key),
+		    id, strlen(id), 0)) != 0)
+			return rc;
+	}
+	json_array_foreach(w->nodes, i, n) {
+		snprintf(key, sizeof(key), "%s/%06zu", id, i + 1);
+		if ((rc = store_put_json(t, STORE_DB_NODE_RUNS, key, n, 0)) !=
+		    0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ====== Start ====== */
+
+static const char *
+var_str(const json_t *v, const char *k)
+{
+	return json_string_value(json_object_get(v, k));
+}
+
+/*
+ * Checks the caller's inputs against the start node's variables and makes
+ * the start node's inputs: required, max_length, select options, numbers
+ * (strings that hold numbers are converted, as Dify does).
+ */
+static int
+start_inputs(const struct gnode *start, const json_t *in, char *err,
+    json_t **out)
+{
+	json_t		*res = json_object(), *var, *v, *opts, *o;
+	const char	*name, *type, *label;
+	size_t		 i, j;
+	long long	 maxlen;
+	int		 rc = 0, found;
+	double		 d;
+	char		*end;
+
+	json_array_foreach(json_object_get(start->data, "variables"), i, var) {
+		if ((name = var_str(var, "variable")) == NULL)
+			continue;
+		type = var_str(var, "type");
+		label = var_str(var, "label");
+		if (label == NULL)
+			label = name;
+		v = json_object_get(in, name);
+		if (v == NULL || json_is_null(v) || (json_is_string(v) &&
+		    json_string_length(v) == 0 && type != NULL &&
+		    strcmp(type, "number") == 0)) {
+			if (json_is_true(json_object_get(var, "required"))) {
+				rc = engine_invalid(err, "%s is required in "
+				    "input form", name);
+				goto out;
+			}
+			v = json_object_get(var, "default");
+			json_object_set_new(res, name, v != NULL &&
+			    !json_is_null(v) ? json_incref(v) :
+			    (type != NULL && (strcmp(type, "text-input") == 0 ||
+			    strcmp(type, "paragraph") == 0 ||
+			    strcmp(type, "select") == 0) ? json_string("") :
+			    json_null()));
+			continue;
+		}
+		if (type == NULL || strcmp(type, "text-input") == 0 ||
+		    strcmp(type, "paragraph") == 0 ||
+		    strcmp(type, "select") == 0) {
+			if (!json_is_string(v)) {
+				rc = engine_invalid(err, "%s in input form "
+				    "must be a string", name);
+				goto out;
+			}
+			maxlen = json_integer_value(json_object_get(var,
+			    "max_length"));
+			if (maxlen > 0 && (long long)engine_utf8_len(
+			    json_string_value(v)) > maxlen) {
+				rc = engine_invalid(err, "%s in input form "
+				    "must be less than %lld characters", name,
+				    maxlen);
+				goto out;
+			}
+			opts = json_object_get(var, "options");
+			if (type != NULL && strcmp(type, "select") == 0 &&
+			    json_array_size(opts) > 0) {
+				found = 0;
+				json_array_foreach(opts, j, o)
+					if (json_is_string(o) && strcmp(
+					    json_string_value(o),
+					    json_string_value(v)) == 0)
+						found = 1;
+				if (!found) {
+					rc = engine_invalid(err, "%s in input "
+					    "form must be one of the options",
+					    name);
+					goto out;
+				}
+			}
+			json_object_set(res, name, v);
+		} else if (strcmp(type, "number") == 0) {
+			if (json_is_number(v))
+				json_object_set(res, name, v);
+			else if (json_is_string(v)) {
+				d = strtod(json_string_value(v), &end);
+				if (*end != '\0' || end == json_string_value(v)) {
+					rc = engine_invalid(err, "%s in input "
+					    "form must be a number", name);
+					goto out;
+				}
+				json_object_set_new(res, name,
+				    strchr(json_string_value(v), '.') ||
+				    strchr(json_string_value(v), 'e') ?
+				    json_real(d) : json_integer((json_int_t)d));
+			} else {
+				rc = engine_invalid(err, "%s in input form "
+				    "must be a number", name);
+				goto out;
+			}
+		} else
+			json_object_set(res, name, v);	/* files, json */
+	}
+	*out = res;
+	res = NULL;
+out:
+	json_decref(res);
+	return rc;
+}
+
+/* env.* from the workflow's environment variables. */
+static void
+pool_env(struct pool *p, const json_t *wf)
+{
+	json_t		*v;
+	const char	*name;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(wf, "environment_variables"), i,
+	    v)
+		if ((name = var_str(v, "name")) != NULL)
+			pool_set(p, "env", name, json_object_get(v, "value"));
+	json_array_foreach(json_object_get(wf, "conversation_variables"), i,
+	    v)
+		if ((name = var_str(v, "name")) != NULL)
+			pool_set(p, "conversation", name,
+			    json_object_get(v, "value"));
+}
+
+/* Refuses graphs with node types flowcgi cannot run, naming them. */
+static int
+check_supported(const struct graph *g, char *err)
+{
+	char	buf[ENGINE_ERRMAX] = "";
+	size_t	i, len = 0;
+	int	bad = 0;
+
+	for (i = 0; i < g->nnodes; i++) {
+		if (g->nodes[i].nt != NULL)
+			continue;
+		if (bad++ < 4)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+			    "%s'%s' (node %s)", bad > 1 ? ", " : "",
+			    g->nodes[i].type, g->nodes[i].id);
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+	}
+	if (bad == 0)
+		return 0;
+	return engine_invalid(err, "this workflow uses node types flowcgi "
+	    "cannot run yet: %s%s", buf, bad > 4 ? ", ..." : "");
+}
+
+/* ====== The run ====== */
+
+static json_t *
+finished_data(struct run *r, const char *status, int64_t end_ms)
+{
+	return json_pack("{s:s,s:s,s:s,s:O,s:s?,s:f,s:I,s:i,s:n,s:I,s:I,"
+	    "s:i,s:[]}",
+	    "id", r->id, "workflow_id", r->workflow_id, "status", status,
+	    "outputs", r->outputs, "error", strcmp(status, "succeeded") == 0 ||
+	    strcmp(status, "partial-succeeded") == 0 ? NULL : r->error,
+	    "elapsed_time", (double)(end_ms - r->started_ms) / 1000.0,
+	    "total_tokens", (json_int_t)atomic_load(&r->total_tokens),
+	    "total_steps", atomic_load(&r->steps), "created_by",
+	    "created_at", (json_int_t)(r->started_ms / 1000),
+	    "finished_at", (json_int_t)(end_ms / 1000),
+	    "exceptions_count", r->exceptions, "files");
+}
+
+int
+engine_run(struct engine *e, const struct run_opts *o, char *err,
+    json_t **out)
+{
+	struct run		 r;
+	struct run_write	 w = { NULL, NULL, 1 };
+	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
+	json_t			*sys = NULL;
+	const char		*status, *mode;
+	long			 start;
+	int64_t			 end_ms;
+	int			 rc;
+
+	memset(&r, 0, sizeof(r));
+	pthread_mutex_init(&r.mu, NULL);
+	r.e = e;
+	r.opts = o;
+	r.lim.max_steps = e->conf->workflow_max_steps;
+	r.lim.max_seconds = e->conf->workflow_max_time;
+	r.lim.max_parallel = e->conf->workflow_max_parallel;
+	r.lim.max_loop = e->conf->workflow_max_loop;
+	if ((rc = engine_app_get(e, o->app_id, &app)) != 0)
+		goto out;
+	mode = var_str(app, "mode");
+	wf = json_object_get(json_object_get(app, "dsl"), "workflow");
+	if (!json_is_object(wf)) {
+		rc = engine_invalid(err, "apps of mode '%s' have no workflow "
+		    "to run", mode);
+		goto out;
+	}
+	if ((rc = graph_build(wf, err, &r.g)) != 0 ||
+	    (rc = check_supported(r.g, err)) != 0)
+		goto out;
+	if ((start = graph_root(r.g, NULL)) < 0 ||
+	    strcmp(r.g->nodes[start].type, "start") != 0) {
+		rc = engine_invalid(err, "the workflow has no start node");
+		goto out;
+	}
+	if ((rc = start_inputs(&r.g->nodes[start], o->inputs, err, &inputs))
+	    != 0)
+		goto out;
+	if ((r.pool = pool_new(NULL)) == NULL || (r.node_runs = json_array())
+	    == NULL || (r.outputs = json_object()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	engine_uuid(r.id);
+	memcpy(r.task_id, r.id, sizeof(r.id));	/* stop by either id */
+	snprintf(r.app_id, sizeof(r.app_id), "%s", o->app_id);
+	snprintf(r.workflow_id, sizeof(r.workflow_id), "%s", var_str(
+	    json_object_get(app, "workflow"), "id") ? var_str(
+	    json_object_get(app, "workflow"), "id") : "");
+	r.started_ms = run_now_ms();
+	sys = json_pack("{s:s,s:O,s:s,s:s,s:s,s:s,s:I,s:s?,s:i}",
+	    "query", o->query ? o->query : "", "files", o->files ?
+	    (json_t *)o->files : json_array(), "user_id", o->user ? o->user :
+	    "", "app_id", r.app_id, "workflow_id", r.workflow_id,
+	    "workflow_run_id", r.id, "timestamp",
+	    (json_int_t)(r.started_ms / 1000), "conversation_id",
+	    o->conversation_id, "dialogue_count", 0);
+	if (sys == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	pool_set_all(r.pool, "sys", sys);
+	pool_env(r.pool, wf);
+	/* The start node's outputs: the inputs, plus sys.* copies. */
+	pool_set_all(r.pool, r.g->nodes[start].id, inputs);
+	w.rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,s:s?,s:s}",
+	    "id", r.id, "task_id", r.task_id, "app_id", r.app_id,
+	    "workflow_id", r.workflow_id, "mode", mode, "inputs", inputs,
+	    "status", "running", "created_at",
+	    (json_int_t)(r.started_ms / 1000), "stop_requested", 0,
+	    "created_by_end_user", o->user, "invoke_from", o->invoke_from ?
+	    o->invoke_from : "service-api");
+	if (w.rec == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
+	    != 0)
+		goto out;
+	if (o->on_start != NULL)
+		o->on_start(o->arg, r.task_id, r.id);
+	run_emit(&r, "workflow_started", json_pack("{s:s,s:s,s:O,s:I,s:s}",
+	    "id", r.id, "workflow_id", r.workflow_id, "inputs", inputs,
+	    "created_at", (json_int_t)(r.started_ms / 1000), "reason",
+	    "initial"));
+	rc = run_scope(&r, NULL, r.pool, NULL, NULL, r.error);
+	if (rc == 0)
+		status = r.exceptions > 0 ? "partial-succeeded" : "succeeded";
+	else if (rc == ENGINE_ECONFLICT) {
+		status = "stopped";
+		if (r.error[0] == '\0' || strcmp(r.error, "stopped") == 0)
+			snprintf(r.error, sizeof(r.error), "the run was "
+			    "stopped");
+	} else {
+		status = "failed";
+		r.failed = 1;
+	}
+	rc = 0;
+	end_ms = run_now_ms();
+	data = finished_data(&r, status, end_ms);
+	run_emit(&r, "workflow_finished", json_deep_copy(data));
+	/* The final record and every node execution, in one transaction. */
+	json_object_update(w.rec, data);
+	json_object_set_new(w.rec, "status", json_string(status));
+	json_object_set_new(w.rec, "error", r.error[0] && strcmp(status,
+	    "succeeded") ? json_string(r.error) : json_null());
+	w.first = 0;
+	w.nodes = r.node_runs;
+	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
+	    != 0)
+		goto out;
+	*out = json_pack("{s:s,s:s,s:O}", "task_id", r.task_id,
+	    "workflow_run_id", r.id, "data", data);
+	if (*out == NULL)
+		rc = ENGINE_ENOMEM;
+out:
+	json_decref(data);
+	json_decref(w.rec);
+	json_decref(sys);
+	json_decref(inputs);
+	json_decref(app);
+	json_decref(r.node_runs);
+	json_decref(r.outputs);
+	free(r.answer);
+	pool_free(r.pool);
+	graph_free(r.g);
+	pthread_mutex_destroy(&r.mu);
+	return rc;
+}
+
+/* ====== Stop and records ====== */
+
+static int
+stop_fn(struct store_txn *t, void *arg)
+{
+	const char	*id = arg;
+	json_t		*rec = NULL;
+	int		 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_RUNS, id, &rec)) != 0)
+		return rc;
+	if (strcmp(var_str(rec, "status"), "running") == 0) {
+		json_object_set_new(rec, "stop_requested", json_true());
+		rc = store_put_json(t, STORE_DB_RUNS, id, rec, 0);
+	}
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_run_stop(struct engine *e, const char *task_id)
+{
+	if (engine_uuid_check(task_id) != 0)
+		return ENGINE_ENOTFOUND;
+	return engine_from_store(store_write(e->store, stop_fn,
+	    (void *)task_id));
+}
+
+int
+engine_run_get(struct engine *e, const char *run_id, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	int			 rc;
+
+	if (engine_uuid_check(run_id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = store_get_json(t, STORE_DB_RUNS, run_id, out);
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+int
+engine_run_list(struct engine *e, const char *app_id, int page, int limit,
+    json_t **out)
+{
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*data = NULL, *rec;
+	char			 prefix[64], id[37], hi[64];
+	size_t			 plen;
+	int64_t			 total = 0, first, last;
+	int			 rc;
+
+	if (engine_uuid_check(app_id) != 0)
+		return ENGINE_ENOTFOUND;
+	first = (int64_t)(page - 1) * limit;
+	last = first + limit;
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", app_id);
+	snprintf(hi, sizeof(hi), "%s0", app_id);	/* '0' follows '/' */
+	if ((data = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	if ((rc = store_read_begin(e->store, &t)) != 0 ||
+	    (rc = store_cursor_open(t, STORE_DB_RUNS_BY_APP, &c)) != 0)
+		goto out;
+	/* Newest first: start past the app's last key and walk back. */
+	rc = store_cursor_seek(c, hi, strlen(hi), &kv);
+	rc = rc == 0 ? store_cursor_prev(c, &kv) : store_cursor_last(c, &kv);
+	for (; rc == 0; rc = store_cursor_prev(c, &kv)) {
+		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+			break;
+		if (total >= first && total < last && kv.vlen == 36) {
+			memcpy(id, kv.v, 36);
+			id[36] = '\0';
+			if (store_get_json(t, STORE_DB_RUNS, id, &rec) == 0)
+				json_array_append_new(data, rec);
+		}
+		total++;
+	}
+	rc = rc == STORE_ENOTFOUND ? 0 : rc;
+out:
+	store_cursor_close(c);
+	store_read_end(t);
+	if (rc != 0) {
+		json_decref(data);
+		return engine_from_store(rc);
+	}
+	*out = json_pack("{s:i,s:i,s:I,s:b,s:o}", "page", page, "limit",
+	    limit, "total", (json_int_t)total, "has_more", total > last,
+	    "data", data);
+	return *out ? 0 : ENGINE_ENOMEM;
+}
+
+int
+engine_run_nodes(struct engine *e, const char *run_id, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*data = NULL, *rec;
+	char			 prefix[64];
+	size_t			 plen;
+	int			 rc;
+
+	if (engine_uuid_check(run_id) != 0)
+		return ENGINE_ENOTFOUND;
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", run_id);
+	if ((data = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	if ((rc = store_read_begin(e->store, &t)) != 0 ||
+	    (rc = store_cursor_open(t, STORE_DB_NODE_RUNS, &c)) != 0)
+		goto out;
+	for (rc = store_cursor_seek(c, prefix, plen, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+			break;
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) != NULL)
+			json_array_append_new(data, rec);
+	}
+	rc = rc == STORE_ENOTFOUND ? 0 : rc;
+out:
+	store_cursor_close(c);
+	store_read_end(t);
+	if (rc != 0) {
+		json_decref(data);
+		return engine_from_store(rc);
+	}
+	*out = json_pack("{s:o}", "data", data);
+	return *out ? 0 : ENGINE_ENOMEM;
+}

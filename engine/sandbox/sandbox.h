@@ -1,0 +1,214 @@
+/*
+ * sandbox.h — the sandbox provider interface (private to engine/).
+ *
+ * A sandbox is an isolated place to run commands, with a workspace that
+ * keeps its files from one command to the next until the sandbox is
+ * destroyed. A provider (local bubblewrap, ssh, e2b) is one file that fills
+ * one struct sandbox_provider and adds one line to the registry in
+ * sandbox.c; callers go through the sandbox_* wrappers below and never
+ * learn which provider they hold.
+ *
+ * Errors: every fallible call returns 0 or a negative ENGINE_E* code and
+ * writes a message into err (ENGINE_ERRMAX bytes). A command that ran and
+ * failed (non-zero exit, killed, timed out) is not an error of exec: exec
+ * returns 0 and the result says what happened.
+ */
+#ifndef FLOWCGI_ENGINE_SANDBOX_H
+#define FLOWCGI_ENGINE_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "engine/internal.h"
+
+/* ====== Configuration ====== */
+
+/*
+ * What a sandbox is made from: the sandbox.* settings, plus the options of
+ * an external provider (ssh host, e2b key). Filled by sandbox_config_init;
+ * callers may lower limits afterwards (the tests do).
+ */
+struct sandbox_config {
+	char		 dir[1100];	/* local: where workspaces live */
+	int		 network;	/* share the host's network */
+	int64_t		 memory;	/* bytes per process (RLIMIT_DATA) */
+	int		 cpu_seconds;	/* per process (RLIMIT_CPU) */
+	int		 processes;	/* RLIMIT_NPROC */
+	int64_t		 file_size;	/* RLIMIT_FSIZE */
+	int64_t		 workspace_size; /* all files of the sandbox */
+	int		 open_files;	/* RLIMIT_NOFILE */
+	int		 timeout;	/* default wall clock of exec, s */
+	int64_t		 max_output;	/* default cap per stream, bytes */
+	int		 uid;		/* local, as root: run commands as */
+	int		 no_mount;	/* local: never mount a tmpfs (tests) */
+	const json_t	*options;	/* provider options; NULL for local */
+};
+
+/* Fills cfg from the sandbox.* settings of c. */
+void	sandbox_config_init(struct sandbox_config *cfg, const struct conf *c);
+
+/* ====== Commands ====== */
+
+/* One command. Exactly one of argv and shell is set. */
+struct sandbox_exec_req {
+	const char *const *argv;	/* NULL-terminated; argv[0] via PATH */
+	const char	*shell;		/* run as sh -c shell */
+	const char *const *env;		/* "K=V", NULL-terminated, or NULL */
+	const char	*cwd;		/* relative to the workspace; NULL: it */
+	const void	*stdin_data;	/* fed to standard input, then EOF */
+	size_t		 stdin_len;
+	int		 timeout_ms;	/* 0: the config's timeout */
+	int64_t		 max_output;	/* 0: the config's max_output */
+};
+
+/*
+ * What a command did. out and err are malloc'd, NUL-terminated (the NUL is
+ * not counted in the lengths) and freed by sandbox_exec_result_release.
+ */
+struct sandbox_exec_result {
+	char	*out;
+	size_t	 out_len;
+	int	 out_truncated;		/* more output than max_output */
+	char	*err;
+	size_t	 err_len;
+	int	 err_truncated;
+	int	 exit_code;		/* as a shell reports it: 128+n when
+					 * killed by signal n */
+	int	 signal;		/* n when killed by signal n, else 0 */
+	int	 timed_out;		/* killed at the wall-clock limit */
+	int	 workspace_full;	/* the workspace is above its cap */
+	int64_t	 elapsed_us;		/* wall clock from start to end */
+};
+
+void	sandbox_exec_result_release(struct sandbox_exec_result *r);
+
+/* One entry of sandbox_list. */
+struct sandbox_file {
+	char	*path;		/* relative to the workspace, "a/b.txt" */
+	int	 is_dir;
+	int64_t	 size;		/* bytes; 0 for a folder */
+	int64_t	 mtime;		/* seconds since the epoch */
+};
+
+void	sandbox_files_free(struct sandbox_file *files, size_t n);
+
+/* ====== Providers ====== */
+
+struct sandbox_provider;
+
+/*
+ * A live sandbox. Providers embed this as the first member of their own
+ * struct; nothing but the provider looks past it.
+ */
+struct sandbox {
+	const struct sandbox_provider *provider;
+	char	id[37];		/* UUID, unique among live sandboxes */
+};
+
+/*
+ * The table a provider fills. Paths given to upload, download and list
+ * are relative to the workspace; absolute paths and ".." are refused, and
+ * symlinks planted by sandboxed code are never followed.
+ */
+struct sandbox_provider {
+	const char	*name;		/* "local", "ssh", "e2b" */
+	/* A new sandbox with an empty workspace. *out: sandbox_free. */
+	int	(*create)(const struct sandbox_config *cfg, char *err,
+		    struct sandbox **out);
+	/* Runs one command to its end or its time limit; see above. */
+	int	(*exec)(struct sandbox *sb, const struct sandbox_exec_req *req,
+		    char *err, struct sandbox_exec_result *res);
+	/* Writes data to path, replacing it; missing folders are made. */
+	int	(*upload)(struct sandbox *sb, const char *path, const void *data,
+		    size_t len, char *err);
+	/* Reads path into *data (malloc'd, NUL-terminated) when it holds at
+	 * most max bytes; else ENGINE_ELIMIT. */
+	int	(*download)(struct sandbox *sb, const char *path, int64_t max,
+		    char *err, char **data, size_t *len);
+	/* Files and folders under dir ("" or "." for all), depth first, at
+	 * most max of them (ENGINE_ELIMIT beyond). *files: sandbox_files_free. */
+	int	(*list)(struct sandbox *sb, const char *dir, size_t max,
+		    char *err, struct sandbox_file **files, size_t *n);
+	/* Kills every process and removes the workspace. Idempotent; other
+	 * calls fail with ENGINE_EINVAL afterwards. */
+	int	(*destroy)(struct sandbox *sb, char *err);
+	/* Destroys if needed and frees the handle. */
+	void	(*free)(struct sandbox *sb);
+};
+
+/* The provider called name, or NULL. */
+const struct sandbox_provider *sandbox_provider_find(const char *name);
+
+extern const struct sandbox_provider sandbox_provider_local;
+
+/* ====== Calls through a sandbox's provider ====== */
+
+/* p->create; *out is freed with sandbox_free. */
+int	sandbox_create(const struct sandbox_provider *p,
+	    const struct sandbox_config *cfg, char *err, struct sandbox **out);
+int	sandbox_exec(struct sandbox *sb, const struct sandbox_exec_req *req,
+	    char *err, struct sandbox_exec_result *res);
+int	sandbox_upload(struct sandbox *sb, const char *path, const void *data,
+	    size_t len, char *err);
+int	sandbox_download(struct sandbox *sb, const char *path, int64_t max,
+	    char *err, char **data, size_t *len);
+int	sandbox_list(struct sandbox *sb, const char *dir, size_t max,
+	    char *err, struct sandbox_file **files, size_t *n);
+int	sandbox_destroy(struct sandbox *sb, char *err);
+/* NULL is fine. */
+void	sandbox_free(struct sandbox *sb);
+
+/* ====== The local provider (local.c) ====== */
+
+/*
+ * Start-up check: runs `true` in a local sandbox made from c (NULL: the
+ * built-in defaults in a temporary directory). Returns 0, or an ENGINE_E*
+ * code with err saying plainly what is wrong: bwrap missing (install
+ * bubblewrap), user namespaces disabled (which sysctl), the sandbox folder
+ * not writable, the sandbox uid unusable.
+ */
+int	sandbox_local_probe(const struct conf *c, char *err);
+
+/* ====== Code (code.c) ====== */
+
+/* A code node's run: Dify's python3 or javascript main(). */
+struct sandbox_code_req {
+	const char	*language;	/* "python3" or "javascript" */
+	const char	*code;		/* defines main(...) */
+	const json_t	*inputs;	/* object: variable name -> value */
+	int		 timeout_ms;	/* 0: the config's timeout */
+};
+
+struct sandbox_code_result {
+	json_t	*outputs;	/* the object main returned; new reference */
+	char	*log;		/* what the code printed (markers removed),
+				 * then its standard error; malloc'd */
+	int64_t	 elapsed_us;	/* the interpreter's run, wall clock */
+};
+
+void	sandbox_code_result_release(struct sandbox_code_result *r);
+
+/*
+ * Runs code in sb the way Dify's code executor does: python3 calls
+ * main(**inputs), javascript calls main(inputs); the returned value must
+ * be an object (dict). Returns 0 with res->outputs set, or ENGINE_EINVAL
+ * (unknown language, an exception: err has its type and message, and the
+ * traceback tail is in res->log; a result that is not an object or not
+ * JSON), ENGINE_ELIMIT (killed at sandbox.timeout, a CPU, memory or output
+ * limit; err names the setting), or a provider error.
+ */
+int	sandbox_run_code_in(struct sandbox *sb,
+	    const struct sandbox_code_req *req, char *err,
+	    struct sandbox_code_result *res);
+
+/*
+ * sandbox_run_code_in in a fresh local sandbox made from cfg, destroyed
+ * before returning.
+ */
+int	sandbox_run_code(const struct sandbox_config *cfg,
+	    const struct sandbox_code_req *req, char *err,
+	    struct sandbox_code_result *res);
+
+#endif

@@ -1,0 +1,276 @@
+#!/bin/sh
+# run.sh <build dir> — `make bench`: flowcgi against a trivial FastCGI
+# responder built from the same libfcgi, each behind its own real nginx with
+# the same settings (tests/e2e/lib.sh, contrib/nginx/flowcgi_params).
+#
+# Both get the same request, GET /console/api/apps/{id} with the admin token,
+# from wrk with the same -t/-c/-d. After one warm-up run each, the measured
+# runs alternate A B / B A / A B ... so that neither side always goes first;
+# the table shows the median over the rounds. flowcgi's memory comes from
+# /proc/<pid>/status (VmRSS idle after start and after the load, VmHWM), its
+# CPU time per request from /proc/<pid>/stat.
+#
+# The figures are reported, not asserted (targets: flowcgi/trivial
+# requests/s >= 0.80, memory under 20 MB). The exit status is non-zero only
+# when something fails to run or a run answers anything but 2xx.
+#
+# Settings (environment): BENCH_THREADS (FastCGI worker threads of both
+# servers, default 16 = flowcgi's default server.workers), BENCH_WRK_THREADS
+# (2), BENCH_CONNECTIONS (32), BENCH_DURATION (10s), BENCH_WARMUP (3s),
+# BENCH_ROUNDS (3). KEEP=1 keeps the temporary directory with the logs.
+# Raw wrk output and the table go to <build dir>/bench/.
+
+# lib.sh is bash; `make bench` runs us with sh.
+if [ -z "${BASH_VERSION:-}" ]; then
+	exec bash "$0" "$@"
+fi
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+	echo "usage: $0 <build dir>" >&2
+	exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+FLOWCGI_BIN=$BUILD/flowcgi
+TRIVIAL_BIN=$BUILD/tools/fcgi_trivial
+OUT=$BUILD/bench
+
+THREADS=${BENCH_THREADS:-16}
+WRK_THREADS=${BENCH_WRK_THREADS:-2}
+CONNS=${BENCH_CONNECTIONS:-32}
+DURATION=${BENCH_DURATION:-10s}
+WARMUP=${BENCH_WARMUP:-3s}
+ROUNDS=${BENCH_ROUNDS:-3}
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+for b in "$FLOWCGI_BIN" "$TRIVIAL_BIN"; do
+	[ -x "$b" ] || die "$b is missing (make FLAVOUR=... bench builds it)"
+done
+for t in wrk nginx curl jq; do
+	command -v "$t" >/dev/null 2>&1 || die "'$t' is not installed"
+done
+
+# shellcheck source=../e2e/lib.sh
+. "$(dirname "$0")/../e2e/lib.sh"
+
+# lib.sh's EXIT trap prints a TAP plan; a bench has none. Its T_DIR holds
+# both servers' logs and one nginx prefix per side.
+ROOT_DIR=$T_DIR
+NG_PIDS=
+TRIVIAL_PID=
+cleanup() {
+	for p in $NG_PIDS $TRIVIAL_PID $FLOWCGI_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	if [ -n "${KEEP:-}" ]; then
+		echo "bench: logs in $ROOT_DIR"
+	else
+		rm -rf "$ROOT_DIR"
+	fi
+}
+# shellcheck disable=SC2154
+trap 'rc=$?; cleanup; exit $rc' EXIT
+trap 'exit 1' INT TERM
+
+rm -rf "$OUT"
+mkdir -p "$OUT" || die "cannot create $OUT"
+# Anything else busy on the machine skews both sides: measure how many CPUs
+# were busy during one second before we start, and say so in the table.
+cpu_busy() {
+	s0=$(head -1 /proc/stat); sleep 1; s1=$(head -1 /proc/stat)
+	printf '%s\n%s\n' "$s0" "$s1" | awk '{
+		idle = $5 + $6; tot = 0
+		for (i = 2; i <= NF; i++) tot += $i
+		if (NR == 1) { i0 = idle; t0 = tot } else { di = idle - i0; dt = tot - t0 }
+	} END { printf "%.2f\n", (dt > 0 ? (dt - di) / dt : 0) }'
+}
+BUSY_BEFORE=$(cpu_busy)
+NCPU=$(getconf _NPROCESSORS_ONLN)
+
+# ====== /proc ======
+
+# proc_kb <pid> <field>: a "kB" field of /proc/<pid>/status, e.g. VmRSS.
+proc_kb() {
+	awk -v f="$2:" '$1 == f { print $2; found = 1 }
+	    END { if (!found) print 0 }' "/proc/$1/status"
+}
+
+# proc_cpu_ticks <pid>: utime + stime of the whole process, in clock ticks.
+proc_cpu_ticks() {
+	stat=$(cat "/proc/$1/stat")
+	# shellcheck disable=SC2086
+	set -- ${stat##*\) }	# fields from 3 on; field 14 is now $12
+	echo $(( ${12} + ${13} ))
+}
+
+mb() { awk -v k="$1" 'BEGIN { printf "%.1f MB", k / 1024 }'; }
+
+# ====== Servers ======
+
+export FLOWCGI_SERVER_WORKERS=$THREADS
+# shellcheck disable=SC2034
+FC_LOG_LEVEL=warn	# read by start_flowcgi
+start_flowcgi flowcgi || die "flowcgi did not start"
+FLOWCGI_PID=$FC_PID
+sleep 0.5	# let the workers settle before the idle figure
+IDLE_RSS=$(proc_kb "$FLOWCGI_PID" VmRSS)
+IDLE_ANON=$(proc_kb "$FLOWCGI_PID" RssAnon)
+
+T_PORT=$(free_port)
+"$TRIVIAL_BIN" "127.0.0.1:$T_PORT" "$THREADS" >>"$ROOT_DIR/trivial.log" 2>&1 &
+TRIVIAL_PID=$!
+wait_port "$T_PORT" || die "fcgi_trivial did not start: $(cat "$ROOT_DIR/trivial.log")"
+
+# start_nginx keeps its prefix in $T_DIR/nginx: one prefix per side.
+T_DIR=$ROOT_DIR/flowcgi-side
+mkdir -p "$T_DIR"
+start_nginx "127.0.0.1:$FC_PORT" || die "nginx (flowcgi) did not start"
+NG_PIDS="$NG_PIDS $NGINX_PID"
+FC_BASE=$BASE
+T_DIR=$ROOT_DIR/trivial-side
+mkdir -p "$T_DIR"
+start_nginx "127.0.0.1:$T_PORT" || die "nginx (trivial) did not start"
+NG_PIDS="$NG_PIDS $NGINX_PID"
+TR_BASE=$BASE
+T_DIR=$ROOT_DIR
+
+# ====== The app and the URLs ======
+
+TOKEN=$(admin_token) || die "flowcgi token failed"
+BASE=$FC_BASE
+req POST /console/api/apps -H 'Content-Type: application/json' \
+    -d '{"name":"bench","mode":"workflow","description":"make bench"}'
+[ "$STATUS" = 201 ] || die "creating the app: HTTP $STATUS $BODY"
+APP_ID=$(jqr .id)
+[ -n "$APP_ID" ] || die "no id in $BODY"
+APP_PATH=/console/api/apps/$APP_ID
+
+req GET "$APP_PATH"
+[ "$STATUS" = 200 ] || die "flowcgi: GET $APP_PATH: HTTP $STATUS $BODY"
+FC_BYTES=$(printf '%s' "$BODY" | wc -c)
+BASE=$TR_BASE
+req GET "$APP_PATH"
+[ "$STATUS" = 200 ] || die "fcgi_trivial: GET $APP_PATH: HTTP $STATUS"
+TR_BYTES=$(printf '%s' "$BODY" | wc -c)
+
+# ====== wrk ======
+
+# run_wrk <side> <label> <duration>: one wrk run written to
+# $OUT/<label>-<side>.txt; adds the process's CPU ticks to the file.
+run_wrk() {
+	side=$1; label=$2; dur=$3
+	case $side in
+	flowcgi) url=$FC_BASE$APP_PATH; pid=$FLOWCGI_PID ;;
+	trivial) url=$TR_BASE$APP_PATH; pid=$TRIVIAL_PID ;;
+	esac
+	f=$OUT/$label-$side.txt
+	c0=$(proc_cpu_ticks "$pid")
+	wrk -t"$WRK_THREADS" -c"$CONNS" -d"$dur" --latency \
+	    -H "Authorization: Bearer $TOKEN" "$url" >"$f" 2>&1 ||
+	    die "wrk failed against $side: $(cat "$f")"
+	c1=$(proc_cpu_ticks "$pid")
+	echo "server cpu ticks: $((c1 - c0)) (of $(getconf CLK_TCK)/s)" >>"$f"
+	if grep -q 'Non-2xx or 3xx responses' "$f"; then
+		die "$side answered errors under load: $(grep 'Non-2xx' "$f")"
+	fi
+	grep -q '^Requests/sec:' "$f" || die "no result from wrk: $(cat "$f")"
+}
+
+# wrk_rps <file>, wrk_p99_ms <file>, wrk_cpu_us <file>: one figure each.
+wrk_rps() { awk '$1 == "Requests/sec:" { print $2 }' "$1"; }
+wrk_p99_ms() {
+	awk '$1 == "99%" {
+		v = $2 + 0; u = $2; sub(/^[0-9.]+/, "", u)
+		if (u == "us") v /= 1000; else if (u == "s") v *= 1000
+		else if (u == "m") v *= 60000
+		printf "%.3f\n", v }' "$1"
+}
+wrk_cpu_us() {
+	awk -v hz="$(getconf CLK_TCK)" '
+	    / requests in / { n = $1 }
+	    $1 == "server" && $2 == "cpu" { t = $4 }
+	    END { if (n > 0) printf "%.1f\n", t / hz * 1e6 / n; else print 0 }' "$1"
+}
+wrk_errors() {
+	awk '$1 == "Socket" { sub(/^ */, ""); print }' "$1"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END {
+	if (NR == 0) print 0
+	else if (NR % 2) print v[(NR + 1) / 2]
+	else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "bench: $ROUNDS rounds of wrk -t$WRK_THREADS -c$CONNS -d$DURATION" \
+    "--latency after a $WARMUP warm-up, $THREADS FastCGI threads each"
+run_wrk flowcgi warmup "$WARMUP"
+run_wrk trivial warmup "$WARMUP"
+
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	if [ $((r % 2)) = 1 ]; then order="flowcgi trivial"; else
+		order="trivial flowcgi"; fi
+	for side in $order; do
+		run_wrk "$side" "round$r" "$DURATION"
+		f=$OUT/round$r-$side.txt
+		printf '  round %d %-8s %10.1f req/s  p99 %8.2f ms  %7.1f us CPU/req %s\n' \
+		    "$r" "$side" "$(wrk_rps "$f")" "$(wrk_p99_ms "$f")" \
+		    "$(wrk_cpu_us "$f")" "$(wrk_errors "$f")"
+	done
+	r=$((r + 1))
+done
+
+END_RSS=$(proc_kb "$FLOWCGI_PID" VmRSS)
+END_HWM=$(proc_kb "$FLOWCGI_PID" VmHWM)
+END_ANON=$(proc_kb "$FLOWCGI_PID" RssAnon)
+END_FILE=$(proc_kb "$FLOWCGI_PID" RssFile)
+TR_HWM=$(proc_kb "$TRIVIAL_PID" VmHWM)
+kill -0 "$FLOWCGI_PID" 2>/dev/null || die "flowcgi died during the load"
+
+# ====== Table ======
+
+med() {	# med <side> <figure function>
+	for f in "$OUT"/round*-"$1".txt; do "$2" "$f"; done | median
+}
+FC_RPS=$(med flowcgi wrk_rps)
+TR_RPS=$(med trivial wrk_rps)
+FC_P99=$(med flowcgi wrk_p99_ms)
+TR_P99=$(med trivial wrk_p99_ms)
+FC_CPU=$(med flowcgi wrk_cpu_us)
+TR_CPU=$(med trivial wrk_cpu_us)
+
+{
+	echo
+	echo "GET /console/api/apps/{id} through nginx (median of $ROUNDS" \
+	    "rounds, wrk -t$WRK_THREADS -c$CONNS -d$DURATION)"
+	echo
+	printf '%-22s %12s %12s %14s %8s\n' "" "requests/s" "p99 latency" \
+	    "server CPU/req" "body"
+	printf '%-22s %12.1f %9.2f ms %11.1f us %6d B\n' "flowcgi" \
+	    "$FC_RPS" "$FC_P99" "$FC_CPU" "$FC_BYTES"
+	printf '%-22s %12.1f %9.2f ms %11.1f us %6d B\n' "trivial responder" \
+	    "$TR_RPS" "$TR_P99" "$TR_CPU" "$TR_BYTES"
+	awk -v a="$FC_RPS" -v b="$TR_RPS" -v c="$FC_P99" -v d="$TR_P99" \
+	    -v e="$FC_CPU" -v g="$TR_CPU" 'BEGIN {
+		printf "%-22s %12.2f %12.2f %14.2f\n", "flowcgi / trivial",
+		    (b > 0 ? a / b : 0), (d > 0 ? c / d : 0),
+		    (g > 0 ? e / g : 0)
+		printf "%-22s %12s %12s\n", "  target", ">= 0.80", "(reported)"
+	}'
+	echo
+	printf 'flowcgi memory (target < 20 MB): VmRSS %s idle after start' \
+	    "$(mb "$IDLE_RSS")"
+	printf ' (RssAnon %s),\n' "$(mb "$IDLE_ANON")"
+	printf '  %s after the load (RssAnon %s, RssFile %s), VmHWM %s\n' \
+	    "$(mb "$END_RSS")" "$(mb "$END_ANON")" "$(mb "$END_FILE")" \
+	    "$(mb "$END_HWM")"
+	printf 'trivial responder VmHWM: %s\n' "$(mb "$TR_HWM")"
+	echo "raw wrk output: $OUT/"
+	awk -v b="$BUSY_BEFORE" -v n="$NCPU" 'BEGIN { if (b + 0 >= 0.10)
+	    printf "note: %.0f%% of the %d CPUs were busy before the bench " \
+	    "started; other load makes the figures noisy\n", b * 100, n }'
+} | tee "$OUT/summary.txt"
+exit 0
