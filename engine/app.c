@@ -182,6 +182,69 @@ app_workflow_meta(const char *mode, int64_t now)
 	    (json_int_t)now, "updated_at", (json_int_t)now);
 }
 
+/* ====== Records in storage ====== */
+
+/*
+ * Writes record rec. When rec carries "dsl" (the draft document), the
+ * draft goes to the drafts database and the record keeps what listing and
+ * reading need: sandboxed, and the model_config of chat apps.
+ */
+json_t *
+app_record_strip(const json_t *rec)
+{
+	json_t *dsl = json_object_get(rec, "dsl"), *copy, *mc;
+
+	if ((copy = json_copy((json_t *)rec)) == NULL || dsl == NULL)
+		return copy;
+	json_object_del(copy, "dsl");
+	json_object_set_new(copy, "sandboxed", json_boolean(json_is_true(
+	    json_object_get(json_object_get(json_object_get(json_object_get(
+	    dsl, "workflow"), "features"), "sandbox"), "enabled"))));
+	mc = json_object_get(dsl, "model_config");
+	json_object_set_new(copy, "model_config", mc ? json_incref(mc) :
+	    json_null());
+	return copy;
+}
+
+int
+app_store_put(struct store_txn *t, json_t *rec, unsigned flags)
+{
+	const char	*id = json_string_value(json_object_get(rec, "id"));
+	json_t		*dsl = json_object_get(rec, "dsl"), *copy;
+	int		 rc;
+
+	if (dsl == NULL)
+		return store_put_json(t, STORE_DB_APPS, id, rec, flags);
+	if ((copy = app_record_strip(rec)) == NULL)
+		return STORE_ENOMEM;
+	rc = store_put_json(t, STORE_DB_APPS, id, copy, flags);
+	if (rc == 0)
+		rc = store_put_json(t, STORE_DB_DRAFTS, id, dsl, 0);
+	json_decref(copy);
+	return rc;
+}
+
+int
+app_store_get(struct store_txn *t, const char *id, int with_draft,
+    json_t **out)
+{
+	json_t	*rec = NULL, *dsl = NULL;
+	int	 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_APPS, id, &rec)) != 0)
+		return rc;
+	if (with_draft) {
+		rc = store_get_json(t, STORE_DB_DRAFTS, id, &dsl);
+		if (rc != 0 && rc != STORE_ENOTFOUND) {
+			json_decref(rec);
+			return rc;
+		}
+		json_object_set_new(rec, "dsl", dsl ? dsl : json_null());
+	}
+	*out = rec;
+	return 0;
+}
+
 /* ====== Create ====== */
 
 struct app_put {
@@ -197,8 +260,7 @@ app_put_fn(struct store_txn *t, void *arg)
 	const char	*id = json_string_value(json_object_get(p->rec, "id"));
 	int		 rc;
 
-	rc = store_put_json(t, STORE_DB_APPS, id, p->rec,
-	    p->overwrite ? 0 : STORE_NOOVERWRITE);
+	rc = app_store_put(t, p->rec, p->overwrite ? 0 : STORE_NOOVERWRITE);
 	if (rc == 0 && p->copy_from != NULL)
 		rc = assets_copy_all(t, p->copy_from, id);
 	return rc;
@@ -259,8 +321,9 @@ engine_app_create(struct engine *e, const json_t *in, char *err,
 		json_decref(p.rec);
 		return engine_from_store(rc);
 	}
-	*out = p.rec;
-	return 0;
+	*out = app_record_strip(p.rec);
+	json_decref(p.rec);
+	return *out ? 0 : ENGINE_ENOMEM;
 }
 
 /* ====== Read ====== */
@@ -275,7 +338,22 @@ engine_app_get(struct engine *e, const char *id, json_t **out)
 		return ENGINE_ENOTFOUND;
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
-	rc = store_get_json(t, STORE_DB_APPS, id, out);
+	rc = app_store_get(t, id, 0, out);
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+int
+engine_app_get_full(struct engine *e, const char *id, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	int			 rc;
+
+	if (engine_uuid_check(id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = app_store_get(t, id, 1, out);
 	store_read_end(t);
 	return engine_from_store(rc);
 }
@@ -427,6 +505,9 @@ app_delete_fn(struct store_txn *t, void *arg)
 	 */
 	if ((rc = store_del(t, STORE_DB_APPS, id, strlen(id))) != 0)
 		return rc;
+	if ((rc = store_del(t, STORE_DB_DRAFTS, id, strlen(id))) != 0 &&
+	    rc != STORE_ENOTFOUND)
+		return rc;
 	return assets_delete_all(t, id);
 }
 
@@ -453,7 +534,7 @@ engine_app_copy(struct engine *e, const char *id, const json_t *in,
 
 	if (in != NULL && !json_is_object(in))
 		return engine_invalid(err, "body must be a JSON object");
-	if ((rc = engine_app_get(e, id, &src)) != 0)
+	if ((rc = engine_app_get_full(e, id, &src)) != 0)
 		return rc;
 	/* The copy starts from the source's fields; in overrides them. */
 	fields = json_pack("{s:O,s:O,s:O,s:O,s:O}", "name",
@@ -481,8 +562,8 @@ engine_app_copy(struct engine *e, const char *id, const json_t *in,
 		rc = engine_from_store(rc);
 		goto out;
 	}
-	*out = p.rec;
-	p.rec = NULL;
+	if ((*out = app_record_strip(p.rec)) == NULL)
+		rc = ENGINE_ENOMEM;
 out:
 	json_decref(p.rec);
 	json_decref(fields);

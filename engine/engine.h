@@ -86,8 +86,14 @@ int	engine_app_list(struct engine *e, const struct app_query *q,
 int	engine_app_create(struct engine *e, const json_t *in, char *err,
 	    json_t **out);
 
-/* The stored record of app id. */
+/*
+ * The stored record of app id, without its draft (cheap): the record has
+ * sandboxed and, for chat modes, model_config.
+ */
 int	engine_app_get(struct engine *e, const char *id, json_t **out);
+
+/* The same with the whole draft DSL document under "dsl". */
+int	engine_app_get_full(struct engine *e, const char *id, json_t **out);
 
 /*
  * Updates name (required), description, icon fields,

@@ -165,8 +165,7 @@ import_put_fn(struct store_txn *t, void *arg)
 	}
 	if (p->rec != NULL) {
 		id = json_string_value(json_object_get(p->rec, "id"));
-		if ((rc = store_put_json(t, STORE_DB_APPS, id, p->rec,
-		    STORE_NOOVERWRITE)) != 0)
+		if ((rc = app_store_put(t, p->rec, STORE_NOOVERWRITE)) != 0)
 			goto out;
 		if (p->bundle != NULL)
 			rc = assets_import(t, p->e->conf, id, p->bundle,
@@ -174,7 +173,7 @@ import_put_fn(struct store_txn *t, void *arg)
 		goto out;
 	}
 	/* Overwrite the draft of an existing workflow or chatflow app. */
-	if ((rc = store_get_json(t, STORE_DB_APPS, p->app_id, &rec)) != 0)
+	if ((rc = app_store_get(t, p->app_id, 0, &rec)) != 0)
 		goto out;
 	snprintf(p->mode, sizeof(p->mode), "%s", json_string_value(
 	    json_object_get(rec, "mode")));
@@ -185,7 +184,7 @@ import_put_fn(struct store_txn *t, void *arg)
 	if (json_is_object(wf = json_object_get(rec, "workflow")))
 		json_object_set_new(wf, "updated_at",
 		    json_integer(engine_now()));
-	if ((rc = store_put_json(t, STORE_DB_APPS, p->app_id, rec, 0)) != 0)
+	if ((rc = app_store_put(t, rec, 0)) != 0)
 		goto out;
 	if (p->bundle != NULL) {
 		if ((rc = assets_delete_all(t, p->app_id)) != 0)
@@ -534,7 +533,7 @@ engine_export(struct engine *e, const char *app_id, int include_secret,
 	json_t	*rec = NULL, *doc = NULL;
 	int	 rc;
 
-	if ((rc = engine_app_get(e, app_id, &rec)) != 0)
+	if ((rc = engine_app_get_full(e, app_id, &rec)) != 0)
 		return rc;
 	if ((rc = export_doc(rec, include_secret, err, &doc)) == 0)
 		rc = dsl_emit(doc, err, yaml, len);
@@ -557,7 +556,7 @@ engine_export_bundle(struct engine *e, const char *app_id,
 	struct tm		 tm;
 	int			 rc;
 
-	if ((rc = engine_app_get(e, app_id, &rec)) != 0)
+	if ((rc = engine_app_get_full(e, app_id, &rec)) != 0)
 		return rc;
 	if ((rc = export_doc(rec, include_secret, err, &doc)) != 0 ||
 	    (rc = dsl_emit(doc, err, &yaml, &ylen)) != 0)
@@ -620,10 +619,7 @@ out:
 int
 engine_app_is_sandboxed(const json_t *rec)
 {
-	json_t *wf = json_object_get(json_object_get(rec, "dsl"), "workflow");
-
-	return json_is_true(json_object_get(json_object_get(json_object_get(
-	    wf, "features"), "sandbox"), "enabled"));
+	return json_is_true(json_object_get(rec, "sandboxed"));
 }
 
 void

@@ -31,6 +31,16 @@ size_t	engine_utf8_len(const char *s);
 int	app_new_record(const json_t *in, const char *mode, int imported,
 	    char *err, json_t **out);
 
+/*
+ * An app record in storage: app_store_put splits a "dsl" member off into
+ * the drafts database; app_store_get puts it back when with_draft.
+ */
+int	app_store_put(struct store_txn *t, json_t *rec, unsigned flags);
+/* rec as stored in the apps database: no dsl, with what it implies. */
+json_t	*app_record_strip(const json_t *rec);
+int	app_store_get(struct store_txn *t, const char *id, int with_draft,
+	    json_t **out);
+
 /* {id, created_at, updated_at} for a workflow-mode draft, else null. */
 json_t	*app_workflow_meta(const char *mode, int64_t now);
 

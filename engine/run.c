@@ -252,7 +252,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	r.lim.max_seconds = e->conf->workflow_max_time;
 	r.lim.max_parallel = e->conf->workflow_max_parallel;
 	r.lim.max_loop = e->conf->workflow_max_loop;
-	if ((rc = engine_app_get(e, o->app_id, &app)) != 0)
+	if ((rc = engine_app_get_full(e, o->app_id, &app)) != 0)
 		goto out;
 	mode = var_str(app, "mode");
 	wf = json_object_get(json_object_get(app, "dsl"), "workflow");

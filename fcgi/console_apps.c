@@ -15,11 +15,7 @@
 static const char *
 app_runtime_type(const json_t *rec)
 {
-	json_t *wf = json_object_get(json_object_get(rec, "dsl"), "workflow");
-	json_t *sb = json_object_get(json_object_get(json_object_get(wf,
-	    "features"), "sandbox"), "enabled");
-
-	return json_is_true(sb) ? "sandboxed" : "classic";
+	return engine_app_is_sandboxed(rec) ? "sandboxed" : "classic";
 }
 
 /* {id, created_by, created_at, updated_by, updated_at} or null. */
@@ -53,7 +49,7 @@ app_view(struct req *r, const json_t *rec, int list)
 	for (i = 0; copied[i] != NULL; i++)
 		json_object_set(v, copied[i], json_object_get(rec, copied[i]));
 	json_object_set_new(v, "icon_url", json_null());
-	mc = json_object_get(json_object_get(rec, "dsl"), "model_config");
+	mc = json_object_get(rec, "model_config");
 	json_object_set_new(v, "model_config", mc ? json_incref(mc) :
 	    json_null());
 	json_object_set_new(v, "workflow", app_workflow_partial(rec));

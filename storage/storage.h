@@ -43,11 +43,12 @@ enum store_db {
 	STORE_DB_SETTINGS,
 	STORE_DB_META,
 	STORE_DB_IMPORTS,
+	STORE_DB_DRAFTS,	/* app id -> draft DSL document */
 	STORE_DB__COUNT
 };
 
 /* The schema version this build writes; store_open migrates older data. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 struct store;
 struct store_txn;

@@ -31,6 +31,7 @@ static const char *const db_names[STORE_DB__COUNT] = {
 	[STORE_DB_SETTINGS] = "settings",
 	[STORE_DB_META] = "meta",
 	[STORE_DB_IMPORTS] = "imports",
+	[STORE_DB_DRAFTS] = "drafts",
 };
 
 struct store {
@@ -384,8 +385,54 @@ migrate_0_to_1(struct store_txn *t)
 	return 0;
 }
 
+/*
+ * Version 2 keeps an app's draft DSL in its own database (drafts), so that
+ * reading or listing apps does not parse every draft: move the "dsl" field
+ * of each apps record there.
+ */
+static int
+migrate_1_to_2(struct store_txn *t)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*all = NULL, *rec, *dsl;
+	const char		*id;
+	size_t			 i;
+	int			 rc;
+
+	if ((all = json_array()) == NULL)
+		return STORE_ENOMEM;
+	if ((rc = store_cursor_open(t, STORE_DB_APPS, &c)) != 0)
+		goto out;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv))
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) != NULL)
+			json_array_append_new(all, rec);
+	store_cursor_close(c);
+	c = NULL;
+	if (rc != STORE_ENOTFOUND)
+		goto out;
+	rc = 0;
+	json_array_foreach(all, i, rec) {
+		id = json_string_value(json_object_get(rec, "id"));
+		dsl = json_object_get(rec, "dsl");
+		if (id == NULL || dsl == NULL)
+			continue;
+		if ((rc = store_put_json(t, STORE_DB_DRAFTS, id, dsl, 0)) != 0)
+			goto out;
+		json_object_del(rec, "dsl");
+		if ((rc = store_put_json(t, STORE_DB_APPS, id, rec, 0)) != 0)
+			goto out;
+	}
+out:
+	store_cursor_close(c);
+	json_decref(all);
+	return rc;
+}
+
 static const store_migrate_fn migrations[STORE_SCHEMA_VERSION] = {
 	migrate_0_to_1,
+	migrate_1_to_2,
 };
 
 static int

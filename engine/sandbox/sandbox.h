@@ -23,6 +23,13 @@
 
 #include "engine/internal.h"
 
+/*
+ * The sandbox itself failed (could not start, a host file operation
+ * failed), as opposed to the command in it; err says why. Stands in for an
+ * ENGINE_ESANDBOX until engine.h has one.
+ */
+#define SANDBOX_EFAIL	ENGINE_ESTORE
+
 /* ====== Configuration ====== */
 
 /*
@@ -105,6 +112,7 @@ struct sandbox_provider;
 struct sandbox {
 	const struct sandbox_provider *provider;
 	char	id[37];		/* UUID, unique among live sandboxes */
+	int	network;	/* commands may reach the network */
 };
 
 /*

@@ -130,3 +130,53 @@ finish() {
 }
 trap 'finish; exit $?' EXIT
 trap 'exit 1' INT TERM
+
+# start_nginx_at <locations> <upstream> [upstream...]: like start_nginx, but
+# passes to flowcgi only under the given space-separated nginx locations
+# (e.g. "/tools/flowcgi/ /admin-panel/"); anything else is nginx's own 404.
+start_nginx_at() {
+	local locs=$1 u l ups="" blocks=""
+	shift
+	NG_PORT=$(free_port)
+	mkdir -p "$T_DIR/nginx/tmp"
+	cp /etc/nginx/fastcgi_params "$T_DIR/nginx/"
+	cp "$TOP/contrib/nginx/flowcgi_params" "$T_DIR/nginx/"
+	for u in "$@"; do ups="$ups server $u;"; done
+	for l in $locs; do
+		blocks="$blocks location $l { include flowcgi_params; fastcgi_pass flowcgi; }"
+	done
+	cat >"$T_DIR/nginx/nginx.conf" <<NGX
+worker_processes 1;
+daemon off;
+pid $T_DIR/nginx/nginx.pid;
+error_log $T_DIR/nginx/error.log warn;
+$( [ "$(id -u)" = 0 ] && echo "user root;" )
+events { worker_connections 512; }
+http {
+	access_log off;
+	client_body_temp_path $T_DIR/nginx/tmp/body;
+	fastcgi_temp_path $T_DIR/nginx/tmp/fastcgi;
+	proxy_temp_path $T_DIR/nginx/tmp/proxy;
+	uwsgi_temp_path $T_DIR/nginx/tmp/uwsgi;
+	scgi_temp_path $T_DIR/nginx/tmp/scgi;
+	upstream flowcgi { $ups }
+	server {
+		listen 127.0.0.1:$NG_PORT;
+		$blocks
+	}
+}
+NGX
+	nginx -p "$T_DIR/nginx" -c "$T_DIR/nginx/nginx.conf" \
+	    >>"$T_DIR/nginx/stdout.log" 2>&1 &
+	NGINX_PID=$!
+	wait_port "$NG_PORT" || { echo "# nginx did not start:"; \
+	    sed 's/^/# /' "$T_DIR/nginx/error.log"; return 1; }
+	BASE="http://127.0.0.1:$NG_PORT"
+}
+
+# stop_nginx: stops the nginx started last and waits for it.
+stop_nginx() {
+	[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null &&
+	    wait "$NGINX_PID" 2>/dev/null
+	NGINX_PID=
+}

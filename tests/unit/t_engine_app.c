@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/internal.h"
 #include "tests/unit/tap.h"
 
 static struct conf	 conf;
@@ -98,7 +99,12 @@ draft_graph(const json_t *rec)
 static json_t *
 draft_mc(const json_t *rec)
 {
-	return json_object_get(json_object_get(rec, "dsl"), "model_config");
+	json_t *dsl = json_object_get(rec, "dsl"), *mc;
+
+	/* a record without its draft carries the model config itself */
+	mc = dsl != NULL ? json_object_get(dsl, "model_config") :
+	    json_object_get(rec, "model_config");
+	return json_is_null(mc) ? NULL : mc;
 }
 
 /* A string of n copies of the UTF-8 character c. */
@@ -136,8 +142,13 @@ test_create(void)
 		CHECK_STR(S(rec, "mode"), modes[i]);
 		CHECK(engine_uuid_check(S(rec, "id")) == 0);
 		CHECK_INT(I(rec, "revision"), 1);
-		/* the draft lives in the record's DSL document */
-		wf = json_object_get(json_object_get(rec, "dsl"), "workflow");
+		/* the draft lives in the app's DSL document, kept apart */
+		CHECK(json_object_get(rec, "dsl") == NULL);
+		CHECK_INT(engine_app_get_full(eng, S(rec, "id"), &got), 0);
+		wf = json_incref(json_object_get(json_object_get(got, "dsl"),
+		    "workflow"));
+		json_decref(got);
+		got = NULL;
 		if (i < 2) {	/* workflow apps get a draft graph */
 			CHECK(json_is_object(json_object_get(rec,
 			    "workflow")));
@@ -153,6 +164,7 @@ test_create(void)
 		CHECK(got != NULL && json_equal(got, rec));
 		json_decref(got);
 		got = NULL;
+		json_decref(wf);
 		json_decref(rec);
 	}
 	CHECK(engine_app_mode_valid("workflow"));
@@ -541,10 +553,7 @@ test_delete(void)
 static int
 put_rec_fn(struct store_txn *t, void *arg)
 {
-	const json_t *rec = arg;
-
-	return store_put_json(t, STORE_DB_APPS,
-	    json_string_value(json_object_get(rec, "id")), rec, 0);
+	return app_store_put(t, arg, 0);
 }
 
 static void
@@ -565,7 +574,8 @@ test_copy(void)
 	CHECK_INT(engine_app_update(eng, id, in, -1, err, &upd), 0);
 	json_decref(in);
 	json_decref(src);
-	src = upd;
+	json_decref(upd);
+	CHECK_INT(engine_app_get_full(eng, id, &src), 0);
 	/* and a draft of its own, written straight to storage, so that the
 	 * copy's draft cannot be a fresh default */
 	json_object_set_new(draft_graph(src), "nodes", J("[{\"id\":\"start\","
@@ -574,6 +584,13 @@ test_copy(void)
 
 	CHECK_INT(engine_app_copy(eng, id, NULL, err, &cp), 0);
 	if (cp != NULL) {
+		json_t *full = NULL;
+
+		/* the record comes back without its draft, as from get */
+		CHECK(json_object_get(cp, "dsl") == NULL);
+		CHECK_INT(engine_app_get_full(eng, S(cp, "id"), &full), 0);
+		json_object_set(cp, "dsl", json_object_get(full, "dsl"));
+		json_decref(full);
 		CHECK(strcmp(S(cp, "id"), id) != 0);
 		CHECK(engine_uuid_check(S(cp, "id")) == 0);
 		CHECK_STR(S(cp, "mode"), "advanced-chat");
@@ -591,6 +608,7 @@ test_copy(void)
 		    "nodes"), 0), "id"), "start");
 		CHECK(strcmp(S(json_object_get(cp, "workflow"), "id"),
 		    S(json_object_get(src, "workflow"), "id")) != 0);
+		json_object_del(cp, "dsl");
 		CHECK_INT(engine_app_get(eng, S(cp, "id"), &got), 0);
 		CHECK(got != NULL && json_equal(got, cp));
 		json_decref(got);
@@ -618,7 +636,7 @@ test_copy(void)
 	json_decref(cp);
 	cp = NULL;
 	/* the source is unchanged */
-	CHECK_INT(engine_app_get(eng, id, &got), 0);
+	CHECK_INT(engine_app_get_full(eng, id, &got), 0);
 	CHECK(got != NULL && json_equal(got, src));
 	json_decref(got);
 	got = NULL;

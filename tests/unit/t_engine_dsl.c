@@ -383,7 +383,8 @@ test_emit(void)
 	    "      return 1\n");
 	CHECK_EMIT("{\"s\": \"a\\nb\"}", "s: |-\n  a\n  b\n");
 	CHECK_EMIT("{\"s\": \"a\\n\\n\"}", "s: |+\n  a\n\n...\n");
-	CHECK_EMIT("{\"s\": \"  indented\\nx\"}", "s: |2-\n    indented\n  x\n");
+	CHECK_EMIT("{\"s\": \"  indented\\nx\"}",
+	    "s: |2-\n    indented\n  x\n");
 	CHECK_EMIT("{\"s\": \"中文\\n第二行\"}", "s: |-\n  中文\n  第二行\n");
 	/* A block cannot keep trailing spaces: double quotes then. */
 	CHECK_EMIT("{\"s\": \"a \\nb\"}", "s: \"a \\nb\"\n");
@@ -441,10 +442,11 @@ test_roundtrip(void)
 		"\"v\\n\"}]}}",
 		"{\"ctl\": \"\\u0000\\u0001\\r\\n\\t\\u007f\\u0085\\u2028"
 		"\\ufeff\", \"emoji\": \"\\ud83e\\udd16\\n\\ud83d\\ude00 \"}",
-		"{\"pua\": \"\\ue000\\ud83e\\udd16\\uf8ff\", \"k\\ud83e\\udd16\""
-		": 1}",
-		"{\"long\": \"word word word word word word word word word word "
-		"word word word word word word word word word word word word\"}",
+		"{\"pua\": \"\\ue000\\ud83e\\udd16\\uf8ff\", "
+		"\"k\\ud83e\\udd16\": 1}",
+		"{\"long\": \"word word word word word word word word word "
+		"word word word word word word word word word word word word "
+		"word\"}",
 		"[\"- a\", \"? b\", \": c\", \"a #b\", \"@x\", \"`y\", \"%z\", "
 		"\"!t\", \"&a\", \"*a\", \"|\", \">\", \"'\", \"\\\"\"]",
 		"{\"\": \"empty key\", \"nul\": \"a\\u0000b\"}",

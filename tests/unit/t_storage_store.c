@@ -750,11 +750,12 @@ test_threads(void)
 	}
 	CHECK_INT(missing, 0);
 	/* growth happened under load, but only as much as needed: about
-	 * 6 MiB of records must not make every thread double the map */
+	 * 7 MiB of pages (16 MiB after doubling) must not make every
+	 * waiting thread double the map once more */
 	printf("# map size after the threads: %lld\n",
 	    (long long)store_map_size(s));
 	CHECK(store_map_size(s) > MIB);
-	CHECK(store_map_size(s) <= 64 * MIB);
+	CHECK(store_map_size(s) <= 32 * MIB);
 	store_close(s);
 }
 

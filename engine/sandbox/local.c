@@ -1,0 +1,1434 @@
+/*
+ * local.c — the local sandbox provider: bubblewrap (bwrap) on this host.
+ *
+ * Layout on the host, one folder per sandbox:
+ *
+ *	<sandbox.dir>/<id>/            tmpfs of sandbox.workspace_size (root)
+ *	<sandbox.dir>/<id>/workspace   -> /workspace in the sandbox, the cwd
+ *	<sandbox.dir>/<id>/tmp         -> /tmp
+ *	<sandbox.dir>/<id>/shm         -> /dev/shm
+ *
+ * so everything a sandboxed program can write lives under one cap.
+ *
+ * Each exec starts one bwrap with new pid, ipc, uts, cgroup and (unless
+ * sandbox.network) network namespaces, a new session, --die-with-parent;
+ * /usr read-only with the merged-/usr symlinks, a short list of /etc files
+ * (below), fresh /proc and /dev, and the three folders above bound by file
+ * descriptor. Nothing else of the host exists inside: not /home, /root,
+ * /etc/shadow, the data directory or the sandbox folder's parents. When the
+ * command ends, or is killed at the wall clock, bwrap's pid 1 goes and the
+ * kernel kills everything left in the pid namespace, so no process outlives
+ * an exec.
+ *
+ * Users and limits. RLIMIT_NPROC is not enforced for uid 0, and a user
+ * namespace made by a root bwrap maps the sandbox user onto host root. So:
+ *  - as root, bwrap runs privileged without a user namespace and the
+ *    command starts through setpriv(1) (util-linux) as sandbox.uid/gid with
+ *    no groups, no capabilities (bounding set emptied) and no_new_privs;
+ *    the workspace tmpfs belongs to that uid;
+ *  - otherwise bwrap makes an unprivileged user namespace (which the host
+ *    must allow; sandbox_local_probe says so), keeps flowcgi's uid and
+ *    forbids nested user namespaces.
+ * rlimits (CPU, DATA, NPROC, FSIZE, NOFILE, CORE 0) are set before bwrap
+ * starts and pass to the command. Memory is RLIMIT_DATA, not RLIMIT_AS:
+ * V8 reserves far more address space than it uses (node does not start
+ * under an RLIMIT_AS of 512m) while RLIMIT_DATA counts the private
+ * writable memory a process really takes.
+ *
+ * Workspace size. As root, a real tmpfs with size= and nr_inodes= is
+ * mounted on the sandbox folder: writes past it fail with ENOSPC at once,
+ * and destroy is an unmount. Without root (or when the mount is refused)
+ * the folders stay on the host's disk and the cap is kept by accounting:
+ * before each exec the usage is measured and RLIMIT_FSIZE lowered to what
+ * is left (so one file cannot overshoot), uploads past the cap are
+ * refused, and a result reports workspace_full when several files together
+ * went past it.
+ *
+ * Host-side file access (upload, download, list, destroy) walks paths one
+ * component at a time with O_NOFOLLOW from the workspace's descriptor, so
+ * symlinks or FIFOs planted by sandboxed code never lead outside.
+ *
+ * A sandbox handle is used by one thread at a time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/sandbox/sandbox.h"
+
+/* Fixed descriptors in bwrap's process. */
+#define FD_WS	3
+#define FD_TMP	4
+#define FD_SHM	5
+#define FD_STAT	6
+
+#define LIST_MAX_DEPTH	64
+#define USAGE_MAX_FILES	200000
+
+struct local {
+	struct sandbox		 base;
+	struct sandbox_config	 cfg;
+	char			 root[PATH_MAX];	/* <dir>/<id> */
+	char			 bwrap[PATH_MAX];
+	char			 setpriv[PATH_MAX];
+	int			 root_fd;
+	int			 ws_fd;
+	int			 tmp_fd;
+	int			 shm_fd;
+	int			 as_root;	/* commands drop to cfg.uid */
+	int			 mounted;	/* root is our tmpfs */
+	int			 destroyed;
+};
+
+/* The /etc files programs need; nothing else of /etc is visible. */
+static const char *const etc_files[] = {
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+	"/etc/localtime", "/etc/timezone", "/etc/alternatives",
+	"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates",
+	"/etc/ca-certificates.conf", "/etc/passwd", "/etc/group",
+	"/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf",
+	"/etc/services", "/etc/protocols", "/etc/mime.types",
+	"/etc/os-release", "/etc/debian_version", "/etc/locale.alias",
+	"/etc/fonts", "/etc/python3",
+};
+
+/* Top-level names that merged-/usr systems make symlinks into /usr. */
+static const char *const usr_links[] = {
+	"bin", "sbin", "lib", "lib32", "lib64", "libx32",
+};
+
+static int
+fail(char *err, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fail(char *err, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, ENGINE_ERRMAX, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Finds an executable called name in $PATH (or the usual places) into
+ * buf. Returns 0 or -1. */
+static int
+find_program(const char *name, char *buf, size_t bufsz)
+{
+	const char	*path = getenv("PATH"), *p, *e;
+	int		 pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		p = pass == 0 ? path : "/usr/bin:/bin:/usr/sbin:/sbin";
+		for (; p != NULL && *p != '\0'; p = *e ? e + 1 : e) {
+			e = strchr(p, ':');
+			if (e == NULL)
+				e = p + strlen(p);
+			if (e == p || *p != '/')
+				continue;
+			if ((size_t)snprintf(buf, bufsz, "%.*s/%s", (int)(e - p),
+			    p, name) >= bufsz)
+				continue;
+			if (access(buf, X_OK) == 0)
+				return 0;
+		}
+	}
+	return -1;
+}
+
+/* mkdir -p of an absolute or relative path, mode for new folders. */
+static int
+mkdir_p(const char *path, mode_t mode)
+{
+	char	buf[PATH_MAX];
+	size_t	i, n = strlen(path);
+
+	if (n == 0 || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, path, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, mode) != 0 && errno != EEXIST)
+			return -1;
+		buf[i] = i == n ? '\0' : '/';
+	}
+	return 0;
+}
+
+/* ====== Paths inside the workspace ====== */
+
+/*
+ * Checks a workspace-relative path: not absolute, no "..", no empty
+ * component, printable. "" and "." mean the workspace itself when
+ * allow_root.
+ */
+static int
+path_check(const char *path, int allow_root, char *err)
+{
+	const char	*p, *c;
+	size_t		 n;
+
+	if (path == NULL)
+		return fail(err, ENGINE_EINVAL, "path: missing");
+	if (path[0] == '\0' || strcmp(path, ".") == 0)
+		return allow_root ? 0 : fail(err, ENGINE_EINVAL, "path: empty");
+	if (strlen(path) >= PATH_MAX - 64)
+		return fail(err, ENGINE_EINVAL, "path: too long");
+	if (path[0] == '/')
+		return fail(err, ENGINE_EINVAL, "path '%.120s': must be "
+		    "relative to the workspace", path);
+	for (p = path; *p != '\0'; p = *c ? c + 1 : c) {
+		c = strchr(p, '/');
+		if (c == NULL)
+			c = p + strlen(p);
+		n = (size_t)(c - p);
+		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return fail(err, ENGINE_EINVAL, "path '%.120s': empty "
+			    "or '..' component", path);
+	}
+	for (p = path; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20)
+			return fail(err, ENGINE_EINVAL, "path '%.120s': "
+			    "control character", path);
+	return 0;
+}
+
+/*
+ * Opens the folder that holds path's last component, walking from the
+ * workspace without following symlinks; mkdirs missing folders (owned by
+ * the sandbox user) when make is set. *dirfd is a new descriptor; *leaf
+ * points into path. path "" or ".": *dirfd is the workspace, *leaf "".
+ */
+static int
+ws_parent(struct local *l, const char *path, int make, char *err, int *dirfd,
+    const char **leaf)
+{
+	char		 comp[NAME_MAX + 1];
+	const char	*p, *c;
+	int		 fd = -1, next, rc = 0;
+	size_t		 n;
+
+	*dirfd = -1;
+	*leaf = "";
+	if ((fd = fcntl(l->ws_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		rc = fail(err, SANDBOX_EFAIL, "sandbox: %s", strerror(errno));
+		goto out;
+	}
+	if (path[0] == '\0' || strcmp(path, ".") == 0)
+		goto out;
+	for (p = path;; p = c + 1) {
+		c = strchr(p, '/');
+		if (c == NULL) {
+			*leaf = p;
+			break;
+		}
+		n = (size_t)(c - p);
+		if (n > NAME_MAX) {
+			rc = fail(err, ENGINE_EINVAL, "path '%.120s': name too "
+			    "long", path);
+			goto out;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		if (strcmp(comp, ".") == 0)
+			continue;
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && make) {
+			if (mkdirat(fd, comp, 0755) != 0 && errno != EEXIST) {
+				rc = fail(err, errno == ENOSPC ? ENGINE_ELIMIT
+				    : SANDBOX_EFAIL, "path '%.120s': %s%s", path,
+				    strerror(errno), errno == ENOSPC ?
+				    " (sandbox.workspace_size)" : "");
+				goto out;
+			}
+			if (l->as_root)
+				(void)fchownat(fd, comp, (uid_t)l->cfg.uid,
+				    (gid_t)l->cfg.uid, AT_SYMLINK_NOFOLLOW);
+			next = openat(fd, comp, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0) {
+			rc = fail(err, errno == ENOENT ? ENGINE_ENOTFOUND
+			    : ENGINE_EINVAL, "path '%.120s': %s%s", path,
+			    strerror(errno), errno == ELOOP || errno == ENOTDIR
+			    ? " (a component is not a folder)" : "");
+			goto out;
+		}
+		close(fd);
+		fd = next;
+	}
+	if (strlen(*leaf) > NAME_MAX)
+		rc = fail(err, ENGINE_EINVAL, "path '%.120s': name too long",
+		    path);
+out:
+	if (rc != 0 && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	*dirfd = fd;
+	return rc;
+}
+
+/* Bytes used under folder fd (allocated blocks), recursively. */
+static int64_t
+usage_of(int fd, int depth, size_t *count)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 st;
+	int64_t		 sum = 0;
+	int		 sub, dfd;
+
+	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return 0;
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL && *count < USAGE_MAX_FILES) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		(*count)++;
+		sum += (int64_t)st.st_blocks * 512;
+		if (S_ISDIR(st.st_mode) && depth < LIST_MAX_DEPTH &&
+		    (sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			sum += usage_of(sub, depth + 1, count);
+			close(sub);
+		}
+	}
+	closedir(d);
+	return sum;
+}
+
+/* Bytes the sandbox's files take: workspace, /tmp and /dev/shm. */
+static int64_t
+local_usage(struct local *l)
+{
+	struct statvfs	vs;
+	size_t		count = 0;
+
+	if (l->mounted && fstatvfs(l->root_fd, &vs) == 0)
+		return (int64_t)(vs.f_blocks - vs.f_bfree) * (int64_t)vs.f_frsize;
+	return usage_of(l->root_fd, 0, &count);
+}
+
+/* Removes name under dirfd and everything below it, never following a
+ * symlink. */
+static void
+rm_tree(int dirfd, const char *name, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+	int		 fd;
+
+	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+		return;
+	if (depth > 256 || (fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			rm_tree(fd, de->d_name, depth + 1);
+	closedir(d);
+	(void)unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+/* ====== Create and destroy ====== */
+
+static void	local_close_fds(struct local *l);
+
+static int
+local_create(const struct sandbox_config *cfg, char *err,
+    struct sandbox **out)
+{
+	static const char *const sub[] = {"workspace", "tmp", "shm"};
+	struct local	*l = NULL;
+	char		 opts[128];
+	int		 rc = 0, *fds[3];
+	size_t		 i;
+
+	*out = NULL;
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
+	l->root_fd = l->ws_fd = l->tmp_fd = l->shm_fd = -1;
+	l->cfg = *cfg;
+	l->cfg.options = NULL;
+	l->base.network = cfg->network;
+	l->as_root = geteuid() == 0;
+	engine_uuid(l->base.id);
+	if (find_program("bwrap", l->bwrap, sizeof(l->bwrap)) != 0) {
+		rc = fail(err, SANDBOX_EFAIL, "local sandbox: bwrap not found "
+		    "in PATH (install the Debian package bubblewrap)");
+		goto out;
+	}
+	if (l->as_root && (find_program("setpriv", l->setpriv,
+	    sizeof(l->setpriv)) != 0 || strncmp(l->setpriv, "/usr/", 5) != 0)) {
+		/* It must be under /usr to exist inside the sandbox. */
+		if (access("/usr/bin/setpriv", X_OK) != 0) {
+			rc = fail(err, SANDBOX_EFAIL, "local sandbox: setpriv "
+			    "not found in /usr (install util-linux)");
+			goto out;
+		}
+		snprintf(l->setpriv, sizeof(l->setpriv), "/usr/bin/setpriv");
+	}
+	if (cfg->dir[0] == '\0' || mkdir_p(cfg->dir, 0700) != 0) {
+		rc = fail(err, SANDBOX_EFAIL, "sandbox.dir '%.100s': %s",
+		    cfg->dir, cfg->dir[0] ? strerror(errno) : "empty");
+		goto out;
+	}
+	if ((size_t)snprintf(l->root, sizeof(l->root), "%s/%s", cfg->dir,
+	    l->base.id) >= sizeof(l->root)) {
+		rc = fail(err, ENGINE_EINVAL, "sandbox.dir: path too long");
+		goto out;
+	}
+	if (mkdir(l->root, 0700) != 0) {
+		rc = fail(err, SANDBOX_EFAIL, "sandbox.dir '%.100s': %s",
+		    cfg->dir, strerror(errno));
+		l->root[0] = '\0';	/* not ours to remove */
+		goto out;
+	}
+	if (l->as_root && !cfg->no_mount) {
+		snprintf(opts, sizeof(opts), "size=%" PRId64 ",nr_inodes=%" PRId64
+		    ",mode=0700", cfg->workspace_size,
+		    cfg->workspace_size / 4096 > 1024 ? cfg->workspace_size / 4096
+						     : 1024);
+		if (mount("flowcgi-sandbox", l->root, "tmpfs",
+		    MS_NOSUID | MS_NODEV, opts) == 0)
+			l->mounted = 1;
+		else
+			log_warn("sandbox: cannot mount a tmpfs on %s (%s); "
+			    "keeping sandbox.workspace_size by accounting",
+			    l->root, strerror(errno));
+	}
+	if ((l->root_fd = open(l->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0) {
+		rc = fail(err, SANDBOX_EFAIL, "sandbox '%.100s': %s", l->root,
+		    strerror(errno));
+		goto out;
+	}
+	fds[0] = &l->ws_fd;
+	fds[1] = &l->tmp_fd;
+	fds[2] = &l->shm_fd;
+	for (i = 0; i < 3; i++) {
+		if (mkdirat(l->root_fd, sub[i], i == 0 ? 0755 : 01777) != 0 ||
+		    fchmodat(l->root_fd, sub[i], i == 0 ? 0755 : 01777, 0) != 0 ||
+		    (l->as_root && fchownat(l->root_fd, sub[i],
+		    (uid_t)cfg->uid, (gid_t)cfg->uid, AT_SYMLINK_NOFOLLOW) != 0) ||
+		    (*fds[i] = openat(l->root_fd, sub[i], O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			rc = fail(err, SANDBOX_EFAIL, "sandbox '%.100s/%s': %s",
+			    l->root, sub[i], strerror(errno));
+			goto out;
+		}
+	}
+	*out = &l->base;
+	l = NULL;
+out:
+	if (l != NULL) {
+		local_close_fds(l);
+		if (l->mounted)
+			(void)umount2(l->root, MNT_DETACH);
+		if (l->root[0] != '\0')
+			rm_tree(AT_FDCWD, l->root, 0);
+		free(l);
+	}
+	return rc;
+}
+
+static void
+local_close_fds(struct local *l)
+{
+	int *fds[] = {&l->ws_fd, &l->tmp_fd, &l->shm_fd, &l->root_fd};
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(*fds); i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+}
+
+static int
+local_destroy(struct sandbox *sb, char *err)
+{
+	struct local	*l = (struct local *)sb;
+	int		 rc = 0;
+
+	if (l->destroyed)
+		goto out;
+	l->destroyed = 1;
+	/* No process outlives an exec (see the top), so only files remain. */
+	local_close_fds(l);
+	if (l->mounted && umount2(l->root, MNT_DETACH) != 0)
+		rc = fail(err, SANDBOX_EFAIL, "sandbox '%.100s': unmount: %s",
+		    l->root, strerror(errno));
+	rm_tree(AT_FDCWD, l->root, 0);
+	if (rc == 0 && access(l->root, F_OK) == 0)
+		rc = fail(err, SANDBOX_EFAIL, "sandbox '%.100s': not removed",
+		    l->root);
+out:
+	return rc;
+}
+
+static void
+local_free(struct sandbox *sb)
+{
+	char err[ENGINE_ERRMAX];
+
+	if (local_destroy(sb, err) != 0)
+		log_warn("sandbox: %s", err);
+	free(sb);
+}
+
+/* ====== Exec ====== */
+
+/* A growing list of strings for argv and envp; never fails mid-way: a
+ * full list is noticed once at the end. */
+struct strv {
+	const char	**v;
+	size_t		  n, cap;
+	int		  full;
+};
+
+static void
+strv_add(struct strv *s, const char *str)
+{
+	if (s->n + 2 > s->cap) {
+		s->full = 1;
+		return;
+	}
+	s->v[s->n++] = str;
+	s->v[s->n] = NULL;
+}
+
+/* 1 when env list v already has name (up to '='). */
+static int
+env_has(const struct strv *s, const char *kv)
+{
+	size_t i, n = strcspn(kv, "=");
+
+	for (i = 0; i < s->n; i++)
+		if (strncmp(s->v[i], kv, n) == 0 && s->v[i][n] == '=')
+			return 1;
+	return 0;
+}
+
+struct stream {
+	int	 fd;
+	char	*buf;
+	size_t	 len, cap;
+	int64_t	 max;
+	int	 truncated;
+};
+
+/* Reads what fd has; returns 0 on data, 1 on EOF or error. */
+static int
+stream_read(struct stream *s)
+{
+	char	tmp[65536];
+	ssize_t	n;
+	size_t	keep, want;
+	char	*nb;
+
+	n = read(s->fd, tmp, sizeof(tmp));
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return 1;
+	keep = (size_t)n;
+	if ((int64_t)(s->len + keep) > s->max) {
+		keep = s->max > (int64_t)s->len ? (size_t)(s->max -
+		    (int64_t)s->len) : 0;
+		s->truncated = 1;
+	}
+	if (keep > 0 && s->len + keep + 1 > s->cap) {
+		want = s->cap ? s->cap * 2 : 8192;
+		while (want < s->len + keep + 1)
+			want *= 2;
+		if ((int64_t)want > s->max + 1)
+			want = (size_t)s->max + 1;
+		if ((nb = realloc(s->buf, want)) == NULL) {
+			s->truncated = 1;	/* keep what we have */
+			return 0;
+		}
+		s->buf = nb;
+		s->cap = want;
+	}
+	if (keep > 0) {
+		memcpy(s->buf + s->len, tmp, keep);
+		s->len += keep;
+	}
+	return 0;
+}
+
+/* Hands the stream's bytes over as a NUL-terminated string. */
+static char *
+stream_take(struct stream *s, size_t *len)
+{
+	char *p = s->buf;
+
+	if (p == NULL)
+		p = calloc(1, 1);
+	else
+		p[s->len] = '\0';
+	*len = p ? s->len : 0;
+	s->buf = NULL;
+	return p;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/*
+ * The child between fork and exec: only async-signal-safe calls. Moves the
+ * descriptors into place, drops everything else, resets signals, sets the
+ * limits and runs bwrap.
+ */
+static void
+child_exec(const char *path, char *const *argv, char *const *envp,
+    const int *src, const struct rlimit *lim, const int *res, size_t nlim)
+{
+	struct sigaction	sa;
+	sigset_t		all;
+	int			hi[7], i;
+
+	(void)setsid();
+	for (i = 0; i < 7; i++)
+		if ((hi[i] = fcntl(src[i], F_DUPFD, 16)) < 0)
+			_exit(126);
+	for (i = 0; i < 7; i++)
+		if (dup2(hi[i], i) < 0)
+			_exit(126);
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 7U, ~0U, 0U) != 0)
+#endif
+		for (i = 7; i < 4096; i++)
+			(void)close(i);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (i = 1; i < NSIG; i++)
+		(void)sigaction(i, &sa, NULL);
+	sigemptyset(&all);
+	(void)sigprocmask(SIG_SETMASK, &all, NULL);
+	for (i = 0; i < (int)nlim; i++)
+		if (setrlimit(res[i], &lim[i]) != 0)
+			_exit(126);
+	execve(path, argv, envp);
+	_exit(127);
+}
+
+/* Writes what it can of stdin; returns 1 when done (all written, or the
+ * reader went away). SIGPIPE is blocked in this thread meanwhile. */
+static int
+stdin_write(int fd, const char *p, size_t len, size_t *off)
+{
+	ssize_t n;
+
+	n = write(fd, p + *off, len - *off > 65536 ? 65536 : len - *off);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : 1;
+	*off += (size_t)n;
+	return *off >= len;
+}
+
+static int
+local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
+    struct sandbox_exec_result *res)
+{
+	struct local	*l = (struct local *)sb;
+	struct strv	 av = {0}, ev = {0};
+	struct stream	 so = {-1, NULL, 0, 0, 0, 0}, se = {-1, NULL, 0, 0, 0, 0};
+	struct stream	 st = {-1, NULL, 0, 0, 4096, 0};
+	struct rlimit	 lim[6];
+	struct pollfd	 pfd[4];
+	struct stat	 sst;
+	sigset_t	 pipeset, oldset;
+	char		 links[6][PATH_MAX], chdir_to[PATH_MAX + 16];
+	char		 ids[3][48], *nl;
+	int		 rcs[6], pin[2] = {-1, -1}, pout[2] = {-1, -1};
+	int		 perr[2] = {-1, -1}, pst[2] = {-1, -1}, src[7];
+	int		 rc = 0, status = 0, exited = 0, killed = 0, masked = 0;
+	int		 started, nfd, i, dfd = -1, ms;
+	size_t		 nargs = 0, nenv = 0, in_off = 0, k;
+	const char	*leaf, *p;
+	pid_t		 pid = -1;
+	int64_t		 t0 = now_us(), deadline, grace = 0, used, left;
+	ssize_t		 ln;
+
+	if (l->destroyed) {
+		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		goto out;
+	}
+	if ((req->argv == NULL) == (req->shell == NULL) ||
+	    (req->argv != NULL && req->argv[0] == NULL)) {
+		rc = fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
+		    "command");
+		goto out;
+	}
+	/* The working folder must exist and be a real folder. */
+	snprintf(chdir_to, sizeof(chdir_to), "/workspace");
+	if (req->cwd != NULL && req->cwd[0] != '\0' &&
+	    strcmp(req->cwd, ".") != 0) {
+		if ((rc = path_check(req->cwd, 1, err)) != 0 ||
+		    (rc = ws_parent(l, req->cwd, 0, err, &dfd, &leaf)) != 0)
+			goto out;
+		if (fstatat(dfd, leaf, &sst, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISDIR(sst.st_mode)) {
+			rc = fail(err, ENGINE_ENOTFOUND, "exec: cwd '%.120s' is "
+			    "not a folder in the workspace", req->cwd);
+			goto out;
+		}
+		snprintf(chdir_to, sizeof(chdir_to), "/workspace/%s", req->cwd);
+	}
+	for (k = 0; req->argv != NULL && req->argv[k] != NULL; k++)
+		nargs++;
+	for (k = 0; req->env != NULL && req->env[k] != NULL; k++) {
+		p = req->env[k];
+		if (p[0] == '=' || strchr(p, '=') == NULL) {
+			rc = fail(err, ENGINE_EINVAL, "exec: environment entry "
+			    "'%.60s' is not NAME=value", p);
+			goto out;
+		}
+		nenv++;
+	}
+	av.cap = 128 + 2 * (sizeof(etc_files) / sizeof(*etc_files)) + nargs;
+	ev.cap = 16 + nenv;
+	if ((av.v = calloc(av.cap, sizeof(*av.v))) == NULL ||
+	    (ev.v = calloc(ev.cap, sizeof(*ev.v))) == NULL) {
+		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
+
+	/* bwrap's command line. */
+	strv_add(&av, l->bwrap);
+	if (!l->as_root) {
+		snprintf(ids[0], sizeof(ids[0]), "%u", (unsigned)getuid());
+		snprintf(ids[1], sizeof(ids[1]), "%u", (unsigned)getgid());
+		strv_add(&av, "--unshare-user");
+		strv_add(&av, "--disable-userns");
+		strv_add(&av, "--uid");
+		strv_add(&av, ids[0]);
+		strv_add(&av, "--gid");
+		strv_add(&av, ids[1]);
+	}
+	strv_add(&av, "--unshare-pid");
+	strv_add(&av, "--unshare-ipc");
+	strv_add(&av, "--unshare-uts");
+	strv_add(&av, "--unshare-cgroup-try");
+	if (!l->cfg.network)
+		strv_add(&av, "--unshare-net");
+	strv_add(&av, "--hostname");
+	strv_add(&av, "sandbox");
+	strv_add(&av, "--die-with-parent");
+	strv_add(&av, "--new-session");
+	strv_add(&av, "--json-status-fd");
+	strv_add(&av, "6");
+	strv_add(&av, "--ro-bind");
+	strv_add(&av, "/usr");
+	strv_add(&av, "/usr");
+	for (k = 0; k < sizeof(usr_links) / sizeof(*usr_links); k++) {
+		char top[32];
+
+		snprintf(top, sizeof(top), "/%s", usr_links[k]);
+		if (lstat(top, &sst) != 0)
+			continue;
+		if (S_ISLNK(sst.st_mode)) {
+			ln = readlink(top, links[k], sizeof(links[k]) - 1);
+			if (ln <= 0)
+				continue;
+			links[k][ln] = '\0';
+			strv_add(&av, "--symlink");
+			strv_add(&av, links[k]);
+		} else if (S_ISDIR(sst.st_mode)) {
+			strv_add(&av, "--ro-bind");
+			snprintf(links[k], sizeof(links[k]), "%s", top);
+			strv_add(&av, links[k]);
+		} else
+			continue;
+		snprintf(links[k] + strlen(links[k]) + 1, sizeof(links[k]) -
+		    strlen(links[k]) - 1, "%s", top);
+		strv_add(&av, links[k] + strlen(links[k]) + 1);
+	}
+	for (k = 0; k < sizeof(etc_files) / sizeof(*etc_files); k++) {
+		strv_add(&av, "--ro-bind-try");
+		strv_add(&av, etc_files[k]);
+		strv_add(&av, etc_files[k]);
+	}
+	if (l->cfg.network) {
+		strv_add(&av, "--ro-bind-try");
+		strv_add(&av, "/etc/resolv.conf");
+		strv_add(&av, "/etc/resolv.conf");
+	}
+	strv_add(&av, "--proc");
+	strv_add(&av, "/proc");
+	strv_add(&av, "--dev");
+	strv_add(&av, "/dev");
+	strv_add(&av, "--bind-fd");
+	strv_add(&av, "3");
+	strv_add(&av, "/workspace");
+	strv_add(&av, "--bind-fd");
+	strv_add(&av, "4");
+	strv_add(&av, "/tmp");
+	strv_add(&av, "--bind-fd");
+	strv_add(&av, "5");
+	strv_add(&av, "/dev/shm");
+	strv_add(&av, "--chdir");
+	strv_add(&av, chdir_to);
+	if (l->as_root) {
+		snprintf(ids[0], sizeof(ids[0]), "--reuid=%d", l->cfg.uid);
+		snprintf(ids[1], sizeof(ids[1]), "--regid=%d", l->cfg.uid);
+		strv_add(&av, "--cap-add");
+		strv_add(&av, "CAP_SETUID");
+		strv_add(&av, "--cap-add");
+		strv_add(&av, "CAP_SETGID");
+		strv_add(&av, "--cap-add");
+		strv_add(&av, "CAP_SETPCAP");
+		strv_add(&av, "--");
+		strv_add(&av, l->setpriv);
+		strv_add(&av, ids[0]);
+		strv_add(&av, ids[1]);
+		strv_add(&av, "--clear-groups");
+		strv_add(&av, "--no-new-privs");
+		strv_add(&av, "--inh-caps=-all");
+		strv_add(&av, "--bounding-set=-all");
+	}
+	strv_add(&av, "--");
+	if (req->shell != NULL) {
+		strv_add(&av, "/bin/sh");
+		strv_add(&av, "-c");
+		strv_add(&av, req->shell);
+	} else
+		for (k = 0; k < nargs; k++)
+			strv_add(&av, req->argv[k]);
+
+	/* The command's environment: the caller's, then the defaults. */
+	for (k = 0; k < nenv; k++)
+		if (!env_has(&ev, req->env[k]))
+			strv_add(&ev, req->env[k]);
+	{
+		static const char *const defaults[] = {
+			"PATH=/usr/local/bin:/usr/bin:/bin",
+			"HOME=/workspace", "TMPDIR=/tmp", "LANG=C.UTF-8",
+			"PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8",
+		};
+		for (k = 0; k < sizeof(defaults) / sizeof(*defaults); k++)
+			if (!env_has(&ev, defaults[k]))
+				strv_add(&ev, defaults[k]);
+	}
+	if (av.full || ev.full) {
+		rc = fail(err, ENGINE_EINVAL, "exec: too many arguments");
+		goto out;
+	}
+
+	/* Limits. Without our own tmpfs, no file may outgrow what is left. */
+	lim[0].rlim_cur = lim[0].rlim_max = (rlim_t)l->cfg.cpu_seconds;
+	rcs[0] = RLIMIT_CPU;
+	lim[1].rlim_cur = lim[1].rlim_max = (rlim_t)l->cfg.memory;
+	rcs[1] = RLIMIT_DATA;
+	lim[2].rlim_cur = lim[2].rlim_max = (rlim_t)l->cfg.processes;
+	rcs[2] = RLIMIT_NPROC;
+	lim[3].rlim_cur = lim[3].rlim_max = (rlim_t)l->cfg.file_size;
+	rcs[3] = RLIMIT_FSIZE;
+	lim[4].rlim_cur = lim[4].rlim_max = (rlim_t)l->cfg.open_files;
+	rcs[4] = RLIMIT_NOFILE;
+	lim[5].rlim_cur = lim[5].rlim_max = 0;
+	rcs[5] = RLIMIT_CORE;
+	if (!l->mounted) {
+		used = local_usage(l);
+		left = l->cfg.workspace_size - used;
+		if (left < 0)
+			left = 0;
+		if (left < l->cfg.file_size)
+			lim[3].rlim_cur = lim[3].rlim_max = (rlim_t)left;
+	}
+
+	if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
+	    pipe2(perr, O_CLOEXEC) != 0 || pipe2(pst, O_CLOEXEC) != 0) {
+		rc = fail(err, SANDBOX_EFAIL, "exec: pipe: %s", strerror(errno));
+		goto out;
+	}
+	src[0] = pin[0];
+	src[1] = pout[1];
+	src[2] = perr[1];
+	src[FD_WS] = l->ws_fd;
+	src[FD_TMP] = l->tmp_fd;
+	src[FD_SHM] = l->shm_fd;
+	src[FD_STAT] = pst[1];
+	sigemptyset(&pipeset);
+	sigaddset(&pipeset, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipeset, &oldset);
+	masked = 1;
+	if ((pid = fork()) < 0) {
+		rc = fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(l->bwrap, (char *const *)av.v, (char *const *)ev.v,
+		    src, lim, rcs, 6);
+	close_fd(&pin[0]);
+	close_fd(&pout[1]);
+	close_fd(&perr[1]);
+	close_fd(&pst[1]);
+	so.fd = pout[0];
+	se.fd = perr[0];
+	st.fd = pst[0];
+	so.max = se.max = req->max_output > 0 ? req->max_output
+					      : l->cfg.max_output;
+	(void)fcntl(pin[1], F_SETFL, O_NONBLOCK);
+	(void)fcntl(so.fd, F_SETFL, O_NONBLOCK);
+	(void)fcntl(se.fd, F_SETFL, O_NONBLOCK);
+	(void)fcntl(st.fd, F_SETFL, O_NONBLOCK);
+	if (req->stdin_len == 0)
+		close_fd(&pin[1]);
+	deadline = t0 + (req->timeout_ms > 0 ? (int64_t)req->timeout_ms * 1000
+					     : (int64_t)l->cfg.timeout * 1000000);
+
+	/* Drain the three pipes and feed stdin until all is closed and bwrap
+	 * has ended; kill everything at the deadline. */
+	while (so.fd >= 0 || se.fd >= 0 || st.fd >= 0 || !exited) {
+		nfd = 0;
+		if (pin[1] >= 0) {
+			pfd[nfd].fd = pin[1];
+			pfd[nfd++].events = POLLOUT;
+		}
+		if (so.fd >= 0) {
+			pfd[nfd].fd = so.fd;
+			pfd[nfd++].events = POLLIN;
+		}
+		if (se.fd >= 0) {
+			pfd[nfd].fd = se.fd;
+			pfd[nfd++].events = POLLIN;
+		}
+		if (st.fd >= 0) {
+			pfd[nfd].fd = st.fd;
+			pfd[nfd++].events = POLLIN;
+		}
+		ms = (int)((killed ? grace : deadline) - now_us()) / 1000;
+		if (ms < 0)
+			ms = 0;
+		if (!exited && ms > 20)
+			ms = 20;	/* look at the child now and then */
+		if (nfd > 0)
+			(void)poll(pfd, (nfds_t)nfd, ms);
+		else if (ms > 0)
+			(void)poll(NULL, 0, ms);
+		for (i = 0; i < nfd; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if (pfd[i].fd == pin[1]) {
+				if (stdin_write(pin[1], req->stdin_data,
+				    req->stdin_len, &in_off))
+					close_fd(&pin[1]);
+			} else if (pfd[i].fd == so.fd) {
+				if (stream_read(&so))
+					close_fd(&so.fd);
+			} else if (pfd[i].fd == se.fd) {
+				if (stream_read(&se))
+					close_fd(&se.fd);
+			} else if (pfd[i].fd == st.fd) {
+				if (stream_read(&st))
+					close_fd(&st.fd);
+			}
+		}
+		if (!exited && waitpid(pid, &status, WNOHANG) == pid)
+			exited = 1;
+		if (!killed && now_us() >= deadline) {
+			/* bwrap's pid 1 dies with it (--die-with-parent), and
+			 * with pid 1 the whole pid namespace. */
+			res->timed_out = 1;
+			killed = 1;
+			(void)kill(-pid, SIGKILL);
+			(void)kill(pid, SIGKILL);
+			grace = now_us() + 5000000;
+		} else if (killed && now_us() >= grace) {
+			/* Something outside the namespace holds a pipe; stop
+			 * waiting for it. */
+			close_fd(&so.fd);
+			close_fd(&se.fd);
+			close_fd(&st.fd);
+			if (!exited && waitpid(pid, &status, 0) == pid)
+				exited = 1;
+		}
+		if (exited && pin[1] >= 0)
+			close_fd(&pin[1]);
+	}
+	pid = -1;
+
+	/* What happened, from bwrap's status lines and its exit. */
+	if (st.buf != NULL)
+		st.buf[st.len] = '\0';
+	started = st.buf != NULL && strstr(st.buf, "\"child-pid\"") != NULL;
+	if (st.buf != NULL && (p = strstr(st.buf, "\"exit-code\"")) != NULL &&
+	    (p = strchr(p, ':')) != NULL)
+		res->exit_code = (int)strtol(p + 1, NULL, 10);
+	else if (WIFEXITED(status))
+		res->exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		res->exit_code = 128 + WTERMSIG(status);
+	if (res->timed_out)
+		res->exit_code = 128 + SIGKILL;
+	if (res->exit_code > 128 && res->exit_code < 128 + NSIG)
+		res->signal = res->exit_code - 128;
+	if (!started && !res->timed_out) {
+		/* bwrap gave up before the command could start. */
+		if (se.buf != NULL) {
+			se.buf[se.len] = '\0';
+			if ((nl = strchr(se.buf, '\n')) != NULL)
+				*nl = '\0';
+		}
+		rc = fail(err, SANDBOX_EFAIL, "local sandbox could not start: "
+		    "%.180s", se.buf && se.buf[0] ? se.buf
+		    : "bwrap failed without a message");
+		goto out;
+	}
+	res->out_truncated = so.truncated;
+	res->err_truncated = se.truncated;
+	res->out = stream_take(&so, &res->out_len);
+	res->err = stream_take(&se, &res->err_len);
+	if (res->out == NULL || res->err == NULL) {
+		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
+	used = local_usage(l);
+	res->workspace_full = used >= l->cfg.workspace_size ||
+	    (l->mounted && l->cfg.workspace_size - used < 4096);
+	res->elapsed_us = now_us() - t0;
+out:
+	if (pid > 0) {
+		(void)kill(-pid, SIGKILL);
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, &status, 0);
+	}
+	if (masked) {
+		/* Swallow a SIGPIPE a vanished reader left pending. */
+		struct timespec zero = {0, 0};
+
+		while (sigtimedwait(&pipeset, NULL, &zero) > 0)
+			;
+		pthread_sigmask(SIG_SETMASK, &oldset, NULL);
+	}
+	close_fd(&pin[0]);
+	close_fd(&pin[1]);
+	close_fd(&pout[0]);
+	close_fd(&pout[1]);
+	close_fd(&perr[0]);
+	close_fd(&perr[1]);
+	close_fd(&pst[0]);
+	close_fd(&pst[1]);
+	close_fd(&dfd);
+	free(so.buf);
+	free(se.buf);
+	free(st.buf);
+	free(av.v);
+	free(ev.v);
+	if (rc != 0)
+		sandbox_exec_result_release(res);
+	return rc;
+}
+
+/* ====== Files ====== */
+
+static int
+local_upload(struct sandbox *sb, const char *path, const void *data,
+    size_t len, char *err)
+{
+	struct local	*l = (struct local *)sb;
+	const char	*leaf, *p = data;
+	struct stat	 st;
+	int		 rc, dfd = -1, fd = -1;
+	size_t		 off = 0;
+	ssize_t		 n;
+
+	if (l->destroyed) {
+		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		goto out;
+	}
+	if ((rc = path_check(path, 0, err)) != 0)
+		goto out;
+	if ((int64_t)len > l->cfg.file_size) {
+		rc = fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
+		    "above sandbox.file_size", path, len);
+		goto out;
+	}
+	if (!l->mounted && local_usage(l) + (int64_t)len >
+	    l->cfg.workspace_size) {
+		rc = fail(err, ENGINE_ELIMIT, "upload '%.120s': the workspace "
+		    "would grow past sandbox.workspace_size", path);
+		goto out;
+	}
+	if ((rc = ws_parent(l, path, 1, err, &dfd, &leaf)) != 0)
+		goto out;
+	/* O_NONBLOCK: a FIFO planted here must not hang us. */
+	fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC, 0644);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = fail(err, ENGINE_EINVAL, "upload '%.120s': %s", path,
+		    fd < 0 ? strerror(errno) : "not a regular file");
+		goto out;
+	}
+	if (ftruncate(fd, 0) != 0 || (l->as_root && fchown(fd,
+	    (uid_t)l->cfg.uid, (gid_t)l->cfg.uid) != 0)) {
+		rc = fail(err, SANDBOX_EFAIL, "upload '%.120s': %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	while (off < len) {
+		n = write(fd, p + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = fail(err, errno == ENOSPC ? ENGINE_ELIMIT
+			    : SANDBOX_EFAIL, "upload '%.120s': %s%s", path,
+			    strerror(errno), errno == ENOSPC ?
+			    " (sandbox.workspace_size)" : "");
+			goto out;
+		}
+		off += (size_t)n;
+	}
+out:
+	close_fd(&fd);
+	close_fd(&dfd);
+	return rc;
+}
+
+static int
+local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
+    char **data, size_t *len)
+{
+	struct local	*l = (struct local *)sb;
+	const char	*leaf;
+	struct stat	 st;
+	char		*buf = NULL;
+	int		 rc, dfd = -1, fd = -1;
+	size_t		 off = 0, cap;
+	ssize_t		 n;
+
+	if (l->destroyed) {
+		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		goto out;
+	}
+	if ((rc = path_check(path, 0, err)) != 0 ||
+	    (rc = ws_parent(l, path, 0, err, &dfd, &leaf)) != 0)
+		goto out;
+	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = fail(err, fd < 0 && errno == ENOENT ? ENGINE_ENOTFOUND
+		    : ENGINE_EINVAL, "download '%.120s': %s", path,
+		    fd < 0 ? strerror(errno) : "not a regular file");
+		goto out;
+	}
+	if (st.st_size > max) {
+		rc = fail(err, ENGINE_ELIMIT, "download '%.120s': %" PRId64
+		    " bytes is above the limit of %" PRId64, path,
+		    (int64_t)st.st_size, max);
+		goto out;
+	}
+	/* The file may grow meanwhile: read at most max + 1 bytes. */
+	cap = (size_t)st.st_size + 1;
+	if ((buf = malloc(cap + 1)) == NULL) {
+		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		if (off == cap) {
+			char *nb;
+
+			if ((int64_t)off > max) {
+				rc = fail(err, ENGINE_ELIMIT, "download "
+				    "'%.120s': above the limit of %" PRId64,
+				    path, max);
+				goto out;
+			}
+			cap = cap * 2 > (size_t)max + 1 ? (size_t)max + 1
+							 : cap * 2;
+			if (cap <= off)
+				cap = off + 1;
+			if ((nb = realloc(buf, cap + 1)) == NULL) {
+				rc = fail(err, ENGINE_ENOMEM, "out of memory");
+				goto out;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + off, cap - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = fail(err, SANDBOX_EFAIL, "download '%.120s': %s",
+			    path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	if ((int64_t)off > max) {
+		rc = fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
+		    "limit of %" PRId64, path, max);
+		goto out;
+	}
+	buf[off] = '\0';
+	*data = buf;
+	*len = off;
+	buf = NULL;
+out:
+	free(buf);
+	close_fd(&fd);
+	close_fd(&dfd);
+	return rc;
+}
+
+struct listing {
+	struct sandbox_file	*v;
+	size_t			 n, max;
+	char			*err;
+	int			 rc;
+};
+
+/* Adds the entries of folder fd (whose path is prefix) and below. */
+static void
+list_dir(struct listing *ls, int fd, const char *prefix, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 st;
+	char		 path[PATH_MAX];
+	int		 dfd, sub;
+
+	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return;
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return;
+	}
+	while (ls->rc == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", prefix,
+		    prefix[0] ? "/" : "", de->d_name) >= sizeof(path))
+			continue;
+		if (ls->n >= ls->max) {
+			ls->rc = fail(ls->err, ENGINE_ELIMIT, "list: more than "
+			    "%zu entries", ls->max);
+			break;
+		}
+		if ((ls->v[ls->n].path = strdup(path)) == NULL) {
+			ls->rc = fail(ls->err, ENGINE_ENOMEM, "out of memory");
+			break;
+		}
+		ls->v[ls->n].is_dir = S_ISDIR(st.st_mode);
+		ls->v[ls->n].size = S_ISDIR(st.st_mode) ? 0 : (int64_t)st.st_size;
+		ls->v[ls->n].mtime = (int64_t)st.st_mtime;
+		ls->n++;
+		if (S_ISDIR(st.st_mode) && depth < LIST_MAX_DEPTH &&
+		    (sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			list_dir(ls, sub, path, depth + 1);
+			close(sub);
+		}
+	}
+	closedir(d);
+}
+
+static int
+local_list(struct sandbox *sb, const char *dir, size_t max, char *err,
+    struct sandbox_file **files, size_t *n)
+{
+	struct local	*l = (struct local *)sb;
+	struct listing	 ls = {NULL, 0, max, err, 0};
+	const char	*leaf, *prefix = dir;
+	int		 rc, dfd = -1, fd = -1;
+
+	if (l->destroyed) {
+		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		goto out;
+	}
+	if (dir == NULL || strcmp(dir, ".") == 0)
+		prefix = dir = "";
+	if ((rc = path_check(dir, 1, err)) != 0 ||
+	    (rc = ws_parent(l, dir, 0, err, &dfd, &leaf)) != 0)
+		goto out;
+	if (leaf[0] == '\0')
+		fd = dfd, dfd = -1;
+	else if ((fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0) {
+		rc = fail(err, errno == ENOENT ? ENGINE_ENOTFOUND
+		    : ENGINE_EINVAL, "list '%.120s': %s", dir, strerror(errno));
+		goto out;
+	}
+	if ((ls.v = calloc(max ? max : 1, sizeof(*ls.v))) == NULL) {
+		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
+	list_dir(&ls, fd, prefix, 0);
+	if ((rc = ls.rc) != 0)
+		goto out;
+	*files = ls.v;
+	*n = ls.n;
+	ls.v = NULL;
+out:
+	sandbox_files_free(ls.v, ls.n);
+	close_fd(&fd);
+	close_fd(&dfd);
+	return rc;
+}
+
+const struct sandbox_provider sandbox_provider_local = {
+	.name = "local",
+	.create = local_create,
+	.exec = local_exec,
+	.upload = local_upload,
+	.download = local_download,
+	.list = local_list,
+	.destroy = local_destroy,
+	.free = local_free,
+};
+
+/* ====== Start-up probe ====== */
+
+/* The first line of a /proc/sys file as an integer, or -1. */
+static long
+sysctl_long(const char *path)
+{
+	FILE	*f = fopen(path, "re");
+	char	 buf[64];
+	long	 v = -1;
+
+	if (f == NULL)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) != NULL)
+		v = strtol(buf, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+int
+sandbox_local_probe(const struct conf *c, char *err)
+{
+	struct conf			*def = NULL;
+	struct sandbox_config		 cfg;
+	struct sandbox_exec_result	 res = {0};
+	struct sandbox_exec_req		 req = {0};
+	struct sandbox			*sb = NULL;
+	static const char *const	 argv[] = {"true", NULL};
+	char				 path[PATH_MAX], tmp[64] = "";
+	const char			*base;
+	int				 rc = 0, root = geteuid() == 0;
+
+	err[0] = '\0';
+	if (find_program("bwrap", path, sizeof(path)) != 0) {
+		rc = fail(err, SANDBOX_EFAIL, "local sandbox: bwrap not found "
+		    "in PATH; install the Debian package bubblewrap");
+		goto out;
+	}
+	if (!root && sysctl_long("/proc/sys/kernel/unprivileged_userns_clone")
+	    == 0) {
+		rc = fail(err, SANDBOX_EFAIL, "local sandbox: user namespaces "
+		    "are disabled for unprivileged users (sysctl "
+		    "kernel.unprivileged_userns_clone=0); set it to 1, or run "
+		    "flowcgi as root");
+		goto out;
+	}
+	if (!root && sysctl_long("/proc/sys/user/max_user_namespaces") == 0) {
+		rc = fail(err, SANDBOX_EFAIL, "local sandbox: user namespaces "
+		    "are disabled (sysctl user.max_user_namespaces=0); raise it, "
+		    "or run flowcgi as root");
+		goto out;
+	}
+	if (c == NULL) {
+		if ((def = malloc(sizeof(*def))) == NULL) {
+			rc = fail(err, ENGINE_ENOMEM, "out of memory");
+			goto out;
+		}
+		conf_defaults(def);
+		sandbox_config_init(&cfg, def);
+		base = getenv("TMPDIR");
+		snprintf(tmp, sizeof(tmp), "%s/flowcgi-probe-XXXXXX",
+		    base && base[0] == '/' && strlen(base) < 32 ? base : "/tmp");
+		if (mkdtemp(tmp) == NULL) {
+			rc = fail(err, SANDBOX_EFAIL, "local sandbox: %s: %s",
+			    tmp, strerror(errno));
+			tmp[0] = '\0';
+			goto out;
+		}
+		snprintf(cfg.dir, sizeof(cfg.dir), "%s", tmp);
+		cfg.no_mount = 1;
+	} else
+		sandbox_config_init(&cfg, c);
+	if ((rc = sandbox_create(&sandbox_provider_local, &cfg, err, &sb)) != 0)
+		goto out;
+	req.argv = argv;
+	req.timeout_ms = 20000;
+	if ((rc = sandbox_exec(sb, &req, err, &res)) != 0) {
+		if (!root && sysctl_long(
+		    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+			snprintf(err + strlen(err), ENGINE_ERRMAX - strlen(err),
+			    " (AppArmor restricts user namespaces: sysctl "
+			    "kernel.apparmor_restrict_unprivileged_userns=1)");
+		goto out;
+	}
+	if (res.exit_code != 0) {
+		rc = fail(err, SANDBOX_EFAIL, "local sandbox: `true` exited "
+		    "with %d: %.160s", res.exit_code, res.err);
+		goto out;
+	}
+out:
+	sandbox_exec_result_release(&res);
+	sandbox_free(sb);
+	if (tmp[0] != '\0')
+		(void)rmdir(tmp);
+	free(def);
+	return rc;
+}
