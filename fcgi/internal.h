@@ -52,7 +52,7 @@ struct req {
 	const struct req_io	*io;
 	const struct conf	*conf;
 	struct engine		*eng;
-	const char		*admin_token;
+	const unsigned char	*admin_token_hash;	/* SHA-256 */
 
 	const char	*method;
 	const char	*path;		/* after the prefix, not decoded */
@@ -165,5 +165,8 @@ void	router_dispatch(struct req *r);
 
 /* 0 when the Authorization header carries the admin token. */
 int	auth_check_admin(struct req *r);
+
+/* SHA-256 of s into out (32 bytes). */
+void	auth_hash(const char *s, unsigned char out[32]);
 
 #endif

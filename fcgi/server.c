@@ -37,6 +37,7 @@ struct server {
 	const struct conf	*conf;
 	struct engine		*eng;
 	char			 token[AUTH_TOKEN_MAX];
+	unsigned char		 token_hash[32];
 	int			 fd;
 	int			 own_socket;
 	atomic_int		 stopping;
@@ -137,7 +138,7 @@ serve_one(struct server *srv, const struct req_io *io)
 	r.io = io;
 	r.conf = srv->conf;
 	r.eng = srv->eng;
-	r.admin_token = srv->token;
+	r.admin_token_hash = srv->token_hash;
 	r.prefix = "";
 	r.path = "";
 	if ((r.a = arena_new()) == NULL) {
@@ -197,13 +198,17 @@ worker_main(void *arg)
 		goto out;
 	}
 	while (!atomic_load(&srv->stopping)) {
+		/* Only an inherited socket needs the wake-up signal: our own
+		 * is shut down instead (see the top of this file). */
 		atomic_store(&w->waiting, 1);
-		pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+		if (!srv->own_socket)
+			pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 		if (atomic_load(&srv->stopping))
 			rc = -1;
 		else
 			rc = FCGX_Accept_r(&fr);
-		pthread_sigmask(SIG_BLOCK, &wake, NULL);
+		if (!srv->own_socket)
+			pthread_sigmask(SIG_BLOCK, &wake, NULL);
 		atomic_store(&w->waiting, 0);
 		if (rc < 0) {
 			if (atomic_load(&srv->stopping))
@@ -341,6 +346,7 @@ server_run(const struct conf *c, struct engine *e)
 		    strerror(errno));
 		return 1;
 	}
+	auth_hash(srv.token, srv.token_hash);
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0) {
 		log_error("cannot initialise libfcgi");
