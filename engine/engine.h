@@ -229,6 +229,25 @@ void	engine_bundle_filename(const json_t *rec, char *buf, size_t bufsz);
 /* 1 when record rec is a sandboxed app (workflow.features.sandbox). */
 int	engine_app_is_sandboxed(const json_t *rec);
 
+/* ====== API keys ====== */
+
+/*
+ * Service API keys of an app ("app-" and 24 random characters). Only a
+ * key's SHA-256 is stored, so a key is shown once, when it is made.
+ * *out = {id, type: "app", token, last_used_at, created_at}.
+ */
+int	engine_key_create(struct engine *e, const char *app_id, json_t **out);
+
+/* {data: [{id, type, token (masked), last_used_at, created_at}]}. */
+int	engine_key_list(struct engine *e, const char *app_id, json_t **out);
+
+int	engine_key_delete(struct engine *e, const char *app_id,
+	    const char *key_id);
+
+/* The app a key belongs to, into app_id[37]. ENGINE_ENOTFOUND if none. */
+int	engine_key_resolve(struct engine *e, const char *token,
+	    char app_id[37]);
+
 /* ====== Runs ====== */
 
 /* What one run of an app gets. */

@@ -89,6 +89,9 @@ json_t	*pool_get(struct pool *p, const json_t *selector);
 json_t	*pool_get_parts(struct pool *p, const char *const *parts,
 	    size_t nparts);
 
+/* A copy of every value under node ({name: value}); new reference. */
+json_t	*pool_get_node(struct pool *p, const char *node);
+
 /* ====== Runs (executor.c) ====== */
 
 /* Limits a run is held to; from conf, with Dify's defaults. */
@@ -122,10 +125,21 @@ struct run {
 	char			 error[ENGINE_ERRMAX];
 	int			 failed;
 	int			 exceptions;
+	/* chatflow (advanced-chat) runs */
+	int			 chat;
+	char			 conversation_id[37];
+	char			 message_id[37];
 };
 
 /* Emits an SSE-shaped event {event, task_id, workflow_run_id, data}. */
 void	run_emit(struct run *r, const char *event, json_t *data);
+
+/*
+ * Emits a chat event whose fields sit at the top level (message,
+ * message_end): {event, task_id, message_id, conversation_id, created_at,
+ * ...fields}. fields is stolen.
+ */
+void	run_emit_top(struct run *r, const char *event, json_t *fields);
 
 /* Streams answer text (chatflow "message" / workflow "text_chunk"). */
 void	run_stream_text(struct run *r, const char *node_id, const char *text,
@@ -187,5 +201,26 @@ int	node_fail(struct node_ctx *c, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* The value of a selector, or NULL (new reference). */
 json_t	*node_resolve(struct node_ctx *c, const json_t *selector);
+
+/*
+ * Renders Dify's {{#a.b#}} template tpl against the node's pool in form
+ * (TPL_TEXT, TPL_MARKDOWN). *out is malloc'd (caller frees). Returns 0,
+ * or -1 with the node failed (ctx->err set).
+ */
+int	node_render(struct node_ctx *c, const char *tpl, enum tpl_form form,
+	    char **out);
+
+/*
+ * Evaluates if-else style conditions joined by lop ("and" / "or") against
+ * the node's pool. Returns 1 or 0, or -1 with the node failed.
+ */
+int	condition_eval(struct node_ctx *c, const json_t *conds,
+	    const char *lop);
+
+/*
+ * The node's `variables` list ([{variable, value_selector}]) resolved
+ * into an object {variable: value or null}. New reference.
+ */
+json_t	*node_variables(struct node_ctx *c);
 
 #endif

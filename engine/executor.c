@@ -48,6 +48,14 @@ run_emit(struct run *r, const char *event, json_t *data)
 	    data ? data : json_object());
 	if (ev == NULL)
 		return;
+	if (r->chat) {
+		json_object_set_new(ev, "conversation_id",
+		    json_string(r->conversation_id));
+		json_object_set_new(ev, "message_id",
+		    json_string(r->message_id));
+		json_object_set_new(ev, "created_at",
+		    json_integer(r->started_ms / 1000));
+	}
 	pthread_mutex_lock(&r->mu);
 	r->opts->on_event(r->opts->arg, ev);
 	pthread_mutex_unlock(&r->mu);
@@ -72,6 +80,34 @@ run_stream_text(struct run *r, const char *node_id, const char *text,
 	pthread_mutex_unlock(&r->mu);
 	run_emit(r, "text_chunk", json_pack("{s:s%,s:[s,s]}", "text", text,
 	    len, "from_variable_selector", node_id, "answer"));
+	if (r->chat)
+		run_emit_top(r, "message", json_pack("{s:s%}", "answer", text,
+		    len));
+}
+
+void
+run_emit_top(struct run *r, const char *event, json_t *fields)
+{
+	json_t *ev;
+
+	if (r->opts->on_event == NULL || fields == NULL) {
+		json_decref(fields);
+		return;
+	}
+	ev = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "event", event, "task_id",
+	    r->task_id, "workflow_run_id", r->id, "conversation_id",
+	    r->conversation_id, "message_id", r->message_id, "created_at",
+	    (json_int_t)(r->started_ms / 1000));
+	if (ev == NULL) {
+		json_decref(fields);
+		return;
+	}
+	json_object_update(ev, fields);
+	json_decref(fields);
+	pthread_mutex_lock(&r->mu);
+	r->opts->on_event(r->opts->arg, ev);
+	pthread_mutex_unlock(&r->mu);
+	json_decref(ev);
 }
 
 /* ====== Stop and limits ====== */

@@ -977,3 +977,2754 @@ jv_len(struct rt *rt, int line, const struct jv *v)
 	    jv_type(v));
 	return -1;
 }
+
+/* ====== Lexer ====== */
+
+enum tk { T_EOF, T_NAME, T_STR, T_INT, T_FLOAT, T_OP, T_END };
+
+struct tok {
+	enum tk		 t;
+	int		 line;
+	const char	*p;	/* source text of names and operators */
+	size_t		 n;
+	struct jv	*val;	/* literals; owned by the token list */
+};
+
+struct ps {
+	struct rt		 rt;
+	const struct jinja_limits *lim;
+	const char		*src;
+	size_t			 len, pos;
+	int			 line;
+	size_t			 lpos;	/* line is the line of src[lpos] */
+	struct tok		*toks;
+	size_t			 ntok, itok, captok;
+	size_t			 depth, edepth;
+};
+
+static int
+ps_line(struct ps *ps, size_t pos)
+{
+	for (; ps->lpos < pos && ps->lpos < ps->len; ps->lpos++)
+		if (ps->src[ps->lpos] == '\n')
+			ps->line++;
+	return ps->line;
+}
+
+/* Length of the Unicode whitespace at s (n bytes), or 0. */
+static size_t
+ws_len(const char *s, size_t n)
+{
+	size_t	 i = 0, k;
+
+	while (i < n && u_space(tpl_utf8_next(s + i, n - i, &k)))
+		i += k;
+	return i;
+}
+
+/* Length of s without its trailing Unicode whitespace. */
+static size_t
+rstrip_len(const char *s, size_t n)
+{
+	size_t	 i, k, end = 0;
+
+	for (i = 0; i < n; i += k)
+		if (!u_space(tpl_utf8_next(s + i, n - i, &k)))
+			end = i + k;
+	return end;
+}
+
+static void
+toks_clear(struct ps *ps)
+{
+	size_t i;
+
+	for (i = 0; i < ps->ntok; i++)
+		jv_unref(ps->toks[i].val);
+	ps->ntok = ps->itok = 0;
+}
+
+static struct tok *
+tok_add(struct ps *ps, enum tk t, const char *p, size_t n)
+{
+	struct tok	*nt;
+	size_t		 cap;
+
+	if (ps->ntok == ps->captok) {
+		cap = ps->captok ? ps->captok * 2 : 32;
+		if ((nt = realloc(ps->toks, cap * sizeof(*nt))) == NULL)
+			return oom(&ps->rt);
+		ps->toks = nt;
+		ps->captok = cap;
+	}
+	nt = &ps->toks[ps->ntok++];
+	nt->t = t;
+	nt->p = p;
+	nt->n = n;
+	nt->val = NULL;
+	nt->line = ps_line(ps, (size_t)(p - ps->src));
+	return nt;
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A string literal's value, as Python's unicode-escape decodes it. */
+static struct jv *
+lex_string(struct ps *ps, const char *s, size_t n, int line)
+{
+	struct tpl_sb	 sb = { 0 };
+	char		 buf[16];
+	uint32_t	 c;
+	size_t		 i, k, j, want;
+	int		 h, m;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] != '\\' || i + 1 == n) {
+			tpl_sb_add(&sb, s + i, 1);
+			continue;
+		}
+		i++;
+		switch (s[i]) {
+		case '\n': continue;
+		case '\\': tpl_sb_add(&sb, "\\", 1); continue;
+		case '\'': tpl_sb_add(&sb, "'", 1); continue;
+		case '"': tpl_sb_add(&sb, "\"", 1); continue;
+		case 'a': tpl_sb_add(&sb, "\a", 1); continue;
+		case 'b': tpl_sb_add(&sb, "\b", 1); continue;
+		case 'f': tpl_sb_add(&sb, "\f", 1); continue;
+		case 'n': tpl_sb_add(&sb, "\n", 1); continue;
+		case 'r': tpl_sb_add(&sb, "\r", 1); continue;
+		case 't': tpl_sb_add(&sb, "\t", 1); continue;
+		case 'v': tpl_sb_add(&sb, "\v", 1); continue;
+		case 'x': want = 2; break;
+		case 'u': want = 4; break;
+		case 'U': want = 8; break;
+		case 'N':
+			tpl_sb_release(&sb);
+			return fail(&ps->rt, line, "\\N{...} escapes are not "
+			    "supported");
+		default:
+			if (s[i] >= '0' && s[i] <= '7') {
+				c = 0;
+				for (j = 0; j < 3 && i < n && s[i] >= '0' &&
+				    s[i] <= '7'; j++, i++)
+					c = c * 8 + (uint32_t)(s[i] - '0');
+				i--;
+				tpl_sb_utf8(&sb, c);
+			} else if ((unsigned char)s[i] >= 0x80) {
+				/* backslashreplace, then "\\" decodes. */
+				c = tpl_utf8_next(s + i, n - i, &k);
+				m = snprintf(buf, sizeof(buf), c < 0x100 ?
+				    "\\x%02x" : c < 0x10000 ? "\\u%04x" :
+				    "\\U%08x", c);
+				tpl_sb_add(&sb, buf, (size_t)m);
+				i += k - 1;
+			} else {
+				tpl_sb_add(&sb, "\\", 1);
+				tpl_sb_add(&sb, s + i, 1);
+			}
+			continue;
+		}
+		c = 0;
+		for (j = 1; j <= want; j++) {
+			if (i + j >= n || (h = hexval(s[i + j])) < 0) {
+				tpl_sb_release(&sb);
+				return fail(&ps->rt, line, "truncated \\%c "
+				    "escape in a string", s[i]);
+			}
+			c = c * 16 + (uint32_t)h;
+		}
+		if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
+			tpl_sb_release(&sb);
+			return fail(&ps->rt, line, "\\%c escape outside "
+			    "Unicode scalar values in a string", s[i]);
+		}
+		tpl_sb_utf8(&sb, c);
+		i += want;
+	}
+	if (sb.oom) {
+		tpl_sb_release(&sb);
+		return oom(&ps->rt);
+	}
+	{
+		struct jv *v = jv_str_sb(&sb);
+
+		return v != NULL ? v : oom(&ps->rt);
+	}
+}
+
+static int
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int
+is_name_char(char c, int first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	    (unsigned char)c >= 0x80 || (!first && is_digit(c));
+}
+
+/* Digits with single underscores between them, as Jinja2's regexes
+ * allow; returns the length matched (0 when none). */
+static size_t
+digits_run(const char *s, size_t n, int (*ok)(char))
+{
+	size_t i = 0;
+
+	if (n == 0 || !ok(s[0]))
+		return 0;
+	for (i = 1; i < n; i++) {
+		if (ok(s[i]))
+			continue;
+		if (s[i] == '_' && i + 1 < n && ok(s[i + 1]))
+			continue;
+		break;
+	}
+	return i;
+}
+
+static int
+is_dec(char c)
+{
+	return is_digit(c);
+}
+
+static int
+is_hex(char c)
+{
+	return hexval(c) >= 0;
+}
+
+static int
+is_oct(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+static int
+is_bin(char c)
+{
+	return c == '0' || c == '1';
+}
+
+/* A number token at s: float (Jinja2's float_re) or integer (0x.., 0o..,
+ * 0b.., decimal); returns its length or -1. */
+static int
+lex_number(struct ps *ps, const char *s, size_t n, int after_dot)
+{
+	struct tok	*t;
+	char		 buf[512];
+	size_t		 i, k, m, from = 0;
+	int		 base = 10, isf = 0, line;
+	int64_t		 iv = 0;
+	int		 (*ok)(char) = is_dec;
+	char		*end;
+
+	line = ps_line(ps, (size_t)(s - ps->src));
+	i = digits_run(s, n, is_dec);
+	if (!after_dot) {
+		m = i;
+		if (m < n && s[m] == '.' && (k = digits_run(s + m + 1,
+		    n - m - 1, is_dec)) > 0) {
+			m += 1 + k;
+			isf = 1;
+		}
+		if (m < n && (s[m] == 'e' || s[m] == 'E')) {
+			k = m + 1;
+			if (k < n && (s[k] == '+' || s[k] == '-'))
+				k++;
+			if ((k = digits_run(s + k, n - k, is_dec)) > 0) {
+				m = m + 1 + (s[m + 1] == '+' ||
+				    s[m + 1] == '-') + k;
+				isf = 1;
+			}
+		}
+		if (isf)
+			i = m;
+	}
+	if (!isf && s[0] == '0') {
+		if (n > 2 && (s[1] == 'x' || s[1] == 'X'))
+			base = 16, ok = is_hex;
+		else if (n > 2 && (s[1] == 'o' || s[1] == 'O'))
+			base = 8, ok = is_oct;
+		else if (n > 2 && (s[1] == 'b' || s[1] == 'B'))
+			base = 2, ok = is_bin;
+		i = 1;
+		if (base != 10) {
+			k = 2 + (s[2] == '_');
+			if ((m = digits_run(s + k, n - k, ok)) > 0) {
+				i = k + m;
+				from = k;
+			} else
+				base = 10;
+		} else
+			while (i < n && (s[i] == '0' || (s[i] == '_' &&
+			    i + 1 < n && s[i + 1] == '0')))
+				i++;
+	}
+	for (k = from, m = 0; k < i && m < sizeof(buf) - 1; k++)
+		if (s[k] != '_')
+			buf[m++] = s[k];
+	buf[m] = '\0';
+	if (m >= sizeof(buf) - 1) {
+		fail(&ps->rt, line, "number literal too long");
+		return -1;
+	}
+	if ((t = tok_add(ps, isf ? T_FLOAT : T_INT, s, i)) == NULL)
+		return -1;
+	if (isf)
+		t->val = jv_float(strtod(buf, &end));
+	else {
+		for (k = 0; k < m; k++)
+			if (__builtin_mul_overflow(iv, base, &iv) ||
+			    __builtin_add_overflow(iv, hexval(buf[k]), &iv)) {
+				fail(&ps->rt, line, "integer literal beyond 64 "
+				    "bits is not supported");
+				return -1;
+			}
+		t->val = jv_int(iv);
+	}
+	if (t->val == NULL) {
+		oom(&ps->rt);
+		return -1;
+	}
+	return (int)i;
+}
+
+/*
+ * Tokens of one {{ }} (var 1) or {% %} tag from ps->pos to its end,
+ * brackets balanced as Jinja2 does; ends with a T_END token whose n is 1
+ * when it was "-%}" / "-}}" (the whitespace after is then skipped).
+ */
+static int
+lex_tag(struct ps *ps, int var)
+{
+	static const char *const ops[] = { "//", "**", "==", "!=", ">=", "<=",
+	    "+", "-", "/", "*", "%", "~", "[", "]", "(", ")", "{", "}", ">",
+	    "<", "=", ".", ":", "|", ",", ";" };
+	const char	*s = ps->src;
+	char		 stack[256];
+	size_t		 nst = 0, i, k, q;
+	int		 m, line;
+	struct tok	*t;
+
+	toks_clear(ps);
+	for (;;) {
+		ps->pos += ws_len(s + ps->pos, ps->len - ps->pos);
+		i = ps->pos;
+		line = ps_line(ps, i);
+		if (i >= ps->len)
+			return fail(&ps->rt, line, "unexpected end of template "
+			    "(an unclosed %s)", var ? "{{" : "{%"), -1;
+		if (nst == 0) {
+			m = 0;
+			if (var && ps->len - i >= 3 && !memcmp(s + i, "-}}", 3))
+				m = 3;
+			else if (var && ps->len - i >= 2 &&
+			    !memcmp(s + i, "}}", 2))
+				m = 2;
+			else if (!var && ps->len - i >= 3 &&
+			    (!memcmp(s + i, "-%}", 3) ||
+			    !memcmp(s + i, "+%}", 3)))
+				m = 3;
+			else if (!var && ps->len - i >= 2 &&
+			    !memcmp(s + i, "%}", 2))
+				m = 2;
+			if (m > 0) {
+				if (tok_add(ps, T_END, s + i, s[i] == '-') ==
+				    NULL)
+					return -1;
+				ps->pos = i + (size_t)m;
+				if (s[i] == '-')
+					ps->pos += ws_len(s + ps->pos,
+					    ps->len - ps->pos);
+				return 0;
+			}
+		}
+		if (is_digit(s[i])) {
+			if ((m = lex_number(ps, s + i, ps->len - i,
+			    i > 0 && s[i - 1] == '.')) < 0)
+				return -1;
+			ps->pos += (size_t)m;
+			continue;
+		}
+		if (is_name_char(s[i], 1)) {
+			for (k = i + 1; k < ps->len && is_name_char(s[k], 0);)
+				k++;
+			if (tok_add(ps, T_NAME, s + i, k - i) == NULL)
+				return -1;
+			ps->pos = k;
+			continue;
+		}
+		if (s[i] == '\'' || s[i] == '"') {
+			for (q = i + 1; q < ps->len && s[q] != s[i]; q++)
+				if (s[q] == '\\')
+					q++;
+			if (q >= ps->len)
+				return fail(&ps->rt, line, "unterminated "
+				    "string"), -1;
+			if ((t = tok_add(ps, T_STR, s + i, q + 1 - i)) == NULL)
+				return -1;
+			if ((t->val = lex_string(ps, s + i + 1, q - i - 1,
+			    line)) == NULL)
+				return -1;
+			ps->pos = q + 1;
+			continue;
+		}
+		for (k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+			if (!strncmp(s + i, ops[k], strlen(ops[k])))
+				break;
+		if (k == sizeof(ops) / sizeof(ops[0]))
+			return fail(&ps->rt, line, "unexpected char '%c'",
+			    s[i]), -1;
+		if (ops[k][0] == '(' || ops[k][0] == '[' || ops[k][0] == '{') {
+			if (nst == sizeof(stack))
+				return limit(&ps->rt, line, "expression depth",
+				    sizeof(stack)), -1;
+			stack[nst++] = ops[k][0] == '(' ? ')' :
+			    ops[k][0] == '[' ? ']' : '}';
+		} else if (ops[k][0] == ')' || ops[k][0] == ']' ||
+		    ops[k][0] == '}') {
+			if (nst == 0 || stack[nst - 1] != ops[k][0])
+				return fail(&ps->rt, line, "unexpected '%c'",
+				    ops[k][0]), -1;
+			nst--;
+		}
+		if (tok_add(ps, T_OP, s + i, strlen(ops[k])) == NULL)
+			return -1;
+		ps->pos += strlen(ops[k]);
+	}
+}
+
+/* ====== Parser: expressions ====== */
+
+static void node_free(struct node *n);
+
+static void
+node_free(struct node *n)
+{
+	size_t i;
+
+	if (n == NULL)
+		return;
+	free(n->name);
+	jv_unref(n->val);
+	node_free(n->a);
+	node_free(n->b);
+	node_free(n->c);
+	for (i = 0; i < n->nargs; i++) {
+		node_free(n->args[i]);
+		if (n->kw != NULL)
+			free(n->kw[i]);
+	}
+	free(n->args);
+	free(n->kw);
+	free(n->ops);
+	free(n);
+}
+
+static struct tok *
+cur(struct ps *ps)
+{
+	return &ps->toks[ps->itok];
+}
+
+static struct tok *
+peek(struct ps *ps, size_t k)
+{
+	size_t i = ps->itok + k;
+
+	return &ps->toks[i < ps->ntok ? i : ps->ntok - 1];
+}
+
+static int
+tok_op(const struct tok *t, const char *op)
+{
+	return t->t == T_OP && t->n == strlen(op) && !memcmp(t->p, op, t->n);
+}
+
+static int
+tok_name(const struct tok *t, const char *name)
+{
+	return t->t == T_NAME && t->n == strlen(name) &&
+	    !memcmp(t->p, name, t->n);
+}
+
+/* A description of t for "unexpected ..." errors. */
+static void
+tok_desc(const struct tok *t, char *buf, size_t sz)
+{
+	if (t->t == T_END)
+		snprintf(buf, sz, "end of tag");
+	else if (t->t == T_EOF)
+		snprintf(buf, sz, "end of template");
+	else
+		snprintf(buf, sz, "'%.*s'", (int)(t->n > 40 ? 40 : t->n), t->p);
+}
+
+static void *
+unexpected(struct ps *ps)
+{
+	char d[64];
+
+	tok_desc(cur(ps), d, sizeof(d));
+	return fail(&ps->rt, cur(ps)->line, "syntax error: unexpected %s", d);
+}
+
+static int
+expect_op(struct ps *ps, const char *op)
+{
+	char d[64];
+
+	if (tok_op(cur(ps), op)) {
+		ps->itok++;
+		return 0;
+	}
+	tok_desc(cur(ps), d, sizeof(d));
+	fail(&ps->rt, cur(ps)->line, "syntax error: expected '%s', got %s",
+	    op, d);
+	return -1;
+}
+
+static struct node *
+mknode(struct ps *ps, enum nk kind, int line)
+{
+	struct node *n;
+
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		return oom(&ps->rt);
+	n->kind = kind;
+	n->line = line;
+	n->depth = 1;
+	return n;
+}
+
+/* Sets n's depth from its children; NULL (n freed) past the limit. */
+static struct node *
+seal(struct ps *ps, struct node *n)
+{
+	size_t	d = 0, i;
+
+	if (n == NULL)
+		return NULL;
+	if (n->a && n->a->depth > d)
+		d = n->a->depth;
+	if (n->b && n->b->depth > d)
+		d = n->b->depth;
+	if (n->c && n->c->depth > d)
+		d = n->c->depth;
+	for (i = 0; i < n->nargs; i++)
+		if (n->args[i] && n->args[i]->depth > d)
+			d = n->args[i]->depth;
+	n->depth = d + 1;
+	if (n->depth > ps->lim->max_expr_depth) {
+		limit(&ps->rt, n->line, "expression depth",
+		    ps->lim->max_expr_depth);
+		node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+/* Appends arg (and its keyword, NULL for positional) to n. */
+static int
+add_arg(struct ps *ps, struct node *n, struct node *arg, char *kw)
+{
+	struct node	**a;
+	char		**k;
+
+	a = realloc(n->args, (n->nargs + 1) * sizeof(*a));
+	if (a != NULL)
+		n->args = a;
+	k = a ? realloc(n->kw, (n->nargs + 1) * sizeof(*k)) : NULL;
+	if (k != NULL)
+		n->kw = k;
+	if (a == NULL || k == NULL) {
+		node_free(arg);
+		free(kw);
+		oom(&ps->rt);
+		return -1;
+	}
+	n->args[n->nargs] = arg;
+	n->kw[n->nargs++] = kw;
+	return 0;
+}
+
+static struct node *parse_expr(struct ps *ps, int with_cond);
+static struct node *parse_unary(struct ps *ps, int with_filter);
+static struct node *parse_or(struct ps *ps);
+
+static int
+enter(struct ps *ps)
+{
+	if (++ps->edepth > ps->lim->max_expr_depth) {
+		limit(&ps->rt, cur(ps)->line, "expression depth",
+		    ps->lim->max_expr_depth);
+		return -1;
+	}
+	return 0;
+}
+
+static char *
+tok_dup(struct ps *ps, const struct tok *t)
+{
+	char *s;
+
+	if ((s = strndup(t->p, t->n)) == NULL)
+		oom(&ps->rt);
+	return s;
+}
+
+/*
+ * Call arguments after "(": positional and name=value; *args and
+ * **kwargs are refused. Fills n's args; consumes the ")".
+ */
+static int
+parse_args(struct ps *ps, struct node *n)
+{
+	struct node	*e;
+	char		*kw;
+	int		 seen_kw = 0;
+
+	while (!tok_op(cur(ps), ")")) {
+		if (n->nargs > 0 && expect_op(ps, ",") != 0)
+			return -1;
+		if (tok_op(cur(ps), ")"))
+			break;
+		if (tok_op(cur(ps), "*") || tok_op(cur(ps), "**")) {
+			fail(&ps->rt, cur(ps)->line, "*args and **kwargs in "
+			    "calls are not supported");
+			return -1;
+		}
+		kw = NULL;
+		if (cur(ps)->t == T_NAME && tok_op(peek(ps, 1), "=")) {
+			if ((kw = tok_dup(ps, cur(ps))) == NULL)
+				return -1;
+			ps->itok += 2;
+			seen_kw = 1;
+		} else if (seen_kw) {
+			fail(&ps->rt, cur(ps)->line, "syntax error: positional "
+			    "argument after a keyword argument");
+			return -1;
+		}
+		if ((e = parse_expr(ps, 1)) == NULL) {
+			free(kw);
+			return -1;
+		}
+		if (add_arg(ps, n, e, kw) != 0)
+			return -1;
+	}
+	ps->itok++;
+	return 0;
+}
+
+static const struct jfunc *find_filter(const char *name);
+static const struct jfunc *find_test(const char *name);
+
+/* "|name(args)" after subject a (may be NULL for filter blocks). */
+static struct node *
+parse_filter(struct ps *ps, struct node *a)
+{
+	struct node	*n;
+	int		 line = cur(ps)->line;
+
+	if ((n = mknode(ps, N_FILTER, line)) == NULL) {
+		node_free(a);
+		return NULL;
+	}
+	n->a = a;
+	if (cur(ps)->t != T_NAME) {
+		node_free(n);
+		return unexpected(ps);
+	}
+	if ((n->name = tok_dup(ps, cur(ps))) == NULL) {
+		node_free(n);
+		return NULL;
+	}
+	ps->itok++;
+	while (tok_op(cur(ps), ".") && peek(ps, 1)->t == T_NAME) {
+		node_free(n);
+		return fail(&ps->rt, line, "no filter named '%.*s.%.*s'",
+		    (int)ps->toks[ps->itok - 1].n, ps->toks[ps->itok - 1].p,
+		    (int)peek(ps, 1)->n, peek(ps, 1)->p);
+	}
+	if ((n->fn = find_filter(n->name)) == NULL) {
+		fail(&ps->rt, line, "no filter named '%s'", n->name);
+		node_free(n);
+		return NULL;
+	}
+	if (tok_op(cur(ps), "(")) {
+		ps->itok++;
+		if (parse_args(ps, n) != 0) {
+			node_free(n);
+			return NULL;
+		}
+	}
+	return seal(ps, n);
+}
+
+/* "is [not] name [arg | (args)]" after subject a. */
+static struct node *
+parse_test(struct ps *ps, struct node *a)
+{
+	struct node	*n, *arg;
+	struct tok	*t;
+	int		 line = cur(ps)->line;
+
+	if ((n = mknode(ps, N_TEST, line)) == NULL) {
+		node_free(a);
+		return NULL;
+	}
+	n->a = a;
+	ps->itok++;			/* is */
+	if (tok_name(cur(ps), "not")) {
+		n->op = 1;
+		ps->itok++;
+	}
+	if (cur(ps)->t != T_NAME) {
+		node_free(n);
+		return unexpected(ps);
+	}
+	if ((n->name = tok_dup(ps, cur(ps))) == NULL) {
+		node_free(n);
+		return NULL;
+	}
+	ps->itok++;
+	if ((n->fn = find_test(n->name)) == NULL) {
+		fail(&ps->rt, line, "no test named '%s'", n->name);
+		node_free(n);
+		return NULL;
+	}
+	t = cur(ps);
+	if (tok_op(t, "(")) {
+		ps->itok++;
+		if (parse_args(ps, n) != 0) {
+			node_free(n);
+			return NULL;
+		}
+	} else if ((t->t == T_NAME || t->t == T_STR || t->t == T_INT ||
+	    t->t == T_FLOAT || tok_op(t, "[") || tok_op(t, "{")) &&
+	    !tok_name(t, "else") && !tok_name(t, "or") &&
+	    !tok_name(t, "and")) {
+		if (tok_name(t, "is")) {
+			node_free(n);
+			return fail(&ps->rt, line, "syntax error: "
+			    "you cannot chain multiple tests with is");
+		}
+		if ((arg = parse_unary(ps, 0)) == NULL ||
+		    add_arg(ps, n, arg, NULL) != 0) {
+			node_free(n);
+			return NULL;
+		}
+	}
+	return seal(ps, n);
+}
+
+/* The part after "[": an index or a slice; consumes "]". */
+static struct node *
+parse_subscript(struct ps *ps, struct node *obj)
+{
+	struct node	*n, *parts[3] = { NULL, NULL, NULL };
+	int		 line = cur(ps)->line, slice = 0, k = 0;
+	size_t		 i;
+
+	for (;;) {
+		if (tok_op(cur(ps), ":")) {
+			if (++k > 2)
+				goto bad;
+			slice = 1;
+			ps->itok++;
+			continue;
+		}
+		if (tok_op(cur(ps), "]"))
+			break;
+		if (parts[k] != NULL)
+			goto bad;
+		if ((parts[k] = parse_expr(ps, 1)) == NULL)
+			goto err;
+	}
+	ps->itok++;
+	if (!slice && parts[0] == NULL)
+		goto bad;
+	if ((n = mknode(ps, slice ? N_SLICE : N_ITEM, line)) == NULL)
+		goto err;
+	n->a = obj;
+	if (!slice)
+		n->b = parts[0];
+	else {
+		if ((n->args = calloc(3, sizeof(*n->args))) == NULL) {
+			n->a = NULL;
+			node_free(n);
+			oom(&ps->rt);
+			goto err;
+		}
+		n->nargs = 3;
+		for (i = 0; i < 3; i++)
+			n->args[i] = parts[i];
+	}
+	return seal(ps, n);
+bad:
+	unexpected(ps);
+err:
+	for (i = 0; i < 3; i++)
+		node_free(parts[i]);
+	node_free(obj);
+	return NULL;
+}
+
+static struct node *
+parse_postfix(struct ps *ps, struct node *n)
+{
+	struct node	*m;
+	struct tok	*t;
+
+	while (n != NULL) {
+		t = cur(ps);
+		if (tok_op(t, ".")) {
+			t = peek(ps, 1);
+			if (t->t == T_NAME) {
+				if ((m = mknode(ps, N_ATTR, t->line)) == NULL ||
+				    (m->name = tok_dup(ps, t)) == NULL) {
+					node_free(m);
+					node_free(n);
+					return NULL;
+				}
+				m->a = n;
+				ps->itok += 2;
+				n = seal(ps, m);
+			} else if (t->t == T_INT) {
+				if ((m = mknode(ps, N_ITEM, t->line)) == NULL ||
+				    (m->b = mknode(ps, N_CONST, t->line)) ==
+				    NULL) {
+					node_free(m);
+					node_free(n);
+					return NULL;
+				}
+				m->b->val = jv_ref(t->val);
+				m->a = n;
+				ps->itok += 2;
+				n = seal(ps, m);
+			} else {
+				node_free(n);
+				ps->itok++;
+				return unexpected(ps);
+			}
+		} else if (tok_op(t, "[")) {
+			ps->itok++;
+			n = parse_subscript(ps, n);
+		} else if (tok_op(t, "(")) {
+			if ((m = mknode(ps, N_CALL, t->line)) == NULL) {
+				node_free(n);
+				return NULL;
+			}
+			m->a = n;
+			ps->itok++;
+			if (parse_args(ps, m) != 0) {
+				node_free(m);
+				return NULL;
+			}
+			n = seal(ps, m);
+		} else
+			break;
+	}
+	return n;
+}
+
+static struct node *
+parse_filter_expr(struct ps *ps, struct node *n)
+{
+	struct node *m;
+
+	while (n != NULL) {
+		if (tok_op(cur(ps), "|")) {
+			ps->itok++;
+			n = parse_filter(ps, n);
+		} else if (tok_name(cur(ps), "is"))
+			n = parse_test(ps, n);
+		else if (tok_op(cur(ps), "(")) {
+			if ((m = mknode(ps, N_CALL, cur(ps)->line)) == NULL) {
+				node_free(n);
+				return NULL;
+			}
+			m->a = n;
+			ps->itok++;
+			if (parse_args(ps, m) != 0) {
+				node_free(m);
+				return NULL;
+			}
+			n = seal(ps, m);
+		} else
+			break;
+	}
+	return n;
+}
+
+/* Items of a list, tuple or dict display up to close; consumes it. */
+static struct node *
+parse_items(struct ps *ps, struct node *n, const char *close, int dict)
+{
+	struct node *e;
+
+	while (!tok_op(cur(ps), close)) {
+		if (n->nargs > 0 && expect_op(ps, ",") != 0)
+			goto err;
+		if (tok_op(cur(ps), close))
+			break;
+		if ((e = parse_expr(ps, 1)) == NULL ||
+		    add_arg(ps, n, e, NULL) != 0)
+			goto err;
+		if (dict) {
+			if (expect_op(ps, ":") != 0 ||
+			    (e = parse_expr(ps, 1)) == NULL ||
+			    add_arg(ps, n, e, NULL) != 0)
+				goto err;
+		}
+	}
+	ps->itok++;
+	return seal(ps, n);
+err:
+	node_free(n);
+	return NULL;
+}
+
+static struct node *
+parse_primary(struct ps *ps)
+{
+	struct tok	*t = cur(ps);
+	struct node	*n = NULL;
+	struct tpl_sb	 sb = { 0 };
+
+	if (t->t == T_NAME) {
+		if ((n = mknode(ps, N_CONST, t->line)) == NULL)
+			return NULL;
+		if (tok_name(t, "true") || tok_name(t, "True"))
+			n->val = &jv_true_s;
+		else if (tok_name(t, "false") || tok_name(t, "False"))
+			n->val = &jv_false_s;
+		else if (tok_name(t, "none") || tok_name(t, "None"))
+			n->val = &jv_none_s;
+		else {
+			n->kind = N_NAME;
+			if ((n->name = tok_dup(ps, t)) == NULL) {
+				node_free(n);
+				return NULL;
+			}
+		}
+		ps->itok++;
+		return n;
+	}
+	if (t->t == T_STR) {
+		/* Adjacent string literals join, as in Python. */
+		for (; cur(ps)->t == T_STR; ps->itok++)
+			tpl_sb_add(&sb, cur(ps)->val->u.s.p,
+			    cur(ps)->val->u.s.n);
+		if (sb.oom || (n = mknode(ps, N_CONST, t->line)) == NULL) {
+			tpl_sb_release(&sb);
+			return sb.oom ? oom(&ps->rt) : NULL;
+		}
+		if ((n->val = jv_str_sb(&sb)) == NULL) {
+			node_free(n);
+			return oom(&ps->rt);
+		}
+		return n;
+	}
+	if (t->t == T_INT || t->t == T_FLOAT) {
+		if ((n = mknode(ps, N_CONST, t->line)) == NULL)
+			return NULL;
+		n->val = jv_ref(t->val);
+		ps->itok++;
+		return n;
+	}
+	if (tok_op(t, "(")) {
+		ps->itok++;
+		if ((n = mknode(ps, N_TUPLE, t->line)) == NULL)
+			return NULL;
+		while (!tok_op(cur(ps), ")")) {
+			struct node *e;
+
+			if (n->nargs > 0 && expect_op(ps, ",") != 0)
+				goto err;
+			if (tok_op(cur(ps), ")"))
+				break;
+			if ((e = parse_expr(ps, 1)) == NULL ||
+			    add_arg(ps, n, e, NULL) != 0)
+				goto err;
+			if (n->nargs == 1 && tok_op(cur(ps), ")")) {
+				/* (x) is x itself. */
+				ps->itok++;
+				e = n->args[0];
+				n->nargs = 0;
+				node_free(n);
+				return e;
+			}
+		}
+		ps->itok++;
+		return seal(ps, n);
+	}
+	if (tok_op(t, "[")) {
+		ps->itok++;
+		if ((n = mknode(ps, N_LIST, t->line)) == NULL)
+			return NULL;
+		return parse_items(ps, n, "]", 0);
+	}
+	if (tok_op(t, "{")) {
+		ps->itok++;
+		if ((n = mknode(ps, N_DICT, t->line)) == NULL)
+			return NULL;
+		return parse_items(ps, n, "}", 1);
+	}
+	return unexpected(ps);
+err:
+	node_free(n);
+	return NULL;
+}
+
+static struct node *
+parse_unary(struct ps *ps, int with_filter)
+{
+	struct node	*n, *m;
+	int		 line = cur(ps)->line;
+
+	if (enter(ps) != 0)
+		return NULL;
+	if (tok_op(cur(ps), "-") || tok_op(cur(ps), "+")) {
+		if ((m = mknode(ps, tok_op(cur(ps), "-") ? N_NEG : N_POS,
+		    line)) == NULL)
+			return NULL;
+		ps->itok++;
+		if ((m->a = parse_unary(ps, 0)) == NULL) {
+			node_free(m);
+			return NULL;
+		}
+		n = seal(ps, m);
+	} else
+		n = parse_primary(ps);
+	n = parse_postfix(ps, n);
+	if (with_filter)
+		n = parse_filter_expr(ps, n);
+	ps->edepth--;
+	return n;
+}
+
+/* Left-associative binary levels: which operators, and the next level. */
+static struct node *
+binary(struct ps *ps, struct node *(*next)(struct ps *),
+    const char *const *ops, const int *codes, enum nk kind)
+{
+	struct node	*n, *m;
+	size_t		 i;
+
+	if ((n = next(ps)) == NULL)
+		return NULL;
+	for (;;) {
+		for (i = 0; ops[i] != NULL; i++)
+			if (tok_op(cur(ps), ops[i]))
+				break;
+		if (ops[i] == NULL)
+			return n;
+		if ((m = mknode(ps, kind, cur(ps)->line)) == NULL) {
+			node_free(n);
+			return NULL;
+		}
+		ps->itok++;
+		m->op = codes[i];
+		m->a = n;
+		if ((m->b = next(ps)) == NULL) {
+			node_free(m);
+			return NULL;
+		}
+		if ((n = seal(ps, m)) == NULL)
+			return NULL;
+	}
+}
+
+static struct node *
+parse_unary_f(struct ps *ps)
+{
+	return parse_unary(ps, 1);
+}
+
+static struct node *
+parse_pow(struct ps *ps)
+{
+	static const char *const ops[] = { "**", NULL };
+	static const int codes[] = { OP_POW };
+
+	return binary(ps, parse_unary_f, ops, codes, N_BIN);
+}
+
+static struct node *
+parse_math2(struct ps *ps)
+{
+	static const char *const ops[] = { "*", "/", "//", "%", NULL };
+	static const int codes[] = { OP_MUL, OP_DIV, OP_FDIV, OP_MOD };
+
+	return binary(ps, parse_pow, ops, codes, N_BIN);
+}
+
+static struct node *
+parse_concat(struct ps *ps)
+{
+	struct node *n, *m = NULL, *e;
+
+	if ((n = parse_math2(ps)) == NULL)
+		return NULL;
+	if (!tok_op(cur(ps), "~"))
+		return n;
+	if ((m = mknode(ps, N_CONCAT, cur(ps)->line)) == NULL ||
+	    add_arg(ps, m, n, NULL) != 0) {
+		if (m == NULL)
+			node_free(n);
+		node_free(m);
+		return NULL;
+	}
+	while (tok_op(cur(ps), "~")) {
+		ps->itok++;
+		if ((e = parse_math2(ps)) == NULL ||
+		    add_arg(ps, m, e, NULL) != 0) {
+			node_free(m);
+			return NULL;
+		}
+	}
+	return seal(ps, m);
+}
+
+static struct node *
+parse_math1(struct ps *ps)
+{
+	static const char *const ops[] = { "+", "-", NULL };
+	static const int codes[] = { OP_ADD, OP_SUB };
+
+	return binary(ps, parse_concat, ops, codes, N_BIN);
+}
+
+static struct node *
+parse_compare(struct ps *ps)
+{
+	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=",
+	    NULL };
+	struct node	*n, *m = NULL, *e;
+	int		 code, *o;
+	size_t		 i;
+
+	if ((n = parse_math1(ps)) == NULL)
+		return NULL;
+	for (;;) {
+		code = -1;
+		for (i = 0; ops[i] != NULL && code < 0; i++)
+			if (tok_op(cur(ps), ops[i])) {
+				code = (int)i;
+				ps->itok++;
+			}
+		if (code < 0 && tok_name(cur(ps), "in")) {
+			code = CMP_IN;
+			ps->itok++;
+		} else if (code < 0 && tok_name(cur(ps), "not") &&
+		    tok_name(peek(ps, 1), "in")) {
+			code = CMP_NOTIN;
+			ps->itok += 2;
+		}
+		if (code < 0)
+			break;
+		if (m == NULL) {
+			if ((m = mknode(ps, N_CMP, cur(ps)->line)) == NULL ||
+			    add_arg(ps, m, n, NULL) != 0) {
+				if (m == NULL)
+					node_free(n);
+				node_free(m);
+				return NULL;
+			}
+		}
+		if ((o = realloc(m->ops, m->nargs * sizeof(*o))) == NULL) {
+			node_free(m);
+			return oom(&ps->rt);
+		}
+		m->ops = o;
+		m->ops[m->nargs - 1] = code;
+		if ((e = parse_math1(ps)) == NULL ||
+		    add_arg(ps, m, e, NULL) != 0) {
+			node_free(m);
+			return NULL;
+		}
+	}
+	return m != NULL ? seal(ps, m) : n;
+}
+
+static struct node *
+parse_not(struct ps *ps)
+{
+	struct node *m;
+
+	if (!tok_name(cur(ps), "not"))
+		return parse_compare(ps);
+	if (enter(ps) != 0 ||
+	    (m = mknode(ps, N_NOT, cur(ps)->line)) == NULL)
+		return NULL;
+	ps->itok++;
+	if ((m->a = parse_not(ps)) == NULL) {
+		node_free(m);
+		return NULL;
+	}
+	ps->edepth--;
+	return seal(ps, m);
+}
+
+static struct node *
+parse_and(struct ps *ps)
+{
+	struct node *n, *m;
+
+	if ((n = parse_not(ps)) == NULL)
+		return NULL;
+	while (tok_name(cur(ps), "and")) {
+		if ((m = mknode(ps, N_AND, cur(ps)->line)) == NULL) {
+			node_free(n);
+			return NULL;
+		}
+		ps->itok++;
+		m->a = n;
+		if ((m->b = parse_not(ps)) == NULL) {
+			node_free(m);
+			return NULL;
+		}
+		if ((n = seal(ps, m)) == NULL)
+			return NULL;
+	}
+	return n;
+}
+
+static struct node *
+parse_or(struct ps *ps)
+{
+	struct node *n, *m;
+
+	if ((n = parse_and(ps)) == NULL)
+		return NULL;
+	while (tok_name(cur(ps), "or")) {
+		if ((m = mknode(ps, N_OR, cur(ps)->line)) == NULL) {
+			node_free(n);
+			return NULL;
+		}
+		ps->itok++;
+		m->a = n;
+		if ((m->b = parse_and(ps)) == NULL) {
+			node_free(m);
+			return NULL;
+		}
+		if ((n = seal(ps, m)) == NULL)
+			return NULL;
+	}
+	return n;
+}
+
+static struct node *
+parse_expr(struct ps *ps, int with_cond)
+{
+	struct node *n, *m;
+
+	if (enter(ps) != 0)
+		return NULL;
+	n = parse_or(ps);
+	while (n != NULL && with_cond && tok_name(cur(ps), "if")) {
+		if ((m = mknode(ps, N_COND, cur(ps)->line)) == NULL) {
+			node_free(n);
+			return NULL;
+		}
+		ps->itok++;
+		m->a = n;
+		if ((m->b = parse_or(ps)) == NULL) {
+			node_free(m);
+			return NULL;
+		}
+		if (tok_name(cur(ps), "else")) {
+			ps->itok++;
+			if ((m->c = parse_expr(ps, 1)) == NULL) {
+				node_free(m);
+				return NULL;
+			}
+		}
+		n = seal(ps, m);
+	}
+	ps->edepth--;
+	return n;
+}
+
+/* An expression, or a tuple when commas follow (a, b); with_cond 0 for
+ * the iterable of a for loop, whose "if" filters. */
+static struct node *
+parse_tuple(struct ps *ps, int with_cond)
+{
+	struct node *n, *m = NULL;
+
+	if ((n = parse_expr(ps, with_cond)) == NULL)
+		return NULL;
+	if (!tok_op(cur(ps), ","))
+		return n;
+	if ((m = mknode(ps, N_TUPLE, n->line)) == NULL ||
+	    add_arg(ps, m, n, NULL) != 0) {
+		if (m == NULL)
+			node_free(n);
+		node_free(m);
+		return NULL;
+	}
+	while (tok_op(cur(ps), ",")) {
+		ps->itok++;
+		if (cur(ps)->t == T_END || tok_name(cur(ps), "if") ||
+		    tok_name(cur(ps), "recursive"))
+			break;
+		if ((n = parse_expr(ps, with_cond)) == NULL ||
+		    add_arg(ps, m, n, NULL) != 0) {
+			node_free(m);
+			return NULL;
+		}
+	}
+	return seal(ps, m);
+}
+
+/* ====== Parser: statements ====== */
+
+static void block_free(struct block *b);
+
+static void
+stmt_free(struct stmt *st)
+{
+	size_t i;
+
+	if (st == NULL)
+		return;
+	free(st->text);
+	node_free(st->e);
+	node_free(st->cond);
+	node_free(st->filt);
+	for (i = 0; i < st->ntg; i++)
+		free(st->tg[i]);
+	free(st->tg);
+	free(st->attr);
+	block_free(&st->body);
+	block_free(&st->orelse);
+	free(st);
+}
+
+static void
+block_free(struct block *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		stmt_free(b->v[i]);
+	free(b->v);
+	memset(b, 0, sizeof(*b));
+}
+
+static struct stmt *
+stmt_add(struct ps *ps, struct block *b, enum sk kind, int line)
+{
+	struct stmt	**v, *st;
+	size_t		  cap;
+
+	if (b->n == b->cap) {
+		cap = b->cap ? b->cap * 2 : 8;
+		if ((v = realloc(b->v, cap * sizeof(*v))) == NULL)
+			return oom(&ps->rt);
+		b->v = v;
+		b->cap = cap;
+	}
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return oom(&ps->rt);
+	st->kind = kind;
+	st->line = line;
+	b->v[b->n++] = st;
+	return st;
+}
+
+static int
+text_add(struct ps *ps, struct block *b, const char *s, size_t n, int line)
+{
+	struct stmt *st;
+
+	if (n == 0)
+		return 0;
+	if ((st = stmt_add(ps, b, S_TEXT, line)) == NULL)
+		return -1;
+	if ((st->text = malloc(n + 1)) == NULL) {
+		oom(&ps->rt);
+		return -1;
+	}
+	memcpy(st->text, s, n);
+	st->text[n] = '\0';
+	st->len = n;
+	return 0;
+}
+
+static int
+expect_end(struct ps *ps)
+{
+	char d[64];
+
+	if (cur(ps)->t == T_END)
+		return 0;
+	tok_desc(cur(ps), d, sizeof(d));
+	fail(&ps->rt, cur(ps)->line, "syntax error: expected end of tag, "
+	    "got %s", d);
+	return -1;
+}
+
+/* Assignment targets: a name, or names separated by commas (optionally
+ * in parentheses). */
+static int
+parse_targets(struct ps *ps, struct stmt *st)
+{
+	char	**tg;
+	int	  paren = 0;
+
+	if (tok_op(cur(ps), "(")) {
+		paren = 1;
+		st->tuple = 1;
+		ps->itok++;
+	}
+	for (;;) {
+		if (cur(ps)->t != T_NAME) {
+			unexpected(ps);
+			return -1;
+		}
+		if ((tg = realloc(st->tg, (st->ntg + 1) * sizeof(*tg))) ==
+		    NULL) {
+			oom(&ps->rt);
+			return -1;
+		}
+		st->tg = tg;
+		if ((st->tg[st->ntg] = tok_dup(ps, cur(ps))) == NULL)
+			return -1;
+		st->ntg++;
+		ps->itok++;
+		if (!tok_op(cur(ps), ","))
+			break;
+		st->tuple = 1;
+		ps->itok++;
+		if (tok_op(cur(ps), ")") || tok_name(cur(ps), "in") ||
+		    tok_op(cur(ps), "="))
+			break;
+	}
+	if (paren && expect_op(ps, ")") != 0)
+		return -1;
+	return 0;
+}
+
+static int parse_body(struct ps *ps, struct block *b,
+    const char *const *ends, size_t *which);
+
+/* Enters a block; the nesting depth limit. */
+static int
+nest(struct ps *ps)
+{
+	if (++ps->depth > ps->lim->max_depth) {
+		limit(&ps->rt, cur(ps)->line, "nesting depth",
+		    ps->lim->max_depth);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+parse_if(struct ps *ps, struct block *b, int line)
+{
+	static const char *const ends[] = { "elif", "else", "endif", NULL };
+	struct stmt	*st;
+	size_t		 which;
+
+	if (nest(ps) != 0 || (st = stmt_add(ps, b, S_IF, line)) == NULL ||
+	    (st->e = parse_tuple(ps, 0)) == NULL || expect_end(ps) != 0 ||
+	    parse_body(ps, &st->body, ends, &which) != 0)
+		return -1;
+	for (;;) {
+		if (which == 0) {		/* elif: a nested if */
+			line = cur(ps)->line;
+			if ((st = stmt_add(ps, &st->orelse, S_IF, line)) ==
+			    NULL || (st->e = parse_tuple(ps, 0)) == NULL ||
+			    expect_end(ps) != 0 ||
+			    parse_body(ps, &st->body, ends, &which) != 0)
+				return -1;
+			continue;
+		}
+		if (which == 1) {
+			if (expect_end(ps) != 0 ||
+			    parse_body(ps, &st->orelse, ends + 2, &which) != 0)
+				return -1;
+		}
+		break;
+	}
+	ps->depth--;
+	return expect_end(ps);
+}
+
+static int
+parse_for(struct ps *ps, struct block *b, int line)
+{
+	static const char *const ends[] = { "else", "endfor", NULL };
+	struct stmt	*st;
+	size_t		 which;
+
+	if (nest(ps) != 0 || (st = stmt_add(ps, b, S_FOR, line)) == NULL ||
+	    parse_targets(ps, st) != 0)
+		return -1;
+	if (!tok_name(cur(ps), "in")) {
+		unexpected(ps);
+		return -1;
+	}
+	ps->itok++;
+	if ((st->e = parse_tuple(ps, 0)) == NULL)
+		return -1;
+	if (tok_name(cur(ps), "if")) {
+		ps->itok++;
+		if ((st->cond = parse_expr(ps, 1)) == NULL)
+			return -1;
+	}
+	if (tok_name(cur(ps), "recursive")) {
+		fail(&ps->rt, line, "recursive for loops are not supported");
+		return -1;
+	}
+	if (expect_end(ps) != 0 || parse_body(ps, &st->body, ends, &which))
+		return -1;
+	if (which == 0 && (expect_end(ps) != 0 ||
+	    parse_body(ps, &st->orelse, ends + 1, &which) != 0))
+		return -1;
+	ps->depth--;
+	return expect_end(ps);
+}
+
+/* A filter chain with no subject: "upper|replace('a', 'b')". */
+static struct node *
+parse_chain(struct ps *ps)
+{
+	struct node *n;
+
+	n = parse_filter(ps, NULL);
+	while (n != NULL && tok_op(cur(ps), "|")) {
+		ps->itok++;
+		n = parse_filter(ps, n);
+	}
+	return n;
+}
+
+static int
+parse_set(struct ps *ps, struct block *b, int line)
+{
+	static const char *const ends[] = { "endset", NULL };
+	struct stmt	*st;
+	size_t		 which;
+
+	if ((st = stmt_add(ps, b, S_SET, line)) == NULL)
+		return -1;
+	if (cur(ps)->t == T_NAME && tok_op(peek(ps, 1), ".") &&
+	    peek(ps, 2)->t == T_NAME) {
+		if (parse_targets(ps, st) != 0)
+			return -1;
+		ps->itok++;
+		if ((st->attr = tok_dup(ps, cur(ps))) == NULL)
+			return -1;
+		ps->itok++;
+	} else if (parse_targets(ps, st) != 0)
+		return -1;
+	if (tok_op(cur(ps), "=")) {
+		ps->itok++;
+		if ((st->e = parse_tuple(ps, 1)) == NULL)
+			return -1;
+		return expect_end(ps);
+	}
+	if (st->tuple || st->attr != NULL) {
+		unexpected(ps);
+		return -1;
+	}
+	st->kind = S_SETBLOCK;
+	if (tok_op(cur(ps), "|")) {
+		ps->itok++;
+		if ((st->filt = parse_chain(ps)) == NULL)
+			return -1;
+	}
+	if (expect_end(ps) != 0 || nest(ps) != 0 ||
+	    parse_body(ps, &st->body, ends, &which) != 0)
+		return -1;
+	ps->depth--;
+	return expect_end(ps);
+}
+
+static int
+parse_filter_block(struct ps *ps, struct block *b, int line)
+{
+	static const char *const ends[] = { "endfilter", NULL };
+	struct stmt	*st;
+	size_t		 which;
+
+	if ((st = stmt_add(ps, b, S_FILTER, line)) == NULL ||
+	    (st->filt = parse_chain(ps)) == NULL || expect_end(ps) != 0 ||
+	    nest(ps) != 0 || parse_body(ps, &st->body, ends, &which) != 0)
+		return -1;
+	ps->depth--;
+	return expect_end(ps);
+}
+
+/*
+ * The tag just lexed: a statement added to b, or (returning 1 with *which
+ * set) one of the end tags the enclosing block waits for, with the
+ * tokens after its name left to read.
+ */
+static int
+parse_tag(struct ps *ps, struct block *b, const char *const *ends,
+    size_t *which)
+{
+	static const char *const unsupported[] = { "macro", "call", "include",
+	    "import", "from", "extends", "block", "with", "autoescape",
+	    "trans", "do", "break", "continue", "endmacro", "endcall",
+	    "endblock", "endwith", "endautoescape", NULL };
+	struct tok	*t = cur(ps);
+	size_t		 i;
+	char		 d[64];
+
+	if (t->t != T_NAME) {
+		tok_desc(t, d, sizeof(d));
+		fail(&ps->rt, t->line, "syntax error: expected a tag name, "
+		    "got %s", d);
+		return -1;
+	}
+	for (i = 0; ends != NULL && ends[i] != NULL; i++)
+		if (tok_name(t, ends[i])) {
+			ps->itok++;
+			*which = i;
+			return 1;
+		}
+	ps->itok++;
+	if (tok_name(t, "if"))
+		return parse_if(ps, b, t->line);
+	if (tok_name(t, "for"))
+		return parse_for(ps, b, t->line);
+	if (tok_name(t, "set"))
+		return parse_set(ps, b, t->line);
+	if (tok_name(t, "filter"))
+		return parse_filter_block(ps, b, t->line);
+	for (i = 0; unsupported[i] != NULL; i++)
+		if (tok_name(t, unsupported[i])) {
+			fail(&ps->rt, t->line, "the '%s' tag is not supported "
+			    "(macros, call blocks, include/import/extends, "
+			    "blocks, with and loop controls are outside the "
+			    "subset)", unsupported[i]);
+			return -1;
+		}
+	fail(&ps->rt, t->line, "unknown tag '%.*s'",
+	    (int)(t->n > 40 ? 40 : t->n), t->p);
+	return -1;
+}
+
+/* Matches "{%[-+]? \s* word \s*" at s; returns the length or 0. */
+static size_t
+raw_tag(const char *s, size_t n, const char *word, int *minus)
+{
+	size_t	i = 2, w = strlen(word);
+
+	if (n < 2 || s[0] != '{' || s[1] != '%')
+		return 0;
+	*minus = 0;
+	if (i < n && (s[i] == '-' || s[i] == '+'))
+		*minus = s[i++] == '-';
+	i += ws_len(s + i, n - i);
+	if (n - i < w || memcmp(s + i, word, w) != 0)
+		return 0;
+	i += w;
+	return i + ws_len(s + i, n - i);
+}
+
+/* {% raw %} at pos (already matched, len m): its text up to endraw. */
+static int
+parse_raw(struct ps *ps, struct block *b, size_t pos, size_t m)
+{
+	const char	*s = ps->src;
+	size_t		 i = pos + m, j, k, end;
+	int		 minus, line = ps_line(ps, pos), endline;
+
+	if (s[i] == '-') {
+		i += 3;
+		i += ws_len(s + i, ps->len - i);
+	} else
+		i += 2;
+	for (j = i; j + 1 < ps->len; j++) {
+		if (s[j] != '{' || s[j + 1] != '%')
+			continue;
+		if ((k = raw_tag(s + j, ps->len - j, "endraw", &minus)) == 0)
+			continue;
+		k += j;
+		if (ps->len - k >= 3 && (!memcmp(s + k, "-%}", 3) ||
+		    !memcmp(s + k, "+%}", 3)))
+			end = k + 3;
+		else if (ps->len - k >= 2 && !memcmp(s + k, "%}", 2))
+			end = k + 2;
+		else
+			continue;
+		endline = ps_line(ps, j);
+		(void)endline;
+		if (text_add(ps, b, s + i, minus ? rstrip_len(s + i, j - i) :
+		    j - i, line) != 0)
+			return -1;
+		if (s[k] == '-')
+			end += ws_len(s + end, ps->len - end);
+		ps->pos = end;
+		return 0;
+	}
+	fail(&ps->rt, line, "missing end of raw directive");
+	return -1;
+}
+
+static int
+parse_body(struct ps *ps, struct block *b, const char *const *ends,
+    size_t *which)
+{
+	const char	*s = ps->src;
+	size_t		 start, idx, dend, m;
+	int		 strip, minus, rc, line;
+	char		 kind;
+	struct stmt	*st;
+	const char	*c;
+
+	for (;;) {
+		start = ps->pos;
+		for (idx = start; idx + 1 < ps->len; idx++)
+			if (s[idx] == '{' && (s[idx + 1] == '{' ||
+			    s[idx + 1] == '%' || s[idx + 1] == '#'))
+				break;
+		if (idx + 1 >= ps->len)
+			idx = ps->len;
+		kind = idx < ps->len ? s[idx + 1] : 0;
+		strip = idx + 2 < ps->len && s[idx + 2] == '-';
+		dend = strip ? start + rstrip_len(s + start, idx - start) : idx;
+		line = ps_line(ps, start);
+		if (text_add(ps, b, s + start, dend - start, line) != 0)
+			return -1;
+		if (idx == ps->len) {
+			ps->pos = idx;
+			if (ends != NULL) {
+				fail(&ps->rt, ps_line(ps, idx), "unexpected "
+				    "end of template: expected '{%% %s %%}'",
+				    ends[0]);
+				return -1;
+			}
+			return 0;
+		}
+		line = ps_line(ps, idx);
+		if (kind == '%' && (m = raw_tag(s + idx, ps->len - idx, "raw",
+		    &minus)) > 0 && ((ps->len - idx - m >= 3 &&
+		    !memcmp(s + idx + m, "-%}", 3)) || (ps->len - idx - m >=
+		    2 && !memcmp(s + idx + m, "%}", 2)))) {
+			if (parse_raw(ps, b, idx, m) != 0)
+				return -1;
+			continue;
+		}
+		m = idx + 2;
+		if (m < ps->len && (s[m] == '-' || s[m] == '+'))
+			m++;
+		if (kind == '#') {
+			for (c = s + m; c + 1 < s + ps->len; c++)
+				if (c[0] == '#' && c[1] == '}')
+					break;
+			if (c + 1 >= s + ps->len) {
+				fail(&ps->rt, line, "missing end of comment "
+				    "tag");
+				return -1;
+			}
+			ps->pos = (size_t)(c - s) + 2;
+			if (c > s + m && c[-1] == '-')
+				ps->pos += ws_len(s + ps->pos,
+				    ps->len - ps->pos);
+			continue;
+		}
+		ps->pos = m;
+		if (lex_tag(ps, kind == '{') != 0)
+			return -1;
+		if (kind == '{') {
+			if ((st = stmt_add(ps, b, S_PRINT, line)) == NULL ||
+			    (st->e = parse_tuple(ps, 1)) == NULL ||
+			    expect_end(ps) != 0)
+				return -1;
+			continue;
+		}
+		if ((rc = parse_tag(ps, b, ends, which)) != 0)
+			return rc > 0 ? 0 : -1;
+	}
+}
+
+/* ====== Evaluation: names, attributes, items ====== */
+
+static struct jv *eval(struct rt *rt, const struct node *n);
+
+/* Python method names per type: a name here is a method (called, it runs
+ * or is refused); any other attribute is looked up as an item. */
+static const char *const str_methods[] = { "capitalize", "casefold",
+    "center", "count", "encode", "endswith", "expandtabs", "find", "format",
+    "format_map", "index", "isalnum", "isalpha", "isascii", "isdecimal",
+    "isdigit", "isidentifier", "islower", "isnumeric", "isprintable",
+    "isspace", "istitle", "isupper", "join", "ljust", "lower", "lstrip",
+    "maketrans", "partition", "removeprefix", "removesuffix", "replace",
+    "rfind", "rindex", "rjust", "rpartition", "rsplit", "rstrip", "split",
+    "splitlines", "startswith", "strip", "swapcase", "title", "translate",
+    "upper", "zfill", NULL };
+static const char *const list_methods[] = { "append", "clear", "copy",
+    "count", "extend", "index", "insert", "pop", "remove", "reverse", "sort",
+    NULL };
+static const char *const dict_methods[] = { "clear", "copy", "fromkeys",
+    "get", "items", "keys", "pop", "popitem", "setdefault", "update",
+    "values", NULL };
+static const char *const num_methods[] = { "as_integer_ratio", "bit_count",
+    "bit_length", "conjugate", "denominator", "from_bytes", "imag",
+    "numerator", "real", "to_bytes", "fromhex", "hex", "is_integer", NULL };
+static const char *const loop_attrs[] = { "index", "index0", "revindex",
+    "revindex0", "first", "last", "length", "depth", "depth0", "previtem",
+    "nextitem", "cycle", "changed", NULL };
+
+static const char *
+in_list(const char *const *l, const char *name)
+{
+	for (; *l != NULL; l++)
+		if (strcmp(*l, name) == 0)
+			return *l;
+	return NULL;
+}
+
+static struct jv *
+method(struct rt *rt, struct jv *self, const char *name)
+{
+	struct jv *m;
+
+	if ((m = jv_new(JT_METHOD)) == NULL)
+		return oom(rt);
+	m->u.m.self = jv_ref(self);
+	m->u.m.name = name;
+	return m;
+}
+
+/* Jinja2's object_type_repr, for undefined hints. */
+static void
+type_repr(const struct jv *v, char *buf, size_t sz)
+{
+	if (v->t == JT_NONE)
+		snprintf(buf, sz, "None");
+	else
+		snprintf(buf, sz, "%s object", jv_type(v));
+}
+
+static struct jv *
+undef_attr(struct rt *rt, const struct jv *obj, const char *name)
+{
+	char	 t[40], hint[160];
+	struct jv *u;
+
+	type_repr(obj, t, sizeof(t));
+	snprintf(hint, sizeof(hint), "'%s' has no attribute '%.60s'", t, name);
+	if ((u = jv_undef(hint)) == NULL)
+		return oom(rt);
+	return u;
+}
+
+static struct jv *
+loop_attr(struct rt *rt, int line, struct jv *lp, const char *name)
+{
+	struct jv	*items = lp->u.loop.items;
+	size_t		 i = lp->u.loop.i, n = items->u.l.n;
+
+	if (!strcmp(name, "index"))
+		return jv_int((int64_t)i + 1) ?: oom(rt);
+	if (!strcmp(name, "index0"))
+		return jv_int((int64_t)i) ?: oom(rt);
+	if (!strcmp(name, "revindex"))
+		return jv_int((int64_t)(n - i)) ?: oom(rt);
+	if (!strcmp(name, "revindex0"))
+		return jv_int((int64_t)(n - i - 1)) ?: oom(rt);
+	if (!strcmp(name, "first"))
+		return jv_bool(i == 0);
+	if (!strcmp(name, "last"))
+		return jv_bool(i + 1 == n);
+	if (!strcmp(name, "length"))
+		return jv_int((int64_t)n) ?: oom(rt);
+	if (!strcmp(name, "depth"))
+		return jv_int(1) ?: oom(rt);
+	if (!strcmp(name, "depth0"))
+		return jv_int(0) ?: oom(rt);
+	if (!strcmp(name, "previtem"))
+		return i > 0 ? jv_ref(items->u.l.v[i - 1]) :
+		    jv_undef("there is no previous item") ?: oom(rt);
+	if (!strcmp(name, "nextitem"))
+		return i + 1 < n ? jv_ref(items->u.l.v[i + 1]) :
+		    jv_undef("there is no next item") ?: oom(rt);
+	if (!strcmp(name, "cycle"))
+		return method(rt, lp, "cycle");
+	if (in_list(loop_attrs, name) != NULL)
+		return fail(rt, line, "loop.%s is not supported", name);
+	return undef_attr(rt, lp, name);
+}
+
+/* Key lookup in a dict; NULL when absent (borrowed). */
+static struct jv *
+dict_get(const struct jv *d, const struct jv *key)
+{
+	size_t i;
+
+	for (i = 0; i < d->u.d.n; i++)
+		if (jv_eq(d->u.d.k[i], key))
+			return d->u.d.v[i];
+	return NULL;
+}
+
+static struct jv *
+dict_get_s(const struct jv *d, const char *key)
+{
+	size_t i, n = strlen(key);
+
+	for (i = 0; i < d->u.d.n; i++)
+		if (d->u.d.k[i]->t == JT_STR && d->u.d.k[i]->u.s.n == n &&
+		    !memcmp(d->u.d.k[i]->u.s.p, key, n))
+			return d->u.d.v[i];
+	return NULL;
+}
+
+/* environment.getattr: Python attribute first, then item. */
+static struct jv *
+get_attr(struct rt *rt, int line, struct jv *obj, const char *name)
+{
+	const char	*m = NULL;
+	struct jv	*v;
+
+	if (obj->t == JT_UNDEF)
+		return undef_error(rt, line, obj);
+	if (name[0] == '_')
+		return fail(rt, line, "access to the attribute '%s' is not "
+		    "supported", name);
+	switch (obj->t) {
+	case JT_STR: m = in_list(str_methods, name); break;
+	case JT_LIST:
+	case JT_TUPLE: m = in_list(list_methods, name); break;
+	case JT_DICT: m = in_list(dict_methods, name); break;
+	case JT_INT:
+	case JT_FLOAT:
+	case JT_BOOL: m = in_list(num_methods, name); break;
+	case JT_LOOP: return loop_attr(rt, line, obj, name);
+	case JT_NS:
+		if ((v = dict_get_s(obj, name)) != NULL)
+			return jv_ref(v);
+		return undef_attr(rt, obj, name);
+	default: break;
+	}
+	if (m != NULL)
+		return method(rt, obj, m);
+	if (obj->t == JT_DICT && (v = dict_get_s(obj, name)) != NULL)
+		return jv_ref(v);
+	return undef_attr(rt, obj, name);
+}
+
+/* Python index i (negative from the end) into n items; -1 when out. */
+static int64_t
+norm_index(int64_t i, size_t n)
+{
+	if (i < 0)
+		i += (int64_t)n;
+	return i < 0 || i >= (int64_t)n ? -1 : i;
+}
+
+/* environment.getitem: item first, then attribute for string keys. */
+static struct jv *
+get_item(struct rt *rt, int line, struct jv *obj, struct jv *key)
+{
+	struct jv	*v;
+	struct tpl_sb	 sb = { 0 };
+	char		 t[40], hint[160];
+	int64_t		 i;
+	size_t		 off, k;
+
+	if (obj->t == JT_UNDEF)
+		return undef_error(rt, line, obj);
+	if (obj->t == JT_DICT && (v = dict_get(obj, key)) != NULL)
+		return jv_ref(v);
+	if ((key->t == JT_INT || key->t == JT_BOOL) &&
+	    ((is_seq(obj) && obj->view == JV_PLAIN) || obj->t == JT_STR)) {
+		if (obj->t == JT_STR) {
+			i = norm_index(num_i(key), str_len(obj));
+			if (i >= 0) {
+				off = str_off(obj->u.s.p, obj->u.s.n,
+				    (size_t)i);
+				tpl_utf8_next(obj->u.s.p + off,
+				    obj->u.s.n - off, &k);
+				return jv_strn(obj->u.s.p + off, k) ?: oom(rt);
+			}
+		} else if ((i = norm_index(num_i(key), obj->u.l.n)) >= 0)
+			return jv_ref(obj->u.l.v[i]);
+	}
+	if (key->t == JT_STR)
+		return get_attr(rt, line, obj, key->u.s.p);
+	type_repr(obj, t, sizeof(t));
+	if (jv_write(rt, line, &sb, key, 1, 0) != 0) {
+		tpl_sb_release(&sb);
+		return NULL;
+	}
+	snprintf(hint, sizeof(hint), "'%s' has no element %.60s", t,
+	    sb.p ? sb.p : "");
+	tpl_sb_release(&sb);
+	return jv_undef(hint) ?: oom(rt);
+}
+
+/* Python slice bounds: *start, *stop, *step for n items. */
+static int
+slice_bounds(struct rt *rt, int line, struct jv **p, size_t n,
+    int64_t *start, int64_t *stop, int64_t *stepv)
+{
+	int64_t	v[3];
+	int	k;
+
+	for (k = 0; k < 3; k++) {
+		if (p[k] == NULL || p[k]->t == JT_NONE) {
+			v[k] = INT64_MIN;
+			continue;
+		}
+		if (p[k]->t != JT_INT && p[k]->t != JT_BOOL) {
+			fail(rt, line, "TypeError: slice indices must be "
+			    "integers or None");
+			return -1;
+		}
+		v[k] = num_i(p[k]);
+	}
+	*stepv = v[2] == INT64_MIN ? 1 : v[2];
+	if (*stepv == 0) {
+		fail(rt, line, "ValueError: slice step cannot be zero");
+		return -1;
+	}
+	for (k = 0; k < 2; k++) {
+		if (v[k] == INT64_MIN) {
+			if (k == 0)
+				v[k] = *stepv > 0 ? 0 : (int64_t)n - 1;
+			else
+				v[k] = *stepv > 0 ? (int64_t)n : -1;
+			continue;
+		}
+		if (v[k] < 0)
+			v[k] += (int64_t)n;
+		if (v[k] < 0)
+			v[k] = *stepv > 0 ? 0 : -1;
+		else if (v[k] >= (int64_t)n)
+			v[k] = *stepv > 0 ? (int64_t)n : (int64_t)n - 1;
+	}
+	*start = v[0];
+	*stop = v[1];
+	return 0;
+}
+
+static struct jv *
+get_slice(struct rt *rt, int line, struct jv *obj, struct jv **p)
+{
+	struct jv	*items = NULL, *r = NULL;
+	struct tpl_sb	 sb = { 0 };
+	int64_t		 a, b, st, i;
+	size_t		 n;
+
+	if (obj->t == JT_UNDEF)
+		return undef_error(rt, line, obj);
+	if (obj->t != JT_STR && !(is_seq(obj) && obj->view == JV_PLAIN))
+		return fail(rt, line, "TypeError: '%s' object is not "
+		    "subscriptable", jv_type(obj));
+	if ((items = jv_iter(rt, line, obj)) == NULL)
+		return NULL;
+	n = items->u.l.n;
+	if (slice_bounds(rt, line, p, n, &a, &b, &st) != 0)
+		goto out;
+	if (step(rt, line, n) != 0)
+		goto out;
+	if (obj->t == JT_STR) {
+		for (i = a; st > 0 ? i < b : i > b; i += st)
+			tpl_sb_add(&sb, items->u.l.v[i]->u.s.p,
+			    items->u.l.v[i]->u.s.n);
+		if (sb.oom || (r = jv_str_sb(&sb)) == NULL)
+			oom(rt);
+		goto out;
+	}
+	if ((r = jv_list(obj->t, n)) == NULL) {
+		oom(rt);
+		goto out;
+	}
+	for (i = a; st > 0 ? i < b : i > b; i += st)
+		jv_push(r, jv_ref(items->u.l.v[i]));
+out:
+	tpl_sb_release(&sb);
+	jv_unref(items);
+	return r;
+}
+
+static struct jv *
+lookup(struct rt *rt, const struct node *n)
+{
+	struct frame	*f;
+	struct jv	*v, *g;
+	size_t		 i;
+	char		 hint[160];
+	static const char *const globals[] = { "range", "dict", "namespace",
+	    NULL };
+	static const char *const unsupported[] = { "lipsum", "cycler",
+	    "joiner", "self", "varargs", "kwargs", "caller", NULL };
+
+	for (f = rt->top; f != NULL; f = f->up)
+		for (i = f->n; i > 0; i--)
+			if (!strcmp(f->names[i - 1], n->name))
+				return jv_ref(f->vals[i - 1]);
+	if (rt->vars != NULL && (v = dict_get_s(rt->vars, n->name)) != NULL)
+		return jv_ref(v);
+	if (in_list(globals, n->name) != NULL) {
+		if ((g = jv_new(JT_FUNC)) == NULL)
+			return oom(rt);
+		g->u.m.name = in_list(globals, n->name);
+		return g;
+	}
+	if (in_list(unsupported, n->name) != NULL)
+		return fail(rt, n->line, "the global '%s' is not supported",
+		    n->name);
+	snprintf(hint, sizeof(hint), "'%.60s' is undefined", n->name);
+	return jv_undef(hint) ?: oom(rt);
+}
+
+/* ====== Evaluation: operators ====== */
+
+static struct jv *
+checked_str(struct rt *rt, int line, struct tpl_sb *sb)
+{
+	struct jv *v;
+
+	if (sb->oom) {
+		tpl_sb_release(sb);
+		return oom(rt);
+	}
+	if (sb->len > rt->lim->max_value) {
+		tpl_sb_release(sb);
+		return limit(rt, line, "value size", rt->lim->max_value);
+	}
+	if ((v = jv_str_sb(sb)) == NULL)
+		return oom(rt);
+	return v;
+}
+
+/* markupsafe.escape of s into sb. */
+static void
+html_escape(struct tpl_sb *sb, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		switch (s[i]) {
+		case '&': tpl_sb_str(sb, "&amp;"); break;
+		case '<': tpl_sb_str(sb, "&lt;"); break;
+		case '>': tpl_sb_str(sb, "&gt;"); break;
+		case '"': tpl_sb_str(sb, "&#34;"); break;
+		case '\'': tpl_sb_str(sb, "&#39;"); break;
+		default: tpl_sb_add(sb, s + i, 1);
+		}
+}
+
+static const char *const op_names[] = { "+", "-", "*", "/", "//", "%",
+    "**" };
+
+static struct jv *
+op_error(struct rt *rt, int line, int op, const struct jv *a,
+    const struct jv *b)
+{
+	if (op == OP_ADD && a->t == JT_STR)
+		return fail(rt, line, "TypeError: can only concatenate str "
+		    "(not \"%s\") to str", jv_type(b));
+	if (op == OP_MOD && a->t == JT_STR)
+		return fail(rt, line, "printf-style string formatting (%%) "
+		    "is not supported");
+	return fail(rt, line, "TypeError: unsupported operand type(s) for "
+	    "%s: '%s' and '%s'", op_names[op], jv_type(a), jv_type(b));
+}
+
+/* seq * count for str, list and tuple. */
+static struct jv *
+repeat(struct rt *rt, int line, struct jv *seq, int64_t count)
+{
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*r;
+	size_t		 unit, i, k;
+
+	if (count < 0)
+		count = 0;
+	unit = seq->t == JT_STR ? seq->u.s.n : seq->u.l.n;
+	if (unit > 0 && (uint64_t)count > rt->lim->max_value / unit)
+		return limit(rt, line, "value size", rt->lim->max_value);
+	if (step(rt, line, unit * (size_t)count) != 0)
+		return NULL;
+	if (seq->t == JT_STR) {
+		for (i = 0; i < (size_t)count; i++)
+			tpl_sb_add(&sb, seq->u.s.p, seq->u.s.n);
+		return checked_str(rt, line, &sb);
+	}
+	if ((r = jv_list(seq->t, unit * (size_t)count)) == NULL)
+		return oom(rt);
+	for (i = 0; i < (size_t)count; i++)
+		for (k = 0; k < unit; k++)
+			jv_push(r, jv_ref(seq->u.l.v[k]));
+	return r;
+}
+
+static struct jv *
+float_result(struct rt *rt, int line, double r, double x, double y)
+{
+	if (isinf(r) && !isinf(x) && !isinf(y) && !isnan(x) && !isnan(y))
+		return fail(rt, line, "OverflowError: numerical result out "
+		    "of range");
+	return jv_float(r) ?: oom(rt);
+}
+
+static struct jv *
+arith(struct rt *rt, int line, int op, struct jv *a, struct jv *b)
+{
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*r;
+	int64_t		 x, y, z;
+	double		 fx, fy, m;
+	size_t		 i;
+
+	if (a->t == JT_UNDEF || b->t == JT_UNDEF)
+		return undef_error(rt, line, a->t == JT_UNDEF ? a : b);
+	if (op == OP_ADD && a->t == JT_STR && b->t == JT_STR) {
+		/* Markup + str escapes the str, and the other way round. */
+		if (a->markup && !b->markup) {
+			tpl_sb_add(&sb, a->u.s.p, a->u.s.n);
+			html_escape(&sb, b->u.s.p, b->u.s.n);
+		} else if (!a->markup && b->markup) {
+			html_escape(&sb, a->u.s.p, a->u.s.n);
+			tpl_sb_add(&sb, b->u.s.p, b->u.s.n);
+		} else {
+			tpl_sb_add(&sb, a->u.s.p, a->u.s.n);
+			tpl_sb_add(&sb, b->u.s.p, b->u.s.n);
+		}
+		if ((r = checked_str(rt, line, &sb)) != NULL)
+			r->markup = a->markup || b->markup;
+		return r;
+	}
+	if (op == OP_ADD && a->t == b->t && is_seq(a) &&
+	    a->view == JV_PLAIN && b->view == JV_PLAIN) {
+		if (a->u.l.n + b->u.l.n > rt->lim->max_value)
+			return limit(rt, line, "value size",
+			    rt->lim->max_value);
+		if ((r = jv_list(a->t, a->u.l.n + b->u.l.n)) == NULL)
+			return oom(rt);
+		for (i = 0; i < a->u.l.n; i++)
+			jv_push(r, jv_ref(a->u.l.v[i]));
+		for (i = 0; i < b->u.l.n; i++)
+			jv_push(r, jv_ref(b->u.l.v[i]));
+		return r;
+	}
+	if (op == OP_MUL && (a->t == JT_INT || a->t == JT_BOOL) &&
+	    (b->t == JT_STR || (is_seq(b) && b->view == JV_PLAIN)))
+		return repeat(rt, line, b, num_i(a));
+	if (op == OP_MUL && (b->t == JT_INT || b->t == JT_BOOL) &&
+	    (a->t == JT_STR || (is_seq(a) && a->view == JV_PLAIN)))
+		return repeat(rt, line, a, num_i(b));
+	if (!is_num(a) || !is_num(b))
+		return op_error(rt, line, op, a, b);
+	if (a->t != JT_FLOAT && b->t != JT_FLOAT && op != OP_DIV) {
+		x = num_i(a);
+		y = num_i(b);
+		switch (op) {
+		case OP_ADD:
+			if (__builtin_add_overflow(x, y, &z))
+				goto big;
+			break;
+		case OP_SUB:
+			if (__builtin_sub_overflow(x, y, &z))
+				goto big;
+			break;
+		case OP_MUL:
+			if (__builtin_mul_overflow(x, y, &z))
+				goto big;
+			break;
+		case OP_FDIV:
+		case OP_MOD:
+			if (y == 0)
+				return fail(rt, line, "ZeroDivisionError: "
+				    "integer division or modulo by zero");
+			if (x == INT64_MIN && y == -1)
+				goto big;
+			z = op == OP_FDIV ? x / y : x % y;
+			if (op == OP_FDIV && (x % y != 0) && ((x < 0) != (y < 0)))
+				z--;
+			if (op == OP_MOD && z != 0 && ((z < 0) != (y < 0)))
+				z += y;
+			break;
+		default:		/* OP_POW */
+			if (y < 0) {
+				if (x == 0)
+					return fail(rt, line, "ZeroDivisionError"
+					    ": 0.0 cannot be raised to a "
+					    "negative power");
+				return jv_float(pow((double)x, (double)y)) ?:
+				    oom(rt);
+			}
+			for (z = 1; y > 0; y--)
+				if (__builtin_mul_overflow(z, x, &z))
+					goto big;
+			break;
+		}
+		return jv_int(z) ?: oom(rt);
+	}
+	fx = num_f(a);
+	fy = num_f(b);
+	switch (op) {
+	case OP_ADD: return float_result(rt, line, fx + fy, fx, fy);
+	case OP_SUB: return float_result(rt, line, fx - fy, fx, fy);
+	case OP_MUL: return float_result(rt, line, fx * fy, fx, fy);
+	case OP_DIV:
+		if (fy == 0)
+			return fail(rt, line, "ZeroDivisionError: division by "
+			    "zero");
+		return float_result(rt, line, fx / fy, fx, fy);
+	case OP_FDIV:
+	case OP_MOD:
+		if (fy == 0)
+			return fail(rt, line, "ZeroDivisionError: float "
+			    "%s by zero", op == OP_MOD ? "modulo" :
+			    "floor division");
+		m = fmod(fx, fy);
+		if (m != 0) {
+			if ((fy < 0) != (m < 0))
+				m += fy;
+		} else
+			m = copysign(0.0, fy);
+		if (op == OP_MOD)
+			return jv_float(m) ?: oom(rt);
+		{
+			double div = (fx - m) / fy, fl;
+
+			if (div != 0) {
+				fl = floor(div);
+				if (div - fl > 0.5)
+					fl += 1.0;
+			} else
+				fl = copysign(0.0, fx / fy);
+			return jv_float(fl) ?: oom(rt);
+		}
+	default:
+		if (fx == 0 && fy < 0)
+			return fail(rt, line, "ZeroDivisionError: 0.0 cannot "
+			    "be raised to a negative power");
+		if (fx < 0 && fy != floor(fy))
+			return fail(rt, line, "a negative number to a "
+			    "fractional power (a complex result) is not "
+			    "supported");
+		return float_result(rt, line, pow(fx, fy), fx, fy);
+	}
+big:
+	return fail(rt, line, "integers beyond 64 bits are not supported");
+}
+
+/* Python's "a in b". */
+static int
+contains(struct rt *rt, int line, struct jv *a, struct jv *b)
+{
+	struct jv	*items;
+	size_t		 i;
+	int		 r = 0;
+
+	if (b->t == JT_STR) {
+		if (a->t != JT_STR) {
+			fail(rt, line, "TypeError: 'in <string>' requires "
+			    "string as left operand, not %s", jv_type(a));
+			return -1;
+		}
+		return a->u.s.n == 0 || memmem(b->u.s.p, b->u.s.n, a->u.s.p,
+		    a->u.s.n) != NULL;
+	}
+	if (b->t == JT_DICT || b->t == JT_NS)
+		return dict_get(b, a) != NULL;
+	if ((items = jv_iter(rt, line, b)) == NULL)
+		return -1;
+	if (step(rt, line, items->u.l.n) == 0)
+		for (i = 0; i < items->u.l.n && !r; i++)
+			r = jv_eq(a, items->u.l.v[i]);
+	jv_unref(items);
+	return rt->rc != 0 ? -1 : r;
+}
+
+static int
+compare(struct rt *rt, int line, int op, struct jv *a, struct jv *b)
+{
+	static const char *const names[] = { "==", "!=", "<", "<=", ">",
+	    ">=" };
+	int c, r;
+
+	switch (op) {
+	case CMP_EQ: return jv_eq(a, b);
+	case CMP_NE: return !jv_eq(a, b);
+	case CMP_IN: return contains(rt, line, a, b);
+	case CMP_NOTIN:
+		r = contains(rt, line, a, b);
+		return r < 0 ? -1 : !r;
+	default: break;
+	}
+	if (jv_cmp(rt, line, a, b, names[op], &c) != 0)
+		return -1;
+	if (c == 2)		/* NaN */
+		return 0;
+	switch (op) {
+	case CMP_LT: return c < 0;
+	case CMP_LE: return c <= 0;
+	case CMP_GT: return c > 0;
+	default: return c >= 0;
+	}
+}
+
+/* ====== String operations (Python's str methods) ====== */
+
+/* Case conversions of s into sb: 'U'pper, 'L'ower, 'S'wapcase,
+ * 'T'itle (str.title), 'C'apitalize, 'J'inja's title filter. */
+static void
+str_case(struct tpl_sb *sb, const char *s, size_t n, char mode)
+{
+	size_t		i, k;
+	uint32_t	c;
+	int		prev_cased = 0, start = 1;
+
+	for (i = 0; i < n; i += k) {
+		c = tpl_utf8_next(s + i, n - i, &k);
+		switch (mode) {
+		case 'U': sb_upper(sb, c); break;
+		case 'L': tpl_sb_utf8(sb, u_lower(c)); break;
+		case 'S':
+			if (u_lower(c) != c)
+				tpl_sb_utf8(sb, u_lower(c));
+			else
+				sb_upper(sb, c);
+			break;
+		case 'T':
+			if (prev_cased)
+				tpl_sb_utf8(sb, u_lower(c));
+			else
+				sb_upper(sb, c);
+			prev_cased = u_cased(c);
+			break;
+		case 'C':
+			if (i == 0)
+				sb_upper(sb, c);
+			else
+				tpl_sb_utf8(sb, u_lower(c));
+			break;
+		default:	/* 'J': words split at -, space, ( { [ < */
+			if (c == '-' || u_space(c) || c == '(' || c == '{' ||
+			    c == '[' || c == '<') {
+				tpl_sb_utf8(sb, c);
+				start = 1;
+			} else if (start) {
+				sb_upper(sb, c);
+				start = 0;
+			} else
+				tpl_sb_utf8(sb, u_lower(c));
+			break;
+		}
+	}
+}
+
+/* Whether code point c is in the set chars (NULL: whitespace). */
+static int
+in_chars(uint32_t c, const struct jv *chars)
+{
+	size_t		i, k;
+
+	if (chars == NULL)
+		return u_space(c);
+	for (i = 0; i < chars->u.s.n; i += k)
+		if (tpl_utf8_next(chars->u.s.p + i, chars->u.s.n - i, &k) == c)
+			return 1;
+	return 0;
+}
+
+/* str.strip / lstrip / rstrip: byte range [*b, *e) of the result. */
+static void
+str_strip(const char *s, size_t n, const struct jv *chars, int left,
+    int right, size_t *b, size_t *e)
+{
+	size_t	i, k, last = 0;
+
+	*b = 0;
+	if (left)
+		while (*b < n && in_chars(tpl_utf8_next(s + *b, n - *b, &k),
+		    chars))
+			*b += k;
+	*e = n;
+	if (right) {
+		last = *b;
+		for (i = *b; i < n; i += k)
+			if (!in_chars(tpl_utf8_next(s + i, n - i, &k), chars))
+				last = i + k;
+		*e = last;
+	}
+}
+
+static int
+list_add(struct rt *rt, struct jv **l, size_t *cap, struct jv *item)
+{
+	struct jv	**v;
+	size_t		  nc;
+
+	if (item == NULL)
+		return -1;
+	if ((*l)->u.l.n == *cap) {
+		nc = *cap * 2 + 8;
+		if ((v = realloc((*l)->u.l.v, nc * sizeof(*v))) == NULL) {
+			jv_unref(item);
+			oom(rt);
+			return -1;
+		}
+		(*l)->u.l.v = v;
+		*cap = nc;
+	}
+	(*l)->u.l.v[(*l)->u.l.n++] = item;
+	return 0;
+}
+
+/* The code point that ends at byte j of p (j > 0); *start gets its
+ * first byte. */
+static uint32_t
+prev_cp(const char *p, size_t j, size_t *start)
+{
+	size_t i = j - 1, k;
+
+	while (i > 0 && ((unsigned char)p[i] & 0xC0) == 0x80)
+		i--;
+	*start = i;
+	return tpl_utf8_next(p + i, j - i, &k);
+}
+
+/* str.split (right 0) or str.rsplit (right 1); sep NULL: whitespace. */
+static struct jv *
+str_split(struct rt *rt, int line, const struct jv *s, const struct jv *sep,
+    int64_t maxsplit, int right)
+{
+	struct jv	*l, *tmp;
+	size_t		 cap = 0, i, j, k, n = s->u.s.n, b, e;
+	const char	*p = s->u.s.p, *hit;
+	int64_t		 splits = 0;
+
+	if (sep != NULL && sep->u.s.n == 0)
+		return fail(rt, line, "ValueError: empty separator");
+	if ((l = jv_list(JT_LIST, 0)) == NULL)
+		return oom(rt);
+	if (sep == NULL) {
+		if (!right) {
+			for (i = 0; i < n;) {
+				i += ws_len(p + i, n - i);
+				if (i >= n)
+					break;
+				if (maxsplit >= 0 && splits >= maxsplit) {
+					str_strip(p + i, n - i, NULL, 0, 1,
+					    &b, &e);
+					if (list_add(rt, &l, &cap, jv_strn(p + i,
+					    e) ?: oom(rt)) != 0)
+						goto err;
+					break;
+				}
+				for (j = i; j < n; j += k)
+					if (u_space(tpl_utf8_next(p + j, n - j,
+					    &k)))
+						break;
+				if (list_add(rt, &l, &cap, jv_strn(p + i,
+				    j - i) ?: oom(rt)) != 0)
+					goto err;
+				splits++;
+				i = j;
+			}
+			return l;
+		}
+		/* rsplit on whitespace: words from the right; the head keeps
+		 * its leading whitespace. */
+		for (j = n;;) {
+			while (j > 0 && u_space(prev_cp(p, j, &i)))
+				j = i;
+			if (j == 0)
+				break;
+			if (maxsplit >= 0 && splits >= maxsplit) {
+				if (list_add(rt, &l, &cap, jv_strn(p, j) ?:
+				    oom(rt)) != 0)
+					goto err;
+				break;
+			}
+			for (b = j; b > 0 && !u_space(prev_cp(p, b, &i));)
+				b = i;
+			if (list_add(rt, &l, &cap, jv_strn(p + b, j - b) ?:
+			    oom(rt)) != 0)
+				goto err;
+			splits++;
+			j = b;
+		}
+		goto reverse;
+	}
+	if (!right) {
+		for (i = 0;;) {
+			hit = (maxsplit >= 0 && splits >= maxsplit) ? NULL :
+			    memmem(p + i, n - i, sep->u.s.p, sep->u.s.n);
+			if (hit == NULL) {
+				if (list_add(rt, &l, &cap, jv_strn(p + i,
+				    n - i) ?: oom(rt)) != 0)
+					goto err;
+				return l;
+			}
+			if (list_add(rt, &l, &cap, jv_strn(p + i,
+			    (size_t)(hit - p) - i) ?: oom(rt)) != 0)
+				goto err;
+			splits++;
+			i = (size_t)(hit - p) + sep->u.s.n;
+		}
+	}
+	/* rsplit with a separator: collect from the right, then reverse. */
+	j = n;
+	for (;;) {
+		hit = NULL;
+		if (maxsplit < 0 || splits < maxsplit)
+			for (i = j; i >= sep->u.s.n && hit == NULL; i--)
+				if (!memcmp(p + i - sep->u.s.n, sep->u.s.p,
+				    sep->u.s.n))
+					hit = p + i - sep->u.s.n;
+		if (hit == NULL) {
+			if (list_add(rt, &l, &cap, jv_strn(p, j) ?: oom(rt)))
+				goto err;
+			break;
+		}
+		b = (size_t)(hit - p) + sep->u.s.n;
+		if (list_add(rt, &l, &cap, jv_strn(p + b, j - b) ?: oom(rt)))
+			goto err;
+		splits++;
+		j = (size_t)(hit - p);
+	}
+reverse:
+	for (i = 0; i < l->u.l.n / 2; i++) {
+		tmp = l->u.l.v[i];
+		l->u.l.v[i] = l->u.l.v[l->u.l.n - 1 - i];
+		l->u.l.v[l->u.l.n - 1 - i] = tmp;
+	}
+	return l;
+err:
+	jv_unref(l);
+	return NULL;
+}
+
+static struct jv *
+str_replace(struct rt *rt, int line, const struct jv *s, const struct jv *old,
+    const struct jv *new, int64_t count)
+{
+	struct tpl_sb	 sb = { 0 };
+	const char	*p = s->u.s.p, *hit;
+	size_t		 n = s->u.s.n, i = 0, k;
+	int64_t		 done = 0;
+
+	if (old->u.s.n == 0) {
+		/* Python inserts new before every character and at the end. */
+		for (i = 0; i <= n; i += k) {
+			k = 1;
+			if (count < 0 || done < count) {
+				tpl_sb_add(&sb, new->u.s.p, new->u.s.n);
+				done++;
+			}
+			if (i < n) {
+				tpl_utf8_next(p + i, n - i, &k);
+				tpl_sb_add(&sb, p + i, k);
+			}
+			if (sb.len > rt->lim->max_value)
+				break;
+		}
+		return checked_str(rt, line, &sb);
+	}
+	while ((count < 0 || done < count) &&
+	    (hit = memmem(p + i, n - i, old->u.s.p, old->u.s.n)) != NULL) {
+		tpl_sb_add(&sb, p + i, (size_t)(hit - p) - i);
+		tpl_sb_add(&sb, new->u.s.p, new->u.s.n);
+		i = (size_t)(hit - p) + old->u.s.n;
+		done++;
+		if (sb.len > rt->lim->max_value)
+			break;
+	}
+	tpl_sb_add(&sb, p + i, n - i);
+	return checked_str(rt, line, &sb);
+}
+
+/* Python's float(str): whitespace, sign, digits with single underscores,
+ * inf / infinity / nan; 0 on success. */
+static int
+py_parse_float(const char *s, size_t n, double *out)
+{
+	char	 buf[400], *end;
+	size_t	 b, e, i, m = 0;
+
+	str_strip(s, n, NULL, 1, 1, &b, &e);
+	if (e - b == 0 || e - b >= sizeof(buf))
+		return -1;
+	for (i = b; i < e; i++) {
+		if (s[i] == '_') {
+			if (i == b || i + 1 >= e || !is_digit(s[i - 1]) ||
+			    !is_digit(s[i + 1]))
+				return -1;
+			continue;
+		}
+		if (!is_digit(s[i]) && !strchr("+-.eEinfatyINFATY", s[i]))
+			return -1;
+		buf[m++] = s[i];
+	}
+	buf[m] = '\0';
+	i = buf[0] == '+' || buf[0] == '-';
+	if (strcasecmp(buf + i, "inf") && strcasecmp(buf + i, "infinity") &&
+	    strcasecmp(buf + i, "nan") && !is_digit(buf[i]) &&
+	    !(buf[i] == '.' && is_digit(buf[i + 1])))
+		return -1;
+	*out = strtod(buf, &end);
+	return *end == '\0' ? 0 : -1;
+}
+
+/* Python's int(str, base) for bases 2-36 (and 0x/0o/0b prefixes that
+ * match the base); 0 on success, -1 invalid, -2 beyond 64 bits. */
+static int
+py_parse_int(const char *s, size_t n, int base, int64_t *out)
+{
+	size_t	 b, e, i;
+	int	 neg = 0, d, any = 0;
+	int64_t	 v = 0;
+
+	str_strip(s, n, NULL, 1, 1, &b, &e);
+	if (b < e && (s[b] == '+' || s[b] == '-'))
+		neg = s[b++] == '-';
+	if (e - b > 2 && s[b] == '0' && ((base == 16 && (s[b + 1] == 'x' ||
+	    s[b + 1] == 'X')) || (base == 8 && (s[b + 1] == 'o' ||
+	    s[b + 1] == 'O')) || (base == 2 && (s[b + 1] == 'b' ||
+	    s[b + 1] == 'B')))) {
+		b += 2;
+		if (b < e && s[b] == '_')
+			b++;
+	}
+	for (i = b; i < e; i++) {
+		if (s[i] == '_' && any && i + 1 < e && s[i + 1] != '_')
+			continue;
+		d = is_digit(s[i]) ? s[i] - '0' :
+		    (s[i] >= 'a' && s[i] <= 'z') ? s[i] - 'a' + 10 :
+		    (s[i] >= 'A' && s[i] <= 'Z') ? s[i] - 'A' + 10 : 99;
+		if (d >= base)
+			return -1;
+		if (__builtin_mul_overflow(v, base, &v) ||
+		    __builtin_sub_overflow(v, d, &v))
+			return -2;
+		any = 1;
+	}
+	if (!any)
+		return -1;
+	if (!neg && v == INT64_MIN)
+		return -2;
+	*out = neg ? v : -v;
+	return 0;
+}

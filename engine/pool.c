@@ -150,3 +150,16 @@ pool_get(struct pool *p, const json_t *selector)
 			return NULL;
 	return pool_get_parts(p, parts, n);
 }
+
+json_t *
+pool_get_node(struct pool *p, const char *node)
+{
+	json_t *m, *out;
+
+	p = pool_for(p, node);
+	pthread_mutex_lock(&p->mu);
+	m = json_object_get(p->vars, node);
+	out = m != NULL ? json_copy(m) : json_object();
+	pthread_mutex_unlock(&p->mu);
+	return out;
+}

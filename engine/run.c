@@ -20,6 +20,8 @@
 struct run_write {
 	json_t	*rec;
 	json_t	*nodes;		/* or NULL */
+	json_t	*conv;		/* chatflow: the conversation, or NULL */
+	json_t	*msg;		/* chatflow: the message, or NULL */
 	int	 first;
 };
 
@@ -54,6 +56,45 @@ run_write_fn(struct store_txn *t, void *arg)
 		    0)
 			return rc;
 	}
+	if (w->conv != NULL && (rc = store_put_json(t,
+	    STORE_DB_CONVERSATIONS, json_string_value(json_object_get(w->conv,
+	    "id")), w->conv, 0)) != 0)
+		return rc;
+	if (w->msg != NULL) {
+		snprintf(key, sizeof(key), "%s/%s", json_string_value(
+		    json_object_get(w->msg, "conversation_id")),
+		    json_string_value(json_object_get(w->msg, "id")));
+		if ((rc = store_put_json(t, STORE_DB_MESSAGES, key, w->msg, 0))
+		    != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The conversation id of an app, or ENGINE_ENOTFOUND. New reference. */
+static int
+conversation_load(struct engine *e, const char *app_id, const char *id,
+    json_t **out)
+{
+	struct store_txn	*t = NULL;
+	json_t			*c = NULL;
+	const char		*app;
+	int			 rc;
+
+	if (engine_uuid_check(id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = store_get_json(t, STORE_DB_CONVERSATIONS, id, &c);
+	store_read_end(t);
+	if (rc != 0)
+		return engine_from_store(rc);
+	app = json_string_value(json_object_get(c, "app_id"));
+	if (app == NULL || strcmp(app, app_id) != 0) {
+		json_decref(c);
+		return ENGINE_ENOTFOUND;
+	}
+	*out = c;
 	return 0;
 }
 
@@ -236,9 +277,9 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
     json_t **out)
 {
 	struct run		 r;
-	struct run_write	 w = { NULL, NULL, 1 };
+	struct run_write	 w = { NULL, NULL, NULL, NULL, 1 };
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
-	json_t			*sys = NULL;
+	json_t			*sys = NULL, *conv = NULL, *cvars;
 	const char		*status, *mode;
 	long			 start;
 	int64_t			 end_ms;
@@ -272,6 +313,26 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	if ((rc = start_inputs(&r.g->nodes[start], o->inputs, err, &inputs))
 	    != 0)
 		goto out;
+	if (strcmp(mode, "advanced-chat") == 0) {
+		r.chat = 1;
+		if (o->query == NULL) {
+			rc = engine_invalid(err, "query is required");
+			goto out;
+		}
+		if (o->conversation_id != NULL) {
+			if ((rc = conversation_load(e, o->app_id,
+			    o->conversation_id, &conv)) != 0) {
+				if (rc == ENGINE_ENOTFOUND)
+					rc = engine_invalid(err, "Conversation "
+					    "Not Exists.");
+				goto out;
+			}
+			snprintf(r.conversation_id, sizeof(r.conversation_id),
+			    "%s", o->conversation_id);
+		} else
+			engine_uuid(r.conversation_id);
+		engine_uuid(r.message_id);
+	}
 	if ((r.pool = pool_new(NULL)) == NULL || (r.node_runs = json_array())
 	    == NULL || (r.outputs = json_object()) == NULL) {
 		rc = ENGINE_ENOMEM;
@@ -284,19 +345,23 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	    json_object_get(app, "workflow"), "id") ? var_str(
 	    json_object_get(app, "workflow"), "id") : "");
 	r.started_ms = run_now_ms();
-	sys = json_pack("{s:s,s:O,s:s,s:s,s:s,s:s,s:I,s:s?,s:i}",
+	sys = json_pack("{s:s,s:O,s:s,s:s,s:s,s:s,s:I,s:s?,s:I}",
 	    "query", o->query ? o->query : "", "files", o->files ?
 	    (json_t *)o->files : json_array(), "user_id", o->user ? o->user :
 	    "", "app_id", r.app_id, "workflow_id", r.workflow_id,
 	    "workflow_run_id", r.id, "timestamp",
 	    (json_int_t)(r.started_ms / 1000), "conversation_id",
-	    o->conversation_id, "dialogue_count", 0);
+	    r.chat ? r.conversation_id : NULL, "dialogue_count",
+	    json_integer_value(json_object_get(conv, "dialogue_count")));
 	if (sys == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
 	pool_set_all(r.pool, "sys", sys);
 	pool_env(r.pool, wf);
+	/* A conversation's variables carry over from its last message. */
+	if ((cvars = json_object_get(conv, "variables")) != NULL)
+		pool_set_all(r.pool, "conversation", cvars);
 	/* The start node's outputs: the inputs, plus sys.* copies. */
 	pool_set_all(r.pool, r.g->nodes[start].id, inputs);
 	w.rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,s:s?,s:s}",
@@ -335,6 +400,42 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	end_ms = run_now_ms();
 	data = finished_data(&r, status, end_ms);
 	run_emit(&r, "workflow_finished", json_deep_copy(data));
+	if (r.chat) {
+		if (strcmp(status, "succeeded") == 0 ||
+		    strcmp(status, "partial-succeeded") == 0)
+			run_emit_top(&r, "message_end", json_pack("{s:s,s:{s:{"
+			    "s:I,s:I,s:I,s:s,s:s,s:f},s:[]}}", "id",
+			    r.message_id, "metadata", "usage", "prompt_tokens",
+			    (json_int_t)0, "completion_tokens", (json_int_t)0,
+			    "total_tokens", (json_int_t)atomic_load(
+			    &r.total_tokens), "total_price", "0", "currency",
+			    "USD", "latency", (double)(end_ms - r.started_ms) /
+			    1000.0, "retriever_resources"));
+		else
+			run_emit_top(&r, "error", json_pack("{s:i,s:s,s:s}",
+			    "status", 500, "code", "workflow_failed",
+			    "message", r.error));
+		cvars = pool_get_node(r.pool, "conversation");
+		w.conv = json_pack("{s:s,s:s,s:s,s:O,s:o,s:I,s:I,s:I,s:s?}",
+		    "id", r.conversation_id, "app_id", r.app_id, "name",
+		    conv && json_string_value(json_object_get(conv, "name")) ?
+		    json_string_value(json_object_get(conv, "name")) :
+		    o->query, "inputs", conv && json_object_get(conv,
+		    "inputs") ? json_object_get(conv, "inputs") : inputs,
+		    "variables", cvars, "dialogue_count", (json_int_t)
+		    (json_integer_value(json_object_get(conv,
+		    "dialogue_count")) + 1), "created_at", conv ?
+		    json_integer_value(json_object_get(conv, "created_at")) :
+		    (json_int_t)(r.started_ms / 1000), "updated_at",
+		    (json_int_t)(end_ms / 1000), "from_end_user_id", o->user);
+		w.msg = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:s,s:s?,s:I}",
+		    "id", r.message_id, "conversation_id", r.conversation_id,
+		    "app_id", r.app_id, "query", o->query, "answer",
+		    r.answer ? r.answer : "", "inputs", inputs,
+		    "workflow_run_id", r.id, "status", status, "error",
+		    strcmp(status, "succeeded") ? r.error : NULL,
+		    "created_at", (json_int_t)(r.started_ms / 1000));
+	}
 	/* The final record and every node execution, in one transaction. */
 	json_object_update(w.rec, data);
 	json_object_set_new(w.rec, "status", json_string(status));
@@ -345,13 +446,29 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
 	    != 0)
 		goto out;
-	*out = json_pack("{s:s,s:s,s:O}", "task_id", r.task_id,
-	    "workflow_run_id", r.id, "data", data);
+	if (r.chat)
+		*out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:{s:I,"
+		    "s:I,s:I},s:[]},s:I,s:s,s:s?}", "event", "message",
+		    "task_id", r.task_id, "id", r.message_id, "message_id",
+		    r.message_id, "conversation_id", r.conversation_id, "mode",
+		    "advanced-chat", "answer", r.answer ? r.answer : "",
+		    "workflow_run_id", r.id, "metadata", "usage",
+		    "prompt_tokens", (json_int_t)0, "completion_tokens",
+		    (json_int_t)0, "total_tokens", (json_int_t)atomic_load(
+		    &r.total_tokens), "retriever_resources", "created_at",
+		    (json_int_t)(r.started_ms / 1000), "status", status,
+		    "error", strcmp(status, "succeeded") ? r.error : NULL);
+	else
+		*out = json_pack("{s:s,s:s,s:O}", "task_id", r.task_id,
+		    "workflow_run_id", r.id, "data", data);
 	if (*out == NULL)
 		rc = ENGINE_ENOMEM;
 out:
 	json_decref(data);
 	json_decref(w.rec);
+	json_decref(w.conv);
+	json_decref(w.msg);
+	json_decref(conv);
 	json_decref(sys);
 	json_decref(inputs);
 	json_decref(app);

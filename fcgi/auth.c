@@ -123,3 +123,16 @@ auth_check_admin(struct req *r)
 	auth_hash(h, a);
 	return CRYPTO_memcmp(a, r->admin_token_hash, sizeof(a)) == 0 ? 0 : -1;
 }
+
+int
+auth_check_app(struct req *r)
+{
+	const char *h = req_param(r, "HTTP_AUTHORIZATION");
+
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+		return -1;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	return engine_key_resolve(r->eng, h, r->app_id) == 0 ? 0 : -1;
+}

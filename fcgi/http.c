@@ -340,6 +340,27 @@ resp_bytes(struct req *r, int status, const char *ctype, const void *data,
 }
 
 void
+resp_begin_stream(struct req *r)
+{
+	resp_header(r, "X-Accel-Buffering", "no");
+	resp_header(r, "Connection", "keep-alive");
+	resp_head(r, 200, "text/event-stream; charset=utf-8", 0, 0);
+	r->io->flush(r->io->ctx);
+}
+
+int
+resp_write(struct req *r, const char *s, size_t n)
+{
+	return r->io->write(r->io->ctx, s, n);
+}
+
+int
+resp_flush(struct req *r)
+{
+	return r->io->flush(r->io->ctx);
+}
+
+void
 resp_empty(struct req *r, int status)
 {
 	resp_head(r, status, NULL, 0, 0);

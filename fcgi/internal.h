@@ -72,6 +72,7 @@ struct req {
 	const char	*hdr_value[REQ_MAX_HEADERS];
 	int		 nhdrs;
 	int		 status;	/* sent status, 0 before */
+	char		 app_id[37];	/* AUTH_APP: the key's app */
 };
 
 /* A CGI/FastCGI parameter such as "HTTP_IF_MATCH", or NULL. */
@@ -114,6 +115,15 @@ void	resp_error(struct req *r, int status, const char *code,
 void	resp_bytes(struct req *r, int status, const char *ctype,
 	    const void *data, size_t len);
 
+/*
+ * Starts a streamed response: status 200, text/event-stream, no caching,
+ * X-Accel-Buffering: no. Then write with resp_write, flush with
+ * resp_flush.
+ */
+void	resp_begin_stream(struct req *r);
+int	resp_write(struct req *r, const char *s, size_t n);
+int	resp_flush(struct req *r);
+
 /* Sends a status with no body (204, 304). */
 void	resp_empty(struct req *r, int status);
 
@@ -145,6 +155,7 @@ int	multipart_parse(struct arena *a, const char *content_type,
 enum route_auth {
 	AUTH_NONE,
 	AUTH_ADMIN,	/* Authorization: Bearer <admin token> */
+	AUTH_APP,	/* Authorization: Bearer <app API key> */
 };
 
 struct route {
@@ -159,12 +170,17 @@ extern const struct route console_app_routes[];
 extern const struct route system_routes[];
 extern const struct route console_asset_routes[];
 extern const struct route console_dsl_routes[];
+extern const struct route console_run_routes[];
+extern const struct route service_routes[];
 
 /* Handles one request completely: prefix, route, auth, handler. */
 void	router_dispatch(struct req *r);
 
 /* 0 when the Authorization header carries the admin token. */
 int	auth_check_admin(struct req *r);
+
+/* 0 when Authorization carries an app's API key; sets r->app_id. */
+int	auth_check_app(struct req *r);
 
 /* SHA-256 of s into out (32 bytes). */
 void	auth_hash(const char *s, unsigned char out[32]);

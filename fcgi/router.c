@@ -15,6 +15,8 @@ static const struct route *const route_tables[] = {
 	console_dsl_routes,
 	console_app_routes,
 	console_asset_routes,
+	console_run_routes,
+	service_routes,
 	NULL,
 };
 
@@ -167,6 +169,11 @@ router_dispatch(struct req *r)
 		resp_header(r, "WWW-Authenticate", "Bearer");
 		resp_error(r, 401, "unauthorized", "missing or wrong admin "
 		    "token in Authorization: Bearer");
+		return;
+	}
+	if (found->auth == AUTH_APP && auth_check_app(r) != 0) {
+		resp_header(r, "WWW-Authenticate", "Bearer");
+		resp_error(r, 401, "unauthorized", "Access token is invalid");
 		return;
 	}
 	found->handler(r);

@@ -394,7 +394,7 @@ static int
 migrate_1_to_2(struct store_txn *t)
 {
 	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
+	struct store_kv		 kv = { NULL, 0, NULL, 0 };
 	json_t			*all = NULL, *rec, *dsl;
 	const char		*id;
 	size_t			 i;

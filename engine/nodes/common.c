@@ -13,6 +13,10 @@
 extern const struct node_type node_start, node_end;
 extern const struct node_type node_if_else, node_aggregator;
 extern const struct node_type node_aggregator_legacy;
+extern const struct node_type node_answer;
+extern const struct node_type node_iteration, node_loop;
+extern const struct node_type node_iteration_start, node_loop_start;
+extern const struct node_type node_loop_end;
 
 static const struct node_type *const node_types[] = {
 	&node_start,
@@ -20,6 +24,12 @@ static const struct node_type *const node_types[] = {
 	&node_if_else,
 	&node_aggregator,
 	&node_aggregator_legacy,
+	&node_answer,
+	&node_iteration,
+	&node_iteration_start,
+	&node_loop,
+	&node_loop_start,
+	&node_loop_end,
 	NULL,
 };
 
@@ -55,4 +65,56 @@ json_t *
 node_resolve(struct node_ctx *c, const json_t *selector)
 {
 	return pool_get(c->pool, selector);
+}
+
+/* ====== Templates against the pool ====== */
+
+/* Keeps the values lookup hands out until the render is over. */
+struct render_ctx {
+	struct pool	*pool;
+	json_t		*held;
+};
+
+static const json_t *
+render_lookup(void *arg, const char *const *parts, size_t nparts)
+{
+	struct render_ctx	*rc = arg;
+	json_t			*v;
+
+	if ((v = pool_get_parts(rc->pool, parts, nparts)) == NULL)
+		return NULL;
+	json_array_append_new(rc->held, v);
+	return v;
+}
+
+int
+node_render(struct node_ctx *c, const char *tpl, enum tpl_form form,
+    char **out)
+{
+	struct render_ctx	 rc = { c->pool, json_array() };
+	int			 r;
+
+	if (rc.held == NULL)
+		return node_fail(c, "out of memory");
+	r = tpl_render(tpl ? tpl : "", form, 0, render_lookup, &rc, 0, c->err,
+	    out);
+	json_decref(rc.held);
+	return r == 0 ? 0 : -1;
+}
+
+json_t *
+node_variables(struct node_ctx *c)
+{
+	json_t		*vars = json_object(), *v, *val;
+	const char	*name;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(c->node->data, "variables"), i, v) {
+		if ((name = json_string_value(json_object_get(v,
+		    "variable"))) == NULL)
+			continue;
+		val = node_resolve(c, json_object_get(v, "value_selector"));
+		json_object_set_new(vars, name, val ? val : json_null());
+	}
+	return vars;
 }

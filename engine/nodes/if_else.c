@@ -314,3 +314,16 @@ if_else_run(struct node_ctx *c)
 }
 
 const struct node_type node_if_else = { "if-else", if_else_run, 0 };
+
+/* ====== Shared with loop break conditions ====== */
+
+int
+condition_eval(struct node_ctx *c, const json_t *conds, const char *lop)
+{
+	json_t	*trace = json_array();
+	int	 r;
+
+	r = conditions_match(c, conds, lop, trace);
+	json_decref(trace);
+	return r;
+}

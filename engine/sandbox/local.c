@@ -317,6 +317,7 @@ usage_of(int fd, int depth, size_t *count)
 		close(dfd);
 		return 0;
 	}
+	rewinddir(d);	/* a dup shares the offset of earlier walks */
 	while ((de = readdir(d)) != NULL && *count < USAGE_MAX_FILES) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
@@ -775,6 +776,15 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	strv_add(&av, "--ro-bind");
 	strv_add(&av, "/usr");
 	strv_add(&av, "/usr");
+	/* Folders bwrap makes for bind targets would be 0700 root. */
+	strv_add(&av, "--perms");
+	strv_add(&av, "0755");
+	strv_add(&av, "--dir");
+	strv_add(&av, "/etc");
+	strv_add(&av, "--perms");
+	strv_add(&av, "0755");
+	strv_add(&av, "--dir");
+	strv_add(&av, "/etc/ssl");
 	for (k = 0; k < sizeof(usr_links) / sizeof(*usr_links); k++) {
 		char top[32];
 
@@ -870,7 +880,9 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	}
 
 	/* Limits. Without our own tmpfs, no file may outgrow what is left. */
-	lim[0].rlim_cur = lim[0].rlim_max = (rlim_t)l->cfg.cpu_seconds;
+	/* SIGXCPU at the soft limit says why; SIGKILL a second later. */
+	lim[0].rlim_cur = (rlim_t)l->cfg.cpu_seconds;
+	lim[0].rlim_max = (rlim_t)l->cfg.cpu_seconds + 1;
 	rcs[0] = RLIMIT_CPU;
 	lim[1].rlim_cur = lim[1].rlim_max = (rlim_t)l->cfg.memory;
 	rcs[1] = RLIMIT_DATA;
@@ -1249,6 +1261,7 @@ list_dir(struct listing *ls, int fd, const char *prefix, int depth)
 		close(dfd);
 		return;
 	}
+	rewinddir(d);	/* a dup shares the offset of earlier walks */
 	while (ls->rc == 0 && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)

@@ -1,0 +1,255 @@
+/*
+ * keys.c — service API keys. The api_keys database maps the SHA-256 (hex)
+ * of a key to {id, app_id, created_at, hint}; the key itself is never
+ * stored, so it is shown once, when it is made. Listing an app's keys walks
+ * the database (keys are few).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+#include "engine/internal.h"
+
+#define KEY_PREFIX	"app-"
+#define KEY_CHARS	24
+#define KEYS_PER_APP	100
+
+struct key_put {
+	const char	*app_id;
+	char		 hash[STORE_HASH_HEX];
+	json_t		*rec;
+};
+
+static int
+key_count(struct store_txn *t, const char *app_id, int *n)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*rec;
+	int			 rc;
+
+	*n = 0;
+	if ((rc = store_cursor_open(t, STORE_DB_API_KEYS, &c)) != 0)
+		return rc;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+			continue;
+		if (strcmp(json_string_value(json_object_get(rec, "app_id")),
+		    app_id) == 0)
+			(*n)++;
+		json_decref(rec);
+	}
+	store_cursor_close(c);
+	return rc == STORE_ENOTFOUND ? 0 : rc;
+}
+
+static int
+key_put_fn(struct store_txn *t, void *arg)
+{
+	struct key_put	*p = arg;
+	json_t		*app = NULL;
+	int		 rc, n;
+
+	if ((rc = store_get_json(t, STORE_DB_APPS, p->app_id, &app)) != 0)
+		return rc;
+	json_decref(app);
+	if ((rc = key_count(t, p->app_id, &n)) != 0)
+		return rc;
+	if (n >= KEYS_PER_APP)
+		return ENGINE_ELIMIT;
+	return store_put_json(t, STORE_DB_API_KEYS, p->hash, p->rec,
+	    STORE_NOOVERWRITE);
+}
+
+int
+engine_key_create(struct engine *e, const char *app_id, json_t **out)
+{
+	static const char	 alphabet[] = "abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	struct key_put		 p;
+	unsigned char		 raw[KEY_CHARS];
+	char			 token[sizeof(KEY_PREFIX) + KEY_CHARS], id[37];
+	size_t			 i;
+	int64_t			 now = engine_now();
+	int			 rc;
+
+	if (engine_uuid_check(app_id) != 0)
+		return ENGINE_ENOTFOUND;
+	if (RAND_bytes(raw, sizeof(raw)) != 1)
+		return ENGINE_ENOMEM;
+	memcpy(token, KEY_PREFIX, strlen(KEY_PREFIX));
+	for (i = 0; i < KEY_CHARS; i++)	/* 62 letters: a slight bias */
+		token[strlen(KEY_PREFIX) + i] = alphabet[raw[i] % 62];
+	token[strlen(KEY_PREFIX) + KEY_CHARS] = '\0';
+	engine_uuid(id);
+	memset(&p, 0, sizeof(p));
+	p.app_id = app_id;
+	store_hash(token, strlen(token), p.hash);
+	p.rec = json_pack("{s:s,s:s,s:I,s:s+}", "id", id, "app_id", app_id,
+	    "created_at", (json_int_t)now, "hint", "app-...",
+	    token + strlen(token) - 4);
+	if (p.rec == NULL)
+		return ENGINE_ENOMEM;
+	rc = engine_from_store(store_write(e->store, key_put_fn, &p));
+	json_decref(p.rec);
+	if (rc != 0)
+		return rc;
+	*out = json_pack("{s:s,s:s,s:s,s:n,s:I}", "id", id, "type", "app",
+	    "token", token, "last_used_at", "created_at", (json_int_t)now);
+	OPENSSL_cleanse(token, sizeof(token));
+	return *out ? 0 : ENGINE_ENOMEM;
+}
+
+int
+engine_key_list(struct engine *e, const char *app_id, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*data, *rec;
+	int			 rc;
+
+	if (engine_uuid_check(app_id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((data = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		goto out;
+	if ((rc = store_get_json(t, STORE_DB_APPS, app_id, &rec)) != 0)
+		goto out;
+	json_decref(rec);
+	if ((rc = store_cursor_open(t, STORE_DB_API_KEYS, &c)) != 0)
+		goto out;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+			continue;
+		if (strcmp(json_string_value(json_object_get(rec, "app_id")),
+		    app_id) == 0)
+			json_array_append_new(data, json_pack("{s:O,s:s,s:O,"
+			    "s:n,s:O}", "id", json_object_get(rec, "id"),
+			    "type", "app", "token", json_object_get(rec,
+			    "hint"), "last_used_at", "created_at",
+			    json_object_get(rec, "created_at")));
+		json_decref(rec);
+	}
+	rc = rc == STORE_ENOTFOUND ? 0 : rc;
+out:
+	store_cursor_close(c);
+	store_read_end(t);
+	if (rc != 0) {
+		json_decref(data);
+		return engine_from_store(rc);
+	}
+	*out = json_pack("{s:o}", "data", data);
+	return *out ? 0 : ENGINE_ENOMEM;
+}
+
+struct key_del {
+	const char	*app_id;
+	const char	*key_id;
+};
+
+static int
+key_del_fn(struct store_txn *t, void *arg)
+{
+	struct key_del		*d = arg;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*rec;
+	char			 hash[STORE_HASH_HEX] = "";
+	int			 rc;
+
+	if ((rc = store_cursor_open(t, STORE_DB_API_KEYS, &c)) != 0)
+		return rc;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+			continue;
+		if (strcmp(json_string_value(json_object_get(rec, "app_id")),
+		    d->app_id) == 0 && strcmp(json_string_value(
+		    json_object_get(rec, "id")), d->key_id) == 0 &&
+		    kv.klen == 64) {
+			memcpy(hash, kv.k, 64);
+			hash[64] = '\0';
+		}
+		json_decref(rec);
+	}
+	store_cursor_close(c);
+	if (hash[0] == '\0')
+		return STORE_ENOTFOUND;
+	return store_del(t, STORE_DB_API_KEYS, hash, 64);
+}
+
+int
+engine_key_delete(struct engine *e, const char *app_id, const char *key_id)
+{
+	struct key_del d = { app_id, key_id };
+
+	return engine_from_store(store_write(e->store, key_del_fn, &d));
+}
+
+/* Removes every key of app_id (for app.c's delete). */
+int
+keys_delete_all(struct store_txn *t, const char *app_id)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*rec, *hashes;
+	size_t			 i;
+	int			 rc;
+
+	if ((hashes = json_array()) == NULL)
+		return STORE_ENOMEM;
+	if ((rc = store_cursor_open(t, STORE_DB_API_KEYS, &c)) != 0)
+		goto out;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+			continue;
+		if (strcmp(json_string_value(json_object_get(rec, "app_id")),
+		    app_id) == 0)
+			json_array_append_new(hashes, json_stringn(kv.k,
+			    kv.klen));
+		json_decref(rec);
+	}
+	store_cursor_close(c);
+	c = NULL;
+	rc = 0;
+	json_array_foreach(hashes, i, rec)
+		if ((rc = store_del(t, STORE_DB_API_KEYS,
+		    json_string_value(rec), json_string_length(rec))) != 0)
+			goto out;
+out:
+	store_cursor_close(c);
+	json_decref(hashes);
+	return rc;
+}
+
+int
+engine_key_resolve(struct engine *e, const char *token, char app_id[37])
+{
+	struct store_txn	*t = NULL;
+	char			 hash[STORE_HASH_HEX];
+	json_t			*rec = NULL;
+	const char		*id;
+	int			 rc;
+
+	if (strncmp(token, KEY_PREFIX, strlen(KEY_PREFIX)) != 0 ||
+	    strlen(token) > 128)
+		return ENGINE_ENOTFOUND;
+	store_hash(token, strlen(token), hash);
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = store_get_json(t, STORE_DB_API_KEYS, hash, &rec);
+	store_read_end(t);
+	if (rc != 0)
+		return engine_from_store(rc);
+	id = json_string_value(json_object_get(rec, "app_id"));
+	snprintf(app_id, 37, "%s", id ? id : "");
+	json_decref(rec);
+	return id != NULL ? 0 : ENGINE_ENOTFOUND;
+}

@@ -1,0 +1,148 @@
+/*
+ * console_runs.c — an app's service API keys and run history in Dify's
+ * console paths: /apps/{id}/api-keys, /apps/{id}/workflow-runs (+ one run,
+ * + its node executions).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fcgi/internal.h"
+
+static void
+h_keys_list(struct req *r)
+{
+	json_t	*out = NULL;
+	int	 rc;
+
+	if ((rc = engine_key_list(r->eng, r->captures[0], &out)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
+static void
+h_keys_create(struct req *r)
+{
+	json_t	*out = NULL;
+	int	 rc;
+
+	if ((rc = engine_key_create(r->eng, r->captures[0], &out)) != 0) {
+		resp_engine_error(r, rc, "an app has at most 100 API keys",
+		    "app");
+		return;
+	}
+	resp_json(r, 201, out);
+}
+
+static void
+h_keys_delete(struct req *r)
+{
+	int rc;
+
+	if ((rc = engine_key_delete(r->eng, r->captures[0],
+	    r->captures[1])) != 0) {
+		resp_engine_error(r, rc, "", "API key");
+		return;
+	}
+	resp_empty(r, 204);
+}
+
+static int
+query_int(struct req *r, const char *name, int def, int lo, int hi, int *out)
+{
+	const char	*s = req_query(r, name);
+	char		*end;
+	long		 v;
+
+	if (s == NULL || *s == '\0') {
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi) {
+		resp_error(r, 400, "invalid_param", "%s must be an integer "
+		    "from %d to %d", name, lo, hi);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static void
+h_runs_list(struct req *r)
+{
+	json_t	*out = NULL;
+	int	 page, limit, rc;
+
+	if (query_int(r, "page", 1, 1, 99999, &page) != 0 ||
+	    query_int(r, "limit", 20, 1, 100, &limit) != 0)
+		return;
+	if ((rc = engine_run_list(r->eng, r->captures[0], page, limit,
+	    &out)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
+/* The run, if it belongs to the app in the path. */
+static json_t *
+app_run(struct req *r)
+{
+	json_t		*run = NULL;
+	const char	*app;
+	int		 rc;
+
+	if ((rc = engine_run_get(r->eng, r->captures[1], &run)) != 0) {
+		resp_engine_error(r, rc, "", "run");
+		return NULL;
+	}
+	app = json_string_value(json_object_get(run, "app_id"));
+	if (app == NULL || strcmp(app, r->captures[0]) != 0) {
+		json_decref(run);
+		resp_error(r, 404, "not_found", "run not found");
+		return NULL;
+	}
+	return run;
+}
+
+static void
+h_run_get(struct req *r)
+{
+	json_t *run;
+
+	if ((run = app_run(r)) != NULL)
+		resp_json(r, 200, run);
+}
+
+static void
+h_run_nodes(struct req *r)
+{
+	json_t	*run, *out = NULL;
+	int	 rc;
+
+	if ((run = app_run(r)) == NULL)
+		return;
+	json_decref(run);
+	if ((rc = engine_run_nodes(r->eng, r->captures[1], &out)) != 0) {
+		resp_engine_error(r, rc, "", "run");
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
+#define A "/console/api/apps/{}"
+const struct route console_run_routes[] = {
+	{ "GET", A "/api-keys", h_keys_list, AUTH_ADMIN },
+	{ "POST", A "/api-keys", h_keys_create, AUTH_ADMIN },
+	{ "DELETE", A "/api-keys/{}", h_keys_delete, AUTH_ADMIN },
+	{ "GET", A "/workflow-runs", h_runs_list, AUTH_ADMIN },
+	{ "GET", A "/workflow-runs/{}", h_run_get, AUTH_ADMIN },
+	{ "GET", A "/workflow-runs/{}/node-executions", h_run_nodes,
+	    AUTH_ADMIN },
+	{ NULL, NULL, NULL, AUTH_NONE },
+};
+#undef A

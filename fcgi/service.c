@@ -1,0 +1,389 @@
+/*
+ * service.c — Dify's service API (/v1, Authorization: Bearer <app key>):
+ * workflow runs and chat messages, blocking or streamed as server-sent
+ * events, stop, run detail, parameters and info.
+ *
+ * Streaming: the run executes in this request's thread; each event is
+ * written as one "data: {json}" line and a blank line, then flushed, and a
+ * ping thread writes "event: ping" every 10 s so proxies keep the stream
+ * open during long nodes. A client that goes away does not stop the run.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fcgi/internal.h"
+
+#define PING_SECONDS 10
+
+struct stream {
+	struct req	*r;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	pthread_t	 ping;
+	int		 have_ping;
+	int		 started;
+	int		 done;
+};
+
+static void
+stream_write_locked(struct stream *s, const char *text, size_t n)
+{
+	/* A write error means the client left; the run carries on. */
+	resp_write(s->r, text, n);
+	resp_flush(s->r);
+}
+
+static void *
+ping_main(void *arg)
+{
+	struct stream	*s = arg;
+	struct timespec	 ts;
+
+	pthread_mutex_lock(&s->mu);
+	while (!s->done) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += PING_SECONDS;
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT &&
+		    !s->done)
+			stream_write_locked(s, "event: ping\n\n", 13);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static void
+stream_start(void *arg, const char *task_id, const char *run_id)
+{
+	struct stream *s = arg;
+
+	(void)task_id;
+	(void)run_id;
+	pthread_mutex_lock(&s->mu);
+	resp_begin_stream(s->r);
+	s->started = 1;
+	pthread_mutex_unlock(&s->mu);
+	s->have_ping = pthread_create(&s->ping, NULL, ping_main, s) == 0;
+}
+
+static void
+stream_event(void *arg, const json_t *ev)
+{
+	struct stream	*s = arg;
+	char		*j;
+
+	if ((j = json_dumps(ev, JSON_COMPACT)) == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	if (s->started) {
+		resp_write(s->r, "data: ", 6);
+		resp_write(s->r, j, strlen(j));
+		stream_write_locked(s, "\n\n", 2);
+	}
+	pthread_mutex_unlock(&s->mu);
+	free(j);
+}
+
+static void
+stream_end(struct stream *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->done = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	if (s->have_ping)
+		pthread_join(s->ping, NULL);
+}
+
+/* ====== Runs ====== */
+
+static int
+body_string(struct req *r, const char *k, int required, const char **out)
+{
+	json_t *v = json_object_get(r->json, k);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v)) {
+		if (!required)
+			return 0;
+		resp_error(r, 400, "invalid_param", "%s is required", k);
+		return -1;
+	}
+	if (!json_is_string(v)) {
+		resp_error(r, 400, "invalid_param", "%s must be a string", k);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+/*
+ * Runs the app of the key: chat says whether this is /v1/chat-messages.
+ */
+static void
+run_app(struct req *r, int chat)
+{
+	struct run_opts	 o;
+	struct stream	 s;
+	const char	*mode, *rmode, *user, *query = NULL, *conv = NULL;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*app = NULL, *inputs, *res = NULL, *ev;
+	char		*j;
+	int		 rc, streaming;
+
+	if (req_read_json(r) != 0)
+		return;
+	if ((rc = engine_app_get(r->eng, r->app_id, &app)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return;
+	}
+	mode = json_string_value(json_object_get(app, "mode"));
+	if (!chat && strcmp(mode, "workflow") != 0) {
+		resp_error(r, 400, "not_workflow_app", "Please check if your "
+		    "app mode matches the right API route.");
+		goto out;
+	}
+	if (chat && strcmp(mode, "advanced-chat") != 0) {
+		resp_error(r, 400, "not_chat_app", strcmp(mode, "workflow") ==
+		    0 ? "Please check if your app mode matches the right API "
+		    "route." : "flowcgi runs chatflow (advanced-chat) apps; "
+		    "this app's mode is %s", mode);
+		goto out;
+	}
+	inputs = json_object_get(r->json, "inputs");
+	if (!json_is_object(inputs)) {
+		resp_error(r, 400, "invalid_param", "inputs is required and "
+		    "must be an object");
+		goto out;
+	}
+	if (body_string(r, "user", 1, &user) != 0 ||
+	    body_string(r, "response_mode", 0, &rmode) != 0 ||
+	    (chat && (body_string(r, "query", 1, &query) != 0 ||
+	    body_string(r, "conversation_id", 0, &conv) != 0)))
+		goto out;
+	if (rmode != NULL && strcmp(rmode, "streaming") != 0 &&
+	    strcmp(rmode, "blocking") != 0) {
+		resp_error(r, 400, "invalid_param", "response_mode must be "
+		    "streaming or blocking");
+		goto out;
+	}
+	streaming = rmode != NULL && strcmp(rmode, "streaming") == 0;
+	memset(&o, 0, sizeof(o));
+	o.app_id = r->app_id;
+	o.inputs = inputs;
+	o.user = user;
+	o.query = query;
+	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
+	o.files = json_object_get(r->json, "files");
+	o.invoke_from = "service-api";
+	memset(&s, 0, sizeof(s));
+	if (streaming) {
+		s.r = r;
+		pthread_mutex_init(&s.mu, NULL);
+		pthread_cond_init(&s.cv, NULL);
+		o.on_start = stream_start;
+		o.on_event = stream_event;
+		o.arg = &s;
+	}
+	rc = engine_run(r->eng, &o, err, &res);
+	if (streaming) {
+		stream_end(&s);
+		if (s.started && rc != 0) {
+			/* errors after the stream began travel in it */
+			ev = json_pack("{s:s,s:i,s:s,s:s}", "event", "error",
+			    "status", 500, "code", "internal_server_error",
+			    "message", err[0] ? err : engine_strerror(rc));
+			if (ev != NULL && (j = json_dumps(ev, JSON_COMPACT))) {
+				resp_write(r, "data: ", 6);
+				resp_write(r, j, strlen(j));
+				resp_write(r, "\n\n", 2);
+				free(j);
+			}
+			json_decref(ev);
+		}
+		pthread_cond_destroy(&s.cv);
+		pthread_mutex_destroy(&s.mu);
+	}
+	if (rc != 0) {
+		if (!s.started)
+			resp_engine_error(r, rc, err, "app or conversation");
+		goto out;
+	}
+	if (!streaming)
+		resp_json(r, 200, json_incref(res));
+out:
+	json_decref(res);
+	json_decref(app);
+}
+
+static void
+h_workflow_run(struct req *r)
+{
+	run_app(r, 0);
+}
+
+static void
+h_chat(struct req *r)
+{
+	run_app(r, 1);
+}
+
+static void
+h_stop(struct req *r)
+{
+	int rc;
+
+	if (req_read_json(r) != 0)
+		return;
+	rc = engine_run_stop(r->eng, r->captures[0]);
+	if (rc != 0 && rc != ENGINE_ENOTFOUND) {
+		resp_engine_error(r, rc, "", "task");
+		return;
+	}
+	/* As Dify: a stop of a finished or unknown task succeeds. */
+	resp_json(r, 200, json_pack("{s:s}", "result", "success"));
+}
+
+static void
+h_run_detail(struct req *r)
+{
+	json_t		*run = NULL, *res;
+	const char	*app;
+	int		 rc;
+
+	if ((rc = engine_run_get(r->eng, r->captures[0], &run)) != 0) {
+		resp_engine_error(r, rc, "", "workflow run");
+		return;
+	}
+	app = json_string_value(json_object_get(run, "app_id"));
+	if (app == NULL || strcmp(app, r->app_id) != 0) {
+		json_decref(run);
+		resp_error(r, 404, "not_found", "workflow run not found");
+		return;
+	}
+	res = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}",
+	    "id", json_object_get(run, "id"), "workflow_id",
+	    json_object_get(run, "workflow_id"), "status",
+	    json_object_get(run, "status"), "inputs",
+	    json_object_get(run, "inputs"), "outputs",
+	    json_object_get(run, "outputs") ? json_object_get(run,
+	    "outputs") : json_null(), "error", json_object_get(run, "error") ?
+	    json_object_get(run, "error") : json_null(), "total_steps",
+	    json_object_get(run, "total_steps") ? json_object_get(run,
+	    "total_steps") : json_integer(0), "total_tokens",
+	    json_object_get(run, "total_tokens") ? json_object_get(run,
+	    "total_tokens") : json_integer(0), "created_at",
+	    json_object_get(run, "created_at"), "finished_at",
+	    json_object_get(run, "finished_at") ? json_object_get(run,
+	    "finished_at") : json_null(), "elapsed_time",
+	    json_object_get(run, "elapsed_time") ? json_object_get(run,
+	    "elapsed_time") : json_real(0));
+	json_decref(run);
+	resp_json(r, 200, res);
+}
+
+/* ====== App description ====== */
+
+static json_t *
+app_draft(struct req *r)
+{
+	json_t	*app = NULL;
+	int	 rc;
+
+	if ((rc = engine_app_get_full(r->eng, r->app_id, &app)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return NULL;
+	}
+	return app;
+}
+
+/* The start node's variables as Dify's user_input_form. */
+static json_t *
+user_input_form(const json_t *wf)
+{
+	json_t		*form = json_array(), *n, *v, *item;
+	const char	*type;
+	size_t		 i, j;
+
+	json_array_foreach(json_object_get(json_object_get(wf, "graph"),
+	    "nodes"), i, n) {
+		type = json_string_value(json_object_get(json_object_get(n,
+		    "data"), "type"));
+		if (type == NULL || strcmp(type, "start") != 0)
+			continue;
+		json_array_foreach(json_object_get(json_object_get(n, "data"),
+		    "variables"), j, v) {
+			type = json_string_value(json_object_get(v, "type"));
+			item = json_deep_copy(v);
+			json_object_set_new(item, "default", json_object_get(v,
+			    "default") ? json_incref(json_object_get(v,
+			    "default")) : json_string(""));
+			json_array_append_new(form, json_pack("{s:o}",
+			    type ? type : "text-input", item));
+		}
+	}
+	return form;
+}
+
+static void
+h_parameters(struct req *r)
+{
+	json_t *app, *dsl, *wf, *feat, *res;
+
+	if ((app = app_draft(r)) == NULL)
+		return;
+	dsl = json_object_get(app, "dsl");
+	wf = json_object_get(dsl, "workflow");
+	feat = json_is_object(wf) ? json_object_get(wf, "features") :
+	    json_object_get(dsl, "model_config");
+	res = json_pack("{s:s,s:[],s:{s:b},s:{s:b},s:{s:b},s:{s:b},s:{s:b},"
+	    "s:{s:b},s:{s:b},s:o,s:{},s:{s:i,s:i,s:i,s:i,s:i,s:i}}",
+	    "opening_statement", json_string_value(json_object_get(feat,
+	    "opening_statement")) ? json_string_value(json_object_get(feat,
+	    "opening_statement")) : "", "suggested_questions",
+	    "suggested_questions_after_answer", "enabled", 0,
+	    "speech_to_text", "enabled", 0, "text_to_speech", "enabled", 0,
+	    "retriever_resource", "enabled", 0, "annotation_reply", "enabled",
+	    0, "more_like_this", "enabled", 0, "sensitive_word_avoidance",
+	    "enabled", 0, "user_input_form", user_input_form(wf),
+	    "file_upload", "system_parameters", "file_size_limit", 15,
+	    "image_file_size_limit", 10, "audio_file_size_limit", 50,
+	    "video_file_size_limit", 100, "workflow_file_upload_limit", 10,
+	    "image_file_batch_limit", 10);
+	if (res != NULL && json_is_array(json_object_get(feat,
+	    "suggested_questions")))
+		json_object_set(res, "suggested_questions",
+		    json_object_get(feat, "suggested_questions"));
+	json_decref(app);
+	resp_json(r, 200, res);
+}
+
+static void
+h_info(struct req *r)
+{
+	json_t	*app = NULL;
+	int	 rc;
+
+	if ((rc = engine_app_get(r->eng, r->app_id, &app)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return;
+	}
+	resp_json(r, 200, json_pack("{s:O,s:O,s:[],s:O,s:s}", "name",
+	    json_object_get(app, "name"), "description",
+	    json_object_get(app, "description"), "tags", "mode",
+	    json_object_get(app, "mode"), "author_name", "flowcgi"));
+	json_decref(app);
+}
+
+const struct route service_routes[] = {
+	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP },
+	{ "POST", "/v1/chat-messages", h_chat, AUTH_APP },
+	{ "POST", "/v1/workflows/tasks/{}/stop", h_stop, AUTH_APP },
+	{ "POST", "/v1/chat-messages/{}/stop", h_stop, AUTH_APP },
+	{ "GET", "/v1/workflows/run/{}", h_run_detail, AUTH_APP },
+	{ "GET", "/v1/parameters", h_parameters, AUTH_APP },
+	{ "GET", "/v1/info", h_info, AUTH_APP },
+	{ NULL, NULL, NULL, AUTH_NONE },
+};
