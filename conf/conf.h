@@ -48,6 +48,8 @@ struct conf {
 	int	 asset_max_files;	/* files and folders of one app */
 	int	 asset_max_path;	/* bytes in a full path */
 	int	 asset_max_name;	/* bytes in one file or folder name */
+	/* files uploaded through the service API */
+	int64_t	 upload_max_file;	/* bytes in one upload */
 	/* bundles: .zip exports of sandboxed apps */
 	int64_t	 bundle_max_size;	/* bytes, compressed and unpacked */
 	int	 bundle_max_ratio;	/* unpacked / compressed */
@@ -56,6 +58,8 @@ struct conf {
 	int	 http_timeout;		/* seconds for a whole exchange */
 	int64_t	 http_max_response;	/* bytes */
 	int	 http_allow_private;	/* let app content reach private nets */
+	int64_t	 http_max_text_response; /* http-request node: text body */
+	int64_t	 http_max_binary_response; /* http-request node: file body */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */
 	int	 sandbox_network;	/* share the host's network */

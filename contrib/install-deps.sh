@@ -9,6 +9,8 @@ PKGS="gcc make pkg-config libfcgi-dev libjansson-dev liblmdb-dev libyaml-dev
 libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev nginx-light"
 # Tests and benchmarks.
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip"
+# The local sandbox and the code node's interpreters.
+PKGS="$PKGS bubblewrap python3 nodejs"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
 PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"
 

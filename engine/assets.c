@@ -408,7 +408,8 @@ children_view(const struct tree *tr, const char *parent, int depth)
 		}
 		kids[nk++] = n;
 	}
-	qsort(kids, nk, sizeof(*kids), order_cmp);
+	if (nk > 1)
+		qsort(kids, nk, sizeof(*kids), order_cmp);
 	for (i = 0; i < nk; i++) {
 		if ((v = node_view(tr, kids[i])) == NULL)
 			continue;

@@ -248,6 +248,25 @@ int	engine_key_delete(struct engine *e, const char *app_id,
 int	engine_key_resolve(struct engine *e, const char *token,
 	    char app_id[37]);
 
+/* ====== Uploaded files ====== */
+
+/*
+ * Stores a file uploaded for app_id's runs (bytes as a blob). *out is
+ * Dify's answer {id, name, size, extension, mime_type, created_by,
+ * created_at}. ENGINE_ELIMIT past uploads.max_file_size.
+ */
+int	engine_upload_put(struct engine *e, const char *app_id,
+	    const char *user, const char *name, const char *mime,
+	    const void *data, size_t len, char *err, json_t **out);
+
+/*
+ * The bytes of upload id of app_id: *data malloc'd and NUL-terminated
+ * (caller frees; data NULL: only the record), *meta its record (new
+ * reference; meta may be NULL).
+ */
+int	engine_upload_get(struct engine *e, const char *app_id, const char *id,
+	    char **data, size_t *len, json_t **meta);
+
 /* ====== Runs ====== */
 
 /* What one run of an app gets. */

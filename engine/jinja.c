@@ -516,6 +516,11 @@ struct jfunc {
 	jfilter_fn	 fn;
 };
 
+/* Jinja2 filters that exist but are outside the subset. */
+static const char *const unsupported_filters[] = { "batch",
+    "filesizeformat", "format", "groupby", "pprint", "random", "slice",
+    "urlencode", "urlize", "wordwrap", "xmlattr", "attr", NULL };
+
 struct node {
 	enum nk			 kind;
 	int			 op, line;
@@ -585,7 +590,7 @@ static void *
 fail(struct rt *rt, int line, const char *fmt, ...)
 {
 	va_list	ap;
-	char	msg[ENGINE_ERRMAX];
+	char	msg[ENGINE_ERRMAX - 24];
 
 	if (rt->rc != 0)
 		return NULL;
@@ -1632,6 +1637,7 @@ parse_args(struct ps *ps, struct node *n)
 
 static const struct jfunc *find_filter(const char *name);
 static const struct jfunc *find_test(const char *name);
+static const char *in_list(const char *const *l, const char *name);
 
 /* "|name(args)" after subject a (may be NULL for filter blocks). */
 static struct node *
@@ -1661,7 +1667,11 @@ parse_filter(struct ps *ps, struct node *a)
 		    (int)peek(ps, 1)->n, peek(ps, 1)->p);
 	}
 	if ((n->fn = find_filter(n->name)) == NULL) {
-		fail(&ps->rt, line, "no filter named '%s'", n->name);
+		if (in_list(unsupported_filters, n->name) != NULL)
+			fail(&ps->rt, line, "the filter '%s' is not supported",
+			    n->name);
+		else
+			fail(&ps->rt, line, "no filter named '%s'", n->name);
 		node_free(n);
 		return NULL;
 	}
@@ -2712,9 +2722,11 @@ parse_body(struct ps *ps, struct block *b, const char *const *ends,
 		if (idx == ps->len) {
 			ps->pos = idx;
 			if (ends != NULL) {
+				for (m = 0; ends[m + 1] != NULL; m++)
+					;
 				fail(&ps->rt, ps_line(ps, idx), "unexpected "
 				    "end of template: expected '{%% %s %%}'",
-				    ends[0]);
+				    ends[m]);
 				return -1;
 			}
 			return 0;
@@ -3281,14 +3293,14 @@ arith(struct rt *rt, int line, int op, struct jv *a, struct jv *b)
 	fx = num_f(a);
 	fy = num_f(b);
 	switch (op) {
-	case OP_ADD: return float_result(rt, line, fx + fy, fx, fy);
-	case OP_SUB: return float_result(rt, line, fx - fy, fx, fy);
-	case OP_MUL: return float_result(rt, line, fx * fy, fx, fy);
+	case OP_ADD: return jv_float(fx + fy) ?: oom(rt);
+	case OP_SUB: return jv_float(fx - fy) ?: oom(rt);
+	case OP_MUL: return jv_float(fx * fy) ?: oom(rt);
 	case OP_DIV:
 		if (fy == 0)
 			return fail(rt, line, "ZeroDivisionError: division by "
 			    "zero");
-		return float_result(rt, line, fx / fy, fx, fy);
+		return jv_float(fx / fy) ?: oom(rt);
 	case OP_FDIV:
 	case OP_MOD:
 		if (fy == 0)
@@ -3511,7 +3523,7 @@ str_split(struct rt *rt, int line, const struct jv *s, const struct jv *sep,
     int64_t maxsplit, int right)
 {
 	struct jv	*l, *tmp;
-	size_t		 cap = 0, i, j, k, n = s->u.s.n, b, e;
+	size_t		 cap = 0, i, j, k, n = s->u.s.n, b;
 	const char	*p = s->u.s.p, *hit;
 	int64_t		 splits = 0;
 
@@ -3526,10 +3538,8 @@ str_split(struct rt *rt, int line, const struct jv *s, const struct jv *sep,
 				if (i >= n)
 					break;
 				if (maxsplit >= 0 && splits >= maxsplit) {
-					str_strip(p + i, n - i, NULL, 0, 1,
-					    &b, &e);
 					if (list_add(rt, &l, &cap, jv_strn(p + i,
-					    e) ?: oom(rt)) != 0)
+					    n - i) ?: oom(rt)) != 0)
 						goto err;
 					break;
 				}
@@ -3727,4 +3737,2777 @@ py_parse_int(const char *s, size_t n, int base, int64_t *out)
 		return -2;
 	*out = neg ? v : -v;
 	return 0;
+}
+
+/* ====== Calls and methods ====== */
+
+#define MAXARGS 8
+
+struct cargs {
+	struct jv	*pos[MAXARGS];
+	size_t		 npos;
+	const char	*kwn[MAXARGS];
+	struct jv	*kwv[MAXARGS];
+	size_t		 nkw;
+};
+
+static void
+cargs_release(struct cargs *ca)
+{
+	size_t i;
+
+	for (i = 0; i < ca->npos; i++)
+		jv_unref(ca->pos[i]);
+	for (i = 0; i < ca->nkw; i++)
+		jv_unref(ca->kwv[i]);
+	ca->npos = ca->nkw = 0;
+}
+
+static int
+eval_args(struct rt *rt, const struct node *n, struct cargs *ca)
+{
+	struct jv	*v;
+	size_t		 i;
+
+	memset(ca, 0, sizeof(*ca));
+	for (i = 0; i < n->nargs; i++) {
+		if ((n->kw[i] == NULL ? ca->npos : ca->nkw) == MAXARGS) {
+			fail(rt, n->line, "more than %d arguments", MAXARGS);
+			return -1;
+		}
+		if ((v = eval(rt, n->args[i])) == NULL)
+			return -1;
+		if (n->kw[i] == NULL)
+			ca->pos[ca->npos++] = v;
+		else {
+			ca->kwn[ca->nkw] = n->kw[i];
+			ca->kwv[ca->nkw++] = v;
+		}
+	}
+	return 0;
+}
+
+/* Binds ca to the parameter names params (at most 5): a[i] borrowed or
+ * NULL when not given. */
+static int
+bind(struct rt *rt, int line, const char *what, const char *const *params,
+    const struct cargs *ca, struct jv **a)
+{
+	size_t	np = 0, i, k;
+
+	while (np < 5 && params[np] != NULL)
+		np++;
+	for (i = 0; i < 5; i++)
+		a[i] = NULL;
+	if (ca->npos > np) {
+		fail(rt, line, "TypeError: %s takes at most %zu arguments "
+		    "(%zu given)", what, np, ca->npos);
+		return -1;
+	}
+	for (i = 0; i < ca->npos; i++)
+		a[i] = ca->pos[i];
+	for (k = 0; k < ca->nkw; k++) {
+		for (i = 0; i < np; i++)
+			if (!strcmp(params[i], ca->kwn[k]))
+				break;
+		if (i == np) {
+			fail(rt, line, "TypeError: %s got an unexpected "
+			    "keyword argument '%s'", what, ca->kwn[k]);
+			return -1;
+		}
+		if (a[i] != NULL) {
+			fail(rt, line, "TypeError: %s got multiple values for "
+			    "argument '%s'", what, ca->kwn[k]);
+			return -1;
+		}
+		a[i] = ca->kwv[k];
+	}
+	return 0;
+}
+
+static int
+want_str(struct rt *rt, int line, const struct jv *v, const char *what)
+{
+	if (v != NULL && v->t == JT_STR)
+		return 0;
+	fail(rt, line, "TypeError: %s must be str, not %s", what,
+	    v ? jv_type(v) : "nothing");
+	return -1;
+}
+
+static int
+want_int(struct rt *rt, int line, const struct jv *v, const char *what,
+    int64_t *out)
+{
+	if (v != NULL && (v->t == JT_INT || v->t == JT_BOOL)) {
+		*out = num_i(v);
+		return 0;
+	}
+	if (v != NULL && v->t == JT_UNDEF) {
+		undef_error(rt, line, v);
+		return -1;
+	}
+	fail(rt, line, "TypeError: %s must be an integer, not %s", what,
+	    v ? jv_type(v) : "nothing");
+	return -1;
+}
+
+/* str.startswith / endswith with a str or a tuple of str. */
+static struct jv *
+str_affix(struct rt *rt, int line, const struct jv *s, const struct jv *x,
+    int end)
+{
+	size_t i;
+
+	if (x != NULL && x->t == JT_TUPLE) {
+		for (i = 0; i < x->u.l.n; i++) {
+			if (want_str(rt, line, x->u.l.v[i], "prefix") != 0)
+				return NULL;
+			if (str_affix(rt, line, s, x->u.l.v[i], end) ==
+			    &jv_true_s)
+				return &jv_true_s;
+		}
+		return &jv_false_s;
+	}
+	if (want_str(rt, line, x, "prefix") != 0)
+		return NULL;
+	if (x->u.s.n > s->u.s.n)
+		return &jv_false_s;
+	return jv_bool(!memcmp(s->u.s.p + (end ? s->u.s.n - x->u.s.n : 0),
+	    x->u.s.p, x->u.s.n));
+}
+
+/* str.center / ljust / rjust: pad to width code points with fill. */
+static struct jv *
+str_pad(struct rt *rt, int line, const struct jv *s, int64_t width,
+    const struct jv *fill, char how)
+{
+	struct tpl_sb	 sb = { 0 };
+	const char	*f = " ";
+	size_t		 fl = 1, len = str_len(s), left, right, i;
+	int64_t		 marg;
+
+	if (fill != NULL) {
+		if (want_str(rt, line, fill, "fill character") != 0)
+			return NULL;
+		if (str_len(fill) != 1)
+			return fail(rt, line, "TypeError: The fill character "
+			    "must be exactly one character long");
+		f = fill->u.s.p;
+		fl = fill->u.s.n;
+	}
+	if (width > (int64_t)rt->lim->max_value)
+		return limit(rt, line, "value size", rt->lim->max_value);
+	if (width <= (int64_t)len)
+		return jv_strn(s->u.s.p, s->u.s.n) ?: oom(rt);
+	marg = width - (int64_t)len;
+	if (how == 'c')
+		left = (size_t)(marg / 2 + (marg & width & 1));
+	else
+		left = how == 'r' ? (size_t)marg : 0;
+	right = (size_t)marg - left;
+	for (i = 0; i < left; i++)
+		tpl_sb_add(&sb, f, fl);
+	tpl_sb_add(&sb, s->u.s.p, s->u.s.n);
+	for (i = 0; i < right; i++)
+		tpl_sb_add(&sb, f, fl);
+	return checked_str(rt, line, &sb);
+}
+
+static struct jv *
+str_find(struct rt *rt, int line, const struct jv *s, const struct jv *sub,
+    int mode)
+{
+	const char	*hit = NULL, *p = s->u.s.p;
+	size_t		 i, n = s->u.s.n, cnt = 0;
+
+	if (want_str(rt, line, sub, "substring") != 0)
+		return NULL;
+	if (mode == 'c') {		/* count */
+		if (sub->u.s.n == 0)
+			return jv_int((int64_t)str_len(s) + 1) ?: oom(rt);
+		for (i = 0; (hit = memmem(p + i, n - i, sub->u.s.p,
+		    sub->u.s.n)) != NULL; cnt++)
+			i = (size_t)(hit - p) + sub->u.s.n;
+		return jv_int((int64_t)cnt) ?: oom(rt);
+	}
+	if (mode == 'f' || mode == 'i')
+		hit = memmem(p, n, sub->u.s.p, sub->u.s.n);
+	else
+		for (i = n + 1; i-- > 0 && hit == NULL;)
+			if (i + sub->u.s.n <= n &&
+			    !memcmp(p + i, sub->u.s.p, sub->u.s.n))
+				hit = p + i;
+	if (hit == NULL) {
+		if (mode == 'i' || mode == 'I')
+			return fail(rt, line, "ValueError: substring not "
+			    "found");
+		return jv_int(-1) ?: oom(rt);
+	}
+	for (i = 0; p + i < hit; i++)
+		cnt += ((unsigned char)p[i] & 0xC0) != 0x80;
+	return jv_int((int64_t)cnt) ?: oom(rt);
+}
+
+/* A str predicate: isdigit, isalpha, isalnum, isspace, islower, isupper. */
+static struct jv *
+str_is(const struct jv *s, const char *name)
+{
+	size_t		i, k;
+	uint32_t	c;
+	int		cased = 0, ok = s->u.s.n > 0;
+
+	for (i = 0; i < s->u.s.n && ok; i += k) {
+		c = tpl_utf8_next(s->u.s.p + i, s->u.s.n - i, &k);
+		if (!strcmp(name, "isdigit") || !strcmp(name, "isdecimal") ||
+		    !strcmp(name, "isnumeric"))
+			ok = c >= '0' && c <= '9';
+		else if (!strcmp(name, "isalpha"))
+			ok = u_word(c) && !(c >= '0' && c <= '9') && c != '_';
+		else if (!strcmp(name, "isalnum"))
+			ok = u_word(c) && c != '_';
+		else if (!strcmp(name, "isspace"))
+			ok = u_space(c);
+		else if (!strcmp(name, "islower")) {
+			ok = u_upper(c) == c || u_lower(c) == c;
+			if (u_cased(c))
+				ok = u_lower(c) == c, cased = 1;
+		} else {
+			ok = 1;
+			if (u_cased(c))
+				ok = u_upper(c) == c, cased = 1;
+		}
+	}
+	if (!strcmp(name, "islower") || !strcmp(name, "isupper"))
+		ok = ok && cased;
+	return jv_bool(ok);
+}
+
+static struct jv *
+call_str_method(struct rt *rt, int line, struct jv *s, const char *name,
+    struct cargs *ca)
+{
+	static const char *const p_split[] = { "sep", "maxsplit", NULL };
+	static const char *const p_chars[] = { "chars", NULL };
+	static const char *const p_repl[] = { "old", "new", "count", NULL };
+	static const char *const p_one[] = { "x", "start", "end", NULL };
+	static const char *const p_pad[] = { "width", "fillchar", NULL };
+	static const char *const p_none[] = { NULL };
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*a[5], *items = NULL, *r = NULL, *sep;
+	size_t		 b, e, i;
+	int64_t		 k = -1;
+	char		 what[64];
+	int		 right;
+
+	snprintf(what, sizeof(what), "str.%s()", name);
+	if (!strcmp(name, "split") || !strcmp(name, "rsplit")) {
+		if (bind(rt, line, what, p_split, ca, a) != 0)
+			return NULL;
+		sep = a[0] != NULL && a[0]->t != JT_NONE ? a[0] : NULL;
+		if ((sep != NULL && want_str(rt, line, sep, "sep") != 0) ||
+		    (a[1] != NULL && want_int(rt, line, a[1], "maxsplit",
+		    &k) != 0))
+			return NULL;
+		return str_split(rt, line, s, sep, k, name[0] == 'r');
+	}
+	if (!strcmp(name, "strip") || !strcmp(name, "lstrip") ||
+	    !strcmp(name, "rstrip") || !strcmp(name, "removeprefix") ||
+	    !strcmp(name, "removesuffix")) {
+		if (bind(rt, line, what, p_chars, ca, a) != 0)
+			return NULL;
+		if (name[0] == 'r' && name[1] == 'e') {
+			if (want_str(rt, line, a[0], "prefix") != 0)
+				return NULL;
+			right = name[6] == 's';
+			if (str_affix(rt, line, s, a[0], right) != &jv_true_s)
+				return jv_ref(s);
+			return jv_strn(s->u.s.p + (right ? 0 : a[0]->u.s.n),
+			    s->u.s.n - a[0]->u.s.n) ?: oom(rt);
+		}
+		if (a[0] != NULL && a[0]->t == JT_NONE)
+			a[0] = NULL;
+		if (a[0] != NULL && want_str(rt, line, a[0], "chars") != 0)
+			return NULL;
+		str_strip(s->u.s.p, s->u.s.n, a[0], name[0] != 'r',
+		    name[0] != 'l', &b, &e);
+		return jv_strn(s->u.s.p + b, e - b) ?: oom(rt);
+	}
+	if (!strcmp(name, "replace")) {
+		if (bind(rt, line, what, p_repl, ca, a) != 0 ||
+		    want_str(rt, line, a[0], "old") != 0 ||
+		    want_str(rt, line, a[1], "new") != 0 ||
+		    (a[2] != NULL && want_int(rt, line, a[2], "count", &k)))
+			return NULL;
+		return str_replace(rt, line, s, a[0], a[1], k);
+	}
+	if (!strcmp(name, "startswith") || !strcmp(name, "endswith")) {
+		if (bind(rt, line, what, p_one, ca, a) != 0)
+			return NULL;
+		if (a[1] != NULL || a[2] != NULL)
+			return fail(rt, line, "%s with start/end is not "
+			    "supported", what);
+		return str_affix(rt, line, s, a[0], name[0] == 'e');
+	}
+	if (!strcmp(name, "find") || !strcmp(name, "rfind") ||
+	    !strcmp(name, "index") || !strcmp(name, "rindex") ||
+	    !strcmp(name, "count")) {
+		if (bind(rt, line, what, p_one, ca, a) != 0)
+			return NULL;
+		if (a[1] != NULL || a[2] != NULL)
+			return fail(rt, line, "%s with start/end is not "
+			    "supported", what);
+		return str_find(rt, line, s, a[0], !strcmp(name, "count") ?
+		    'c' : !strcmp(name, "find") ? 'f' : !strcmp(name, "rfind") ?
+		    'F' : !strcmp(name, "index") ? 'i' : 'I');
+	}
+	if (!strcmp(name, "center") || !strcmp(name, "ljust") ||
+	    !strcmp(name, "rjust") || !strcmp(name, "zfill")) {
+		if (bind(rt, line, what, p_pad, ca, a) != 0 ||
+		    want_int(rt, line, a[0], "width", &k) != 0)
+			return NULL;
+		if (name[0] == 'z') {
+			if (a[1] != NULL)
+				return fail(rt, line, "TypeError: %s takes one "
+				    "argument", what);
+			if (k <= (int64_t)str_len(s))
+				return jv_ref(s);
+			if (k > (int64_t)rt->lim->max_value)
+				return limit(rt, line, "value size",
+				    rt->lim->max_value);
+			i = s->u.s.n > 0 && (s->u.s.p[0] == '-' ||
+			    s->u.s.p[0] == '+');
+			tpl_sb_add(&sb, s->u.s.p, i);
+			for (b = str_len(s); (int64_t)b < k; b++)
+				tpl_sb_add(&sb, "0", 1);
+			tpl_sb_add(&sb, s->u.s.p + i, s->u.s.n - i);
+			return checked_str(rt, line, &sb);
+		}
+		return str_pad(rt, line, s, k, a[1], name[0] == 'c' ? 'c' :
+		    name[0] == 'l' ? 'l' : 'r');
+	}
+	if (!strcmp(name, "join")) {
+		if (bind(rt, line, what, p_chars, ca, a) != 0)
+			return NULL;
+		if (a[0] == NULL)
+			return fail(rt, line, "TypeError: %s takes exactly one "
+			    "argument", what);
+		if ((items = jv_iter(rt, line, a[0])) == NULL)
+			return NULL;
+		for (i = 0; i < items->u.l.n; i++) {
+			if (items->u.l.v[i]->t != JT_STR) {
+				fail(rt, line, "TypeError: sequence item %zu: "
+				    "expected str instance, %s found", i,
+				    jv_type(items->u.l.v[i]));
+				goto out;
+			}
+			if (i > 0)
+				tpl_sb_add(&sb, s->u.s.p, s->u.s.n);
+			tpl_sb_add(&sb, items->u.l.v[i]->u.s.p,
+			    items->u.l.v[i]->u.s.n);
+		}
+		r = checked_str(rt, line, &sb);
+		goto out;
+	}
+	if (strcmp(name, "lower") && strcmp(name, "upper") &&
+	    strcmp(name, "title") && strcmp(name, "capitalize") &&
+	    strcmp(name, "swapcase") && strcmp(name, "casefold") &&
+	    strcmp(name, "splitlines") && strncmp(name, "is", 2))
+		return fail(rt, line, "the method str.%s() is not supported",
+		    name);
+	if (bind(rt, line, what, p_none, ca, a) != 0)
+		return NULL;
+	if (!strcmp(name, "splitlines")) {
+		size_t	cap = 0, k2;
+		uint32_t c;
+
+		if ((r = jv_list(JT_LIST, 0)) == NULL)
+			return oom(rt);
+		for (i = 0, b = 0; i < s->u.s.n; i += k2) {
+			c = tpl_utf8_next(s->u.s.p + i, s->u.s.n - i, &k2);
+			if (!u_linebreak(c))
+				continue;
+			if (list_add(rt, &r, &cap, jv_strn(s->u.s.p + b,
+			    i - b) ?: oom(rt)) != 0) {
+				jv_unref(r);
+				return NULL;
+			}
+			if (c == '\r' && i + 1 < s->u.s.n &&
+			    s->u.s.p[i + 1] == '\n')
+				k2 = 2;
+			b = i + k2;
+		}
+		if (b < s->u.s.n && list_add(rt, &r, &cap, jv_strn(s->u.s.p + b,
+		    s->u.s.n - b) ?: oom(rt)) != 0) {
+			jv_unref(r);
+			return NULL;
+		}
+		return r;
+	}
+	if (!strcmp(name, "lower") || !strcmp(name, "upper") ||
+	    !strcmp(name, "title") || !strcmp(name, "capitalize") ||
+	    !strcmp(name, "swapcase") || !strcmp(name, "casefold")) {
+		str_case(&sb, s->u.s.p, s->u.s.n, !strcmp(name, "upper") ? 'U' :
+		    !strcmp(name, "title") ? 'T' : !strcmp(name, "capitalize") ?
+		    'C' : !strcmp(name, "swapcase") ? 'S' : 'L');
+		return checked_str(rt, line, &sb);
+	}
+	if (!strcmp(name, "isdigit") || !strcmp(name, "isalpha") ||
+	    !strcmp(name, "isalnum") || !strcmp(name, "isspace") ||
+	    !strcmp(name, "islower") || !strcmp(name, "isupper") ||
+	    !strcmp(name, "isdecimal") || !strcmp(name, "isnumeric"))
+		return str_is(s, name);
+	return fail(rt, line, "the method str.%s() is not supported", name);
+out:
+	tpl_sb_release(&sb);
+	jv_unref(items);
+	return r;
+}
+
+static struct jv *
+call_method(struct rt *rt, int line, struct jv *m, struct cargs *ca)
+{
+	static const char *const p_get[] = { "key", "default", NULL };
+	static const char *const p_none[] = { NULL };
+	static const char *const p_one[] = { "x", NULL };
+	struct jv	*self = m->u.m.self, *a[5], *r, *v;
+	const char	*name = m->u.m.name;
+	size_t		 i;
+	char		 what[64];
+
+	snprintf(what, sizeof(what), "%s.%s()", jv_type(self), name);
+	if (self->t == JT_STR)
+		return call_str_method(rt, line, self, name, ca);
+	if (self->t == JT_LOOP && !strcmp(name, "cycle")) {
+		if (ca->nkw > 0 || ca->npos == 0)
+			return fail(rt, line, "TypeError: loop.cycle() needs "
+			    "positional arguments");
+		return jv_ref(ca->pos[self->u.loop.i % ca->npos]);
+	}
+	if (self->t == JT_DICT && !strcmp(name, "get")) {
+		if (bind(rt, line, what, p_get, ca, a) != 0)
+			return NULL;
+		if (a[0] == NULL)
+			return fail(rt, line, "TypeError: get expected at "
+			    "least 1 argument, got 0");
+		if ((v = dict_get(self, a[0])) != NULL)
+			return jv_ref(v);
+		return a[1] != NULL ? jv_ref(a[1]) : &jv_none_s;
+	}
+	if (self->t == JT_DICT && (!strcmp(name, "items") ||
+	    !strcmp(name, "keys") || !strcmp(name, "values"))) {
+		if (bind(rt, line, what, p_none, ca, a) != 0)
+			return NULL;
+		if ((r = jv_list(JT_LIST, self->u.d.n)) == NULL)
+			return oom(rt);
+		r->view = name[0] == 'i' ? JV_ITEMS : name[0] == 'k' ?
+		    JV_KEYS : JV_VALUES;
+		for (i = 0; i < self->u.d.n; i++) {
+			if (r->view == JV_KEYS)
+				jv_push(r, jv_ref(self->u.d.k[i]));
+			else if (r->view == JV_VALUES)
+				jv_push(r, jv_ref(self->u.d.v[i]));
+			else {
+				if ((v = jv_list(JT_TUPLE, 2)) == NULL) {
+					jv_unref(r);
+					return oom(rt);
+				}
+				jv_push(v, jv_ref(self->u.d.k[i]));
+				jv_push(v, jv_ref(self->u.d.v[i]));
+				jv_push(r, v);
+			}
+		}
+		return r;
+	}
+	if (is_seq(self) && self->view == JV_PLAIN &&
+	    (!strcmp(name, "count") || !strcmp(name, "index"))) {
+		if (bind(rt, line, what, p_one, ca, a) != 0)
+			return NULL;
+		if (a[0] == NULL)
+			return fail(rt, line, "TypeError: %s takes exactly one "
+			    "argument", what);
+		int64_t cnt = 0;
+
+		for (i = 0; i < self->u.l.n; i++)
+			if (jv_eq(self->u.l.v[i], a[0])) {
+				if (name[0] == 'i')
+					return jv_int((int64_t)i) ?: oom(rt);
+				cnt++;
+			}
+		if (name[0] == 'i')
+			return fail(rt, line, "ValueError: item is not in "
+			    "list");
+		return jv_int(cnt) ?: oom(rt);
+	}
+	return fail(rt, line, "the method %s.%s() is not supported",
+	    jv_type(self), name);
+}
+
+/* range(), dict(), namespace(). */
+static struct jv *
+call_global(struct rt *rt, int line, const char *name, struct cargs *ca)
+{
+	struct jv	*r;
+	int64_t		 v[3] = { 0, 0, 1 }, i, cnt;
+	size_t		 k;
+
+	if (!strcmp(name, "range")) {
+		if (ca->nkw > 0 || ca->npos < 1 || ca->npos > 3)
+			return fail(rt, line, "TypeError: range expected 1 to 3 "
+			    "positional arguments");
+		for (k = 0; k < ca->npos; k++)
+			if (want_int(rt, line, ca->pos[k], "range() argument",
+			    &v[ca->npos == 1 ? 1 : k]) != 0)
+				return NULL;
+		if (v[2] == 0)
+			return fail(rt, line, "ValueError: range() arg 3 must "
+			    "not be zero");
+		cnt = v[2] > 0 ? (v[1] > v[0] ? (v[1] - v[0] - 1) / v[2] + 1 :
+		    0) : (v[0] > v[1] ? (v[0] - v[1] - 1) / -v[2] + 1 : 0);
+		if ((uint64_t)cnt > rt->lim->max_value)
+			return limit(rt, line, "value size",
+			    rt->lim->max_value);
+		if (step(rt, line, (size_t)cnt) != 0)
+			return NULL;
+		if ((r = jv_list(JT_LIST, (size_t)cnt)) == NULL)
+			return oom(rt);
+		for (i = 0; i < cnt; i++) {
+			struct jv *x = jv_int(v[0] + i * v[2]);
+
+			if (x == NULL) {
+				jv_unref(r);
+				return oom(rt);
+			}
+			jv_push(r, x);
+		}
+		return r;
+	}
+	/* dict(k=v) and namespace(k=v). */
+	if (ca->npos > 0)
+		return fail(rt, line, "%s() with positional arguments is not "
+		    "supported", name);
+	if ((r = jv_dict(ca->nkw)) == NULL)
+		return oom(rt);
+	if (name[0] == 'n')
+		r->t = JT_NS;
+	for (k = 0; k < ca->nkw; k++) {
+		if ((r->u.d.k[k] = jv_str(ca->kwn[k])) == NULL) {
+			jv_unref(r);
+			return oom(rt);
+		}
+		r->u.d.v[k] = jv_ref(ca->kwv[k]);
+		r->u.d.n++;
+	}
+	return r;
+}
+
+/* ====== Filters ====== */
+
+/* soft_str: str(v), keeping a Markup a Markup. */
+static struct jv *
+soft_str(struct rt *rt, int line, struct jv *v)
+{
+	return jv_to_str(rt, line, v);
+}
+
+/* A string result with the Markup flag. */
+static struct jv *
+markup(struct jv *v)
+{
+	if (v != NULL)
+		v->markup = 1;
+	return v;
+}
+
+/* make_attrgetter: "a.b.0" walked with getitem. */
+static struct jv *
+attr_path(struct rt *rt, int line, struct jv *item, const struct jv *path)
+{
+	struct jv	*cur = jv_ref(item), *key, *next;
+	const char	*p, *dot, *end;
+	int64_t		 iv;
+
+	if (path->t == JT_INT)
+		return get_item(rt, line, item, (struct jv *)path);
+	if (path->t != JT_STR)
+		return fail(rt, line, "TypeError: attribute must be a str");
+	p = path->u.s.p;
+	end = p + path->u.s.n;
+	for (;;) {
+		dot = memchr(p, '.', (size_t)(end - p));
+		if (dot == NULL)
+			dot = end;
+		if (py_parse_int(p, (size_t)(dot - p), 10, &iv) == 0 &&
+		    is_digit(*p))
+			key = jv_int(iv);
+		else
+			key = jv_strn(p, (size_t)(dot - p));
+		if (key == NULL) {
+			jv_unref(cur);
+			return oom(rt);
+		}
+		next = get_item(rt, line, cur, key);
+		jv_unref(key);
+		jv_unref(cur);
+		if ((cur = next) == NULL || dot == end)
+			return cur;
+		p = dot + 1;
+	}
+}
+
+/* The items of v, each mapped through attribute (if given) for sorting
+ * keys: lowercase strings unless case_sensitive. */
+static struct jv *
+sort_key(struct rt *rt, int line, struct jv *item, const struct jv *attr,
+    int cs)
+{
+	struct jv	*k, *low;
+	struct tpl_sb	 sb = { 0 };
+
+	k = attr != NULL ? attr_path(rt, line, item, attr) : jv_ref(item);
+	if (k == NULL || cs || k->t != JT_STR)
+		return k;
+	str_case(&sb, k->u.s.p, k->u.s.n, 'L');
+	jv_unref(k);
+	if (sb.oom || (low = jv_str_sb(&sb)) == NULL) {
+		tpl_sb_release(&sb);
+		return oom(rt);
+	}
+	return low;
+}
+
+/* Stable merge sort of items by keys; -1 when a comparison fails. */
+static int
+merge_sort(struct rt *rt, int line, struct jv **items, struct jv **keys,
+    size_t n, struct jv **ti, struct jv **tk, int rev)
+{
+	size_t	mid = n / 2, i = 0, j, k = 0;
+	int	c;
+
+	if (n < 2)
+		return 0;
+	if (merge_sort(rt, line, items, keys, mid, ti, tk, rev) != 0 ||
+	    merge_sort(rt, line, items + mid, keys + mid, n - mid, ti, tk,
+	    rev) != 0)
+		return -1;
+	j = mid;
+	while (i < mid && j < n) {
+		if (jv_cmp(rt, line, keys[j], keys[i], "<", &c) != 0)
+			return -1;
+		/* reverse=True keeps equal items in order, as Python does. */
+		if (rev ? (jv_cmp(rt, line, keys[i], keys[j], "<", &c) == 0 &&
+		    c < 0) : c < 0) {
+			ti[k] = items[j];
+			tk[k++] = keys[j++];
+		} else {
+			ti[k] = items[i];
+			tk[k++] = keys[i++];
+		}
+		if (rt->rc != 0)
+			return -1;
+	}
+	for (; i < mid; i++, k++) {
+		ti[k] = items[i];
+		tk[k] = keys[i];
+	}
+	for (; j < n; j++, k++) {
+		ti[k] = items[j];
+		tk[k] = keys[j];
+	}
+	memcpy(items, ti, n * sizeof(*items));
+	memcpy(keys, tk, n * sizeof(*keys));
+	return 0;
+}
+
+/* sorted(v, key=..., reverse=rev) as a new list. */
+static struct jv *
+sorted(struct rt *rt, int line, struct jv *v, int rev, int cs,
+    const struct jv *attr)
+{
+	struct jv	*items, *r = NULL, **keys = NULL, **ti = NULL,
+			**tk = NULL;
+	size_t		 i, n;
+
+	if ((items = jv_iter(rt, line, v)) == NULL)
+		return NULL;
+	n = items->u.l.n;
+	if (step(rt, line, n * 8) != 0)
+		goto out;
+	keys = calloc(n + 1, sizeof(*keys));
+	ti = calloc(n + 1, sizeof(*ti));
+	tk = calloc(n + 1, sizeof(*tk));
+	if (keys == NULL || ti == NULL || tk == NULL ||
+	    (r = jv_list(JT_LIST, n)) == NULL) {
+		oom(rt);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		jv_push(r, jv_ref(items->u.l.v[i]));
+		if ((keys[i] = sort_key(rt, line, items->u.l.v[i], attr,
+		    cs)) == NULL)
+			goto out;
+	}
+	if (merge_sort(rt, line, r->u.l.v, keys, n, ti, tk, rev) != 0)
+		goto out;
+out:
+	for (i = 0; keys != NULL && i < n; i++)
+		jv_unref(keys[i]);
+	free(keys);
+	free(ti);
+	free(tk);
+	jv_unref(items);
+	if (rt->rc != 0) {
+		jv_unref(r);
+		return NULL;
+	}
+	return r;
+}
+
+static struct jv *
+gen(struct jv *l)
+{
+	if (l != NULL)
+		l->view = JV_ITER;
+	return l;
+}
+
+static int
+arg_bool(const struct jv *v, int dflt)
+{
+	return v == NULL ? dflt : jv_truth(v);
+}
+
+static struct jv *
+f_abs(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	if (v->t == JT_FLOAT)
+		return jv_float(fabs(v->u.f)) ?: oom(rt);
+	if (v->t == JT_INT || v->t == JT_BOOL) {
+		if (num_i(v) == INT64_MIN)
+			return fail(rt, n->line, "integers beyond 64 bits are "
+			    "not supported");
+		return jv_int(num_i(v) < 0 ? -num_i(v) : num_i(v)) ?: oom(rt);
+	}
+	if (v->t == JT_UNDEF)
+		return undef_error(rt, n->line, v);
+	return fail(rt, n->line, "TypeError: bad operand type for abs(): "
+	    "'%s'", jv_type(v));
+}
+
+static struct jv *
+f_strcase(struct rt *rt, const struct node *n, struct jv *v, char mode)
+{
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*s, *r;
+
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	str_case(&sb, s->u.s.p, s->u.s.n, mode);
+	r = checked_str(rt, n->line, &sb);
+	jv_unref(s);
+	return r;
+}
+
+static struct jv *
+f_upper(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	return f_strcase(rt, n, v, 'U');
+}
+
+static struct jv *
+f_lower(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	return f_strcase(rt, n, v, 'L');
+}
+
+static struct jv *
+f_title(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	return f_strcase(rt, n, v, 'J');
+}
+
+static struct jv *
+f_capitalize(struct rt *rt, const struct node *n, struct jv *v,
+    struct jv **a)
+{
+	return f_strcase(rt, n, v, 'C');
+}
+
+static struct jv *
+f_center(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct jv	*s, *r;
+	int64_t		 w = 80;
+
+	if (a[0] != NULL && want_int(rt, n->line, a[0], "width", &w) != 0)
+		return NULL;
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	r = str_pad(rt, n->line, s, w, NULL, 'c');
+	jv_unref(s);
+	return r;
+}
+
+static struct jv *
+f_length(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	int64_t len = jv_len(rt, n->line, v);
+
+	return len < 0 ? NULL : jv_int(len) ?: oom(rt);
+}
+
+static struct jv *
+f_default(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	if (v->t == JT_UNDEF || (arg_bool(a[1], 0) && !jv_truth(v)))
+		return a[0] != NULL ? jv_ref(a[0]) : jv_str("") ?: oom(rt);
+	return jv_ref(v);
+}
+
+static struct jv *
+f_escape(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*s;
+
+	if (v->t == JT_STR && v->markup)
+		return jv_ref(v);
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	html_escape(&sb, s->u.s.p, s->u.s.n);
+	jv_unref(s);
+	return markup(checked_str(rt, n->line, &sb));
+}
+
+static struct jv *
+f_forceescape(struct rt *rt, const struct node *n, struct jv *v,
+    struct jv **a)
+{
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*s;
+
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	html_escape(&sb, s->u.s.p, s->u.s.n);
+	jv_unref(s);
+	return markup(checked_str(rt, n->line, &sb));
+}
+
+static struct jv *
+f_safe(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct jv *s, *r;
+
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	r = jv_strn(s->u.s.p, s->u.s.n);
+	jv_unref(s);
+	return r != NULL ? markup(r) : oom(rt);
+}
+
+static struct jv *
+f_string(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	return soft_str(rt, n->line, v);
+}
+
+static struct jv *
+f_first(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct jv *items, *r;
+
+	if ((items = jv_iter(rt, n->line, v)) == NULL)
+		return NULL;
+	r = items->u.l.n > 0 ? jv_ref(items->u.l.v[0]) :
+	    jv_undef("No first item, sequence was empty.") ?: oom(rt);
+	jv_unref(items);
+	return r;
+}
+
+static struct jv *
+f_last(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct jv *items, *r;
+
+	if (v->t == JT_LIST && v->view == JV_ITER)
+		return fail(rt, n->line, "TypeError: 'generator' object is "
+		    "not reversible");
+	if ((items = jv_iter(rt, n->line, v)) == NULL)
+		return NULL;
+	r = items->u.l.n > 0 ? jv_ref(items->u.l.v[items->u.l.n - 1]) :
+	    jv_undef("No last item, sequence was empty.") ?: oom(rt);
+	jv_unref(items);
+	return r;
+}
+
+/* A plain list copy of what iterating v yields. */
+static struct jv *
+f_list(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct jv	*items, *r;
+	size_t		 i;
+
+	if ((items = jv_iter(rt, n->line, v)) == NULL)
+		return NULL;
+	if ((r = jv_list(JT_LIST, items->u.l.n)) == NULL) {
+		jv_unref(items);
+		return oom(rt);
+	}
+	for (i = 0; i < items->u.l.n; i++)
+		jv_push(r, jv_ref(items->u.l.v[i]));
+	jv_unref(items);
+	return r;
+}
+
+static struct jv *
+f_join(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*items, *d = NULL, *it, *s;
+	size_t		 i;
+
+	if (a[0] != NULL && (d = soft_str(rt, n->line, a[0])) == NULL)
+		return NULL;
+	if ((items = jv_iter(rt, n->line, v)) == NULL) {
+		jv_unref(d);
+		return NULL;
+	}
+	for (i = 0; i < items->u.l.n && rt->rc == 0; i++) {
+		it = a[1] != NULL ? attr_path(rt, n->line, items->u.l.v[i],
+		    a[1]) : jv_ref(items->u.l.v[i]);
+		if (it == NULL || (s = jv_to_str(rt, n->line, it)) == NULL) {
+			jv_unref(it);
+			break;
+		}
+		if (i > 0 && d != NULL)
+			tpl_sb_add(&sb, d->u.s.p, d->u.s.n);
+		tpl_sb_add(&sb, s->u.s.p, s->u.s.n);
+		jv_unref(s);
+		jv_unref(it);
+		if (sb.len > rt->lim->max_value)
+			break;
+	}
+	jv_unref(items);
+	jv_unref(d);
+	if (rt->rc != 0) {
+		tpl_sb_release(&sb);
+		return NULL;
+	}
+	return checked_str(rt, n->line, &sb);
+}
+
+static struct jv *
+f_trim(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct jv	*s, *r;
+	size_t		 b, e;
+
+	if (a[0] != NULL && a[0]->t != JT_NONE &&
+	    want_str(rt, n->line, a[0], "chars") != 0)
+		return NULL;
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	str_strip(s->u.s.p, s->u.s.n, a[0] && a[0]->t == JT_STR ? a[0] :
+	    NULL, 1, 1, &b, &e);
+	r = jv_strn(s->u.s.p + b, e - b) ?: oom(rt);
+	jv_unref(s);
+	return r;
+}
+
+static struct jv *
+f_replace(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct jv	*s = NULL, *o = NULL, *w = NULL, *r = NULL;
+	int64_t		 cnt = -1;
+
+	if (a[0] == NULL || a[1] == NULL)
+		return fail(rt, n->line, "TypeError: replace() needs old and "
+		    "new");
+	if (a[2] != NULL && a[2]->t != JT_NONE &&
+	    want_int(rt, n->line, a[2], "count", &cnt) != 0)
+		return NULL;
+	if ((s = soft_str(rt, n->line, v)) != NULL &&
+	    (o = soft_str(rt, n->line, a[0])) != NULL &&
+	    (w = soft_str(rt, n->line, a[1])) != NULL)
+		r = str_replace(rt, n->line, s, o, w, cnt);
+	jv_unref(s);
+	jv_unref(o);
+	jv_unref(w);
+	return r;
+}
+
+static struct jv *
+f_float(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	double d;
+
+	if (is_num(v))
+		return jv_float(num_f(v)) ?: oom(rt);
+	if (v->t == JT_UNDEF)
+		return undef_error(rt, n->line, v);
+	if (v->t == JT_STR && py_parse_float(v->u.s.p, v->u.s.n, &d) == 0)
+		return jv_float(d) ?: oom(rt);
+	return a[0] != NULL ? jv_ref(a[0]) : jv_float(0.0) ?: oom(rt);
+}
+
+static struct jv *
+f_int(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	int64_t	 base = 10, iv;
+	double	 d;
+	int	 rc;
+
+	if (a[1] != NULL && want_int(rt, n->line, a[1], "base", &base) != 0)
+		return NULL;
+	if (base < 2 || base > 36)
+		return fail(rt, n->line, "ValueError: int() base must be "
+		    ">= 2 and <= 36");
+	if (v->t == JT_UNDEF)
+		return undef_error(rt, n->line, v);
+	if (v->t == JT_INT || v->t == JT_BOOL)
+		return jv_int(num_i(v)) ?: oom(rt);
+	if (v->t == JT_STR) {
+		rc = py_parse_int(v->u.s.p, v->u.s.n, (int)base, &iv);
+		if (rc == 0)
+			return jv_int(iv) ?: oom(rt);
+		if (rc == -2)
+			return fail(rt, n->line, "integers beyond 64 bits are "
+			    "not supported");
+		if (py_parse_float(v->u.s.p, v->u.s.n, &d) != 0)
+			goto dflt;
+	} else if (v->t == JT_FLOAT)
+		d = v->u.f;
+	else
+		goto dflt;
+	if (isnan(d))
+		goto dflt;
+	if (isinf(d))
+		return fail(rt, n->line, "OverflowError: cannot convert float "
+		    "infinity to integer");
+	if (d >= 9223372036854775808.0 || d < -9223372036854775808.0)
+		return fail(rt, n->line, "integers beyond 64 bits are not "
+		    "supported");
+	return jv_int((int64_t)d) ?: oom(rt);
+dflt:
+	return a[0] != NULL ? jv_ref(a[0]) : jv_int(0) ?: oom(rt);
+}
+
+/* Python's round(x, nd) for a float: correctly rounded, half to even. */
+static double
+py_round(double x, int64_t nd)
+{
+	char	buf[400];
+	double	p, y;
+	int	digits;
+
+	if (!isfinite(x) || nd > 320)
+		return x;
+	if (nd >= 0) {
+		snprintf(buf, sizeof(buf), "%.*f", (int)nd, x);
+		return strtod(buf, NULL);
+	}
+	if (nd < -308)
+		return copysign(0.0, x);
+	p = pow(10.0, (double)-nd);
+	y = fabs(x);
+	if (y < p) {
+		if (y > p / 2)
+			return copysign(p, x);
+		return copysign(0.0, x);
+	}
+	digits = (int)floor(log10(y)) + 1 + (int)nd;
+	if (digits < 1)
+		digits = 1;
+	snprintf(buf, sizeof(buf), "%.*e", digits - 1, x);
+	return strtod(buf, NULL);
+}
+
+static struct jv *
+f_round(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	int64_t		 prec = 0, q, r, m, x;
+	const char	*meth = "common";
+	double		 p;
+
+	if (a[0] != NULL && want_int(rt, n->line, a[0], "precision", &prec))
+		return NULL;
+	if (a[1] != NULL) {
+		if (want_str(rt, n->line, a[1], "method") != 0)
+			return NULL;
+		meth = a[1]->u.s.p;
+	}
+	if (strcmp(meth, "common") && strcmp(meth, "ceil") &&
+	    strcmp(meth, "floor"))
+		return fail(rt, n->line, "FilterArgumentError: method must be "
+		    "common, ceil or floor");
+	if (v->t == JT_UNDEF)
+		return undef_error(rt, n->line, v);
+	if (!is_num(v))
+		return fail(rt, n->line, "TypeError: type %s doesn't define "
+		    "__round__ method", jv_type(v));
+	if (!strcmp(meth, "common")) {
+		if (v->t == JT_FLOAT)
+			return jv_float(py_round(v->u.f, prec)) ?: oom(rt);
+		x = num_i(v);
+		if (prec >= 0)
+			return jv_int(x) ?: oom(rt);
+		if (prec < -18)
+			return jv_int(0) ?: oom(rt);
+		for (m = 1; prec < 0; prec++)
+			m *= 10;
+		q = x / m;
+		r = x % m;
+		if (r < 0) {
+			r += m;
+			q--;
+		}
+		if (r * 2 > m || (r * 2 == m && (q & 1)))
+			q++;
+		if (__builtin_mul_overflow(q, m, &x))
+			return fail(rt, n->line, "integers beyond 64 bits are "
+			    "not supported");
+		return jv_int(x) ?: oom(rt);
+	}
+	if (prec > 308 || prec < -308)
+		return fail(rt, n->line, "round precision out of range");
+	p = pow(10.0, (double)prec);
+	x = 0;
+	{
+		double y = num_f(v) * p;
+
+		y = meth[0] == 'c' ? ceil(y) : floor(y);
+		if (!isfinite(y))
+			return fail(rt, n->line, "OverflowError: cannot "
+			    "convert float infinity to integer");
+		return jv_float(y / p) ?: oom(rt);
+	}
+}
+
+/* htmlsafe_json_dumps: sorted keys, ensure_ascii, < > & ' escaped. */
+static int
+to_json(struct rt *rt, int line, struct tpl_sb *sb, struct jv *v,
+    int64_t indent, int depth)
+{
+	struct jv	*keys = NULL;
+	size_t		 i, n;
+	int64_t		 j;
+	int		 rc = 0;
+
+	if (depth > 1000) {
+		fail(rt, line, "tojson: value nested too deeply");
+		return -1;
+	}
+	switch (v->t) {
+	case JT_NONE: tpl_sb_str(sb, "null"); return 0;
+	case JT_BOOL: tpl_sb_str(sb, v->u.b ? "true" : "false"); return 0;
+	case JT_INT: tpl_sb_py_int(sb, v->u.i); return 0;
+	case JT_FLOAT:
+		if (isnan(v->u.f))
+			tpl_sb_str(sb, "NaN");
+		else if (isinf(v->u.f))
+			tpl_sb_str(sb, v->u.f < 0 ? "-Infinity" : "Infinity");
+		else
+			tpl_sb_py_float(sb, v->u.f);
+		return 0;
+	case JT_STR:
+		tpl_sb_json_str(sb, v->u.s.p, v->u.s.n, 1);
+		return 0;
+	case JT_LIST:
+	case JT_TUPLE:
+	case JT_DICT:
+		if (v->t == JT_LIST && v->view != JV_PLAIN)
+			break;
+		if (v->t == JT_DICT) {
+			for (i = 0; i < v->u.d.n; i++)
+				if (v->u.d.k[i]->t != JT_STR) {
+					fail(rt, line, "tojson: keys other "
+					    "than strings are not supported");
+					return -1;
+				}
+			if ((keys = sorted(rt, line, v, 0, 1, NULL)) == NULL)
+				return -1;
+			n = keys->u.l.n;
+		} else
+			n = v->u.l.n;
+		tpl_sb_str(sb, v->t == JT_DICT ? "{" : "[");
+		for (i = 0; i < n && rc == 0; i++) {
+			if (i > 0)
+				tpl_sb_str(sb, indent < 0 ? ", " : ",");
+			if (indent >= 0) {
+				tpl_sb_add(sb, "\n", 1);
+				for (j = 0; j < indent * (depth + 1); j++)
+					tpl_sb_add(sb, " ", 1);
+			}
+			if (v->t == JT_DICT) {
+				tpl_sb_json_str(sb, keys->u.l.v[i]->u.s.p,
+				    keys->u.l.v[i]->u.s.n, 1);
+				tpl_sb_add(sb, ": ", 2);
+				rc = to_json(rt, line, sb, dict_get(v,
+				    keys->u.l.v[i]), indent, depth + 1);
+			} else
+				rc = to_json(rt, line, sb, v->u.l.v[i], indent,
+				    depth + 1);
+			if (sb->len > rt->lim->max_value) {
+				limit(rt, line, "value size",
+				    rt->lim->max_value);
+				rc = -1;
+			}
+		}
+		if (indent >= 0 && n > 0) {
+			tpl_sb_add(sb, "\n", 1);
+			for (j = 0; j < indent * depth; j++)
+				tpl_sb_add(sb, " ", 1);
+		}
+		tpl_sb_str(sb, v->t == JT_DICT ? "}" : "]");
+		jv_unref(keys);
+		return rc;
+	default:
+		break;
+	}
+	fail(rt, line, "TypeError: Object of type %s is not JSON "
+	    "serializable", v->t == JT_UNDEF ? "Undefined" : jv_type(v));
+	return -1;
+}
+
+static struct jv *
+f_tojson(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct tpl_sb	 sb = { 0 }, out = { 0 };
+	int64_t		 indent = -1;
+	size_t		 i;
+
+	if (a[0] != NULL && a[0]->t != JT_NONE &&
+	    want_int(rt, n->line, a[0], "indent", &indent) != 0)
+		return NULL;
+	if (indent > 64)
+		return fail(rt, n->line, "tojson: indent above 64 is not "
+		    "supported");
+	if (to_json(rt, n->line, &sb, v, indent, 0) != 0) {
+		tpl_sb_release(&sb);
+		return NULL;
+	}
+	for (i = 0; i < sb.len; i++)
+		switch (sb.p[i]) {
+		case '<': tpl_sb_str(&out, "\\u003c"); break;
+		case '>': tpl_sb_str(&out, "\\u003e"); break;
+		case '&': tpl_sb_str(&out, "\\u0026"); break;
+		case '\'': tpl_sb_str(&out, "\\u0027"); break;
+		default: tpl_sb_add(&out, sb.p + i, 1);
+		}
+	tpl_sb_release(&sb);
+	if (out.p == NULL)
+		tpl_sb_add(&out, "", 0);
+	return markup(checked_str(rt, n->line, &out));
+}
+
+static struct jv *
+f_reverse(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*items, *r;
+	size_t		 i;
+	int		 was_gen = v->t == JT_LIST && v->view == JV_ITER;
+
+	if ((items = jv_iter(rt, n->line, v)) == NULL)
+		return NULL;
+	if (v->t == JT_STR) {
+		for (i = items->u.l.n; i-- > 0;)
+			tpl_sb_add(&sb, items->u.l.v[i]->u.s.p,
+			    items->u.l.v[i]->u.s.n);
+		jv_unref(items);
+		return checked_str(rt, n->line, &sb);
+	}
+	if ((r = jv_list(JT_LIST, items->u.l.n)) == NULL) {
+		jv_unref(items);
+		return oom(rt);
+	}
+	for (i = items->u.l.n; i-- > 0;)
+		jv_push(r, jv_ref(items->u.l.v[i]));
+	jv_unref(items);
+	/* reversed() gives an iterator; a generator becomes a list. */
+	return was_gen ? r : gen(r);
+}
+
+static struct jv *
+f_sort(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	return sorted(rt, n->line, v, arg_bool(a[0], 0), arg_bool(a[1], 0),
+	    a[2]);
+}
+
+static struct jv *
+f_unique(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct jv	*items, *r, **seen = NULL, *k;
+	size_t		 i, j, ns = 0;
+
+	if ((items = jv_iter(rt, n->line, v)) == NULL)
+		return NULL;
+	if (step(rt, n->line, items->u.l.n * items->u.l.n / 16 + 1) != 0 ||
+	    (r = jv_list(JT_LIST, items->u.l.n)) == NULL ||
+	    (seen = calloc(items->u.l.n + 1, sizeof(*seen))) == NULL) {
+		if (rt->rc == 0)
+			oom(rt);
+		jv_unref(items);
+		return NULL;
+	}
+	for (i = 0; i < items->u.l.n; i++) {
+		if ((k = sort_key(rt, n->line, items->u.l.v[i], a[1],
+		    arg_bool(a[0], 0))) == NULL)
+			break;
+		for (j = 0; j < ns && !jv_eq(seen[j], k); j++)
+			;
+		if (j < ns) {
+			jv_unref(k);
+			continue;
+		}
+		seen[ns++] = k;
+		jv_push(r, jv_ref(items->u.l.v[i]));
+	}
+	for (j = 0; j < ns; j++)
+		jv_unref(seen[j]);
+	free(seen);
+	jv_unref(items);
+	if (rt->rc != 0) {
+		jv_unref(r);
+		return NULL;
+	}
+	return gen(r);
+}
+
+static struct jv *
+minmax(struct rt *rt, const struct node *n, struct jv *v, struct jv **a,
+    int want_max)
+{
+	struct jv	*items, *best = NULL, *bk = NULL, *k, *r;
+	size_t		 i;
+	int		 c;
+
+	if ((items = jv_iter(rt, n->line, v)) == NULL)
+		return NULL;
+	for (i = 0; i < items->u.l.n; i++) {
+		if ((k = sort_key(rt, n->line, items->u.l.v[i], a[1],
+		    arg_bool(a[0], 0))) == NULL)
+			break;
+		if (bk != NULL && jv_cmp(rt, n->line, k, bk, want_max ? ">" :
+		    "<", &c) != 0) {
+			jv_unref(k);
+			break;
+		}
+		if (bk == NULL || (want_max ? c > 0 && c != 2 : c < 0)) {
+			jv_unref(bk);
+			bk = k;
+			best = items->u.l.v[i];
+		} else
+			jv_unref(k);
+	}
+	jv_unref(bk);
+	r = rt->rc != 0 ? NULL : best != NULL ? jv_ref(best) :
+	    jv_undef("No aggregated item, sequence was empty.") ?: oom(rt);
+	jv_unref(items);
+	return r;
+}
+
+static struct jv *
+f_min(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	return minmax(rt, n, v, a, 0);
+}
+
+static struct jv *
+f_max(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	return minmax(rt, n, v, a, 1);
+}
+
+static struct jv *
+f_sum(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct jv	*items, *acc, *it, *next;
+	size_t		 i;
+
+	if ((items = jv_iter(rt, n->line, v)) == NULL)
+		return NULL;
+	acc = a[1] != NULL ? jv_ref(a[1]) : jv_int(0);
+	for (i = 0; acc != NULL && i < items->u.l.n; i++) {
+		it = a[0] != NULL ? attr_path(rt, n->line, items->u.l.v[i],
+		    a[0]) : jv_ref(items->u.l.v[i]);
+		next = it != NULL ? arith(rt, n->line, OP_ADD, acc, it) : NULL;
+		jv_unref(it);
+		jv_unref(acc);
+		acc = next;
+	}
+	jv_unref(items);
+	return acc != NULL ? acc : rt->rc ? NULL : oom(rt);
+}
+
+static struct jv *
+f_wordcount(struct rt *rt, const struct node *n, struct jv *v,
+    struct jv **a)
+{
+	struct jv	*s;
+	size_t		 i, k, cnt = 0;
+	int		 in = 0, w;
+
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	for (i = 0; i < s->u.s.n; i += k) {
+		w = u_word(tpl_utf8_next(s->u.s.p + i, s->u.s.n - i, &k));
+		cnt += w && !in;
+		in = w;
+	}
+	jv_unref(s);
+	return jv_int((int64_t)cnt) ?: oom(rt);
+}
+
+static struct jv *
+f_truncate(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*s, *end = NULL, *r = NULL;
+	int64_t		 len = 255, leeway = 5, el, cut;
+	size_t		 off, i;
+
+	if ((a[0] != NULL && want_int(rt, n->line, a[0], "length", &len)) ||
+	    (a[3] != NULL && a[3]->t != JT_NONE && want_int(rt, n->line,
+	    a[3], "leeway", &leeway)))
+		return NULL;
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	if (a[2] != NULL && (end = soft_str(rt, n->line, a[2])) == NULL)
+		goto out;
+	el = end != NULL ? (int64_t)str_len(end) : 3;
+	if (len < el) {
+		fail(rt, n->line, "AssertionError: expected length >= %lld, "
+		    "got %lld", (long long)el, (long long)len);
+		goto out;
+	}
+	if (leeway < 0) {
+		fail(rt, n->line, "AssertionError: expected leeway >= 0, got "
+		    "%lld", (long long)leeway);
+		goto out;
+	}
+	if ((int64_t)str_len(s) <= len + leeway) {
+		r = jv_ref(s);
+		goto out;
+	}
+	cut = len - el;
+	off = str_off(s->u.s.p, s->u.s.n, (size_t)cut);
+	if (!arg_bool(a[1], 0)) {
+		/* rsplit(" ", 1)[0] of the cut text */
+		for (i = off; i > 0 && s->u.s.p[i - 1] != ' '; i--)
+			;
+		if (i > 0)
+			off = i - 1;
+	}
+	tpl_sb_add(&sb, s->u.s.p, off);
+	if (end != NULL)
+		tpl_sb_add(&sb, end->u.s.p, end->u.s.n);
+	else
+		tpl_sb_add(&sb, "...", 3);
+	r = checked_str(rt, n->line, &sb);
+out:
+	jv_unref(s);
+	jv_unref(end);
+	return r;
+}
+
+/* html.unescape for the entities markupsafe's striptags meets most. */
+static void
+html_unescape(struct tpl_sb *sb, const char *s, size_t n)
+{
+	static const struct {
+		const char	*name;
+		uint32_t	 cp;
+	} ents[] = { { "amp", '&' }, { "lt", '<' }, { "gt", '>' },
+	    { "quot", '"' }, { "apos", '\'' }, { "nbsp", 0xA0 },
+	    { "copy", 0xA9 }, { "reg", 0xAE }, { "hellip", 0x2026 },
+	    { "mdash", 0x2014 }, { "ndash", 0x2013 }, { "laquo", 0xAB },
+	    { "raquo", 0xBB }, { "middot", 0xB7 }, { "times", 0xD7 } };
+	size_t		i, j, k;
+	uint32_t	c;
+	int		base;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] != '&') {
+			tpl_sb_add(sb, s + i, 1);
+			continue;
+		}
+		if (i + 2 < n && s[i + 1] == '#') {
+			base = (s[i + 2] == 'x' || s[i + 2] == 'X') ? 16 : 10;
+			j = i + 2 + (base == 16);
+			for (c = 0, k = j; k < n && k < j + 7 && (base == 16 ?
+			    hexval(s[k]) >= 0 : is_digit(s[k])); k++)
+				c = c * (uint32_t)base + (uint32_t)hexval(s[k]);
+			if (k > j && c > 0 && c <= 0x10FFFF &&
+			    !(c >= 0xD800 && c <= 0xDFFF)) {
+				tpl_sb_utf8(sb, c);
+				i = k < n && s[k] == ';' ? k : k - 1;
+				continue;
+			}
+		}
+		for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
+			j = strlen(ents[k].name);
+			if (i + 1 + j < n && !memcmp(s + i + 1, ents[k].name,
+			    j) && s[i + 1 + j] == ';')
+				break;
+		}
+		if (k < sizeof(ents) / sizeof(ents[0])) {
+			tpl_sb_utf8(sb, ents[k].cp);
+			i += strlen(ents[k].name) + 1;
+		} else
+			tpl_sb_add(sb, s + i, 1);
+	}
+}
+
+static struct jv *
+f_striptags(struct rt *rt, const struct node *n, struct jv *v,
+    struct jv **a)
+{
+	struct tpl_sb	 sb = { 0 }, ws = { 0 }, out = { 0 };
+	struct jv	*s;
+	const char	*p, *e, *q;
+	size_t		 len, i, k, b;
+	int		 pass;
+
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	tpl_sb_add(&sb, s->u.s.p, s->u.s.n);
+	jv_unref(s);
+	/* Comments first, then tags, as markupsafe 2.1+ does. */
+	for (pass = 0; pass < 2 && sb.p != NULL; pass++) {
+		for (;;) {
+			len = sb.len;
+			p = pass == 0 ? memmem(sb.p, len, "<!--", 4) :
+			    memchr(sb.p, '<', len);
+			if (p == NULL)
+				break;
+			q = pass == 0 ? memmem(p, len - (size_t)(p - sb.p),
+			    "-->", 3) : memchr(p, '>', len -
+			    (size_t)(p - sb.p));
+			if (q == NULL)
+				break;
+			e = q + (pass == 0 ? 3 : 1);
+			memmove((char *)p, e, len - (size_t)(e - sb.p) + 1);
+			sb.len -= (size_t)(e - p);
+		}
+	}
+	/* " ".join(value.split()) */
+	for (i = 0; sb.p != NULL && i < sb.len;) {
+		i += ws_len(sb.p + i, sb.len - i);
+		if (i >= sb.len)
+			break;
+		for (b = i; i < sb.len; i += k)
+			if (u_space(tpl_utf8_next(sb.p + i, sb.len - i, &k)))
+				break;
+		if (ws.len > 0)
+			tpl_sb_add(&ws, " ", 1);
+		tpl_sb_add(&ws, sb.p + b, i - b);
+	}
+	tpl_sb_release(&sb);
+	if (ws.p != NULL)
+		html_unescape(&out, ws.p, ws.len);
+	tpl_sb_release(&ws);
+	if (out.p == NULL)
+		tpl_sb_add(&out, "", 0);
+	return checked_str(rt, n->line, &out);
+}
+
+static struct jv *
+f_indent(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct tpl_sb	 sb = { 0 }, ind = { 0 };
+	struct jv	*s, *lines = NULL;
+	int64_t		 w = 4, j;
+	size_t		 i, k, b, cnt = 0;
+	uint32_t	 c;
+	int		 blank = arg_bool(a[2], 0), first = arg_bool(a[1], 0);
+
+	if (a[0] != NULL && a[0]->t == JT_STR)
+		tpl_sb_add(&ind, a[0]->u.s.p, a[0]->u.s.n);
+	else {
+		if (a[0] != NULL && want_int(rt, n->line, a[0], "width", &w))
+			return NULL;
+		if (w > 1000)
+			return fail(rt, n->line, "indent: width above 1000 is "
+			    "not supported");
+		for (j = 0; j < w; j++)
+			tpl_sb_add(&ind, " ", 1);
+	}
+	if ((s = soft_str(rt, n->line, v)) == NULL) {
+		tpl_sb_release(&ind);
+		return NULL;
+	}
+	(void)lines;
+	/* s + "\n", split into lines (str.splitlines), joined back. */
+	for (i = 0, b = 0; i <= s->u.s.n; i += k) {
+		if (i < s->u.s.n)
+			c = tpl_utf8_next(s->u.s.p + i, s->u.s.n - i, &k);
+		else {
+			c = '\n';
+			k = 1;
+		}
+		if (!u_linebreak(c))
+			continue;
+		if (cnt > 0) {
+			tpl_sb_add(&sb, "\n", 1);
+			if (blank || i > b)
+				tpl_sb_add(&sb, ind.p ? ind.p : "", ind.len);
+		} else if (first)
+			tpl_sb_add(&sb, ind.p ? ind.p : "", ind.len);
+		tpl_sb_add(&sb, s->u.s.p + b, i - b);
+		cnt++;
+		if (c == '\r' && i + 1 < s->u.s.n && s->u.s.p[i + 1] == '\n')
+			k = 2;
+		b = i + k;
+		if (sb.len > rt->lim->max_value)
+			break;
+	}
+	tpl_sb_release(&ind);
+	jv_unref(s);
+	if (sb.p == NULL)
+		tpl_sb_add(&sb, "", 0);
+	return checked_str(rt, n->line, &sb);
+}
+
+static struct jv *
+f_items(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct cargs	 ca = { 0 };
+	struct jv	*m, *r;
+
+	if (v->t == JT_UNDEF)
+		return gen(jv_list(JT_LIST, 0)) ?: oom(rt);
+	if (v->t != JT_DICT)
+		return fail(rt, n->line, "TypeError: Can only get item pairs "
+		    "from a mapping.");
+	if ((m = method(rt, v, "items")) == NULL)
+		return NULL;
+	r = call_method(rt, n->line, m, &ca);
+	jv_unref(m);
+	if (r != NULL)
+		r->view = JV_ITER;
+	return r;
+}
+
+static struct jv *
+f_dictsort(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
+{
+	struct cargs	 ca = { 0 };
+	struct jv	*m, *items, *r = NULL, *key;
+	const char	*by = "key";
+
+	if (v->t != JT_DICT)
+		return fail(rt, n->line, "TypeError: dictsort needs a dict");
+	if (a[1] != NULL) {
+		if (want_str(rt, n->line, a[1], "by") != 0)
+			return NULL;
+		by = a[1]->u.s.p;
+	}
+	if (strcmp(by, "key") && strcmp(by, "value"))
+		return fail(rt, n->line, "FilterArgumentError: You can only "
+		    "sort by either \"key\" or \"value\"");
+	if ((m = method(rt, v, "items")) == NULL)
+		return NULL;
+	items = call_method(rt, n->line, m, &ca);
+	jv_unref(m);
+	if (items == NULL)
+		return NULL;
+	items->view = JV_PLAIN;
+	if ((key = jv_int(by[0] == 'k' ? 0 : 1)) != NULL)
+		r = sorted(rt, n->line, items, arg_bool(a[2], 0),
+		    arg_bool(a[0], 0), key);
+	else
+		oom(rt);
+	jv_unref(key);
+	jv_unref(items);
+	return r;
+}
+
+static const struct jfunc *find_test_fn(const char *name);
+
+/* Applies test name (with extra args) to x: 1, 0 or -1 on error. */
+static int run_test(struct rt *rt, const struct node *n,
+    const struct jfunc *t, struct jv *x, struct cargs *ca);
+
+/* map / select / reject / selectattr / rejectattr: their arguments come
+ * unbound in ca. */
+static struct jv *
+seq_filter(struct rt *rt, const struct node *n, struct jv *v,
+    struct cargs *ca)
+{
+	const char		*name = n->fn->name;
+	struct jv		*items, *r = NULL, *x, *attr = NULL, *dflt = NULL;
+	const struct jfunc	*fn = NULL;
+	struct cargs		 sub = { 0 };
+	size_t			 i, k, skip = 0;
+	int			 want, t, is_attr, is_map = name[0] == 'm';
+
+	is_attr = strstr(name, "attr") != NULL;
+	want = name[0] == 's';
+	for (k = 0; k < ca->nkw; k++) {
+		if (is_map && !strcmp(ca->kwn[k], "attribute"))
+			attr = ca->kwv[k];
+		else if (is_map && !strcmp(ca->kwn[k], "default"))
+			dflt = ca->kwv[k];
+		else
+			return fail(rt, n->line, "TypeError: %s() got an "
+			    "unexpected keyword argument '%s'", name,
+			    ca->kwn[k]);
+	}
+	if (is_map && attr == NULL && ca->npos == 0)
+		return fail(rt, n->line, "map requires a filter argument");
+	if (is_attr) {
+		if (ca->npos == 0)
+			return fail(rt, n->line, "%s requires an attribute "
+			    "name", name);
+		attr = ca->pos[0];
+		skip = 1;
+	}
+	if (!is_map || attr == NULL) {
+		if (ca->npos > skip) {
+			if (want_str(rt, n->line, ca->pos[skip], "name") != 0)
+				return NULL;
+			fn = is_map ? find_filter(ca->pos[skip]->u.s.p) :
+			    find_test_fn(ca->pos[skip]->u.s.p);
+			if (fn == NULL || (fn->params[0] != NULL &&
+			    !strcmp(fn->params[0], "*")))
+				return fail(rt, n->line, "no %s named '%s'",
+				    is_map ? "filter" : "test",
+				    ca->pos[skip]->u.s.p);
+			skip++;
+		}
+		for (i = skip; i < ca->npos; i++)
+			sub.pos[sub.npos++] = ca->pos[i];
+	}
+	if ((items = jv_iter(rt, n->line, v)) == NULL)
+		return NULL;
+	if ((r = jv_list(JT_LIST, items->u.l.n)) == NULL) {
+		jv_unref(items);
+		return oom(rt);
+	}
+	for (i = 0; i < items->u.l.n && rt->rc == 0; i++) {
+		x = attr != NULL ? attr_path(rt, n->line, items->u.l.v[i],
+		    attr) : jv_ref(items->u.l.v[i]);
+		if (x == NULL)
+			break;
+		if (is_map) {
+			struct jv *y = NULL, *ba[5];
+
+			if (attr != NULL) {
+				if (x->t == JT_UNDEF && dflt != NULL) {
+					jv_unref(x);
+					x = jv_ref(dflt);
+				}
+				jv_push(r, x);
+				continue;
+			}
+			if (bind(rt, n->line, fn->name, fn->params, &sub,
+			    ba) == 0) {
+				struct node fake = *n;
+
+				fake.fn = fn;
+				y = fn->fn(rt, &fake, x, ba);
+			}
+			jv_unref(x);
+			if (y == NULL)
+				break;
+			jv_push(r, y);
+			continue;
+		}
+		if (fn == NULL)
+			t = jv_truth(x);
+		else
+			t = run_test(rt, n, fn, x, &sub);
+		jv_unref(x);
+		if (t < 0)
+			break;
+		if (t == want)
+			jv_push(r, jv_ref(items->u.l.v[i]));
+	}
+	jv_unref(items);
+	if (rt->rc != 0) {
+		jv_unref(r);
+		return NULL;
+	}
+	return gen(r);
+}
+
+static const struct jfunc filters[] = {
+	{ "abs", { NULL }, f_abs },
+	{ "capitalize", { NULL }, f_capitalize },
+	{ "center", { "width", NULL }, f_center },
+	{ "count", { NULL }, f_length },
+	{ "d", { "default_value", "boolean", NULL }, f_default },
+	{ "default", { "default_value", "boolean", NULL }, f_default },
+	{ "dictsort", { "case_sensitive", "by", "reverse", NULL },
+	    f_dictsort },
+	{ "e", { NULL }, f_escape },
+	{ "escape", { NULL }, f_escape },
+	{ "first", { NULL }, f_first },
+	{ "float", { "default", NULL }, f_float },
+	{ "forceescape", { NULL }, f_forceescape },
+	{ "indent", { "width", "first", "blank", NULL }, f_indent },
+	{ "int", { "default", "base", NULL }, f_int },
+	{ "items", { NULL }, f_items },
+	{ "join", { "d", "attribute", NULL }, f_join },
+	{ "last", { NULL }, f_last },
+	{ "length", { NULL }, f_length },
+	{ "list", { NULL }, f_list },
+	{ "lower", { NULL }, f_lower },
+	{ "map", { "*", NULL }, NULL },
+	{ "max", { "case_sensitive", "attribute", NULL }, f_max },
+	{ "min", { "case_sensitive", "attribute", NULL }, f_min },
+	{ "reject", { "*", NULL }, NULL },
+	{ "rejectattr", { "*", NULL }, NULL },
+	{ "replace", { "old", "new", "count", NULL }, f_replace },
+	{ "reverse", { NULL }, f_reverse },
+	{ "round", { "precision", "method", NULL }, f_round },
+	{ "safe", { NULL }, f_safe },
+	{ "select", { "*", NULL }, NULL },
+	{ "selectattr", { "*", NULL }, NULL },
+	{ "sort", { "reverse", "case_sensitive", "attribute", NULL }, f_sort },
+	{ "string", { NULL }, f_string },
+	{ "striptags", { NULL }, f_striptags },
+	{ "sum", { "attribute", "start", NULL }, f_sum },
+	{ "title", { NULL }, f_title },
+	{ "tojson", { "indent", NULL }, f_tojson },
+	{ "trim", { "chars", NULL }, f_trim },
+	{ "truncate", { "length", "killwords", "end", "leeway", NULL },
+	    f_truncate },
+	{ "unique", { "case_sensitive", "attribute", NULL }, f_unique },
+	{ "upper", { NULL }, f_upper },
+	{ "wordcount", { NULL }, f_wordcount },
+	{ NULL, { NULL }, NULL }
+};
+
+static const struct jfunc *
+find_filter(const char *name)
+{
+	size_t i;
+
+	for (i = 0; filters[i].name != NULL; i++)
+		if (!strcmp(filters[i].name, name))
+			return &filters[i];
+	return NULL;
+}
+
+/* ====== Tests ====== */
+
+enum {
+	TS_DEFINED, TS_UNDEFINED, TS_NONE, TS_BOOLEAN, TS_TRUE, TS_FALSE,
+	TS_INTEGER, TS_FLOAT, TS_NUMBER, TS_STRING, TS_MAPPING, TS_SEQUENCE,
+	TS_ITERABLE, TS_CALLABLE, TS_ODD, TS_EVEN, TS_DIVISIBLEBY, TS_EQ,
+	TS_NE, TS_LT, TS_LE, TS_GT, TS_GE, TS_IN, TS_LOWER, TS_UPPER,
+	TS_SAMEAS, TS_ESCAPED
+};
+
+/* A test: its descriptor (params: the argument it takes) and code. */
+struct jtest {
+	struct jfunc	f;
+	int		code;
+};
+
+static const struct jtest tests[] = {
+	{ { "defined", { NULL }, NULL }, TS_DEFINED },
+	{ { "undefined", { NULL }, NULL }, TS_UNDEFINED },
+	{ { "none", { NULL }, NULL }, TS_NONE },
+	{ { "boolean", { NULL }, NULL }, TS_BOOLEAN },
+	{ { "true", { NULL }, NULL }, TS_TRUE },
+	{ { "false", { NULL }, NULL }, TS_FALSE },
+	{ { "integer", { NULL }, NULL }, TS_INTEGER },
+	{ { "float", { NULL }, NULL }, TS_FLOAT },
+	{ { "number", { NULL }, NULL }, TS_NUMBER },
+	{ { "string", { NULL }, NULL }, TS_STRING },
+	{ { "mapping", { NULL }, NULL }, TS_MAPPING },
+	{ { "sequence", { NULL }, NULL }, TS_SEQUENCE },
+	{ { "iterable", { NULL }, NULL }, TS_ITERABLE },
+	{ { "callable", { NULL }, NULL }, TS_CALLABLE },
+	{ { "odd", { NULL }, NULL }, TS_ODD },
+	{ { "even", { NULL }, NULL }, TS_EVEN },
+	{ { "divisibleby", { "other", NULL }, NULL }, TS_DIVISIBLEBY },
+	{ { "eq", { "other", NULL }, NULL }, TS_EQ },
+	{ { "equalto", { "other", NULL }, NULL }, TS_EQ },
+	{ { "==", { "other", NULL }, NULL }, TS_EQ },
+	{ { "ne", { "other", NULL }, NULL }, TS_NE },
+	{ { "!=", { "other", NULL }, NULL }, TS_NE },
+	{ { "lt", { "other", NULL }, NULL }, TS_LT },
+	{ { "lessthan", { "other", NULL }, NULL }, TS_LT },
+	{ { "<", { "other", NULL }, NULL }, TS_LT },
+	{ { "le", { "other", NULL }, NULL }, TS_LE },
+	{ { "<=", { "other", NULL }, NULL }, TS_LE },
+	{ { "gt", { "other", NULL }, NULL }, TS_GT },
+	{ { "greaterthan", { "other", NULL }, NULL }, TS_GT },
+	{ { ">", { "other", NULL }, NULL }, TS_GT },
+	{ { "ge", { "other", NULL }, NULL }, TS_GE },
+	{ { ">=", { "other", NULL }, NULL }, TS_GE },
+	{ { "in", { "other", NULL }, NULL }, TS_IN },
+	{ { "lower", { NULL }, NULL }, TS_LOWER },
+	{ { "upper", { NULL }, NULL }, TS_UPPER },
+	{ { "sameas", { "other", NULL }, NULL }, TS_SAMEAS },
+	{ { "escaped", { NULL }, NULL }, TS_ESCAPED },
+};
+
+#define NTESTS (sizeof(tests) / sizeof(tests[0]))
+
+static const struct jfunc *
+find_test_fn(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NTESTS; i++)
+		if (!strcmp(tests[i].f.name, name))
+			return &tests[i].f;
+	return NULL;
+}
+
+static const struct jfunc *
+find_test(const char *name)
+{
+	return find_test_fn(name);
+}
+
+static int
+run_test(struct rt *rt, const struct node *n, const struct jfunc *t,
+    struct jv *x, struct cargs *ca)
+{
+	struct jv	*a[5], *o, *r;
+	int		 code = 0, c;
+	char		 what[64];
+
+	code = ((const struct jtest *)(const void *)t)->code;
+	snprintf(what, sizeof(what), "test '%s'", t->name);
+	if (bind(rt, n->line, what, t->params, ca, a) != 0)
+		return -1;
+	o = a[0];
+	if (t->params[0] != NULL && o == NULL) {
+		fail(rt, n->line, "TypeError: %s needs an argument", what);
+		return -1;
+	}
+	switch (code) {
+	case TS_DEFINED: return x->t != JT_UNDEF;
+	case TS_UNDEFINED: return x->t == JT_UNDEF;
+	case TS_NONE: return x->t == JT_NONE;
+	case TS_BOOLEAN: return x->t == JT_BOOL;
+	case TS_TRUE: return x == &jv_true_s;
+	case TS_FALSE: return x == &jv_false_s;
+	case TS_INTEGER: return x->t == JT_INT;
+	case TS_FLOAT: return x->t == JT_FLOAT;
+	case TS_NUMBER: return is_num(x);
+	case TS_STRING: return x->t == JT_STR;
+	case TS_MAPPING: return x->t == JT_DICT;
+	case TS_SEQUENCE:
+		return x->t == JT_STR || x->t == JT_DICT || x->t == JT_UNDEF ||
+		    (is_seq(x) && x->view == JV_PLAIN);
+	case TS_ITERABLE:
+		return x->t == JT_STR || x->t == JT_DICT || x->t == JT_UNDEF ||
+		    is_seq(x) || x->t == JT_NS;
+	case TS_CALLABLE: return x->t == JT_METHOD || x->t == JT_FUNC;
+	case TS_ESCAPED: return x->t == JT_STR && x->markup;
+	case TS_SAMEAS:
+		return x == o || (x->t == JT_NONE && o->t == JT_NONE);
+	case TS_ODD:
+	case TS_EVEN:
+	case TS_DIVISIBLEBY:
+		if ((o = code == TS_DIVISIBLEBY ? jv_ref(o) : jv_int(2)) ==
+		    NULL) {
+			oom(rt);
+			return -1;
+		}
+		r = arith(rt, n->line, OP_MOD, x, o);
+		jv_unref(o);
+		if (r == NULL)
+			return -1;
+		c = num_f(r) == (code == TS_ODD ? 1.0 : 0.0);
+		jv_unref(r);
+		return c;
+	case TS_EQ: return compare(rt, n->line, CMP_EQ, x, o);
+	case TS_NE: return compare(rt, n->line, CMP_NE, x, o);
+	case TS_LT: return compare(rt, n->line, CMP_LT, x, o);
+	case TS_LE: return compare(rt, n->line, CMP_LE, x, o);
+	case TS_GT: return compare(rt, n->line, CMP_GT, x, o);
+	case TS_GE: return compare(rt, n->line, CMP_GE, x, o);
+	case TS_IN: return compare(rt, n->line, CMP_IN, x, o);
+	default:		/* lower, upper */
+		if ((r = soft_str(rt, n->line, x)) == NULL)
+			return -1;
+		o = str_is(r, code == TS_LOWER ? "islower" : "isupper");
+		jv_unref(r);
+		return o == &jv_true_s;
+	}
+}
+
+/* ====== Evaluation ====== */
+
+static struct jv *
+eval_filter(struct rt *rt, const struct node *n, struct jv *subject)
+{
+	struct cargs	 ca;
+	struct jv	*v, *a[5], *r = NULL;
+	char		 what[64];
+
+	if (n->a != NULL) {
+		if ((v = eval(rt, n->a)) == NULL)
+			return NULL;
+	} else
+		v = jv_ref(subject);
+	if (eval_args(rt, n, &ca) != 0)
+		goto out;
+	snprintf(what, sizeof(what), "filter '%s'", n->fn->name);
+	if (n->fn->fn == NULL)
+		r = seq_filter(rt, n, v, &ca);
+	else if (bind(rt, n->line, what, n->fn->params, &ca, a) == 0)
+		r = n->fn->fn(rt, n, v, a);
+out:
+	cargs_release(&ca);
+	jv_unref(v);
+	return r;
+}
+
+/* A filter chain (subject NULL at its start) applied to subject. */
+static struct jv *
+eval_chain(struct rt *rt, const struct node *n, struct jv *subject)
+{
+	struct jv *in, *out;
+
+	if (n->a == NULL)
+		return eval_filter(rt, n, subject);
+	if ((in = eval_chain(rt, n->a, subject)) == NULL)
+		return NULL;
+	{
+		struct node	 tmp = *n;
+
+		tmp.a = NULL;
+		out = eval_filter(rt, &tmp, in);
+	}
+	jv_unref(in);
+	return out;
+}
+
+static struct jv *
+eval_call(struct rt *rt, const struct node *n)
+{
+	struct cargs	 ca;
+	struct jv	*f, *r = NULL;
+
+	if ((f = eval(rt, n->a)) == NULL)
+		return NULL;
+	if (f->t == JT_UNDEF) {
+		undef_error(rt, n->line, f);
+		jv_unref(f);
+		return NULL;
+	}
+	if (f->t != JT_METHOD && f->t != JT_FUNC) {
+		fail(rt, n->line, "TypeError: '%s' object is not callable",
+		    jv_type(f));
+		jv_unref(f);
+		return NULL;
+	}
+	if (eval_args(rt, n, &ca) == 0)
+		r = f->t == JT_METHOD ? call_method(rt, n->line, f, &ca) :
+		    call_global(rt, n->line, f->u.m.name, &ca);
+	cargs_release(&ca);
+	jv_unref(f);
+	return r;
+}
+
+static struct jv *
+eval_seq(struct rt *rt, const struct node *n)
+{
+	struct jv	*r, *v;
+	size_t		 i;
+
+	if (n->kind == N_DICT) {
+		if ((r = jv_dict(n->nargs / 2)) == NULL)
+			return oom(rt);
+		for (i = 0; i + 1 < n->nargs; i += 2) {
+			struct jv *k = eval(rt, n->args[i]), *old;
+
+			if (k == NULL || (v = eval(rt, n->args[i + 1])) ==
+			    NULL) {
+				jv_unref(k);
+				jv_unref(r);
+				return NULL;
+			}
+			if ((old = dict_get(r, k)) != NULL) {
+				size_t j;
+
+				for (j = 0; r->u.d.v[j] != old; j++)
+					;
+				r->u.d.v[j] = v;
+				jv_unref(old);
+				jv_unref(k);
+				continue;
+			}
+			r->u.d.k[r->u.d.n] = k;
+			r->u.d.v[r->u.d.n++] = v;
+		}
+		return r;
+	}
+	if ((r = jv_list(n->kind == N_LIST ? JT_LIST : JT_TUPLE, n->nargs)) ==
+	    NULL)
+		return oom(rt);
+	for (i = 0; i < n->nargs; i++) {
+		if ((v = eval(rt, n->args[i])) == NULL) {
+			jv_unref(r);
+			return NULL;
+		}
+		jv_push(r, v);
+	}
+	return r;
+}
+
+static struct jv *
+eval(struct rt *rt, const struct node *n)
+{
+	struct jv	*a = NULL, *b = NULL, *r = NULL, *p[3] = { 0 };
+	struct tpl_sb	 sb = { 0 };
+	size_t		 i;
+	int		 t;
+	struct cargs	 ca;
+
+	if (rt->rc != 0 || step(rt, n->line, 1) != 0)
+		return NULL;
+	switch (n->kind) {
+	case N_CONST: return jv_ref(n->val);
+	case N_NAME: return lookup(rt, n);
+	case N_ATTR:
+		if ((a = eval(rt, n->a)) != NULL)
+			r = get_attr(rt, n->line, a, n->name);
+		break;
+	case N_ITEM:
+		if ((a = eval(rt, n->a)) != NULL &&
+		    (b = eval(rt, n->b)) != NULL)
+			r = get_item(rt, n->line, a, b);
+		break;
+	case N_SLICE:
+		if ((a = eval(rt, n->a)) == NULL)
+			break;
+		for (i = 0; i < 3; i++)
+			if (n->args[i] != NULL &&
+			    (p[i] = eval(rt, n->args[i])) == NULL)
+				break;
+		if (i == 3)
+			r = get_slice(rt, n->line, a, p);
+		for (i = 0; i < 3; i++)
+			jv_unref(p[i]);
+		break;
+	case N_CALL: return eval_call(rt, n);
+	case N_FILTER: return eval_filter(rt, n, NULL);
+	case N_TEST:
+		if ((a = eval(rt, n->a)) == NULL)
+			break;
+		if (eval_args(rt, n, &ca) == 0 &&
+		    (t = run_test(rt, n, n->fn, a, &ca)) >= 0)
+			r = jv_bool(n->op ? !t : t);
+		cargs_release(&ca);
+		break;
+	case N_BIN:
+		if ((a = eval(rt, n->a)) != NULL &&
+		    (b = eval(rt, n->b)) != NULL)
+			r = arith(rt, n->line, n->op, a, b);
+		break;
+	case N_NEG:
+	case N_POS:
+		if ((a = eval(rt, n->a)) == NULL)
+			break;
+		if (a->t == JT_UNDEF)
+			undef_error(rt, n->line, a);
+		else if (!is_num(a))
+			fail(rt, n->line, "TypeError: bad operand type for "
+			    "unary %c: '%s'", n->kind == N_NEG ? '-' : '+',
+			    jv_type(a));
+		else if (a->t == JT_FLOAT)
+			r = jv_float(n->kind == N_NEG ? -a->u.f : a->u.f) ?:
+			    oom(rt);
+		else if (n->kind == N_NEG && num_i(a) == INT64_MIN)
+			fail(rt, n->line, "integers beyond 64 bits are not "
+			    "supported");
+		else
+			r = jv_int(n->kind == N_NEG ? -num_i(a) : num_i(a)) ?:
+			    oom(rt);
+		break;
+	case N_NOT:
+		if ((a = eval(rt, n->a)) != NULL)
+			r = jv_bool(!jv_truth(a));
+		break;
+	case N_AND:
+	case N_OR:
+		if ((a = eval(rt, n->a)) == NULL)
+			break;
+		if (jv_truth(a) == (n->kind == N_OR))
+			return a;
+		jv_unref(a);
+		return eval(rt, n->b);
+	case N_CMP:
+		if ((a = eval(rt, n->args[0])) == NULL)
+			break;
+		for (i = 1; i < n->nargs; i++) {
+			if ((b = eval(rt, n->args[i])) == NULL ||
+			    (t = compare(rt, n->line, n->ops[i - 1], a, b)) < 0)
+				break;
+			jv_unref(a);
+			a = b;
+			b = NULL;
+			if (!t)
+				break;
+		}
+		if (rt->rc == 0)
+			r = jv_bool(i == n->nargs);
+		break;
+	case N_COND:
+		if ((a = eval(rt, n->b)) == NULL)
+			break;
+		if (jv_truth(a))
+			r = eval(rt, n->a);
+		else if (n->c != NULL)
+			r = eval(rt, n->c);
+		else
+			r = jv_undef("the inline if-expression evaluated to "
+			    "false and no else section was defined.") ?:
+			    oom(rt);
+		break;
+	case N_LIST:
+	case N_TUPLE:
+	case N_DICT: return eval_seq(rt, n);
+	case N_CONCAT:
+		for (i = 0; i < n->nargs; i++) {
+			if ((a = eval(rt, n->args[i])) == NULL ||
+			    (b = jv_to_str(rt, n->line, a)) == NULL)
+				break;
+			tpl_sb_add(&sb, b->u.s.p, b->u.s.n);
+			jv_unref(a);
+			jv_unref(b);
+			a = b = NULL;
+			if (sb.len > rt->lim->max_value)
+				break;
+		}
+		if (rt->rc == 0) {
+			if (sb.p == NULL)
+				tpl_sb_add(&sb, "", 0);
+			r = checked_str(rt, n->line, &sb);
+		}
+		tpl_sb_release(&sb);
+		break;
+	}
+	jv_unref(a);
+	jv_unref(b);
+	if (r == NULL && rt->rc == 0)
+		oom(rt);
+	return r;
+}
+
+/* ====== Statements ====== */
+
+static int exec_block(struct rt *rt, const struct block *b);
+
+/* Writes n bytes of output, counting code points against the limit. */
+static int
+emit(struct rt *rt, int line, const char *s, size_t n)
+{
+	size_t i;
+
+	if (rt->capturing) {
+		tpl_sb_add(rt->out, s, n);
+		if (rt->out->len > rt->lim->max_value) {
+			limit(rt, line, "value size", rt->lim->max_value);
+			return -1;
+		}
+	} else {
+		for (i = 0; i < n; i++)
+			rt->out_chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+		if (rt->out_chars > rt->lim->max_output) {
+			limit(rt, line, "output length", rt->lim->max_output);
+			return -1;
+		}
+		tpl_sb_add(rt->out, s, n);
+	}
+	if (rt->out->oom) {
+		oom(rt);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+frame_set(struct rt *rt, struct frame *f, char *name, struct jv *v)
+{
+	char		**nn;
+	struct jv	**nv;
+	size_t		  i, cap;
+
+	for (i = 0; i < f->n; i++)
+		if (!strcmp(f->names[i], name)) {
+			jv_unref(f->vals[i]);
+			f->vals[i] = v;
+			return 0;
+		}
+	if (f->n == f->cap) {
+		cap = f->cap ? f->cap * 2 : 4;
+		nn = realloc(f->names, cap * sizeof(*nn));
+		if (nn != NULL)
+			f->names = nn;
+		nv = nn ? realloc(f->vals, cap * sizeof(*nv)) : NULL;
+		if (nv == NULL) {
+			jv_unref(v);
+			oom(rt);
+			return -1;
+		}
+		f->vals = nv;
+		f->cap = cap;
+	}
+	f->names[f->n] = name;
+	f->vals[f->n++] = v;
+	return 0;
+}
+
+static void
+frame_release(struct frame *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		jv_unref(f->vals[i]);
+	free(f->names);
+	free(f->vals);
+}
+
+/* Binds st's targets to v in f (unpacking a tuple target). */
+static int
+assign(struct rt *rt, const struct stmt *st, struct frame *f, struct jv *v)
+{
+	struct jv	*items;
+	size_t		 i;
+
+	if (!st->tuple)
+		return frame_set(rt, f, st->tg[0], jv_ref(v));
+	if ((items = jv_iter(rt, st->line, v)) == NULL)
+		return -1;
+	if (items->u.l.n != st->ntg) {
+		if (items->u.l.n < st->ntg)
+			fail(rt, st->line, "ValueError: not enough values to "
+			    "unpack (expected %zu, got %zu)", st->ntg,
+			    items->u.l.n);
+		else
+			fail(rt, st->line, "ValueError: too many values to "
+			    "unpack (expected %zu)", st->ntg);
+		jv_unref(items);
+		return -1;
+	}
+	for (i = 0; i < st->ntg; i++)
+		if (frame_set(rt, f, st->tg[i], jv_ref(items->u.l.v[i])) != 0)
+			break;
+	jv_unref(items);
+	return rt->rc != 0 ? -1 : 0;
+}
+
+static int
+exec_for(struct rt *rt, const struct stmt *st)
+{
+	struct jv	*it = NULL, *items = NULL, *kept = NULL, *lp = NULL;
+	struct frame	 f;
+	size_t		 i;
+	int		 rc = -1, t;
+	struct jv	*c;
+
+	if ((it = eval(rt, st->e)) == NULL ||
+	    (items = jv_iter(rt, st->line, it)) == NULL)
+		goto out;
+	if (st->cond != NULL) {
+		if ((kept = jv_list(JT_LIST, items->u.l.n)) == NULL) {
+			oom(rt);
+			goto out;
+		}
+		for (i = 0; i < items->u.l.n; i++) {
+			memset(&f, 0, sizeof(f));
+			f.up = rt->top;
+			rt->top = &f;
+			t = assign(rt, st, &f, items->u.l.v[i]) == 0 &&
+			    (c = eval(rt, st->cond)) != NULL ?
+			    (jv_truth(c) + 0 * (jv_unref(c), 0)) : -1;
+			rt->top = f.up;
+			frame_release(&f);
+			if (t < 0)
+				goto out;
+			if (t)
+				jv_push(kept, jv_ref(items->u.l.v[i]));
+		}
+		jv_unref(items);
+		items = kept;
+		kept = NULL;
+	}
+	if (items->u.l.n == 0) {
+		rc = exec_block(rt, &st->orelse);
+		goto out;
+	}
+	if ((lp = jv_new(JT_LOOP)) == NULL) {
+		oom(rt);
+		goto out;
+	}
+	lp->u.loop.items = jv_ref(items);
+	for (i = 0; i < items->u.l.n; i++) {
+		if (++rt->loops > rt->lim->max_loop) {
+			limit(rt, st->line, "loop iterations",
+			    rt->lim->max_loop);
+			goto out;
+		}
+		lp->u.loop.i = i;
+		memset(&f, 0, sizeof(f));
+		f.up = rt->top;
+		rt->top = &f;
+		t = assign(rt, st, &f, items->u.l.v[i]);
+		if (t == 0)
+			t = frame_set(rt, &f, "loop", jv_ref(lp));
+		if (t == 0)
+			t = exec_block(rt, &st->body);
+		rt->top = f.up;
+		frame_release(&f);
+		if (t != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	jv_unref(lp);
+	jv_unref(kept);
+	jv_unref(items);
+	jv_unref(it);
+	return rt->rc != 0 ? -1 : rc;
+}
+
+/* Runs body into a fresh buffer; the text as a string value. */
+static struct jv *
+capture(struct rt *rt, const struct block *body, int line)
+{
+	struct tpl_sb	 sb = { 0 }, *saved = rt->out;
+	struct jv	*v = NULL;
+
+	rt->out = &sb;
+	rt->capturing++;
+	if (exec_block(rt, body) == 0) {
+		if (sb.p == NULL)
+			tpl_sb_add(&sb, "", 0);
+		v = checked_str(rt, line, &sb);
+	}
+	rt->capturing--;
+	rt->out = saved;
+	tpl_sb_release(&sb);
+	return v;
+}
+
+static int
+exec_stmt(struct rt *rt, const struct stmt *st)
+{
+	struct tpl_sb	 sb = { 0 };
+	struct jv	*v = NULL, *ns, *r;
+	int		 rc = -1;
+	size_t		 i;
+
+	switch (st->kind) {
+	case S_TEXT:
+		return emit(rt, st->line, st->text, st->len);
+	case S_PRINT:
+		if ((v = eval(rt, st->e)) == NULL)
+			break;
+		if (v->t == JT_STR)
+			rc = emit(rt, st->line, v->u.s.p, v->u.s.n);
+		else if (jv_write(rt, st->line, &sb, v, 0, 0) == 0) {
+			if (sb.oom)
+				oom(rt);
+			else
+				rc = emit(rt, st->line, sb.p ? sb.p : "",
+				    sb.len);
+		}
+		break;
+	case S_IF:
+		if ((v = eval(rt, st->e)) == NULL)
+			break;
+		rc = exec_block(rt, jv_truth(v) ? &st->body : &st->orelse);
+		break;
+	case S_FOR:
+		return exec_for(rt, st);
+	case S_SET:
+		if ((v = eval(rt, st->e)) == NULL)
+			break;
+		if (st->attr == NULL) {
+			rc = assign(rt, st, rt->top, v);
+			break;
+		}
+		{
+			struct node n = { .kind = N_NAME, .line = st->line,
+			    .name = st->tg[0] };
+
+			if ((ns = lookup(rt, &n)) == NULL)
+				break;
+			if (ns->t != JT_NS) {
+				fail(rt, st->line, "cannot assign attribute on "
+				    "non-namespace object");
+				jv_unref(ns);
+				break;
+			}
+			for (i = 0; i < ns->u.d.n; i++)
+				if (!strcmp(ns->u.d.k[i]->u.s.p, st->attr))
+					break;
+			if (i < ns->u.d.n) {
+				jv_unref(ns->u.d.v[i]);
+				ns->u.d.v[i] = jv_ref(v);
+				rc = 0;
+			} else {
+				struct jv **nk, **nv;
+
+				nk = realloc(ns->u.d.k, (ns->u.d.n + 1) *
+				    sizeof(*nk));
+				if (nk != NULL)
+					ns->u.d.k = nk;
+				nv = nk ? realloc(ns->u.d.v, (ns->u.d.n + 1) *
+				    sizeof(*nv)) : NULL;
+				if (nv != NULL)
+					ns->u.d.v = nv;
+				if (nv == NULL || (ns->u.d.k[ns->u.d.n] =
+				    jv_str(st->attr)) == NULL)
+					oom(rt);
+				else {
+					ns->u.d.v[ns->u.d.n++] = jv_ref(v);
+					rc = 0;
+				}
+			}
+			jv_unref(ns);
+		}
+		break;
+	case S_SETBLOCK:
+	case S_FILTER:
+		if ((v = capture(rt, &st->body, st->line)) == NULL)
+			break;
+		if (st->filt != NULL) {
+			r = eval_chain(rt, st->filt, v);
+			jv_unref(v);
+			if ((v = r) == NULL)
+				break;
+		}
+		if (st->kind == S_SETBLOCK) {
+			rc = frame_set(rt, rt->top, st->tg[0], jv_ref(v));
+			break;
+		}
+		if (jv_write(rt, st->line, &sb, v, 0, 0) == 0) {
+			if (sb.oom)
+				oom(rt);
+			else
+				rc = emit(rt, st->line, sb.p ? sb.p : "",
+				    sb.len);
+		}
+		break;
+	}
+	tpl_sb_release(&sb);
+	jv_unref(v);
+	return rt->rc != 0 ? -1 : rc;
+}
+
+static int
+exec_block(struct rt *rt, const struct block *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		if (exec_stmt(rt, b->v[i]) != 0)
+			return -1;
+	return 0;
+}
+
+/* ====== Entry points ====== */
+
+void
+jinja_limits_default(struct jinja_limits *lim)
+{
+	lim->max_template = 1 << 20;
+	lim->max_output = 400000;
+	lim->max_loop = 100000;
+	lim->max_depth = 64;
+	lim->max_expr_depth = 64;
+	lim->max_value = 4 << 20;
+	lim->max_steps = 10000000;
+}
+
+void
+jinja_free(struct jinja_tpl *t)
+{
+	if (t == NULL)
+		return;
+	block_free(&t->root);
+	free(t);
+}
+
+/* 1 when s (n bytes) is well-formed UTF-8 without surrogates. */
+static int
+utf8_valid(const char *s, size_t n)
+{
+	const unsigned char	*u = (const unsigned char *)s;
+	size_t			 i = 0, k, j;
+	uint32_t		 c, min;
+
+	while (i < n) {
+		if (u[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if ((u[i] & 0xE0) == 0xC0)
+			k = 2, c = u[i] & 0x1F, min = 0x80;
+		else if ((u[i] & 0xF0) == 0xE0)
+			k = 3, c = u[i] & 0x0F, min = 0x800;
+		else if ((u[i] & 0xF8) == 0xF0)
+			k = 4, c = u[i] & 0x07, min = 0x10000;
+		else
+			return 0;
+		if (n - i < k)
+			return 0;
+		for (j = 1; j < k; j++) {
+			if ((u[i + j] & 0xC0) != 0x80)
+				return 0;
+			c = c << 6 | (u[i + j] & 0x3F);
+		}
+		if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+int
+jinja_compile(const char *src, size_t len, const struct jinja_limits *lim,
+    char *err, struct jinja_tpl **out)
+{
+	struct jinja_tpl	*t = NULL;
+	struct ps		 ps;
+	char			*norm = NULL;
+	size_t			 i, n = 0;
+	int			 rc;
+
+	*out = NULL;
+	memset(&ps, 0, sizeof(ps));
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	if (lim != NULL)
+		t->lim = *lim;
+	else
+		jinja_limits_default(&t->lim);
+	ps.lim = &t->lim;
+	ps.rt.lim = &t->lim;
+	ps.rt.err = err;
+	if (len > t->lim.max_template) {
+		rc = ENGINE_ELIMIT;
+		if (err != NULL)
+			snprintf(err, ENGINE_ERRMAX, "template size: more "
+			    "than %zu bytes", t->lim.max_template);
+		goto out;
+	}
+	if (!utf8_valid(src, len)) {
+		rc = engine_invalid(err, "the template is not valid UTF-8");
+		goto out;
+	}
+	/* Newlines become \n and one trailing newline goes, as Jinja2's
+	 * lexer does without keep_trailing_newline. */
+	if ((norm = malloc(len + 1)) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < len; i++) {
+		if (src[i] == '\r') {
+			norm[n++] = '\n';
+			if (i + 1 < len && src[i + 1] == '\n')
+				i++;
+		} else
+			norm[n++] = src[i];
+	}
+	if (n > 0 && norm[n - 1] == '\n')
+		n--;
+	norm[n] = '\0';
+	ps.src = norm;
+	ps.len = n;
+	ps.line = 1;
+	if ((ps.toks = calloc(1, sizeof(*ps.toks))) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	ps.captok = 1;
+	if (parse_body(&ps, &t->root, NULL, NULL) != 0) {
+		rc = ps.rt.rc != 0 ? ps.rt.rc : ENGINE_EINVAL;
+		goto out;
+	}
+	*out = t;
+	t = NULL;
+	rc = 0;
+out:
+	toks_clear(&ps);
+	free(ps.toks);
+	free(norm);
+	jinja_free(t);
+	return rc;
+}
+
+int
+jinja_render_compiled(const struct jinja_tpl *t, const json_t *vars,
+    char *err, char **out, size_t *outlen)
+{
+	struct rt	 rt;
+	struct tpl_sb	 sb = { 0 };
+	struct frame	 root;
+	int		 deep = 0, rc;
+
+	*out = NULL;
+	if (outlen != NULL)
+		*outlen = 0;
+	memset(&rt, 0, sizeof(rt));
+	memset(&root, 0, sizeof(root));
+	rt.lim = &t->lim;
+	rt.err = err;
+	rt.out = &sb;
+	rt.top = &root;
+	if (vars != NULL && !json_is_object(vars)) {
+		rc = engine_invalid(err, "the variables are not an object");
+		goto out;
+	}
+	if (vars != NULL && (rt.vars = jv_from_json(vars, 0, &deep)) == NULL) {
+		if (deep) {
+			rc = ENGINE_ELIMIT;
+			if (err != NULL)
+				snprintf(err, ENGINE_ERRMAX, "nesting depth: "
+				    "a variable nests more than 1000 levels");
+		} else
+			rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	if (exec_block(&rt, &t->root) != 0) {
+		rc = rt.rc != 0 ? rt.rc : ENGINE_EINVAL;
+		goto out;
+	}
+	if (sb.p == NULL)
+		tpl_sb_add(&sb, "", 0);
+	if (outlen != NULL)
+		*outlen = sb.len;
+	if ((*out = tpl_sb_take(&sb)) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	rc = 0;
+out:
+	frame_release(&root);
+	jv_unref(rt.vars);
+	tpl_sb_release(&sb);
+	return rc;
+}
+
+int
+jinja_render(const char *src, size_t len, const json_t *vars,
+    const struct jinja_limits *lim, char *err, char **out, size_t *outlen)
+{
+	struct jinja_tpl	*t = NULL;
+	int			 rc;
+
+	*out = NULL;
+	if ((rc = jinja_compile(src, len, lim, err, &t)) != 0)
+		goto out;
+	rc = jinja_render_compiled(t, vars, err, out, outlen);
+out:
+	jinja_free(t);
+	return rc;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "engine/exec.h"
 
@@ -106,14 +107,91 @@ var_str(const json_t *v, const char *k)
 	return json_string_value(json_object_get(v, k));
 }
 
+/* Dify's file types by extension, for files given without a type. */
+static const char *
+file_type_of(const char *ext)
+{
+	static const char *const img[] = { "jpg", "jpeg", "png", "gif",
+	    "webp", "svg", NULL };
+	static const char *const aud[] = { "mp3", "m4a", "wav", "amr", "mpga",
+	    NULL };
+	static const char *const vid[] = { "mp4", "mov", "mpeg", "webm", NULL };
+	size_t i;
+
+	for (i = 0; img[i] != NULL; i++)
+		if (strcasecmp(ext, img[i]) == 0)
+			return "image";
+	for (i = 0; aud[i] != NULL; i++)
+		if (strcasecmp(ext, aud[i]) == 0)
+			return "audio";
+	for (i = 0; vid[i] != NULL; i++)
+		if (strcasecmp(ext, vid[i]) == 0)
+			return "video";
+	return "document";
+}
+
+/*
+ * A file input as the API gives it ({type, transfer_method, upload_file_id
+ * | url}) made into Dify's file object.
+ */
+static int
+file_input(struct engine *e, const char *app_id, const char *name,
+    const json_t *in, char *err, json_t **out)
+{
+	const char	*tm = var_str(in, "transfer_method"), *type, *url, *id;
+	const char	*fname, *slash, *dot;
+	json_t		*meta = NULL;
+	int		 rc;
+
+	if (!json_is_object(in) || tm == NULL)
+		return engine_invalid(err, "%s in input form must be a file "
+		    "{type, transfer_method, upload_file_id or url}", name);
+	type = var_str(in, "type");
+	if (strcmp(tm, "local_file") == 0) {
+		id = var_str(in, "upload_file_id");
+		if (id == NULL || (rc = engine_upload_get(e, app_id, id, NULL,
+		    NULL, &meta)) != 0)
+			return engine_invalid(err, "%s: upload_file_id names no "
+			    "file uploaded for this app", name);
+		*out = json_pack("{s:s,s:n,s:s,s:s,s:s,s:n,s:s,s:O,s:s+,s:O,"
+		    "s:O,s:n}", "dify_model_identity", "__dify__file__", "id",
+		    "tenant_id", "", "type", type ? type : file_type_of(
+		    var_str(meta, "extension")), "transfer_method", tm,
+		    "remote_url", "related_id", id, "filename",
+		    json_object_get(meta, "name"), "extension", ".",
+		    var_str(meta, "extension"), "mime_type",
+		    json_object_get(meta, "mime_type"), "size",
+		    json_object_get(meta, "size"), "url");
+		json_decref(meta);
+		return *out ? 0 : ENGINE_ENOMEM;
+	}
+	if (strcmp(tm, "remote_url") == 0) {
+		if ((url = var_str(in, "url")) == NULL)
+			return engine_invalid(err, "%s: a remote_url file needs "
+			    "url", name);
+		slash = strrchr(url, '/');
+		fname = slash ? slash + 1 : url;
+		dot = strrchr(fname, '.');
+		*out = json_pack("{s:s,s:n,s:s,s:s,s:s,s:s,s:n,s:s,s:s,s:n,"
+		    "s:i,s:s}", "dify_model_identity", "__dify__file__", "id",
+		    "tenant_id", "", "type", type ? type : file_type_of(dot ?
+		    dot + 1 : ""), "transfer_method", tm, "remote_url", url,
+		    "related_id", "filename", fname, "extension", dot ? dot : "",
+		    "mime_type", "size", -1, "url", url);
+		return *out ? 0 : ENGINE_ENOMEM;
+	}
+	return engine_invalid(err, "%s: transfer_method must be local_file or "
+	    "remote_url", name);
+}
+
 /*
  * Checks the caller's inputs against the start node's variables and makes
  * the start node's inputs: required, max_length, select options, numbers
  * (strings that hold numbers are converted, as Dify does).
  */
 static int
-start_inputs(const struct gnode *start, const json_t *in, char *err,
-    json_t **out)
+start_inputs(struct engine *e, const char *app_id, const struct gnode *start,
+    const json_t *in, char *err, json_t **out)
 {
 	json_t		*res = json_object(), *var, *v, *opts, *o;
 	const char	*name, *type, *label;
@@ -201,8 +279,32 @@ start_inputs(const struct gnode *start, const json_t *in, char *err,
 				    "must be a number", name);
 				goto out;
 			}
+		} else if (strcmp(type, "file") == 0) {
+			json_t *f = NULL;
+
+			if ((rc = file_input(e, app_id, name, v, err, &f)) != 0)
+				goto out;
+			json_object_set_new(res, name, f);
+		} else if (strcmp(type, "file-list") == 0) {
+			json_t *list = json_array(), *f, *item;
+
+			if (!json_is_array(v)) {
+				json_decref(list);
+				rc = engine_invalid(err, "%s in input form "
+				    "must be a list of files", name);
+				goto out;
+			}
+			json_array_foreach(v, j, item) {
+				if ((rc = file_input(e, app_id, name, item,
+				    err, &f)) != 0) {
+					json_decref(list);
+					goto out;
+				}
+				json_array_append_new(list, f);
+			}
+			json_object_set_new(res, name, list);
 		} else
-			json_object_set(res, name, v);	/* files, json */
+			json_object_set(res, name, v);	/* json, checkbox */
 	}
 	*out = res;
 	res = NULL;
@@ -310,8 +412,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = engine_invalid(err, "the workflow has no start node");
 		goto out;
 	}
-	if ((rc = start_inputs(&r.g->nodes[start], o->inputs, err, &inputs))
-	    != 0)
+	if ((rc = start_inputs(e, o->app_id, &r.g->nodes[start], o->inputs,
+	    err, &inputs)) != 0)
 		goto out;
 	if (strcmp(mode, "advanced-chat") == 0) {
 		r.chat = 1;

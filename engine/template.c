@@ -356,6 +356,10 @@ py_repr(struct tpl_sb *sb, const json_t *v, int depth)
 
 	if (depth > TPL_MAX_NEST)
 		return ENGINE_EINVAL;
+	if (v == NULL) {
+		tpl_sb_str(sb, "None");
+		return 0;
+	}
 	switch (json_typeof(v)) {
 	case JSON_STRING:
 		tpl_sb_py_str(sb, json_string_value(v), json_string_length(v));
@@ -504,6 +508,8 @@ value_text(struct tpl_sb *sb, const json_t *v, enum tpl_form form)
 	size_t	i, n, nstr = 0, nfile = 0;
 	int	rc = 0;
 
+	if (v == NULL)
+		return 0;
 	switch (json_typeof(v)) {
 	case JSON_NULL:
 		return 0;
@@ -597,7 +603,7 @@ is_word(char c)
 
 /*
  * Matches VARIABLE_PATTERN at s (which starts with "{{#"): returns the
- * length of the whole reference or 0. *inner/*inner_len get a.b.c.
+ * length of the whole reference or 0; inner and inner_len get a.b.c.
  */
 static size_t
 ref_match(const char *s, size_t n, int context, const char **inner,

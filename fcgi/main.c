@@ -52,14 +52,15 @@ cli_event(void *arg, const json_t *ev)
 }
 
 static int
-cmd_run(struct engine *e, const char *what, json_t *inputs, int as_json)
+cmd_run(struct engine *e, const char *what, json_t *inputs, const char *query,
+    int as_json)
 {
 	struct run_opts	 o;
 	struct cli_run	 cr = { as_json };
 	char		 err[ENGINE_ERRMAX] = "", *data = NULL, *s;
 	const char	*app_id = what, *status;
 	size_t		 len;
-	json_t		*imp = NULL, *res = NULL;
+	json_t		*imp = NULL, *res = NULL, *d;
 	int		 rc, temp = 0;
 
 	if (engine_uuid_check(what) != 0) {
@@ -87,6 +88,7 @@ cmd_run(struct engine *e, const char *what, json_t *inputs, int as_json)
 	memset(&o, 0, sizeof(o));
 	o.app_id = app_id;
 	o.inputs = inputs;
+	o.query = query;
 	o.user = "cli";
 	o.invoke_from = "cli";
 	o.on_event = cli_event;
@@ -98,19 +100,25 @@ cmd_run(struct engine *e, const char *what, json_t *inputs, int as_json)
 		rc = 1;
 		goto out;
 	}
-	status = json_string_value(json_object_get(json_object_get(res,
-	    "data"), "status"));
+	/* A workflow answers {data: {status, outputs}}, a chatflow
+	 * {status, answer} */
+	d = json_object_get(res, "data") ? json_object_get(res, "data") : res;
+	status = json_string_value(json_object_get(d, "status"));
+	if (status == NULL)
+		status = "failed";
 	if (!as_json) {
-		s = json_dumps(json_object_get(json_object_get(res, "data"),
-		    "outputs"), JSON_INDENT(2));
 		fprintf(stderr, "\n%s\n", status);
-		if (s != NULL)
+		if (json_object_get(d, "outputs") != NULL &&
+		    (s = json_dumps(json_object_get(d, "outputs"),
+		    JSON_INDENT(2))) != NULL) {
 			printf("%s\n", s);
-		free(s);
+			free(s);
+		} else if (json_is_string(json_object_get(d, "answer")))
+			printf("%s\n", json_string_value(json_object_get(d,
+			    "answer")));
 		if (strcmp(status, "succeeded") != 0)
 			fprintf(stderr, "error: %s\n", json_string_value(
-			    json_object_get(json_object_get(res, "data"),
-			    "error")));
+			    json_object_get(d, "error")));
 	}
 	rc = strcmp(status, "succeeded") == 0 ||
 	    strcmp(status, "partial-succeeded") == 0 ? 0 : 1;
@@ -286,7 +294,7 @@ usage(FILE *fp)
 "                                    prints the new app id\n"
 "  export ID [-o FILE] [--secrets]   export an app: .zip for sandboxed\n"
 "                                    apps, .yml otherwise\n"
-"  run FILE|ID [--input k=v]... [--json]\n"
+"  run FILE|ID [--input k=v]... [--query TEXT] [--json]\n"
 "                                    run a workflow here, showing each node\n"
 "\n"
 "options:\n"
@@ -299,6 +307,7 @@ usage(FILE *fp)
 "      --secrets       export secret environment variables too\n"
 "  -i, --input K=V     a start input (repeat; V is JSON when it parses)\n"
 "      --json          run prints every event as one JSON line\n"
+"      --query TEXT    run: the user's message, for chatflow apps\n"
 "  -h, --help          this help\n"
 "  -V, --version       print the version\n"
 "\n"
@@ -364,12 +373,14 @@ main(int argc, char **argv)
 		{ "secrets", no_argument, NULL, 'S' },
 		{ "input", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "query", required_argument, NULL, 'Q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct conf	 c;
 	struct engine		*e = NULL;
 	const char		*cmd = NULL, *cpath = NULL, *listen = NULL;
 	const char		*output = NULL, *name = NULL, *arg = NULL;
+	const char		*query = NULL;
 	int			 yes = 0, secrets = 0, as_json = 0;
 	json_t			*inputs = json_object(), *iv;
 	char			*eq;
@@ -393,6 +404,7 @@ main(int argc, char **argv)
 		case 'Y': yes = 1; break;
 		case 'S': secrets = 1; break;
 		case 'J': as_json = 1; break;
+		case 'Q': query = optarg; break;
 		case 'i':
 			if ((eq = strchr(optarg, '=')) == NULL) {
 				fprintf(stderr, "flowcgi: --input wants "
@@ -449,7 +461,7 @@ main(int argc, char **argv)
 	else if (strcmp(cmd, "export") == 0)
 		rc = cmd_export(e, arg, output, secrets);
 	else if (strcmp(cmd, "run") == 0)
-		rc = cmd_run(e, arg, inputs, as_json);
+		rc = cmd_run(e, arg, inputs, query, as_json);
 	else if (strcmp(cmd, "token") == 0) {
 		if (auth_token_load(c.data_dir, token) != 0) {
 			perror("flowcgi: admin token");

@@ -377,7 +377,50 @@ h_info(struct req *r)
 	json_decref(app);
 }
 
+/* POST /v1/files/upload: multipart with "file" and "user". */
+static void
+h_upload(struct req *r)
+{
+	struct mp_part	*parts;
+	const char	*data = NULL, *name = NULL, *mime = NULL, *user = NULL;
+	char		 err[ENGINE_ERRMAX] = "";
+	size_t		 n, i, len = 0;
+	json_t		*out = NULL;
+	int		 rc;
+
+	if (req_read_body(r, r->conf->max_body) != 0)
+		return;
+	if (multipart_parse(r->a, r->content_type, r->body, r->body_len, 8,
+	    &parts, &n, err, sizeof(err)) != 0) {
+		resp_error(r, 400, "invalid_multipart", "%s", err);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (strcmp(parts[i].name, "file") == 0 && data == NULL) {
+			data = parts[i].data;
+			len = parts[i].len;
+			name = parts[i].filename;
+			mime = parts[i].content_type;
+		} else if (strcmp(parts[i].name, "user") == 0)
+			user = arena_strndup(r->a, parts[i].data,
+			    parts[i].len);
+	}
+	if (data == NULL) {
+		resp_error(r, 400, "no_file_uploaded", "Please upload your "
+		    "file.");
+		return;
+	}
+	rc = engine_upload_put(r->eng, r->app_id, user, name, mime, data, len,
+	    err, &out);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "app");
+		return;
+	}
+	resp_json(r, 201, out);
+}
+
 const struct route service_routes[] = {
+	{ "POST", "/v1/files/upload", h_upload, AUTH_APP },
 	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP },
 	{ "POST", "/v1/chat-messages", h_chat, AUTH_APP },
 	{ "POST", "/v1/workflows/tasks/{}/stop", h_stop, AUTH_APP },

@@ -44,6 +44,7 @@ enum store_db {
 	STORE_DB_META,
 	STORE_DB_IMPORTS,
 	STORE_DB_DRAFTS,	/* app id -> draft DSL document */
+	STORE_DB_UPLOADS,	/* upload id -> file record (bytes in blobs) */
 	STORE_DB__COUNT
 };
 

@@ -32,6 +32,7 @@ static const char *const db_names[STORE_DB__COUNT] = {
 	[STORE_DB_META] = "meta",
 	[STORE_DB_IMPORTS] = "imports",
 	[STORE_DB_DRAFTS] = "drafts",
+	[STORE_DB_UPLOADS] = "uploads",
 };
 
 struct store {

@@ -14,9 +14,13 @@ extern const struct node_type node_start, node_end;
 extern const struct node_type node_if_else, node_aggregator;
 extern const struct node_type node_aggregator_legacy;
 extern const struct node_type node_answer;
+extern const struct node_type node_http_request;
+extern const struct node_type node_document_extractor;
+extern const struct node_type node_list_operator;
+extern const struct node_type node_assigner;
 extern const struct node_type node_iteration, node_loop;
 extern const struct node_type node_iteration_start, node_loop_start;
-extern const struct node_type node_loop_end;
+extern const struct node_type node_loop_end, node_code;
 
 static const struct node_type *const node_types[] = {
 	&node_start,
@@ -25,11 +29,16 @@ static const struct node_type *const node_types[] = {
 	&node_aggregator,
 	&node_aggregator_legacy,
 	&node_answer,
+	&node_http_request,
+	&node_document_extractor,
+	&node_list_operator,
+	&node_assigner,
 	&node_iteration,
 	&node_iteration_start,
 	&node_loop,
 	&node_loop_start,
 	&node_loop_end,
+	&node_code,
 	NULL,
 };
 

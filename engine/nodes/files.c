@@ -312,22 +312,32 @@ file_bytes(struct node_ctx *c, const json_t *file, char **data, size_t *len)
 		url = remote;
 	if (url != NULL && strncmp(url, "data:", 5) == 0)
 		return data_url(c, url, data, len);
+	/* Uploaded files: the run's app's uploads (engine/uploads.c). */
+	id = json_string_value(json_object_get(file, "related_id"));
+	if (id == NULL)
+		id = json_string_value(json_object_get(file,
+		    "upload_file_id"));
+	if (tm != NULL && strcmp(tm, "local_file") == 0 && id != NULL) {
+		if (engine_upload_get(c->run->e, c->run->app_id, id, data, len,
+		    NULL) == 0)
+			return 0;
+		*data = NULL;
+		*len = 0;
+		return node_fail(c, "the file '%s' is not available: no upload "
+		    "%s for this app", name ? name : "", id);
+	}
 	if (url != NULL && (strncasecmp(url, "http://", 7) == 0 ||
 	    strncasecmp(url, "https://", 8) == 0))
 		return remote_url(c, url, data, len);
 	/*
-	 * Uploaded files (transfer_method local_file, upload_file_id or
-	 * related_id) and tool files live in a file store flowcgi does not
-	 * have yet: when it does, read them here.
+	 * Tool files (transfer_method tool_file with a related_id) live in a
+	 * file store flowcgi does not have: the files flowcgi makes carry
+	 * their bytes in a data: URL instead.
 	 */
-	id = json_string_value(json_object_get(file, "upload_file_id"));
-	if (id == NULL)
-		id = json_string_value(json_object_get(file, "related_id"));
-	if (tm != NULL && (strcmp(tm, "local_file") == 0 ||
-	    strcmp(tm, "tool_file") == 0) && id != NULL)
-		return node_fail(c, "the file '%s' (%s %s) is not available: "
-		    "uploaded files cannot be read yet", name ? name : "",
-		    tm, id);
+	if (tm != NULL && strcmp(tm, "tool_file") == 0 && id != NULL)
+		return node_fail(c, "the file '%s' (tool file %s) is not "
+		    "available: tool files cannot be read yet", name ? name :
+		    "", id);
 	return node_fail(c, "the file '%s' has no URL to read it from",
 	    name ? name : "");
 }

@@ -22,9 +22,10 @@
  *  - an http(s) `url` / `remote_url`: fetched through outbound_fetch with
  *    the SSRF guard, at most http.max_binary_response bytes, a non-2xx
  *    status is an error;
- *  - an uploaded or tool file (transfer_method local_file / tool_file with
- *    upload_file_id / related_id and no usable URL): not available yet, a
- *    clear error.
+ *  - an uploaded file (transfer_method local_file, related_id or
+ *    upload_file_id): the upload of the run's app (engine_upload_get);
+ *  - a tool file without a data: URL (tool_file, related_id): not
+ *    available, a clear error (flowcgi has no tool file store).
  * *data is malloc'd and NUL-terminated (caller frees), *len its length.
  * Returns 0, or -1 with the node failed (c->err says why).
  */

@@ -46,6 +46,8 @@ static const char python_runner[] =
     "    for fr in traceback.extract_tb(tb):\n"
     "        if fr.filename == 'main.py':\n"
     "            where = ' (main.py, line %d)' % fr.lineno\n"
+    "    if isinstance(e, SyntaxError) and e.filename == 'main.py':\n"
+    "        where = ' (main.py, line %s)' % e.lineno\n"
     "    msg = traceback.format_exception_only(type(e), e)[-1].strip()\n"
     "    sys.stderr.write('\\n' + mark + 'ERROR ' + msg + where + '\\n')\n"
     "    sys.stderr.flush()\n"
@@ -370,9 +372,13 @@ sandbox_run_code_in(struct sandbox *sb, const struct sandbox_code_req *req,
 			}
 		if (*s != '\0')
 			last = s;
-		rc = engine_invalid(err, "%s exited with %d%s%.150s%s",
-		    lang->interp, r.exit_code, last[0] ? ": " : "", last,
-		    error_hint(sb, last));
+		if (r.exit_code == 0)
+			rc = engine_invalid(err, "%s ended without a result "
+			    "from main()", lang->interp);
+		else
+			rc = engine_invalid(err, "%s exited with %d%s%.150s%s",
+			    lang->interp, r.exit_code, last[0] ? ": " : "",
+			    last, error_hint(sb, last));
 		goto out;
 	}
 	*close_m = '\0';

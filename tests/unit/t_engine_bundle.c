@@ -283,7 +283,7 @@ main(void)
 		    ENGINE_ELIMIT));
 	}
 	free(zeros);
-	CHECK(bundle_read(&c, "PK\003\004garbage", 13, err, &b) ==
+	CHECK(bundle_read(&c, "PK\003\004garbage", 11, err, &b) ==
 	    ENGINE_EINVAL);
 	c.bundle_max_size = 2048;
 	CHECK(bundle_read(&c, bin, sizeof(bin), err, &b) == ENGINE_ELIMIT);

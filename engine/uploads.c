@@ -1,0 +1,123 @@
+/*
+ * uploads.c — files uploaded through the service API for runs: a record
+ * per upload (uploads database) and the bytes as a content-addressed blob.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+struct upload_put {
+	json_t		*rec;
+	const void	*data;
+	size_t		 len;
+};
+
+static int
+upload_put_fn(struct store_txn *t, void *arg)
+{
+	struct upload_put	*p = arg;
+	json_t			*app = NULL;
+	char			 hex[STORE_HASH_HEX];
+	int			 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_APPS, json_string_value(
+	    json_object_get(p->rec, "app_id")), &app)) != 0)
+		return rc;
+	json_decref(app);
+	if ((rc = store_blob_ref(t, p->data, p->len, hex)) != 0)
+		return rc;
+	json_object_set_new(p->rec, "checksum", json_string(hex));
+	return store_put_json(t, STORE_DB_UPLOADS, json_string_value(
+	    json_object_get(p->rec, "id")), p->rec, STORE_NOOVERWRITE);
+}
+
+int
+engine_upload_put(struct engine *e, const char *app_id, const char *user,
+    const char *name, const char *mime, const void *data, size_t len,
+    char *err, json_t **out)
+{
+	struct upload_put	 p;
+	const char		*dot;
+	char			 id[37];
+	int			 rc;
+
+	if ((int64_t)len > e->conf->upload_max_file) {
+		engine_invalid(err, "file of %zu bytes is larger than %lld "
+		    "bytes (uploads.max_file_size)", len,
+		    (long long)e->conf->upload_max_file);
+		return ENGINE_ELIMIT;
+	}
+	if (name == NULL || *name == '\0' || strlen(name) > 255 ||
+	    strchr(name, '/') != NULL)
+		return engine_invalid(err, "the file needs a name of 1 to 255 "
+		    "bytes without '/'");
+	engine_uuid(id);
+	dot = strrchr(name, '.');
+	memset(&p, 0, sizeof(p));
+	p.data = data;
+	p.len = len;
+	p.rec = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:I}", "id", id,
+	    "app_id", app_id, "name", name, "size", (json_int_t)len,
+	    "extension", dot ? dot + 1 : "", "mime_type", mime && *mime ?
+	    mime : "application/octet-stream", "created_by", user ? user : "",
+	    "created_at", (json_int_t)engine_now());
+	if (p.rec == NULL)
+		return ENGINE_ENOMEM;
+	rc = engine_from_store(store_write(e->store, upload_put_fn, &p));
+	if (rc == 0) {
+		json_object_del(p.rec, "app_id");
+		json_object_del(p.rec, "checksum");
+		*out = p.rec;
+		return 0;
+	}
+	json_decref(p.rec);
+	return rc;
+}
+
+int
+engine_upload_get(struct engine *e, const char *app_id, const char *id,
+    char **data, size_t *len, json_t **meta)
+{
+	struct store_txn	*t = NULL;
+	json_t			*rec = NULL;
+	const void		*blob = NULL;
+	size_t			 blen = 0;
+	const char		*app, *sum;
+	char			*buf;
+	int			 rc;
+
+	if (engine_uuid_check(id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = store_get_json(t, STORE_DB_UPLOADS, id, &rec)) != 0)
+		goto out;
+	app = json_string_value(json_object_get(rec, "app_id"));
+	sum = json_string_value(json_object_get(rec, "checksum"));
+	if (app == NULL || strcmp(app, app_id) != 0 || sum == NULL) {
+		rc = STORE_ENOTFOUND;
+		goto out;
+	}
+	if (data != NULL) {
+		if ((rc = store_blob_get(t, sum, &blob, &blen)) != 0)
+			goto out;
+		if ((buf = malloc(blen + 1)) == NULL) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
+		memcpy(buf, blob, blen);
+		buf[blen] = '\0';
+		*data = buf;
+		*len = blen;
+	}
+	if (meta != NULL) {
+		*meta = rec;
+		rec = NULL;
+	}
+out:
+	store_read_end(t);
+	json_decref(rec);
+	return engine_from_store(rc);
+}

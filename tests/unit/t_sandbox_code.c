@@ -1,0 +1,337 @@
+/*
+ * t_sandbox_code.c — code-node code in the local sandbox: python3 and
+ * javascript main() with inputs and outputs, prints ignored, exceptions
+ * with their message and line, non-dict results, time and memory limits,
+ * no network; and what one sandbox per call costs.
+ *
+ * Needs bwrap, python3 and node; a missing one fails with a message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/sandbox/sandbox.h"
+#include "tests/unit/tap.h"
+
+static char			top[256];
+static struct sandbox_config	cfg;
+
+/* Runs code with inputs (JSON text); returns the engine code. */
+static int
+run(const char *lang, const char *code, const char *inputs, int timeout_ms,
+    char *err, struct sandbox_code_result *res)
+{
+	struct sandbox_code_req	req = {0};
+	json_t			*in = NULL;
+	int			 rc;
+
+	if (inputs != NULL)
+		in = json_loads(inputs, 0, NULL);
+	req.language = lang;
+	req.code = code;
+	req.inputs = in;
+	req.timeout_ms = timeout_ms;
+	rc = sandbox_run_code(&cfg, &req, err, res);
+	if (rc != 0)
+		printf("# %s: %s\n", lang, err);
+	json_decref(in);
+	return rc;
+}
+
+/* The outputs as compact JSON with sorted keys (static buffer). */
+static const char *
+dump(const json_t *j)
+{
+	static char	 buf[4096];
+	char		*s;
+
+	if (j == NULL)
+		return "(null)";
+	s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	snprintf(buf, sizeof(buf), "%s", s ? s : "(error)");
+	free(s);
+	return buf;
+}
+
+static void
+test_python(void)
+{
+	struct sandbox_code_result	r = {0};
+	char				err[ENGINE_ERRMAX];
+
+	/* main(**inputs), prints (even fake markers) are not the result */
+	CHECK_INT(run("python3",
+	    "def main(a: int, b: str, c=None) -> dict:\n"
+	    "    print('noise <<RESULT>>{\"x\": 1}<<RESULT>>')\n"
+	    "    print('more noise')\n"
+	    "    return {'sum': a + 1, 'b': b.upper(), 'c': c, 'u': b + '\u00e9'}\n",
+	    "{\"a\": 41, \"b\": \"h\\u00e9llo \\u4e16\"}", 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs),
+	    "{\"b\":\"H\u00c9LLO \u4e16\",\"c\":null,\"sum\":42,"
+	    "\"u\":\"h\u00e9llo \u4e16\u00e9\"}");
+	CHECK(r.log != NULL && strstr(r.log, "more noise") != NULL);
+	CHECK(r.log != NULL && strstr(r.log, "FLOWCGI-RESULT") == NULL);
+	printf("# python3 one sandbox per call: %lld ms in the interpreter\n",
+	    (long long)r.elapsed_us / 1000);
+	sandbox_code_result_release(&r);
+
+	/* the standard library */
+	CHECK_INT(run("python3",
+	    "import json, re, datetime, math\n"
+	    "def main(s):\n"
+	    "    d = datetime.date(2024, 2, 29) + datetime.timedelta(days=1)\n"
+	    "    return {'n': len(re.findall(r'\\d+', s)),\n"
+	    "            'j': json.loads('[1, 2]'), 'd': d.isoformat(),\n"
+	    "            'r': math.sqrt(16), 'f': 0.5}\n",
+	    "{\"s\": \"a1b22c333\"}", 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs),
+	    "{\"d\":\"2024-03-01\",\"f\":0.5,\"j\":[1,2],\"n\":3,\"r\":4.0}");
+	sandbox_code_result_release(&r);
+
+	/* an exception: its type, message and line; the traceback in log */
+	CHECK_INT(run("python3",
+	    "def main(x):\n"
+	    "    if x > 1:\n"
+	    "        raise ValueError('bad input %d' % x)\n"
+	    "    return {}\n",
+	    "{\"x\": 5}", 0, err, &r), ENGINE_EINVAL);
+	CHECK_STR(err, "ValueError: bad input 5 (main.py, line 3)");
+	CHECK(r.log != NULL && strstr(r.log, "Traceback") != NULL);
+	CHECK(r.log != NULL && strstr(r.log, "runner.py") == NULL);
+	sandbox_code_result_release(&r);
+
+	/* a missing input is a TypeError, as in Dify */
+	CHECK_INT(run("python3", "def main(a, b):\n    return {'a': a}\n",
+	    "{\"a\": 1}", 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "TypeError") != NULL &&
+	    strstr(err, "'b'") != NULL);
+	sandbox_code_result_release(&r);
+
+	/* not a dict; not JSON; no main; a syntax error */
+	CHECK_INT(run("python3", "def main():\n    return [1, 2]\n", NULL, 0,
+	    err, &r), ENGINE_EINVAL);
+	CHECK_STR(err, "main() returned list, not a dict");
+	sandbox_code_result_release(&r);
+	CHECK_INT(run("python3", "def main():\n    return {'s': {1, 2}}\n",
+	    NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "not JSON") != NULL);
+	sandbox_code_result_release(&r);
+	CHECK_INT(run("python3", "x = 1\n", NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "NameError") != NULL);
+	sandbox_code_result_release(&r);
+	CHECK_INT(run("python3", "import os\ndef main(:\n", NULL, 0, err,
+	    &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "SyntaxError") != NULL &&
+	    strstr(err, "(main.py, line 2)") != NULL);
+	sandbox_code_result_release(&r);
+
+	/* time: the request's limit, then sandbox.timeout by name */
+	CHECK_INT(run("python3", "import time\ndef main():\n"
+	    "    time.sleep(100)\n    return {}\n", NULL, 1500, err, &r),
+	    ENGINE_ELIMIT);
+	CHECK(strstr(err, "1500 ms") != NULL);
+	sandbox_code_result_release(&r);
+	cfg.timeout = 1;
+	CHECK_INT(run("python3", "def main():\n    while True: pass\n", NULL,
+	    0, err, &r), ENGINE_ELIMIT);
+	CHECK_STR(err, "code ran longer than sandbox.timeout");
+	sandbox_code_result_release(&r);
+	cfg.timeout = 20;
+
+	/* memory */
+	cfg.memory = 64 << 20;
+	CHECK_INT(run("python3", "def main():\n    a = bytearray(300 << 20)\n"
+	    "    return {}\n", NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "MemoryError") != NULL &&
+	    strstr(err, "sandbox.memory") != NULL);
+	sandbox_code_result_release(&r);
+	cfg.memory = 512 << 20;
+
+	/* no network, and the error says so */
+	CHECK_INT(run("python3", "import socket\ndef main():\n"
+	    "    socket.create_connection(('1.1.1.1', 53), timeout=3)\n"
+	    "    return {}\n", NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "sandbox.network is false") != NULL);
+	sandbox_code_result_release(&r);
+	CHECK_INT(run("python3", "import urllib.request\ndef main():\n"
+	    "    urllib.request.urlopen('http://example.com/', timeout=3)\n"
+	    "    return {}\n", NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "sandbox.network is false") != NULL);
+	sandbox_code_result_release(&r);
+	/* sys.exit in user code is a failure with the exit status */
+	CHECK_INT(run("python3", "import sys\ndef main():\n    sys.exit(3)\n",
+	    NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "exited with 3") != NULL);
+	sandbox_code_result_release(&r);
+	CHECK_INT(run("python3", "import sys\ndef main():\n    sys.exit(0)\n",
+	    NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "without a result") != NULL);
+	sandbox_code_result_release(&r);
+}
+
+static void
+test_javascript(void)
+{
+	struct sandbox_code_result	r = {0};
+	char				err[ENGINE_ERRMAX];
+
+	/* Dify passes one object: main({a, b}) */
+	CHECK_INT(run("javascript",
+	    "function main({a, b}) {\n"
+	    "  console.log('noise');\n"
+	    "  return {sum: a + 1, b: b.toUpperCase(), list: [1, 'x']};\n"
+	    "}\n",
+	    "{\"a\": 1, \"b\": \"x\"}", 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"b\":\"X\",\"list\":[1,\"x\"],\"sum\":2}");
+	CHECK(r.log != NULL && strstr(r.log, "noise") != NULL);
+	printf("# javascript one sandbox per call: %lld ms in the "
+	    "interpreter\n", (long long)r.elapsed_us / 1000);
+	sandbox_code_result_release(&r);
+
+	/* arrow functions, const, async, require */
+	CHECK_INT(run("javascript",
+	    "const crypto = require('crypto');\n"
+	    "const main = async (inputs) => ({n: inputs.n * 2,\n"
+	    "  h: crypto.createHash('sha256').update('a').digest('hex')"
+	    ".slice(0, 8)});\n",
+	    "{\"n\": 21}", 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"h\":\"ca978112\",\"n\":42}");
+	sandbox_code_result_release(&r);
+
+	CHECK_INT(run("javascript",
+	    "function main(x) {\n"
+	    "  throw new TypeError('boom');\n"
+	    "}\n", "{}", 0, err, &r), ENGINE_EINVAL);
+	CHECK_STR(err, "TypeError: boom (main.js, line 2)");
+	CHECK(r.log != NULL && strstr(r.log, "at main") != NULL);
+	sandbox_code_result_release(&r);
+
+	CHECK_INT(run("javascript", "function main() { return [1]; }\n", NULL,
+	    0, err, &r), ENGINE_EINVAL);
+	CHECK_STR(err, "main() returned an array, not an object");
+	sandbox_code_result_release(&r);
+	CHECK_INT(run("javascript", "let x = 1;\n", NULL, 0, err, &r),
+	    ENGINE_EINVAL);
+	CHECK(strstr(err, "main is not defined") != NULL);
+	sandbox_code_result_release(&r);
+	CHECK_INT(run("javascript", "function main( {\n", NULL, 0, err, &r),
+	    ENGINE_EINVAL);
+	CHECK(strstr(err, "SyntaxError") != NULL);
+	sandbox_code_result_release(&r);
+	CHECK_INT(run("javascript", "function main() { while (true) {} }\n",
+	    NULL, 1500, err, &r), ENGINE_ELIMIT);
+	sandbox_code_result_release(&r);
+	CHECK_INT(run("javascript",
+	    "const net = require('net');\n"
+	    "function main() { return new Promise((ok, no) => {\n"
+	    "  const s = net.connect(53, '1.1.1.1');\n"
+	    "  s.on('connect', () => ok({c: 1})); s.on('error', no); }); }\n",
+	    NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "ENETUNREACH") != NULL &&
+	    strstr(err, "sandbox.network is false") != NULL);
+	sandbox_code_result_release(&r);
+}
+
+static void
+test_misc(void)
+{
+	struct sandbox_code_result	 r = {0};
+	struct sandbox_code_req		 req = {0};
+	struct sandbox			*sb = NULL;
+	struct sandbox_file		*files = NULL;
+	char				 err[ENGINE_ERRMAX];
+	size_t				 n = 0;
+	json_t				*in;
+	struct timespec			 t0, t1;
+	int				 i, ok = 0;
+	double				 ms;
+
+	CHECK_INT(run("ruby", "x", NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "code_language") != NULL);
+
+	/* several runs in one sandbox leave no files behind */
+	CHECK_INT(sandbox_create(&sandbox_provider_local, &cfg, err, &sb), 0);
+	if (sb == NULL)
+		return;
+	in = json_pack("{s:i}", "x", 2);
+	req.language = "python3";
+	req.code = "def main(x):\n    open('kept.txt', 'w').write('k')\n"
+	    "    return {'y': x * x}\n";
+	req.inputs = in;
+	for (i = 0; i < 3; i++) {
+		if (sandbox_run_code_in(sb, &req, err, &r) == 0 &&
+		    json_integer_value(json_object_get(r.outputs, "y")) == 4)
+			ok++;
+		sandbox_code_result_release(&r);
+	}
+	CHECK_INT(ok, 3);
+	CHECK_INT(sandbox_list(sb, "", 100, err, &files, &n), 0);
+	CHECK_INT(n, 1);	/* kept.txt, the code's own file */
+	if (n == 1)
+		CHECK_STR(files[0].path, "kept.txt");
+	sandbox_files_free(files, n);
+
+	/* what a code node costs: a sandbox per call vs a kept one */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 10; i++) {
+		sandbox_run_code_in(sb, &req, err, &r);
+		sandbox_code_result_release(&r);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / 10;
+	printf("# python3 in a kept sandbox: %.1f ms per call\n", ms);
+	sandbox_free(sb);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 10; i++) {
+		sandbox_run_code(&cfg, &req, err, &r);
+		sandbox_code_result_release(&r);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / 10;
+	printf("# python3 with a sandbox per call (create, upload, run, "
+	    "destroy): %.1f ms per call\n", ms);
+	CHECK(ms < 2000);
+	json_decref(in);
+}
+
+int
+main(void)
+{
+	struct conf	 c;
+	const char	*tmp = getenv("TMPDIR");
+	char		 cmd[400];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!CHECK(system("command -v bwrap >/dev/null 2>&1") == 0)) {
+		printf("# bwrap not found: install the Debian package "
+		    "bubblewrap (contrib/install-deps.sh)\n");
+		return tap_done();
+	}
+	if (!CHECK(system("PATH=/usr/local/bin:/usr/bin:/bin command -v "
+	    "python3 >/dev/null && PATH=/usr/local/bin:/usr/bin:/bin "
+	    "command -v node >/dev/null") == 0))
+		printf("# python3 or node not found in /usr: install the "
+		    "Debian packages python3 and nodejs\n");
+	snprintf(top, sizeof(top), "%s/t_sandbox_code_XXXXXX",
+	    tmp && tmp[0] == '/' ? tmp : "/tmp");
+	if (!CHECK(mkdtemp(top) != NULL))
+		return tap_done();
+	conf_defaults(&c);
+	snprintf(c.data_dir, sizeof(c.data_dir), "%s", top);
+	sandbox_config_init(&cfg, &c);
+	cfg.timeout = 20;
+
+	test_python();
+	test_javascript();
+	test_misc();
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", top);
+	return tap_done();
+}
