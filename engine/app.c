@@ -508,7 +508,8 @@ app_delete_fn(struct store_txn *t, void *arg)
 	if ((rc = store_del(t, STORE_DB_DRAFTS, id, strlen(id))) != 0 &&
 	    rc != STORE_ENOTFOUND)
 		return rc;
-	if ((rc = keys_delete_all(t, id)) != 0)
+	if ((rc = keys_delete_all(t, id)) != 0 ||
+	    (rc = runs_delete_all(t, id)) != 0)
 		return rc;
 	return assets_delete_all(t, id);
 }

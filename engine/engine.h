@@ -315,6 +315,27 @@ int	engine_run_list(struct engine *e, const char *app_id, int page,
 /* The node executions of run id, in order: {data: [...]}. */
 int	engine_run_nodes(struct engine *e, const char *run_id, json_t **out);
 
+/* ====== Conversations (chatflow apps) ====== */
+
+/*
+ * Conversations of app_id started by user (NULL: anyone), newest first:
+ * {limit, has_more, data: [{id, name, inputs, status, introduction,
+ * created_at, updated_at}]}.
+ */
+int	engine_conversation_list(struct engine *e, const char *app_id,
+	    const char *user, int limit, json_t **out);
+
+/*
+ * Messages of conversation conv_id, oldest first: {limit, has_more,
+ * data: [{id, conversation_id, inputs, query, answer, created_at, ...}]}.
+ */
+int	engine_message_list(struct engine *e, const char *app_id,
+	    const char *conv_id, int limit, json_t **out);
+
+/* Deletes a conversation and its messages. */
+int	engine_conversation_delete(struct engine *e, const char *app_id,
+	    const char *conv_id);
+
 /* ====== DSL ====== */
 
 /*

@@ -44,6 +44,10 @@ int	app_store_get(struct store_txn *t, const char *id, int with_draft,
 /* {id, created_at, updated_at} for a workflow-mode draft, else null. */
 json_t	*app_workflow_meta(const char *mode, int64_t now);
 
+/* Removes an app's runs, node executions, conversations, messages and
+ * uploads (conversations.c). */
+int	runs_delete_all(struct store_txn *t, const char *app_id);
+
 /* Removes every API key of app_id (keys.c). */
 int	keys_delete_all(struct store_txn *t, const char *app_id);
 

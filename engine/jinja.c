@@ -4323,7 +4323,7 @@ markup(struct jv *v)
 static struct jv *
 attr_path(struct rt *rt, int line, struct jv *item, const struct jv *path)
 {
-	struct jv	*cur = jv_ref(item), *key, *next;
+	struct jv	*cur, *key, *next;
 	const char	*p, *dot, *end;
 	int64_t		 iv;
 
@@ -4331,6 +4331,7 @@ attr_path(struct rt *rt, int line, struct jv *item, const struct jv *path)
 		return get_item(rt, line, item, (struct jv *)path);
 	if (path->t != JT_STR)
 		return fail(rt, line, "TypeError: attribute must be a str");
+	cur = jv_ref(item);
 	p = path->u.s.p;
 	end = p + path->u.s.n;
 	for (;;) {

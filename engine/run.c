@@ -648,7 +648,10 @@ engine_run_list(struct engine *e, const char *app_id, int page, int limit,
 	if ((data = json_array()) == NULL)
 		return ENGINE_ENOMEM;
 	if ((rc = store_read_begin(e->store, &t)) != 0 ||
-	    (rc = store_cursor_open(t, STORE_DB_RUNS_BY_APP, &c)) != 0)
+	    (rc = store_get_json(t, STORE_DB_APPS, app_id, &rec)) != 0)
+		goto out;
+	json_decref(rec);
+	if ((rc = store_cursor_open(t, STORE_DB_RUNS_BY_APP, &c)) != 0)
 		goto out;
 	/* Newest first: start past the app's last key and walk back. */
 	rc = store_cursor_seek(c, hi, strlen(hi), &kv);

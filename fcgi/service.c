@@ -419,7 +419,85 @@ h_upload(struct req *r)
 	resp_json(r, 201, out);
 }
 
+static int
+limit_param(struct req *r, int *limit)
+{
+	const char	*s = req_query(r, "limit");
+	char		*end;
+	long		 v;
+
+	*limit = 20;
+	if (s == NULL || *s == '\0')
+		return 0;
+	v = strtol(s, &end, 10);
+	if (*end != '\0' || v < 1 || v > 100) {
+		resp_error(r, 400, "invalid_param", "limit must be an integer "
+		    "from 1 to 100");
+		return -1;
+	}
+	*limit = (int)v;
+	return 0;
+}
+
+/* GET /v1/conversations?user=&limit= */
+static void
+h_conversations(struct req *r)
+{
+	json_t	*out = NULL;
+	int	 limit, rc;
+
+	if (limit_param(r, &limit) != 0)
+		return;
+	rc = engine_conversation_list(r->eng, r->app_id, req_query(r, "user"),
+	    limit, &out);
+	if (rc != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
+/* GET /v1/messages?conversation_id=&user=&limit= */
+static void
+h_messages(struct req *r)
+{
+	const char	*conv = req_query(r, "conversation_id");
+	json_t		*out = NULL;
+	int		 limit, rc;
+
+	if (limit_param(r, &limit) != 0)
+		return;
+	if (conv == NULL || *conv == '\0') {
+		resp_error(r, 400, "invalid_param", "conversation_id is "
+		    "required");
+		return;
+	}
+	rc = engine_message_list(r->eng, r->app_id, conv, limit, &out);
+	if (rc != 0) {
+		resp_engine_error(r, rc, "", "conversation");
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
+/* DELETE /v1/conversations/{id} */
+static void
+h_conversation_delete(struct req *r)
+{
+	int rc;
+
+	rc = engine_conversation_delete(r->eng, r->app_id, r->captures[0]);
+	if (rc != 0) {
+		resp_engine_error(r, rc, "", "conversation");
+		return;
+	}
+	resp_empty(r, 204);
+}
+
 const struct route service_routes[] = {
+	{ "GET", "/v1/conversations", h_conversations, AUTH_APP },
+	{ "DELETE", "/v1/conversations/{}", h_conversation_delete, AUTH_APP },
+	{ "GET", "/v1/messages", h_messages, AUTH_APP },
 	{ "POST", "/v1/files/upload", h_upload, AUTH_APP },
 	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP },
 	{ "POST", "/v1/chat-messages", h_chat, AUTH_APP },

@@ -134,5 +134,39 @@ is "$(sed -n 's/^data: //p' "$T_DIR/chat.txt" | jq -r 'select(.event=="message")
     "${ANS/hi/again}" "message events carry the answer"
 svc POST /v1/chat-messages -H "$J" -d '{"inputs":{},"query":"x","user":"u2","conversation_id":"00000000-0000-7000-8000-000000000000"}'
 is "$STATUS" 400 "an unknown conversation is refused"
+svc GET "/v1/conversations?user=u2"
+is "$STATUS $(jqr '.data | length') $(jqr '.data[0].id')" "200 1 $CONV" \
+    "the user's conversations are listed"
+svc GET "/v1/conversations?user=someone-else"
+is "$(jqr '.data | length')" 0 "another user's list is empty"
+svc GET "/v1/messages?conversation_id=$CONV"
+is "$STATUS $(jqr '[.data[].query] | join(",")')" "200 hi,again" \
+    "messages oldest first, with their queries"
+is "$(jqr '.data[1].answer')" "${ANS/hi/again}" "messages keep their answers"
+svc GET "/v1/messages"
+is "$STATUS" 400 "messages need a conversation_id"
+
+# Uploads: multipart, then a run that uses the file as an input.
+printf 'hello file' >"$T_DIR/note.txt"
+svc POST /v1/files/upload -F "file=@$T_DIR/note.txt;type=text/plain" -F user=u2
+is "$STATUS $(jqr .name) $(jqr .size) $(jqr .extension)" "201 note.txt 10 txt" \
+    "a file is uploaded"
+svc POST /v1/files/upload -H "$J" -d '{"user":"u2"}'
+is "$STATUS $(jqr .code)" "400 invalid_multipart" "an upload needs a multipart body"
+svc POST /v1/files/upload -H 'Content-Type: multipart/form-data; boundary=x' --data-binary $'--x\r\nContent-Disposition: form-data; name="user"\r\n\r\nu\r\n--x--'
+is "$STATUS $(jqr .code)" "400 no_file_uploaded" "an upload without a file part"
+
+svc DELETE "/v1/conversations/$CONV"
+is "$STATUS" 204 "a conversation is deleted"
+svc GET "/v1/messages?conversation_id=$CONV"
+is "$STATUS" 404 "its messages go with it"
+
+# Deleting the app takes its runs with it.
+req DELETE "$A/$WF"
+req GET "$A/$WF/workflow-runs"
+is "$STATUS" 404 "the app's runs go with the app"
+is "$(mdb_stat -s runs "$T_DIR/data" | awk '/Entries:/ {print $2}')" \
+    "$(curl -s -H "Authorization: Bearer $TOKEN" "$BASE$A/$CH/workflow-runs" | jq .total)" \
+    "only the other app's runs remain in storage"
 req GET /healthz
 is "$STATUS" 200 "server healthy at the end"
