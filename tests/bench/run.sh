@@ -273,4 +273,120 @@ TR_CPU=$(med trivial wrk_cpu_us)
 	    printf "note: %.0f%% of the %d CPUs were busy before the bench " \
 	    "started; other load makes the figures noisy\n", b * 100, n }'
 } | tee "$OUT/summary.txt"
+
+# ====== A 10-node workflow run, blocking, through nginx ======
+
+BASE=$FC_BASE
+jq -n --rawfile y "$(dirname "$0")/ten_nodes.yml" \
+    '{mode: "yaml-content", yaml_content: $y}' >"$ROOT_DIR/imp.json"
+req POST /console/api/apps/imports -H 'Content-Type: application/json' \
+    --data-binary @"$ROOT_DIR/imp.json"
+WF_ID=$(jqr .app_id)
+[ -n "$WF_ID" ] && [ "$WF_ID" != null ] || die "importing ten_nodes.yml: $BODY"
+req POST "/console/api/apps/$WF_ID/api-keys"
+KEY=$(jqr .token)
+cat >"$ROOT_DIR/run.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = '{"inputs":{"q":"hello"},"user":"bench","response_mode":"blocking"}'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+run_post() {	# run_post <side> <label>
+	side=$1; label=$2
+	case $side in
+	flowcgi) url=$FC_BASE/v1/workflows/run ;;
+	trivial) url=$TR_BASE/v1/workflows/run ;;
+	esac
+	f=$OUT/$label-$side.txt
+	wrk -t"$WRK_THREADS" -c"$CONNS" -d"$DURATION" --latency -s \
+	    "$ROOT_DIR/run.lua" -H "Authorization: Bearer $KEY" "$url" \
+	    >"$f" 2>&1 || die "wrk (run) failed against $side: $(cat "$f")"
+	grep -q 'Non-2xx or 3xx responses' "$f" &&
+	    die "$side answered errors under load: $(grep 'Non-2xx' "$f")"
+	wrk_rps "$f" >/dev/null
+}
+wrk_p50_ms() {
+	awk '$1 == "50%" {
+		v = $2 + 0; u = $2; sub(/^[0-9.]+/, "", u)
+		if (u == "us") v /= 1000; else if (u == "s") v *= 1000
+		printf "%.3f\n", v }' "$1"
+}
+run_post flowcgi runwarm
+run_post flowcgi run1
+run_post trivial run1
+WF_RPS=$(wrk_rps "$OUT/run1-flowcgi.txt")
+RT_RPS=$(wrk_rps "$OUT/run1-trivial.txt")
+ENGINE_LINE=$(mkdir -p "$ROOT_DIR/eng" && \
+    "$BUILD/tools/engine_bench" nodes "$ROOT_DIR/eng" 300)
+CORPUS=${FLOWCGI_CORPUS:-$(dirname "$0")/../../../shared/dsl-corpus/files}
+DSL_LINE=$(mkdir -p "$ROOT_DIR/dsl" && \
+    "$BUILD/tools/engine_bench" corpus "$ROOT_DIR/dsl" "$CORPUS")
+SBX_LINE=$("$BUILD/tools/sandbox_bench" 2>&1 | tail -3)
+
+# ====== 10 MB through flowcgi's file API vs nginx on its own ======
+
+head -c 10485760 /dev/urandom >"$ROOT_DIR/ten.bin"
+mkdir -p "$ROOT_DIR/static" && cp "$ROOT_DIR/ten.bin" "$ROOT_DIR/static/"
+S_PORT=$(free_port)
+mkdir -p "$ROOT_DIR/snginx/tmp"
+cat >"$ROOT_DIR/snginx/nginx.conf" <<NGX
+worker_processes 1;
+daemon off;
+pid $ROOT_DIR/snginx/nginx.pid;
+error_log $ROOT_DIR/snginx/error.log warn;
+events { worker_connections 256; }
+http {
+	access_log off;
+	client_body_temp_path $ROOT_DIR/snginx/tmp;
+	client_max_body_size 64m;
+	server {
+		listen 127.0.0.1:$S_PORT;
+		location /static/ { root $ROOT_DIR; }
+		location = /sink { client_body_in_single_buffer on;
+			client_body_buffer_size 16m; proxy_pass http://127.0.0.1:$S_PORT/ok; }
+		location = /ok { return 204; }
+	}
+}
+NGX
+nginx -p "$ROOT_DIR/snginx" -c "$ROOT_DIR/snginx/nginx.conf" >/dev/null 2>&1 &
+NG_PIDS="$NG_PIDS $!"
+wait_port "$S_PORT" || die "static nginx did not start"
+req POST /console/api/apps -H 'Content-Type: application/json' \
+    -d '{"name":"files","mode":"workflow"}'
+F_APP=$(jqr .id)
+time_curl() {	# time_curl <n> <curl args...>: median seconds of n transfers
+	n=$1; shift
+	i=0
+	while [ $i -lt "$n" ]; do
+		curl -s -o /dev/null -w '%{time_total}\n' "$@"
+		i=$((i + 1))
+	done | median
+}
+UP_FC=$(time_curl 5 -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/octet-stream' --data-binary @"$ROOT_DIR/ten.bin" \
+    "$FC_BASE/console/api/apps/$F_APP/assets/files?name=ten.bin&replace=1")
+req GET "/console/api/apps/$F_APP/assets/tree"
+F_NODE=$(jqr '.children[0].id')
+DOWN_FC=$(time_curl 5 -H "Authorization: Bearer $TOKEN" \
+    "$FC_BASE/console/api/apps/$F_APP/assets/files/$F_NODE/download")
+UP_NG=$(time_curl 5 --data-binary @"$ROOT_DIR/ten.bin" "http://127.0.0.1:$S_PORT/sink")
+DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
+
+{
+	echo
+	echo "10-node workflow (no code, no model), POST /v1/workflows/run blocking, wrk -c$CONNS -d$DURATION"
+	printf '%-22s %12.1f runs/s  p50 %8.2f ms  p99 %8.2f ms\n' "flowcgi" \
+	    "$WF_RPS" "$(wrk_p50_ms "$OUT/run1-flowcgi.txt")" \
+	    "$(wrk_p99_ms "$OUT/run1-flowcgi.txt")"
+	printf '%-22s %12.1f req/s   p50 %8.2f ms  p99 %8.2f ms\n' \
+	    "trivial responder" "$RT_RPS" "$(wrk_p50_ms "$OUT/run1-trivial.txt")" \
+	    "$(wrk_p99_ms "$OUT/run1-trivial.txt")"
+	awk -v a="$WF_RPS" -v b="$RT_RPS" 'BEGIN { printf "%-22s %12.3f  (each run commits twice with fsync: storage.sync)\n", "flowcgi / trivial", (b > 0 ? a / b : 0) }'
+	echo "$ENGINE_LINE  (target: under 50 us per node)"
+	echo "$DSL_LINE"
+	echo "$SBX_LINE"
+	echo
+	echo "10 MB file, median of 5 (curl time_total)"
+	awk -v a="$UP_FC" -v b="$UP_NG" 'BEGIN { printf "  upload:   flowcgi %.3f s, nginx alone %.3f s, ratio %.2f\n", a, b, (b > 0 ? a / b : 0) }'
+	awk -v a="$DOWN_FC" -v b="$DOWN_NG" 'BEGIN { printf "  download: flowcgi %.3f s, nginx static %.3f s, ratio %.2f\n", a, b, (b > 0 ? a / b : 0) }'
+} | tee -a "$OUT/summary.txt"
 exit 0
