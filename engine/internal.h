@@ -230,7 +230,8 @@ enum tpl_form {
  * (caller frees). Returns 0, ENGINE_ENOMEM, or ENGINE_EINVAL when v nests
  * deeper than 512 levels.
  */
-int	tpl_sb_value_text(struct tpl_sb *sb, const json_t *v, enum tpl_form form);
+int	tpl_sb_value_text(struct tpl_sb *sb, const json_t *v,
+	    enum tpl_form form);
 int	tpl_value_text(const json_t *v, enum tpl_form form, char **out);
 
 /* Python's repr() of v ({'a': [1, 'x', None, True]}); *out malloc'd,

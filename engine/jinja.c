@@ -70,7 +70,7 @@ struct jv {
 		int64_t		 i;
 		double		 f;
 		struct {
-			char	*p;	/* NUL-terminated; also JT_UNDEF's hint */
+			char	*p;	/* NUL-terminated; JT_UNDEF: hint */
 			size_t	 n;
 		} s;
 		struct {
@@ -102,8 +102,10 @@ static struct jv jv_false_s = { .t = JT_BOOL, .refs = 1, .u.b = 0 };
 static struct jv *
 jv_ref(struct jv *v)
 {
+	/* Atomic: literals of a compiled template are shared by renders
+	 * running in several threads. */
 	if (v != NULL && !IMMORTAL(v))
-		v->refs++;
+		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
 	return v;
 }
 
@@ -112,7 +114,8 @@ jv_unref(struct jv *v)
 {
 	size_t i;
 
-	if (v == NULL || IMMORTAL(v) || --v->refs > 0)
+	if (v == NULL || IMMORTAL(v) ||
+	    __atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	switch (v->t) {
 	case JT_STR:
@@ -3269,7 +3272,8 @@ arith(struct rt *rt, int line, int op, struct jv *a, struct jv *b)
 			if (x == INT64_MIN && y == -1)
 				goto big;
 			z = op == OP_FDIV ? x / y : x % y;
-			if (op == OP_FDIV && (x % y != 0) && ((x < 0) != (y < 0)))
+			if (op == OP_FDIV && x % y != 0 &&
+			    (x < 0) != (y < 0))
 				z--;
 			if (op == OP_MOD && z != 0 && ((z < 0) != (y < 0)))
 				z += y;
@@ -3277,9 +3281,9 @@ arith(struct rt *rt, int line, int op, struct jv *a, struct jv *b)
 		default:		/* OP_POW */
 			if (y < 0) {
 				if (x == 0)
-					return fail(rt, line, "ZeroDivisionError"
-					    ": 0.0 cannot be raised to a "
-					    "negative power");
+					return fail(rt, line, "ZeroDivision"
+					    "Error: 0.0 cannot be raised to "
+					    "a negative power");
 				return jv_float(pow((double)x, (double)y)) ?:
 				    oom(rt);
 			}
@@ -3538,8 +3542,9 @@ str_split(struct rt *rt, int line, const struct jv *s, const struct jv *sep,
 				if (i >= n)
 					break;
 				if (maxsplit >= 0 && splits >= maxsplit) {
-					if (list_add(rt, &l, &cap, jv_strn(p + i,
-					    n - i) ?: oom(rt)) != 0)
+					tmp = jv_strn(p + i, n - i);
+					if (list_add(rt, &l, &cap, tmp ?:
+					    oom(rt)) != 0)
 						goto err;
 					break;
 				}
@@ -4253,8 +4258,8 @@ call_global(struct rt *rt, int line, const char *name, struct cargs *ca)
 
 	if (!strcmp(name, "range")) {
 		if (ca->nkw > 0 || ca->npos < 1 || ca->npos > 3)
-			return fail(rt, line, "TypeError: range expected 1 to 3 "
-			    "positional arguments");
+			return fail(rt, line, "TypeError: range expected 1 to "
+			    "3 positional arguments");
 		for (k = 0; k < ca->npos; k++)
 			if (want_int(rt, line, ca->pos[k], "range() argument",
 			    &v[ca->npos == 1 ? 1 : k]) != 0)
@@ -5438,7 +5443,8 @@ seq_filter(struct rt *rt, const struct node *n, struct jv *v,
     struct cargs *ca)
 {
 	const char		*name = n->fn->name;
-	struct jv		*items, *r = NULL, *x, *attr = NULL, *dflt = NULL;
+	struct jv		*items, *r = NULL, *x, *attr = NULL;
+	struct jv		*dflt = NULL;
 	const struct jfunc	*fn = NULL;
 	struct cargs		 sub = { 0 };
 	size_t			 i, k, skip = 0;

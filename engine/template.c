@@ -455,7 +455,8 @@ py_dumps(struct tpl_sb *sb, const json_t *v, int ascii, int indent, int depth)
 			}
 			tpl_sb_json_str(sb, k, strlen(k), ascii);
 			tpl_sb_add(sb, ": ", 2);
-			if ((rc = py_dumps(sb, m, ascii, indent, depth + 1)) != 0)
+			rc = py_dumps(sb, m, ascii, indent, depth + 1);
+			if (rc != 0)
 				break;
 		}
 	}
@@ -743,7 +744,8 @@ tpl_render(const char *tpl, enum tpl_form form, unsigned flags,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if (max_chars > 0 && sb.p != NULL && engine_utf8_len(sb.p) > max_chars) {
+	if (max_chars > 0 && sb.p != NULL &&
+	    engine_utf8_len(sb.p) > max_chars) {
 		rc = ENGINE_ELIMIT;
 		if (err != NULL)
 			snprintf(err, ENGINE_ERRMAX,
@@ -755,8 +757,8 @@ tpl_render(const char *tpl, enum tpl_form form, unsigned flags,
 		rc = ENGINE_ENOMEM;
 out:
 	if (rc == ENGINE_EINVAL)
-		engine_invalid(err, "a value is nested more than %d levels deep",
-		    TPL_MAX_NEST);
+		engine_invalid(err, "a value is nested more than %d levels "
+		    "deep", TPL_MAX_NEST);
 	tpl_sb_release(&sb);
 	return rc;
 }

@@ -371,8 +371,8 @@ value_valid(const char *t, const char *op, const json_t *v)
 	if (strcmp(t, "array[file]") == 0 || !is_array(t))
 		return 0;
 	if (op_is(op, "append")) {
-		if (json_is_array(v) || json_is_null(v) || (json_is_boolean(v) &&
-		    strcmp(t, "array[boolean]") != 0))
+		if (json_is_array(v) || json_is_null(v) ||
+		    (json_is_boolean(v) && strcmp(t, "array[boolean]") != 0))
 			return 0;
 		if (strcmp(t, "array[string]") == 0)
 			return json_is_string(v);

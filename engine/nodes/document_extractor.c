@@ -687,7 +687,8 @@ docx_node_run(struct node_ctx *c)
 {
 	json_t		*sel = json_object_get(c->node->data,
 			    "variable_selector");
-	json_t		*v = node_resolve(c, sel), *f, *list = NULL, *res = NULL;
+	json_t		*v = node_resolve(c, sel), *f, *list = NULL;
+	json_t		*res = NULL;
 	char		*text = NULL;
 	size_t		 i;
 	int		 rc = -1;

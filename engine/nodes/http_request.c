@@ -592,7 +592,8 @@ init_body(struct req *q)
 {
 	json_t		*body = json_object_get(q->c->node->data, "body");
 	json_t		*items = body_items(body);
-	const char	*type = json_string_value(json_object_get(body, "type"));
+	const char	*type = json_string_value(json_object_get(body,
+			    "type"));
 	char		*text = NULL;
 	int		 rc = -1;
 

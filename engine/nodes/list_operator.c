@@ -429,7 +429,8 @@ static int
 limit_list(struct node_ctx *c, json_t **arr)
 {
 	json_t		*lim = json_object_get(c->node->data, "limit");
-	json_int_t	 size = json_integer_value(json_object_get(lim, "size"));
+	json_int_t	 size = json_integer_value(json_object_get(lim,
+			    "size"));
 	json_int_t	 n = (json_int_t)json_array_size(*arr), i;
 	json_t		*out;
 

@@ -97,7 +97,8 @@ test_markdown(void)
 	    "\"filename\":\"a.png\",\"type\":\"image\",\"url\":\"http://u/a\"}",
 	    TPL_MARKDOWN, "![a.png](http://u/a)");
 	check_text("[{\"dify_model_identity\":\"__dify__file__\","
-	    "\"filename\":\"r.pdf\",\"type\":\"document\",\"url\":\"http://u/r\"},"
+	    "\"filename\":\"r.pdf\",\"type\":\"document\","
+	    "\"url\":\"http://u/r\"},"
 	    "{\"dify_model_identity\":\"__dify__file__\",\"filename\":null,"
 	    "\"type\":\"document\",\"remote_url\":\"http://x/y\"}]",
 	    TPL_MARKDOWN, "[r.pdf](http://u/r)\n[http://x/y](http://x/y)");
@@ -110,7 +111,8 @@ test_repr(void)
 	check_repr("\"q\\\"'\"", "'q\"\\''");
 	check_repr("\"\\u0000\\u007f\\u200b\\ue000é\\t\\\\\"",
 	    "'\\x00\\x7f\\u200b\\ue000é\\t\\\\'");
-	check_repr("{\"a\":[1,2.0,null,false]}", "{'a': [1, 2.0, None, False]}");
+	check_repr("{\"a\":[1,2.0,null,false]}",
+	    "{'a': [1, 2.0, None, False]}");
 	check_repr("\"\\u00a0\\u2028\"", "'\\xa0\\u2028'");
 }
 
@@ -160,14 +162,15 @@ test_render(void)
 	check_render(pool, "[{{#llm.missing#}}] [{{#nonode.x.y#}}]", 0,
 	    "[llm.missing] [nonode.x.y]");
 	/* Not references: one part, hyphens, a digit first, spaces. */
-	check_render(pool, "{{#llm#}} {{#a-b.c#}} {{#llm.1x#}} {{# llm.text #}}",
-	    0, "{{#llm#}} {{#a-b.c#}} {{#llm.1x#}} {{# llm.text #}}");
+	check_render(pool, "{{#llm#}} {{#a-b.c#}} {{#llm.1x#}} "
+	    "{{# llm.text #}}", 0, "{{#llm#}} {{#a-b.c#}} {{#llm.1x#}} "
+	    "{{# llm.text #}}");
 	/* First part up to 50 characters, later parts up to 30, 1-10 parts. */
-	check_render(pool, "{{#n1234567890123456789012345678901234567890123456789"
-	    ".v#}}", 0, "long");
-	check_render(pool, "{{#n12345678901234567890123456789012345678901234567890"
-	    ".v#}}", 0, "{{#n12345678901234567890123456789012345678901234567890"
-	    ".v#}}");
+	check_render(pool, "{{#n123456789012345678901234567890"
+	    "1234567890123456789.v#}}", 0, "long");
+	check_render(pool, "{{#n123456789012345678901234567890"
+	    "12345678901234567890.v#}}", 0, "{{#n123456789012345678901234567890"
+	    "12345678901234567890.v#}}");
 	check_render(pool, "{{#a.b23456789012345678901234567890#}}", 0,
 	    "a.b23456789012345678901234567890");
 	check_render(pool, "{{#a.b234567890123456789012345678901#}}", 0,

@@ -1,0 +1,37 @@
+/*
+ * template_transform.c — the template-transform node: its variables into
+ * a Jinja2 template, rendered by flowcgi's own Jinja2 engine (jinja.c)
+ * rather than a Python sandbox. Output: `output`, at most 400,000
+ * characters as in Dify.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exec.h"
+
+static int
+template_run(struct node_ctx *c)
+{
+	const char	*tpl = node_str(c->node, "template");
+	json_t		*vars;
+	char		*out = NULL;
+	size_t		 len = 0;
+	int		 rc;
+
+	vars = node_variables(c);
+	json_object_update(c->inputs, vars);
+	rc = jinja_render(tpl ? tpl : "", tpl ? strlen(tpl) : 0, vars, NULL,
+	    c->err, &out, &len);
+	json_decref(vars);
+	if (rc != 0) {
+		c->error_type = "TemplateTransformError";
+		return -1;
+	}
+	json_object_set_new(c->outputs, "output", json_stringn(out, len));
+	free(out);
+	return 0;
+}
+
+const struct node_type node_template_transform = {
+	"template-transform", template_run, 0
+};

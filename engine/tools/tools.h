@@ -1,0 +1,205 @@
+/*
+ * tools.h — tool providers (private to engine/).
+ *
+ * A tool provider is one file in engine/tools/ that fills one struct
+ * tool_provider and adds one line to the registry in tools.c. Builtins
+ * (time, webscraper, json_process, code) answer from their own tables;
+ * the `api` provider type reads an OpenAPI 3 schema stored with
+ * engine_tool_provider_put; the `mcp` provider type talks to an MCP
+ * server over Streamable HTTP. The tool node (engine/nodes/tool.c) and
+ * the agent go through tool_invoke and tool_describe only.
+ *
+ * Errors: 0 or a negative ENGINE_E* code with a message in err
+ * (ENGINE_ERRMAX bytes). ENGINE_ENOTFOUND means flowcgi has no such
+ * provider or tool. Like Dify, a tool that ran but could not do what was
+ * asked (a bad timezone, a bad JSON path) usually answers with a text
+ * message instead of failing.
+ */
+#ifndef FLOWCGI_ENGINE_TOOLS_H
+#define FLOWCGI_ENGINE_TOOLS_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "engine/internal.h"
+
+/* Limits every provider is held to. */
+#define TOOL_MAX_TEXT		(4 * 1024 * 1024)	/* bytes of text */
+#define TOOL_MAX_SCHEMA		(1024 * 1024)	/* an OpenAPI schema */
+
+/* One call of one tool. */
+struct tool_call {
+	const char	*provider;	/* provider_id as the DSL names it */
+	const char	*provider_type;	/* builtin, plugin, api, mcp; or NULL */
+	const char	*provider_name;	/* NULL when not given */
+	const char	*tool;		/* tool_name; NULL for tool_describe */
+	const json_t	*params;	/* object of resolved parameters */
+	const json_t	*node;		/* the tool node's data, or NULL */
+};
+
+/*
+ * What a tool gives back, in the shape of Dify's tool messages: text
+ * messages joined, json messages (objects) in order, files (Dify file
+ * objects) and variables. Zero it, fill it with the tool_result_* calls,
+ * free it with tool_result_release.
+ */
+struct tool_result {
+	struct tpl_sb	 text;
+	json_t		*json;		/* array of objects, or NULL */
+	json_t		*files;		/* array of file objects, or NULL */
+	json_t		*variables;	/* object, or NULL */
+};
+
+/* Appends a text message. Returns 0 or ENGINE_ENOMEM / ENGINE_ELIMIT. */
+int	tool_result_text(struct tool_result *r, const char *s, size_t n);
+/* Appends a json message (obj stolen). Returns 0 or ENGINE_ENOMEM. */
+int	tool_result_json(struct tool_result *r, json_t *obj);
+/* Appends a file object (stolen). Returns 0 or ENGINE_ENOMEM. */
+int	tool_result_file(struct tool_result *r, json_t *file);
+/* Sets variable name to v (stolen). Returns 0 or ENGINE_ENOMEM. */
+int	tool_result_var(struct tool_result *r, const char *name, json_t *v);
+void	tool_result_release(struct tool_result *r);
+
+struct tool_provider {
+	const char	*name;		/* "time", "api", "mcp" */
+	/*
+	 * The provider's tools for call (call->tool is NULL): *out is a new
+	 * array of {name, description, parameters} where parameters is a
+	 * JSON schema object ({type: object, properties, required}).
+	 */
+	int	(*list)(struct engine *e, const struct tool_call *call,
+		    char *err, json_t **out);
+	/* Runs call->tool with call->params; fills out (see above). */
+	int	(*invoke)(struct engine *e, const struct tool_call *call,
+		    char *err, struct tool_result *out);
+};
+
+extern const struct tool_provider tool_provider_time;
+extern const struct tool_provider tool_provider_webscraper;
+extern const struct tool_provider tool_provider_json_process;
+extern const struct tool_provider tool_provider_code;
+extern const struct tool_provider tool_provider_api;
+extern const struct tool_provider tool_provider_mcp;
+
+/* ====== Registry (tools.c) ====== */
+
+/*
+ * The provider for a DSL's provider id and type: "time",
+ * "langgenius/time/time" and "langgenius/time" all name the builtin time
+ * (plugin prefixes stripped); provider_type "api" and "mcp" pick those
+ * providers whatever the id. NULL when flowcgi has none.
+ */
+const struct tool_provider *tool_provider_find(const char *id,
+	    const char *provider_type);
+
+/* Runs a tool: finds the provider and invokes it. */
+int	tool_invoke(struct engine *e, const struct tool_call *call, char *err,
+	    struct tool_result *out);
+
+/*
+ * What an agent gives an LLM for call->provider's tools: *out is a new
+ * array of {name, description, parameters (JSON schema)}; with call->tool
+ * set, only that tool (ENGINE_ENOTFOUND if it has none of that name).
+ */
+int	tool_describe(struct engine *e, const struct tool_call *call,
+	    char *err, json_t **out);
+
+/* ====== Helpers for providers (tools.c) ====== */
+
+/* A builtin tool's parameter, for its JSON schema. */
+struct tool_param {
+	const char	*name;
+	const char	*type;		/* JSON schema type */
+	int		 required;
+	const char	*description;
+};
+
+/* A builtin tool: its name, description and parameters (NULL-ended). */
+struct tool_def {
+	const char		*name;
+	const char		*description;
+	const struct tool_param	*params;
+};
+
+/* The JSON description array of defs (NULL-ended table). New reference. */
+json_t	*tool_defs_json(const struct tool_def *defs);
+
+/* 1 when def table defs has a tool called name. */
+int	tool_defs_has(const struct tool_def *defs, const char *name);
+
+/*
+ * A parameter as text: strings as they are, numbers and booleans as
+ * Python's str() gives them, other values as JSON; NULL when missing or
+ * null. *buf holds a malloc'd copy when one had to be made (free it).
+ */
+const char *tool_param_str(const json_t *params, const char *name,
+	    char **buf);
+
+/* A parameter as a boolean (true, "true", "1", non-zero); dflt if absent. */
+int	tool_param_bool(const json_t *params, const char *name, int dflt);
+
+/*
+ * A parameter as an integer (numbers, or strings holding one). Returns 0,
+ * 1 when absent or null, -1 when not a number.
+ */
+int	tool_param_int(const json_t *params, const char *name, int64_t *out);
+
+/*
+ * Python's json.dumps(v, ensure_ascii=ascii): ", " and ": " separators,
+ * floats as repr. *out malloc'd (caller frees). Returns 0, ENGINE_ENOMEM
+ * or ENGINE_EINVAL (nested too deeply).
+ */
+int	tool_json_dumps(const json_t *v, int ascii, char **out);
+
+/* ====== Time zones (tz.c) ====== */
+
+/*
+ * A time zone read from the IANA tz database (TZif files under TZDIR or
+ * /usr/share/zoneinfo) by this code itself: the C library's TZ handling
+ * works on one process-wide zone set through the environment, which
+ * threads cannot change safely, so flowcgi reads the zone file and its
+ * POSIX TZ footer on its own. Immutable once loaded.
+ */
+struct tz_zone;
+
+/* Offset from UTC, DST flag and abbreviation in effect at one instant. */
+struct tz_info {
+	int32_t	 off;		/* seconds east of UTC */
+	int	 isdst;
+	char	 abbr[16];	/* "CST", "+08", "UTC" */
+};
+
+/*
+ * Loads zone name ("Asia/Shanghai", "UTC"). Returns 0 with *out
+ * (tz_free), ENGINE_ENOTFOUND for an unknown or malformed name,
+ * ENGINE_EINVAL for an unreadable zone file (err says why).
+ */
+int	tz_load(const char *name, char *err, struct tz_zone **out);
+void	tz_free(struct tz_zone *z);
+
+/* What is in effect at t (seconds since the epoch). */
+void	tz_lookup(const struct tz_zone *z, int64_t t, struct tz_info *out);
+
+/*
+ * The instant of wall-clock time local (seconds since the epoch as if the
+ * wall clock were UTC) in z, choosing as pytz's localize(is_dst=False)
+ * does: in a repeated hour the standard-time reading, in a skipped hour
+ * the offset before the change.
+ */
+int64_t	tz_localize(const struct tz_zone *z, int64_t local);
+
+/*
+ * Python's datetime.strftime(fmt) for instant t (plus usec
+ * microseconds) shown in zone info: %f, %z and %Z as Python does them,
+ * everything else through the C library's strftime on a struct tm (C
+ * locale names). *out malloc'd (caller frees). Returns 0, ENGINE_ENOMEM
+ * or ENGINE_ELIMIT (the result would pass 64 KiB).
+ */
+int	tz_strftime(const char *fmt, int64_t t, int usec,
+	    const struct tz_info *info, char **out);
+
+/* Days since 1970-01-01 of a proleptic Gregorian date. */
+int64_t	tz_days_from_civil(int64_t y, int m, int d);
+
+#endif
