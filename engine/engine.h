@@ -267,6 +267,19 @@ int	engine_upload_put(struct engine *e, const char *app_id,
 int	engine_upload_get(struct engine *e, const char *app_id, const char *id,
 	    char **data, size_t *len, json_t **meta);
 
+/* ====== Upgrade to the sandboxed runtime ====== */
+
+/*
+ * Dify's "Upgrade to sandboxed runtime": a copy of app_id named "<name>
+ * (Sandboxed)" whose agent nodes become llm nodes (computer_use when they
+ * had tools), whose references to LLM text become generation.content, and
+ * whose features.sandbox.enabled is true; the original is untouched.
+ * *out = {result: "success", new_app_id, converted_agents, skipped_agents}
+ * or {result: "no_draft"} / {result: "already_sandboxed"}.
+ */
+int	engine_app_upgrade(struct engine *e, const char *app_id, char *err,
+	    json_t **out);
+
 /* ====== Runs ====== */
 
 /* What one run of an app gets. */
@@ -451,5 +464,96 @@ void	dsl_report_release(struct dsl_report *rep);
  */
 int	dsl_export(const json_t *doc, int include_secret, char *err,
 	    json_t **out);
+
+/* ====== Custom tool providers ====== */
+
+/*
+ * Tool providers the admin adds, for tool nodes and agents: Dify's custom
+ * tools (provider type "api", an OpenAPI 3 schema) and MCP servers
+ * (provider type "mcp", Streamable HTTP). Each is kept in the settings
+ * database under "tool_provider/<name>". A tool node finds one by its
+ * provider_name, then by its provider_id as a name, then by id.
+ *
+ * in for engine_tool_provider_put:
+ *   {name (1-128 bytes, no control characters), type: "api" | "mcp",
+ *    id (optional: Dify's provider id, so that exported DSL that names it
+ *    finds it; a new UUID when absent), description,
+ *    api: schema (OpenAPI 3.x as JSON or YAML text, at most 1 MiB),
+ *         credentials {auth_type: none | api_key_header | api_key_query,
+ *         api_key_header (default Authorization), api_key_value,
+ *         api_key_header_prefix: bearer | basic | custom (default
+ *         custom: the value as given), api_key_query_param (default key)},
+ *    mcp: server_url (http or https), headers {name: value}}.
+ * Credentials are stored as given (encryption is to come). Putting a name
+ * that exists replaces it, keeping its id unless in gives one.
+ *
+ * A view (what put and list answer) is the record without credentials,
+ * headers and schema text: {id, name, type, description, server_url,
+ * tools: [{name, description, method, path}] (api), created_at,
+ * updated_at}.
+ */
+
+/* Checks and stores a provider. *out = its view. ENGINE_EINVAL with err
+ * naming the field (an unparsable schema, no operations, a bad URL). */
+int	engine_tool_provider_put(struct engine *e, const json_t *in,
+	    char *err, json_t **out);
+
+/* The whole stored record of provider name, credentials included (for
+ * the engine and the admin only). ENGINE_ENOTFOUND if none. */
+int	engine_tool_provider_get(struct engine *e, const char *name,
+	    json_t **out);
+
+/* {data: [view, ...]} in name order. */
+int	engine_tool_provider_list(struct engine *e, json_t **out);
+
+/* Removes provider name. ENGINE_ENOTFOUND if none. */
+int	engine_tool_provider_delete(struct engine *e, const char *name);
+
+/* ====== Model providers ====== */
+
+/*
+ * Where LLM nodes send requests (engine/llm/): entries {name, protocol
+ * ("openai" | "anthropic"), base_url, api_key, models} stored in the
+ * settings database with the key encrypted, plus built-in entries the
+ * environment configures (OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_*,
+ * DEEPSEEK_*, ...; ollama on 127.0.0.1:11434) and the catch-all "*"
+ * (llm.base_url). A DSL's model.provider names an entry after Dify's
+ * plugin prefix is dropped ("langgenius/openai/openai" -> "openai").
+ */
+
+/* What an API key reads as in a listing (Dify's HIDDEN_VALUE). Sent back
+ * in an update, it keeps the key the entry has. */
+#define ENGINE_SECRET_MASK	"[__HIDDEN__]"
+
+/*
+ * Every entry: {data: [{name, protocol, base_url, api_key (the mask, or ""
+ * when the entry has none), models, source: settings | environment |
+ * config | default, configured (it can serve requests), builtin}]}, stored
+ * entries first, by name. Keys are never returned.
+ */
+int	engine_model_provider_list(struct engine *e, json_t **out);
+
+/*
+ * Creates or replaces entry name ([A-Za-z0-9._-]{1,64}, or "*" for the
+ * catch-all) from in = {protocol (default "openai"), base_url (http or
+ * https, required), api_key (absent or ENGINE_SECRET_MASK: keep the
+ * current key; "": none), models (array of names; empty: any)}. *out is
+ * the entry as listed. ENGINE_EINVAL with err naming the field.
+ */
+int	engine_model_provider_set(struct engine *e, const char *name,
+	    const json_t *in, char *err, json_t **out);
+
+/* Deletes stored entry name (ENGINE_ENOTFOUND when it is not stored). */
+int	engine_model_provider_delete(struct engine *e, const char *name);
+
+/*
+ * Tries entry name with a tiny chat request to in.model (or the entry's
+ * first listed model). *out = {result: "success", model, text, latency,
+ * usage}. ENGINE_ENOTFOUND (no such entry), ENGINE_EFETCH with err
+ * carrying the provider's message (never the key), ENGINE_EINVAL (no
+ * model to test with).
+ */
+int	engine_model_provider_test(struct engine *e, const char *name,
+	    const json_t *in, char *err, json_t **out);
 
 #endif

@@ -264,7 +264,24 @@ h_app_copy(struct req *r)
 	send_app(r, 201, rec);
 }
 
+/* POST /console/api/apps/{id}/upgrade-runtime */
+static void
+h_app_upgrade(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*res = NULL;
+	int	 rc;
+
+	if ((rc = engine_app_upgrade(r->eng, r->captures[0], err, &res)) != 0) {
+		resp_engine_error(r, rc, err, "app");
+		return;
+	}
+	resp_json(r, 200, res);
+}
+
 const struct route console_app_routes[] = {
+	{ "POST", "/console/api/apps/{}/upgrade-runtime", h_app_upgrade,
+	    AUTH_ADMIN },
 	{ "GET", "/console/api/apps", h_apps_list, AUTH_ADMIN },
 	{ "POST", "/console/api/apps", h_apps_create, AUTH_ADMIN },
 	{ "GET", "/console/api/apps/{}", h_app_get, AUTH_ADMIN },

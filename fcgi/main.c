@@ -2,10 +2,13 @@
  * main.c — the flowcgi command line: serve, token, --help, --version.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fcgi/fcgi.h"
 
@@ -127,6 +130,38 @@ out:
 		engine_app_delete(e, app_id);
 	json_decref(res);
 	json_decref(imp);
+	return rc;
+}
+
+/* ====== upgrade ====== */
+
+static int
+cmd_upgrade(struct engine *e, const char *id)
+{
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*res = NULL;
+	const char	*result;
+	int		 rc;
+
+	if ((rc = engine_app_upgrade(e, id, err, &res)) != 0) {
+		fprintf(stderr, "flowcgi: upgrade: %s\n", err[0] ? err :
+		    engine_strerror(rc));
+		return 1;
+	}
+	result = json_string_value(json_object_get(res, "result"));
+	if (strcmp(result, "success") == 0) {
+		printf("%s\n", json_string_value(json_object_get(res,
+		    "new_app_id")));
+		fprintf(stderr, "flowcgi: converted %lld agent nodes, skipped "
+		    "%lld\n", (long long)json_integer_value(json_object_get(res,
+		    "converted_agents")), (long long)json_integer_value(
+		    json_object_get(res, "skipped_agents")));
+		rc = 0;
+	} else {
+		fprintf(stderr, "flowcgi: upgrade: %s\n", result);
+		rc = 1;
+	}
+	json_decref(res);
 	return rc;
 }
 
@@ -294,12 +329,15 @@ usage(FILE *fp)
 "                                    prints the new app id\n"
 "  export ID [-o FILE] [--secrets]   export an app: .zip for sandboxed\n"
 "                                    apps, .yml otherwise\n"
+"  upgrade ID                        copy a classic app to the sandboxed\n"
+"                                    runtime; prints the new app id\n"
 "  run FILE|ID [--input k=v]... [--query TEXT] [--json]\n"
 "                                    run a workflow here, showing each node\n"
 "\n"
 "options:\n"
 "  -c, --config FILE   configuration file (default: $FLOWCGI_CONFIG, else\n"
-"                      the built-in defaults; see conf/flowcgi.yml)\n"
+"                      flowcgi.yml beside the program, else the built-in\n"
+"                      defaults; see conf/flowcgi.yml)\n"
 "  -l, --listen ADDR   host:port or unix:/path (overrides server.listen)\n"
 "  -o, --output FILE   where export writes (default: <app name>.yml/.zip)\n"
 "      --name NAME     the imported app's name (default: from the DSL)\n"
@@ -317,15 +355,85 @@ usage(FILE *fp)
 "flowcgi serves without any arguments.\n");
 }
 
+/*
+ * The configuration file when neither -c nor FLOWCGI_CONFIG names one:
+ * flowcgi.yml in the directory of the program as started (argv[0], when it
+ * has a slash), else of the executable (/proc/self/exe). This is how a
+ * binary dropped into a web root as flowcgi.fcgi (mod_fcgid, mod_cgi) finds
+ * its settings. Writes the file's path into path and its directory into
+ * dir (both PATH_MAX bytes); returns 0, or -1 when there is no such file.
+ */
 static int
-load_conf(struct conf *c, const char *path, const char *listen)
+conf_beside_binary(const char *argv0, char *path, char *dir)
 {
-	char err[CONF_ERRMAX];
+	struct stat	 st;
+	char		*slash;
+	ssize_t		 n;
+	int		 i;
+
+	for (i = 0; i < 2; i++) {
+		if (i == 0) {
+			if (argv0 == NULL || strchr(argv0, '/') == NULL ||
+			    strlen(argv0) >= PATH_MAX)
+				continue;
+			snprintf(dir, PATH_MAX, "%s", argv0);
+		} else {
+			if ((n = readlink("/proc/self/exe", dir,
+			    PATH_MAX - 1)) <= 0)
+				continue;
+			dir[n] = '\0';
+		}
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (snprintf(path, PATH_MAX, "%s/flowcgi.yml", dir) >=
+		    PATH_MAX)
+			continue;
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			return 0;
+	}
+	return -1;
+}
+
+/* A relative path set in a file found beside the binary starts at that
+ * file's directory, whatever the working directory. */
+static int
+conf_rebase(char *p, size_t size, const char *dir)
+{
+	char tmp[PATH_MAX];
+
+	if (*p == '\0' || *p == '/')
+		return 0;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", dir, p) >= size)
+		return -1;
+	memcpy(p, tmp, strlen(tmp) + 1);
+	return 0;
+}
+
+static int
+load_conf(struct conf *c, const char *path, const char *listen,
+    const char *argv0)
+{
+	char err[CONF_ERRMAX], found[PATH_MAX], dir[PATH_MAX];
 
 	conf_defaults(c);
 	if (path == NULL)
 		path = getenv("FLOWCGI_CONFIG");
-	if (path != NULL && *path != '\0' && conf_load_file(c, path, err) != 0)
+	if (path == NULL && conf_beside_binary(argv0, found, dir) == 0) {
+		if (conf_load_file(c, found, err) != 0)
+			goto fail;
+		if (conf_rebase(c->data_dir, sizeof(c->data_dir), dir) != 0 ||
+		    conf_rebase(c->sandbox_dir, sizeof(c->sandbox_dir),
+		    dir) != 0 ||
+		    conf_rebase(c->log_file, sizeof(c->log_file), dir) != 0) {
+			snprintf(err, sizeof(err), "%.400s: a path is too long",
+			    found);
+			goto fail;
+		}
+	} else if (path != NULL && *path != '\0' &&
+	    conf_load_file(c, path, err) != 0)
 		goto fail;
 	if (conf_load_env(c, err) != 0)
 		goto fail;
@@ -385,6 +493,7 @@ main(int argc, char **argv)
 	json_t			*inputs = json_object(), *iv;
 	char			*eq;
 	char			 err[ENGINE_ERRMAX] = "", token[AUTH_TOKEN_MAX];
+	const char		*argv0 = argv[0];
 	int			 ch, rc;
 
 	if (argc < 2 && started_by_server())
@@ -428,7 +537,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if ((strcmp(cmd, "import") == 0 || strcmp(cmd, "export") == 0 ||
-	    strcmp(cmd, "run") == 0) && optind < argc)
+	    strcmp(cmd, "run") == 0 || strcmp(cmd, "upgrade") == 0) &&
+	    optind < argc)
 		arg = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "flowcgi: unexpected argument '%s'\n",
@@ -437,18 +547,20 @@ main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "serve") != 0 && strcmp(cmd, "token") != 0 &&
 	    strcmp(cmd, "import") != 0 && strcmp(cmd, "export") != 0 &&
-	    strcmp(cmd, "run") != 0) {
+	    strcmp(cmd, "run") != 0 && strcmp(cmd, "upgrade") != 0) {
 		fprintf(stderr, "flowcgi: unknown command '%s'\n", cmd);
 		usage(stderr);
 		return 2;
 	}
 	if ((strcmp(cmd, "import") == 0 || strcmp(cmd, "export") == 0 ||
-	    strcmp(cmd, "run") == 0) && arg == NULL) {
+	    strcmp(cmd, "run") == 0 || strcmp(cmd, "upgrade") == 0) &&
+	    arg == NULL) {
 		fprintf(stderr, "flowcgi: %s needs a %s\n", cmd,
-		    strcmp(cmd, "export") != 0 ? "FILE" : "app ID");
+		    strcmp(cmd, "import") == 0 || strcmp(cmd, "run") == 0 ?
+		    "FILE" : "app ID");
 		return 2;
 	}
-	if (load_conf(&c, cpath, listen) != 0)
+	if (load_conf(&c, cpath, listen, argv0) != 0)
 		return 2;
 	json_object_seed(0);	/* before any thread makes a JSON object */
 	if ((rc = engine_open(&c, err, &e)) != 0) {
@@ -462,6 +574,8 @@ main(int argc, char **argv)
 		rc = cmd_export(e, arg, output, secrets);
 	else if (strcmp(cmd, "run") == 0)
 		rc = cmd_run(e, arg, inputs, query, as_json);
+	else if (strcmp(cmd, "upgrade") == 0)
+		rc = cmd_upgrade(e, arg);
 	else if (strcmp(cmd, "token") == 0) {
 		if (auth_token_load(c.data_dir, token) != 0) {
 			perror("flowcgi: admin token");

@@ -1,0 +1,402 @@
+/*
+ * upgrade.c — "Upgrade to sandboxed runtime" (Dify's
+ * AppRuntimeUpgradeService): a copy of a classic workflow app named
+ * "<name> (Sandboxed)", the original untouched, in which
+ *
+ *  - every `agent` node becomes an `llm` node with computer_use when it had
+ *    tools (field mapping in reference/dify-runtime.md §5); an agent
+ *    without a usable model is left as it is and counted as skipped;
+ *  - every reference to an LLM node's text / reasoning_content, as a
+ *    selector or inside a {{#...#}} template anywhere in the graph, is
+ *    rewritten to generation.content / generation.reasoning_content;
+ *  - features.sandbox.enabled is true.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+static const char *
+sval(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* agent_parameters.<name>.value, or NULL. */
+static json_t *
+agent_param(const json_t *data, const char *name)
+{
+	return json_object_get(json_object_get(json_object_get(data,
+	    "agent_parameters"), name), "value");
+}
+
+/* A selector ["a", "b"] as the template {{#a.b#}}. */
+static json_t *
+selector_template(const json_t *sel)
+{
+	json_t	*part;
+	size_t	 i;
+	char	 buf[512];
+	size_t	 n = 0;
+
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "{{#");
+	json_array_foreach(sel, i, part)
+		n += (size_t)snprintf(buf + n, n < sizeof(buf) ? sizeof(buf) -
+		    n : 0, "%s%s", i ? "." : "", json_string_value(part) ?
+		    json_string_value(part) : "");
+	if (n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, "#}}");
+	return json_string(buf);
+}
+
+/*
+ * The llm node data for agent data d, or NULL when it has no usable model
+ * (then the agent is skipped).
+ */
+static json_t *
+agent_to_llm(const json_t *d)
+{
+	json_t		*model = agent_param(d, "model"), *tools, *t, *llm;
+	json_t		*ntools, *tsettings, *msgs, *sys, *meta, *query, *v;
+	json_t		*groups;
+	const char	*name, *provider, *k;
+	char		 uuid[37], tok[512];
+	size_t		 i;
+	int		 iters;
+	static const char *const pass[] = { "title", "desc", "version",
+	    "error_strategy", "default_value", "retry_config", "selected",
+	    "parent_node_id", "isInLoop", "loop_id", "isInIteration",
+	    "iteration_id", NULL };
+
+	name = sval(model, "model");
+	provider = sval(model, "provider");
+	if (!json_is_object(model) || name == NULL || *name == '\0' ||
+	    provider == NULL || *provider == '\0')
+		return NULL;
+	llm = json_pack("{s:s,s:{s:s,s:s,s:s,s:O}}", "type", "llm", "model",
+	    "provider", provider, "name", name, "mode", sval(model, "mode") ?
+	    sval(model, "mode") : "chat", "completion_params",
+	    json_is_object(json_object_get(model, "completion_params")) ?
+	    json_object_get(model, "completion_params") : json_object());
+	if (llm == NULL)
+		return NULL;
+	for (i = 0; pass[i] != NULL; i++)
+		if ((v = json_object_get(d, pass[i])) != NULL)
+			json_object_set(llm, pass[i], v);
+	ntools = json_array();
+	tsettings = json_array();
+	meta = json_object();
+	groups = json_object();	/* provider -> " §[tool]...§" tokens */
+	tools = agent_param(d, "tools");
+	json_array_foreach(tools, i, t) {
+		json_t *settings = json_object_get(t, "settings");
+
+		if (!json_is_object(settings))
+			settings = json_object_get(t, "tool_configuration");
+		json_array_append_new(ntools, json_pack("{s:O,s:s,s:s,s:s,s:s?,"
+		    "s:s?,s:O,s:O,s:O}", "enabled", json_object_get(t,
+		    "enabled") ? json_object_get(t, "enabled") : json_true(),
+		    "type", sval(t, "type") ? sval(t, "type") : "builtin",
+		    "provider_name", sval(t, "provider_name") ?
+		    sval(t, "provider_name") : "", "tool_name",
+		    sval(t, "tool_name") ? sval(t, "tool_name") : "",
+		    "plugin_unique_identifier", sval(t,
+		    "plugin_unique_identifier"), "credential_id", sval(t,
+		    "credential_id"), "parameters", json_object_get(t,
+		    "parameters") ? json_object_get(t, "parameters") :
+		    json_object(), "settings", settings ? settings :
+		    json_object(), "extra", json_object_get(t, "extra") ?
+		    json_object_get(t, "extra") : json_object()));
+		json_array_append_new(tsettings, json_pack("{s:s,s:s,s:s,s:O}",
+		    "type", sval(t, "type") ? sval(t, "type") : "builtin",
+		    "provider", sval(t, "provider_name") ? sval(t,
+		    "provider_name") : "", "tool_name", sval(t, "tool_name") ?
+		    sval(t, "tool_name") : "", "enabled", json_object_get(t,
+		    "enabled") ? json_object_get(t, "enabled") : json_true()));
+		engine_uuid(uuid);
+		json_object_set_new(meta, uuid, json_pack("{s:s,s:s,s:s,s:s,"
+		    "s:O,s:s?,s:{s:[]}}", "uuid", uuid, "type", sval(t, "type") ?
+		    sval(t, "type") : "builtin", "provider", sval(t,
+		    "provider_name") ? sval(t, "provider_name") : "",
+		    "tool_name", sval(t, "tool_name") ? sval(t, "tool_name") :
+		    "", "enabled", json_object_get(t, "enabled") ?
+		    json_object_get(t, "enabled") : json_true(),
+		    "credential_id", sval(t, "credential_id"),
+		    "configuration", "fields"));
+		snprintf(tok, sizeof(tok), "§[tool].[%s].[%s].[%s]§",
+		    sval(t, "provider_name") ? sval(t, "provider_name") : "",
+		    sval(t, "tool_name") ? sval(t, "tool_name") : "", uuid);
+		k = sval(t, "provider_name") ? sval(t, "provider_name") : "";
+		if (json_object_get(groups, k) == NULL)
+			json_object_set_new(groups, k, json_array());
+		json_array_append_new(json_object_get(groups, k),
+		    json_string(tok));
+	}
+	/* instruction -> system message, with the tools as a skill */
+	{
+		const char	*ins = json_string_value(agent_param(d,
+				    "instruction"));
+		size_t		 cap = (ins ? strlen(ins) : 0) + 64 +
+				    json_array_size(tools) * 512, n = 0;
+		char		*text = malloc(cap);
+		json_t		*g, *tk;
+		size_t		 j;
+
+		if (text != NULL) {
+			n += (size_t)snprintf(text, cap, "%s", ins ? ins : "");
+			json_object_foreach(groups, k, g) {
+				n += (size_t)snprintf(text + n, cap - n, "%s[",
+				    n ? "\n" : "");
+				json_array_foreach(g, j, tk)
+					n += (size_t)snprintf(text + n, cap - n,
+					    "%s%s", j ? ", " : "",
+					    json_string_value(tk));
+				n += (size_t)snprintf(text + n, cap - n, "]");
+			}
+		}
+		sys = json_pack("{s:s,s:s,s:s}", "id", "system", "role",
+		    "system", "text", text ? text : "");
+		free(text);
+		if (json_array_size(tools) > 0) {
+			json_object_set_new(sys, "skill", json_true());
+			json_object_set_new(sys, "metadata", json_pack("{s:O,"
+			    "s:[]}", "tools", meta, "files"));
+		}
+	}
+	query = agent_param(d, "query");
+	msgs = json_pack("[o,{s:s,s:o}]", sys, "role", "user", "text",
+	    json_is_array(query) ? selector_template(query) :
+	    json_string(json_string_value(query) ? json_string_value(query) :
+	    "{{#sys.query#}}"));
+	json_object_set_new(llm, "prompt_template", msgs);
+	json_object_set_new(llm, "prompt_config", json_pack("{s:[]}",
+	    "jinja2_variables"));
+	iters = (int)json_integer_value(agent_param(d, "maximum_iterations"));
+	if (iters <= 0 && json_is_string(agent_param(d,
+	    "maximum_iterations")))
+		iters = (int)strtol(json_string_value(agent_param(d,
+		    "maximum_iterations")), NULL, 10);
+	json_object_set_new(llm, "max_iterations", json_integer(iters > 0 ?
+	    iters : 100));
+	if ((v = json_object_get(d, "memory")) != NULL ||
+	    (v = agent_param(d, "memory")) != NULL)
+		json_object_set(llm, "memory", v);
+	json_object_set_new(llm, "context", json_pack("{s:b,s:[]}", "enabled",
+	    0, "variable_selector"));
+	json_object_set_new(llm, "vision", json_pack("{s:b}", "enabled", 0));
+	json_object_set_new(llm, "reasoning_format", json_string("separated"));
+	json_object_set_new(llm, "computer_use",
+	    json_boolean(json_array_size(tools) > 0));
+	json_object_set_new(llm, "tools", ntools);
+	json_object_set_new(llm, "tool_settings", tsettings);
+	json_decref(meta);
+	json_decref(groups);
+	return llm;
+}
+
+/* ====== Rewriting references to LLM outputs ====== */
+
+/* Rewrites [id, "text"|"reasoning_content", ...] in place. */
+static void
+rewrite_selector(json_t *a, const json_t *llm_ids)
+{
+	const char	*id = json_string_value(json_array_get(a, 0));
+	const char	*f = json_string_value(json_array_get(a, 1));
+
+	if (id == NULL || f == NULL || json_object_get(llm_ids, id) == NULL)
+		return;
+	if (strcmp(f, "text") == 0) {
+		json_array_set_new(a, 1, json_string("generation"));
+		json_array_insert_new(a, 2, json_string("content"));
+	} else if (strcmp(f, "reasoning_content") == 0) {
+		json_array_set_new(a, 1, json_string("generation"));
+		json_array_insert_new(a, 2, json_string("reasoning_content"));
+	}
+}
+
+/* {{#id.text ...#}} -> {{#id.generation.content ...#}} in a string. */
+static json_t *
+rewrite_string(const char *s, const json_t *llm_ids)
+{
+	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	const char	*p = s, *open, *dot, *end;
+	char		 id[64];
+	size_t		 idlen;
+
+	while ((open = strstr(p, "{{#")) != NULL) {
+		tpl_sb_add(&sb, p, (size_t)(open - p) + 3);
+		p = open + 3;
+		dot = strchr(p, '.');
+		end = strstr(p, "#}}");
+		if (dot == NULL || end == NULL || dot > end ||
+		    (idlen = (size_t)(dot - p)) >= sizeof(id))
+			continue;
+		memcpy(id, p, idlen);
+		id[idlen] = '\0';
+		if (json_object_get(llm_ids, id) == NULL)
+			continue;
+		if (strncmp(dot + 1, "text", 4) == 0 && (dot[5] == '#' ||
+		    dot[5] == '.')) {
+			tpl_sb_add(&sb, p, idlen + 1);
+			tpl_sb_str(&sb, "generation.content");
+			p = dot + 5;
+		} else if (strncmp(dot + 1, "reasoning_content", 17) == 0 &&
+		    (dot[18] == '#' || dot[18] == '.')) {
+			tpl_sb_add(&sb, p, idlen + 1);
+			tpl_sb_str(&sb, "generation.reasoning_content");
+			p = dot + 18;
+		}
+	}
+	tpl_sb_str(&sb, p);
+	if (sb.oom) {
+		tpl_sb_release(&sb);
+		return NULL;
+	}
+	{
+		json_t *out = json_string(sb.p ? sb.p : "");
+
+		tpl_sb_release(&sb);
+		return out;
+	}
+}
+
+/* Walks v, rewriting selectors and template strings in place. */
+static void
+rewrite_refs(json_t *v, const json_t *llm_ids, int depth)
+{
+	const char	*k;
+	json_t		*x, *ns;
+	size_t		 i;
+	void		*tmp;
+
+	if (depth > 64)
+		return;
+	if (json_is_array(v)) {
+		if (json_array_size(v) >= 2 && json_is_string(json_array_get(v,
+		    0)) && json_is_string(json_array_get(v, 1)))
+			rewrite_selector(v, llm_ids);
+		json_array_foreach(v, i, x) {
+			if (json_is_string(x) && strstr(json_string_value(x),
+			    "{{#") != NULL && (ns = rewrite_string(
+			    json_string_value(x), llm_ids)) != NULL)
+				json_array_set_new(v, i, ns);
+			else
+				rewrite_refs(x, llm_ids, depth + 1);
+		}
+	} else if (json_is_object(v)) {
+		json_object_foreach_safe(v, tmp, k, x) {
+			if (json_is_string(x) && strstr(json_string_value(x),
+			    "{{#") != NULL && (ns = rewrite_string(
+			    json_string_value(x), llm_ids)) != NULL)
+				json_object_set_new(v, k, ns);
+			else
+				rewrite_refs(x, llm_ids, depth + 1);
+		}
+	}
+}
+
+/* ====== The upgrade ====== */
+
+struct upgrade_put {
+	json_t		*rec;
+	const char	*src;
+};
+
+static int
+upgrade_put_fn(struct store_txn *t, void *arg)
+{
+	struct upgrade_put	*p = arg;
+	int			 rc;
+
+	if ((rc = app_store_put(t, p->rec, STORE_NOOVERWRITE)) != 0)
+		return rc;
+	return assets_copy_all(t, p->src, json_string_value(json_object_get(
+	    p->rec, "id")));
+}
+
+int
+engine_app_upgrade(struct engine *e, const char *app_id, char *err,
+    json_t **out)
+{
+	struct upgrade_put	 up = { NULL, app_id };
+	json_t			*src = NULL, *dsl, *wf, *nodes, *n, *data, *llm;
+	json_t			*llm_ids = NULL, *fields = NULL, *features;
+	const char		*type;
+	char			 name[600];
+	size_t			 i;
+	int			 rc, converted = 0, skipped = 0;
+
+	if ((rc = engine_app_get_full(e, app_id, &src)) != 0)
+		return rc;
+	dsl = json_deep_copy(json_object_get(src, "dsl"));
+	wf = json_object_get(dsl, "workflow");
+	if (!json_is_object(wf) || !json_is_object(json_object_get(wf,
+	    "graph"))) {
+		*out = json_pack("{s:s}", "result", "no_draft");
+		rc = *out ? 0 : ENGINE_ENOMEM;
+		goto out;
+	}
+	features = json_object_get(wf, "features");
+	if (json_is_true(json_object_get(json_object_get(features, "sandbox"),
+	    "enabled"))) {
+		*out = json_pack("{s:s}", "result", "already_sandboxed");
+		rc = *out ? 0 : ENGINE_ENOMEM;
+		goto out;
+	}
+	llm_ids = json_object();
+	nodes = json_object_get(json_object_get(wf, "graph"), "nodes");
+	json_array_foreach(nodes, i, n) {
+		data = json_object_get(n, "data");
+		type = sval(data, "type");
+		if (type == NULL || sval(n, "id") == NULL)
+			continue;
+		if (strcmp(type, "agent") == 0) {
+			if ((llm = agent_to_llm(data)) == NULL) {
+				skipped++;
+				continue;
+			}
+			json_object_set_new(n, "data", llm);
+			converted++;
+			type = "llm";
+		}
+		if (strcmp(type, "llm") == 0)
+			json_object_set_new(llm_ids, sval(n, "id"), json_true());
+	}
+	rewrite_refs(json_object_get(wf, "graph"), llm_ids, 0);
+	if (!json_is_object(features)) {
+		features = json_object();
+		json_object_set_new(wf, "features", features);
+	}
+	json_object_set_new(features, "sandbox", json_pack("{s:b}", "enabled",
+	    1));
+	snprintf(name, sizeof(name), "%s (Sandboxed)",
+	    sval(src, "name") ? sval(src, "name") : "app");
+	fields = json_pack("{s:s,s:O,s:O,s:O,s:O}", "name", name,
+	    "description", json_object_get(src, "description"), "icon_type",
+	    json_object_get(src, "icon_type"), "icon", json_object_get(src,
+	    "icon"), "icon_background", json_object_get(src,
+	    "icon_background"));
+	if (fields == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	if ((rc = app_new_record(fields, sval(src, "mode"), 1, err, &up.rec))
+	    != 0)
+		goto out;
+	json_object_set(up.rec, "dsl", dsl);
+	if ((rc = engine_from_store(store_write(e->store, upgrade_put_fn,
+	    &up))) != 0)
+		goto out;
+	*out = json_pack("{s:s,s:O,s:i,s:i}", "result", "success",
+	    "new_app_id", json_object_get(up.rec, "id"), "converted_agents",
+	    converted, "skipped_agents", skipped);
+	rc = *out ? 0 : ENGINE_ENOMEM;
+out:
+	json_decref(up.rec);
+	json_decref(fields);
+	json_decref(llm_ids);
+	json_decref(dsl);
+	json_decref(src);
+	return rc;
+}
