@@ -105,6 +105,13 @@ static const struct setting settings[] = {
 	S_INT("sandbox.max_output", SET_SIZE, sandbox_max_output, "1m", 1024,
 	    (int64_t)1 << 30),
 	S_INT("sandbox.uid", SET_INT, sandbox_uid, "65534", 1, 2147483647),
+	S_STR("llm.base_url", llm_base_url, ""),
+	S_STR("llm.api_key", llm_api_key, ""),
+	S_INT("llm.timeout", SET_INT, llm_timeout, "600", 1, 86400),
+	S_INT("llm.retries", SET_INT, llm_retries, "3", 0, 10),
+	S_INT("llm.backoff_ms", SET_INT, llm_backoff_ms, "1000", 0, 600000),
+	S_INT("llm.max_backoff_ms", SET_INT, llm_max_backoff_ms, "30000", 0,
+	    3600000),
 	S_INT("log.level", SET_LEVEL, log_level, "info", 0, 3),
 	S_STR("log.file", log_file, ""),
 };

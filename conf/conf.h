@@ -72,6 +72,13 @@ struct conf {
 	int	 sandbox_timeout;	/* wall-clock seconds per command */
 	int64_t	 sandbox_max_output;	/* bytes kept of stdout, of stderr */
 	int	 sandbox_uid;		/* uid commands run as when root */
+	/* model providers (engine/llm/) */
+	char	 llm_base_url[1024];	/* catch-all OpenAI-compatible URL */
+	char	 llm_api_key[512];	/* its API key */
+	int	 llm_timeout;		/* seconds per model request */
+	int	 llm_retries;		/* retries of a 429 / 5xx answer */
+	int	 llm_backoff_ms;	/* first wait before a retry */
+	int	 llm_max_backoff_ms;	/* longest wait before a retry */
 	/* logging */
 	int	 log_level;		/* enum conf_log_level */
 	char	 log_file[1024];	/* "" = standard error */

@@ -145,6 +145,8 @@ struct outbound_req {
 	int			 trusted;	/* admin-configured: no guard */
 	int			 follow;	/* follow up to 5 redirects */
 	int			 timeout;	/* 0: http.timeout */
+	int			 connect_timeout; /* 0: http.connect_timeout */
+	int			 insecure;	/* do not verify TLS peers */
 	int64_t			 max_bytes;	/* 0: http.max_response */
 	/* Streaming: when set, bytes go here instead of resp->body; return
 	 * non-zero to abort. */
@@ -157,6 +159,9 @@ struct outbound_resp {
 	char	*body;		/* NUL-terminated, malloc'd; caller frees */
 	size_t	 len;
 	char	*content_type;	/* malloc'd or NULL */
+	char	*headers;	/* the final response's header block, "Name:
+				 * value" lines; malloc'd or NULL */
+	size_t	 headers_len;
 };
 
 /*
@@ -320,5 +325,26 @@ int	jinja_render_compiled(const struct jinja_tpl *t, const json_t *vars,
 int	jinja_render(const char *src, size_t len, const json_t *vars,
 	    const struct jinja_limits *lim, char *err, char **out,
 	    size_t *outlen);
+
+/* ====== Secrets and model providers ====== */
+
+/*
+ * Secrets at rest (secrets.c): AES-256-GCM with a 32-byte key in the file
+ * secret.key of the data directory (mode 0600, made on first use, never
+ * in the database). aad (may be NULL) names where the secret lives, such
+ * as "model_providers/openai"; decrypting needs the same aad.
+ *
+ * secret_encrypt: *out = "v1:<base64>" text, malloc'd (caller frees).
+ * secret_decrypt: *out = the plain text, malloc'd; free it with
+ * secret_free, which wipes it first. Both return 0, ENGINE_EINVAL (a
+ * value that is not ours or does not decrypt: err says so),
+ * ENGINE_ESTORE (the key file cannot be read or made) or ENGINE_ENOMEM.
+ * err is never NULL and never holds the secret.
+ */
+int	secret_encrypt(struct engine *e, const char *aad, const char *plain,
+	    char *err, char **out);
+int	secret_decrypt(struct engine *e, const char *aad, const char *enc,
+	    char *err, char **out);
+void	secret_free(char *s);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <curl/curl.h>
@@ -105,6 +106,28 @@ open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
+/* Keeps the header block of the last response (redirects start over). */
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct fetch		*f = arg;
+	struct outbound_resp	*r = f->resp;
+	size_t			 len = size * n;
+	char			*nh;
+
+	if (len >= 5 && memcmp(p, "HTTP/", 5) == 0)
+		r->headers_len = 0;
+	if (r->headers_len + len > 65536)
+		return len;	/* keep the first 64 KiB; ignore the rest */
+	if ((nh = realloc(r->headers, r->headers_len + len + 1)) == NULL)
+		return 0;
+	memcpy(nh + r->headers_len, p, len);
+	r->headers_len += len;
+	nh[r->headers_len] = '\0';
+	r->headers = nh;
+	return len;
+}
+
 static size_t
 on_body(char *p, size_t size, size_t n, void *arg)
 {
@@ -163,8 +186,15 @@ outbound_fetch(struct engine *e, const struct outbound_req *req, char *err,
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT,
-	    (long)c->http_connect_timeout);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, (long)(req->connect_timeout >
+	    0 && req->connect_timeout < c->http_connect_timeout ?
+	    req->connect_timeout : c->http_connect_timeout));
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &f);
+	if (req->insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
 	curl_easy_setopt(h, CURLOPT_TIMEOUT,
 	    (long)(req->timeout > 0 ? req->timeout : c->http_timeout));
 	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
@@ -188,7 +218,9 @@ outbound_fetch(struct engine *e, const struct outbound_req *req, char *err,
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
 		    (curl_off_t)req->body_len);
 	}
-	if (req->method != NULL)
+	if (req->method != NULL && strcasecmp(req->method, "HEAD") == 0)
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	else if (req->method != NULL)
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
 	cc = curl_easy_perform(h);
 	if (f.blocked) {
@@ -230,5 +262,6 @@ outbound_resp_release(struct outbound_resp *resp)
 {
 	free(resp->body);
 	free(resp->content_type);
+	free(resp->headers);
 	memset(resp, 0, sizeof(*resp));
 }

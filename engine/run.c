@@ -447,9 +447,10 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	    json_object_get(app, "workflow"), "id") ? var_str(
 	    json_object_get(app, "workflow"), "id") : "");
 	r.started_ms = run_now_ms();
-	sys = json_pack("{s:s,s:O,s:s,s:s,s:s,s:s,s:I,s:s?,s:I}",
+	sys = json_pack("{s:s,s:o,s:s,s:s,s:s,s:s,s:I,s:s?,s:I}",
 	    "query", o->query ? o->query : "", "files", o->files ?
-	    (json_t *)o->files : json_array(), "user_id", o->user ? o->user :
+	    json_incref((json_t *)o->files) : json_array(), "user_id",
+	    o->user ? o->user :
 	    "", "app_id", r.app_id, "workflow_id", r.workflow_id,
 	    "workflow_run_id", r.id, "timestamp",
 	    (json_int_t)(r.started_ms / 1000), "conversation_id",

@@ -117,55 +117,39 @@ file_ext(const json_t *file, char *buf, size_t bufsz)
 
 /* ====== base64 ====== */
 
-static int
-b64_val(int ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+' || ch == '-')
-		return 62;
-	if (ch == '/' || ch == '_')
-		return 63;
-	return -1;
-}
-
 int
 file_b64_decode(const char *s, size_t n, char **out, size_t *outlen)
 {
-	unsigned char	*buf = NULL;
-	uint32_t	 acc = 0;
-	size_t		 i, len = 0;
-	int		 bits = 0, v, rc = -1, pad = 0;
+	unsigned char	*norm = NULL, *buf = NULL;
+	size_t		 i, m = 0, pad = 0;
+	int		 got, rc = -1;
 
-	if ((buf = malloc(n / 4 * 3 + 4)) == NULL)
+	/* Normalise for OpenSSL: no whitespace, the standard alphabet, and
+	 * padding to a multiple of four. */
+	if ((norm = malloc(n + 4)) == NULL)
 		goto out;
 	for (i = 0; i < n; i++) {
 		if (isspace((unsigned char)s[i]))
 			continue;
-		if (s[i] == '=') {
-			pad = 1;
-			continue;
-		}
-		if (pad || (v = b64_val((unsigned char)s[i])) < 0)
-			goto out;
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf[len++] = (unsigned char)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
+		norm[m++] = s[i] == '-' ? '+' : s[i] == '_' ? '/' :
+		    (unsigned char)s[i];
 	}
-	buf[len] = '\0';
+	while (m % 4 != 0)
+		norm[m++] = '=';
+	for (i = m; i > 0 && norm[i - 1] == '=' && pad < 2; i--)
+		pad++;
+	if ((buf = malloc(m / 4 * 3 + 1)) == NULL)
+		goto out;
+	if ((got = EVP_DecodeBlock(buf, norm, (int)m)) < 0)
+		goto out;
+	/* EVP_DecodeBlock counts the bytes the padding stands for */
+	*outlen = (size_t)got - pad;
+	buf[*outlen] = '\0';
 	*out = (char *)buf;
-	*outlen = len;
 	buf = NULL;
 	rc = 0;
 out:
+	free(norm);
 	free(buf);
 	return rc;
 }

@@ -655,6 +655,41 @@ out:
 	return rc;
 }
 
+/*
+ * The response's header lines into obj, names lower-cased as Dify's
+ * httpx-based node gives them; a repeated header keeps the last value.
+ */
+static void
+parse_headers(const char *h, size_t len, json_t *obj)
+{
+	const char	*p = h, *end = h + len, *eol, *colon, *v;
+	char		 name[128];
+	size_t		 n, i;
+
+	if (h == NULL)
+		return;
+	for (; p < end; p = eol + 1) {
+		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			eol = end;
+		colon = memchr(p, ':', (size_t)(eol - p));
+		if (colon == NULL || (n = (size_t)(colon - p)) == 0 ||
+		    n >= sizeof(name) || (p[0] == 'H' && n >= 5 &&
+		    memcmp(p, "HTTP/", 5) == 0))
+			continue;
+		for (i = 0; i < n; i++)
+			name[i] = (char)tolower((unsigned char)p[i]);
+		name[n] = '\0';
+		for (v = colon + 1; v < eol && (*v == ' ' || *v == '\t'); v++)
+			;
+		n = (size_t)(eol - v);
+		while (n > 0 && (v[n - 1] == '\r' || v[n - 1] == ' '))
+			n--;
+		json_object_set_new(obj, name, json_stringn(v, n));
+		if (eol == end)
+			break;
+	}
+}
+
 static int
 timeout_of(const json_t *t, const char *k, int def, int max)
 {
@@ -793,6 +828,10 @@ http_run(struct node_ctx *c)
 	oreq.follow = 1;
 	oreq.trusted = 0;
 	oreq.timeout = q.connect + q.read + (q.has_body ? q.write : 0);
+	oreq.connect_timeout = q.connect;
+	/* ssl_verify: false, as the node asks (Dify's default is true) */
+	oreq.insecure = json_is_false(json_object_get(c->node->data,
+	    "ssl_verify"));
 	oreq.max_bytes = cf->http_max_binary_response;
 	if ((r = outbound_fetch(c->run->e, &oreq, err, &resp)) != 0) {
 		c->error_type = "HttpRequestNodeError";
@@ -809,7 +848,9 @@ http_run(struct node_ctx *c)
 		node_fail(c, "out of memory");
 		goto out;
 	}
-	if (resp.content_type != NULL)
+	parse_headers(resp.headers, resp.headers_len, hdrs);
+	if (resp.content_type != NULL && json_object_get(hdrs,
+	    "content-type") == NULL)
 		json_object_set_new(hdrs, "content-type",
 		    json_string(resp.content_type));
 	if (is_file_type(resp.content_type)) {

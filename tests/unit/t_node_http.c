@@ -234,6 +234,9 @@ test_get(void)
 	CHECK_STR(tn_out_str(&r, "body"), "{\"ok\":1}");
 	CHECK_STR(json_string_value(json_object_get(json_object_get(r.outputs,
 	    "headers"), "content-type")), "application/json; charset=utf-8");
+	/* every response header, names lower-cased */
+	CHECK_STR(json_string_value(json_object_get(json_object_get(r.outputs,
+	    "headers"), "content-length")), "8");
 	CHECK_INT(json_array_size(json_object_get(r.outputs, "files")), 0);
 	CHECK(strstr(json_string_value(json_object_get(json_object_get(
 	    r.node, "process_data"), "request")), "GET /p/hello?q=hello+x") !=

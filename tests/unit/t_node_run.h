@@ -15,11 +15,13 @@
 #include "engine/internal.h"
 #include "engine/nodes/files.h"
 
+#define TN_UNUSED __attribute__((unused))
+
 static struct conf	 tn_conf;
 static struct engine	*tn_engine;
 static char		 tn_dir[] = "/tmp/t_node.XXXXXX";
 
-static void
+static TN_UNUSED void
 tn_open(void)
 {
 	char err[ENGINE_ERRMAX];
@@ -35,7 +37,7 @@ tn_open(void)
 	}
 }
 
-static void
+static TN_UNUSED void
 tn_close(void)
 {
 	char cmd[128];
@@ -60,7 +62,7 @@ struct tn_run {
 	const char	*error;
 };
 
-static void
+static TN_UNUSED void
 tn_release(struct tn_run *r)
 {
 	json_decref(r->res);
@@ -69,7 +71,7 @@ tn_release(struct tn_run *r)
 }
 
 /* The execution record of node id in r (borrowed), or NULL. */
-static json_t *
+static TN_UNUSED json_t *
 tn_node(const struct tn_run *r, const char *id)
 {
 	json_t	*n;
@@ -85,7 +87,7 @@ tn_node(const struct tn_run *r, const char *id)
 	return NULL;
 }
 
-static const char *
+static TN_UNUSED const char *
 tn_var_type(const json_t *v)
 {
 	if (json_is_string(v))
@@ -93,8 +95,10 @@ tn_var_type(const json_t *v)
 	if (json_is_number(v))
 		return "number";
 	if (json_is_array(v))
-		return "file-list";
-	return "file";
+		return tpl_is_file(json_array_get(v, 0)) ? "file-list" :
+		    "json_object";
+	return tpl_is_file(v) || json_object_get(v, "transfer_method") ?
+	    "file" : "json_object";
 }
 
 /*
@@ -103,7 +107,7 @@ tn_var_type(const json_t *v)
  * upload_file_id}, as an API caller would; anything else is kept. New
  * reference.
  */
-static json_t *
+static TN_UNUSED json_t *
 tn_upload(const char *app, json_t *v)
 {
 	json_t		*res = NULL, *up = NULL;
@@ -137,10 +141,11 @@ tn_upload(const char *app, json_t *v)
  * NULL). Returns 0 with r filled (tn_release), -1 when the import or the
  * start failed (printed).
  */
-static int
+static TN_UNUSED int
 tn_run_wf(json_t *nodes, json_t *end_outputs, json_t *inputs, json_t *conv,
     struct tn_run *r)
 {
+	json_t		*sysfiles = json_array();
 	json_t		*gn = json_array(), *ge = json_array(), *vars =
 			    json_array(), *outs = json_array(), *doc = NULL,
 			    *imp = NULL, *d, *v;
@@ -153,6 +158,8 @@ tn_run_wf(json_t *nodes, json_t *end_outputs, json_t *inputs, json_t *conv,
 	int		 rc = -1;
 
 	memset(r, 0, sizeof(*r));
+	if (conv == NULL)
+		conv = json_array();
 	if (inputs == NULL)
 		inputs = json_object();
 	json_object_foreach(inputs, k, v)
@@ -189,7 +196,7 @@ tn_run_wf(json_t *nodes, json_t *end_outputs, json_t *inputs, json_t *conv,
 	    "version", "0.1.5", "kind", "app", "app", "name", "node test",
 	    "mode", "workflow", "workflow", "graph", "nodes", gn, "edges", ge,
 	    "environment_variables", "conversation_variables",
-	    conv ? conv : json_array());
+	    conv);
 	if (doc == NULL || dsl_emit(doc, err, &yaml, &len) != 0) {
 		printf("# building the DSL failed: %s\n", err);
 		goto out;
@@ -216,6 +223,9 @@ tn_run_wf(json_t *nodes, json_t *end_outputs, json_t *inputs, json_t *conv,
 	o.app_id = app;
 	o.inputs = inputs;
 	o.invoke_from = "console";
+	/* given, so that engine_run's json_array() default (leaked by its
+	 * "s:O") is not taken */
+	o.files = sysfiles;
 	if (engine_run(tn_engine, &o, err, &r->res) != 0) {
 		printf("# run failed to start: %s\n", err);
 		goto out;
@@ -245,18 +255,19 @@ out:
 	json_decref(end_outputs);
 	json_decref(inputs);
 	json_decref(conv);
+	json_decref(sysfiles);
 	return rc;
 }
 
 /* Runs one node (data) with end outputs; see tn_run_wf. */
-static int
+static TN_UNUSED int
 tn_run1(json_t *data, json_t *end_outputs, json_t *inputs, struct tn_run *r)
 {
 	return tn_run_wf(json_pack("[o]", data), end_outputs, inputs, NULL, r);
 }
 
 /* A string output of a run ("" when missing). */
-static const char *
+static TN_UNUSED const char *
 tn_out_str(const struct tn_run *r, const char *k)
 {
 	const char *s = json_string_value(json_object_get(r->outputs, k));
@@ -265,16 +276,14 @@ tn_out_str(const struct tn_run *r, const char *k)
 }
 
 /* A file object carrying data as a data: URL. New reference. */
-static json_t *
+static TN_UNUSED json_t *
 tn_file(const char *name, const char *mime, const void *data, size_t len)
 {
 	return file_from_bytes(name, mime, data, len);
 }
 
 /* JSON text of v for comparisons (malloc'd in a static ring). */
-static const char *
-tn_dump(const json_t *v) __attribute__((unused));
-static const char *
+static TN_UNUSED const char *
 tn_dump(const json_t *v)
 {
 	static char	*ring[8];

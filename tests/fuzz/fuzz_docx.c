@@ -1,0 +1,58 @@
+/*
+ * fuzz_docx.c — the document extractor's parsers on arbitrary bytes: the
+ * first byte picks the format (docx zip, document.xml alone, xml, html,
+ * csv, json), the rest is the document. Nothing may crash or leak, and
+ * whatever comes out is valid UTF-8 without NUL bytes.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../engine/nodes/document_extractor.c"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+check_utf8(const char *s)
+{
+	size_t	n = strlen(s), i = 0, l;
+
+	while (i < n) {
+		if ((unsigned char)s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if (tpl_utf8_next(s + i, n - i, &l) == 0xfffd && l == 1 &&
+		    strncmp(s + i, "\xef\xbf\xbd", 3) != 0)
+			abort();
+		i += l;
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const exts[] = { "docx", "docxml", "xml", "html",
+		"csv", "json" };
+	char		 err[ENGINE_ERRMAX], *out = NULL;
+	const char	*ext;
+	int		 rc;
+
+	if (size < 1)
+		return 0;
+	ext = exts[data[0] % (sizeof(exts) / sizeof(exts[0]))];
+	if (strcmp(ext, "docxml") == 0)
+		rc = docx_text_xml((const char *)data + 1, size - 1, err,
+		    sizeof(err), &out);
+	else
+		rc = doc_text(ext, (const char *)data + 1, size - 1, err,
+		    sizeof(err), &out);
+	if (rc == 0) {
+		if (out == NULL)
+			abort();
+		check_utf8(out);
+		free(out);
+	} else if (err[0] == '\0')
+		abort();
+	return 0;
+}
