@@ -129,6 +129,11 @@ struct run {
 	int			 chat;
 	char			 conversation_id[37];
 	char			 message_id[37];
+	json_t			*history;	/* [{query, answer}], oldest
+						 * first; the conversation's
+						 * earlier messages */
+	json_t			*streamed;	/* "<node>.text" already sent
+						 * as it was generated */
 };
 
 /* Emits an SSE-shaped event {event, task_id, workflow_run_id, data}. */

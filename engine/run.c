@@ -313,6 +313,28 @@ out:
 	return rc;
 }
 
+/* The last messages of a conversation, for memory: [{query, answer}]. */
+#define HISTORY_MAX 50
+static void
+history_load(struct engine *e, const char *app_id, const char *conv_id,
+    json_t *out)
+{
+	json_t	*list = NULL, *m;
+	size_t	 i, n, from;
+
+	if (engine_message_list(e, app_id, conv_id, 10000, &list) != 0)
+		return;
+	n = json_array_size(json_object_get(list, "data"));
+	from = n > HISTORY_MAX ? n - HISTORY_MAX : 0;
+	for (i = from; i < n; i++) {
+		m = json_array_get(json_object_get(list, "data"), i);
+		json_array_append_new(out, json_pack("{s:O,s:O}", "query",
+		    json_object_get(m, "query"), "answer", json_object_get(m,
+		    "answer")));
+	}
+	json_decref(list);
+}
+
 /* env.* from the workflow's environment variables. */
 static void
 pool_env(struct pool *p, const json_t *wf)
@@ -436,7 +458,9 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		engine_uuid(r.message_id);
 	}
 	if ((r.pool = pool_new(NULL)) == NULL || (r.node_runs = json_array())
-	    == NULL || (r.outputs = json_object()) == NULL) {
+	    == NULL || (r.outputs = json_object()) == NULL ||
+	    (r.streamed = json_object()) == NULL ||
+	    (r.history = json_array()) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
@@ -465,6 +489,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	/* A conversation's variables carry over from its last message. */
 	if ((cvars = json_object_get(conv, "variables")) != NULL)
 		pool_set_all(r.pool, "conversation", cvars);
+	if (conv != NULL)
+		history_load(e, r.app_id, r.conversation_id, r.history);
 	/* The start node's outputs: the inputs, plus sys.* copies. */
 	pool_set_all(r.pool, r.g->nodes[start].id, inputs);
 	w.rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,s:s?,s:s}",
@@ -577,6 +603,8 @@ out:
 	json_decref(app);
 	json_decref(r.node_runs);
 	json_decref(r.outputs);
+	json_decref(r.streamed);
+	json_decref(r.history);
 	free(r.answer);
 	pool_free(r.pool);
 	graph_free(r.g);

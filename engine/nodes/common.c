@@ -14,6 +14,7 @@ extern const struct node_type node_start, node_end;
 extern const struct node_type node_if_else, node_aggregator;
 extern const struct node_type node_aggregator_legacy;
 extern const struct node_type node_answer, node_template_transform;
+extern const struct node_type node_llm;
 extern const struct node_type node_http_request;
 extern const struct node_type node_document_extractor;
 extern const struct node_type node_list_operator;
@@ -30,6 +31,7 @@ static const struct node_type *const node_types[] = {
 	&node_aggregator_legacy,
 	&node_answer,
 	&node_template_transform,
+	&node_llm,
 	&node_http_request,
 	&node_document_extractor,
 	&node_list_operator,
