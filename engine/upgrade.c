@@ -17,6 +17,15 @@
 
 #include "engine/internal.h"
 
+/* A new reference to o[k] when it is an object, else a new {}. */
+static json_t *
+obj_or_empty(const json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_object(v) ? json_incref(v) : json_object();
+}
+
 static const char *
 sval(const json_t *o, const char *k)
 {
@@ -74,11 +83,10 @@ agent_to_llm(const json_t *d)
 	if (!json_is_object(model) || name == NULL || *name == '\0' ||
 	    provider == NULL || *provider == '\0')
 		return NULL;
-	llm = json_pack("{s:s,s:{s:s,s:s,s:s,s:O}}", "type", "llm", "model",
+	llm = json_pack("{s:s,s:{s:s,s:s,s:s,s:o}}", "type", "llm", "model",
 	    "provider", provider, "name", name, "mode", sval(model, "mode") ?
 	    sval(model, "mode") : "chat", "completion_params",
-	    json_is_object(json_object_get(model, "completion_params")) ?
-	    json_object_get(model, "completion_params") : json_object());
+	    obj_or_empty(model, "completion_params"));
 	if (llm == NULL)
 		return NULL;
 	for (i = 0; pass[i] != NULL; i++)
@@ -90,12 +98,11 @@ agent_to_llm(const json_t *d)
 	groups = json_object();	/* provider -> " §[tool]...§" tokens */
 	tools = agent_param(d, "tools");
 	json_array_foreach(tools, i, t) {
-		json_t *settings = json_object_get(t, "settings");
+		const char *skey = json_is_object(json_object_get(t,
+		    "settings")) ? "settings" : "tool_configuration";
 
-		if (!json_is_object(settings))
-			settings = json_object_get(t, "tool_configuration");
 		json_array_append_new(ntools, json_pack("{s:O,s:s,s:s,s:s,s:s?,"
-		    "s:s?,s:O,s:O,s:O}", "enabled", json_object_get(t,
+		    "s:s?,s:o,s:o,s:o}", "enabled", json_object_get(t,
 		    "enabled") ? json_object_get(t, "enabled") : json_true(),
 		    "type", sval(t, "type") ? sval(t, "type") : "builtin",
 		    "provider_name", sval(t, "provider_name") ?
@@ -103,11 +110,9 @@ agent_to_llm(const json_t *d)
 		    sval(t, "tool_name") ? sval(t, "tool_name") : "",
 		    "plugin_unique_identifier", sval(t,
 		    "plugin_unique_identifier"), "credential_id", sval(t,
-		    "credential_id"), "parameters", json_object_get(t,
-		    "parameters") ? json_object_get(t, "parameters") :
-		    json_object(), "settings", settings ? settings :
-		    json_object(), "extra", json_object_get(t, "extra") ?
-		    json_object_get(t, "extra") : json_object()));
+		    "credential_id"), "parameters", obj_or_empty(t,
+		    "parameters"), "settings", obj_or_empty(t, skey), "extra",
+		    obj_or_empty(t, "extra")));
 		json_array_append_new(tsettings, json_pack("{s:s,s:s,s:s,s:O}",
 		    "type", sval(t, "type") ? sval(t, "type") : "builtin",
 		    "provider", sval(t, "provider_name") ? sval(t,
