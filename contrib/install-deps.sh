@@ -8,9 +8,11 @@ set -eu
 PKGS="gcc make pkg-config libfcgi-dev libjansson-dev liblmdb-dev libyaml-dev
 libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev nginx-light"
 # Tests and benchmarks.
-PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip"
+PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
 # The local sandbox and the code node's interpreters.
 PKGS="$PKGS bubblewrap python3 nodejs"
+# The admin page's browser tests (tests/browser: playwright-core from npm).
+PKGS="$PKGS chromium npm"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
 PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"
 
@@ -37,10 +39,13 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing
-# Debian starts nginx on port 80 when it is installed; flowcgi starts its
-# own nginx with its own configuration and does not need the system one.
-if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-	$SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
-elif [ -x /etc/init.d/nginx ]; then
-	$SUDO /etc/init.d/nginx stop >/dev/null 2>&1 || true
-fi
+# Debian starts nginx and apache2 on port 80 when they are installed; the
+# tests start their own, each with its own configuration on free ports,
+# and need neither system one.
+for svc in nginx apache2; do
+	if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+		$SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
+	elif [ -x "/etc/init.d/$svc" ]; then
+		$SUDO "/etc/init.d/$svc" stop >/dev/null 2>&1 || true
+	fi
+done

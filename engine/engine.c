@@ -14,6 +14,7 @@
 #include <openssl/rand.h>
 
 #include "engine/internal.h"
+#include "engine/sandbox/sandbox.h"
 
 const char *
 engine_strerror(int rc)
@@ -29,6 +30,7 @@ engine_strerror(int rc)
 	case ENGINE_EEXIST: return "already exists";
 	case ENGINE_ELIMIT: return "a configured limit was reached";
 	case ENGINE_EFETCH: return "outbound request failed";
+	case ENGINE_ESANDBOX: return "sandbox error";
 	default: return "unknown engine error";
 	}
 }
@@ -209,4 +211,10 @@ engine_health(struct engine *e)
 		return engine_from_store(rc);
 	store_read_end(t);
 	return 0;
+}
+
+int
+engine_sandbox_probe(struct engine *e, char *err)
+{
+	return sandbox_local_probe(e->conf, err);
 }

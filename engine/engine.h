@@ -27,6 +27,7 @@ enum engine_err {
 	ENGINE_EEXIST = -206,	/* a name is taken; err says which */
 	ENGINE_ELIMIT = -207,	/* a configured limit; err names it */
 	ENGINE_EFETCH = -208,	/* outbound HTTP failed; err says how */
+	ENGINE_ESANDBOX = -209,	/* the sandbox failed (not the command) */
 };
 
 /* Room for a message that explains an ENGINE_EINVAL. */
@@ -42,6 +43,12 @@ struct engine;
 int	engine_open(const struct conf *c, char *err, struct engine **out);
 void	engine_close(struct engine *e);
 const char *engine_strerror(int rc);
+
+/*
+ * Checks that the local sandbox (bubblewrap) can run a command here.
+ * Returns 0, or an error with err saying what is wrong and what to do.
+ */
+int	engine_sandbox_probe(struct engine *e, char *err);
 
 /* 0 while storage can be read, else an ENGINE_E* code. */
 int	engine_health(struct engine *e);

@@ -243,6 +243,7 @@ status_text(int status)
 	case 415: return "Unsupported Media Type";
 	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
 	case 507: return "Insufficient Storage";
 	default: return "Unknown";
@@ -385,6 +386,10 @@ resp_engine_error(struct req *r, int rc, const char *err, const char *what)
 		break;
 	case ENGINE_ELIMIT:
 		resp_error(r, 413, "limit_exceeded", "%s", err);
+		break;
+	case ENGINE_EFETCH:
+		resp_error(r, 502, "upstream_error", "%s", err && *err ? err :
+		    engine_strerror(rc));
 		break;
 	case ENGINE_EFULL:
 		resp_error(r, 507, "insufficient_storage", "%s",

@@ -172,6 +172,8 @@ extern const struct route console_asset_routes[];
 extern const struct route console_dsl_routes[];
 extern const struct route console_run_routes[];
 extern const struct route service_routes[];
+extern const struct route console_model_routes[];
+extern const struct route console_admin_routes[];
 
 /* Handles one request completely: prefix, route, auth, handler. */
 void	router_dispatch(struct req *r);

@@ -16,7 +16,9 @@ static const struct route *const route_tables[] = {
 	console_app_routes,
 	console_asset_routes,
 	console_run_routes,
+	console_model_routes,
 	service_routes,
+	console_admin_routes,
 	NULL,
 };
 

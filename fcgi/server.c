@@ -385,6 +385,14 @@ server_run(const struct conf *c, struct engine *e)
 	}
 	log_info("flowcgi %s ready: %d workers, data in '%s'", FLOWCGI_VERSION,
 	    srv.nworkers, c->data_dir);
+	{
+		char perr[ENGINE_ERRMAX] = "";
+
+		/* code nodes need the local sandbox: say early if it cannot
+		 * work here */
+		if (engine_sandbox_probe(e, perr) != 0)
+			log_warn("sandbox: %s", perr);
+	}
 
 	sigemptyset(&stopset);
 	sigaddset(&stopset, SIGTERM);

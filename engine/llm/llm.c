@@ -347,8 +347,6 @@ sse_line(struct llm_sse *s, const char *l, size_t n)
 		if (s->have_data)
 			tpl_sb_add(&s->data, "\n", 1);
 		tpl_sb_add(&s->data, v, vlen);
-		if (s->data.p == NULL)
-			tpl_sb_add(&s->data, "", 0);
 		s->have_data = 1;
 	}
 out:
@@ -447,7 +445,8 @@ llm_chat_endpoint(struct engine *e, const struct llm_endpoint *ep,
 		if (rc == 0 || at.delivered || !at.transient ||
 		    attempt >= c->llm_retries)
 			break;
-		delay = (long)c->llm_backoff_ms << (attempt < 20 ? attempt : 20);
+		delay = (long)c->llm_backoff_ms <<
+		    (attempt < 20 ? attempt : 20);
 		if (at.retry_after_ms > delay)
 			delay = at.retry_after_ms;
 		if (delay > c->llm_max_backoff_ms)
@@ -459,6 +458,10 @@ llm_chat_endpoint(struct engine *e, const struct llm_endpoint *ep,
 	if (rc != 0 && attempts > 1 && (n = strlen(err)) + 1 < ENGINE_ERRMAX)
 		snprintf(err + n, ENGINE_ERRMAX - n, " (after %d attempts)",
 		    attempts);
+	if (rc == 0 && ((out->text == NULL && (out->text = calloc(1, 1)) ==
+	    NULL) || (out->reasoning == NULL &&
+	    (out->reasoning = calloc(1, 1)) == NULL)))
+		rc = ENGINE_ENOMEM;
 	if (rc == 0) {
 		out->attempts = attempts;
 		out->latency = llm_clock() - t0;

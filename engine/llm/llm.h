@@ -40,8 +40,8 @@ enum llm_part_type {
 /* One piece of a multi-part message (text and images, for vision). */
 struct llm_part {
 	enum llm_part_type	 type;
-	const char		*text;		/* the text, or the image URL */
-	const char		*detail;	/* image: low|high|auto or NULL */
+	const char		*text;	/* the text, or the image URL */
+	const char		*detail; /* image: low|high|auto or NULL */
 };
 
 /*
@@ -99,13 +99,12 @@ struct llm_request {
 	size_t				 nmessages;
 	const struct llm_tool		*tools;
 	size_t				 ntools;
-	const char			*tool_choice;	/* NULL/auto, none,
-							 * required, or a
-							 * tool's name */
+	/* NULL or "auto", "none", "required", or a tool's name */
+	const char			*tool_choice;
 	const json_t			*params;	/* object or NULL */
 	/* Structured output: the answer is JSON that fits this schema. */
 	const json_t			*response_schema;
-	const char			*response_schema_name; /* NULL: "output" */
+	const char			*response_schema_name; /* "output" */
 	/*
 	 * Streaming: when stream is set, each piece of text (or reasoning)
 	 * is passed to on_delta in order as it arrives, from the calling
@@ -118,7 +117,7 @@ struct llm_request {
 					    enum llm_delta kind,
 					    const char *text, size_t len);
 	void				*arg;
-	int				 timeout;	/* seconds; 0: llm.timeout */
+	int				 timeout; /* s; 0: llm.timeout */
 };
 
 /* ====== Responses ====== */
@@ -145,9 +144,9 @@ struct llm_response {
 	/* Dify's names: stop, length, tool_calls, content_filter, or what
 	 * the provider said when it has no equivalent. */
 	char			 finish_reason[32];
-	char			 model[128];	/* as the provider reports it */
-	double			 latency;	/* seconds, retries included */
-	double			 first_token;	/* seconds to the first delta */
+	char			 model[128];	/* as the provider says */
+	double			 latency;	/* s, retries included */
+	double			 first_token;	/* s to the first delta */
 	int			 attempts;	/* HTTP requests made */
 	size_t			 text_cap;	/* private to llm.c */
 	size_t			 reasoning_cap;
@@ -170,8 +169,8 @@ struct llm_endpoint {
 	char	 name[65];	/* the entry: "openai", "my-vllm", "*" */
 	char	 protocol[16];	/* "openai" | "anthropic" */
 	char	 base_url[1024];
-	char	*api_key;	/* malloc'd, "" for none; wiped on release */
-	char	 source[16];	/* settings, environment, config, default */
+	char	*api_key;	/* malloc'd, "" for none; wiped */
+	char	 source[16];	/* settings|environment|config|default */
 };
 
 void	llm_endpoint_release(struct llm_endpoint *ep);
@@ -221,7 +220,8 @@ struct llm_protocol {
 	 * and at saying whether a retry may help. out may hold partial
 	 * results on failure; the caller releases it either way.
 	 */
-	int		(*chat)(struct engine *e, const struct llm_endpoint *ep,
+	int		(*chat)(struct engine *e,
+			    const struct llm_endpoint *ep,
 			    const struct llm_request *rq,
 			    struct llm_attempt *at, char *err,
 			    struct llm_response *out);

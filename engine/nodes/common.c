@@ -14,7 +14,7 @@ extern const struct node_type node_start, node_end;
 extern const struct node_type node_if_else, node_aggregator;
 extern const struct node_type node_aggregator_legacy;
 extern const struct node_type node_answer, node_template_transform;
-extern const struct node_type node_llm;
+extern const struct node_type node_llm, node_agent;
 extern const struct node_type node_http_request;
 extern const struct node_type node_document_extractor;
 extern const struct node_type node_list_operator;
@@ -22,6 +22,7 @@ extern const struct node_type node_assigner;
 extern const struct node_type node_iteration, node_loop;
 extern const struct node_type node_iteration_start, node_loop_start;
 extern const struct node_type node_loop_end, node_code;
+extern const struct node_type node_tool;
 
 static const struct node_type *const node_types[] = {
 	&node_start,
@@ -32,6 +33,7 @@ static const struct node_type *const node_types[] = {
 	&node_answer,
 	&node_template_transform,
 	&node_llm,
+	&node_agent,
 	&node_http_request,
 	&node_document_extractor,
 	&node_list_operator,
@@ -42,6 +44,7 @@ static const struct node_type *const node_types[] = {
 	&node_loop_start,
 	&node_loop_end,
 	&node_code,
+	&node_tool,
 	NULL,
 };
 

@@ -837,6 +837,10 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	strv_add(&av, "--bind-fd");
 	strv_add(&av, "5");
 	strv_add(&av, "/dev/shm");
+	/* bwrap's root tmpfs has no size cap: nothing may be written there
+	 * (the binds above stay writable). */
+	strv_add(&av, "--remount-ro");
+	strv_add(&av, "/");
 	strv_add(&av, "--chdir");
 	strv_add(&av, chdir_to);
 	if (l->as_root) {

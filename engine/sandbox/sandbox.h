@@ -28,7 +28,7 @@
  * failed), as opposed to the command in it; err says why. Stands in for an
  * ENGINE_ESANDBOX until engine.h has one.
  */
-#define SANDBOX_EFAIL	ENGINE_ESTORE
+#define SANDBOX_EFAIL	ENGINE_ESANDBOX
 
 /* ====== Configuration ====== */
 

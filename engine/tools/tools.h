@@ -202,4 +202,39 @@ int	tz_strftime(const char *fmt, int64_t t, int usec,
 /* Days since 1970-01-01 of a proleptic Gregorian date. */
 int64_t	tz_days_from_civil(int64_t y, int m, int d);
 
+/* ====== Stored providers (store.c, api.c) ====== */
+
+/*
+ * The stored record of the custom provider a call names (see
+ * engine_tool_provider_put), of type ("api" or "mcp"): by provider_name,
+ * then provider as a name, then provider as an id. *out is a new
+ * reference. ENGINE_ENOTFOUND (err names the provider) when none.
+ */
+int	tool_provider_record(struct engine *e, const struct tool_call *call,
+	    const char *type, char *err, json_t **out);
+
+/*
+ * Checks OpenAPI 3 schema text (JSON or YAML): *doc is the parsed
+ * document, *tools its operations [{name, description, method, path}]
+ * (new references). Returns 0 or ENGINE_EINVAL with err saying why.
+ */
+int	api_schema_check(const char *text, char *err, json_t **doc,
+	    json_t **tools);
+
+/* ====== MCP servers (mcp.c) ====== */
+
+/*
+ * The tools of the MCP server at url (Streamable HTTP; headers an object
+ * of extra request headers or NULL), for an agent that names a server
+ * directly (Dify's mcp_server agent parameter): *out is a new array of
+ * {name, description, parameters (the tool's inputSchema)}.
+ */
+int	mcp_list_tools(struct engine *e, const char *url,
+	    const json_t *headers, char *err, json_t **out);
+
+/* Calls tool name with args (an object, or NULL) on that server. */
+int	mcp_call_tool(struct engine *e, const char *url,
+	    const json_t *headers, const char *name, const json_t *args,
+	    char *err, struct tool_result *out);
+
 #endif

@@ -1,0 +1,532 @@
+/*
+ * agent.c — the classic runtime's Agent node: an LLM that calls the tools
+ * configured on the node until it answers. Strategies: function_calling
+ * (the model's tool calls) and ReAct (a JSON action in the text, for
+ * models without tool support). Each thought, tool call and result goes
+ * out as an agent_log event; a stop is honoured between iterations.
+ *
+ * agent_parameters: model, tools [{enabled, type, provider_name,
+ * tool_name, settings {k: {value}}, parameters {k: {auto, value}}}],
+ * instruction, query, maximum_iterations; memory on the node.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exec.h"
+#include "engine/llm/llm.h"
+#include "engine/tools/tools.h"
+
+#define AGENT_MAX_TOOLS		32
+#define AGENT_MAX_MESSAGES	256
+
+struct agent_tool {
+	char		 name[65];	/* as the model sees it */
+	const json_t	*cfg;		/* the DSL's tool entry */
+	json_t		*schema;	/* parameters JSON schema */
+	json_t		*fixed;		/* parameters the model does not set */
+	char		*description;
+};
+
+struct agent {
+	struct node_ctx		*c;
+	struct agent_tool	 tools[AGENT_MAX_TOOLS];
+	size_t			 ntools;
+	struct llm_tool		 ltools[AGENT_MAX_TOOLS];
+	struct llm_message	 msgs[AGENT_MAX_MESSAGES];
+	size_t			 nmsgs;
+	json_t			*keep;	/* strings and calls messages use */
+	struct llm_tool_call	*calls[AGENT_MAX_MESSAGES];
+	json_t			*logs;
+	int64_t			 tokens;
+};
+
+static const json_t *
+aparam(const struct node_ctx *c, const char *name)
+{
+	return json_object_get(json_object_get(json_object_get(c->node->data,
+	    "agent_parameters"), name), "value");
+}
+
+static const char *
+keep(struct agent *a, const char *s, size_t n)
+{
+	json_t *j = json_stringn(s ? s : "", s ? n : 0);
+
+	if (j == NULL)
+		return "";
+	json_array_append_new(a->keep, j);
+	return json_string_value(j);
+}
+
+static int
+push(struct agent *a, enum llm_role role, const char *text)
+{
+	if (a->nmsgs == AGENT_MAX_MESSAGES)
+		return node_fail(a->c, "the agent's conversation grew past %d "
+		    "messages", AGENT_MAX_MESSAGES);
+	memset(&a->msgs[a->nmsgs], 0, sizeof(a->msgs[0]));
+	a->msgs[a->nmsgs].role = role;
+	a->msgs[a->nmsgs].content = text;
+	a->nmsgs++;
+	return 0;
+}
+
+static void
+agent_log(struct agent *a, const char *label, const char *status,
+    json_t *data)
+{
+	char id[37];
+
+	engine_uuid(id);
+	/* keep it for the trace before the event takes (and frees) data */
+	if (data != NULL)
+		json_array_append_new(a->logs, json_pack("{s:s,s:O}", "label",
+		    label, "data", data));
+	run_emit(a->c->run, "agent_log", json_pack("{s:s,s:s,s:s,s:n,s:n,"
+	    "s:s,s:o,s:{},s:s}", "node_execution_id", a->c->node->id, "id",
+	    id, "label", label, "parent_id", "error", "status", status, "data",
+	    data ? data : json_object(), "metadata", "node_id",
+	    a->c->node->id));
+}
+
+/* ====== Tools ====== */
+
+static int
+setup_tools(struct agent *a)
+{
+	struct node_ctx		*c = a->c;
+	const json_t		*list = aparam(c, "tools"), *t;
+	struct tool_call	 call;
+	json_t			*defs = NULL, *d, *props, *fixed, *pv;
+	const char		*k, *name;
+	char			 err[ENGINE_ERRMAX];
+	size_t			 i, j;
+	void			*tmp;
+
+	json_array_foreach(list, i, t) {
+		struct agent_tool *at;
+
+		if (json_is_false(json_object_get(t, "enabled")))
+			continue;
+		if (a->ntools == AGENT_MAX_TOOLS)
+			return node_fail(c, "more than %d tools",
+			    AGENT_MAX_TOOLS);
+		memset(&call, 0, sizeof(call));
+		call.provider = json_string_value(json_object_get(t,
+		    "provider_name"));
+		call.provider_type = json_string_value(json_object_get(t,
+		    "type"));
+		call.tool = json_string_value(json_object_get(t, "tool_name"));
+		call.node = c->node->data;
+		defs = NULL;
+		if (call.provider == NULL || call.tool == NULL ||
+		    tool_describe(c->run->e, &call, err, &defs) != 0)
+			return node_fail(c, "tool '%s/%s' is not available in "
+			    "flowcgi%s%s", call.provider ? call.provider : "?",
+			    call.tool ? call.tool : "?", err[0] ? ": " : "",
+			    err[0] ? err : "");
+		d = json_array_get(defs, 0);
+		at = &a->tools[a->ntools];
+		memset(at, 0, sizeof(*at));
+		at->cfg = t;
+		/* a unique name of [A-Za-z0-9_-] for the model */
+		name = call.tool;
+		snprintf(at->name, sizeof(at->name), "%.60s", name);
+		for (j = 0; at->name[j] != '\0'; j++)
+			if (!(at->name[j] == '_' || at->name[j] == '-' ||
+			    (at->name[j] >= 'a' && at->name[j] <= 'z') ||
+			    (at->name[j] >= 'A' && at->name[j] <= 'Z') ||
+			    (at->name[j] >= '0' && at->name[j] <= '9')))
+				at->name[j] = '_';
+		for (j = 0; j < a->ntools; j++)
+			if (strcmp(a->tools[j].name, at->name) == 0) {
+				char base[56];
+
+				snprintf(base, sizeof(base), "%s", at->name);
+				snprintf(at->name, sizeof(at->name), "%s_%d",
+				    base, (int)a->ntools % 100);
+				break;
+			}
+		at->description = strdup(json_string_value(json_object_get(d,
+		    "description")) ? json_string_value(json_object_get(d,
+		    "description")) : call.tool);
+		at->schema = json_deep_copy(json_object_get(d, "parameters"));
+		if (!json_is_object(at->schema)) {
+			json_decref(at->schema);
+			at->schema = json_pack("{s:s,s:{}}", "type", "object",
+			    "properties");
+		}
+		/* settings and non-auto parameters are fixed by the node */
+		fixed = json_object();
+		json_object_foreach((json_t *)json_object_get(t, "settings"),
+		    k, pv)
+			if (json_object_get(pv, "value") != NULL &&
+			    !json_is_null(json_object_get(pv, "value")))
+				json_object_set(fixed, k, json_object_get(pv,
+				    "value"));
+		props = json_object_get(at->schema, "properties");
+		json_object_foreach_safe((json_t *)json_object_get(t,
+		    "parameters"), tmp, k, pv)
+			if (json_integer_value(json_object_get(pv, "auto")) ==
+			    0 && json_object_get(pv, "value") != NULL &&
+			    !json_is_null(json_object_get(pv, "value")))
+				json_object_set(fixed, k, json_object_get(pv,
+				    "value"));
+		json_object_foreach_safe(props, tmp, k, pv)
+			if (json_object_get(fixed, k) != NULL)
+				json_object_del(props, k);
+		at->fixed = fixed;
+		a->ltools[a->ntools].name = at->name;
+		a->ltools[a->ntools].description = at->description;
+		a->ltools[a->ntools].parameters = at->schema;
+		a->ntools++;
+		json_decref(defs);
+	}
+	return 0;
+}
+
+/* Runs tool call (name, JSON arguments); the result text in *out. */
+static int
+run_tool(struct agent *a, const char *name, const char *args, char **out)
+{
+	struct agent_tool	*at = NULL;
+	struct tool_call	 call;
+	struct tool_result	 res;
+	json_t			*params;
+	char			 err[ENGINE_ERRMAX] = "";
+	size_t			 i;
+	int			 rc;
+
+	for (i = 0; i < a->ntools; i++)
+		if (strcmp(a->tools[i].name, name) == 0)
+			at = &a->tools[i];
+	if (at == NULL) {
+		*out = strdup("there is no tool of that name");
+		return 0;
+	}
+	params = json_loads(args && *args ? args : "{}", 0, NULL);
+	if (!json_is_object(params)) {
+		json_decref(params);
+		params = json_object();
+	}
+	json_object_update(params, at->fixed);
+	memset(&call, 0, sizeof(call));
+	call.provider = json_string_value(json_object_get(at->cfg,
+	    "provider_name"));
+	call.provider_type = json_string_value(json_object_get(at->cfg,
+	    "type"));
+	call.tool = json_string_value(json_object_get(at->cfg, "tool_name"));
+	call.params = params;
+	call.node = a->c->node->data;
+	memset(&res, 0, sizeof(res));
+	rc = tool_invoke(a->c->run->e, &call, err, &res);
+	json_decref(params);
+	if (rc != 0) {
+		/* the model sees the failure and may try otherwise */
+		size_t n = strlen(err) + 32;
+
+		*out = malloc(n);
+		if (*out != NULL)
+			snprintf(*out, n, "tool error: %s", err);
+		tool_result_release(&res);
+		return 0;
+	}
+	if (res.text.len > 0 || res.json == NULL)
+		*out = strdup(res.text.p ? res.text.p : "");
+	else
+		tool_json_dumps(res.json, 0, out);
+	tool_result_release(&res);
+	return *out != NULL ? 0 : node_fail(a->c, "out of memory");
+}
+
+/* ====== ReAct ====== */
+
+static char *
+react_prompt(struct agent *a, const char *instruction)
+{
+	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	char		*schema;
+	size_t		 i;
+
+	tpl_sb_str(&sb, "Respond to the human as helpfully and accurately as "
+	    "possible.\n\n");
+	tpl_sb_str(&sb, instruction ? instruction : "");
+	tpl_sb_str(&sb, "\n\nYou have access to the following tools:\n\n");
+	for (i = 0; i < a->ntools; i++) {
+		schema = json_dumps(a->tools[i].schema, JSON_COMPACT);
+		tpl_sb_str(&sb, a->tools[i].name);
+		tpl_sb_str(&sb, ": ");
+		tpl_sb_str(&sb, a->tools[i].description);
+		tpl_sb_str(&sb, ", args: ");
+		tpl_sb_str(&sb, schema ? schema : "{}");
+		tpl_sb_str(&sb, "\n");
+		free(schema);
+	}
+	tpl_sb_str(&sb, "\nUse a json blob to specify a tool by providing an "
+	    "action key (tool name) and an action_input key (tool input).\n"
+	    "Valid \"action\" values: \"Final Answer\" or ");
+	for (i = 0; i < a->ntools; i++) {
+		tpl_sb_str(&sb, i ? ", " : "");
+		tpl_sb_str(&sb, a->tools[i].name);
+	}
+	tpl_sb_str(&sb, "\n\nProvide only ONE action per $JSON_BLOB, as "
+	    "shown:\n\n```\n{\"action\": $TOOL_NAME, \"action_input\": "
+	    "$ACTION_INPUT}\n```\n\nFollow this format:\n\nQuestion: input "
+	    "question to answer\nThought: consider previous and subsequent "
+	    "steps\nAction:\n```\n$JSON_BLOB\n```\nObservation: action "
+	    "result\n... (repeat Thought/Action/Observation N times)\n"
+	    "Thought: I know what to respond\nAction:\n```\n{\"action\": "
+	    "\"Final Answer\", \"action_input\": \"Final response to human\"}"
+	    "\n```\n\nBegin! Reminder to ALWAYS respond with a valid json "
+	    "blob of a single action. Use tools if necessary. Respond "
+	    "directly if appropriate. Format is Action:```$JSON_BLOB```then "
+	    "Observation:.\n");
+	return tpl_sb_take(&sb);
+}
+
+/* The {"action", "action_input"} blob in a ReAct answer, or NULL. */
+static json_t *
+react_action(const char *text)
+{
+	const char	*p = text, *open;
+	json_t		*j;
+	json_error_t	 e;
+
+	while ((open = strchr(p, '{')) != NULL) {
+		j = json_loads(open, JSON_DISABLE_EOF_CHECK, &e);
+		if (j != NULL && json_is_string(json_object_get(j, "action")))
+			return j;
+		json_decref(j);
+		p = open + 1;
+	}
+	return NULL;
+}
+
+/* ====== The loop ====== */
+
+static int
+agent_run(struct node_ctx *c)
+{
+	struct agent		 a;
+	struct llm_request	 rq;
+	struct llm_response	 rs;
+	const json_t		*model = aparam(c, "model"), *q, *mi;
+	const char		*provider, *name, *strategy, *ins_t;
+	char			*ins = NULL, *query = NULL, *res_text, *sys;
+	const char		*answer = NULL;
+	size_t			 i, k;
+	int			 iter, max_iter, react, rc = -1;
+	json_t			*act, *h;
+
+	memset(&a, 0, sizeof(a));
+	a.c = c;
+	a.keep = json_array();
+	a.logs = json_array();
+	provider = json_string_value(json_object_get(model, "provider"));
+	name = json_string_value(json_object_get(model, "model"));
+	if (provider == NULL || name == NULL) {
+		node_fail(c, "the agent has no model (agent_parameters.model)");
+		goto out;
+	}
+	strategy = node_str(c->node, "agent_strategy_name");
+	if (strategy != NULL && strcmp(strategy, "function_calling") != 0 &&
+	    strcmp(strategy, "ReAct") != 0) {
+		node_fail(c, "agent strategy '%s' (%s) is not available in "
+		    "flowcgi; function_calling and ReAct are", strategy,
+		    node_str(c->node, "agent_strategy_provider_name") ?
+		    node_str(c->node, "agent_strategy_provider_name") : "?");
+		goto out;
+	}
+	react = strategy != NULL && strcmp(strategy, "ReAct") == 0;
+	if (setup_tools(&a) != 0)
+		goto out;
+	mi = aparam(c, "maximum_iterations");
+	max_iter = json_is_integer(mi) ? (int)json_integer_value(mi) :
+	    json_is_string(mi) ? (int)strtol(json_string_value(mi), NULL, 10) :
+	    3;
+	if (max_iter <= 0 || max_iter > 99)
+		max_iter = max_iter <= 0 ? 3 : 99;
+	ins_t = json_string_value(aparam(c, "instruction"));
+	if (node_render(c, ins_t ? ins_t : "", TPL_TEXT, &ins) != 0)
+		goto out;
+	q = aparam(c, "query");
+	if (json_is_array(q)) {
+		json_t *v = node_resolve(c, q);
+
+		if (v != NULL)
+			tpl_value_text(v, TPL_TEXT, &query);
+		json_decref(v);
+	} else if (node_render(c, json_string_value(q) ? json_string_value(q) :
+	    "{{#sys.query#}}", TPL_TEXT, &query) != 0)
+		goto out;
+	json_object_set_new(c->inputs, "query", json_string(query ? query :
+	    ""));
+	json_object_set_new(c->inputs, "instruction", json_string(ins));
+	sys = react ? react_prompt(&a, ins) : NULL;
+	if (push(&a, LLM_SYSTEM, keep(&a, sys ? sys : ins, strlen(sys ? sys :
+	    ins))) != 0) {
+		free(sys);
+		goto out;
+	}
+	free(sys);
+	if (json_is_object(json_object_get(c->node->data, "memory")))
+		json_array_foreach(c->run->history, i, h)
+			if (push(&a, LLM_USER, json_string_value(json_object_get(
+			    h, "query"))) != 0 || push(&a, LLM_ASSISTANT,
+			    json_string_value(json_object_get(h, "answer"))) !=
+			    0)
+				goto out;
+	if (push(&a, LLM_USER, keep(&a, query ? query : "", query ?
+	    strlen(query) : 0)) != 0)
+		goto out;
+	for (iter = 0; iter < max_iter; iter++) {
+		if (run_stop_requested(c->run)) {
+			atomic_store(&c->run->stopping, 1);
+			node_fail(c, "stopped");
+			goto out;
+		}
+		memset(&rq, 0, sizeof(rq));
+		memset(&rs, 0, sizeof(rs));
+		rq.model = name;
+		rq.messages = a.msgs;
+		rq.nmessages = a.nmsgs;
+		rq.params = json_object_get(model, "completion_params");
+		if (!react && a.ntools > 0) {
+			rq.tools = a.ltools;
+			rq.ntools = a.ntools;
+		}
+		if (llm_chat(c->run->e, provider, &rq, c->err, &rs) != 0) {
+			llm_response_release(&rs);
+			c->error_type = "AgentNodeError";
+			goto out;
+		}
+		a.tokens += rs.usage.total_tokens;
+		agent_log(&a, "ROUND", "success", json_pack("{s:i,s:s}",
+		    "round", iter + 1, "thought", rs.text ? rs.text : ""));
+		if (!react && rs.ntool_calls > 0) {
+			/* the assistant's calls, then one result each */
+			struct llm_tool_call *calls = calloc(rs.ntool_calls,
+			    sizeof(*calls));
+
+			if (calls == NULL || a.nmsgs + rs.ntool_calls + 1 >=
+			    AGENT_MAX_MESSAGES) {
+				free(calls);
+				llm_response_release(&rs);
+				node_fail(c, "the agent's conversation is too "
+				    "long");
+				goto out;
+			}
+			for (k = 0; k < rs.ntool_calls; k++) {
+				calls[k].id = (char *)keep(&a, rs.tool_calls[k].id,
+				    strlen(rs.tool_calls[k].id));
+				calls[k].name = (char *)keep(&a,
+				    rs.tool_calls[k].name,
+				    strlen(rs.tool_calls[k].name));
+				calls[k].arguments = (char *)keep(&a,
+				    rs.tool_calls[k].arguments,
+				    strlen(rs.tool_calls[k].arguments));
+			}
+			a.calls[a.nmsgs] = calls;
+			push(&a, LLM_ASSISTANT, keep(&a, rs.text, rs.text_len));
+			a.msgs[a.nmsgs - 1].tool_calls = calls;
+			a.msgs[a.nmsgs - 1].ntool_calls = rs.ntool_calls;
+			for (k = 0; k < rs.ntool_calls; k++) {
+				agent_log(&a, calls[k].name, "start",
+				    json_pack("{s:s,s:s}", "tool_name",
+				    calls[k].name, "tool_input",
+				    calls[k].arguments));
+				if (run_tool(&a, calls[k].name,
+				    calls[k].arguments, &res_text) != 0) {
+					llm_response_release(&rs);
+					goto out;
+				}
+				agent_log(&a, calls[k].name, "success",
+				    json_pack("{s:s,s:s}", "tool_name",
+				    calls[k].name, "output", res_text));
+				push(&a, LLM_TOOL, keep(&a, res_text,
+				    strlen(res_text)));
+				a.msgs[a.nmsgs - 1].tool_call_id = calls[k].id;
+				a.msgs[a.nmsgs - 1].name = calls[k].name;
+				free(res_text);
+			}
+			llm_response_release(&rs);
+			continue;
+		}
+		if (react && (act = react_action(rs.text)) != NULL) {
+			const char *an = json_string_value(json_object_get(act,
+			    "action"));
+			json_t *in = json_object_get(act, "action_input");
+
+			if (strcmp(an, "Final Answer") != 0) {
+				char *args = json_is_string(in) ?
+				    strdup(json_string_value(in)) :
+				    json_dumps(in ? in : json_object(),
+				    JSON_COMPACT);
+				char obs[64];
+
+				agent_log(&a, an, "start", json_pack("{s:s,s:s}",
+				    "tool_name", an, "tool_input", args ? args :
+				    ""));
+				res_text = NULL;
+				run_tool(&a, an, args, &res_text);
+				agent_log(&a, an, "success", json_pack("{s:s,"
+				    "s:s}", "tool_name", an, "output", res_text ?
+				    res_text : ""));
+				push(&a, LLM_ASSISTANT, keep(&a, rs.text,
+				    rs.text_len));
+				snprintf(obs, sizeof(obs), "Observation: ");
+				{
+					struct tpl_sb sb = { NULL, 0, 0, 0 };
+
+					tpl_sb_str(&sb, obs);
+					tpl_sb_str(&sb, res_text ? res_text :
+					    "");
+					push(&a, LLM_USER, keep(&a, sb.p ?
+					    sb.p : "", sb.len));
+					tpl_sb_release(&sb);
+				}
+				free(args);
+				free(res_text);
+				json_decref(act);
+				llm_response_release(&rs);
+				continue;
+			}
+			answer = keep(&a, json_is_string(in) ?
+			    json_string_value(in) : "", json_is_string(in) ?
+			    json_string_length(in) : 0);
+			json_decref(act);
+		} else
+			answer = keep(&a, rs.text, rs.text_len);
+		llm_response_release(&rs);
+		break;
+	}
+	if (answer == NULL) {
+		node_fail(c, "the agent did not answer within %d iterations "
+		    "(maximum_iterations)", max_iter);
+		goto out;
+	}
+	json_object_set_new(c->outputs, "text", json_string(answer));
+	json_object_set_new(c->outputs, "files", json_array());
+	json_object_set_new(c->outputs, "json", json_array());
+	c->process_data = json_pack("{s:O}", "agent_log", a.logs);
+	c->metadata = json_pack("{s:I}", "total_tokens", (json_int_t)a.tokens);
+	atomic_fetch_add(&c->run->total_tokens, a.tokens);
+	run_stream_text(c->run, c->node->id, "", 0);
+	rc = 0;
+out:
+	for (i = 0; i < a.ntools; i++) {
+		json_decref(a.tools[i].schema);
+		json_decref(a.tools[i].fixed);
+		free(a.tools[i].description);
+	}
+	for (i = 0; i < AGENT_MAX_MESSAGES; i++)
+		free(a.calls[i]);
+	free(ins);
+	free(query);
+	json_decref(a.keep);
+	json_decref(a.logs);
+	return rc;
+}
+
+const struct node_type node_agent = { "agent", agent_run, 0 };

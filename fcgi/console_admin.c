@@ -1,0 +1,477 @@
+/*
+ * console_admin.c — the admin page and the console endpoints it needs.
+ *
+ * The page: the files of fcgi/admin/ (plain HTML, CSS and one script) are
+ * compiled into the binary by a GNUmakefile rule that turns each file into
+ * a C array (od + sed, no other tool) in build/<flavour>/gen/admin_files.c,
+ * listed in admin_files[]. It is served at <prefix>/admin/ with its own headers:
+ * Cache-Control no-cache with an ETag (revalidated, answered 304), a strict
+ * Content-Security-Policy (nothing inline, nothing from elsewhere),
+ * X-Frame-Options DENY.
+ *
+ * The console endpoints, in Dify's paths:
+ *   GET  /console/api/apps/{id}/workflows/draft
+ *        {graph, features, environment_variables, conversation_variables}
+ *        of the draft (secret variable values masked)
+ *   POST /console/api/apps/{id}/workflows/draft/run   {inputs, files?}
+ *   POST /console/api/apps/{id}/advanced-chat/workflows/draft/run
+ *        {query, inputs, conversation_id?, files?}
+ *        both stream server-sent events as /v1/workflows/run does.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fcgi/internal.h"
+
+/* ====== Embedded files ====== */
+
+/* One file of fcgi/admin/; the generated table ends with a NULL name. */
+struct admin_file {
+	const char		*name;
+	const unsigned char	*data;
+	size_t			 len;
+};
+
+/* Defined in the generated build/<flavour>/gen/admin_files.c. */
+extern const struct admin_file admin_files[];
+
+#define ADMIN_CSP "default-src 'self'; script-src 'self'; " \
+	"style-src 'self'; img-src 'self' data:; connect-src 'self'; " \
+	"font-src 'self'; object-src 'none'; base-uri 'none'; " \
+	"form-action 'self'; frame-ancestors 'none'"
+
+/* The embedded file called name, or NULL. */
+static const struct admin_file *
+admin_file_find(const char *name)
+{
+	const struct admin_file *f;
+
+	for (f = admin_files; f->name != NULL; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+/* Content-Type for an embedded file name. */
+static const char *
+admin_ctype(const char *name)
+{
+	static const char *const map[][2] = {
+		{ ".html", "text/html; charset=utf-8" },
+		{ ".css", "text/css; charset=utf-8" },
+		{ ".js", "text/javascript; charset=utf-8" },
+		{ ".svg", "image/svg+xml" },
+		{ ".png", "image/png" },
+		{ ".ico", "image/x-icon" },
+		{ ".txt", "text/plain; charset=utf-8" },
+	};
+	const char	*dot = strrchr(name, '.');
+	size_t		 i;
+
+	if (dot != NULL)
+		for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			if (strcmp(dot, map[i][0]) == 0)
+				return map[i][1];
+	return "application/octet-stream";
+}
+
+/* A strong ETag of f's bytes (FNV-1a, 64 bits) into buf. */
+static void
+admin_etag(const struct admin_file *f, char *buf, size_t bufsz)
+{
+	uint64_t	h = 1469598103934665603ULL;
+	size_t		i;
+
+	for (i = 0; i < f->len; i++) {
+		h ^= f->data[i];
+		h *= 1099511628211ULL;
+	}
+	snprintf(buf, bufsz, "\"%016" PRIx64 "-%zu\"", h, f->len);
+}
+
+/*
+ * Writes the status line and headers of a page response, then len bytes
+ * of body (body may be NULL for none). The shared resp_* writers always
+ * send Cache-Control: no-store, which would defeat the ETag, so the page
+ * writes its own head. Sets r->status.
+ */
+static void
+admin_send(struct req *r, int status, const char *reason, const char *ctype,
+    const char *etag, const char *location, const void *body, size_t len)
+{
+	char	buf[1536];
+	int	n;
+
+	if (r->status != 0)
+		return;
+	r->status = status;
+	n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n"
+	    "Cache-Control: no-cache\r\n"
+	    "X-Content-Type-Options: nosniff\r\n"
+	    "X-Frame-Options: DENY\r\n"
+	    "Referrer-Policy: no-referrer\r\n"
+	    "Content-Security-Policy: " ADMIN_CSP "\r\n"
+	    "%s%s%s" "%s%s%s" "%s%s%s" "Content-Length: %zu\r\n\r\n",
+	    status, reason,
+	    ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" :
+	    "", etag ? "ETag: " : "", etag ? etag : "", etag ? "\r\n" : "",
+	    location ? "Location: " : "", location ? location : "",
+	    location ? "\r\n" : "", body ? len : 0);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		r->status = 0;
+		resp_error(r, 500, "internal_server_error", "page header too "
+		    "long");
+		return;
+	}
+	r->io->write(r->io->ctx, buf, (size_t)n);
+	if (body != NULL && len > 0)
+		r->io->write(r->io->ctx, body, len);
+}
+
+/* Serves embedded file name with its ETag, or 304, or a JSON 404. */
+static void
+admin_serve(struct req *r, const char *name)
+{
+	const struct admin_file	*f = admin_file_find(name);
+	const char		*inm;
+	char			 etag[48];
+
+	if (f == NULL) {
+		resp_error(r, 404, "not_found", "no such admin file");
+		return;
+	}
+	admin_etag(f, etag, sizeof(etag));
+	inm = req_param(r, "HTTP_IF_NONE_MATCH");
+	if (inm != NULL && strstr(inm, etag) != NULL) {
+		admin_send(r, 304, "Not Modified", NULL, etag, NULL, NULL, 0);
+		return;
+	}
+	admin_send(r, 200, "OK", admin_ctype(f->name), etag, NULL, f->data,
+	    f->len);
+}
+
+/* GET /admin and /admin/: a redirect to admin/, then the page. */
+static void
+h_admin_root(struct req *r)
+{
+	static const char msg[] = "moved to admin/\n";
+	size_t n = strlen(r->path);
+
+	if (n == 0 || r->path[n - 1] != '/') {
+		/* Relative: right under any prefix the server mounts us at. */
+		admin_send(r, 301, "Moved Permanently",
+		    "text/plain; charset=utf-8", NULL, "admin/", msg,
+		    sizeof(msg) - 1);
+		return;
+	}
+	admin_serve(r, "index.html");
+}
+
+/* GET /admin/{file} */
+static void
+h_admin_file(struct req *r)
+{
+	admin_serve(r, r->captures[0]);
+}
+
+/* ====== The draft as JSON ====== */
+
+/* A copy of the environment variables with secret values masked. */
+static json_t *
+env_masked(const json_t *vars)
+{
+	json_t	*out, *v, *c;
+	size_t	 i;
+
+	if ((out = json_array()) == NULL)
+		return NULL;
+	json_array_foreach(vars, i, v) {
+		if ((c = json_deep_copy(v)) == NULL)
+			continue;
+		if (json_is_object(c) && json_is_string(json_object_get(c,
+		    "value_type")) && strcmp(json_string_value(
+		    json_object_get(c, "value_type")), "secret") == 0)
+			json_object_set_new(c, "value",
+			    json_string(ENGINE_SECRET_MASK));
+		json_array_append_new(out, c);
+	}
+	return out;
+}
+
+/* An array field of wf, or a new empty array. */
+static json_t *
+wf_array(const json_t *wf, const char *k)
+{
+	json_t *v = json_object_get(wf, k);
+
+	return json_is_array(v) ? json_incref(v) : json_array();
+}
+
+/* GET /console/api/apps/{id}/workflows/draft */
+static void
+h_draft_get(struct req *r)
+{
+	json_t	*rec = NULL, *wf, *graph, *feat, *meta, *res = NULL;
+	int	 rc;
+
+	if ((rc = engine_app_get_full(r->eng, r->captures[0], &rec)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		goto out;
+	}
+	wf = json_object_get(json_object_get(rec, "dsl"), "workflow");
+	if (!json_is_object(wf)) {
+		resp_error(r, 404, "draft_workflow_not_exist", "Workflow not "
+		    "initialized: a %s app has no workflow draft",
+		    json_string_value(json_object_get(rec, "mode")) ?
+		    json_string_value(json_object_get(rec, "mode")) : "");
+		goto out;
+	}
+	graph = json_object_get(wf, "graph");
+	feat = json_object_get(wf, "features");
+	meta = json_object_get(rec, "workflow");
+	res = json_pack("{s:O,s:O,s:O,s:o,s:o,s:O,s:O,s:O,s:s}",
+	    "id", json_object_get(meta, "id") ? json_object_get(meta, "id") :
+	    json_null(),
+	    "graph", json_is_object(graph) ? graph : json_null(),
+	    "features", json_is_object(feat) ? feat : json_null(),
+	    "environment_variables", env_masked(json_object_get(wf,
+	    "environment_variables")),
+	    "conversation_variables", wf_array(wf, "conversation_variables"),
+	    "created_at", json_object_get(meta, "created_at") ?
+	    json_object_get(meta, "created_at") : json_null(),
+	    "updated_at", json_object_get(meta, "updated_at") ?
+	    json_object_get(meta, "updated_at") : json_null(),
+	    "app_mode", json_object_get(rec, "mode") ? json_object_get(rec,
+	    "mode") : json_null(),
+	    "runtime_type", engine_app_is_sandboxed(rec) ? "sandboxed" :
+	    "classic");
+	if (res == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		goto out;
+	}
+	resp_json(r, 200, res);
+out:
+	json_decref(rec);
+}
+
+/* ====== Draft runs, streamed ====== */
+
+/*
+ * The same framing as service.c: one "data: {json}" line and a blank line
+ * per event, flushed; "event: ping" every PING_SECONDS from a side thread.
+ */
+#define PING_SECONDS 10
+
+struct admin_stream {
+	struct req	*r;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	pthread_t	 ping;
+	int		 have_ping;
+	int		 started;
+	int		 done;
+};
+
+/* Writes and flushes; a write error means the client left. */
+static void
+stream_put_locked(struct admin_stream *s, const char *text, size_t n)
+{
+	resp_write(s->r, text, n);
+	resp_flush(s->r);
+}
+
+static void *
+stream_ping_main(void *arg)
+{
+	struct admin_stream	*s = arg;
+	struct timespec		 ts;
+
+	pthread_mutex_lock(&s->mu);
+	while (!s->done) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += PING_SECONDS;
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT &&
+		    !s->done)
+			stream_put_locked(s, "event: ping\n\n", 13);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static void
+stream_on_start(void *arg, const char *task_id, const char *run_id)
+{
+	struct admin_stream *s = arg;
+
+	(void)task_id;
+	(void)run_id;
+	pthread_mutex_lock(&s->mu);
+	resp_begin_stream(s->r);
+	s->started = 1;
+	pthread_mutex_unlock(&s->mu);
+	s->have_ping = pthread_create(&s->ping, NULL, stream_ping_main, s) ==
+	    0;
+}
+
+static void
+stream_on_event(void *arg, const json_t *ev)
+{
+	struct admin_stream	*s = arg;
+	char			*j;
+
+	if ((j = json_dumps(ev, JSON_COMPACT)) == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	if (s->started) {
+		resp_write(s->r, "data: ", 6);
+		resp_write(s->r, j, strlen(j));
+		stream_put_locked(s, "\n\n", 2);
+	}
+	pthread_mutex_unlock(&s->mu);
+	free(j);
+}
+
+/* Stops the ping thread; after it nothing else writes to the stream. */
+static void
+stream_stop(struct admin_stream *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->done = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	if (s->have_ping)
+		pthread_join(s->ping, NULL);
+}
+
+/* An optional string field of the body; -1 after answering 400. */
+static int
+body_str(struct req *r, const char *k, int required, const char **out)
+{
+	json_t *v = json_object_get(r->json, k);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v)) {
+		if (!required)
+			return 0;
+		resp_error(r, 400, "invalid_param", "%s is required", k);
+		return -1;
+	}
+	if (!json_is_string(v)) {
+		resp_error(r, 400, "invalid_param", "%s must be a string", k);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+/*
+ * Runs the draft of app captures[0] as the admin ("console" invocation)
+ * and streams its events. chat says whether this is the advanced-chat
+ * route. Errors before the stream starts are JSON answers; after, an
+ * "error" event in the stream.
+ */
+static void
+draft_run(struct req *r, int chat)
+{
+	struct run_opts		 o;
+	struct admin_stream	 s;
+	const char		*mode, *query = NULL, *conv = NULL;
+	char			 err[ENGINE_ERRMAX] = "", *j;
+	json_t			*app = NULL, *inputs, *res = NULL, *ev;
+	int			 rc;
+
+	memset(&s, 0, sizeof(s));
+	if (req_read_json(r) != 0)
+		goto out;
+	if ((rc = engine_app_get(r->eng, r->captures[0], &app)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		goto out;
+	}
+	mode = json_string_value(json_object_get(app, "mode"));
+	if (mode == NULL || strcmp(mode, chat ? "advanced-chat" : "workflow")
+	    != 0) {
+		resp_error(r, 400, chat ? "not_chat_app" : "not_workflow_app",
+		    "this app's mode is %s; run it with %s", mode ? mode : "?",
+		    mode && strcmp(mode, "advanced-chat") == 0 ?
+		    "advanced-chat/workflows/draft/run" :
+		    mode && strcmp(mode, "workflow") == 0 ?
+		    "workflows/draft/run" : "the service API");
+		goto out;
+	}
+	inputs = json_object_get(r->json, "inputs");
+	if (inputs != NULL && !json_is_object(inputs)) {
+		resp_error(r, 400, "invalid_param", "inputs must be an object");
+		goto out;
+	}
+	if (inputs == NULL) {
+		inputs = json_object();
+		json_object_set_new(r->json, "inputs", inputs);
+	}
+	if (chat && (body_str(r, "query", 1, &query) != 0 ||
+	    body_str(r, "conversation_id", 0, &conv) != 0))
+		goto out;
+	memset(&o, 0, sizeof(o));
+	o.app_id = r->captures[0];
+	o.inputs = inputs;
+	o.user = "admin";
+	o.query = query;
+	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
+	o.files = json_object_get(r->json, "files");
+	o.invoke_from = "debugger";
+	s.r = r;
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	o.on_start = stream_on_start;
+	o.on_event = stream_on_event;
+	o.arg = &s;
+	rc = engine_run(r->eng, &o, err, &res);
+	stream_stop(&s);
+	if (s.started && rc != 0) {
+		ev = json_pack("{s:s,s:i,s:s,s:s}", "event", "error", "status",
+		    500, "code", "internal_server_error", "message",
+		    err[0] ? err : engine_strerror(rc));
+		if (ev != NULL && (j = json_dumps(ev, JSON_COMPACT)) != NULL) {
+			resp_write(r, "data: ", 6);
+			resp_write(r, j, strlen(j));
+			resp_write(r, "\n\n", 2);
+			free(j);
+		}
+		json_decref(ev);
+	}
+	pthread_cond_destroy(&s.cv);
+	pthread_mutex_destroy(&s.mu);
+	if (rc != 0 && !s.started)
+		resp_engine_error(r, rc, err, "app or conversation");
+out:
+	json_decref(res);
+	json_decref(app);
+}
+
+static void
+h_draft_run(struct req *r)
+{
+	draft_run(r, 0);
+}
+
+static void
+h_chat_draft_run(struct req *r)
+{
+	draft_run(r, 1);
+}
+
+#define A "/console/api/apps/{}"
+const struct route console_admin_routes[] = {
+	{ "GET", "/admin", h_admin_root, AUTH_NONE },
+	{ "GET", "/admin/{}", h_admin_file, AUTH_NONE },
+	{ "GET", A "/workflows/draft", h_draft_get, AUTH_ADMIN },
+	{ "POST", A "/workflows/draft/run", h_draft_run, AUTH_ADMIN },
+	{ "POST", A "/advanced-chat/workflows/draft/run", h_chat_draft_run,
+	    AUTH_ADMIN },
+	{ NULL, NULL, NULL, AUTH_NONE },
+};
+#undef A

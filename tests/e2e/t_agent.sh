@@ -1,0 +1,80 @@
+# t_agent.sh — the classic Agent node through nginx against the fake LLM:
+# function calling with two builtin tools called in parallel, then an
+# answer; ReAct parsing; agent_log events; the tool results the model saw.
+. "$(dirname "$0")/lib.sh"
+
+python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
+FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
+i=0; while [ ! -s "$T_DIR/fake.port" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
+LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
+FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
+start_nginx "127.0.0.1:$FC_PORT"
+TOKEN=$(admin_token)
+J='Content-Type: application/json'
+jq -n --rawfile y "$TOP/tests/e2e/apps/agent.yml" '{mode: "yaml-content", yaml_content: $y}' \
+    >"$T_DIR/imp.json"
+req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
+APP=$(jqr .app_id)
+req POST "/console/api/apps/$APP/api-keys"
+KEY=$(jqr .token)
+script() { curl -s -X POST -H "$J" --data-binary "$1" "$LLM/_script" >/dev/null; }
+
+script '{"responses": [
+  {"match": "which day", "tool_calls": [
+     {"id": "c1", "name": "current_time", "arguments": {"timezone": "UTC"}},
+     {"id": "c2", "name": "weekday", "arguments": {"year": 2024, "month": 1, "day": 1}}]},
+  {"text": "It is 2024-era and a Monday."}
+]}'
+curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"which day is it","user":"u","response_mode":"streaming"}' \
+    "$BASE/v1/chat-messages" >"$T_DIR/s.txt"
+ev() { sed -n 's/^data: //p' "$T_DIR/s.txt"; }
+is "$(ev | jq -r 'select(.event=="message_end") | .event')" message_end "the run ends with message_end"
+is "$(ev | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \
+    "It is 2024-era and a Monday." "the agent's answer streams as the answer"
+is "$(ev | jq -r 'select(.event=="agent_log" and .data.status=="success" and .data.label!="ROUND") | .data.label' | sort | tr '\n' ' ')" \
+    "current_time weekday " "agent_log events for both tool calls"
+reqs=$(curl -s "$LLM/_requests")
+is "$(printf '%s' "$reqs" | jq 'length')" 2 "two model calls: tools, then the answer"
+is "$(printf '%s' "$reqs" | jq -r '.[0].body.tools | map(.function.name) | join(",")')" \
+    "current_time,weekday" "the model is offered both tools"
+is "$(printf '%s' "$reqs" | jq -r '[.[0].body.tools[0].function.parameters.properties | keys[]] | join(",")')" \
+    "timezone" "settings the node fixes are not offered (format)"
+second=$(printf '%s' "$reqs" | jq '.[1].body.messages')
+is "$(printf '%s' "$second" | jq -r '[.[] | .role] | join(",")')" "system,user,assistant,tool,tool" \
+    "the second call carries the calls and both results"
+is "$(printf '%s' "$second" | jq -r '.[3].content')" "$(date -u +%Y)" \
+    "current_time ran with the node's fixed format"
+is "$(printf '%s' "$second" | jq -r '.[4].content')" "January 1, 2024 is Monday." \
+    "weekday ran with the model's arguments"
+
+# A model that never stops calling tools hits maximum_iterations.
+script '{"responses": [{"repeat": true, "tool_calls": [{"id": "x", "name": "current_time", "arguments": {}}]}]}'
+curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"loop","user":"u"}' "$BASE/v1/chat-messages" >"$T_DIR/b.txt"
+is "$(jq -r .status "$T_DIR/b.txt")" failed "a run that never answers fails"
+jq -r .error "$T_DIR/b.txt" | grep -q maximum_iterations
+ok $? "... naming maximum_iterations"
+is "$(curl -s "$LLM/_requests" | jq 'length')" 4 "it stopped after maximum_iterations (4) calls"
+
+# ReAct: the model answers with JSON actions in its text.
+sed 's/agent_strategy_name: function_calling/agent_strategy_name: ReAct/' \
+    "$TOP/tests/e2e/apps/agent.yml" >"$T_DIR/react.yml"
+jq -n --rawfile y "$T_DIR/react.yml" '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
+req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
+RAPP=$(jqr .app_id)
+req POST "/console/api/apps/$RAPP/api-keys"
+RKEY=$(jqr .token)
+script '{"responses": [
+  {"text": "Thought: I need the weekday.\nAction:\n```\n{\"action\": \"weekday\", \"action_input\": {\"year\": 2000, \"month\": 1, \"day\": 1}}\n```"},
+  {"text": "Thought: I know.\nAction:\n```\n{\"action\": \"Final Answer\", \"action_input\": \"A Saturday.\"}\n```"}
+]}'
+curl -sS -H "Authorization: Bearer $RKEY" -H "$J" \
+    -d '{"inputs":{},"query":"what day was 2000-01-01","user":"u"}' "$BASE/v1/chat-messages" >"$T_DIR/r.txt"
+is "$(jq -r .answer "$T_DIR/r.txt")" "A Saturday." "ReAct: the Final Answer is the answer"
+reqs=$(curl -s "$LLM/_requests")
+is "$(printf '%s' "$reqs" | jq -r '.[0].body.tools // "none"')" none "ReAct offers no native tools"
+printf '%s' "$reqs" | jq -r '.[0].body.messages[0].content' | grep -q 'Valid "action" values: "Final Answer" or current_time, weekday'
+ok $? "ReAct's system prompt lists the tools"
+is "$(printf '%s' "$reqs" | jq -r '.[1].body.messages[-1].content')" \
+    "Observation: January 1, 2000 is Saturday." "the observation goes back to the model"
