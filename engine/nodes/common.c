@@ -15,6 +15,8 @@ extern const struct node_type node_if_else, node_aggregator;
 extern const struct node_type node_aggregator_legacy;
 extern const struct node_type node_answer, node_template_transform;
 extern const struct node_type node_llm, node_agent;
+extern const struct node_type node_question_classifier;
+extern const struct node_type node_parameter_extractor;
 extern const struct node_type node_http_request;
 extern const struct node_type node_document_extractor;
 extern const struct node_type node_list_operator;
@@ -34,6 +36,8 @@ static const struct node_type *const node_types[] = {
 	&node_template_transform,
 	&node_llm,
 	&node_agent,
+	&node_question_classifier,
+	&node_parameter_extractor,
 	&node_http_request,
 	&node_document_extractor,
 	&node_list_operator,
