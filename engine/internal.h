@@ -152,7 +152,12 @@ struct outbound_req {
 	 * non-zero to abort. */
 	int			 (*on_data)(const char *p, size_t n, void *arg);
 	void			*arg;
+	/* Each response header line, CR/LF stripped, as it arrives. */
+	void			 (*on_header)(const char *line, size_t n,
+				    void *arg);
+	void			*header_arg;
 };
+#define OUTBOUND_ON_HEADER 1
 
 struct outbound_resp {
 	long	 status;
@@ -162,7 +167,9 @@ struct outbound_resp {
 	char	*headers;	/* the final response's header block, "Name:
 				 * value" lines; malloc'd or NULL */
 	size_t	 headers_len;
+	long	 retry_after;	/* seconds from Retry-After, -1 when absent */
 };
+#define OUTBOUND_RETRY_AFTER 1
 
 /*
  * Performs one HTTP exchange through libcurl with the http.* limits. Unless

@@ -112,9 +112,15 @@ on_header(char *p, size_t size, size_t n, void *arg)
 {
 	struct fetch		*f = arg;
 	struct outbound_resp	*r = f->resp;
-	size_t			 len = size * n;
+	size_t			 len = size * n, l = len;
 	char			*nh;
 
+	if (f->req->on_header != NULL) {
+		while (l > 0 && (p[l - 1] == '\n' || p[l - 1] == '\r'))
+			l--;
+		if (l > 0)
+			f->req->on_header(p, l, f->req->header_arg);
+	}
 	if (len >= 5 && memcmp(p, "HTTP/", 5) == 0)
 		r->headers_len = 0;
 	if (r->headers_len + len > 65536)
@@ -243,6 +249,14 @@ outbound_fetch(struct engine *e, const struct outbound_req *req, char *err,
 		goto out;
 	}
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+	{
+		curl_off_t ra = 0;
+
+		resp->retry_after = -1;
+		if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) ==
+		    CURLE_OK && ra > 0)
+			resp->retry_after = (long)ra;
+	}
 	if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK &&
 	    ct != NULL)
 		resp->content_type = strdup(ct);

@@ -62,6 +62,7 @@ tool_run(struct node_ctx *c)
 	struct tool_call	 call;
 	struct tool_result	 res;
 	json_t			*params = NULL, *v, *in, *json = NULL;
+	json_t			*text = NULL;
 	const char		*k;
 	char			 err[ENGINE_ERRMAX] = "";
 	int			 rc = -1;
@@ -119,8 +120,11 @@ tool_run(struct node_ctx *c)
 	}
 	json = res.json ? json_incref(res.json) : json_pack("[{s:[]}]",
 	    "data");
-	if (json == NULL || json_object_set_new(c->outputs, "text",
-	    json_string(res.text.p ? res.text.p : "")) != 0 ||
+	if ((text = json_string(res.text.p ? res.text.p : "")) == NULL) {
+		node_fail(c, "the tool's text is not valid UTF-8");
+		goto out;
+	}
+	if (json == NULL || json_object_set(c->outputs, "text", text) != 0 ||
 	    json_object_set_new(c->outputs, "files", res.files ?
 	    json_incref(res.files) : json_array()) != 0 ||
 	    json_object_set(c->outputs, "json", json) != 0) {
@@ -134,6 +138,7 @@ out:
 	tool_result_release(&res);
 	json_decref(params);
 	json_decref(json);
+	json_decref(text);
 	return rc;
 }
 

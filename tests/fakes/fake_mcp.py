@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""fake_mcp.py — fakes of the outside services flowcgi's tools talk to.
+
+Python 3 standard library only. Listens on 127.0.0.1 (port from --port,
+0 for any free one), prints "PORT <n>" on its first line of output, and
+serves until killed:
+
+  POST /mcp        a Streamable HTTP MCP server (JSON-RPC 2.0) answering
+                   with application/json bodies
+  POST /mcp-sse    the same, answering with text/event-stream (a
+                   notification event first, then the response)
+  POST /mcp-auth   like /mcp, but 401 without "Authorization: Bearer
+                   secret"
+      tools: "add" {a, b} -> text "<a+b>"; "weather" {city} -> text
+      holding a JSON object {"city": ..., "temp": 21}; "fail" -> isError.
+      initialize answers with an Mcp-Session-Id header.
+  /api/...         an HTTP service described by tests' OpenAPI schemas:
+                   every request is answered with a JSON object echoing
+                   {method, path, query, headers (lower-case), body}
+                   ("GET /api/text" answers text/plain "plain answer",
+                   "/api/empty" an empty body, "/api/fail" status 500)
+  GET /page        an HTML page for the webscraper; /page.txt plain text;
+                   /page.pdf a PDF content type; /missing is 404
+  GET /requests    the requests seen so far (JSON list of {method, path,
+                   headers, body}); DELETE /requests clears them
+"""
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit, parse_qs
+
+LOCK = threading.Lock()
+SEEN = []
+SESSION = "sess-4242"
+
+PAGE = """<!DOCTYPE html>
+<html><head><title>Test  Page</title>
+<meta name="author" content="Ada Lovelace">
+<style>body { color: red; }</style>
+<script>var hidden = "script text";</script></head>
+<body><nav><a href="/">Home</a> <a href="/x">Menu item</a></nav>
+<h1>Main   heading</h1>
+<p>First paragraph with <b>bold</b> text.</p>
+<p>Second
+   paragraph.</p>
+<ul><li>one</li><li>two</li></ul>
+<noscript>enable js</noscript>
+</body></html>
+"""
+
+TOOLS = [
+    {"name": "add", "description": "Add two numbers",
+     "inputSchema": {"type": "object",
+                     "properties": {"a": {"type": "number"},
+                                    "b": {"type": "number"}},
+                     "required": ["a", "b"]}},
+    {"name": "weather", "description": "Weather of a city",
+     "inputSchema": {"type": "object",
+                     "properties": {"city": {"type": "string"}},
+                     "required": ["city"]}},
+    {"name": "fail", "description": "Always fails",
+     "inputSchema": {"type": "object", "properties": {}}},
+]
+
+
+def call_tool(name, args):
+    if name == "add":
+        a, b = args.get("a", 0), args.get("b", 0)
+        s = float(a) + float(b)
+        if s == int(s):
+            s = int(s)
+        return {"content": [{"type": "text", "text": str(s)}],
+                "isError": False}
+    if name == "weather":
+        return {"content": [{"type": "text", "text": json.dumps(
+            {"city": args.get("city"), "temp": 21})}], "isError": False}
+    if name == "fail":
+        return {"content": [{"type": "text", "text": "it broke"}],
+                "isError": True}
+    return None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def _body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def _record(self, body):
+        with LOCK:
+            SEEN.append({
+                "method": self.command,
+                "path": self.path,
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+                "body": body.decode("utf-8", "replace"),
+            })
+
+    def _send(self, status, ctype, data, extra=None):
+        if isinstance(data, str):
+            data = data.encode()
+        self.send_response(status)
+        if ctype:
+            self.send_header("Content-Type", ctype)
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _json(self, status, obj, extra=None):
+        self._send(status, "application/json", json.dumps(obj), extra)
+
+    # ------------------------------------------------------------------
+    def _mcp(self, body, sse):
+        try:
+            msg = json.loads(body)
+        except ValueError:
+            self._json(400, {"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32700, "message": "Parse error"}})
+            return
+        method = msg.get("method")
+        mid = msg.get("id")
+        if mid is None:  # a notification
+            self._send(202, None, b"")
+            return
+        extra = {}
+        if method == "initialize":
+            extra["Mcp-Session-Id"] = SESSION
+            result = {"protocolVersion": "2025-03-26",
+                      "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "fake", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": TOOLS}
+        elif method == "tools/call":
+            p = msg.get("params") or {}
+            result = call_tool(p.get("name"), p.get("arguments") or {})
+            if result is None:
+                self._reply(sse, {"jsonrpc": "2.0", "id": mid, "error": {
+                    "code": -32602, "message": "Unknown tool: %s" %
+                    p.get("name")}}, extra)
+                return
+        else:
+            self._reply(sse, {"jsonrpc": "2.0", "id": mid, "error": {
+                "code": -32601, "message": "Method not found"}}, extra)
+            return
+        self._reply(sse, {"jsonrpc": "2.0", "id": mid, "result": result},
+                    extra)
+
+    def _reply(self, sse, obj, extra):
+        if not sse:
+            self._json(200, obj, extra)
+            return
+        note = {"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "working"}}
+        data = ("event: message\ndata: %s\n\n" % json.dumps(note) +
+                "id: 1\nevent: message\ndata: %s\n\n" % json.dumps(obj))
+        self._send(200, "text/event-stream", data, extra)
+
+    # ------------------------------------------------------------------
+    def _api(self, body):
+        u = urlsplit(self.path)
+        if u.path == "/api/text":
+            self._send(200, "text/plain", "plain answer")
+            return
+        if u.path == "/api/empty":
+            self._send(200, "application/json", b"")
+            return
+        if u.path == "/api/fail":
+            self._send(500, "text/plain", "server exploded")
+            return
+        if u.path == "/api/list":
+            self._json(200, [1, "two", {"three": 3}])
+            return
+        try:
+            parsed = json.loads(body) if body else None
+        except ValueError:
+            parsed = body.decode("utf-8", "replace")
+        self._json(200, {
+            "method": self.command,
+            "path": u.path,
+            "query": {k: v[0] for k, v in parse_qs(u.query).items()},
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+            "body": parsed,
+        })
+
+    def _handle(self):
+        body = self._body()
+        path = urlsplit(self.path).path
+        if path == "/requests":
+            if self.command == "DELETE":
+                with LOCK:
+                    SEEN.clear()
+                self._json(200, {"ok": True})
+            else:
+                with LOCK:
+                    self._json(200, list(SEEN))
+            return
+        self._record(body)
+        if path in ("/mcp", "/mcp-sse", "/mcp-auth"):
+            if self.command != "POST":
+                self._send(405, "text/plain", "POST only")
+                return
+            if path == "/mcp-auth" and \
+                    self.headers.get("Authorization") != "Bearer secret":
+                self._send(401, "text/plain", "unauthorized")
+                return
+            self._mcp(body, path == "/mcp-sse")
+        elif path.startswith("/api/"):
+            self._api(body)
+        elif path == "/page":
+            self._send(200, "text/html; charset=utf-8", PAGE)
+        elif path == "/page.txt":
+            self._send(200, "text/plain", "just text\n")
+        elif path == "/page.pdf":
+            self._send(200, "application/pdf", b"%PDF-1.4")
+        elif path == "/empty.html":
+            self._send(200, "text/html", "<html><body> </body></html>")
+        else:
+            self._send(404, "text/plain", "not found")
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
+
+
+def main():
+    port = 0
+    args = sys.argv[1:]
+    if len(args) >= 2 and args[0] == "--port":
+        port = int(args[1])
+    srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    srv.daemon_threads = True
+    print("PORT %d" % srv.server_address[1], flush=True)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
