@@ -134,7 +134,27 @@ struct run {
 						 * earlier messages */
 	json_t			*streamed;	/* "<node>.text" already sent
 						 * as it was generated */
+	/* sandboxed runtime: one sandbox per run, made when first needed */
+	int			 sandboxed;
+	pthread_mutex_t		 sb_mu;
+	struct sandbox		*sb;
+	json_t			*skills;	/* [{name, description, path}] */
+	char			*workspace_tar;	/* chatflow: saved at the end */
+	size_t			 workspace_len;
 };
+
+/*
+ * The run's sandbox, created on first use from the active provider with
+ * the app's files laid into skills/ (and, for a chatflow, the
+ * conversation's workspace restored). Returns 0 with *out (owned by the
+ * run), or -1 with err set. Thread-safe.
+ */
+struct sandbox;
+int	run_sandbox(struct run *r, char *err, struct sandbox **out);
+
+/* Saves a chatflow's workspace (run->workspace_tar) and destroys the
+ * sandbox; hex gets the saved workspace's hash, or "". */
+void	run_sandbox_end(struct run *r, char hex[STORE_HASH_HEX]);
 
 /* Emits an SSE-shaped event {event, task_id, workflow_run_id, data}. */
 void	run_emit(struct run *r, const char *event, json_t *data);

@@ -19,11 +19,13 @@
 /* ====== Records ====== */
 
 struct run_write {
-	json_t	*rec;
-	json_t	*nodes;		/* or NULL */
-	json_t	*conv;		/* chatflow: the conversation, or NULL */
-	json_t	*msg;		/* chatflow: the message, or NULL */
-	int	 first;
+	json_t		*rec;
+	json_t		*nodes;		/* or NULL */
+	json_t		*conv;		/* chatflow: the conversation, or NULL */
+	json_t		*msg;		/* chatflow: the message, or NULL */
+	const char	*ws;		/* sandboxed chatflow: its workspace */
+	size_t		 ws_len;
+	int		 first;
 };
 
 static int
@@ -57,10 +59,36 @@ run_write_fn(struct store_txn *t, void *arg)
 		    0)
 			return rc;
 	}
-	if (w->conv != NULL && (rc = store_put_json(t,
-	    STORE_DB_CONVERSATIONS, json_string_value(json_object_get(w->conv,
-	    "id")), w->conv, 0)) != 0)
-		return rc;
+	if (w->conv != NULL) {
+		json_t		*prev = NULL;
+		const char	*cid = json_string_value(json_object_get(w->conv,
+				    "id")), *was;
+		char		 hex[STORE_HASH_HEX];
+
+		/* the workspace blob: the new one in, the last one out */
+		if (store_get_json(t, STORE_DB_CONVERSATIONS, cid, &prev) == 0 &&
+		    (was = json_string_value(json_object_get(prev,
+		    "workspace"))) != NULL) {
+			if (w->ws == NULL)
+				json_object_set(w->conv, "workspace",
+				    json_object_get(prev, "workspace"));
+			else if ((rc = store_blob_unref(t, was)) != 0 &&
+			    rc != STORE_ENOTFOUND) {
+				json_decref(prev);
+				return rc;
+			}
+		}
+		json_decref(prev);
+		if (w->ws != NULL) {
+			if ((rc = store_blob_ref(t, w->ws, w->ws_len, hex)) != 0)
+				return rc;
+			json_object_set_new(w->conv, "workspace",
+			    json_string(hex));
+		}
+		if ((rc = store_put_json(t, STORE_DB_CONVERSATIONS, cid,
+		    w->conv, 0)) != 0)
+			return rc;
+	}
 	if (w->msg != NULL) {
 		snprintf(key, sizeof(key), "%s/%s", json_string_value(
 		    json_object_get(w->msg, "conversation_id")),
@@ -401,7 +429,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
     json_t **out)
 {
 	struct run		 r;
-	struct run_write	 w = { NULL, NULL, NULL, NULL, 1 };
+	struct run_write	 w = { NULL, NULL, NULL, NULL, NULL, 0, 1 };
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
 	const char		*status, *mode;
@@ -411,6 +439,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.mu, NULL);
+	pthread_mutex_init(&r.sb_mu, NULL);
 	r.e = e;
 	r.opts = o;
 	r.lim.max_steps = e->conf->workflow_max_steps;
@@ -426,6 +455,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    "to run", mode);
 		goto out;
 	}
+	r.sandboxed = json_is_true(json_object_get(json_object_get(
+	    json_object_get(wf, "features"), "sandbox"), "enabled"));
 	if ((rc = graph_build(wf, err, &r.g)) != 0 ||
 	    (rc = check_supported(r.g, err)) != 0)
 		goto out;
@@ -460,7 +491,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	if ((r.pool = pool_new(NULL)) == NULL || (r.node_runs = json_array())
 	    == NULL || (r.outputs = json_object()) == NULL ||
 	    (r.streamed = json_object()) == NULL ||
-	    (r.history = json_array()) == NULL) {
+	    (r.history = json_array()) == NULL ||
+	    (r.skills = json_array()) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
@@ -526,6 +558,16 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		r.failed = 1;
 	}
 	rc = 0;
+	{
+		char hex[STORE_HASH_HEX];
+
+		/* the sandbox goes now, whatever happened */
+		run_sandbox_end(&r, hex);
+		if (hex[0] != '\0') {
+			w.ws = r.workspace_tar;
+			w.ws_len = r.workspace_len;
+		}
+	}
 	end_ms = run_now_ms();
 	data = finished_data(&r, status, end_ms);
 	run_emit(&r, "workflow_finished", json_deep_copy(data));
@@ -605,6 +647,14 @@ out:
 	json_decref(r.outputs);
 	json_decref(r.streamed);
 	json_decref(r.history);
+	json_decref(r.skills);
+	if (r.sb != NULL) {
+		char hex[STORE_HASH_HEX];
+
+		run_sandbox_end(&r, hex);
+	}
+	free(r.workspace_tar);
+	pthread_mutex_destroy(&r.sb_mu);
 	free(r.answer);
 	pool_free(r.pool);
 	graph_free(r.g);

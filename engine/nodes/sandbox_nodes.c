@@ -1,0 +1,175 @@
+/*
+ * sandbox_nodes.c — the sandboxed runtime's two extra nodes, both working
+ * in the run's sandbox (run_sandbox):
+ *
+ *  command      runs `cd <working_directory> && <command>` (both may hold
+ *               {{#..#}}) with a 60 s limit; outputs stdout, stderr,
+ *               exit_code, pid; a non-zero exit fails the node.
+ *  file-upload  puts the files of variable_selector into the workspace;
+ *               outputs sandbox_path and file_name (arrays for several).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exec.h"
+#include "engine/nodes/files.h"
+#include "engine/sandbox/sandbox.h"
+
+#define COMMAND_TIMEOUT_MS	(60 * 1000)	/* Dify's command node */
+
+/* A shell word in single quotes. malloc'd. */
+static char *
+shell_quote(const char *s)
+{
+	struct tpl_sb sb = { NULL, 0, 0, 0 };
+
+	tpl_sb_str(&sb, "'");
+	for (; *s != '\0'; s++)
+		if (*s == '\'')
+			tpl_sb_str(&sb, "'\\''");
+		else
+			tpl_sb_add(&sb, s, 1);
+	tpl_sb_str(&sb, "'");
+	return tpl_sb_take(&sb);
+}
+
+static int
+command_run(struct node_ctx *c)
+{
+	struct sandbox			*sb;
+	struct sandbox_exec_req		 rq;
+	struct sandbox_exec_result	 res;
+	char				*wd = NULL, *cmd = NULL, *q = NULL;
+	char				*script = NULL;
+	size_t				 n;
+	int				 rc = -1;
+
+	memset(&res, 0, sizeof(res));
+	if (node_render(c, node_str(c->node, "working_directory"), TPL_TEXT,
+	    &wd) != 0 || node_render(c, node_str(c->node, "command"),
+	    TPL_TEXT, &cmd) != 0)
+		goto out;
+	json_object_set_new(c->inputs, "working_directory", json_string(wd));
+	json_object_set_new(c->inputs, "command", json_string(cmd));
+	if (*cmd == '\0') {
+		node_fail(c, "the command is empty");
+		goto out;
+	}
+	if (run_sandbox(c->run, c->err, &sb) != 0)
+		goto out;
+	q = shell_quote(*wd ? wd : ".");
+	n = strlen(cmd) + strlen(q) + 16;
+	if (q == NULL || (script = malloc(n)) == NULL) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
+	snprintf(script, n, "cd %s && %s", q, cmd);
+	memset(&rq, 0, sizeof(rq));
+	rq.shell = script;
+	rq.timeout_ms = COMMAND_TIMEOUT_MS;
+	if (sandbox_exec(sb, &rq, c->err, &res) != 0)
+		goto out;
+	json_object_set_new(c->outputs, "stdout", json_stringn(res.out ?
+	    res.out : "", res.out_len));
+	json_object_set_new(c->outputs, "stderr", json_stringn(res.err ?
+	    res.err : "", res.err_len));
+	json_object_set_new(c->outputs, "exit_code",
+	    json_integer(res.exit_code));
+	json_object_set_new(c->outputs, "pid", json_integer(0));
+	if (res.timed_out) {
+		node_fail(c, "the command ran longer than %d s",
+		    COMMAND_TIMEOUT_MS / 1000);
+		goto out;
+	}
+	if (res.exit_code != 0) {
+		node_fail(c, "the command exited with %d: %.300s",
+		    res.exit_code, res.err ? res.err : "");
+		goto out;
+	}
+	rc = 0;
+out:
+	sandbox_exec_result_release(&res);
+	free(wd);
+	free(cmd);
+	free(q);
+	free(script);
+	return rc;
+}
+
+const struct node_type node_command = { "command", command_run, 0 };
+
+/* A safe file name for the workspace: the last path part, no dot files. */
+static void
+safe_name(const char *name, char *buf, size_t bufsz)
+{
+	const char	*slash = name ? strrchr(name, '/') : NULL;
+	size_t		 i;
+
+	snprintf(buf, bufsz, "%s", slash ? slash + 1 : name ? name : "file");
+	for (i = 0; buf[i] != '\0'; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == '\\')
+			buf[i] = '_';
+	if (buf[0] == '\0' || buf[0] == '.')
+		snprintf(buf, bufsz, "file");
+}
+
+static int
+file_upload_run(struct node_ctx *c)
+{
+	struct sandbox	*sb;
+	json_t		*v, *files, *paths, *names, *f;
+	char		*data, name[256];
+	size_t		 len, i;
+	int		 rc = -1, many;
+
+	v = node_resolve(c, json_object_get(c->node->data,
+	    "variable_selector"));
+	if (v == NULL || json_is_null(v)) {
+		json_decref(v);
+		return node_fail(c, "variable_selector gives no file");
+	}
+	many = json_is_array(v);
+	if (many)
+		files = v;
+	else {
+		files = json_array();
+		json_array_append_new(files, v);
+	}
+	paths = json_array();
+	names = json_array();
+	if (run_sandbox(c->run, c->err, &sb) != 0)
+		goto out;
+	json_array_foreach(files, i, f) {
+		if (!tpl_is_file(f)) {
+			node_fail(c, "item %zu is not a file", i);
+			goto out;
+		}
+		if (file_bytes(c, f, &data, &len) != 0)
+			goto out;
+		safe_name(json_string_value(json_object_get(f, "filename")),
+		    name, sizeof(name));
+		rc = sandbox_upload(sb, name, data, len, c->err);
+		free(data);
+		if (rc != 0) {
+			rc = -1;
+			goto out;
+		}
+		json_array_append_new(paths, json_string(name));
+		json_array_append_new(names, json_string(name));
+	}
+	json_object_set(c->outputs, "sandbox_path", many ? paths :
+	    json_array_get(paths, 0));
+	json_object_set(c->outputs, "file_name", many ? names :
+	    json_array_get(names, 0));
+	rc = 0;
+out:
+	json_decref(files);
+	json_decref(paths);
+	json_decref(names);
+	return rc;
+}
+
+const struct node_type node_file_upload = {
+	"file-upload", file_upload_run, 0
+};

@@ -1,0 +1,222 @@
+/*
+ * run_sandbox.c — the sandboxed runtime's sandbox for one run: created
+ * lazily from the active provider when a node first needs it, the app's
+ * file system laid into skills/, a conversation's workspace restored from
+ * the blob its last turn left; saved back and destroyed when the run ends,
+ * whatever happened.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exec.h"
+#include "engine/sandbox/sandbox.h"
+
+#define WORKSPACE_TAR	".flowcgi-workspace.tar"
+#define WORKSPACE_MAX	((int64_t)256 << 20)
+
+/* Uploads every asset of the app under skills/; lists the skills. */
+static int
+lay_assets(struct run *r, struct sandbox *sb, char *err)
+{
+	struct store_txn	*t = NULL;
+	struct bundle_file	*files = NULL;
+	json_t			*nodes = NULL, *n, *skill;
+	size_t			 nfiles = 0, i;
+	char			 path[4200];
+	const char		*p;
+	int			 rc;
+
+	if ((rc = store_read_begin(r->e->store, &t)) != 0)
+		return engine_invalid(err, "storage: %s", store_strerror(rc));
+	rc = assets_export(t, r->app_id, &nodes, &files, &nfiles);
+	store_read_end(t);
+	if (rc == ENGINE_EINVAL) {	/* a chatflow without files */
+		rc = 0;
+		goto out;
+	}
+	if (rc != 0) {
+		engine_invalid(err, "reading the app's files failed");
+		goto out;
+	}
+	for (i = 0; i < nfiles; i++) {
+		if (files[i].is_dir)
+			continue;
+		snprintf(path, sizeof(path), "skills/%s", files[i].path);
+		if ((rc = sandbox_upload(sb, path, files[i].data ?
+		    (const void *)files[i].data : "", files[i].len, err)) != 0)
+			goto out;
+	}
+	/* skills: folders holding a SKILL.md, with its front matter */
+	json_array_foreach(nodes, i, n) {
+		p = json_string_value(json_object_get(n, "path"));
+		if (p == NULL || strcmp(json_string_value(json_object_get(n,
+		    "name")), "SKILL.md") != 0)
+			continue;
+		skill = json_pack("{s:s,s:s,s:s+}", "name", "", "description",
+		    "", "path", "skills", p);
+		json_array_append_new(r->skills, skill);
+	}
+	rc = 0;
+out:
+	json_decref(nodes);
+	bundle_files_free(files, nfiles);
+	return rc;
+}
+
+/* Front matter of the skills, read back from the sandbox's files. */
+static void
+skills_describe(struct run *r)
+{
+	json_t	*tree = NULL, *s;
+	char	 err[ENGINE_ERRMAX];
+	size_t	 i;
+
+	if (engine_asset_tree(r->e, r->app_id, err, &tree) != 0)
+		return;
+	/* the tree view carries skill {name, description} on the folder */
+	json_array_foreach(r->skills, i, s) {
+		const char	*path = json_string_value(json_object_get(s,
+				    "path"));
+		json_t		*stack[64], *node, *kids;
+		size_t		 top = 0, j;
+
+		stack[top++] = json_object_get(tree, "children");
+		while (top > 0) {
+			kids = stack[--top];
+			json_array_foreach(kids, j, node) {
+				const char *np = json_string_value(
+				    json_object_get(node, "path"));
+				json_t *sk = json_object_get(node, "skill");
+
+				if (sk != NULL && np != NULL &&
+				    strncmp(path + 6, np, strlen(np)) == 0 &&
+				    strcmp(path + 6 + strlen(np),
+				    "/SKILL.md") == 0) {
+					json_object_set(s, "name",
+					    json_object_get(sk, "name") ?
+					    json_object_get(sk, "name") :
+					    json_object_get(node, "name"));
+					json_object_set(s, "description",
+					    json_object_get(sk,
+					    "description") ? json_object_get(
+					    sk, "description") :
+					    json_string(""));
+				}
+				if (top < 64 && json_array_size(
+				    json_object_get(node, "children")) > 0)
+					stack[top++] = json_object_get(node,
+					    "children");
+			}
+		}
+	}
+	json_decref(tree);
+}
+
+/* Restores the workspace a conversation's last turn saved. */
+static int
+restore_workspace(struct run *r, struct sandbox *sb, char *err)
+{
+	struct store_txn		*t = NULL;
+	struct sandbox_exec_req		 rq;
+	struct sandbox_exec_result	 res;
+	const void			*blob = NULL;
+	size_t				 len = 0;
+	json_t				*conv = NULL;
+	const char			*sum;
+	char				*copy = NULL;
+	int				 rc = 0;
+
+	if (!r->chat || store_read_begin(r->e->store, &t) != 0)
+		return 0;
+	if (store_get_json(t, STORE_DB_CONVERSATIONS, r->conversation_id,
+	    &conv) == 0 && (sum = json_string_value(json_object_get(conv,
+	    "workspace"))) != NULL && store_blob_get(t, sum, &blob, &len) ==
+	    0 && (copy = malloc(len ? len : 1)) != NULL)
+		memcpy(copy, blob, len);
+	store_read_end(t);
+	json_decref(conv);
+	if (copy == NULL)
+		return 0;
+	if ((rc = sandbox_upload(sb, WORKSPACE_TAR, copy, len, err)) == 0) {
+		memset(&rq, 0, sizeof(rq));
+		memset(&res, 0, sizeof(res));
+		rq.shell = "tar -xf " WORKSPACE_TAR " && rm -f " WORKSPACE_TAR;
+		rc = sandbox_exec(sb, &rq, err, &res);
+		if (rc == 0 && res.exit_code != 0)
+			rc = engine_invalid(err, "restoring the conversation's "
+			    "workspace failed: %.200s", res.err ? res.err : "");
+		sandbox_exec_result_release(&res);
+	}
+	free(copy);
+	return rc;
+}
+
+int
+run_sandbox(struct run *r, char *err, struct sandbox **out)
+{
+	struct sandbox_config	 cfg;
+	struct sandbox		*sb = NULL;
+	int			 rc = 0;
+
+	pthread_mutex_lock(&r->sb_mu);
+	if (r->sb != NULL) {
+		*out = r->sb;
+		goto out;
+	}
+	sandbox_config_init(&cfg, r->e->conf);
+	if ((rc = sandbox_create(&sandbox_provider_local, &cfg, err, &sb)) !=
+	    0)
+		goto out;
+	if ((rc = lay_assets(r, sb, err)) != 0 ||
+	    (rc = restore_workspace(r, sb, err)) != 0) {
+		sandbox_free(sb);
+		goto out;
+	}
+	skills_describe(r);
+	r->sb = sb;
+	*out = sb;
+out:
+	pthread_mutex_unlock(&r->sb_mu);
+	return rc == 0 ? 0 : -1;
+}
+
+/*
+ * Saves a chatflow's workspace (without skills/) as a blob for its next
+ * turn, then destroys the sandbox. Returns the blob's hash in hex (empty
+ * when nothing was saved).
+ */
+void
+run_sandbox_end(struct run *r, char hex[STORE_HASH_HEX])
+{
+	struct sandbox_exec_req		 rq;
+	struct sandbox_exec_result	 res;
+	char				 err[ENGINE_ERRMAX], *tar = NULL;
+	size_t				 len = 0;
+
+	hex[0] = '\0';
+	if (r->sb == NULL)
+		return;
+	if (r->chat) {
+		memset(&rq, 0, sizeof(rq));
+		memset(&res, 0, sizeof(res));
+		rq.shell = "tar --exclude=./skills --exclude=./" WORKSPACE_TAR
+		    " -cf " WORKSPACE_TAR " .";
+		if (sandbox_exec(r->sb, &rq, err, &res) == 0 &&
+		    res.exit_code == 0 && sandbox_download(r->sb,
+		    WORKSPACE_TAR, WORKSPACE_MAX, err, &tar, &len) == 0)
+			store_hash(tar, len, hex);
+		sandbox_exec_result_release(&res);
+		if (hex[0] != '\0') {
+			/* the bytes go in with the run's final transaction */
+			free(r->workspace_tar);
+			r->workspace_tar = tar;
+			r->workspace_len = len;
+			tar = NULL;
+		}
+		free(tar);
+	}
+	sandbox_destroy(r->sb, err);
+	sandbox_free(r->sb);
+	r->sb = NULL;
+}

@@ -1,0 +1,82 @@
+# t_sandboxed.sh — a sandboxed chatflow through nginx with the local
+# (bubblewrap) provider and the fake LLM: a file-upload node puts the input
+# file into the workspace, a command node counts its bytes, the Agent (llm
+# with computer_use) reads a skill and writes output/report.txt, which
+# comes back as a file; the workspace carries over to the conversation's
+# next turn.
+. "$(dirname "$0")/lib.sh"
+
+python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
+FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
+i=0; while [ ! -s "$T_DIR/fake.port" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
+LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
+FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
+start_nginx "127.0.0.1:$FC_PORT"
+TOKEN=$(admin_token)
+J='Content-Type: application/json'
+A=/console/api/apps
+jq -n --rawfile y "$TOP/tests/e2e/apps/sandboxed.yml" '{mode: "yaml-content", yaml_content: $y}' \
+    >"$T_DIR/imp.json"
+req POST $A/imports -H "$J" --data-binary @"$T_DIR/imp.json"
+APP=$(jqr .app_id)
+req GET "$A/$APP"
+is "$(jqr .runtime_type)" sandboxed "the app runs in the sandboxed runtime"
+# a skill in the app's file system
+req POST $A/$APP/assets/folders -H "$J" -d '{"name":"report"}'
+SK=$(jqr .id)
+printf -- '---\nname: report\ndescription: How to write the weekly report\n---\nWrite one line: done.\n' \
+    >"$T_DIR/SKILL.md"
+req POST $A/$APP/assets/files -F "file=@$T_DIR/SKILL.md" -F "parent_id=$SK"
+req POST "$A/$APP/api-keys"
+KEY=$(jqr .token)
+printf 'numbers 1 2 3\n' >"$T_DIR/data.txt"
+UP=$(curl -s -H "Authorization: Bearer $KEY" -F "file=@$T_DIR/data.txt" -F user=u \
+    "$BASE/v1/files/upload" | jq -r .id)
+
+curl -s -X POST -H "$J" --data-binary '{"responses": [
+  {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
+  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done > output/report.txt && cat data.txt && ls"}}]},
+  {"text": "Report written."},
+  {"match": "Write the report", "tool_calls": [{"id": "c", "name": "bash", "arguments": {"bash": "cat output/report.txt"}}]},
+  {"text": "Still there."}
+]}' "$LLM/_script" >/dev/null
+
+curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
+    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
+    "$BASE/v1/chat-messages" >"$T_DIR/s.txt"
+ev() { sed -n 's/^data: //p' "$T_DIR/s.txt"; }
+is "$(ev | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" "Report written." \
+    "the Agent's answer is the chat answer"
+is "$(ev | jq -r 'select(.event=="agent_log" and .data.status=="start") | .data.data.tool_input' | head -1)" \
+    "cat skills/report/SKILL.md" "agent_log shows each command"
+reqs=$(curl -s "$LLM/_requests")
+printf '%s' "$reqs" | jq -r '.[0].body.messages[0].content' | grep -q 'report: How to write the weekly report (skills/report/SKILL.md)'
+ok $? "the model is told about the skill from its front matter"
+is "$(printf '%s' "$reqs" | jq -r '.[0].body.tools[0].function.name')" bash "one bash tool"
+printf '%s' "$reqs" | jq -r '.[1].body.messages[-1].content' | grep -qx 'Write one line: done.'
+ok $? "the skill file was read inside the sandbox"
+printf '%s' "$reqs" | jq -r '.[2].body.messages[-1].content' | grep -q '^numbers 1 2 3$'
+ok $? "the uploaded file is in the workspace"
+printf '%s' "$reqs" | jq -r '.[0].body.messages[1].content' | grep -q '^Write the report. The data has 14$'
+ok $? "the command node counted the file's bytes in the sandbox"
+RUN=$(ev | jq -r 'select(.event=="workflow_finished") | .workflow_run_id')
+req GET "$A/$APP/workflow-runs/$RUN/node-executions"
+is "$(jqr '.data[] | select(.node_id=="agent") | .outputs.files[0].filename')" report.txt \
+    "output/report.txt comes back as the node's file"
+is "$(jqr '.data[] | select(.node_id=="agent") | .outputs.files[0].url' | sed 's/.*base64,//' | base64 -d)" \
+    "done" "with the file's bytes"
+is "$(jqr '.data[] | select(.node_id=="agent") | .outputs.generation.tool_calls | length')" 2 \
+    "generation.tool_calls lists both commands"
+is "$(jqr '.data[] | select(.node_id=="cmd") | .outputs.exit_code')" 0 "command exit code"
+CONV=$(ev | jq -r 'select(.event=="message_end") | .conversation_id')
+# Nothing of the sandbox is left on the host after the run.
+is "$(find "$T_DIR/data/sandboxes" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" 0 \
+    "the sandbox was destroyed at the end"
+
+# The next turn of the conversation finds the workspace as it was.
+curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
+    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"again\",\"user\":\"u\",\"conversation_id\":\"$CONV\"}" \
+    "$BASE/v1/chat-messages" >"$T_DIR/b.txt"
+is "$(jq -r .answer "$T_DIR/b.txt")" "Still there." "second turn answered"
+is "$(curl -s "$LLM/_requests" | jq -r '.[-1].body.messages[-1].content')" "done" \
+    "output/report.txt from the first turn is still in the workspace"
