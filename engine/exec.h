@@ -92,6 +92,13 @@ json_t	*pool_get_parts(struct pool *p, const char *const *parts,
 /* A copy of every value under node ({name: value}); new reference. */
 json_t	*pool_get_node(struct pool *p, const char *node);
 
+/*
+ * The workflow an app without a graph (chat, agent-chat, completion) runs
+ * as, made from its DSL's model_config (legacy.c). New reference, or NULL
+ * when out of memory.
+ */
+json_t	*legacy_workflow(const json_t *dsl, const char *mode);
+
 /* ====== Runs (executor.c) ====== */
 
 /* Limits a run is held to; from conf, with Dify's defaults. */
@@ -127,6 +134,9 @@ struct run {
 	int			 exceptions;
 	/* chatflow (advanced-chat) runs */
 	int			 chat;
+	const char		*legacy;	/* chat, agent-chat, completion:
+						 * Dify's chat events only */
+	int			 thoughts;	/* agent_thought positions */
 	char			 conversation_id[37];
 	char			 message_id[37];
 	json_t			*history;	/* [{query, answer}], oldest

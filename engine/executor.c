@@ -34,6 +34,31 @@ run_now_ms(void)
 
 /* ====== Events ====== */
 
+/*
+ * Apps without a graph speak only Dify's chat events: their agent's tool
+ * results become agent_thought, everything about nodes stays inside.
+ */
+static void
+legacy_emit(struct run *r, const char *event, json_t *data)
+{
+	json_t	*d = json_object_get(data, "data");
+	char	 id[37];
+
+	if (strcmp(event, "agent_log") == 0 && json_is_string(json_object_get(
+	    d, "output"))) {
+		engine_uuid(id);
+		pthread_mutex_lock(&r->mu);
+		r->thoughts++;
+		pthread_mutex_unlock(&r->mu);
+		run_emit_top(r, "agent_thought", json_pack("{s:s,s:i,s:s,s:O,"
+		    "s:O,s:s,s:[]}", "id", id, "position", r->thoughts,
+		    "thought", "", "observation", json_object_get(d, "output"),
+		    "tool", json_object_get(d, "tool_name"), "tool_input", "",
+		    "message_files"));
+	}
+	json_decref(data);
+}
+
 void
 run_emit(struct run *r, const char *event, json_t *data)
 {
@@ -41,6 +66,10 @@ run_emit(struct run *r, const char *event, json_t *data)
 
 	if (r->opts->on_event == NULL) {
 		json_decref(data);
+		return;
+	}
+	if (r->legacy != NULL) {
+		legacy_emit(r, event, data);
 		return;
 	}
 	ev = json_pack("{s:s,s:s,s:s,s:o}", "event", event, "task_id",
@@ -94,6 +123,10 @@ run_emit_top(struct run *r, const char *event, json_t *fields)
 		json_decref(fields);
 		return;
 	}
+	/* agent apps stream their answer as agent_message */
+	if (r->legacy != NULL && strcmp(r->legacy, "agent-chat") == 0 &&
+	    strcmp(event, "message") == 0)
+		event = "agent_message";
 	ev = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "event", event, "task_id",
 	    r->task_id, "workflow_run_id", r->id, "conversation_id",
 	    r->conversation_id, "message_id", r->message_id, "created_at",

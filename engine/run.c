@@ -432,6 +432,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	struct run_write	 w = { NULL, NULL, NULL, NULL, NULL, 0, 1 };
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
+	json_t			*legacy = NULL;
 	const char		*status, *mode;
 	long			 start;
 	int64_t			 end_ms;
@@ -451,9 +452,14 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	mode = var_str(app, "mode");
 	wf = json_object_get(json_object_get(app, "dsl"), "workflow");
 	if (!json_is_object(wf)) {
-		rc = engine_invalid(err, "apps of mode '%s' have no workflow "
-		    "to run", mode);
-		goto out;
+		/* chat, agent-chat, completion: their model config as a graph */
+		if ((legacy = legacy_workflow(json_object_get(app, "dsl"),
+		    mode)) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		wf = legacy;
+		r.legacy = mode;
 	}
 	r.sandboxed = json_is_true(json_object_get(json_object_get(
 	    json_object_get(wf, "features"), "sandbox"), "enabled"));
@@ -468,9 +474,9 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	if ((rc = start_inputs(e, o->app_id, &r.g->nodes[start], o->inputs,
 	    err, &inputs)) != 0)
 		goto out;
-	if (strcmp(mode, "advanced-chat") == 0) {
+	if (strcmp(mode, "advanced-chat") == 0 || r.legacy != NULL) {
 		r.chat = 1;
-		if (o->query == NULL) {
+		if (o->query == NULL && strcmp(mode, "completion") != 0) {
 			rc = engine_invalid(err, "query is required");
 			goto out;
 		}
@@ -601,7 +607,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    (json_int_t)(end_ms / 1000), "from_end_user_id", o->user);
 		w.msg = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:s,s:s?,s:I}",
 		    "id", r.message_id, "conversation_id", r.conversation_id,
-		    "app_id", r.app_id, "query", o->query, "answer",
+		    "app_id", r.app_id, "query", o->query ? o->query : "",
+		    "answer",
 		    r.answer ? r.answer : "", "inputs", inputs,
 		    "workflow_run_id", r.id, "status", status, "error",
 		    strcmp(status, "succeeded") ? r.error : NULL,
@@ -622,7 +629,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    "s:I,s:I},s:[]},s:I,s:s,s:s?}", "event", "message",
 		    "task_id", r.task_id, "id", r.message_id, "message_id",
 		    r.message_id, "conversation_id", r.conversation_id, "mode",
-		    "advanced-chat", "answer", r.answer ? r.answer : "",
+		    mode, "answer", r.answer ? r.answer : "",
 		    "workflow_run_id", r.id, "metadata", "usage",
 		    "prompt_tokens", (json_int_t)0, "completion_tokens",
 		    (json_int_t)0, "total_tokens", (json_int_t)atomic_load(
@@ -640,6 +647,7 @@ out:
 	json_decref(w.conv);
 	json_decref(w.msg);
 	json_decref(conv);
+	json_decref(legacy);
 	json_decref(sys);
 	json_decref(inputs);
 	json_decref(app);

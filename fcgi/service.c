@@ -120,7 +120,8 @@ body_string(struct req *r, const char *k, int required, const char **out)
 }
 
 /*
- * Runs the app of the key: chat says whether this is /v1/chat-messages.
+ * Runs the app of the key: chat is 0 for /v1/workflows/run, 1 for
+ * /v1/chat-messages, 2 for /v1/completion-messages.
  */
 static void
 run_app(struct req *r, int chat)
@@ -145,11 +146,15 @@ run_app(struct req *r, int chat)
 		    "app mode matches the right API route.");
 		goto out;
 	}
-	if (chat && strcmp(mode, "advanced-chat") != 0) {
-		resp_error(r, 400, "not_chat_app", strcmp(mode, "workflow") ==
-		    0 ? "Please check if your app mode matches the right API "
-		    "route." : "flowcgi runs chatflow (advanced-chat) apps; "
-		    "this app's mode is %s", mode);
+	if (chat == 1 && strcmp(mode, "advanced-chat") != 0 &&
+	    strcmp(mode, "chat") != 0 && strcmp(mode, "agent-chat") != 0) {
+		resp_error(r, 400, "not_chat_app", "Please check if your app "
+		    "mode matches the right API route.");
+		goto out;
+	}
+	if (chat == 2 && strcmp(mode, "completion") != 0) {
+		resp_error(r, 400, "not_completion_app", "Please check if your "
+		    "app mode matches the right API route.");
 		goto out;
 	}
 	inputs = json_object_get(r->json, "inputs");
@@ -160,7 +165,7 @@ run_app(struct req *r, int chat)
 	}
 	if (body_string(r, "user", 1, &user) != 0 ||
 	    body_string(r, "response_mode", 0, &rmode) != 0 ||
-	    (chat && (body_string(r, "query", 1, &query) != 0 ||
+	    (chat == 1 && (body_string(r, "query", 1, &query) != 0 ||
 	    body_string(r, "conversation_id", 0, &conv) != 0)))
 		goto out;
 	if (rmode != NULL && strcmp(rmode, "streaming") != 0 &&
@@ -170,6 +175,11 @@ run_app(struct req *r, int chat)
 		goto out;
 	}
 	streaming = rmode != NULL && strcmp(rmode, "streaming") == 0;
+	if (!streaming && strcmp(mode, "agent-chat") == 0) {
+		resp_error(r, 400, "app_unavailable", "Agent Chat App does not "
+		    "support blocking mode");
+		goto out;
+	}
 	memset(&o, 0, sizeof(o));
 	o.app_id = r->app_id;
 	o.inputs = inputs;
@@ -228,6 +238,12 @@ static void
 h_chat(struct req *r)
 {
 	run_app(r, 1);
+}
+
+static void
+h_completion(struct req *r)
+{
+	run_app(r, 2);
 }
 
 static void
@@ -501,6 +517,8 @@ const struct route service_routes[] = {
 	{ "POST", "/v1/files/upload", h_upload, AUTH_APP },
 	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP },
 	{ "POST", "/v1/chat-messages", h_chat, AUTH_APP },
+	{ "POST", "/v1/completion-messages", h_completion, AUTH_APP },
+	{ "POST", "/v1/completion-messages/{}/stop", h_stop, AUTH_APP },
 	{ "POST", "/v1/workflows/tasks/{}/stop", h_stop, AUTH_APP },
 	{ "POST", "/v1/chat-messages/{}/stop", h_stop, AUTH_APP },
 	{ "GET", "/v1/workflows/run/{}", h_run_detail, AUTH_APP },

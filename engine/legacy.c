@@ -1,0 +1,189 @@
+/*
+ * legacy.c — Dify's apps without a graph (chat, agent-chat, completion:
+ * the DSL's model_config) run on the workflow executor: their model
+ * config becomes an equivalent graph, made fresh for each run and never
+ * stored:
+ *
+ *   chat         start -> llm (pre_prompt as the system prompt, the
+ *                conversation as memory) -> answer
+ *   agent-chat   start -> agent (agent_mode's strategy and tools)
+ *                -> answer
+ *   completion   start -> llm (pre_prompt as the user prompt) -> answer
+ *
+ * pre_prompt's {{variable}} placeholders refer to the user inputs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exec.h"
+
+/* {{name}} -> {{#start.name#}} (Dify's simple prompt syntax). */
+static char *
+convert_prompt(const char *s)
+{
+	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	const char	*p = s, *o, *c;
+	size_t		 n, i;
+	int		 ok;
+
+	while ((o = strstr(p, "{{")) != NULL) {
+		c = strstr(o + 2, "}}");
+		n = c ? (size_t)(c - o - 2) : 0;
+		ok = c != NULL && n > 0 && n <= 64 && o[2] != '#';
+		for (i = 0; ok && i < n; i++)
+			if (!(o[2 + i] == '_' || (o[2 + i] >= 'a' &&
+			    o[2 + i] <= 'z') || (o[2 + i] >= 'A' &&
+			    o[2 + i] <= 'Z') || (o[2 + i] >= '0' &&
+			    o[2 + i] <= '9')))
+				ok = 0;
+		if (!ok) {
+			tpl_sb_add(&sb, p, (size_t)(o - p) + 2);
+			p = o + 2;
+			continue;
+		}
+		tpl_sb_add(&sb, p, (size_t)(o - p));
+		tpl_sb_str(&sb, "{{#start.");
+		tpl_sb_add(&sb, o + 2, n);
+		tpl_sb_str(&sb, "#}}");
+		p = c + 2;
+	}
+	tpl_sb_str(&sb, p);
+	return tpl_sb_take(&sb);
+}
+
+/* The start node's variables from user_input_form. */
+static json_t *
+start_variables(const json_t *mc)
+{
+	json_t		*vars = json_array(), *item, *v;
+	const char	*type;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(mc, "user_input_form"), i, item) {
+		json_object_foreach(item, type, v) {
+			json_t *nv = json_deep_copy(v);
+
+			/* Dify's form types: text-input, paragraph, select,
+			 * number, external_data_tool */
+			json_object_set_new(nv, "type", json_string(type));
+			json_array_append_new(vars, nv);
+			break;
+		}
+	}
+	return vars;
+}
+
+static json_t *
+model_of(const json_t *mc)
+{
+	const json_t *m = json_object_get(mc, "model");
+
+	return json_pack("{s:s,s:s,s:s,s:O}", "provider",
+	    json_string_value(json_object_get(m, "provider")) ?
+	    json_string_value(json_object_get(m, "provider")) : "",
+	    "name", json_string_value(json_object_get(m, "name")) ?
+	    json_string_value(json_object_get(m, "name")) : "", "mode",
+	    "chat", "completion_params", json_object_get(m,
+	    "completion_params") ? json_object_get(m, "completion_params") :
+	    json_object());
+}
+
+/* agent_mode.tools -> the agent node's tool list. */
+static json_t *
+agent_tools(const json_t *mc)
+{
+	json_t		*out = json_array(), *t, *settings, *pv;
+	const char	*k;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(json_object_get(mc, "agent_mode"),
+	    "tools"), i, t) {
+		if (json_is_false(json_object_get(t, "enabled")) ||
+		    json_string_value(json_object_get(t, "tool_name")) ==
+		    NULL)
+			continue;
+		settings = json_object();
+		json_object_foreach(json_object_get(t, "tool_parameters"), k,
+		    pv)
+			if (!json_is_null(pv) && !(json_is_string(pv) &&
+			    json_string_length(pv) == 0))
+				json_object_set_new(settings, k,
+				    json_pack("{s:O}", "value", pv));
+		json_array_append_new(out, json_pack("{s:b,s:s,s:s,s:s,s:o}",
+		    "enabled", 1, "type", json_string_value(json_object_get(t,
+		    "provider_type")) ? json_string_value(json_object_get(t,
+		    "provider_type")) : "builtin", "provider_name",
+		    json_string_value(json_object_get(t, "provider_id")) ?
+		    json_string_value(json_object_get(t, "provider_id")) :
+		    json_string_value(json_object_get(t, "provider_name")) ?
+		    json_string_value(json_object_get(t, "provider_name")) :
+		    "", "tool_name", json_string_value(json_object_get(t,
+		    "tool_name")), "settings", settings));
+	}
+	return out;
+}
+
+json_t *
+legacy_workflow(const json_t *dsl, const char *mode)
+{
+	const json_t	*mc = json_object_get(dsl, "model_config");
+	const char	*pre = json_string_value(json_object_get(mc,
+			    "pre_prompt"));
+	const char	*strategy;
+	char		*prompt = convert_prompt(pre ? pre : "");
+	json_t		*mid = NULL, *wf;
+
+	if (strcmp(mode, "agent-chat") == 0) {
+		strategy = json_string_value(json_object_get(json_object_get(
+		    mc, "agent_mode"), "strategy"));
+		mid = json_pack("{s:s,s:{s:s,s:s,s:s,s:{s:{s:s,s:{s:s,s:s,s:s,"
+		    "s:O}},s:{s:s,s:s},s:{s:s,s:s},s:{s:s,s:i},s:{s:s,s:o}},"
+		    "s:{s:{s:b,s:i}}}}",
+		    "id", "agent", "data", "type", "agent", "title", "Agent",
+		    "agent_strategy_name", strategy != NULL && strcmp(strategy,
+		    "react") == 0 ? "ReAct" : "function_calling",
+		    "agent_parameters", "model", "type", "constant", "value",
+		    "provider", json_string_value(json_object_get(
+		    json_object_get(mc, "model"), "provider")) ?
+		    json_string_value(json_object_get(json_object_get(mc,
+		    "model"), "provider")) : "", "model", json_string_value(
+		    json_object_get(json_object_get(mc, "model"), "name")) ?
+		    json_string_value(json_object_get(json_object_get(mc,
+		    "model"), "name")) : "", "mode", "chat",
+		    "completion_params", json_object_get(json_object_get(mc,
+		    "model"), "completion_params") ? json_object_get(
+		    json_object_get(mc, "model"), "completion_params") :
+		    json_object(), "instruction", "type", "constant", "value",
+		    prompt ? prompt : "", "query", "type", "constant", "value",
+		    "{{#sys.query#}}", "maximum_iterations", "type", "constant",
+		    "value", (int)(json_integer_value(json_object_get(
+		    json_object_get(mc, "agent_mode"), "max_iteration")) ?
+		    json_integer_value(json_object_get(json_object_get(mc,
+		    "agent_mode"), "max_iteration")) : 5), "tools", "type",
+		    "constant", "value", agent_tools(mc), "memory", "window",
+		    "enabled", 1, "size", 50);
+	} else if (strcmp(mode, "completion") == 0) {
+		mid = json_pack("{s:s,s:{s:s,s:s,s:o,s:[{s:s,s:s}]}}", "id",
+		    "agent", "data", "type", "llm", "title", "LLM", "model",
+		    model_of(mc), "prompt_template", "role", "user", "text",
+		    prompt ? prompt : "");
+	} else {
+		mid = json_pack("{s:s,s:{s:s,s:s,s:o,s:[{s:s,s:s}],s:{s:{s:b,"
+		    "s:i},s:s}}}", "id", "agent", "data", "type", "llm",
+		    "title", "LLM", "model", model_of(mc), "prompt_template",
+		    "role", "system", "text", prompt ? prompt : "", "memory",
+		    "window", "enabled", 1, "size", 50, "query_prompt_template",
+		    "{{#sys.query#}}");
+	}
+	free(prompt);
+	wf = json_pack("{s:{s:[{s:s,s:{s:s,s:s,s:o}},o,{s:s,s:{s:s,s:s,"
+	    "s:s}}],s:[{s:s,s:s,s:s},{s:s,s:s,s:s}]},s:{}}", "graph", "nodes",
+	    "id", "start", "data", "type", "start", "title", "Start",
+	    "variables", start_variables(mc), mid, "id", "answer", "data",
+	    "type", "answer", "title", "Answer", "answer",
+	    "{{#agent.text#}}", "edges", "id", "e1", "source", "start",
+	    "target", "agent", "id", "e2", "source", "agent", "target",
+	    "answer", "features");
+	return wf;
+}
