@@ -287,6 +287,20 @@ int	engine_upload_get(struct engine *e, const char *app_id, const char *id,
 int	engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 	    json_t **out);
 
+/* ====== Knowledge bases (External Knowledge API) ====== */
+
+/*
+ * Sets dataset_id's external knowledge API: in = {endpoint, api_key,
+ * knowledge_id (default: the dataset id)}; api_key is encrypted at rest,
+ * ENGINE_SECRET_MASK keeps the stored one.
+ */
+int	engine_knowledge_set(struct engine *e, const char *dataset_id,
+	    const json_t *in, char *err);
+int	engine_knowledge_delete(struct engine *e, const char *dataset_id,
+	    char *err);
+/* {data: [{dataset_id, endpoint, knowledge_id, api_key (masked)}]}. */
+int	engine_knowledge_list(struct engine *e, json_t **out);
+
 /* ====== Runs ====== */
 
 /* What one run of an app gets. */

@@ -44,6 +44,16 @@ int	app_store_get(struct store_txn *t, const char *id, int with_draft,
 /* {id, created_at, updated_at} for a workflow-mode draft, else null. */
 json_t	*app_workflow_meta(const char *mode, int64_t now);
 
+/*
+ * Asks dataset_id's External Knowledge API for query (knowledge.c). *out
+ * is its records [{content, score, title, metadata}] (new reference).
+ * ENGINE_EINVAL when the dataset is not configured (err says how to),
+ * ENGINE_EFETCH when the endpoint fails.
+ */
+int	knowledge_retrieve(struct engine *e, const char *dataset_id,
+	    const char *query, int top_k, double threshold, char *err,
+	    json_t **out);
+
 /* Removes an app's runs, node executions, conversations, messages and
  * uploads (conversations.c). */
 int	runs_delete_all(struct store_txn *t, const char *app_id);

@@ -134,8 +134,56 @@ h_run_nodes(struct req *r)
 	resp_json(r, 200, out);
 }
 
+/* ====== Knowledge bases ====== */
+
+static void
+h_kb_list(struct req *r)
+{
+	json_t	*out = NULL;
+	int	 rc;
+
+	if ((rc = engine_knowledge_list(r->eng, &out)) != 0) {
+		resp_engine_error(r, rc, "", "knowledge bases");
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
+static void
+h_kb_set(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if (req_read_json(r) != 0)
+		return;
+	if ((rc = engine_knowledge_set(r->eng, r->captures[0], r->json,
+	    err)) != 0) {
+		resp_engine_error(r, rc, err, "knowledge base");
+		return;
+	}
+	resp_json(r, 200, json_pack("{s:s}", "result", "success"));
+}
+
+static void
+h_kb_delete(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if ((rc = engine_knowledge_delete(r->eng, r->captures[0], err)) != 0) {
+		resp_engine_error(r, rc, err, "knowledge base");
+		return;
+	}
+	resp_empty(r, 204);
+}
+
+#define K "/console/api/workspaces/current/knowledge-bases"
 #define A "/console/api/apps/{}"
 const struct route console_run_routes[] = {
+	{ "GET", K, h_kb_list, AUTH_ADMIN },
+	{ "POST", K "/{}", h_kb_set, AUTH_ADMIN },
+	{ "DELETE", K "/{}", h_kb_delete, AUTH_ADMIN },
 	{ "GET", A "/api-keys", h_keys_list, AUTH_ADMIN },
 	{ "POST", A "/api-keys", h_keys_create, AUTH_ADMIN },
 	{ "DELETE", A "/api-keys/{}", h_keys_delete, AUTH_ADMIN },
@@ -146,3 +194,4 @@ const struct route console_run_routes[] = {
 	{ NULL, NULL, NULL, AUTH_NONE },
 };
 #undef A
+#undef K

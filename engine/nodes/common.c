@@ -18,6 +18,7 @@ extern const struct node_type node_llm, node_agent;
 extern const struct node_type node_question_classifier;
 extern const struct node_type node_parameter_extractor;
 extern const struct node_type node_command, node_file_upload;
+extern const struct node_type node_knowledge_retrieval;
 extern const struct node_type node_http_request;
 extern const struct node_type node_document_extractor;
 extern const struct node_type node_list_operator;
@@ -41,6 +42,7 @@ static const struct node_type *const node_types[] = {
 	&node_parameter_extractor,
 	&node_command,
 	&node_file_upload,
+	&node_knowledge_retrieval,
 	&node_http_request,
 	&node_document_extractor,
 	&node_list_operator,

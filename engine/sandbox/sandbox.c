@@ -11,8 +11,10 @@
 /* ====== Registry ====== */
 
 /* Adding a provider: its file, plus one line here. */
+extern const struct sandbox_provider sandbox_provider_e2b;
 static const struct sandbox_provider *const providers[] = {
 	&sandbox_provider_local,
+	&sandbox_provider_e2b,
 };
 
 const struct sandbox_provider *

@@ -1,0 +1,103 @@
+/*
+ * knowledge.c — the knowledge-retrieval node through Dify's External
+ * Knowledge API (engine/knowledge.c): each dataset is asked for the query,
+ * the records are merged best first and cut to top_k; output `result` is
+ * Dify's [{content, title, metadata: {_source, dataset_id, score, ...}}].
+ * A dataset that is not configured fails the node, saying how to set it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exec.h"
+
+static int
+by_score(const void *a, const void *b)
+{
+	double x = json_number_value(json_object_get(json_object_get(
+	    *(json_t *const *)a, "metadata"), "score"));
+	double y = json_number_value(json_object_get(json_object_get(
+	    *(json_t *const *)b, "metadata"), "score"));
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int
+knowledge_run(struct node_ctx *c)
+{
+	const json_t	*d = c->node->data;
+	const json_t	*mcfg = json_object_get(d, "multiple_retrieval_config");
+	json_t		*ids = json_object_get(d, "dataset_ids"), *id, *recs;
+	json_t		*rec, *q, *all = NULL, *res = NULL, **sorted = NULL;
+	char		*query = NULL;
+	size_t		 i, j, n;
+	int		 top_k, rc = -1;
+	double		 th = 0;
+
+	q = node_resolve(c, json_object_get(d, "query_variable_selector"));
+	if (q != NULL)
+		tpl_value_text(q, TPL_TEXT, &query);
+	json_decref(q);
+	if (query == NULL || *query == '\0') {
+		free(query);
+		return node_fail(c, "the query is empty");
+	}
+	json_object_set_new(c->inputs, "query", json_string(query));
+	top_k = (int)json_integer_value(json_object_get(mcfg, "top_k"));
+	if (top_k <= 0)
+		top_k = 4;
+	if (json_is_number(json_object_get(mcfg, "score_threshold")) &&
+	    json_is_true(json_object_get(mcfg, "score_threshold_enabled")))
+		th = json_number_value(json_object_get(mcfg,
+		    "score_threshold"));
+	all = json_array();
+	json_array_foreach(ids, i, id) {
+		recs = NULL;
+		if (!json_is_string(id))
+			continue;
+		if (knowledge_retrieve(c->run->e, json_string_value(id), query,
+		    top_k, th, c->err, &recs) != 0)
+			goto out;
+		json_array_foreach(recs, j, rec) {
+			json_t *meta = json_is_object(json_object_get(rec,
+			    "metadata")) ? json_deep_copy(json_object_get(rec,
+			    "metadata")) : json_object();
+
+			json_object_set_new(meta, "_source",
+			    json_string("knowledge"));
+			json_object_set(meta, "dataset_id", id);
+			json_object_set(meta, "score", json_object_get(rec,
+			    "score") ? json_object_get(rec, "score") :
+			    json_real(0));
+			json_array_append_new(all, json_pack("{s:O,s:O,s:o}",
+			    "content", json_object_get(rec, "content") ?
+			    json_object_get(rec, "content") : json_string(""),
+			    "title", json_object_get(rec, "title") ?
+			    json_object_get(rec, "title") : json_string(""),
+			    "metadata", meta));
+		}
+		json_decref(recs);
+	}
+	n = json_array_size(all);
+	if ((sorted = calloc(n + 1, sizeof(*sorted))) == NULL) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		sorted[i] = json_array_get(all, i);
+	qsort(sorted, n, sizeof(*sorted), by_score);
+	res = json_array();
+	for (i = 0; i < n && (int)i < top_k; i++)
+		json_array_append(res, sorted[i]);
+	json_object_set(c->outputs, "result", res);
+	rc = 0;
+out:
+	free(sorted);
+	free(query);
+	json_decref(all);
+	json_decref(res);
+	return rc;
+}
+
+const struct node_type node_knowledge_retrieval = {
+	"knowledge-retrieval", knowledge_run, 0
+};

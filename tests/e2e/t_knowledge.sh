@@ -1,0 +1,61 @@
+# t_knowledge.sh — the knowledge-retrieval node through Dify's External
+# Knowledge API (a fake under tests/fakes): datasets configured through the
+# console API (key masked, encrypted at rest), records merged best first
+# and cut to top_k, passed to the LLM as context; an unconfigured dataset
+# and a refused key fail with clear messages.
+. "$(dirname "$0")/lib.sh"
+
+python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
+FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
+python3 "$TOP/tests/fakes/fake_knowledge.py" >"$T_DIR/kb.port" 2>"$T_DIR/kb.log" &
+FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
+i=0; while [ ! -s "$T_DIR/fake.port" ] || [ ! -s "$T_DIR/kb.port" ]; do
+	i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
+LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
+KB="http://127.0.0.1:$(head -1 "$T_DIR/kb.port")"
+FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
+start_nginx "127.0.0.1:$FC_PORT"
+TOKEN=$(admin_token)
+J='Content-Type: application/json'
+W=/console/api/workspaces/current/knowledge-bases
+jq -n --rawfile y "$TOP/tests/e2e/apps/knowledge.yml" '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
+req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
+APP=$(jqr .app_id)
+req POST "/console/api/apps/$APP/api-keys"
+KEY=$(jqr .token)
+ask() { curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
+    -d "{\"inputs\":{},\"query\":\"$1\",\"user\":\"u\"}" "$BASE/v1/chat-messages"; }
+
+out=$(ask "refunds")
+is "$(printf '%s' "$out" | jq -r .status)" failed "an unconfigured dataset fails the run"
+printf '%s' "$out" | jq -r .error | grep -q "knowledge base 'ds-a' is not configured"
+ok $? "... saying which dataset and how to configure it"
+
+req POST "$W/ds-a" -H "$J" -d "{\"endpoint\":\"$KB\",\"api_key\":\"kb-secret\",\"knowledge_id\":\"kb-a\"}"
+is "$STATUS" 200 "configure ds-a"
+req POST "$W/ds-b" -H "$J" -d "{\"endpoint\":\"$KB/\",\"api_key\":\"kb-secret\",\"knowledge_id\":\"kb-b\"}"
+req GET "$W"
+is "$(jqr '[.data[].api_key] | unique | join(",")')" "[__HIDDEN__]" "keys are masked"
+is "$(grep -c kb-secret "$T_DIR/data/data.mdb")" 0 "keys are encrypted at rest"
+
+out=$(ask "refunds")
+is "$(printf '%s' "$out" | jq -r .status)" succeeded "the run succeeds with both datasets"
+is "$(curl -s "$KB/_requests" | jq -r '[.[] | select(.path=="/retrieval") | .auth] | unique | join(",")')" \
+    "Bearer kb-secret" "the API key goes as a bearer token"
+is "$(curl -s "$KB/_requests" | jq -r '.[-1].body.retrieval_setting | "\(.top_k) \(.score_threshold)"')" \
+    "3 0.3" "top_k and the score threshold are passed on"
+ctx=$(curl -s "$LLM/_requests" | jq -r '.[-1].body.messages[0].content')
+is "$ctx" "Use this:
+kb-a says refunds (best)
+kb-b says refunds (best)
+kb-a says refunds (weak)" "records merged best first, cut to top_k, as the LLM's context"
+
+req POST "$W/ds-b" -H "$J" -d "{\"endpoint\":\"$KB\",\"api_key\":\"[__HIDDEN__]\",\"knowledge_id\":\"kb-b\"}"
+out=$(ask "again")
+is "$(printf '%s' "$out" | jq -r .status)" succeeded "the mask keeps the stored key"
+req POST "$W/ds-b" -H "$J" -d "{\"endpoint\":\"$KB\",\"api_key\":\"wrong\",\"knowledge_id\":\"kb-b\"}"
+out=$(ask "again")
+printf '%s' "$out" | jq -r .error | grep -q "HTTP 403 Authorization failed"
+ok $? "a refused key fails with the API's message"
+req DELETE "$W/ds-b"
+is "$STATUS" 204 "delete a dataset's configuration"

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""fake_knowledge.py - Dify's External Knowledge API, for tests.
+
+    python3 tests/fakes/fake_knowledge.py     (prints its port, then serves)
+
+POST /retrieval with "Authorization: Bearer kb-secret" and a body
+{knowledge_id, query, retrieval_setting: {top_k, score_threshold}} answers
+{"records": [...]}: two records per knowledge_id whose content names the
+knowledge id and the query, scores 0.9 / 0.4 for "kb-a" and 0.7 / 0.2 for
+others, cut to top_k and score_threshold. A wrong key gets 403 with
+{"error_code": 1002, "error_msg": "Authorization failed"}; GET /_requests
+returns every request body.
+"""
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+REQUESTS = []
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        pass
+
+    def send_json(self, status, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.path == "/_requests":
+            self.send_json(200, REQUESTS)
+        else:
+            self.send_json(404, {"error_msg": "not found"})
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(n) or b"{}")
+        REQUESTS.append({"path": self.path, "auth": self.headers.get("Authorization"),
+                         "body": body})
+        if not self.path.endswith("/retrieval"):
+            self.send_json(404, {"error_msg": "not found"})
+            return
+        if self.headers.get("Authorization") != "Bearer kb-secret":
+            self.send_json(403, {"error_code": 1002, "error_msg": "Authorization failed"})
+            return
+        kid = body.get("knowledge_id", "")
+        q = body.get("query", "")
+        s = body.get("retrieval_setting", {})
+        hi, lo = (0.9, 0.4) if kid == "kb-a" else (0.7, 0.2)
+        recs = [{"content": "%s says %s (best)" % (kid, q), "score": hi,
+                 "title": kid + ".md", "metadata": {"path": kid}},
+                {"content": "%s says %s (weak)" % (kid, q), "score": lo,
+                 "title": kid + ".md", "metadata": {"path": kid}}]
+        recs = [r for r in recs if r["score"] >= s.get("score_threshold", 0)]
+        self.send_json(200, {"records": recs[: s.get("top_k", 4)]})
+
+
+def main():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(srv.server_address[1], flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
