@@ -11,6 +11,8 @@ libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev nginx-light"
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
 # The local sandbox and the code node's interpreters.
 PKGS="$PKGS bubblewrap python3 nodejs"
+# The ssh sandbox provider (client) and its tests (a private sshd on loopback).
+PKGS="$PKGS openssh-client openssh-server"
 # The admin page's browser tests (tests/browser: playwright-core from npm).
 PKGS="$PKGS chromium npm"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
@@ -39,10 +41,10 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing
-# Debian starts nginx and apache2 on port 80 when they are installed; the
-# tests start their own, each with its own configuration on free ports,
-# and need neither system one.
-for svc in nginx apache2; do
+# Debian starts nginx and apache2 on port 80 and sshd on port 22 when they
+# are installed; the tests start their own, each with its own configuration
+# on free ports, and need no system one.
+for svc in nginx apache2 ssh; do
 	if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
 		$SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
 	elif [ -x "/etc/init.d/$svc" ]; then

@@ -110,6 +110,7 @@
 	/* ====== Dialog (confirm and prompt), keyboard friendly ====== */
 
 	const dlg = document.getElementById('dlg');
+	let dlgGen = 0;
 	document.getElementById('dlg-cancel').addEventListener('click',
 	    () => dlg.close('cancel'));
 
@@ -132,9 +133,17 @@
 			ok.textContent = o.ok || 'OK';
 			ok.className = o.danger ? 'danger' : 'primary';
 			dlg.returnValue = '';
-			dlg.addEventListener('close', () => resolve(
-			    dlg.returnValue !== 'ok' ? null :
-			    input ? input.value : true), { once: true });
+			const gen = ++dlgGen;
+			/* A close event is queued: one from an earlier showing
+			 * may arrive after this one opened. */
+			const onClose = () => {
+				if (gen === dlgGen && dlg.open)
+					return;
+				dlg.removeEventListener('close', onClose);
+				resolve(gen !== dlgGen || dlg.returnValue !== 'ok' ?
+				    null : input ? input.value : true);
+			};
+			dlg.addEventListener('close', onClose);
 			dlg.showModal();
 			(input || (o.danger ?
 			    document.getElementById('dlg-cancel') : ok)).focus();
@@ -1133,7 +1142,7 @@
 
 	async function renderSandbox() {
 		const me = view;
-		const pane = el('section', { id: 'pane' });
+		const pane = el('section', { id: 'pane', class: 'providers' });
 		clear(main).append(el('h1', { tabindex: -1,
 		    text: 'Sandbox Provider' }), pane);
 		let list;
@@ -1228,7 +1237,7 @@
 
 	async function renderModels() {
 		const me = view;
-		const pane = el('section', { id: 'pane' });
+		const pane = el('section', { id: 'pane', class: 'providers' });
 		clear(main).append(el('h1', { tabindex: -1,
 		    text: 'Model Providers' }), pane);
 		let res;

@@ -1,0 +1,426 @@
+#!/usr/bin/env node
+/*
+ * admin.test.js — the flowcgi admin page in a real browser: Debian's
+ * chromium, headless, driven by playwright-core. Prints TAP lines
+ * ("ok - ...", "not ok - ...", "# ..."); tests/e2e/t_admin_browser.sh
+ * starts flowcgi and nginx, then runs this with:
+ *   ADMIN_URL    the page, e.g. http://127.0.0.1:PORT/flow/admin/
+ *   ADMIN_TOKEN  the admin token
+ *   CHROMIUM     the browser binary (/usr/bin/chromium)
+ *   CORPUS       the DSL corpus folder; FIXTURES this folder's fixtures/
+ *   OUT_DIR      where downloads, the profile and screenshots go
+ */
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { chromium } = require('playwright-core');
+
+const URL_ = process.env.ADMIN_URL;
+const TOKEN = process.env.ADMIN_TOKEN;
+const OUT = process.env.OUT_DIR || fs.mkdtempSync('/tmp/admin-browser-');
+const CORPUS = process.env.CORPUS;
+const FIXTURES = process.env.FIXTURES || path.join(__dirname, 'fixtures');
+const ORIGIN_PREFIX = new URL('..', URL_).href;	/* http://host/flow/ */
+
+let failed = 0;
+function ok(cond, what, detail) {
+	console.log((cond ? 'ok - ' : 'not ok - ') + what);
+	if (!cond) {
+		failed++;
+		if (detail !== undefined)
+			console.log('#   got: ' + JSON.stringify(detail));
+	}
+	return cond;
+}
+function note(s) {
+	console.log('# ' + s);
+}
+
+/* The whole run has 75 s; a hang must not hold the test suite. */
+const watchdog = setTimeout(() => {
+	console.log('not ok - the browser test finished within 75 s');
+	process.exit(1);
+}, 75000);
+
+async function main() {
+	const profile = fs.mkdtempSync(path.join(OUT, 'chromium-profile-'));
+	const ctx = await chromium.launchPersistentContext(profile, {
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		headless: true,
+		acceptDownloads: true,
+		viewport: { width: 1200, height: 900 },
+		args: ['--headless', '--no-sandbox', '--disable-gpu',
+		    '--disable-quic', '--no-first-run',
+		    '--disable-background-networking',
+		    '--disable-component-update', '--disable-sync'],
+	});
+	ctx.setDefaultTimeout(8000);
+	const page = ctx.pages()[0] || await ctx.newPage();
+	const problems = [];
+	const foreign = [];
+	page.on('pageerror', (e) => problems.push('pageerror: ' + e.message));
+	page.on('console', (m) => {
+		if (m.type() === 'error' && !/401|404/.test(m.text()))
+			problems.push('console: ' + m.text());
+	});
+	page.on('request', (r) => {
+		if (!r.url().startsWith(ORIGIN_PREFIX) &&
+		    !r.url().startsWith('blob:') &&
+		    !r.url().startsWith('data:'))
+			foreign.push(r.url());
+	});
+	try {
+		await run(page);
+	} finally {
+		ok(problems.length === 0, 'no script errors and no CSP ' +
+		    'violations in the console', problems);
+		ok(foreign.length === 0, 'every request stayed under the ' +
+		    'mount prefix ' + ORIGIN_PREFIX, foreign);
+		await ctx.close();
+	}
+}
+
+const rows = (page) => page.locator('#apps-table tbody tr');
+const row = (page, name) => page.locator('#apps-table tbody tr', {
+	has: page.locator('a.app-name', { hasText: new RegExp('^' +
+	    name.replace(/[()[\]\\.*+?^$|{}]/g, '\\$&') + '$') }) });
+const flash = (page) => page.locator('#flash .msg');
+
+async function run(page) {
+	/* ---- a wrong token, then the right one ---- */
+	await page.goto(URL_);
+	ok(await page.locator('h1').textContent() === 'Sign in' &&
+	    !await page.locator('#nav').isVisible(),
+	    'the page opens on the sign-in form, no navigation yet');
+	await page.locator('#token').fill('not-the-token');
+	await page.keyboard.press('Enter');
+	const err = page.locator('#signin-error .msg');
+	await err.waitFor();
+	ok(/refused/.test(await err.textContent()), 'a wrong token is ' +
+	    'refused with a message, still on the sign-in form',
+	    await err.textContent());
+	ok(await page.evaluate(() => sessionStorage.length) === 0,
+	    'a refused token is not kept');
+	await page.locator('#token').fill(TOKEN);
+	await page.locator('#signin button[type=submit]').click();
+	await page.locator('h1', { hasText: 'Apps' }).waitFor();
+	ok(await page.locator('#nav').isVisible(), 'signed in: the apps ' +
+	    'list and the navigation show');
+
+	/* ---- import a corpus app and one with an agent node ---- */
+	await page.locator('#import-file').setInputFiles(path.join(CORPUS,
+	    'difytest__conditional_hello_branching_workflow.yml'));
+	await page.locator('#import-form button[type=submit]').click();
+	await row(page, 'if-else').waitFor();
+	ok(/Imported/.test(await flash(page).textContent()),
+	    'importing a .yml says so');
+	await page.locator('#import-file').setInputFiles(path.join(CORPUS,
+	    'svcvit__Agent工具调用.yml'));
+	await page.locator('#import-form button[type=submit]').click();
+	await row(page, 'Agent工具调用').waitFor();
+	ok(await rows(page).count() === 2, 'two apps are listed after two ' +
+	    'imports', await rows(page).count());
+	ok(await row(page, 'Agent工具调用').locator('.mode').textContent() ===
+	    'advanced-chat' && await row(page, 'Agent工具调用')
+	    .locator('.runtime').textContent() === 'classic',
+	    'the list shows mode and runtime');
+
+	/* ---- upgrade it: both apps are then listed ---- */
+	await row(page, 'Agent工具调用').getByRole('button',
+	    { name: 'Upgrade Agent工具调用' }).click();
+	await page.locator('#dlg[open]').waitFor();
+	await page.locator('#dlg-ok').click();
+	await row(page, 'Agent工具调用 (Sandboxed)').waitFor();
+	const msg = await flash(page).textContent();
+	ok(/Upgraded to the sandboxed runtime: 1 agent node\(s\) converted/
+	    .test(msg), 'upgrading reports the converted agent node', msg);
+	ok(await row(page, 'Agent工具调用 (Sandboxed)').locator('.runtime')
+	    .textContent() === 'sandboxed' && await row(page, 'Agent工具调用')
+	    .locator('.runtime').textContent() === 'classic' &&
+	    await rows(page).count() === 3,
+	    'the original (classic) and the upgraded copy (sandboxed) are ' +
+	    'both listed');
+
+	/* ---- export: the sandboxed app as a .zip bundle, a classic as .yml */
+	let [dl] = await Promise.all([page.waitForEvent('download'),
+	    row(page, 'Agent工具调用 (Sandboxed)').getByRole('button',
+		{ name: /^Export/ }).click()]);
+	const zipPath = path.join(OUT, 'bundle.zip');
+	await dl.saveAs(zipPath);
+	const zip = fs.readFileSync(zipPath);
+	ok(zip.length > 100 && zip.subarray(0, 2).toString() === 'PK' &&
+	    /\.zip$/.test(dl.suggestedFilename()),
+	    'the bundle export downloads a .zip (bytes start with PK)',
+	    [dl.suggestedFilename(), zip.subarray(0, 4).toString('hex')]);
+	/* the bundle imports back: a fourth app */
+	await page.locator('#import-file').setInputFiles(zipPath);
+	await page.locator('#import-form button[type=submit]').click();
+	await page.locator('#flash .msg', { hasText: 'bundle.zip' }).waitFor();
+	await page.waitForFunction(() => document.querySelectorAll(
+	    '#apps-table tbody tr').length === 4);
+	ok(await rows(page).count() === 4 && await page.locator(
+	    '#apps-table tbody tr .runtime', { hasText: 'sandboxed' })
+	    .count() === 2, 'the .zip bundle imports back as a sandboxed app');
+	/* a newer DSL version asks first (pending), then imports */
+	const future = fs.readFileSync(path.join(CORPUS,
+	    'difytest__conditional_hello_branching_workflow.yml'), 'utf8')
+	    .replace(/^version: .*$/m, 'version: 0.99.0')
+	    .replace(/^  name: if-else$/m, '  name: from the future');
+	await page.locator('#import-file').setInputFiles({ name: 'future.yml',
+	    mimeType: 'application/yaml', buffer: Buffer.from(future) });
+	await page.locator('#import-form button[type=submit]').click();
+	await page.locator('#dlg[open]').waitFor();
+	ok(/0\.99\.0/.test(await page.locator('#dlg-body').textContent()),
+	    'a newer DSL version asks for confirmation, naming the version');
+	await page.locator('#dlg-ok').click();
+	await row(page, 'from the future').waitFor();
+	ok(await rows(page).count() === 5, 'confirmed, the pending import ' +
+	    'completes');
+	[dl] = await Promise.all([page.waitForEvent('download'),
+	    row(page, 'if-else').getByRole('button', { name: /^Export/ })
+		.click()]);
+	const ymlPath = path.join(OUT, 'if-else.yml');
+	await dl.saveAs(ymlPath);
+	ok(/^app:/m.test(fs.readFileSync(ymlPath, 'utf8')) &&
+	    /kind: app/.test(fs.readFileSync(ymlPath, 'utf8')),
+	    'a classic app exports as DSL YAML');
+
+	/* ---- one app: files (upload, skill, download) ---- */
+	await row(page, 'Agent工具调用 (Sandboxed)').last().locator('a.app-name')
+	    .click();
+	await page.locator('#app-title').waitFor();
+	ok(await page.locator('#app-title').textContent() ===
+	    'Agent工具调用 (Sandboxed)', 'the app page opens');
+	await page.getByRole('link', { name: 'Files' }).click();
+	await page.locator('#mkdir-form').waitFor();
+	await page.locator('#mkdir-name').fill('report');
+	await page.locator('#mkdir-form button[type=submit]').click();
+	await page.locator('#file-tree .name', { hasText: 'report' })
+	    .waitFor();
+	await page.locator('#upload-folder').selectOption({ label: '/report' });
+	await page.locator('#upload-file').setInputFiles({
+		name: 'SKILL.md', mimeType: 'text/markdown',
+		buffer: Buffer.from('---\nname: report\ndescription: Writes ' +
+		    'the weekly <b>report</b>\n---\n# Report\n'),
+	});
+	await page.locator('#upload-form button[type=submit]').click();
+	const skill = page.locator('#file-tree .skill');
+	await skill.waitFor();
+	ok(/Writes the weekly <b>report<\/b>/.test(await skill.textContent()),
+	    'a skill folder shows its description, as text (no markup)',
+	    await skill.textContent());
+	ok(await page.locator('#file-tree b').count() === 0,
+	    'text from the server is never turned into elements');
+	await page.locator('#upload-folder').selectOption({ index: 0 });
+	const notes = 'notes for the test: ' + Date.now() + '\n';
+	await page.locator('#upload-file').setInputFiles({ name: 'notes.txt',
+	    mimeType: 'text/plain', buffer: Buffer.from(notes) });
+	await page.locator('#upload-form button[type=submit]').click();
+	const notesLi = page.locator('#file-tree li', {
+	    has: page.locator('.name', { hasText: /^notes\.txt$/ }) });
+	await notesLi.waitFor();
+	ok(await page.locator('#file-tree li').count() === 3,
+	    'the tree holds the folder, SKILL.md and the uploaded file',
+	    await page.locator('#file-tree li').count());
+	[dl] = await Promise.all([page.waitForEvent('download'),
+	    notesLi.getByRole('button', { name: 'Download notes.txt' })
+		.click()]);
+	const back = fs.readFileSync(await dl.path(), 'utf8');
+	ok(back === notes, 'downloading the uploaded file gives its bytes');
+
+	/* ---- API keys ---- */
+	await page.getByRole('link', { name: 'API keys' }).click();
+	await page.locator('#create-key').click();
+	const key = (await page.locator('#new-key-token').textContent()).trim();
+	ok(/^app-[A-Za-z0-9]{24}$/.test(key), 'a new API key is shown once, ' +
+	    'in full', key);
+	await page.locator('#keys-table tbody tr').first().waitFor();
+	ok(await page.locator('#keys-table tbody tr').count() === 1 &&
+	    !(await page.locator('#keys-table').textContent()).includes(key),
+	    'the key list shows one key, masked');
+	const info = await fetch(ORIGIN_PREFIX + 'v1/info',
+	    { headers: { Authorization: 'Bearer ' + key } });
+	ok(info.status === 200 && (await info.json()).name ===
+	    'Agent工具调用 (Sandboxed)', 'the key works on the service API');
+
+	/* ---- run an app from its start inputs, events arriving live ---- */
+	await page.goto(URL_ + '#/apps');
+	await page.locator('#import-file').setInputFiles(path.join(FIXTURES,
+	    'slow_code.yml'));
+	await page.locator('#import-form button[type=submit]').click();
+	await row(page, 'slow code').locator('a.app-name').click();
+	await page.locator('#app-title').waitFor();
+	const nodeTypes = await page.locator('#node-types tbody tr')
+	    .allTextContents();
+	ok(nodeTypes.join('|') === 'code1|end1|start1' &&
+	    /3 nodes, 2 edges/.test(await page.locator('#dsl-totals')
+	    .textContent()), 'the overview counts the nodes by type',
+	    nodeTypes);
+	await page.getByRole('link', { name: 'Run', exact: true }).click();
+	await page.locator('#run-form').waitFor();
+	ok(await page.locator('label[for="in-name"]').textContent() ===
+	    'Name *', 'the run form is built from the start inputs');
+	await page.locator('#in-name').fill('Ada <i>Lovelace</i>');
+	await page.evaluate(() => {
+		window.__seen = [];
+		const ol = document.getElementById('events');
+		new MutationObserver((ms) => {
+			for (const m of ms)
+				for (const n of m.addedNodes)
+					window.__seen.push([n.dataset.event,
+					    performance.now(), document
+					    .getElementById('run-button')
+					    .disabled]);
+		}).observe(ol, { childList: true });
+	});
+	await page.locator('#run-button').click();
+	await page.locator('#events li[data-event="workflow_finished"]')
+	    .waitFor({ timeout: 15000 });
+	const seen = await page.evaluate(() => window.__seen);
+	const names = seen.map((s) => s[0]).join(' ');
+	ok(names === 'workflow_started node_started node_finished ' +
+	    'node_started node_finished node_started node_finished ' +
+	    'workflow_finished', 'the run shows its events in order', names);
+	const codeStart = seen[3], finish = seen[seen.length - 1];
+	ok(codeStart && codeStart[2] === true &&
+	    finish[1] - codeStart[1] > 1000, 'events appear live: the ' +
+	    'code node was shown as started over a second before the run ' +
+	    'finished, while the run was still going', seen);
+	ok(/Hello, Ada <i>Lovelace<\/i>/.test(await page
+	    .locator('#run-outputs').textContent()) && await page
+	    .locator('#run-result i').count() === 0,
+	    'the outputs show, as text');
+	ok(/node_started · Slow greeting \(code\)/.test(await page
+	    .locator('#events').textContent()), 'node events name the node');
+
+	/* ---- the run history and a run's node trace ---- */
+	await page.getByRole('link', { name: 'Runs' }).click();
+	await page.locator('#runs-table tbody tr').first().waitFor();
+	const runRow = page.locator('#runs-table tbody tr').first();
+	ok(await page.locator('#runs-table tbody tr').count() === 1 &&
+	    /succeeded/.test(await runRow.textContent()) &&
+	    /\d\.\d{3} s/.test(await runRow.textContent()),
+	    'the run is listed with its status and time',
+	    await runRow.textContent());
+	await runRow.getByRole('link', { name: 'Trace' }).click();
+	await page.locator('#trace-nodes details').first().waitFor();
+	ok(await page.locator('#trace-nodes details').count() === 3,
+	    'the trace has one entry per node',
+	    await page.locator('#trace-nodes details').count());
+	const codeTrace = page.locator('#trace-nodes details',
+	    { hasText: 'Slow greeting' });
+	await codeTrace.locator('summary').click();
+	const codeText = await codeTrace.textContent();
+	ok(/Inputs/.test(codeText) && /Ada <i>Lovelace<\/i>/.test(codeText) &&
+	    /Outputs/.test(codeText) && /Hello, Ada/.test(codeText),
+	    'a node of the trace shows its inputs and outputs');
+
+	/* ---- settings pages ---- */
+	await page.getByRole('link', { name: 'Sandbox Provider' }).click();
+	await page.locator('h1', { hasText: 'Sandbox Provider' }).waitFor();
+	const na = page.locator('#not-available');
+	const cards = page.locator('.provider');
+	await Promise.race([na.waitFor(), cards.first().waitFor()]);
+	if (await na.count())
+		ok(/not available on this server/.test(await na.textContent()),
+		    'Sandbox Provider: a clear "not available" without the API');
+	else
+		ok(await cards.count() > 0, 'Sandbox Provider: one card per ' +
+		    'provider');
+	await page.getByRole('link', { name: 'Model Providers' }).click();
+	await page.locator('h1', { hasText: 'Model Providers' }).waitFor();
+	await Promise.race([na.waitFor(), page.locator('.provider').last()
+	    .waitFor()]);
+	ok(await na.count() > 0 || await page.locator('.provider h2',
+	    { hasText: 'Add a provider' }).count() === 1,
+	    'Model Providers: the list and an add form (or "not available")');
+
+	/* ---- phone width ---- */
+	await page.setViewportSize({ width: 375, height: 740 });
+	await page.goto(URL_ + '#/apps');
+	await rows(page).first().waitFor();
+	const layout = await page.evaluate(() => ({
+		scroll: document.documentElement.scrollWidth,
+		width: window.innerWidth,
+		thead: getComputedStyle(document.querySelector(
+		    '#apps-table thead')).display,
+	}));
+	ok(layout.scroll <= layout.width && layout.thead === 'none',
+	    'at phone width nothing scrolls sideways and rows become cards',
+	    layout);
+	const shot = path.join(OUT, 'admin-phone.png');
+	await page.screenshot({ path: shot, fullPage: true });
+	ok(fs.statSync(shot).size > 1000, 'a phone-width screenshot is ' +
+	    'taken');
+	note('screenshot: ' + shot);
+	await page.setViewportSize({ width: 1200, height: 900 });
+
+	/* ---- keyboard only ---- */
+	await page.goto(URL_ + '#/apps');
+	await rows(page).first().waitFor();
+	const focusId = () => page.evaluate(() => document.activeElement.id);
+	let tabs = 0;
+	while (await focusId() !== 'new-name' && tabs < 60) {
+		await page.keyboard.press('Tab');
+		tabs++;
+	}
+	ok(await focusId() === 'new-name', 'Tab reaches the new-app form',
+	    tabs);
+	await page.keyboard.type('Keyboard app');
+	await page.keyboard.press('Enter');
+	await row(page, 'Keyboard app').waitFor();
+	ok(await rows(page).count() === 7, 'Enter creates the app',
+	    await rows(page).count());
+	const focusLabel = () => page.evaluate(() =>
+	    document.activeElement.getAttribute('aria-label') ||
+	    document.activeElement.textContent);
+	tabs = 0;
+	while (await focusLabel() !== 'Delete Keyboard app' && tabs < 80) {
+		await page.keyboard.press('Shift+Tab');
+		tabs++;
+	}
+	ok(await focusLabel() === 'Delete Keyboard app', 'Shift+Tab reaches ' +
+	    'the delete button of that app');
+	await page.keyboard.press('Enter');
+	await page.locator('#dlg[open]').waitFor();
+	ok(await focusId() === 'dlg-cancel', 'the delete dialog opens with ' +
+	    'Cancel focused');
+	await page.keyboard.press('Escape');
+	await page.locator('#dlg:not([open])').waitFor({ state: 'attached' });
+	ok(await row(page, 'Keyboard app').count() === 1, 'Escape cancels: ' +
+	    'the app is still there');
+	await page.keyboard.press('Enter');	/* focus went back to Delete */
+	await page.locator('#dlg[open]').waitFor();
+	await page.keyboard.press('Tab');
+	ok(await focusId() === 'dlg-ok', 'Tab moves to the Delete button');
+	await page.keyboard.press('Enter');
+	await row(page, 'Keyboard app').waitFor({ state: 'detached' });
+	ok(await rows(page).count() === 6, 'Enter on it deletes the app');
+
+	/* ---- an expired token: back to sign-in ---- */
+	await page.evaluate(() => sessionStorage.setItem('flowcgi.admin.token',
+	    'expired-token'));
+	await row(page, 'if-else').locator('a.app-name').click();
+	await page.locator('#signin').waitFor();
+	ok(/refused the admin token/.test(await page
+	    .locator('#signin-error').textContent()) && !await page
+	    .locator('#nav').isVisible(), 'a 401 on any call returns to the ' +
+	    'sign-in form with why', [await page.locator('#signin-error')
+	    .textContent(), await page.locator('#nav').isVisible()]);
+	await page.locator('#token').fill(TOKEN);
+	await page.keyboard.press('Enter');
+	await page.locator('#app-title').waitFor();
+	ok(await page.locator('#app-title').textContent() === 'if-else',
+	    'signing in again returns to the page that was asked for');
+}
+
+main().then(() => {
+	clearTimeout(watchdog);
+	console.log('# browser checks done, ' + failed + ' failed');
+	process.exit(failed ? 1 : 0);
+}, (e) => {
+	clearTimeout(watchdog);
+	console.log('not ok - the browser test ran to its end');
+	console.log('# ' + String(e && e.stack || e).split('\n').join('\n# '));
+	process.exit(1);
+});

@@ -1,0 +1,109 @@
+#!/bin/bash
+# t_admin_browser.sh — the admin page (/admin/) through nginx: its headers
+# with curl, then the page itself in Debian's chromium driven by
+# playwright-core (tests/browser/admin.test.js), mounted under /flow/.
+#
+# FLOWCGI_CHROMIUM overrides /usr/bin/chromium; FLOWCGI_CORPUS the DSL
+# corpus folder. The npm package is installed from the committed
+# package-lock.json when tests/browser/node_modules is missing.
+. "$(dirname "$0")/lib.sh"
+
+CORPUS=${FLOWCGI_CORPUS:-$TOP/../shared/dsl-corpus/files}
+CHROMIUM=${FLOWCGI_CHROMIUM:-/usr/bin/chromium}
+BROWSER_DIR=$TOP/tests/browser
+
+start_flowcgi fc || exit 1
+start_nginx "127.0.0.1:$FC_PORT" || exit 1
+TOKEN=$(admin_token)
+
+# ---- The page as files: redirect, types, caching, security headers ----
+
+for pre in "" /flow; do
+	TOKEN=none req GET "$pre/admin"
+	is "$STATUS $(printf '%s\n' "$HDRS" | sed -n 's/^Location: //Ip')" \
+	    "301 admin/" "$pre/admin redirects to the relative admin/"
+	TOKEN=none req GET "$pre/admin/"
+	is "$STATUS $(printf '%s' "$BODY" | grep -c 'src="admin.js"')" "200 1" \
+	    "$pre/admin/ serves the page without a token"
+done
+hdr() { printf '%s\n' "$HDRS" | sed -n "s/^$1: //Ip" | head -1; }
+is "$(hdr Content-Type)" "text/html; charset=utf-8" "index is text/html"
+csp=$(hdr Content-Security-Policy)
+case "$csp" in *"default-src 'self'"*"script-src 'self'"*) r=0 ;; *) r=1 ;; esac
+ok $r "a strict Content-Security-Policy: $csp"
+case "$csp" in *unsafe-inline*|*unsafe-eval*|*"*"*) r=1 ;; *) r=0 ;; esac
+ok $r "the policy allows nothing inline, no eval, no other host"
+is "$(hdr X-Frame-Options)" DENY "X-Frame-Options DENY"
+is "$(hdr Cache-Control)" no-cache "Cache-Control no-cache (revalidate)"
+is "$(printf '%s\n' "$HDRS" | grep -ci '^cache-control:')" 1 \
+    "a single Cache-Control header"
+TOKEN=none req GET /flow/admin/admin.js
+etag=$(hdr ETag)
+is "$STATUS $(hdr Content-Type)" "200 text/javascript; charset=utf-8" \
+    "admin.js is text/javascript"
+TOKEN=none req GET /flow/admin/admin.js -H "If-None-Match: $etag"
+is "$STATUS $BODY" "304 " "If-None-Match with its ETag answers 304"
+TOKEN=none req GET /admin/admin.css
+is "$STATUS $(hdr Content-Type)" "200 text/css; charset=utf-8" \
+    "admin.css is text/css"
+TOKEN=none req GET /admin/nothing.js
+is "$STATUS $(jqr .code)" "404 not_found" "an unknown file is a JSON 404"
+TOKEN=none req GET /admin/..%2fGNUmakefile
+is "$STATUS" 404 "no way out of the embedded files"
+TOKEN=none req POST /admin/
+is "$STATUS" 405 "the page is GET only"
+# nothing in the page may come from elsewhere or run inline
+n=$(cat "$TOP"/fcgi/admin/*.html "$TOP"/fcgi/admin/*.js "$TOP"/fcgi/admin/*.css |
+    grep -cE 'https?://|innerHTML|outerHTML|insertAdjacentHTML|document\.write|<script>| on[a-z]+="' )
+is "$n" 0 "no external URL, no HTML injection sinks, no inline script"
+
+# ---- The draft endpoints the page uses ----
+
+J='Content-Type: application/json'
+jq -n --rawfile y "$CORPUS/difytest__conditional_hello_branching_workflow.yml" \
+    '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
+req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
+APP=$(jqr .app_id)
+req GET "/console/api/apps/$APP/workflows/draft"
+is "$STATUS $(jqr '.graph.nodes | length') $(jqr '.environment_variables | type')" \
+    "200 4 array" "workflows/draft gives the graph as JSON"
+curl -sS -N -H "Authorization: Bearer $TOKEN" -H "$J" \
+    -d '{"inputs":{"query":"hello"}}' \
+    "$BASE/flow/console/api/apps/$APP/workflows/draft/run" >"$T_DIR/sse.txt"
+is "$(sed -n 's/^data: //p' "$T_DIR/sse.txt" | jq -r .event | tr '\n' ' ')" \
+    "workflow_started node_started node_finished node_started node_finished node_started node_finished workflow_finished " \
+    "draft/run streams the run's events with the admin token"
+req POST "/console/api/apps/$APP/advanced-chat/workflows/draft/run" -H "$J" \
+    -d '{"inputs":{},"query":"x"}'
+is "$STATUS $(jqr .code)" "400 not_chat_app" "a workflow app is not run as a chat"
+TOKEN=wrong req POST "/console/api/apps/$APP/workflows/draft/run" -H "$J" -d '{}'
+is "$STATUS" 401 "draft/run needs the admin token"
+req DELETE "/console/api/apps/$APP"
+
+# ---- The page in a real browser ----
+
+if [ ! -x "$CHROMIUM" ] || ! command -v node >/dev/null 2>&1; then
+	ok 1 "chromium ($CHROMIUM) and node are installed (contrib/install-deps.sh)"
+	exit 1
+fi
+if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
+	(cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error) \
+	    >"$T_DIR/npm.log" 2>&1
+	ok $? "npm ci installs playwright-core" ||
+	    sed 's/^/# /' "$T_DIR/npm.log"
+fi
+
+# The script prints "ok - ..." / "not ok - ..." / "# ..." lines; they are
+# counted here so that the whole test has one plan.
+ADMIN_URL="$BASE/flow/admin/" ADMIN_TOKEN="$TOKEN" CHROMIUM="$CHROMIUM" \
+CORPUS="$CORPUS" FIXTURES="$BROWSER_DIR/fixtures" OUT_DIR="$T_DIR" \
+    timeout 90 node "$BROWSER_DIR/admin.test.js" >"$T_DIR/browser.tap" 2>&1
+rc=$?
+while IFS= read -r line; do
+	case "$line" in
+	"ok - "*) ok 0 "${line#ok - }" ;;
+	"not ok - "*) ok 1 "${line#not ok - }" ;;
+	*) echo "# $line" ;;
+	esac
+done <"$T_DIR/browser.tap"
+is "$rc" 0 "the browser script ran to its end"
