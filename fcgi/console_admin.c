@@ -261,93 +261,6 @@ out:
 
 /* ====== Draft runs, streamed ====== */
 
-/*
- * The same framing as service.c: one "data: {json}" line and a blank line
- * per event, flushed; "event: ping" every PING_SECONDS from a side thread.
- */
-#define PING_SECONDS 10
-
-struct admin_stream {
-	struct req	*r;
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 cv;
-	pthread_t	 ping;
-	int		 have_ping;
-	int		 started;
-	int		 done;
-};
-
-/* Writes and flushes; a write error means the client left. */
-static void
-stream_put_locked(struct admin_stream *s, const char *text, size_t n)
-{
-	resp_write(s->r, text, n);
-	resp_flush(s->r);
-}
-
-static void *
-stream_ping_main(void *arg)
-{
-	struct admin_stream	*s = arg;
-	struct timespec		 ts;
-
-	pthread_mutex_lock(&s->mu);
-	while (!s->done) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += PING_SECONDS;
-		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT &&
-		    !s->done)
-			stream_put_locked(s, "event: ping\n\n", 13);
-	}
-	pthread_mutex_unlock(&s->mu);
-	return NULL;
-}
-
-static void
-stream_on_start(void *arg, const char *task_id, const char *run_id)
-{
-	struct admin_stream *s = arg;
-
-	(void)task_id;
-	(void)run_id;
-	pthread_mutex_lock(&s->mu);
-	resp_begin_stream(s->r);
-	s->started = 1;
-	pthread_mutex_unlock(&s->mu);
-	s->have_ping = pthread_create(&s->ping, NULL, stream_ping_main, s) ==
-	    0;
-}
-
-static void
-stream_on_event(void *arg, const json_t *ev)
-{
-	struct admin_stream	*s = arg;
-	char			*j;
-
-	if ((j = json_dumps(ev, JSON_COMPACT)) == NULL)
-		return;
-	pthread_mutex_lock(&s->mu);
-	if (s->started) {
-		resp_write(s->r, "data: ", 6);
-		resp_write(s->r, j, strlen(j));
-		stream_put_locked(s, "\n\n", 2);
-	}
-	pthread_mutex_unlock(&s->mu);
-	free(j);
-}
-
-/* Stops the ping thread; after it nothing else writes to the stream. */
-static void
-stream_stop(struct admin_stream *s)
-{
-	pthread_mutex_lock(&s->mu);
-	s->done = 1;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	if (s->have_ping)
-		pthread_join(s->ping, NULL);
-}
-
 /* An optional string field of the body; -1 after answering 400. */
 static int
 body_str(struct req *r, const char *k, int required, const char **out)
@@ -379,13 +292,11 @@ static void
 draft_run(struct req *r, int chat)
 {
 	struct run_opts		 o;
-	struct admin_stream	 s;
 	const char		*mode, *query = NULL, *conv = NULL;
-	char			 err[ENGINE_ERRMAX] = "", *j;
-	json_t			*app = NULL, *inputs, *res = NULL, *ev;
+	char			 err[ENGINE_ERRMAX] = "";
+	json_t			*app = NULL, *inputs, *res = NULL;
 	int			 rc;
 
-	memset(&s, 0, sizeof(s));
 	if (req_read_json(r) != 0)
 		goto out;
 	if ((rc = engine_app_get(r->eng, r->captures[0], &app)) != 0) {
@@ -423,30 +334,7 @@ draft_run(struct req *r, int chat)
 	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "debugger";
-	s.r = r;
-	pthread_mutex_init(&s.mu, NULL);
-	pthread_cond_init(&s.cv, NULL);
-	o.on_start = stream_on_start;
-	o.on_event = stream_on_event;
-	o.arg = &s;
-	rc = engine_run(r->eng, &o, err, &res);
-	stream_stop(&s);
-	if (s.started && rc != 0) {
-		ev = json_pack("{s:s,s:i,s:s,s:s}", "event", "error", "status",
-		    500, "code", "internal_server_error", "message",
-		    err[0] ? err : engine_strerror(rc));
-		if (ev != NULL && (j = json_dumps(ev, JSON_COMPACT)) != NULL) {
-			resp_write(r, "data: ", 6);
-			resp_write(r, j, strlen(j));
-			resp_write(r, "\n\n", 2);
-			free(j);
-		}
-		json_decref(ev);
-	}
-	pthread_cond_destroy(&s.cv);
-	pthread_mutex_destroy(&s.mu);
-	if (rc != 0 && !s.started)
-		resp_engine_error(r, rc, err, "app or conversation");
+	sse_run(r, &o, err, &res);
 out:
 	json_decref(res);
 	json_decref(app);

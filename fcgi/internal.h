@@ -5,6 +5,7 @@
 #ifndef FLOWCGI_FCGI_INTERNAL_H
 #define FLOWCGI_FCGI_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -149,6 +150,26 @@ struct mp_part {
 int	multipart_parse(struct arena *a, const char *content_type,
 	    const char *body, size_t len, size_t max_parts,
 	    struct mp_part **parts, size_t *nparts, char *err, size_t errsz);
+
+/* ====== Server-sent event streams (sse.c) ====== */
+
+struct sse {
+	struct req	*r;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	pthread_t	 ping;
+	int		 have_ping;
+	int		 started;
+	int		 done;
+};
+
+/*
+ * Runs o (its on_start / on_event / arg are set here) with the answer
+ * streamed as server-sent events. Returns engine_run's code; every error
+ * has been answered: as JSON before the stream started, as an "error"
+ * event after. *out as engine_run.
+ */
+int	sse_run(struct req *r, struct run_opts *o, char *err, json_t **out);
 
 /* ====== Routing ====== */
 

@@ -3,99 +3,15 @@
  * workflow runs and chat messages, blocking or streamed as server-sent
  * events, stop, run detail, parameters and info.
  *
- * Streaming: the run executes in this request's thread; each event is
- * written as one "data: {json}" line and a blank line, then flushed, and a
- * ping thread writes "event: ping" every 10 s so proxies keep the stream
- * open during long nodes. A client that goes away does not stop the run.
+ * Streaming (sse.c): the run executes in this request's thread, each
+ * event flushed as it happens, pings every 10 s.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "fcgi/internal.h"
-
-#define PING_SECONDS 10
-
-struct stream {
-	struct req	*r;
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 cv;
-	pthread_t	 ping;
-	int		 have_ping;
-	int		 started;
-	int		 done;
-};
-
-static void
-stream_write_locked(struct stream *s, const char *text, size_t n)
-{
-	/* A write error means the client left; the run carries on. */
-	resp_write(s->r, text, n);
-	resp_flush(s->r);
-}
-
-static void *
-ping_main(void *arg)
-{
-	struct stream	*s = arg;
-	struct timespec	 ts;
-
-	pthread_mutex_lock(&s->mu);
-	while (!s->done) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += PING_SECONDS;
-		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT &&
-		    !s->done)
-			stream_write_locked(s, "event: ping\n\n", 13);
-	}
-	pthread_mutex_unlock(&s->mu);
-	return NULL;
-}
-
-static void
-stream_start(void *arg, const char *task_id, const char *run_id)
-{
-	struct stream *s = arg;
-
-	(void)task_id;
-	(void)run_id;
-	pthread_mutex_lock(&s->mu);
-	resp_begin_stream(s->r);
-	s->started = 1;
-	pthread_mutex_unlock(&s->mu);
-	s->have_ping = pthread_create(&s->ping, NULL, ping_main, s) == 0;
-}
-
-static void
-stream_event(void *arg, const json_t *ev)
-{
-	struct stream	*s = arg;
-	char		*j;
-
-	if ((j = json_dumps(ev, JSON_COMPACT)) == NULL)
-		return;
-	pthread_mutex_lock(&s->mu);
-	if (s->started) {
-		resp_write(s->r, "data: ", 6);
-		resp_write(s->r, j, strlen(j));
-		stream_write_locked(s, "\n\n", 2);
-	}
-	pthread_mutex_unlock(&s->mu);
-	free(j);
-}
-
-static void
-stream_end(struct stream *s)
-{
-	pthread_mutex_lock(&s->mu);
-	s->done = 1;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	if (s->have_ping)
-		pthread_join(s->ping, NULL);
-}
 
 /* ====== Runs ====== */
 
@@ -127,11 +43,9 @@ static void
 run_app(struct req *r, int chat)
 {
 	struct run_opts	 o;
-	struct stream	 s;
 	const char	*mode, *rmode, *user, *query = NULL, *conv = NULL;
 	char		 err[ENGINE_ERRMAX] = "";
-	json_t		*app = NULL, *inputs, *res = NULL, *ev;
-	char		*j;
+	json_t		*app = NULL, *inputs, *res = NULL;
 	int		 rc, streaming;
 
 	if (req_read_json(r) != 0)
@@ -188,39 +102,12 @@ run_app(struct req *r, int chat)
 	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "service-api";
-	memset(&s, 0, sizeof(s));
-	if (streaming) {
-		s.r = r;
-		pthread_mutex_init(&s.mu, NULL);
-		pthread_cond_init(&s.cv, NULL);
-		o.on_start = stream_start;
-		o.on_event = stream_event;
-		o.arg = &s;
-	}
-	rc = engine_run(r->eng, &o, err, &res);
-	if (streaming) {
-		stream_end(&s);
-		if (s.started && rc != 0) {
-			/* errors after the stream began travel in it */
-			ev = json_pack("{s:s,s:i,s:s,s:s}", "event", "error",
-			    "status", 500, "code", "internal_server_error",
-			    "message", err[0] ? err : engine_strerror(rc));
-			if (ev != NULL && (j = json_dumps(ev, JSON_COMPACT))) {
-				resp_write(r, "data: ", 6);
-				resp_write(r, j, strlen(j));
-				resp_write(r, "\n\n", 2);
-				free(j);
-			}
-			json_decref(ev);
-		}
-		pthread_cond_destroy(&s.cv);
-		pthread_mutex_destroy(&s.mu);
-	}
-	if (rc != 0) {
-		if (!s.started)
-			resp_engine_error(r, rc, err, "app or conversation");
+	if (streaming)
+		rc = sse_run(r, &o, err, &res);
+	else if ((rc = engine_run(r->eng, &o, err, &res)) != 0)
+		resp_engine_error(r, rc, err, "app or conversation");
+	if (rc != 0)
 		goto out;
-	}
 	if (!streaming)
 		resp_json(r, 200, json_incref(res));
 out:
