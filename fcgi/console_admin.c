@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/sha.h>
+
 #include "fcgi/internal.h"
 
 /* ====== Embedded files ====== */
@@ -84,53 +86,33 @@ admin_ctype(const char *name)
 static void
 admin_etag(const struct admin_file *f, char *buf, size_t bufsz)
 {
-	uint64_t	h = 1469598103934665603ULL;
-	size_t		i;
+	unsigned char	md[SHA256_DIGEST_LENGTH];
 
-	for (i = 0; i < f->len; i++) {
-		h ^= f->data[i];
-		h *= 1099511628211ULL;
-	}
-	snprintf(buf, bufsz, "\"%016" PRIx64 "-%zu\"", h, f->len);
+	SHA256(f->data, f->len, md);
+	snprintf(buf, bufsz, "\"%02x%02x%02x%02x%02x%02x%02x%02x-%zu\"",
+	    md[0], md[1], md[2], md[3], md[4], md[5], md[6], md[7], f->len);
 }
 
 /*
- * Writes the status line and headers of a page response, then len bytes
- * of body (body may be NULL for none). The shared resp_* writers always
- * send Cache-Control: no-store, which would defeat the ETag, so the page
- * writes its own head. Sets r->status.
+ * Sends a page response: the page's own headers (no-cache so the ETag
+ * works, a strict CSP, no framing) and len bytes of body (NULL: none).
  */
 static void
-admin_send(struct req *r, int status, const char *reason, const char *ctype,
-    const char *etag, const char *location, const void *body, size_t len)
+admin_send(struct req *r, int status, const char *ctype, const char *etag,
+    const char *location, const void *body, size_t len)
 {
-	char	buf[1536];
-	int	n;
-
-	if (r->status != 0)
-		return;
-	r->status = status;
-	n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n"
-	    "Cache-Control: no-cache\r\n"
-	    "X-Content-Type-Options: nosniff\r\n"
-	    "X-Frame-Options: DENY\r\n"
-	    "Referrer-Policy: no-referrer\r\n"
-	    "Content-Security-Policy: " ADMIN_CSP "\r\n"
-	    "%s%s%s" "%s%s%s" "%s%s%s" "Content-Length: %zu\r\n\r\n",
-	    status, reason,
-	    ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" :
-	    "", etag ? "ETag: " : "", etag ? etag : "", etag ? "\r\n" : "",
-	    location ? "Location: " : "", location ? location : "",
-	    location ? "\r\n" : "", body ? len : 0);
-	if (n < 0 || (size_t)n >= sizeof(buf)) {
-		r->status = 0;
-		resp_error(r, 500, "internal_server_error", "page header too "
-		    "long");
-		return;
-	}
-	r->io->write(r->io->ctx, buf, (size_t)n);
-	if (body != NULL && len > 0)
-		r->io->write(r->io->ctx, body, len);
+	resp_header(r, "Cache-Control", "no-cache");
+	resp_header(r, "X-Frame-Options", "DENY");
+	resp_header(r, "Referrer-Policy", "no-referrer");
+	resp_header(r, "Content-Security-Policy", ADMIN_CSP);
+	if (etag != NULL)
+		resp_header(r, "ETag", arena_strdup(r->a, etag));
+	if (location != NULL)
+		resp_header(r, "Location", location);
+	if (body != NULL)
+		resp_bytes(r, status, ctype, body, len);
+	else
+		resp_empty(r, status);
 }
 
 /* Serves embedded file name with its ETag, or 304, or a JSON 404. */
@@ -148,11 +130,10 @@ admin_serve(struct req *r, const char *name)
 	admin_etag(f, etag, sizeof(etag));
 	inm = req_param(r, "HTTP_IF_NONE_MATCH");
 	if (inm != NULL && strstr(inm, etag) != NULL) {
-		admin_send(r, 304, "Not Modified", NULL, etag, NULL, NULL, 0);
+		admin_send(r, 304, NULL, etag, NULL, NULL, 0);
 		return;
 	}
-	admin_send(r, 200, "OK", admin_ctype(f->name), etag, NULL, f->data,
-	    f->len);
+	admin_send(r, 200, admin_ctype(f->name), etag, NULL, f->data, f->len);
 }
 
 /* GET /admin and /admin/: a redirect to admin/, then the page. */
@@ -164,9 +145,8 @@ h_admin_root(struct req *r)
 
 	if (n == 0 || r->path[n - 1] != '/') {
 		/* Relative: right under any prefix the server mounts us at. */
-		admin_send(r, 301, "Moved Permanently",
-		    "text/plain; charset=utf-8", NULL, "admin/", msg,
-		    sizeof(msg) - 1);
+		admin_send(r, 301, "text/plain; charset=utf-8", NULL, "admin/",
+		    msg, sizeof(msg) - 1);
 		return;
 	}
 	admin_serve(r, "index.html");

@@ -231,6 +231,7 @@ status_text(int status)
 	case 201: return "Created";
 	case 202: return "Accepted";
 	case 204: return "No Content";
+	case 301: return "Moved Permanently";
 	case 304: return "Not Modified";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
@@ -278,8 +279,13 @@ resp_head(struct req *r, int status, const char *ctype, size_t len,
 	if (has_len)
 		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
 		    "Content-Length: %zu\r\n", len);
-	n += snprintf(buf + n, sizeof(buf) - (size_t)n,
-	    "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n");
+	/* API answers are never cached, unless a handler says otherwise */
+	for (i = 0; i < r->nhdrs; i++)
+		if (strcasecmp(r->hdr_name[i], "Cache-Control") == 0)
+			break;
+	n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s"
+	    "X-Content-Type-Options: nosniff\r\n", i < r->nhdrs ? "" :
+	    "Cache-Control: no-store\r\n");
 	r->io->write(r->io->ctx, buf, (size_t)n);
 	for (i = 0; i < r->nhdrs; i++) {
 		n = snprintf(buf, sizeof(buf), "%s: %s\r\n", r->hdr_name[i],

@@ -128,7 +128,8 @@ finish() {
 	else echo "# logs in $T_DIR"; fi
 	[ "$T_FAIL" -eq 0 ]
 }
-trap 'finish; exit $?' EXIT
+# A script that stops early (exit 1) fails even when its checks passed.
+trap 'rc=$?; finish; f=$?; [ "$rc" -ne 0 ] && exit "$rc"; exit "$f"' EXIT
 trap 'exit 1' INT TERM
 
 # start_nginx_at <locations> <upstream> [upstream...]: like start_nginx, but
