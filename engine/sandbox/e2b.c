@@ -38,11 +38,19 @@
  * then the end-stream frame); stdout and stderr are kept up to max_output
  * each and the rest counted as truncated, as local.c does.
  *
- * Standard input: written to a file under /tmp in the sandbox through the
- * /files API first, and the command starts with `exec 0<file; rm -f file`.
- * One extra request instead of process.Process/SendInput + CloseStdin
- * racing the running stream (those would need requests from inside the
- * stream's callback), and the bytes arrive whole before the command starts.
+ * The command runs as `{ <command>\n}` followed by a kill of the shell's
+ * remaining background jobs, so a command that ends while its children
+ * run comes back at once and leaves nothing behind (grandchildren that
+ * left the shell's job table are not reached this way).
+ *
+ * Standard input: written through the /files API first to a file named
+ * .flowcgi-stdin-<uuid> in the sandbox user's home (a relative path, which
+ * envd resolves against that home), and the command starts with
+ * `exec 0<"$HOME"/.flowcgi-stdin-<uuid> && rm -f` it. One extra request
+ * instead of process.Process/SendInput + CloseStdin racing the running
+ * stream (those would need requests from inside the stream's callback),
+ * and the bytes are all there before the command starts. When the command
+ * never starts, the file is removed with filesystem.Filesystem/Remove.
  *
  * Wall clock. The command's limit goes to envd as Connect-Timeout-Ms (never
  * 0; envd kills the process at that deadline and ends the stream with
@@ -291,6 +299,12 @@ buf_add(struct e2b_buf *b, const void *data, size_t n)
 	memcpy(b->p + b->len, data, keep);
 	b->len += keep;
 	b->p[b->len] = '\0';
+}
+
+static void
+buf_str(struct e2b_buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
 }
 
 /* The buffer's bytes as a NUL-terminated malloc'd string (NULL: OOM). */
@@ -1005,6 +1019,25 @@ envd_kill_pid(struct e2b *x, uint32_t pid)
 	json_decref(req);
 }
 
+/* Removes path in the sandbox (relative: to the user's home); best
+ * effort, logged. */
+static void
+envd_remove(struct e2b *x, const char *path)
+{
+	json_t	*req, *res = NULL;
+	char	 err[ENGINE_ERRMAX], code[40];
+
+	if ((req = json_pack("{s:s}", "path", path)) == NULL)
+		return;
+	if (envd_unary(x, "filesystem.Filesystem/Remove", req, 0, err, code,
+	    &res) != 0 && strcmp(code, "not_found") != 0) {
+		scrub(x, err);
+		log_warn("sandbox: %s", err);
+	}
+	json_decref(res);
+	json_decref(req);
+}
+
 /* ====== Paths ====== */
 
 /*
@@ -1200,7 +1233,9 @@ e2b_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	rq.url = url;
 	rq.headers = h;
 	rq.timeout = 300;
-	rq.max_bytes = max > 0 ? max : 1;
+	/* Room for an error body past a small max; a 200 longer than max
+	 * is refused below. */
+	rq.max_bytes = (max > 0 ? max : 0) + 65536;
 	rc = e2b_fetch(x, "download (GET /files)", &rq, err, &rs);
 	if (rc == ENGINE_ELIMIT || (rc == 0 && (int64_t)rs.len > max &&
 	    rs.status == 200)) {
@@ -1637,7 +1672,7 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	const char		*eq;
 	size_t			 k, plen;
 	int64_t			 t0 = now_us(), timeout_ms;
-	int			 rc = 0, frc, oom = 0, sig;
+	int			 rc = 0, frc, oom = 0, sig, stdin_file = 0;
 
 	memset(&st, 0, sizeof(st));
 	memset(&rs, 0, sizeof(rs));
@@ -1691,17 +1726,21 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	/* The command line; standard input comes from a file (see the top). */
 	if (req->stdin_len > 0) {
 		engine_uuid(uuid);
-		snprintf(in_path, sizeof(in_path), "/tmp/.flowcgi-stdin-%s",
-		    uuid);
+		snprintf(in_path, sizeof(in_path), ".flowcgi-stdin-%s", uuid);
 		if ((rc = e2b_put_file(x, in_path, req->stdin_data,
 		    req->stdin_len, err)) != 0)
 			goto out;
-		buf_add(&cmd, "exec 0<", 7);
-		sh_quote(&cmd, in_path);
-		buf_add(&cmd, " || exit 125; rm -f ", 20);
-		sh_quote(&cmd, in_path);
+		stdin_file = 1;
+		buf_str(&cmd, "exec 0<\"$HOME\"/");
+		buf_add(&cmd, in_path, strlen(in_path));
+		buf_str(&cmd, " || exit 125; rm -f \"$HOME\"/");
+		buf_add(&cmd, in_path, strlen(in_path));
 		buf_add(&cmd, "\n", 1);
 	}
+	/* The command in a brace group of this shell, so that what it left
+	 * running in the background is killed when it ends (envd ends the
+	 * stream when bash exits and keeps such children). */
+	buf_str(&cmd, "{ ");
 	if (req->shell != NULL)
 		buf_add(&cmd, req->shell, strlen(req->shell));
 	else
@@ -1710,6 +1749,9 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 				buf_add(&cmd, " ", 1);
 			sh_quote(&cmd, req->argv[k]);
 		}
+	buf_str(&cmd, "\n}; __flowcgi_rc=$?; __flowcgi_j=$(jobs -p); "
+	    "[ -z \"$__flowcgi_j\" ] || kill -KILL $__flowcgi_j 2>/dev/null; "
+	    "exit $__flowcgi_rc");
 	if (cmd.oom || cmd.p == NULL) {
 		rc = fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
@@ -1838,6 +1880,8 @@ kill:
 	if (st.started && !st.ended)
 		envd_kill_pid(x, st.pid);
 out:
+	if (stdin_file && !st.started)
+		envd_remove(x, in_path);
 	if (rc != 0) {
 		scrub(x, err);
 		sandbox_exec_result_release(res);

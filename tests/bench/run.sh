@@ -321,6 +321,7 @@ CORPUS=${FLOWCGI_CORPUS:-$(dirname "$0")/../../../shared/dsl-corpus/files}
 DSL_LINE=$(mkdir -p "$ROOT_DIR/dsl" && \
     "$BUILD/tools/engine_bench" corpus "$ROOT_DIR/dsl" "$CORPUS")
 SBX_LINE=$("$BUILD/tools/sandbox_bench" 2>&1 | tail -3)
+E2B_LINE=$(cd "$(dirname "$0")/../.." && "$BUILD/tools/sandbox_e2b_bench" 200 2>&1 | tail -5)
 
 # ====== 10 MB through flowcgi's file API vs nginx on its own ======
 
@@ -384,6 +385,8 @@ DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
 	echo "$ENGINE_LINE  (target: under 50 us per node)"
 	echo "$DSL_LINE"
 	echo "$SBX_LINE"
+	echo "e2b provider against the fake E2B (per run):"
+	echo "$E2B_LINE"
 	echo
 	echo "10 MB file, median of 5 (curl time_total)"
 	awk -v a="$UP_FC" -v b="$UP_NG" 'BEGIN { printf "  upload:   flowcgi %.3f s, nginx alone %.3f s, ratio %.2f\n", a, b, (b > 0 ? a / b : 0) }'
