@@ -18,10 +18,22 @@ PKGS="$PKGS chromium npm"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
 PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"
 
+# Runtimes a machine may already have from elsewhere (a node or python
+# installed outside Debian): the command on PATH is enough, and installing
+# Debian's package next to it could only conflict.
+provided() {
+	case $1 in
+	nodejs) command -v node >/dev/null 2>&1 ;;
+	npm) command -v npm >/dev/null 2>&1 ;;
+	python3) command -v python3 >/dev/null 2>&1 ;;
+	*) return 1 ;;
+	esac
+}
+
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "installed" ] || missing="$missing $p"
+	[ "$st" = "installed" ] || provided "$p" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 
