@@ -90,7 +90,7 @@ cmd_run(struct engine *e, const char *what, json_t *inputs, const char *query,
 	}
 	memset(&o, 0, sizeof(o));
 	o.app_id = app_id;
-	o.inputs = inputs;
+	o.inputs = inputs;	/* NULL: no inputs */
 	o.query = query;
 	o.user = "cli";
 	o.invoke_from = "cli";
@@ -490,7 +490,7 @@ main(int argc, char **argv)
 	const char		*output = NULL, *name = NULL, *arg = NULL;
 	const char		*query = NULL;
 	int			 yes = 0, secrets = 0, as_json = 0;
-	json_t			*inputs = json_object(), *iv;
+	json_t			*inputs = NULL, *iv;
 	char			*eq;
 	char			 err[ENGINE_ERRMAX] = "", token[AUTH_TOKEN_MAX];
 	const char		*argv0 = argv[0];
@@ -522,6 +522,8 @@ main(int argc, char **argv)
 			}
 			*eq = '\0';
 			iv = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
+			if (inputs == NULL && (inputs = json_object()) == NULL)
+				return 1;
 			json_object_set_new(inputs, optarg, iv && !json_is_null(
 			    iv) ? iv : json_string(eq + 1));
 			if (iv != NULL && json_is_null(iv))
