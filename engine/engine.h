@@ -577,4 +577,35 @@ int	engine_model_provider_delete(struct engine *e, const char *name);
 int	engine_model_provider_test(struct engine *e, const char *name,
 	    const json_t *in, char *err, json_t **out);
 
+/* ====== Sandbox providers ====== */
+
+/*
+ * Sandbox provider settings (engine/sandbox/settings.c), Dify's
+ * /workspaces/current/sandbox-providers. Types: local (default, no
+ * config), ssh, e2b (when compiled in).
+ *
+ * list: *out = [{provider_type, is_system_configured, is_tenant_configured,
+ * is_active, config (secrets as ENGINE_SECRET_MASK), config_schema:[{type,
+ * name, required, default, label}]}], a new reference.
+ * set: in = {"config":{...}} (or the bare config); merged over the stored
+ * config (a secret equal to ENGINE_SECRET_MASK keeps its value), validated
+ * by connecting (create, exec true, destroy), then stored with secrets
+ * encrypted. ENGINE_ENOTFOUND (unknown type), ENGINE_EINVAL (a field; err
+ * names it), ENGINE_ESANDBOX (connecting failed; err is the provider's
+ * message, never a secret).
+ * test: the same check without saving (in may be {} to test the stored
+ * config); an ssh host key pinned by it is stored with an existing
+ * config. *out = {result:"success"[, ssh_host_key]}.
+ * delete: ENGINE_ENOTFOUND when nothing is stored; the active provider
+ * falls back to local. activate: ENGINE_EINVAL when not configured.
+ */
+int	engine_sandbox_provider_list(struct engine *e, json_t **out);
+int	engine_sandbox_provider_set(struct engine *e, const char *type,
+	    const json_t *in, char *err);
+int	engine_sandbox_provider_test(struct engine *e, const char *type,
+	    const json_t *in, char *err, json_t **out);
+int	engine_sandbox_provider_delete(struct engine *e, const char *type);
+int	engine_sandbox_provider_activate(struct engine *e, const char *type,
+	    char *err);
+
 #endif

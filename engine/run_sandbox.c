@@ -164,10 +164,18 @@ run_sandbox(struct run *r, char *err, struct sandbox **out)
 		*out = r->sb;
 		goto out;
 	}
-	sandbox_config_init(&cfg, r->e->conf);
-	if ((rc = sandbox_create(&sandbox_provider_local, &cfg, err, &sb)) !=
-	    0)
-		goto out;
+	{
+		const struct sandbox_provider *p = NULL;
+
+		/* the provider active now, read per run: a change in the
+		 * settings applies to the next run in every process */
+		if ((rc = sandbox_active(r->e, err, &p, &cfg)) != 0)
+			goto out;
+		rc = sandbox_create(p, &cfg, err, &sb);
+		sandbox_config_release(&cfg);
+		if (rc != 0)
+			goto out;
+	}
 	if ((rc = lay_assets(r, sb, err)) != 0 ||
 	    (rc = restore_workspace(r, sb, err)) != 0) {
 		sandbox_free(sb);

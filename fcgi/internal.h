@@ -194,6 +194,7 @@ extern const struct route console_dsl_routes[];
 extern const struct route console_run_routes[];
 extern const struct route service_routes[];
 extern const struct route console_model_routes[];
+extern const struct route console_sandbox_routes[];
 extern const struct route console_admin_routes[];
 
 /* Handles one request completely: prefix, route, auth, handler. */

@@ -17,6 +17,7 @@ static const struct route *const route_tables[] = {
 	console_asset_routes,
 	console_run_routes,
 	console_model_routes,
+	console_sandbox_routes,
 	service_routes,
 	console_admin_routes,
 	NULL,

@@ -14,6 +14,7 @@
 extern const struct sandbox_provider sandbox_provider_e2b;
 static const struct sandbox_provider *const providers[] = {
 	&sandbox_provider_local,
+	&sandbox_provider_ssh,
 	&sandbox_provider_e2b,
 };
 

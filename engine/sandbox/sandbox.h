@@ -219,4 +219,53 @@ int	sandbox_run_code(const struct sandbox_config *cfg,
 	    const struct sandbox_code_req *req, char *err,
 	    struct sandbox_code_result *res);
 
+/* ====== SSH provider, trees and provider settings (ssh.c, settings.c) ====== */
+
+/* The ssh provider (ssh.c); options documented at the top of ssh.c. */
+extern const struct sandbox_provider sandbox_provider_ssh;
+
+/* sandbox_upload_tree and sandbox_download_tree exist. */
+#define SANDBOX_HAVE_TREES 1
+
+/*
+ * Writes the regular files and folders of a tar archive (tar, len bytes)
+ * under dir ("" or "." for the workspace). The whole archive is checked
+ * first: an absolute name, "..", or an entry that is neither a file nor a
+ * folder refuses it with ENGINE_EINVAL and writes nothing. ssh streams it
+ * to a remote tar; other providers get one upload per file.
+ */
+int	sandbox_upload_tree(struct sandbox *sb, const char *dir,
+	    const void *tar, size_t len, char *err);
+
+/*
+ * dir as a pax tar of its regular files and folders, names relative to
+ * dir (symlinks and others left out), in *tar (malloc'd, *len bytes);
+ * ENGINE_ELIMIT when it would exceed max bytes, ENGINE_ENOTFOUND when dir
+ * is not a folder.
+ */
+int	sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
+	    char *err, char **tar, size_t *len);
+
+/*
+ * ssh-keyscan of the host and port in ssh options: *keys = the server's
+ * host keys as "type base64" lines (malloc'd), for ssh_host_key. Trust on
+ * first use: call it only when the admin asks to pin (test connection).
+ */
+int	sandbox_ssh_scan(const json_t *options, char *err, char **keys);
+
+/*
+ * The active sandbox provider, read from storage now (so a change made by
+ * any process applies to the next run): *p and cfg filled from the
+ * sandbox.* settings of e's conf, with cfg->options a new reference to the
+ * provider's stored config, secrets decrypted (NULL for local). Release
+ * with sandbox_config_release. Nothing stored, or the active provider no
+ * longer known: local. Returns 0, ENGINE_ESTORE, ENGINE_ENOMEM, or the
+ * error of a secret that cannot be decrypted (err says which).
+ */
+int	sandbox_active(struct engine *e, char *err,
+	    const struct sandbox_provider **p, struct sandbox_config *cfg);
+
+/* Drops cfg->options (set by sandbox_active); cfg stays usable. */
+void	sandbox_config_release(struct sandbox_config *cfg);
+
 #endif

@@ -1,0 +1,689 @@
+/*
+ * settings.c — sandbox provider settings: which provider runs commands and
+ * each provider's config, as Dify's console shows them
+ * (/workspaces/current/sandbox-providers), and sandbox_active for runs.
+ *
+ * Stored in the settings database under "sandbox_providers":
+ *	{active: "<type>", providers: {<type>: {config: {plain fields},
+ *	 secrets: {field: "v1:..."}, updated_at}}}
+ * Secrets are encrypted with secret_encrypt (aad
+ * "sandbox_providers/<type>/<field>"), listed as ENGINE_SECRET_MASK, never
+ * logged; a secret sent back as the mask keeps its stored value.
+ *
+ * The providers offered are those of the schema table below that
+ * sandbox_provider_find knows; local needs no config and is the default.
+ * Saving validates by connecting: the provider's own create, exec `true`
+ * and destroy, so a wrong config is refused with the provider's message.
+ * ssh: when no host key is pinned for the host and port (ssh_host_key
+ * empty or the host changed), saving or testing scans it first (trust on
+ * first use, by the admin's action); afterwards a different server key is
+ * refused until the admin clears ssh_host_key.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/sandbox/sandbox.h"
+
+#define SETTINGS_KEY	"sandbox_providers"
+#define VALUE_MAX	16384
+
+struct field {
+	const char	*name;
+	const char	*type;		/* "text-input" or "secret-input" */
+	int		 required;
+	const char	*def;
+	const char	*label;
+};
+
+struct schema {
+	const char		*type;
+	const struct field	*fields;
+	size_t			 n;
+};
+
+static const struct field ssh_fields[] = {
+	{ "ssh_host", "text-input", 1, "agentbox", "SSH host" },
+	{ "ssh_port", "text-input", 0, "22", "SSH port" },
+	{ "ssh_username", "text-input", 1, NULL, "Username" },
+	{ "ssh_password", "secret-input", 1, NULL,
+	    "Password or private key (PEM)" },
+	{ "base_working_path", "text-input", 0, "/workspace/sandboxes",
+	    "Base working path" },
+	{ "ssh_host_key", "text-input", 0, NULL,
+	    "Pinned host key (filled by Test connection)" },
+};
+
+static const struct field e2b_fields[] = {
+	{ "api_key", "secret-input", 1, NULL, "API key" },
+	{ "e2b_api_url", "text-input", 0, "https://api.e2b.app", "API URL" },
+	{ "e2b_default_template", "text-input", 0, "code-interpreter-v1",
+	    "Template" },
+	{ "e2b_envd_url", "text-input", 0, NULL,
+	    "envd URL override (optional)" },
+};
+
+static const struct schema schemas[] = {
+	{ "local", NULL, 0 },
+	{ "ssh", ssh_fields, sizeof(ssh_fields) / sizeof(*ssh_fields) },
+	{ "e2b", e2b_fields, sizeof(e2b_fields) / sizeof(*e2b_fields) },
+};
+#define NSCHEMAS (sizeof(schemas) / sizeof(*schemas))
+
+/* The schema of a provider type offered here, or NULL. */
+static const struct schema *
+schema_find(const char *type)
+{
+	size_t i;
+
+	for (i = 0; type != NULL && i < NSCHEMAS; i++)
+		if (strcmp(schemas[i].type, type) == 0 &&
+		    sandbox_provider_find(type) != NULL)
+			return &schemas[i];
+	return NULL;
+}
+
+/* ====== Storage ====== */
+
+/* The stored record ({} when none); new reference. */
+static int
+record_load(struct engine *e, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	json_t			*rec = NULL;
+	int			 rc;
+
+	*out = NULL;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		goto out;
+	rc = store_get_json(t, STORE_DB_SETTINGS, SETTINGS_KEY, &rec);
+	if (rc == STORE_ENOTFOUND) {
+		rc = 0;
+		rec = json_object();
+	}
+	if (rc == 0 && !json_is_object(rec)) {
+		json_decref(rec);
+		rec = json_object();
+	}
+	if (rc == 0 && rec == NULL)
+		rc = STORE_ENOMEM;
+	if (rc == 0) {
+		*out = rec;
+		rec = NULL;
+	}
+out:
+	if (t != NULL)
+		store_read_end(t);
+	json_decref(rec);
+	return engine_from_store(rc);
+}
+
+/* The stored entry of type in rec, or NULL (borrowed). */
+static json_t *
+entry_of(json_t *rec, const char *type)
+{
+	json_t *e = json_object_get(json_object_get(rec, "providers"), type);
+
+	return json_is_object(e) ? e : NULL;
+}
+
+static const char *
+active_of(json_t *rec)
+{
+	const char *a = json_string_value(json_object_get(rec, "active"));
+
+	return a != NULL && schema_find(a) != NULL ? a : "local";
+}
+
+/*
+ * The stored config of entry ent with secrets decrypted: a new object of
+ * the schema's fields. Returns 0 or a secret_decrypt error.
+ */
+static int
+entry_config(struct engine *e, const struct schema *s, json_t *ent,
+    char *err, json_t **out)
+{
+	json_t		*cfg = NULL, *v;
+	const char	*enc;
+	char		 aad[128], *plain = NULL;
+	size_t		 i;
+	int		 rc = 0;
+
+	*out = NULL;
+	if ((cfg = json_object()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < s->n; i++) {
+		if (strcmp(s->fields[i].type, "secret-input") == 0) {
+			enc = json_string_value(json_object_get(
+			    json_object_get(ent, "secrets"), s->fields[i].name));
+			if (enc == NULL || enc[0] == '\0')
+				continue;
+			snprintf(aad, sizeof(aad), "sandbox_providers/%s/%s",
+			    s->type, s->fields[i].name);
+			if ((rc = secret_decrypt(e, aad, enc, err, &plain))
+			    != 0) {
+				/* err never holds the secret */
+				goto out;
+			}
+			rc = json_object_set_new(cfg, s->fields[i].name,
+			    json_string(plain)) != 0 ? ENGINE_ENOMEM : 0;
+			secret_free(plain);
+			plain = NULL;
+			if (rc != 0)
+				goto out;
+		} else if ((v = json_object_get(json_object_get(ent, "config"),
+		    s->fields[i].name)) != NULL &&
+		    json_object_set(cfg, s->fields[i].name, v) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+	}
+	*out = cfg;
+	cfg = NULL;
+out:
+	json_decref(cfg);
+	return rc;
+}
+
+/* ====== Listing ====== */
+
+static json_t *
+schema_view(const struct schema *s)
+{
+	json_t	*arr = json_array(), *f;
+	size_t	 i;
+
+	for (i = 0; arr != NULL && i < s->n; i++) {
+		f = json_pack("{s:s, s:s, s:b, s:o, s:{s:s, s:s}}", "type",
+		    s->fields[i].type, "name", s->fields[i].name, "required",
+		    s->fields[i].required, "default", s->fields[i].def ?
+		    json_string(s->fields[i].def) : json_null(), "label",
+		    "en_US", s->fields[i].label, "zh_Hans", s->fields[i].label);
+		if (f == NULL || json_array_append_new(arr, f) != 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return arr;
+}
+
+int
+engine_sandbox_provider_list(struct engine *e, json_t **out)
+{
+	json_t		*rec = NULL, *arr = NULL, *ent, *cfg, *item, *v;
+	const char	*active, *key;
+	size_t		 i, k;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = record_load(e, &rec)) != 0)
+		goto out;
+	active = active_of(rec);
+	if ((arr = json_array()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < NSCHEMAS; i++) {
+		if (schema_find(schemas[i].type) == NULL)
+			continue;
+		ent = entry_of(rec, schemas[i].type);
+		cfg = json_object();
+		/* Plain fields as stored; secrets only as the mask. */
+		for (k = 0; cfg != NULL && ent != NULL && k < schemas[i].n;
+		    k++) {
+			key = schemas[i].fields[k].name;
+			if (strcmp(schemas[i].fields[k].type, "secret-input")
+			    == 0)
+				v = json_object_get(json_object_get(ent,
+				    "secrets"), key) ? json_string(
+				    ENGINE_SECRET_MASK) : NULL;
+			else
+				v = json_incref(json_object_get(
+				    json_object_get(ent, "config"), key));
+			if (v != NULL)
+				json_object_set_new(cfg, key, v);
+		}
+		item = json_pack("{s:s, s:b, s:b, s:b, s:o, s:o}",
+		    "provider_type", schemas[i].type, "is_system_configured",
+		    strcmp(schemas[i].type, "local") == 0, "is_tenant_configured",
+		    ent != NULL, "is_active", strcmp(active, schemas[i].type) ==
+		    0, "config", cfg, "config_schema", schema_view(&schemas[i]));
+		if (item == NULL || json_array_append_new(arr, item) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+	}
+	*out = arr;
+	arr = NULL;
+out:
+	json_decref(rec);
+	json_decref(arr);
+	return rc;
+}
+
+/* ====== Validation ====== */
+
+/*
+ * The config to use: the stored one (decrypted) overlaid with the fields
+ * of in (a secret equal to the mask keeps the stored value); defaults for
+ * what is missing; required fields checked. *out: new reference.
+ */
+static int
+config_merge(struct engine *e, const struct schema *s, json_t *rec,
+    const json_t *in, char *err, json_t **out)
+{
+	json_t		*cfg = NULL, *ent, *v;
+	const char	*name, *str;
+	char		 num[32];
+	size_t		 i;
+	int		 rc = 0;
+
+	*out = NULL;
+	if (in != NULL && !json_is_object(in)) {
+		rc = engine_invalid(err, "config: expected an object");
+		goto out;
+	}
+	ent = entry_of(rec, s->type);
+	if (ent != NULL) {
+		if ((rc = entry_config(e, s, ent, err, &cfg)) != 0)
+			goto out;
+	} else if ((cfg = json_object()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < s->n; i++) {
+		name = s->fields[i].name;
+		v = json_object_get(in, name);
+		if (v == NULL || json_is_null(v))
+			continue;
+		if (json_is_integer(v)) {
+			snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+			    json_integer_value(v));
+			str = num;
+		} else if (json_is_string(v))
+			str = json_string_value(v);
+		else {
+			rc = engine_invalid(err, "config.%s: expected a string",
+			    name);
+			goto out;
+		}
+		if (strlen(str) > VALUE_MAX) {
+			rc = engine_invalid(err, "config.%s: longer than %d "
+			    "bytes", name, VALUE_MAX);
+			goto out;
+		}
+		if (strcmp(s->fields[i].type, "secret-input") == 0 &&
+		    strcmp(str, ENGINE_SECRET_MASK) == 0)
+			continue;	/* keep the stored value */
+		/* A new ssh host or port drops the pinned key. */
+		if ((strcmp(name, "ssh_host") == 0 ||
+		    strcmp(name, "ssh_port") == 0) && json_object_get(in,
+		    "ssh_host_key") == NULL) {
+			const char *old = json_string_value(json_object_get(cfg,
+			    name));
+
+			if (old == NULL || strcmp(old, str) != 0)
+				json_object_set_new(cfg, "ssh_host_key",
+				    json_string(""));
+		}
+		if (json_object_set_new(cfg, name, json_string(str)) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+	}
+	for (i = 0; i < s->n; i++) {
+		name = s->fields[i].name;
+		str = json_string_value(json_object_get(cfg, name));
+		if ((str == NULL || str[0] == '\0') && s->fields[i].def !=
+		    NULL && json_object_set_new(cfg, name,
+		    json_string(s->fields[i].def)) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		str = json_string_value(json_object_get(cfg, name));
+		if (s->fields[i].required && (str == NULL || str[0] == '\0' ||
+		    strcmp(str, ENGINE_SECRET_MASK) == 0)) {
+			rc = engine_invalid(err, "config.%s: required", name);
+			goto out;
+		}
+	}
+	*out = cfg;
+	cfg = NULL;
+out:
+	json_decref(cfg);
+	return rc;
+}
+
+/*
+ * Connects with cfg the provider's own way: create, exec true, destroy.
+ * ssh without a pinned key scans and pins it into cfg first. Returns 0 or
+ * ENGINE_ESANDBOX (ENGINE_EINVAL for a config field) with the provider's
+ * message in err.
+ */
+static int
+config_check(struct engine *e, const struct schema *s, json_t *cfg,
+    char *err)
+{
+	const struct sandbox_provider	*p = sandbox_provider_find(s->type);
+	struct sandbox_config		 sc;
+	struct sandbox			*sb = NULL;
+	struct sandbox_exec_result	 res;
+	struct sandbox_exec_req		 req;
+	static const char *const	 argv[] = {"true", NULL};
+	const char			*pin;
+	char				*keys = NULL;
+	int				 rc;
+
+	memset(&res, 0, sizeof(res));
+	if (strcmp(s->type, "ssh") == 0) {
+		pin = json_string_value(json_object_get(cfg, "ssh_host_key"));
+		if (pin == NULL || pin[0] == '\0') {
+			if ((rc = sandbox_ssh_scan(cfg, err, &keys)) != 0)
+				goto out;
+			if (json_object_set_new(cfg, "ssh_host_key",
+			    json_string(keys)) != 0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
+		}
+	}
+	sandbox_config_init(&sc, e->conf);
+	sc.options = cfg;
+	if ((rc = sandbox_create(p, &sc, err, &sb)) != 0)
+		goto out;
+	memset(&req, 0, sizeof(req));
+	req.argv = argv;
+	req.timeout_ms = 30000;
+	if ((rc = sandbox_exec(sb, &req, err, &res)) != 0)
+		goto out;
+	if (res.exit_code != 0) {
+		rc = SANDBOX_EFAIL;
+		snprintf(err, ENGINE_ERRMAX, "%s sandbox: `true` exited with "
+		    "%d: %.150s", s->type, res.exit_code, res.err ? res.err :
+		    "");
+		goto out;
+	}
+	rc = sandbox_destroy(sb, err);
+out:
+	sandbox_exec_result_release(&res);
+	sandbox_free(sb);
+	free(keys);
+	if (rc == ENGINE_EINVAL || rc == ENGINE_ENOMEM)
+		return rc;
+	return rc != 0 ? ENGINE_ESANDBOX : 0;
+}
+
+/* ====== Changes ====== */
+
+struct write_arg {
+	const char	*type;
+	json_t		*entry;		/* NULL: delete; steals */
+	const char	*activate;	/* set active to this */
+	int		 pin_only;	/* only update a stored entry's pin */
+	const char	*pin;
+};
+
+static int
+write_tx(struct store_txn *t, void *arg)
+{
+	struct write_arg	*a = arg;
+	json_t			*rec = NULL, *prov, *ent;
+	const char		*act;
+	int			 rc;
+
+	rc = store_get_json(t, STORE_DB_SETTINGS, SETTINGS_KEY, &rec);
+	if (rc == STORE_ENOTFOUND) {
+		rc = 0;
+		rec = json_object();
+	}
+	if (rc != 0 || rec == NULL || !json_is_object(rec)) {
+		rc = rc != 0 ? rc : STORE_ENOMEM;
+		goto out;
+	}
+	prov = json_object_get(rec, "providers");
+	if (!json_is_object(prov)) {
+		prov = json_object();
+		if (prov == NULL || json_object_set_new(rec, "providers", prov)
+		    != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
+	}
+	if (a->pin_only) {
+		ent = json_object_get(prov, a->type);
+		if (ent == NULL)
+			goto out;	/* nothing stored: nothing to pin */
+		json_object_set_new(json_object_get(ent, "config"),
+		    "ssh_host_key", json_string(a->pin));
+	} else if (a->activate != NULL) {
+		if (strcmp(a->activate, "local") != 0 &&
+		    json_object_get(prov, a->activate) == NULL) {
+			rc = STORE_ENOTFOUND;
+			goto out;
+		}
+		json_object_set_new(rec, "active", json_string(a->activate));
+	} else if (a->entry != NULL) {
+		if (json_object_set(prov, a->type, a->entry) != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
+	} else {
+		if (json_object_del(prov, a->type) != 0) {
+			rc = STORE_ENOTFOUND;
+			goto out;
+		}
+		act = json_string_value(json_object_get(rec, "active"));
+		if (act != NULL && strcmp(act, a->type) == 0)
+			json_object_set_new(rec, "active", json_string("local"));
+	}
+	rc = store_put_json(t, STORE_DB_SETTINGS, SETTINGS_KEY, rec, 0);
+out:
+	json_decref(rec);
+	return rc;
+}
+
+/* The entry to store for cfg: plain fields, encrypted secrets. */
+static int
+entry_make(struct engine *e, const struct schema *s, const json_t *cfg,
+    char *err, json_t **out)
+{
+	json_t		*ent = NULL, *plain, *secrets;
+	const char	*v;
+	char		 aad[128], *enc = NULL;
+	size_t		 i;
+	int		 rc = 0;
+
+	*out = NULL;
+	ent = json_pack("{s:{}, s:{}, s:I}", "config", "secrets",
+	    "updated_at", (json_int_t)engine_now());
+	if (ent == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	plain = json_object_get(ent, "config");
+	secrets = json_object_get(ent, "secrets");
+	for (i = 0; i < s->n; i++) {
+		v = json_string_value(json_object_get(cfg, s->fields[i].name));
+		if (v == NULL)
+			continue;
+		if (strcmp(s->fields[i].type, "secret-input") != 0) {
+			json_object_set_new(plain, s->fields[i].name,
+			    json_string(v));
+			continue;
+		}
+		snprintf(aad, sizeof(aad), "sandbox_providers/%s/%s", s->type,
+		    s->fields[i].name);
+		if ((rc = secret_encrypt(e, aad, v, err, &enc)) != 0)
+			goto out;
+		json_object_set_new(secrets, s->fields[i].name,
+		    json_string(enc));
+		free(enc);
+		enc = NULL;
+	}
+	*out = ent;
+	ent = NULL;
+out:
+	json_decref(ent);
+	return rc;
+}
+
+int
+engine_sandbox_provider_set(struct engine *e, const char *type,
+    const json_t *in, char *err)
+{
+	const struct schema	*s = schema_find(type);
+	struct write_arg	 a;
+	json_t			*rec = NULL, *cfg = NULL, *ent = NULL;
+	int			 rc;
+
+	memset(&a, 0, sizeof(a));
+	err[0] = '\0';
+	if (s == NULL) {
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	if (s->n == 0) {
+		rc = engine_invalid(err, "the %s sandbox has no settings", type);
+		goto out;
+	}
+	if ((rc = record_load(e, &rec)) != 0 ||
+	    (rc = config_merge(e, s, rec, json_object_get(in, "config") ?
+	    json_object_get(in, "config") : in, err, &cfg)) != 0 ||
+	    (rc = config_check(e, s, cfg, err)) != 0 ||
+	    (rc = entry_make(e, s, cfg, err, &ent)) != 0)
+		goto out;
+	a.type = type;
+	a.entry = ent;
+	rc = engine_from_store(store_write(e->store, write_tx, &a));
+out:
+	json_decref(rec);
+	json_decref(cfg);
+	json_decref(ent);
+	return rc;
+}
+
+int
+engine_sandbox_provider_test(struct engine *e, const char *type,
+    const json_t *in, char *err, json_t **out)
+{
+	const struct schema	*s = schema_find(type);
+	struct write_arg	 a;
+	json_t			*rec = NULL, *cfg = NULL, *old;
+	const char		*pin, *before = NULL;
+	int			 rc;
+
+	memset(&a, 0, sizeof(a));
+	*out = NULL;
+	err[0] = '\0';
+	if (s == NULL) {
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	if ((rc = record_load(e, &rec)) != 0 ||
+	    (rc = config_merge(e, s, rec, json_object_get(in, "config") ?
+	    json_object_get(in, "config") : in, err, &cfg)) != 0)
+		goto out;
+	old = json_object_get(json_object_get(entry_of(rec, type), "config"),
+	    "ssh_host_key");
+	before = json_string_value(old);
+	if ((rc = config_check(e, s, cfg, err)) != 0)
+		goto out;
+	pin = json_string_value(json_object_get(cfg, "ssh_host_key"));
+	/* A key pinned now is kept with the stored config. */
+	if (pin != NULL && (before == NULL || strcmp(before, pin) != 0)) {
+		a.type = type;
+		a.pin_only = 1;
+		a.pin = pin;
+		if ((rc = engine_from_store(store_write(e->store, write_tx,
+		    &a))) != 0)
+			goto out;
+	}
+	*out = pin != NULL ? json_pack("{s:s, s:s}", "result", "success",
+	    "ssh_host_key", pin) : json_pack("{s:s}", "result", "success");
+	if (*out == NULL)
+		rc = ENGINE_ENOMEM;
+out:
+	json_decref(rec);
+	json_decref(cfg);
+	return rc;
+}
+
+int
+engine_sandbox_provider_delete(struct engine *e, const char *type)
+{
+	struct write_arg	a;
+
+	memset(&a, 0, sizeof(a));
+	if (schema_find(type) == NULL)
+		return ENGINE_ENOTFOUND;
+	a.type = type;
+	return engine_from_store(store_write(e->store, write_tx, &a));
+}
+
+int
+engine_sandbox_provider_activate(struct engine *e, const char *type,
+    char *err)
+{
+	struct write_arg	a;
+	int			rc;
+
+	memset(&a, 0, sizeof(a));
+	err[0] = '\0';
+	if (schema_find(type) == NULL)
+		return ENGINE_ENOTFOUND;
+	a.type = type;
+	a.activate = type;
+	rc = engine_from_store(store_write(e->store, write_tx, &a));
+	if (rc == ENGINE_ENOTFOUND)
+		rc = engine_invalid(err, "the %s sandbox is not configured; "
+		    "save its config first", type);
+	return rc;
+}
+
+/* ====== For runs ====== */
+
+int
+sandbox_active(struct engine *e, char *err, const struct sandbox_provider **p,
+    struct sandbox_config *cfg)
+{
+	const struct schema	*s;
+	json_t			*rec = NULL, *ent, *opts = NULL;
+	const char		*type;
+	int			 rc;
+
+	err[0] = '\0';
+	*p = &sandbox_provider_local;
+	sandbox_config_init(cfg, e->conf);
+	if ((rc = record_load(e, &rec)) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "sandbox settings: cannot read "
+		    "them from storage");
+		goto out;
+	}
+	type = active_of(rec);
+	if (strcmp(type, "local") == 0)
+		goto out;
+	s = schema_find(type);
+	if ((ent = entry_of(rec, type)) == NULL) {
+		log_warn("sandbox: active provider %s has no config; using "
+		    "local", type);
+		goto out;
+	}
+	if ((rc = entry_config(e, s, ent, err, &opts)) != 0)
+		goto out;
+	*p = sandbox_provider_find(type);
+	cfg->options = opts;
+	opts = NULL;
+out:
+	json_decref(rec);
+	json_decref(opts);
+	return rc;
+}
+
+void
+sandbox_config_release(struct sandbox_config *cfg)
+{
+	json_decref((json_t *)(uintptr_t)cfg->options);
+	cfg->options = NULL;
+}
