@@ -322,6 +322,12 @@ DSL_LINE=$(mkdir -p "$ROOT_DIR/dsl" && \
     "$BUILD/tools/engine_bench" corpus "$ROOT_DIR/dsl" "$CORPUS")
 SBX_LINE=$("$BUILD/tools/sandbox_bench" 2>&1 | tail -3)
 E2B_LINE=$(cd "$(dirname "$0")/../.." && "$BUILD/tools/sandbox_e2b_bench" 200 2>&1 | tail -5)
+# The ssh provider against a real sshd on loopback: the provider's test
+# starts one and measures exec through the provider against a raw ssh over
+# the same ControlMaster (its "# bench:" lines).
+SSH_LINE=$("$BUILD/tests/t_sandbox_ssh" 2>&1 | sed -n 's/^# bench: //p' | awk -F': ' '
+	{ v[$1] = $2 + 0; print "  " $0 }
+	END { if (v["raw ssh -S true"] > 0) printf "  ssh exec / raw ssh over the same ControlMaster: %.2f\n", v["ssh exec true"] / v["raw ssh -S true"] }')
 
 # ====== 10 MB through flowcgi's file API vs nginx on its own ======
 
@@ -387,6 +393,8 @@ DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
 	echo "$SBX_LINE"
 	echo "e2b provider against the fake E2B (per run):"
 	echo "$E2B_LINE"
+	echo "ssh provider against a real sshd on loopback (mean of 20 execs, 10 creates):"
+	echo "$SSH_LINE"
 	echo
 	echo "10 MB file, median of 5 (curl time_total)"
 	awk -v a="$UP_FC" -v b="$UP_NG" 'BEGIN { printf "  upload:   flowcgi %.3f s, nginx alone %.3f s, ratio %.2f\n", a, b, (b > 0 ? a / b : 0) }'

@@ -181,3 +181,41 @@ stop_nginx() {
 	    wait "$NGINX_PID" 2>/dev/null
 	NGINX_PID=
 }
+
+# start_sshd <user> <uid> <password>: a real sshd on a free loopback port
+# (SSH_PORT) with its own host key; the password user exists only in sshd's
+# private mount namespace, its home is $SSHD_DIR/home. Needs root, sshd and
+# unshare.
+start_sshd() {
+	SSHD_DIR="$T_DIR/sshd"; mkdir -p "$SSHD_DIR" /run/sshd
+	chmod 755 "$T_DIR" "$SSHD_DIR"
+	SSH_PORT=$(free_port)
+	ssh-keygen -q -t ed25519 -N '' -f "$SSHD_DIR/hostkey" || return 1
+	mkdir "$SSHD_DIR/home"; chown "$2:$2" "$SSHD_DIR/home"
+	cp /etc/passwd "$SSHD_DIR/passwd"; cp /etc/shadow "$SSHD_DIR/shadow"
+	echo "$1:x:$2:$2::$SSHD_DIR/home:/bin/sh" >>"$SSHD_DIR/passwd"
+	echo "$1:$(openssl passwd -6 "$3"):19000:0:99999:7:::" \
+	    >>"$SSHD_DIR/shadow"
+	printf '%s\n' "Port $SSH_PORT" 'ListenAddress 127.0.0.1' \
+	    "HostKey $SSHD_DIR/hostkey" 'PidFile none' 'UsePAM no' \
+	    'PasswordAuthentication yes' 'KbdInteractiveAuthentication no' \
+	    'PermitRootLogin no' "AllowUsers $1" 'LogLevel VERBOSE' \
+	    >"$SSHD_DIR/sshd_config"
+	unshare -m --propagation private sh -c "mount --bind \
+	    $SSHD_DIR/passwd /etc/passwd && mount --bind $SSHD_DIR/shadow \
+	    /etc/shadow && exec /usr/sbin/sshd -D -e \
+	    -f $SSHD_DIR/sshd_config" 2>"$SSHD_DIR/sshd.log" &
+	FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
+	wait_port "$SSH_PORT"
+}
+
+# stop_control_masters: closes the ControlMasters flowcgi's ssh provider
+# left running (ControlPersist) so that they go with the test.
+stop_control_masters() {
+	local c
+	for c in "$T_DIR"/data/sandboxes/.ssh/cm-*; do
+		[ -S "$c" ] && ssh -F none -o ControlPath="$c" -O exit x \
+		    >/dev/null 2>&1
+	done
+	return 0
+}

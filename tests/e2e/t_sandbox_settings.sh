@@ -11,23 +11,9 @@
 if [ "$(id -u)" -ne 0 ] || [ ! -x /usr/sbin/sshd ]; then
 	ok 1 "needs root and /usr/sbin/sshd (openssh-server)"; exit 1
 fi
-S="$T_DIR/sshd"; mkdir -p "$S" /run/sshd; chmod 755 "$T_DIR" "$S"
-SSH_PORT=$(free_port)
 PASS='e2e pass-123'
-ssh-keygen -q -t ed25519 -N '' -f "$S/hostkey"
-mkdir "$S/home"; chown 61235:61235 "$S/home"
-cp /etc/passwd "$S/passwd"; cp /etc/shadow "$S/shadow"
-echo "sbe2e:x:61235:61235::$S/home:/bin/sh" >>"$S/passwd"
-echo "sbe2e:$(openssl passwd -6 "$PASS"):19000:0:99999:7:::" >>"$S/shadow"
-printf '%s\n' "Port $SSH_PORT" 'ListenAddress 127.0.0.1' "HostKey $S/hostkey" \
-    'PidFile none' 'UsePAM no' 'PasswordAuthentication yes' \
-    'KbdInteractiveAuthentication no' 'PermitRootLogin no' \
-    'AllowUsers sbe2e' 'LogLevel VERBOSE' >"$S/sshd_config"
-unshare -m --propagation private sh -c "mount --bind $S/passwd /etc/passwd \
-    && mount --bind $S/shadow /etc/shadow && exec /usr/sbin/sshd -D -e \
-    -f $S/sshd_config" 2>"$S/sshd.log" &
-FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-wait_port "$SSH_PORT" || { ok 1 "sshd started"; exit 1; }
+start_sshd sbe2e 61235 "$PASS" || { ok 1 "sshd started"; exit 1; }
+S=$SSHD_DIR
 
 start_flowcgi fc || exit 1
 start_nginx "127.0.0.1:$FC_PORT" || exit 1
@@ -102,7 +88,4 @@ req DELETE $P/sandbox-provider/ssh/config
 is "$STATUS" 404 "delete twice: 404"
 req POST $P/sandbox-provider/nope/config -H "$J" --data-binary '{}'
 is "$STATUS" 404 "unknown provider: 404"
-# The ControlMasters flowcgi started (ControlPersist) go with the test.
-for c in "$T_DIR"/data/sandboxes/.ssh/cm-*; do
-	[ -S "$c" ] && ssh -F none -o ControlPath="$c" -O exit x >/dev/null 2>&1
-done
+stop_control_masters
