@@ -1216,8 +1216,11 @@
 				await api('DELETE', SP1 + enc(type) + '/config');
 				renderSandboxSoon();
 			    }) } }) : null,
-			el('button', { type: 'submit', class: 'primary',
-			    text: 'Save' })));
+			schema.length ? el('button', { type: 'submit',
+			    class: 'primary', text: 'Save' }) : null));
+		if (!schema.length)
+			form.prepend(el('p', { class: 'muted', text:
+			    'Nothing to configure.' }));
 		return el('div', { class: 'card provider', 'data-type': type },
 		    el('h2', {}, type + ' ', p.is_active ? badge('active') : null,
 			p.is_tenant_configured ? badge('configured', 'cfg') :

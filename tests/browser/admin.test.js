@@ -35,6 +35,16 @@ function ok(cond, what, detail) {
 function note(s) {
 	console.log('# ' + s);
 }
+/* A full-page screenshot of what is shown, under OUT_DIR. */
+async function shot(page, name) {
+	const f = path.join(OUT, name + '.png');
+	await page.screenshot({ path: f, fullPage: true });
+	ok(fs.statSync(f).size > 1000, 'screenshot ' + name + '.png');
+	note('screenshot: ' + f);
+}
+/* The test's sshd (see t_admin_browser.sh). */
+const SSH = { port: process.env.SSH_PORT, user: process.env.SSH_USER,
+    pass: process.env.SSH_PASS, base: process.env.SSH_BASE };
 
 /* The whole run has 75 s; a hang must not hold the test suite. */
 const watchdog = setTimeout(() => {
@@ -60,7 +70,8 @@ async function main() {
 	const foreign = [];
 	page.on('pageerror', (e) => problems.push('pageerror: ' + e.message));
 	page.on('console', (m) => {
-		if (m.type() === 'error' && !/401|404/.test(m.text()))
+		/* 400: the wrong ssh password the test saves on purpose */
+		if (m.type() === 'error' && !/401|404|400/.test(m.text()))
 			problems.push('console: ' + m.text());
 	});
 	page.on('request', (r) => {
@@ -140,6 +151,7 @@ async function run(page) {
 	    await rows(page).count() === 3,
 	    'the original (classic) and the upgraded copy (sandboxed) are ' +
 	    'both listed');
+	await shot(page, 'apps');
 
 	/* ---- export: the sandboxed app as a .zip bundle, a classic as .yml */
 	let [dl] = await Promise.all([page.waitForEvent('download'),
@@ -209,6 +221,7 @@ async function run(page) {
 	ok(/Writes the weekly <b>report<\/b>/.test(await skill.textContent()),
 	    'a skill folder shows its description, as text (no markup)',
 	    await skill.textContent());
+	await shot(page, 'app-files');
 	ok(await page.locator('#file-tree b').count() === 0,
 	    'text from the server is never turned into elements');
 	await page.locator('#upload-folder').selectOption({ index: 0 });
@@ -256,6 +269,7 @@ async function run(page) {
 	    /3 nodes, 2 edges/.test(await page.locator('#dsl-totals')
 	    .textContent()), 'the overview counts the nodes by type',
 	    nodeTypes);
+	await shot(page, 'app-overview');
 	await page.getByRole('link', { name: 'Run', exact: true }).click();
 	await page.locator('#run-form').waitFor();
 	ok(await page.locator('label[for="in-name"]').textContent() ===
@@ -292,6 +306,7 @@ async function run(page) {
 	    'the outputs show, as text');
 	ok(/node_started · Slow greeting \(code\)/.test(await page
 	    .locator('#events').textContent()), 'node events name the node');
+	await shot(page, 'app-run');
 
 	/* ---- the run history and a run's node trace ---- */
 	await page.getByRole('link', { name: 'Runs' }).click();
@@ -314,26 +329,71 @@ async function run(page) {
 	ok(/Inputs/.test(codeText) && /Ada <i>Lovelace<\/i>/.test(codeText) &&
 	    /Outputs/.test(codeText) && /Hello, Ada/.test(codeText),
 	    'a node of the trace shows its inputs and outputs');
+	await shot(page, 'app-trace');
 
-	/* ---- settings pages ---- */
+	/* ---- Settings > Sandbox Provider, against the test's sshd ---- */
 	await page.getByRole('link', { name: 'Sandbox Provider' }).click();
 	await page.locator('h1', { hasText: 'Sandbox Provider' }).waitFor();
-	const na = page.locator('#not-available');
-	const cards = page.locator('.provider');
-	await Promise.race([na.waitFor(), cards.first().waitFor()]);
-	if (await na.count())
-		ok(/not available on this server/.test(await na.textContent()),
-		    'Sandbox Provider: a clear "not available" without the API');
-	else
-		ok(await cards.count() > 0, 'Sandbox Provider: one card per ' +
-		    'provider');
+	const card = (t) => page.locator('.provider[data-type="' + t + '"]');
+	await card('ssh').waitFor();
+	ok(await card('local').count() === 1 && await card('e2b').count() ===
+	    1, 'Sandbox Provider: one card per provider (local, ssh, e2b)');
+	ok(await card('local').locator('.badge.active').count() === 1 &&
+	    await card('ssh').locator('.badge.active').count() === 0,
+	    'local is marked active at first');
+	ok(await card('ssh').locator('input[name="ssh_password"]')
+	    .getAttribute('type') === 'password' && await card('e2b')
+	    .locator('input[name="api_key"]').getAttribute('type') ===
+	    'password', 'secrets are password fields in the forms built ' +
+	    'from the schemas');
+	const ssh = card('ssh');
+	await ssh.locator('input[name="ssh_host"]').fill('127.0.0.1');
+	await ssh.locator('input[name="ssh_port"]').fill(SSH.port);
+	await ssh.locator('input[name="ssh_username"]').fill(SSH.user);
+	await ssh.locator('input[name="base_working_path"]').fill(SSH.base);
+	await ssh.locator('input[name="ssh_password"]').fill('wrong password');
+	await ssh.getByRole('button', { name: 'Save' }).click();
+	await ssh.locator('.msg.error').waitFor();
+	const sshErr = await ssh.locator('.msg.error').textContent();
+	ok(/authentication failed/.test(sshErr), 'Save with a wrong ' +
+	    'password shows the error as ssh gave it', sshErr);
+	await ssh.locator('input[name="ssh_password"]').fill(SSH.pass);
+	await ssh.getByRole('button', { name: 'Save' }).click();
+	await card('ssh').locator('.badge.cfg').waitFor();
+	ok(await card('ssh').locator('input[name="ssh_password"]')
+	    .inputValue() === '[__HIDDEN__]' && !(await page.content())
+	    .includes(SSH.pass), 'saved: the password comes back masked, ' +
+	    'never in clear');
+	ok(/^ssh-/.test(await card('ssh').locator('input[name="ssh_host_key"]')
+	    .inputValue()), 'saved: the host key is pinned');
+	await card('ssh').getByRole('button', { name: 'Test connection' })
+	    .click();
+	await card('ssh').locator('.msg.ok').waitFor();
+	ok(await card('ssh').locator('.msg.error').count() === 0,
+	    'Test connection with the masked password works');
+	await card('ssh').getByRole('button', { name: 'Activate' }).click();
+	await card('ssh').locator('.badge.active').waitFor();
+	ok(await card('local').locator('.badge.active').count() === 0,
+	    'Activate: ssh is the active one, local no longer');
+	await shot(page, 'settings-sandbox');
+	await card('local').getByRole('button', { name: 'Activate' }).click();
+	await card('local').locator('.badge.active').waitFor();
+	ok(await card('ssh').locator('.badge.active').count() === 0,
+	    'switched back to local');
+	await card('ssh').getByRole('button', { name: 'Remove' }).click();
+	await page.locator('#dlg[open]').waitFor();
+	await page.locator('#dlg-ok').click();
+	await card('ssh').locator('.badge.cfg').waitFor({ state: 'detached' });
+	ok(await card('ssh').getByRole('button', { name: 'Remove' }).count() ===
+	    0, 'Remove: ssh is no longer configured');
 	await page.getByRole('link', { name: 'Model Providers' }).click();
 	await page.locator('h1', { hasText: 'Model Providers' }).waitFor();
-	await Promise.race([na.waitFor(), page.locator('.provider').last()
-	    .waitFor()]);
-	ok(await na.count() > 0 || await page.locator('.provider h2',
-	    { hasText: 'Add a provider' }).count() === 1,
-	    'Model Providers: the list and an add form (or "not available")');
+	await page.locator('.provider h2', { hasText: 'Add a provider' })
+	    .waitFor();
+	ok(await page.locator('#not-available').count() === 0 && await page
+	    .locator('.provider h2', { hasText: 'Add a provider' }).count() ===
+	    1, 'Model Providers: the list and an add form');
+	await shot(page, 'settings-models');
 
 	/* ---- phone width ---- */
 	await page.setViewportSize({ width: 375, height: 740 });
@@ -348,11 +408,7 @@ async function run(page) {
 	ok(layout.scroll <= layout.width && layout.thead === 'none',
 	    'at phone width nothing scrolls sideways and rows become cards',
 	    layout);
-	const shot = path.join(OUT, 'admin-phone.png');
-	await page.screenshot({ path: shot, fullPage: true });
-	ok(fs.statSync(shot).size > 1000, 'a phone-width screenshot is ' +
-	    'taken');
-	note('screenshot: ' + shot);
+	await shot(page, 'apps-phone');
 	await page.setViewportSize({ width: 1200, height: 900 });
 
 	/* ---- keyboard only ---- */
@@ -412,6 +468,13 @@ async function run(page) {
 	await page.locator('#app-title').waitFor();
 	ok(await page.locator('#app-title').textContent() === 'if-else',
 	    'signing in again returns to the page that was asked for');
+
+	/* ---- sign out ---- */
+	await page.locator('#signout').click();
+	await page.locator('#signin').waitFor();
+	ok(!await page.locator('#nav').isVisible() && await page.evaluate(() =>
+	    sessionStorage.getItem('flowcgi.admin.token')) === null,
+	    'Sign out returns to sign-in and forgets the token');
 }
 
 main().then(() => {

@@ -5,7 +5,8 @@
 #
 # FLOWCGI_CHROMIUM overrides /usr/bin/chromium; FLOWCGI_CORPUS the DSL
 # corpus folder. The npm package is installed from the committed
-# package-lock.json when tests/browser/node_modules is missing.
+# package-lock.json when tests/browser/node_modules is missing. The
+# screenshots of each page are kept in <build>/test-logs/screenshots.
 . "$(dirname "$0")/lib.sh"
 
 CORPUS=${FLOWCGI_CORPUS:-$TOP/../shared/dsl-corpus/files}
@@ -93,10 +94,19 @@ if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
 	    sed 's/^/# /' "$T_DIR/npm.log"
 fi
 
+# The Sandbox Provider page is checked against a real sshd on loopback.
+if [ "$(id -u)" -ne 0 ] || [ ! -x /usr/sbin/sshd ]; then
+	ok 1 "needs root and /usr/sbin/sshd (openssh-server)"; exit 1
+fi
+SSH_PASS='admin pass-789'
+start_sshd sbadmin 61237 "$SSH_PASS" || { ok 1 "sshd started"; exit 1; }
+
 # The script prints "ok - ..." / "not ok - ..." / "# ..." lines; they are
 # counted here so that the whole test has one plan.
 ADMIN_URL="$BASE/flow/admin/" ADMIN_TOKEN="$TOKEN" CHROMIUM="$CHROMIUM" \
 CORPUS="$CORPUS" FIXTURES="$BROWSER_DIR/fixtures" OUT_DIR="$T_DIR" \
+SSH_PORT="$SSH_PORT" SSH_USER=sbadmin SSH_PASS="$SSH_PASS" \
+SSH_BASE="$SSHD_DIR/home/work" \
     timeout 90 node "$BROWSER_DIR/admin.test.js" >"$T_DIR/browser.tap" 2>&1
 rc=$?
 while IFS= read -r line; do
@@ -107,3 +117,10 @@ while IFS= read -r line; do
 	esac
 done <"$T_DIR/browser.tap"
 is "$rc" 0 "the browser script ran to its end"
+# The screenshots of each page outlive the test's folder.
+if [ -n "${FLOWCGI_BUILD:-}" ]; then
+	mkdir -p "$FLOWCGI_BUILD/test-logs/screenshots" &&
+	    cp "$T_DIR"/*.png "$FLOWCGI_BUILD/test-logs/screenshots/" 2>/dev/null
+	echo "# screenshots in $FLOWCGI_BUILD/test-logs/screenshots"
+fi
+stop_control_masters
