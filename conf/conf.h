@@ -72,6 +72,12 @@ struct conf {
 	int	 sandbox_timeout;	/* wall-clock seconds per command */
 	int64_t	 sandbox_max_output;	/* bytes kept of stdout, of stderr */
 	int	 sandbox_uid;		/* uid commands run as when root */
+	/* the sandboxed runtime's Agent (llm node with computer_use) */
+	int	 agent_command_timeout;	/* wall-clock seconds per command */
+	int	 agent_output_max;	/* characters of output the model sees */
+	int	 agent_output_keep;	/* head and tail characters when cut */
+	int	 agent_max_files;	/* files returned from output/ */
+	int64_t	 agent_max_file_size;	/* bytes per returned file */
 	/* model providers (engine/llm/) */
 	char	 llm_base_url[1024];	/* catch-all OpenAI-compatible URL */
 	char	 llm_api_key[512];	/* its API key */

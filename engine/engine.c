@@ -151,6 +151,88 @@ engine_uuid_check(const char *s)
 	return s[36] == '\0' ? 0 : -1;
 }
 
+/* ====== Text ====== */
+
+/*
+ * Checks the sequence at s (n bytes) against the Unicode table of
+ * well-formed UTF-8 (Unicode 15, table 3-7). Returns its length when it is
+ * whole and valid; else 0, with *bad set to the bytes that make up its
+ * maximal valid prefix (at least 1), which become one U+FFFD.
+ */
+static size_t
+utf8_check(const unsigned char *s, size_t n, size_t *bad)
+{
+	unsigned char	lo = 0x80, hi = 0xBF;
+	size_t		k, i;
+
+	*bad = 1;
+	if (n == 0)
+		return 0;
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		k = 2;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		k = 3;
+		if (s[0] == 0xE0)
+			lo = 0xA0;
+		else if (s[0] == 0xED)
+			hi = 0x9F;
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		k = 4;
+		if (s[0] == 0xF0)
+			lo = 0x90;
+		else if (s[0] == 0xF4)
+			hi = 0x8F;
+	} else
+		return 0;
+	for (i = 1; i < k; i++) {
+		if (i >= n || s[i] < lo || s[i] > hi) {
+			*bad = i;
+			return 0;
+		}
+		lo = 0x80, hi = 0xBF;
+	}
+	return k;
+}
+
+size_t
+engine_utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t bad;
+
+	return utf8_check(s, n, &bad);
+}
+
+char *
+engine_utf8_clean(const char *s, size_t len, int nul_too, size_t *outlen)
+{
+	const unsigned char	*u = (const unsigned char *)s;
+	char			*out, *o;
+	size_t			 i = 0, k, bad;
+
+	/* At worst every byte becomes the 3-byte U+FFFD. */
+	if (len > (SIZE_MAX - 1) / 3 || (out = malloc(len * 3 + 1)) == NULL)
+		return NULL;
+	o = out;
+	while (i < len) {
+		k = utf8_check(u + i, len - i, &bad);
+		if (k == 0 || (nul_too && u[i] == 0)) {
+			memcpy(o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i += k == 0 ? bad : 1;
+			continue;
+		}
+		memcpy(o, u + i, k);
+		o += k;
+		i += k;
+	}
+	*o = '\0';
+	if (outlen != NULL)
+		*outlen = (size_t)(o - out);
+	return out;
+}
+
 /* ====== Open and close ====== */
 
 int

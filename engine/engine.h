@@ -67,6 +67,21 @@ int64_t	engine_now(void);
 /* 0 when s is a UUID in canonical lowercase 8-4-4-4-12 form. */
 int	engine_uuid_check(const char *s);
 
+/* ====== Text ====== */
+
+/*
+ * A NUL-terminated copy of s (len bytes) that is well-formed UTF-8: what
+ * is not (stray continuation bytes, overlong forms, surrogates, past
+ * U+10FFFF, a sequence cut short) becomes U+FFFD, one for each maximal
+ * ill-formed part, as Python's errors="replace" decodes it; with nul_too,
+ * NUL bytes too. Its length goes to *outlen. NULL when out of memory.
+ */
+char	*engine_utf8_clean(const char *s, size_t len, int nul_too,
+	    size_t *outlen);
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+size_t	 engine_utf8_seq(const unsigned char *s, size_t n);
+
 /* ====== Apps ====== */
 
 /* The app modes Dify knows. */

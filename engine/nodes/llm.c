@@ -390,11 +390,6 @@ on_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
 /* ====== Computer use: the sandboxed runtime's Agent ====== */
 
 #define CU_DEFAULT_ITERATIONS	10
-#define CU_COMMAND_TIMEOUT	3600	/* s, Dify's bash tool */
-#define CU_OUTPUT_MAX		8000	/* characters kept per command */
-#define CU_OUTPUT_KEEP		2500	/* head and tail when cut */
-#define CU_FILES_MAX		50	/* files returned from output/ */
-#define CU_FILE_MAX		(10 << 20)
 
 static const char cu_bash_doc[] =
     "Run a bash command in the workspace of a Linux sandbox and get its "
@@ -402,25 +397,49 @@ static const char cu_bash_doc[] =
     "skills/. Save any file you want to return to the user under output/ "
     "(create it with mkdir -p output).";
 
-/* Output of a command, cut to CU_OUTPUT_MAX characters (head and tail). */
+/* The byte offset of character n of well-formed UTF-8 s (len bytes). */
+static size_t
+cu_offset(const char *s, size_t len, size_t n)
+{
+	size_t i = 0, k;
+
+	while (n-- > 0 && i < len) {
+		k = engine_utf8_seq((const unsigned char *)s + i, len - i);
+		i += k > 0 ? k : 1;
+	}
+	return i;
+}
+
+/*
+ * What the model sees of a command's output (s, len bytes, any bytes):
+ * made well-formed UTF-8, and when longer than agent.output_max characters
+ * cut to agent.output_keep characters of its head and of its tail.
+ */
 static char *
-cu_cut(const char *s, size_t len)
+cu_cut(const struct conf *cf, const char *raw, size_t rawlen)
 {
 	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
-	char		 mid[96];
+	char		 mid[96], *s;
+	size_t		 len, chars, keep, head, tail;
 
-	if (len <= CU_OUTPUT_MAX) {
-		char *r;
-
-		tpl_sb_add(&sb, s, len);
-		r = tpl_sb_take(&sb);
-		return r != NULL ? r : strdup("");
-	}
-	tpl_sb_add(&sb, s, CU_OUTPUT_KEEP);
+	if ((s = engine_utf8_clean(raw, rawlen, 1, &len)) == NULL)
+		return NULL;
+	for (chars = 0, head = 0; head < len; chars++)
+		head += engine_utf8_seq((const unsigned char *)s + head,
+		    len - head);
+	if (chars <= (size_t)cf->agent_output_max)
+		return s;
+	keep = (size_t)cf->agent_output_keep;
+	if (keep * 2 > (size_t)cf->agent_output_max)
+		keep = (size_t)cf->agent_output_max / 2;
+	head = cu_offset(s, len, keep);
+	tail = cu_offset(s, len, chars - keep);
+	tpl_sb_add(&sb, s, head);
 	snprintf(mid, sizeof(mid), "\n... [%zu characters cut] ...\n",
-	    len - 2 * CU_OUTPUT_KEEP);
+	    chars - 2 * keep);
 	tpl_sb_str(&sb, mid);
-	tpl_sb_add(&sb, s + len - CU_OUTPUT_KEEP, CU_OUTPUT_KEEP);
+	tpl_sb_add(&sb, s + tail, len - tail);
+	free(s);
 	return tpl_sb_take(&sb);
 }
 
@@ -454,8 +473,8 @@ cu_bash(struct node_ctx *c, struct sandbox *sb, const char *cmd, char **out,
 	rq.argv = (const char *const[]){ "bash", "-c", cmd, NULL };
 	left = c->run->lim.max_seconds - (int)((run_now_ms() -
 	    c->run->started_ms) / 1000);
-	if (left > CU_COMMAND_TIMEOUT)
-		left = CU_COMMAND_TIMEOUT;
+	if (left > c->run->e->conf->agent_command_timeout)
+		left = c->run->e->conf->agent_command_timeout;
 	rq.timeout_ms = (left > 1 ? left : 1) * 1000;
 	if (sandbox_exec(sb, &rq, c->err, &res) != 0)
 		return -1;
@@ -470,7 +489,7 @@ cu_bash(struct node_ctx *c, struct sandbox *sb, const char *cmd, char **out,
 		tpl_sb_str(&all, tail);
 	}
 	*exit_code = res.exit_code;
-	*out = cu_cut(all.p ? all.p : "", all.len);
+	*out = cu_cut(c->run->e->conf, all.p ? all.p : "", all.len);
 	tpl_sb_release(&all);
 	sandbox_exec_result_release(&res);
 	return *out != NULL ? 0 : node_fail(c, "out of memory");
@@ -480,18 +499,22 @@ cu_bash(struct node_ctx *c, struct sandbox *sb, const char *cmd, char **out,
 static json_t *
 cu_output_files(struct node_ctx *c, struct sandbox *sb)
 {
+	const struct conf	*cf = c->run->e->conf;
 	struct sandbox_file	*files = NULL;
 	json_t			*out = json_array(), *f;
 	char			 err[ENGINE_ERRMAX], *data;
 	const char		*slash;
 	size_t			 n = 0, i, len;
 
-	if (sandbox_list(sb, "output", CU_FILES_MAX * 4, err, &files, &n) != 0)
+	if (sandbox_list(sb, "output", (size_t)cf->agent_max_files * 4 + 16,
+	    err, &files, &n) != 0)
 		return out;
-	for (i = 0; i < n && json_array_size(out) < CU_FILES_MAX; i++) {
-		if (files[i].is_dir || files[i].size > CU_FILE_MAX)
+	for (i = 0; i < n && json_array_size(out) <
+	    (size_t)cf->agent_max_files; i++) {
+		if (files[i].is_dir || files[i].size > cf->agent_max_file_size)
 			continue;
-		if (sandbox_download(sb, files[i].path, CU_FILE_MAX, err, &data,
+		if (sandbox_download(sb, files[i].path,
+		    (size_t)cf->agent_max_file_size, err, &data,
 		    &len) != 0)
 			continue;
 		slash = strrchr(files[i].path, '/');
@@ -501,7 +524,6 @@ cu_output_files(struct node_ctx *c, struct sandbox *sb)
 		free(data);
 	}
 	sandbox_files_free(files, n);
-	(void)c;
 	return out;
 }
 

@@ -3,8 +3,9 @@
  * in the run's sandbox (run_sandbox):
  *
  *  command      runs `cd <working_directory> && <command>` (both may hold
- *               {{#..#}}) with a 60 s limit; outputs stdout, stderr,
- *               exit_code, pid; a non-zero exit fails the node.
+ *               {{#..#}}) within sandbox.timeout (60 s); outputs stdout,
+ *               stderr (as UTF-8), exit_code, pid; a non-zero exit fails
+ *               the node.
  *  file-upload  puts the files of variable_selector into the workspace;
  *               outputs sandbox_path and file_name (arrays for several).
  */
@@ -15,8 +16,6 @@
 #include "engine/exec.h"
 #include "engine/nodes/files.h"
 #include "engine/sandbox/sandbox.h"
-
-#define COMMAND_TIMEOUT_MS	(60 * 1000)	/* Dify's command node */
 
 /* A shell word in single quotes. malloc'd. */
 static char *
@@ -41,9 +40,9 @@ command_run(struct node_ctx *c)
 	struct sandbox_exec_req		 rq;
 	struct sandbox_exec_result	 res;
 	char				*wd = NULL, *cmd = NULL, *q = NULL;
-	char				*script = NULL;
-	size_t				 n;
-	int				 rc = -1;
+	char				*script = NULL, *so = NULL, *se = NULL;
+	size_t				 n, solen, selen;
+	int				 rc = -1, secs;
 
 	memset(&res, 0, sizeof(res));
 	if (node_render(c, node_str(c->node, "working_directory"), TPL_TEXT,
@@ -67,24 +66,34 @@ command_run(struct node_ctx *c)
 	snprintf(script, n, "cd %s && %s", q, cmd);
 	memset(&rq, 0, sizeof(rq));
 	rq.shell = script;
-	rq.timeout_ms = COMMAND_TIMEOUT_MS;
+	secs = c->run->e->conf->sandbox_timeout;	/* Dify: 60 s */
+	rq.timeout_ms = secs * 1000;
 	if (sandbox_exec(sb, &rq, c->err, &res) != 0)
 		goto out;
-	json_object_set_new(c->outputs, "stdout", json_stringn(res.out ?
-	    res.out : "", res.out_len));
-	json_object_set_new(c->outputs, "stderr", json_stringn(res.err ?
-	    res.err : "", res.err_len));
+	/* Output that is not UTF-8 reads as U+FFFD, as in Dify (Python's
+	 * errors="replace"); NUL bytes are kept. */
+	if ((so = engine_utf8_clean(res.out ? res.out : "", res.out_len, 0,
+	    &solen)) == NULL || (se = engine_utf8_clean(res.err ? res.err :
+	    "", res.err_len, 0, &selen)) == NULL) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
+	json_object_set_new(c->outputs, "stdout", json_stringn(so, solen));
+	json_object_set_new(c->outputs, "stderr", json_stringn(se, selen));
 	json_object_set_new(c->outputs, "exit_code",
 	    json_integer(res.exit_code));
 	json_object_set_new(c->outputs, "pid", json_integer(0));
 	if (res.timed_out) {
-		node_fail(c, "the command ran longer than %d s",
-		    COMMAND_TIMEOUT_MS / 1000);
+		node_fail(c, "the command ran longer than %d s "
+		    "(sandbox.timeout)", secs);
 		goto out;
 	}
 	if (res.exit_code != 0) {
-		node_fail(c, "the command exited with %d: %.300s",
-		    res.exit_code, res.err ? res.err : "");
+		for (n = 0; n < selen && n < 300;)	/* whole characters */
+			n += engine_utf8_seq((unsigned char *)se + n,
+			    selen - n);
+		node_fail(c, "the command exited with %d: %.*s",
+		    res.exit_code, (int)n, se);
 		goto out;
 	}
 	rc = 0;
@@ -94,6 +103,8 @@ out:
 	free(cmd);
 	free(q);
 	free(script);
+	free(so);
+	free(se);
 	return rc;
 }
 
