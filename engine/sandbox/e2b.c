@@ -121,30 +121,6 @@ struct e2b {
 	int			 destroyed;
 };
 
-static int
-fail(char *err, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, ENGINE_ERRMAX, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Replaces every occurrence of secret in err by "***". */
 static void
 scrub_one(char *err, const char *secret)
@@ -546,11 +522,11 @@ e2b_fetch(struct e2b *x, const char *what, struct outbound_req *rq,
 	oerr[0] = '\0';
 	rc = outbound_fetch(&x->eng, rq, oerr, resp);
 	if (rc == ENGINE_ENOMEM)
-		rc = fail(err, rc, "e2b %s: out of memory", what);
+		rc = sandbox_fail(err, rc, "e2b %s: out of memory", what);
 	else if (rc == ENGINE_ELIMIT)
-		rc = fail(err, rc, "e2b %s: %s", what, oerr);
+		rc = sandbox_fail(err, rc, "e2b %s: %s", what, oerr);
 	else if (rc != 0)
-		rc = fail(err, SANDBOX_EFAIL, "e2b %s: %s", what, oerr);
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b %s: %s", what, oerr);
 	return rc;
 }
 
@@ -570,11 +546,11 @@ e2b_kill(struct e2b *x, char *err)
 	memset(&rq, 0, sizeof(rq));
 	snprintf(url, sizeof(url), "%s/sandboxes/", x->api_url);
 	if (url_escape(url, sizeof(url), x->sid) != 0) {
-		rc = fail(err, ENGINE_EINVAL, "e2b kill: sandbox id too long");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b kill: sandbox id too long");
 		goto out;
 	}
 	if ((h = e2b_headers(x, PLANE_API, NULL)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	rq.method = "DELETE";
@@ -585,7 +561,7 @@ e2b_kill(struct e2b *x, char *err)
 		goto out;
 	if (rs.status != 204 && rs.status != 200 && rs.status != 404) {
 		e2b_http_msg(rs.status, rs.body, rs.len, msg, sizeof(msg));
-		rc = fail(err, SANDBOX_EFAIL, "e2b kill sandbox %s (DELETE "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b kill sandbox %s (DELETE "
 		    "/sandboxes/{id}): %s", x->sid, msg);
 	}
 out:
@@ -607,7 +583,7 @@ e2b_touch(struct e2b *x, int need_s, char *err)
 	struct outbound_resp	 rs;
 	struct curl_slist	*h = NULL;
 	char			 url[2048], body[64], msg[200];
-	int64_t			 now = now_us(), left = x->expires_us - now;
+	int64_t			 now = sandbox_now_us(), left = x->expires_us - now;
 	int64_t			 want = x->lifetime;
 	int			 rc = 0;
 
@@ -623,13 +599,13 @@ e2b_touch(struct e2b *x, int need_s, char *err)
 	snprintf(url, sizeof(url), "%s/sandboxes/", x->api_url);
 	if (url_escape(url, sizeof(url), x->sid) != 0 ||
 	    strlen(url) + 9 >= sizeof(url)) {
-		rc = fail(err, ENGINE_EINVAL, "e2b: sandbox id too long");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: sandbox id too long");
 		goto out;
 	}
 	snprintf(url + strlen(url), sizeof(url) - strlen(url), "/timeout");
 	snprintf(body, sizeof(body), "{\"timeout\":%" PRId64 "}", want);
 	if ((h = e2b_headers(x, PLANE_API, "application/json")) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	rq.method = "POST";
@@ -641,13 +617,13 @@ e2b_touch(struct e2b *x, int need_s, char *err)
 	    "/sandboxes/{id}/timeout)", &rq, err, &rs)) != 0)
 		goto out;
 	if (rs.status == 404) {
-		rc = fail(err, SANDBOX_EFAIL, "e2b sandbox %s is gone (it "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b sandbox %s is gone (it "
 		    "expired after its timeout or was killed)", x->sid);
 		goto out;
 	}
 	if (rs.status != 204 && rs.status != 200) {
 		e2b_http_msg(rs.status, rs.body, rs.len, msg, sizeof(msg));
-		rc = fail(err, SANDBOX_EFAIL, "e2b set sandbox timeout (POST "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b set sandbox timeout (POST "
 		    "/sandboxes/{id}/timeout): %s", msg);
 		goto out;
 	}
@@ -699,7 +675,7 @@ e2b_envd_base(struct e2b *x, const char *domain, char *err)
 		if (domain == NULL || domain[0] == '\0')
 			domain = strncmp(host, "api.", 4) == 0 ? host + 4 : host;
 		if (domain[0] == '\0' || strpbrk(domain, "/:@ ") != NULL) {
-			rc = fail(err, ENGINE_EINVAL, "e2b: cannot tell envd's "
+			rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: cannot tell envd's "
 			    "address from the API URL; set e2b_envd_url");
 			goto out;
 		}
@@ -713,7 +689,7 @@ e2b_envd_base(struct e2b *x, const char *domain, char *err)
 			    "-%s.%s", x->sid, domain);
 	}
 	if ((x->envd_url = url_dup(url)) == NULL)
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 out:
 	return rc;
 }
@@ -736,13 +712,13 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	*out = NULL;
 	memset(&rs, 0, sizeof(rs));
 	if (!json_is_object(o)) {
-		rc = fail(err, ENGINE_EINVAL, "e2b: the provider needs its "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: the provider needs its "
 		    "options (api_key)");
 		goto out;
 	}
 	if ((x = calloc(1, sizeof(*x))) == NULL ||
 	    (x->conf = malloc(sizeof(*x->conf))) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	conf_defaults(x->conf);
@@ -752,38 +728,38 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	x->base.network = cfg->network;
 	engine_uuid(x->base.id);
 	if (opt_str(o, "api_key", &s) != 0 || s == NULL) {
-		rc = fail(err, ENGINE_EINVAL, "e2b: api_key is missing");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: api_key is missing");
 		goto out;
 	}
 	if ((x->api_key = strdup(s)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	if (strpbrk(x->api_key, "\r\n") != NULL) {
-		rc = fail(err, ENGINE_EINVAL, "e2b: api_key has a line break");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: api_key has a line break");
 		goto out;
 	}
 	if (opt_str(o, "e2b_api_url", &s) != 0 ||
 	    (x->api_url = url_dup(s ? s : E2B_DEFAULT_API)) == NULL) {
-		rc = fail(err, ENGINE_EINVAL, "e2b: e2b_api_url must be an "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_api_url must be an "
 		    "http(s) URL");
 		goto out;
 	}
 	if (opt_str(o, "e2b_envd_url", &s) != 0 ||
 	    (s != NULL && (x->envd_override = url_dup(s)) == NULL)) {
-		rc = fail(err, ENGINE_EINVAL, "e2b: e2b_envd_url must be an "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_envd_url must be an "
 		    "http(s) URL");
 		goto out;
 	}
 	if (opt_str(o, "e2b_default_template", &s) != 0 ||
 	    (x->template_id = strdup(s ? s : E2B_DEFAULT_TEMPLATE)) == NULL) {
-		rc = fail(err, ENGINE_EINVAL, "e2b: e2b_default_template must "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_default_template must "
 		    "be a string");
 		goto out;
 	}
 	if (opt_str(o, "e2b_workdir", &s) != 0 || (s != NULL && s[0] != '/') ||
 	    (x->workdir = strdup(s ? s : "/home/user")) == NULL) {
-		rc = fail(err, ENGINE_EINVAL, "e2b: e2b_workdir must be an "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_workdir must be an "
 		    "absolute path");
 		goto out;
 	}
@@ -794,7 +770,7 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	    opt_int(o, "e2b_keepalive", 30, 1, 3600, &x->keepalive) ||
 	    opt_int(o, "e2b_deadline_grace", 3, 1, 600, &x->grace) ||
 	    opt_int(o, "e2b_list_file_depth", 64, 1, 1024, &x->list_depth)) {
-		rc = fail(err, ENGINE_EINVAL, "e2b: e2b_sandbox_timeout (1-86400"
+		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_sandbox_timeout (1-86400"
 		    " s), e2b_keepalive (1-3600 s), e2b_deadline_grace (1-600 "
 		    "s) and e2b_list_file_depth (1-1024) are whole numbers");
 		goto out;
@@ -808,7 +784,7 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 		json_object_set_new(req, "allow_internet_access", json_false());
 	if (req == NULL || (body = json_dumps(req, JSON_COMPACT)) == NULL ||
 	    (h = e2b_headers(x, PLANE_API, "application/json")) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	snprintf(url, sizeof(url), "%s/sandboxes", x->api_url);
@@ -819,25 +795,25 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	rq.body = body;
 	rq.body_len = strlen(body);
 	rq.timeout = 120;	/* a cold template can take a while */
-	x->expires_us = now_us() + (int64_t)x->lifetime * 1000000;
+	x->expires_us = sandbox_now_us() + (int64_t)x->lifetime * 1000000;
 	if ((rc = e2b_fetch(x, "create sandbox (POST /sandboxes)", &rq, err,
 	    &rs)) != 0)
 		goto out;
 	if (rs.status != 201 && rs.status != 200) {
 		e2b_http_msg(rs.status, rs.body, rs.len, msg, sizeof(msg));
-		rc = fail(err, SANDBOX_EFAIL, "e2b create sandbox (POST "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b create sandbox (POST "
 		    "/sandboxes, template %.60s): %s", x->template_id, msg);
 		goto out;
 	}
 	res = json_loadb(rs.body, rs.len, 0, NULL);
 	sid = json_string_value(json_object_get(res, "sandboxID"));
 	if (sid == NULL || sid[0] == '\0' || strlen(sid) > 200) {
-		rc = fail(err, SANDBOX_EFAIL, "e2b create sandbox (POST "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b create sandbox (POST "
 		    "/sandboxes): the answer has no sandboxID");
 		goto out;
 	}
 	if ((x->sid = strdup(sid)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	made = 1;
@@ -846,13 +822,13 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	ver = json_string_value(json_object_get(res, "envdVersion"));
 	if (tok != NULL && tok[0] != '\0' && (strpbrk(tok, "\r\n") != NULL ||
 	    (x->token = strdup(tok)) == NULL)) {
-		rc = fail(err, tok && strpbrk(tok, "\r\n") ? SANDBOX_EFAIL :
+		rc = sandbox_fail(err, tok && strpbrk(tok, "\r\n") ? SANDBOX_EFAIL :
 		    ENGINE_ENOMEM, "e2b create sandbox: bad envdAccessToken");
 		goto out;
 	}
 	if (strspn(x->sid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789-_") != strlen(x->sid)) {
-		rc = fail(err, SANDBOX_EFAIL, "e2b create sandbox: odd "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b create sandbox: odd "
 		    "sandboxID '%.60s'", x->sid);
 		goto out;
 	}
@@ -950,12 +926,12 @@ envd_unary(struct e2b *x, const char *method, const json_t *req,
 	snprintf(url, sizeof(url), "%s/%s", x->envd_url, method);
 	if ((body = json_dumps(req, JSON_COMPACT)) == NULL ||
 	    (h = e2b_headers(x, PLANE_ENVD, "application/json")) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	hdr_add(&h, &oom, "Connect-Protocol-Version: 1");
 	if (oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	memset(&rq, 0, sizeof(rq));
@@ -977,17 +953,17 @@ envd_unary(struct e2b *x, const char *method, const json_t *req,
 				snprintf(code, 40, "%ld", rs.status);
 		}
 		if (rs.status == 502)
-			rc = fail(err, SANDBOX_EFAIL, "e2b %s: sandbox %s not "
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b %s: sandbox %s not "
 			    "found (expired or killed)", what, x->sid);
 		else {
 			e2b_http_msg(rs.status, rs.body, rs.len, msg,
 			    sizeof(msg));
-			rc = fail(err, SANDBOX_EFAIL, "e2b %s: %s", what, msg);
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b %s: %s", what, msg);
 		}
 		goto out;
 	}
 	if ((*out = json_loadb(rs.body, rs.len, 0, NULL)) == NULL) {
-		rc = fail(err, SANDBOX_EFAIL, "e2b %s: the answer is not JSON",
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b %s: the answer is not JSON",
 		    what);
 		goto out;
 	}
@@ -1054,18 +1030,18 @@ ws_path(const struct e2b *x, const char *path, int allow_root, char *err,
 	int		 rc = 0;
 
 	if (path == NULL) {
-		rc = fail(err, ENGINE_EINVAL, "path: missing");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "path: missing");
 		goto out;
 	}
 	if (path[0] == '\0' || strcmp(path, ".") == 0) {
 		if (!allow_root)
-			rc = fail(err, ENGINE_EINVAL, "path: empty");
+			rc = sandbox_fail(err, ENGINE_EINVAL, "path: empty");
 		else
 			snprintf(buf, bufsz, "%s", x->workdir);
 		goto out;
 	}
 	if (path[0] == '/') {
-		rc = fail(err, ENGINE_EINVAL, "path '%.120s': must be relative "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': must be relative "
 		    "to the workspace", path);
 		goto out;
 	}
@@ -1075,19 +1051,19 @@ ws_path(const struct e2b *x, const char *path, int allow_root, char *err,
 			c = p + strlen(p);
 		n = (size_t)(c - p);
 		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.')) {
-			rc = fail(err, ENGINE_EINVAL, "path '%.120s': empty or "
+			rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': empty or "
 			    "'..' component", path);
 			goto out;
 		}
 	}
 	for (p = path; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			rc = fail(err, ENGINE_EINVAL, "path '%.120s': control "
+			rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': control "
 			    "character", path);
 			goto out;
 		}
 	if ((size_t)snprintf(buf, bufsz, "%s/%s", x->workdir, path) >= bufsz)
-		rc = fail(err, ENGINE_EINVAL, "path '%.120s': too long", path);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': too long", path);
 out:
 	return rc;
 }
@@ -1109,7 +1085,7 @@ e2b_put_file(struct e2b *x, const char *abs, const void *data, size_t len,
 
 	memset(&rs, 0, sizeof(rs));
 	if (strlen(abs) >= sizeof(fname)) {
-		rc = fail(err, ENGINE_EINVAL, "upload: path too long");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "upload: path too long");
 		goto out;
 	}
 	/* The form's filename only names the part (the path query decides
@@ -1123,13 +1099,13 @@ e2b_put_file(struct e2b *x, const char *abs, const void *data, size_t len,
 	    boundary);
 	snprintf(url, sizeof(url), "%s/files?path=", x->envd_url);
 	if (url_escape(url, sizeof(url), abs) != 0) {
-		rc = fail(err, ENGINE_EINVAL, "upload: path too long");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "upload: path too long");
 		goto out;
 	}
 	head_len = strlen(boundary) + strlen(fname) + 200;
 	total = head_len + len + strlen(boundary) + 16;
 	if (len > SIZE_MAX - head_len - 64 || (body = malloc(total)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	n = snprintf(body, head_len, "--%s\r\nContent-Disposition: form-data; "
@@ -1142,7 +1118,7 @@ e2b_put_file(struct e2b *x, const char *abs, const void *data, size_t len,
 	n = snprintf(w, strlen(boundary) + 16, "\r\n--%s--\r\n", boundary);
 	w += n;
 	if ((h = e2b_headers(x, PLANE_ENVD, ctype)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	memset(&rq, 0, sizeof(rq));
@@ -1157,11 +1133,11 @@ e2b_put_file(struct e2b *x, const char *abs, const void *data, size_t len,
 	if (rs.status == 200)
 		goto out;
 	if (rs.status == 502)
-		rc = fail(err, SANDBOX_EFAIL, "e2b upload (POST /files): "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b upload (POST /files): "
 		    "sandbox %s not found (expired or killed)", x->sid);
 	else {
 		e2b_http_msg(rs.status, rs.body, rs.len, msg, sizeof(msg));
-		rc = fail(err, rs.status == 507 ? ENGINE_ELIMIT : rs.status ==
+		rc = sandbox_fail(err, rs.status == 507 ? ENGINE_ELIMIT : rs.status ==
 		    400 ? ENGINE_EINVAL : SANDBOX_EFAIL, "e2b upload (POST "
 		    "/files): %s", msg);
 	}
@@ -1181,13 +1157,13 @@ e2b_upload(struct sandbox *sb, const char *path, const void *data,
 	int		 rc;
 
 	if (x->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if ((rc = ws_path(x, path, 0, err, abs, sizeof(abs))) != 0)
 		goto out;
 	if ((int64_t)len > x->cfg.file_size) {
-		rc = fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
 		    "above sandbox.file_size", path, len);
 		goto out;
 	}
@@ -1213,7 +1189,7 @@ e2b_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 
 	memset(&rs, 0, sizeof(rs));
 	if (x->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if ((rc = ws_path(x, path, 0, err, abs, sizeof(abs))) != 0)
@@ -1222,11 +1198,11 @@ e2b_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		goto out;
 	snprintf(url, sizeof(url), "%s/files?path=", x->envd_url);
 	if (url_escape(url, sizeof(url), abs) != 0) {
-		rc = fail(err, ENGINE_EINVAL, "download: path too long");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "download: path too long");
 		goto out;
 	}
 	if ((h = e2b_headers(x, PLANE_ENVD, NULL)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	memset(&rq, 0, sizeof(rq));
@@ -1239,7 +1215,7 @@ e2b_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	rc = e2b_fetch(x, "download (GET /files)", &rq, err, &rs);
 	if (rc == ENGINE_ELIMIT || (rc == 0 && (int64_t)rs.len > max &&
 	    rs.status == 200)) {
-		rc = fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
 		    "limit of %" PRId64 " bytes", path, max);
 		goto out;
 	}
@@ -1248,17 +1224,17 @@ e2b_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	if (rs.status != 200) {
 		e2b_http_msg(rs.status, rs.body, rs.len, msg, sizeof(msg));
 		if (rs.status == 404)
-			rc = fail(err, ENGINE_ENOTFOUND, "download '%.120s': "
+			rc = sandbox_fail(err, ENGINE_ENOTFOUND, "download '%.120s': "
 			    "not found (%s)", path, msg);
 		else if (rs.status == 400)
-			rc = fail(err, ENGINE_EINVAL, "download '%.120s': %s",
+			rc = sandbox_fail(err, ENGINE_EINVAL, "download '%.120s': %s",
 			    path, msg);
 		else if (rs.status == 502)
-			rc = fail(err, SANDBOX_EFAIL, "e2b download (GET "
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b download (GET "
 			    "/files): sandbox %s not found (expired or "
 			    "killed)", x->sid);
 		else
-			rc = fail(err, SANDBOX_EFAIL, "e2b download (GET "
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b download (GET "
 			    "/files): %s", msg);
 		goto out;
 	}
@@ -1317,7 +1293,7 @@ e2b_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	int			 rc, is_dir;
 
 	if (x->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if (dir == NULL)
@@ -1327,22 +1303,22 @@ e2b_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		goto out;
 	if ((req = json_pack("{s:s, s:i}", "path", abs, "depth",
 	    x->list_depth)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	if ((rc = envd_unary(x, "filesystem.Filesystem/ListDir", req,
 	    E2B_LIST_MAX_BYTES, err, code, &res)) != 0) {
 		if (strcmp(code, "not_found") == 0 || strcmp(code, "404") == 0)
-			rc = fail(err, ENGINE_ENOTFOUND, "list '%.120s': not "
+			rc = sandbox_fail(err, ENGINE_ENOTFOUND, "list '%.120s': not "
 			    "found", dir);
 		else if (strcmp(code, "invalid_argument") == 0)
-			rc = fail(err, ENGINE_EINVAL, "list '%.120s': not a "
+			rc = sandbox_fail(err, ENGINE_EINVAL, "list '%.120s': not a "
 			    "folder", dir);
 		goto out;
 	}
 	ents = json_object_get(res, "entries");
 	if ((v = calloc(max ? max : 1, sizeof(*v))) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	wl = strlen(x->workdir);
@@ -1364,12 +1340,12 @@ e2b_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		if (is_dir < 0 || p[0] == '\0')
 			continue;	/* symlinks and the unknown: skipped */
 		if (k >= max) {
-			rc = fail(err, ENGINE_ELIMIT, "list: more than %zu "
+			rc = sandbox_fail(err, ENGINE_ELIMIT, "list: more than %zu "
 			    "entries", max);
 			goto out;
 		}
 		if ((v[k].path = strdup(p)) == NULL) {
-			rc = fail(err, ENGINE_ENOMEM, "out of memory");
+			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
 		v[k].is_dir = is_dir;
@@ -1601,7 +1577,7 @@ stream_bytes(const char *p, size_t n, void *arg)
 			st->hdr_len = 0;
 		}
 	}
-	if (now_us() >= st->deadline_us && !st->end_stream) {
+	if (sandbox_now_us() >= st->deadline_us && !st->end_stream) {
 		st->deadline_hit = 1;
 		return 1;
 	}
@@ -1671,23 +1647,23 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	char			 oerr[ENGINE_ERRMAX], uuid[37];
 	const char		*eq;
 	size_t			 k, plen;
-	int64_t			 t0 = now_us(), timeout_ms;
+	int64_t			 t0 = sandbox_now_us(), timeout_ms;
 	int			 rc = 0, frc, oom = 0, sig, stdin_file = 0;
 
 	memset(&st, 0, sizeof(st));
 	memset(&rs, 0, sizeof(rs));
 	if (x->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if ((req->argv == NULL) == (req->shell == NULL) ||
 	    (req->argv != NULL && req->argv[0] == NULL)) {
-		rc = fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
 		    "command");
 		goto out;
 	}
 	if (req->stdin_len > 0 && req->stdin_data == NULL) {
-		rc = fail(err, ENGINE_EINVAL, "exec: stdin_len without data");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: stdin_len without data");
 		goto out;
 	}
 	if ((rc = ws_path(x, req->cwd ? req->cwd : "", 1, err, cwd,
@@ -1698,7 +1674,7 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	if (timeout_ms <= 0)
 		timeout_ms = 60000;
 	if ((envs = json_object()) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++) {
@@ -1707,7 +1683,7 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		eq = strchr(req->env[k], '=');
 		if (eq == NULL || eq == req->env[k] ||
 		    (size_t)(eq - req->env[k]) >= sizeof(name)) {
-			rc = fail(err, ENGINE_EINVAL, "exec: environment entry "
+			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: environment entry "
 			    "'%.60s' is not NAME=value", req->env[k]);
 			goto out;
 		}
@@ -1715,7 +1691,7 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		name[eq - req->env[k]] = '\0';
 		if (json_object_get(envs, name) == NULL &&
 		    json_object_set_new(envs, name, json_string(eq + 1)) != 0) {
-			rc = fail(err, ENGINE_EINVAL, "exec: environment entry "
+			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: environment entry "
 			    "'%.60s' is not UTF-8", req->env[k]);
 			goto out;
 		}
@@ -1753,20 +1729,20 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	    "[ -z \"$__flowcgi_j\" ] || kill -KILL $__flowcgi_j 2>/dev/null; "
 	    "exit $__flowcgi_rc");
 	if (cmd.oom || cmd.p == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	body = json_pack("{s:{s:s, s:[s,s,s], s:O, s:s}, s:b}", "process",
 	    "cmd", "/bin/bash", "args", "-l", "-c", cmd.p, "envs", envs, "cwd",
 	    cwd, "stdin", 0);
 	if (body == NULL) {
-		rc = fail(err, ENGINE_EINVAL, "exec: the command is not UTF-8");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: the command is not UTF-8");
 		goto out;
 	}
 	if ((payload = json_dumps(body, JSON_COMPACT)) == NULL ||
 	    (plen = strlen(payload)) > E2B_FRAME_MAX ||
 	    (frame = malloc(plen + 5)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "exec: out of memory or the "
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "exec: out of memory or the "
 		    "command is too long");
 		goto out;
 	}
@@ -1778,14 +1754,14 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	memcpy(frame + 5, payload, plen);
 	if ((h = e2b_headers(x, PLANE_ENVD, "application/connect+json")) ==
 	    NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	hdr_add(&h, &oom, "Connect-Protocol-Version: 1");
 	hdr_add(&h, &oom, "Connect-Timeout-Ms: %" PRId64, timeout_ms);
 	hdr_add(&h, &oom, "Keepalive-Ping-Interval: %d", x->keepalive);
 	if (oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 
@@ -1811,47 +1787,47 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	frc = outbound_fetch(&x->eng, &rq, oerr, &rs);
 
 	if (st.deadline_hit || (frc != 0 && st.bad[0] == '\0' &&
-	    now_us() >= st.deadline_us - 500000)) {
+	    sandbox_now_us() >= st.deadline_us - 500000)) {
 		/* envd did not end it in time: we do. */
 		if (st.started)
 			envd_kill_pid(x, st.pid);
 		res->timed_out = 1;
 	} else if (frc == ENGINE_ENOMEM || st.out.oom || st.err.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto kill;
 	} else if (st.bad[0] != '\0') {
-		rc = fail(err, SANDBOX_EFAIL, "e2b exec (process.Process/"
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b exec (process.Process/"
 		    "Start): envd sent %s", st.bad);
 		goto kill;
 	} else if (frc != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "e2b exec (process.Process/"
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b exec (process.Process/"
 		    "Start): %s", oerr);
 		goto kill;
 	} else if (st.status != 200 || !st.framed) {
 		if (st.status == 502)
-			rc = fail(err, SANDBOX_EFAIL, "e2b exec (process."
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b exec (process."
 			    "Process/Start): sandbox %s not found (expired or "
 			    "killed)", x->sid);
 		else {
 			e2b_http_msg(st.status ? st.status : rs.status,
 			    st.errbody, st.errbody_len, msg, sizeof(msg));
-			rc = fail(err, SANDBOX_EFAIL, "e2b exec (process."
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b exec (process."
 			    "Process/Start): %s", msg);
 		}
 		goto out;
 	} else if (!st.end_stream) {
-		rc = fail(err, SANDBOX_EFAIL, "e2b exec (process.Process/"
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b exec (process.Process/"
 		    "Start): the stream ended without its end-stream frame");
 		goto kill;
 	} else if (strcmp(st.es_code, "deadline_exceeded") == 0)
 		res->timed_out = 1;	/* envd killed it at the deadline */
 	else if (st.es_code[0] != '\0') {
-		rc = fail(err, strcmp(st.es_code, "invalid_argument") == 0 &&
+		rc = sandbox_fail(err, strcmp(st.es_code, "invalid_argument") == 0 &&
 		    !st.started ? ENGINE_EINVAL : SANDBOX_EFAIL, "e2b exec "
 		    "(process.Process/Start): %s: %s", st.es_code, st.es_msg);
 		goto kill;
 	} else if (!st.ended) {
-		rc = fail(err, SANDBOX_EFAIL, "e2b exec (process.Process/"
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "e2b exec (process.Process/"
 		    "Start): the stream ended without an end event");
 		goto kill;
 	}
@@ -1871,10 +1847,10 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	res->out = buf_take(&st.out, &res->out_len);
 	res->err = buf_take(&st.err, &res->err_len);
 	if (res->out == NULL || res->err == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	res->elapsed_us = now_us() - t0;
+	res->elapsed_us = sandbox_now_us() - t0;
 	goto out;
 kill:
 	if (st.started && !st.ended)

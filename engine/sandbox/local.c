@@ -58,7 +58,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,30 +115,6 @@ static const char *const etc_files[] = {
 static const char *const usr_links[] = {
 	"bin", "sbin", "lib", "lib32", "lib64", "libx32",
 };
-
-static int
-fail(char *err, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, ENGINE_ERRMAX, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* Finds an executable called name in $PATH (or the usual places) into
  * buf. Returns 0 or -1. */
@@ -202,13 +177,13 @@ path_check(const char *path, int allow_root, char *err)
 	size_t		 n;
 
 	if (path == NULL)
-		return fail(err, ENGINE_EINVAL, "path: missing");
+		return sandbox_fail(err, ENGINE_EINVAL, "path: missing");
 	if (path[0] == '\0' || strcmp(path, ".") == 0)
-		return allow_root ? 0 : fail(err, ENGINE_EINVAL, "path: empty");
+		return allow_root ? 0 : sandbox_fail(err, ENGINE_EINVAL, "path: empty");
 	if (strlen(path) >= PATH_MAX - 64)
-		return fail(err, ENGINE_EINVAL, "path: too long");
+		return sandbox_fail(err, ENGINE_EINVAL, "path: too long");
 	if (path[0] == '/')
-		return fail(err, ENGINE_EINVAL, "path '%.120s': must be "
+		return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': must be "
 		    "relative to the workspace", path);
 	for (p = path; *p != '\0'; p = *c ? c + 1 : c) {
 		c = strchr(p, '/');
@@ -216,12 +191,12 @@ path_check(const char *path, int allow_root, char *err)
 			c = p + strlen(p);
 		n = (size_t)(c - p);
 		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return fail(err, ENGINE_EINVAL, "path '%.120s': empty "
+			return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': empty "
 			    "or '..' component", path);
 	}
 	for (p = path; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20)
-			return fail(err, ENGINE_EINVAL, "path '%.120s': "
+			return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': "
 			    "control character", path);
 	return 0;
 }
@@ -244,7 +219,7 @@ ws_parent(struct local *l, const char *path, int make, char *err, int *dirfd,
 	*dirfd = -1;
 	*leaf = "";
 	if ((fd = fcntl(l->ws_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
-		rc = fail(err, SANDBOX_EFAIL, "sandbox: %s", strerror(errno));
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox: %s", strerror(errno));
 		goto out;
 	}
 	if (path[0] == '\0' || strcmp(path, ".") == 0)
@@ -257,7 +232,7 @@ ws_parent(struct local *l, const char *path, int make, char *err, int *dirfd,
 		}
 		n = (size_t)(c - p);
 		if (n > NAME_MAX) {
-			rc = fail(err, ENGINE_EINVAL, "path '%.120s': name too "
+			rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': name too "
 			    "long", path);
 			goto out;
 		}
@@ -269,7 +244,7 @@ ws_parent(struct local *l, const char *path, int make, char *err, int *dirfd,
 		    O_CLOEXEC);
 		if (next < 0 && errno == ENOENT && make) {
 			if (mkdirat(fd, comp, 0755) != 0 && errno != EEXIST) {
-				rc = fail(err, errno == ENOSPC ? ENGINE_ELIMIT
+				rc = sandbox_fail(err, errno == ENOSPC ? ENGINE_ELIMIT
 				    : SANDBOX_EFAIL, "path '%.120s': %s%s", path,
 				    strerror(errno), errno == ENOSPC ?
 				    " (sandbox.workspace_size)" : "");
@@ -282,7 +257,7 @@ ws_parent(struct local *l, const char *path, int make, char *err, int *dirfd,
 			    O_NOFOLLOW | O_CLOEXEC);
 		}
 		if (next < 0) {
-			rc = fail(err, errno == ENOENT ? ENGINE_ENOTFOUND
+			rc = sandbox_fail(err, errno == ENOENT ? ENGINE_ENOTFOUND
 			    : ENGINE_EINVAL, "path '%.120s': %s%s", path,
 			    strerror(errno), errno == ELOOP || errno == ENOTDIR
 			    ? " (a component is not a folder)" : "");
@@ -292,7 +267,7 @@ ws_parent(struct local *l, const char *path, int make, char *err, int *dirfd,
 		fd = next;
 	}
 	if (strlen(*leaf) > NAME_MAX)
-		rc = fail(err, ENGINE_EINVAL, "path '%.120s': name too long",
+		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': name too long",
 		    path);
 out:
 	if (rc != 0 && fd >= 0) {
@@ -393,7 +368,7 @@ local_create(const struct sandbox_config *cfg, char *err,
 
 	*out = NULL;
 	if ((l = calloc(1, sizeof(*l))) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	l->root_fd = l->ws_fd = l->tmp_fd = l->shm_fd = -1;
@@ -403,7 +378,7 @@ local_create(const struct sandbox_config *cfg, char *err,
 	l->as_root = geteuid() == 0;
 	engine_uuid(l->base.id);
 	if (find_program("bwrap", l->bwrap, sizeof(l->bwrap)) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "local sandbox: bwrap not found "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: bwrap not found "
 		    "in PATH (install the Debian package bubblewrap)");
 		goto out;
 	}
@@ -411,24 +386,24 @@ local_create(const struct sandbox_config *cfg, char *err,
 	    sizeof(l->setpriv)) != 0 || strncmp(l->setpriv, "/usr/", 5) != 0)) {
 		/* It must be under /usr to exist inside the sandbox. */
 		if (access("/usr/bin/setpriv", X_OK) != 0) {
-			rc = fail(err, SANDBOX_EFAIL, "local sandbox: setpriv "
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: setpriv "
 			    "not found in /usr (install util-linux)");
 			goto out;
 		}
 		snprintf(l->setpriv, sizeof(l->setpriv), "/usr/bin/setpriv");
 	}
 	if (cfg->dir[0] == '\0' || mkdir_p(cfg->dir, 0700) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "sandbox.dir '%.100s': %s",
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox.dir '%.100s': %s",
 		    cfg->dir, cfg->dir[0] ? strerror(errno) : "empty");
 		goto out;
 	}
 	if ((size_t)snprintf(l->root, sizeof(l->root), "%s/%s", cfg->dir,
 	    l->base.id) >= sizeof(l->root)) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox.dir: path too long");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox.dir: path too long");
 		goto out;
 	}
 	if (mkdir(l->root, 0700) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "sandbox.dir '%.100s': %s",
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox.dir '%.100s': %s",
 		    cfg->dir, strerror(errno));
 		l->root[0] = '\0';	/* not ours to remove */
 		goto out;
@@ -448,7 +423,7 @@ local_create(const struct sandbox_config *cfg, char *err,
 	}
 	if ((l->root_fd = open(l->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) < 0) {
-		rc = fail(err, SANDBOX_EFAIL, "sandbox '%.100s': %s", l->root,
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s': %s", l->root,
 		    strerror(errno));
 		goto out;
 	}
@@ -462,7 +437,7 @@ local_create(const struct sandbox_config *cfg, char *err,
 		    (uid_t)cfg->uid, (gid_t)cfg->uid, AT_SYMLINK_NOFOLLOW) != 0) ||
 		    (*fds[i] = openat(l->root_fd, sub[i], O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC)) < 0) {
-			rc = fail(err, SANDBOX_EFAIL, "sandbox '%.100s/%s': %s",
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/%s': %s",
 			    l->root, sub[i], strerror(errno));
 			goto out;
 		}
@@ -506,11 +481,11 @@ local_destroy(struct sandbox *sb, char *err)
 	/* No process outlives an exec (see the top), so only files remain. */
 	local_close_fds(l);
 	if (l->mounted && umount2(l->root, MNT_DETACH) != 0)
-		rc = fail(err, SANDBOX_EFAIL, "sandbox '%.100s': unmount: %s",
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s': unmount: %s",
 		    l->root, strerror(errno));
 	rm_tree(AT_FDCWD, l->root, 0);
 	if (rc == 0 && access(l->root, F_OK) == 0)
-		rc = fail(err, SANDBOX_EFAIL, "sandbox '%.100s': not removed",
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s': not removed",
 		    l->root);
 out:
 	return rc;
@@ -704,16 +679,16 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	size_t		 nargs = 0, nenv = 0, in_off = 0, k;
 	const char	*leaf, *p;
 	pid_t		 pid = -1;
-	int64_t		 t0 = now_us(), deadline, grace = 0, used, left;
+	int64_t		 t0 = sandbox_now_us(), deadline, grace = 0, used, left;
 	ssize_t		 ln;
 
 	if (l->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if ((req->argv == NULL) == (req->shell == NULL) ||
 	    (req->argv != NULL && req->argv[0] == NULL)) {
-		rc = fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
 		    "command");
 		goto out;
 	}
@@ -726,14 +701,14 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 			goto out;
 		if (fstatat(dfd, leaf, &sst, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISDIR(sst.st_mode)) {
-			rc = fail(err, ENGINE_ENOTFOUND, "exec: cwd '%.120s' is "
+			rc = sandbox_fail(err, ENGINE_ENOTFOUND, "exec: cwd '%.120s' is "
 			    "not a folder in the workspace", req->cwd);
 			goto out;
 		}
 		snprintf(chdir_to, sizeof(chdir_to), "/workspace/%s", req->cwd);
 	}
 	if (req->stdin_len > 0 && req->stdin_data == NULL) {
-		rc = fail(err, ENGINE_EINVAL, "exec: stdin_len without data");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: stdin_len without data");
 		goto out;
 	}
 	for (k = 0; req->argv != NULL && req->argv[k] != NULL; k++)
@@ -741,7 +716,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++) {
 		p = req->env[k];
 		if (p[0] == '=' || strchr(p, '=') == NULL) {
-			rc = fail(err, ENGINE_EINVAL, "exec: environment entry "
+			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: environment entry "
 			    "'%.60s' is not NAME=value", p);
 			goto out;
 		}
@@ -751,7 +726,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	ev.cap = 16 + nenv;
 	if ((av.v = calloc(av.cap, sizeof(*av.v))) == NULL ||
 	    (ev.v = calloc(ev.cap, sizeof(*ev.v))) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 
@@ -885,7 +860,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 				strv_add(&ev, defaults[k]);
 	}
 	if (av.full || ev.full) {
-		rc = fail(err, ENGINE_EINVAL, "exec: too many arguments");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: too many arguments");
 		goto out;
 	}
 
@@ -915,7 +890,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 
 	if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
 	    pipe2(perr, O_CLOEXEC) != 0 || pipe2(pst, O_CLOEXEC) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "exec: pipe: %s", strerror(errno));
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: pipe: %s", strerror(errno));
 		goto out;
 	}
 	src[0] = pin[0];
@@ -930,7 +905,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	pthread_sigmask(SIG_BLOCK, &pipeset, &oldset);
 	masked = 1;
 	if ((pid = fork()) < 0) {
-		rc = fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0)
@@ -984,7 +959,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 			pfd[nfd].fd = pidfd;
 			pfd[nfd++].events = POLLIN;
 		}
-		ms = (int)(((killed ? grace : deadline) - now_us()) / 1000) + 1;
+		ms = (int)(((killed ? grace : deadline) - sandbox_now_us()) / 1000) + 1;
 		if (ms < 0)
 			ms = 0;
 		if (!exited && pidfd < 0 && ms > 5)
@@ -1015,15 +990,15 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		    errno == ECHILD))
 			exited = 1;	/* ECHILD: reaped elsewhere; bwrap's
 					 * status line still has the code */
-		if (!killed && now_us() >= deadline) {
+		if (!killed && sandbox_now_us() >= deadline) {
 			/* bwrap's pid 1 dies with it (--die-with-parent), and
 			 * with pid 1 the whole pid namespace. */
 			res->timed_out = 1;
 			killed = 1;
 			(void)kill(-pid, SIGKILL);
 			(void)kill(pid, SIGKILL);
-			grace = now_us() + 5000000;
-		} else if (killed && now_us() >= grace) {
+			grace = sandbox_now_us() + 5000000;
+		} else if (killed && sandbox_now_us() >= grace) {
 			/* Something outside the namespace holds a pipe; stop
 			 * waiting for it. */
 			close_fd(&so.fd);
@@ -1059,7 +1034,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 			if ((nl = strchr(se.buf, '\n')) != NULL)
 				*nl = '\0';
 		}
-		rc = fail(err, SANDBOX_EFAIL, "local sandbox could not start: "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox could not start: "
 		    "%.180s", se.buf && se.buf[0] ? se.buf
 		    : "bwrap failed without a message");
 		goto out;
@@ -1069,13 +1044,13 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	res->out = stream_take(&so, &res->out_len);
 	res->err = stream_take(&se, &res->err_len);
 	if (res->out == NULL || res->err == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	used = local_usage(l);
 	res->workspace_full = used >= l->cfg.workspace_size ||
 	    (l->mounted && l->cfg.workspace_size - used < 4096);
-	res->elapsed_us = now_us() - t0;
+	res->elapsed_us = sandbox_now_us() - t0;
 out:
 	if (pid > 0) {
 		(void)kill(-pid, SIGKILL);
@@ -1127,19 +1102,19 @@ local_upload(struct sandbox *sb, const char *path, const void *data,
 	ssize_t		 n;
 
 	if (l->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if ((rc = path_check(path, 0, err)) != 0)
 		goto out;
 	if ((int64_t)len > l->cfg.file_size) {
-		rc = fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
 		    "above sandbox.file_size", path, len);
 		goto out;
 	}
 	if (!l->mounted && local_usage(l) + (int64_t)len >
 	    l->cfg.workspace_size) {
-		rc = fail(err, ENGINE_ELIMIT, "upload '%.120s': the workspace "
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': the workspace "
 		    "would grow past sandbox.workspace_size", path);
 		goto out;
 	}
@@ -1149,13 +1124,13 @@ local_upload(struct sandbox *sb, const char *path, const void *data,
 	fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
 	    O_CLOEXEC, 0644);
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = fail(err, ENGINE_EINVAL, "upload '%.120s': %s", path,
+		rc = sandbox_fail(err, ENGINE_EINVAL, "upload '%.120s': %s", path,
 		    fd < 0 ? strerror(errno) : "not a regular file");
 		goto out;
 	}
 	if (ftruncate(fd, 0) != 0 || (l->as_root && fchown(fd,
 	    (uid_t)l->cfg.uid, (gid_t)l->cfg.uid) != 0)) {
-		rc = fail(err, SANDBOX_EFAIL, "upload '%.120s': %s", path,
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "upload '%.120s': %s", path,
 		    strerror(errno));
 		goto out;
 	}
@@ -1164,7 +1139,7 @@ local_upload(struct sandbox *sb, const char *path, const void *data,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			rc = fail(err, errno == ENOSPC ? ENGINE_ELIMIT
+			rc = sandbox_fail(err, errno == ENOSPC ? ENGINE_ELIMIT
 			    : SANDBOX_EFAIL, "upload '%.120s': %s%s", path,
 			    strerror(errno), errno == ENOSPC ?
 			    " (sandbox.workspace_size)" : "");
@@ -1191,7 +1166,7 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	ssize_t		 n;
 
 	if (l->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if ((rc = path_check(path, 0, err)) != 0 ||
@@ -1199,13 +1174,13 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		goto out;
 	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = fail(err, fd < 0 && errno == ENOENT ? ENGINE_ENOTFOUND
+		rc = sandbox_fail(err, fd < 0 && errno == ENOENT ? ENGINE_ENOTFOUND
 		    : ENGINE_EINVAL, "download '%.120s': %s", path,
 		    fd < 0 ? strerror(errno) : "not a regular file");
 		goto out;
 	}
 	if (st.st_size > max) {
-		rc = fail(err, ENGINE_ELIMIT, "download '%.120s': %" PRId64
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': %" PRId64
 		    " bytes is above the limit of %" PRId64, path,
 		    (int64_t)st.st_size, max);
 		goto out;
@@ -1213,7 +1188,7 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	/* The file may grow meanwhile: read at most max + 1 bytes. */
 	cap = (size_t)st.st_size + 1;
 	if ((buf = malloc(cap + 1)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (;;) {
@@ -1221,7 +1196,7 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 			char *nb;
 
 			if ((int64_t)off > max) {
-				rc = fail(err, ENGINE_ELIMIT, "download "
+				rc = sandbox_fail(err, ENGINE_ELIMIT, "download "
 				    "'%.120s': above the limit of %" PRId64,
 				    path, max);
 				goto out;
@@ -1231,7 +1206,7 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 			if (cap <= off)
 				cap = off + 1;
 			if ((nb = realloc(buf, cap + 1)) == NULL) {
-				rc = fail(err, ENGINE_ENOMEM, "out of memory");
+				rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 				goto out;
 			}
 			buf = nb;
@@ -1240,7 +1215,7 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = fail(err, SANDBOX_EFAIL, "download '%.120s': %s",
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "download '%.120s': %s",
 			    path, strerror(errno));
 			goto out;
 		}
@@ -1249,7 +1224,7 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		off += (size_t)n;
 	}
 	if ((int64_t)off > max) {
-		rc = fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
 		    "limit of %" PRId64, path, max);
 		goto out;
 	}
@@ -1299,12 +1274,12 @@ list_dir(struct listing *ls, int fd, const char *prefix, int depth)
 		    prefix[0] ? "/" : "", de->d_name) >= sizeof(path))
 			continue;
 		if (ls->n >= ls->max) {
-			ls->rc = fail(ls->err, ENGINE_ELIMIT, "list: more than "
+			ls->rc = sandbox_fail(ls->err, ENGINE_ELIMIT, "list: more than "
 			    "%zu entries", ls->max);
 			break;
 		}
 		if ((ls->v[ls->n].path = strdup(path)) == NULL) {
-			ls->rc = fail(ls->err, ENGINE_ENOMEM, "out of memory");
+			ls->rc = sandbox_fail(ls->err, ENGINE_ENOMEM, "out of memory");
 			break;
 		}
 		ls->v[ls->n].is_dir = S_ISDIR(st.st_mode);
@@ -1331,7 +1306,7 @@ local_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	int		 rc, dfd = -1, fd = -1;
 
 	if (l->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if (dir == NULL || strcmp(dir, ".") == 0)
@@ -1343,12 +1318,12 @@ local_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		fd = dfd, dfd = -1;
 	else if ((fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) < 0) {
-		rc = fail(err, errno == ENOENT ? ENGINE_ENOTFOUND
+		rc = sandbox_fail(err, errno == ENOENT ? ENGINE_ENOTFOUND
 		    : ENGINE_EINVAL, "list '%.120s': %s", dir, strerror(errno));
 		goto out;
 	}
 	if ((ls.v = calloc(max ? max : 1, sizeof(*ls.v))) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	list_dir(&ls, fd, prefix, 0);
@@ -1408,27 +1383,27 @@ sandbox_local_probe(const struct conf *c, char *err)
 
 	err[0] = '\0';
 	if (find_program("bwrap", path, sizeof(path)) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "local sandbox: bwrap not found "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: bwrap not found "
 		    "in PATH; install the Debian package bubblewrap");
 		goto out;
 	}
 	if (!root && sysctl_long("/proc/sys/kernel/unprivileged_userns_clone")
 	    == 0) {
-		rc = fail(err, SANDBOX_EFAIL, "local sandbox: user namespaces "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: user namespaces "
 		    "are disabled for unprivileged users (sysctl "
 		    "kernel.unprivileged_userns_clone=0); set it to 1, or run "
 		    "flowcgi as root");
 		goto out;
 	}
 	if (!root && sysctl_long("/proc/sys/user/max_user_namespaces") == 0) {
-		rc = fail(err, SANDBOX_EFAIL, "local sandbox: user namespaces "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: user namespaces "
 		    "are disabled (sysctl user.max_user_namespaces=0); raise it, "
 		    "or run flowcgi as root");
 		goto out;
 	}
 	if (c == NULL) {
 		if ((def = malloc(sizeof(*def))) == NULL) {
-			rc = fail(err, ENGINE_ENOMEM, "out of memory");
+			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
 		conf_defaults(def);
@@ -1437,7 +1412,7 @@ sandbox_local_probe(const struct conf *c, char *err)
 		snprintf(tmp, sizeof(tmp), "%s/flowcgi-probe-XXXXXX",
 		    base && base[0] == '/' && strlen(base) < 32 ? base : "/tmp");
 		if (mkdtemp(tmp) == NULL) {
-			rc = fail(err, SANDBOX_EFAIL, "local sandbox: %s: %s",
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: %s: %s",
 			    tmp, strerror(errno));
 			tmp[0] = '\0';
 			goto out;
@@ -1459,7 +1434,7 @@ sandbox_local_probe(const struct conf *c, char *err)
 		goto out;
 	}
 	if (res.exit_code != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "local sandbox: `true` exited "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: `true` exited "
 		    "with %d: %.160s", res.exit_code, res.err);
 		goto out;
 	}

@@ -2,9 +2,11 @@
  * sandbox.c — the provider registry and the calls that dispatch through a
  * sandbox's provider table.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/sandbox/sandbox.h"
 
@@ -54,6 +56,26 @@ sandbox_config_init(struct sandbox_config *cfg, const struct conf *c)
 	cfg->timeout = c->sandbox_timeout;
 	cfg->max_output = c->sandbox_max_output;
 	cfg->uid = c->sandbox_uid;
+}
+
+int
+sandbox_fail(char *err, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, ENGINE_ERRMAX, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int64_t
+sandbox_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* ====== Dispatch ====== */

@@ -154,6 +154,13 @@ extern const struct sandbox_provider sandbox_provider_local;
 /* ====== Calls through a sandbox's provider ====== */
 
 /* p->create; *out is freed with sandbox_free. */
+/* For providers: formats an error into err (ENGINE_ERRMAX), returns rc. */
+int	sandbox_fail(char *err, int rc, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+/* For providers: the monotonic clock in microseconds. */
+int64_t	sandbox_now_us(void);
+
 int	sandbox_create(const struct sandbox_provider *p,
 	    const struct sandbox_config *cfg, char *err, struct sandbox **out);
 int	sandbox_exec(struct sandbox *sb, const struct sandbox_exec_req *req,

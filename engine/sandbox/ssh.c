@@ -124,30 +124,6 @@ struct sbuf {
 	int	 oom;
 };
 
-static int
-fail(char *err, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, ENGINE_ERRMAX, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void
 close_fd(int *fd)
 {
@@ -263,13 +239,13 @@ path_check(const char *path, int allow_root, char *err)
 	size_t		 n;
 
 	if (path == NULL)
-		return fail(err, ENGINE_EINVAL, "path: missing");
+		return sandbox_fail(err, ENGINE_EINVAL, "path: missing");
 	if (path[0] == '\0' || strcmp(path, ".") == 0)
-		return allow_root ? 0 : fail(err, ENGINE_EINVAL, "path: empty");
+		return allow_root ? 0 : sandbox_fail(err, ENGINE_EINVAL, "path: empty");
 	if (strlen(path) >= PATH_MAX - 64)
-		return fail(err, ENGINE_EINVAL, "path: too long");
+		return sandbox_fail(err, ENGINE_EINVAL, "path: too long");
 	if (path[0] == '/')
-		return fail(err, ENGINE_EINVAL, "path '%.120s': must be "
+		return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': must be "
 		    "relative to the workspace", path);
 	for (p = path; *p != '\0'; p = *c ? c + 1 : c) {
 		c = strchr(p, '/');
@@ -277,12 +253,12 @@ path_check(const char *path, int allow_root, char *err)
 			c = p + strlen(p);
 		n = (size_t)(c - p);
 		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return fail(err, ENGINE_EINVAL, "path '%.120s': empty "
+			return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': empty "
 			    "or '..' component", path);
 	}
 	for (p = path; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return fail(err, ENGINE_EINVAL, "path '%.120s': "
+			return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': "
 			    "control character", path);
 	return 0;
 }
@@ -341,13 +317,13 @@ opts_parse(const json_t *j, int need_key, char *err, struct ssh_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	if (!json_is_object(j)) {
-		rc = fail(err, ENGINE_EINVAL, "ssh: no configuration (set "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh: no configuration (set "
 		    "ssh_host, ssh_username and ssh_password)");
 		goto out;
 	}
 	s = opt_str(j, "ssh_host", NULL);
 	if (s == NULL || strlen(s) >= sizeof(o->host) || !name_ok(s)) {
-		rc = fail(err, ENGINE_EINVAL, "ssh_host: %s", s == NULL ?
+		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_host: %s", s == NULL ?
 		    "required" : "not a host name or address");
 		goto out;
 	}
@@ -363,38 +339,38 @@ opts_parse(const json_t *j, int need_key, char *err, struct ssh_opts *o)
 	} else if (v != NULL && !json_is_null(v) && !json_is_string(v))
 		port = -1;
 	if (port < 1 || port > 65535) {
-		rc = fail(err, ENGINE_EINVAL, "ssh_port: a number from 1 to "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_port: a number from 1 to "
 		    "65535");
 		goto out;
 	}
 	o->port = (int)port;
 	s = opt_str(j, "ssh_username", NULL);
 	if (s == NULL || strlen(s) >= sizeof(o->user) || !name_ok(s)) {
-		rc = fail(err, ENGINE_EINVAL, "ssh_username: %s", s == NULL ?
+		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_username: %s", s == NULL ?
 		    "required" : "not a user name");
 		goto out;
 	}
 	snprintf(o->user, sizeof(o->user), "%s", s);
 	s = opt_str(j, "ssh_password", NULL);
 	if (s == NULL || strcmp(s, ENGINE_SECRET_MASK) == 0) {
-		rc = fail(err, ENGINE_EINVAL, "ssh_password: required (a "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_password: required (a "
 		    "password or a private key)");
 		goto out;
 	}
 	if (strchr(s, '\n') != NULL && strncmp(s, "-----BEGIN", 10) != 0) {
-		rc = fail(err, ENGINE_EINVAL, "ssh_password: a password may "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_password: a password may "
 		    "not contain a line break");
 		goto out;
 	}
 	o->is_key = strncmp(s, "-----BEGIN", 10) == 0;
 	if ((o->secret = strdup(s)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	s = opt_str(j, "base_working_path", "/workspace/sandboxes");
 	if (s[0] != '/' || strlen(s) >= sizeof(o->base) - 64 ||
 	    path_check(s + 1, 1, err) != 0) {
-		rc = fail(err, ENGINE_EINVAL, "base_working_path: an absolute "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "base_working_path: an absolute "
 		    "path without '..'");
 		goto out;
 	}
@@ -407,17 +383,17 @@ opts_parse(const json_t *j, int need_key, char *err, struct ssh_opts *o)
 		    s[i] == 0x7f)
 			break;
 	if (s[i] != '\0') {
-		rc = fail(err, ENGINE_EINVAL, "ssh_host_key: 'type base64' "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_host_key: 'type base64' "
 		    "lines");
 		goto out;
 	}
 	if (s[0] == '\0' && need_key) {
-		rc = fail(err, ENGINE_EINVAL, "ssh: no pinned host key for %s "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh: no pinned host key for %s "
 		    "(test the connection to pin it)", o->host);
 		goto out;
 	}
 	if ((o->host_keys = strdup(s)) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	/* The master's name: everything that makes a different login. */
@@ -429,7 +405,7 @@ opts_parse(const json_t *j, int need_key, char *err, struct ssh_opts *o)
 	    EVP_DigestUpdate(ctx, o->secret, strlen(o->secret) + 1) != 1 ||
 	    EVP_DigestUpdate(ctx, o->host_keys, strlen(o->host_keys)) != 1 ||
 	    EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen < 16) {
-		rc = fail(err, ENGINE_ENOMEM, "ssh: sha256 failed");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "ssh: sha256 failed");
 		goto out;
 	}
 	for (i = 0; i < 16; i++)
@@ -486,13 +462,13 @@ priv_dir(const struct sandbox_config *cfg, char *err, char *dir, size_t n)
 		snprintf(dir, n, "%s/flowcgi-ssh-%u", tmp, (unsigned)geteuid());
 	}
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		rc = fail(err, SANDBOX_EFAIL, "ssh: private folder '%.100s': %s",
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: private folder '%.100s': %s",
 		    dir, strerror(errno));
 		goto out;
 	}
 	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
 	    st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "ssh: private folder '%.100s' is "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: private folder '%.100s' is "
 		    "not a 0700 folder of ours", dir);
 		goto out;
 	}
@@ -540,7 +516,7 @@ struct run {
 	const void	*in;
 	size_t		 in_len;
 	int64_t		 max_out, max_err;
-	int64_t		 deadline;	/* now_us() clock */
+	int64_t		 deadline;	/* sandbox_now_us() clock */
 	/* out */
 	char		*out, *err;
 	size_t		 out_len, err_len;
@@ -631,11 +607,11 @@ run_ssh(struct run *r, char *err)
 	pthread_sigmask(SIG_BLOCK, &pipeset, &oldset);
 	if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
 	    pipe2(perr, O_CLOEXEC) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "ssh: pipe: %s", strerror(errno));
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: pipe: %s", strerror(errno));
 		goto out;
 	}
 	if ((pid = fork()) < 0) {
-		rc = fail(err, SANDBOX_EFAIL, "ssh: fork: %s", strerror(errno));
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0) {
@@ -671,7 +647,7 @@ run_ssh(struct run *r, char *err)
 			pfd[nfd].fd = perr[0];
 			pfd[nfd++].events = POLLIN;
 		}
-		ms = (int)((r->deadline - now_us()) / 1000) + 1;
+		ms = (int)((r->deadline - sandbox_now_us()) / 1000) + 1;
 		if (ms < 0 || r->killed)
 			ms = 0;
 		if (ms > 1 && (pout[0] < 0 && perr[0] < 0))
@@ -706,7 +682,7 @@ run_ssh(struct run *r, char *err)
 		}
 		if (!exited && waitpid(pid, &r->status, WNOHANG) == pid)
 			exited = 1;
-		if (!r->killed && now_us() >= r->deadline) {
+		if (!r->killed && sandbox_now_us() >= r->deadline) {
 			r->killed = 1;
 			(void)kill(pid, SIGKILL);
 			/* A master forked by this ssh may hold the pipes. */
@@ -718,7 +694,7 @@ run_ssh(struct run *r, char *err)
 	pid = -1;
 	if ((r->out == NULL && (r->out = calloc(1, 1)) == NULL) ||
 	    (r->err == NULL && (r->err = calloc(1, 1)) == NULL))
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 out:
 	if (pid > 0) {
 		(void)kill(pid, SIGKILL);
@@ -889,14 +865,14 @@ write_known_hosts(const struct ssh_opts *o, const char *priv, char *err)
 		sb_str(&b, "\n");
 	}
 	if (b.oom || b.s == NULL) {
-		rc = fail(err, b.oom ? ENGINE_ENOMEM : ENGINE_EINVAL, "ssh: %s",
+		rc = sandbox_fail(err, b.oom ? ENGINE_ENOMEM : ENGINE_EINVAL, "ssh: %s",
 		    b.oom ? "out of memory" : "ssh_host_key holds no key");
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%.200s/kh-%s", priv, o->hash);
 	snprintf(tmp, sizeof(tmp), "%.200s/kh-%s.%d", priv, o->hash, (int)getpid());
 	if (write_private(tmp, b.s, 0600) != 0 || rename(tmp, path) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "ssh: known_hosts '%.100s': %s",
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: known_hosts '%.100s': %s",
 		    path, strerror(errno));
 		(void)unlink(tmp);
 		goto out;
@@ -915,20 +891,20 @@ login_error(const struct ssh_opts *o, const struct run *r, char *err)
 	last_line(r->err, line, sizeof(line));
 	if (strstr(r->err, "Host key verification failed") != NULL ||
 	    strstr(r->err, "REMOTE HOST IDENTIFICATION HAS CHANGED") != NULL)
-		fail(err, SANDBOX_EFAIL, "ssh %s@%s:%d: host key verification "
+		sandbox_fail(err, SANDBOX_EFAIL, "ssh %s@%s:%d: host key verification "
 		    "failed: the server's key is not the pinned ssh_host_key "
 		    "(if the server's key changed on purpose, clear "
 		    "ssh_host_key and test the connection again)", o->user,
 		    o->host, o->port);
 	else if (strstr(r->err, "Permission denied") != NULL)
-		fail(err, SANDBOX_EFAIL, "ssh %s@%s:%d: authentication failed "
+		sandbox_fail(err, SANDBOX_EFAIL, "ssh %s@%s:%d: authentication failed "
 		    "(wrong ssh_username or ssh_password/key): %.80s", o->user,
 		    o->host, o->port, line);
 	else if (r->killed)
-		fail(err, SANDBOX_EFAIL, "ssh %s@%s:%d: no answer within %d s",
+		sandbox_fail(err, SANDBOX_EFAIL, "ssh %s@%s:%d: no answer within %d s",
 		    o->user, o->host, o->port, 2 * SSH_CONNECT_TIMEOUT);
 	else
-		fail(err, SANDBOX_EFAIL, "ssh %s@%s:%d: %.150s", o->user,
+		sandbox_fail(err, SANDBOX_EFAIL, "ssh %s@%s:%d: %.150s", o->user,
 		    o->host, o->port, line[0] ? line : "cannot connect");
 }
 
@@ -955,7 +931,7 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 	snprintf(lock, sizeof(lock), "%.200s/lock-%s", priv, o->hash);
 	if ((lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
 	    0600)) < 0 || flock(lfd, LOCK_EX) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "ssh: lock '%.100s': %s", lock,
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: lock '%.100s': %s", lock,
 		    strerror(errno));
 		goto out;
 	}
@@ -965,7 +941,7 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 	if ((rc = write_known_hosts(o, priv, err)) != 0)
 		goto out;
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	snprintf(sec, sizeof(sec), "%.200s/%s-%s-%d", priv, o->is_key ? "id" : "pw",
@@ -988,7 +964,7 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 		if (key.len > 0 && key.s[key.len - 1] != '\n')
 			sb_str(&key, "\n");
 		if (key.oom || write_private(sec, key.s, 0600) != 0) {
-			rc = fail(err, SANDBOX_EFAIL, "ssh: key file: %s",
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: key file: %s",
 			    key.oom ? "out of memory" : strerror(errno));
 			wipe_free(key.s);
 			goto out;
@@ -1002,7 +978,7 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 		av_add(a, "-oKbdInteractiveAuthentication=no");
 	} else {
 		if (write_private(sec, o->secret, 0600) != 0) {
-			rc = fail(err, SANDBOX_EFAIL, "ssh: password file: %s",
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: password file: %s",
 			    strerror(errno));
 			goto out;
 		}
@@ -1011,7 +987,7 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 		sb_q(&script, sec);
 		sb_str(&script, "\n");
 		if (script.oom || write_private(ap, script.s, 0700) != 0) {
-			rc = fail(err, SANDBOX_EFAIL, "ssh: askpass: %s",
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: askpass: %s",
 			    script.oom ? "out of memory" : strerror(errno));
 			goto out;
 		}
@@ -1029,13 +1005,13 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 	av_add(a, "%s", o->host);
 	av_add(a, "true");
 	if (a->full) {
-		rc = fail(err, ENGINE_EINVAL, "ssh: option too long");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh: option too long");
 		goto out;
 	}
 	r.argv = a->v;
 	r.envp = envp;
 	r.max_out = r.max_err = 65536;
-	r.deadline = now_us() + 2 * SSH_CONNECT_TIMEOUT * 1000000LL;
+	r.deadline = sandbox_now_us() + 2 * SSH_CONNECT_TIMEOUT * 1000000LL;
 	if ((rc = run_ssh(&r, err)) != 0)
 		goto out;
 	if (run_exit(&r) != 0 || !master_alive(cpath)) {
@@ -1076,7 +1052,7 @@ remote(struct ssh_sb *s, const char *script, const void *in, size_t in_len,
 	if ((rc = master_ensure(s->ssh, &s->o, s->priv, s->cpath, err)) != 0)
 		goto out;
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	av_common(a, s->ssh, &s->o, s->priv, s->cpath);
@@ -1086,7 +1062,7 @@ remote(struct ssh_sb *s, const char *script, const void *in, size_t in_len,
 	sb_str(&cmd, "sh -c ");
 	sb_q(&cmd, script);
 	if (cmd.oom || a->full) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	/* The command is one argument: ssh sends it as it is. */
@@ -1119,9 +1095,9 @@ link_error(struct ssh_sb *s, const struct run *r, const char *what, char *err)
 
 	last_line(r->err, line, sizeof(line));
 	if (r->killed)
-		return fail(err, SANDBOX_EFAIL, "ssh %s: %s: no answer in time",
+		return sandbox_fail(err, SANDBOX_EFAIL, "ssh %s: %s: no answer in time",
 		    s->o.host, what);
-	return fail(err, SANDBOX_EFAIL, "ssh %s: %s: %.150s", s->o.host, what,
+	return sandbox_fail(err, SANDBOX_EFAIL, "ssh %s: %s: %.150s", s->o.host, what,
 	    line[0] ? line : "connection lost");
 }
 
@@ -1140,7 +1116,7 @@ ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	memset(&r, 0, sizeof(r));
 	*out = NULL;
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	s->cfg = *cfg;
@@ -1151,7 +1127,7 @@ ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	if ((rc = opts_parse(cfg->options, 1, err, &s->o)) != 0)
 		goto out;
 	if (find_program("ssh", s->ssh, sizeof(s->ssh)) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "ssh sandbox: ssh not found in "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh sandbox: ssh not found in "
 		    "PATH (install the Debian package openssh-client)");
 		goto out;
 	}
@@ -1170,10 +1146,10 @@ ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	sb_str(&sc, " && chmod 755 ");
 	sb_q(&sc, s->ws);
 	if (sc.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = remote(s, sc.s, NULL, 0, 4096, now_us() +
+	if ((rc = remote(s, sc.s, NULL, 0, 4096, sandbox_now_us() +
 	    SSH_OP_TIMEOUT_MS * 1000LL, err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) != 0) {
@@ -1184,7 +1160,7 @@ ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 			goto out;
 		}
 		last_line(r.err, line, sizeof(line));
-		rc = fail(err, SANDBOX_EFAIL, "ssh sandbox: cannot make the "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh sandbox: cannot make the "
 		    "workspace under base_working_path '%.100s': %.100s",
 		    s->o.base, line);
 		goto out;
@@ -1220,15 +1196,15 @@ ssh_destroy(struct sandbox *sb, char *err)
 	    "kill -9 -$(cat \"$f\") 2>/dev/null; done; rm -rf -- \"$P\" ");
 	sb_q(&sc, s->ws);
 	if (sc.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = remote(s, sc.s, NULL, 0, 4096, now_us() +
+	if ((rc = remote(s, sc.s, NULL, 0, 4096, sandbox_now_us() +
 	    SSH_OP_TIMEOUT_MS * 1000LL, err, &r)) != 0)
 		goto out;
 	if (run_exit(&r) != 0) {
 		rc = run_exit(&r) == 255 ? link_error(s, &r, "destroy", err) :
-		    fail(err, SANDBOX_EFAIL, "ssh sandbox %s: the workspace "
+		    sandbox_fail(err, SANDBOX_EFAIL, "ssh sandbox %s: the workspace "
 		    "could not be removed", sb->id);
 		goto out;
 	}
@@ -1304,7 +1280,7 @@ kill_token(struct ssh_sb *s, const char *token)
 	sb_q(&sc, s->pids);
 	sb_fmt(&sc, "/%s; [ -f \"$f\" ] && kill -9 -$(cat \"$f\") "
 	    "2>/dev/null; rm -f \"$f\"", token);
-	if (!sc.oom && remote(s, sc.s, NULL, 0, 4096, now_us() +
+	if (!sc.oom && remote(s, sc.s, NULL, 0, 4096, sandbox_now_us() +
 	    SSH_OP_TIMEOUT_MS * 1000LL, err, &r) == 0)
 		run_release(&r);
 	free(sc.s);
@@ -1318,32 +1294,32 @@ ssh_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	struct sbuf	 sc = {0};
 	struct run	 r;
 	char		 token[32];
-	int64_t		 t0 = now_us(), limit_us, max;
+	int64_t		 t0 = sandbox_now_us(), limit_us, max;
 	int		 rc = 0, x, nocwd = 0, started = 0;
 	size_t		 k;
 	const char	*p;
 
 	memset(&r, 0, sizeof(r));
 	if (s->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if ((req->argv == NULL) == (req->shell == NULL) ||
 	    (req->argv != NULL && req->argv[0] == NULL)) {
-		rc = fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
 		    "command");
 		goto out;
 	}
 	if (req->cwd != NULL && (rc = path_check(req->cwd, 1, err)) != 0)
 		goto out;
 	if (req->stdin_len > 0 && req->stdin_data == NULL) {
-		rc = fail(err, ENGINE_EINVAL, "exec: stdin_len without data");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: stdin_len without data");
 		goto out;
 	}
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++) {
 		p = req->env[k];
 		if (p[0] == '=' || strchr(p, '=') == NULL) {
-			rc = fail(err, ENGINE_EINVAL, "exec: environment entry "
+			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: environment entry "
 			    "'%.60s' is not NAME=value", p);
 			goto out;
 		}
@@ -1382,7 +1358,7 @@ ssh_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	sb_qpath(&sc, s->pids, token);
 	sb_str(&sc, "; printf '\\036FLOWCGI-EXIT %d\\036\\n' $rc >&4");
 	if (sc.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	if ((rc = remote(s, sc.s, req->stdin_data, req->stdin_len, max,
@@ -1396,7 +1372,7 @@ ssh_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		r.err[r.err_len] = '\0';
 	}
 	if (nocwd) {
-		rc = fail(err, ENGINE_ENOTFOUND, "exec: cwd '%.120s' is not a "
+		rc = sandbox_fail(err, ENGINE_ENOTFOUND, "exec: cwd '%.120s' is not a "
 		    "folder in the workspace", req->cwd);
 		goto out;
 	}
@@ -1411,7 +1387,7 @@ ssh_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		}
 	}
 	res->exit_code = x;
-	if (x == 128 + SIGKILL && now_us() - t0 >= limit_us - 20000)
+	if (x == 128 + SIGKILL && sandbox_now_us() - t0 >= limit_us - 20000)
 		res->timed_out = 1;
 	if (x > 128 && x < 128 + NSIG)
 		res->signal = x - 128;
@@ -1422,7 +1398,7 @@ ssh_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	res->err_len = r.err_len;
 	res->err_truncated = r.err_total > max;
 	r.out = r.err = NULL;
-	res->elapsed_us = now_us() - t0;
+	res->elapsed_us = sandbox_now_us() - t0;
 out:
 	if (started && (rc != 0 || res->timed_out))
 		kill_token(s, token);
@@ -1447,13 +1423,13 @@ ssh_upload(struct sandbox *sb, const char *path, const void *data,
 
 	memset(&r, 0, sizeof(r));
 	if (s->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if ((rc = path_check(path, 0, err)) != 0)
 		goto out;
 	if ((int64_t)len > s->cfg.file_size && s->cfg.file_size > 0) {
-		rc = fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
 		    "above sandbox.file_size", path, len);
 		goto out;
 	}
@@ -1462,10 +1438,10 @@ ssh_upload(struct sandbox *sb, const char *path, const void *data,
 	sb_str(&sc, "; mkdir -p -- \"$(dirname -- \"$f\")\" && "
 	    "{ [ ! -L \"$f\" ] || rm -f -- \"$f\"; } && cat > \"$f\"");
 	if (sc.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = remote(s, sc.s, data, len, 4096, now_us() +
+	if ((rc = remote(s, sc.s, data, len, 4096, sandbox_now_us() +
 	    SSH_OP_TIMEOUT_MS * 1000LL + (int64_t)(len / 1000), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) != 0) {
@@ -1473,7 +1449,7 @@ ssh_upload(struct sandbox *sb, const char *path, const void *data,
 			rc = link_error(s, &r, "upload", err);
 		else {
 			last_line(r.err, line, sizeof(line));
-			rc = fail(err, ENGINE_EINVAL, "upload '%.120s': %.100s",
+			rc = sandbox_fail(err, ENGINE_EINVAL, "upload '%.120s': %.100s",
 			    path, line);
 		}
 		goto out;
@@ -1495,7 +1471,7 @@ ssh_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 
 	memset(&r, 0, sizeof(r));
 	if (s->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if ((rc = path_check(path, 0, err)) != 0)
@@ -1507,21 +1483,21 @@ ssh_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	    "[ \"$(stat -c %%s -- \"$f\")\" -le %" PRId64 " ] || exit %d; "
 	    "exec cat -- \"$f\"", RX_NOTFOUND, RX_NOTFILE, max, RX_TOOBIG);
 	if (sc.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = remote(s, sc.s, NULL, 0, max, now_us() +
+	if ((rc = remote(s, sc.s, NULL, 0, max, sandbox_now_us() +
 	    SSH_OP_TIMEOUT_MS * 1000LL + max / 1000, err, &r)) != 0)
 		goto out;
 	x = run_exit(&r);
 	if (x == RX_NOTFOUND)
-		rc = fail(err, ENGINE_ENOTFOUND, "download '%.120s': no such "
+		rc = sandbox_fail(err, ENGINE_ENOTFOUND, "download '%.120s': no such "
 		    "file", path);
 	else if (x == RX_NOTFILE)
-		rc = fail(err, ENGINE_EINVAL, "download '%.120s': not a "
+		rc = sandbox_fail(err, ENGINE_EINVAL, "download '%.120s': not a "
 		    "regular file", path);
 	else if (x == RX_TOOBIG || (x == 0 && r.out_trunc))
-		rc = fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
 		    "limit of %" PRId64 " bytes", path, max);
 	else if (x != 0)
 		rc = link_error(s, &r, "download", err);
@@ -1551,7 +1527,7 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 
 	memset(&r, 0, sizeof(r));
 	if (s->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	if (dir == NULL || strcmp(dir, ".") == 0)
@@ -1565,25 +1541,25 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	    "-printf '%%y %%s %%T@ %%P\\0' | head -z -n %zu", RX_NOTFOUND,
 	    max + 1);
 	if (sc.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = remote(s, sc.s, NULL, 0, SSH_LIST_MAX_BYTES, now_us() +
+	if ((rc = remote(s, sc.s, NULL, 0, SSH_LIST_MAX_BYTES, sandbox_now_us() +
 	    SSH_OP_TIMEOUT_MS * 1000LL, err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) == RX_NOTFOUND) {
-		rc = fail(err, ENGINE_ENOTFOUND, "list '%.120s': no such "
+		rc = sandbox_fail(err, ENGINE_ENOTFOUND, "list '%.120s': no such "
 		    "folder", dir);
 		goto out;
 	}
 	if (x != 0 || r.out_trunc) {
-		rc = r.out_trunc ? fail(err, ENGINE_ELIMIT, "list: more than "
+		rc = r.out_trunc ? sandbox_fail(err, ENGINE_ELIMIT, "list: more than "
 		    "%d bytes of names", SSH_LIST_MAX_BYTES) :
 		    link_error(s, &r, "list", err);
 		goto out;
 	}
 	if ((v = calloc(max ? max : 1, sizeof(*v))) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (p = r.out; p < r.out + r.out_len; p = end + 1) {
@@ -1601,7 +1577,7 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		if (i < 4 || f[3] >= end)
 			continue;
 		if (nv >= max) {
-			rc = fail(err, ENGINE_ELIMIT, "list: more than %zu "
+			rc = sandbox_fail(err, ENGINE_ELIMIT, "list: more than %zu "
 			    "entries", max);
 			goto out;
 		}
@@ -1612,7 +1588,7 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		}
 		sb_add(&path, f[3], (size_t)(end - f[3]));
 		if (path.oom || (v[nv].path = strdup(path.s)) == NULL) {
-			rc = fail(err, ENGINE_ENOMEM, "out of memory");
+			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
 		v[nv].is_dir = f[0][0] == 'd';
@@ -1646,7 +1622,7 @@ tar_name_ok(const char *name, char *err)
 	if (n == 0 || strcmp(name, ".") == 0)
 		return 0;
 	if (n >= sizeof(buf))
-		return fail(err, ENGINE_EINVAL, "tar: name too long");
+		return sandbox_fail(err, ENGINE_EINVAL, "tar: name too long");
 	memcpy(buf, name, n + 1);
 	while (n > 0 && buf[n - 1] == '/')
 		buf[--n] = '\0';
@@ -1678,7 +1654,7 @@ tar_clean(const void *in, size_t in_len, int64_t max, int refuse_other,
 	cap = (size_t)(max < 0 ? 0 : max) + 2048;
 	if ((mem = malloc(cap)) == NULL || (rd = archive_read_new()) == NULL ||
 	    (wr = archive_write_new()) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	archive_read_support_format_tar(rd);
@@ -1687,7 +1663,7 @@ tar_clean(const void *in, size_t in_len, int64_t max, int refuse_other,
 	archive_write_set_bytes_in_last_block(wr, 1);
 	if (archive_read_open_memory(rd, in, in_len) != ARCHIVE_OK ||
 	    archive_write_open_memory(wr, mem, cap, &used) != ARCHIVE_OK) {
-		rc = fail(err, ENGINE_EINVAL, "tar: %.150s",
+		rc = sandbox_fail(err, ENGINE_EINVAL, "tar: %.150s",
 		    archive_error_string(rd) ? archive_error_string(rd) :
 		    "cannot open");
 		goto out;
@@ -1697,7 +1673,7 @@ tar_clean(const void *in, size_t in_len, int64_t max, int refuse_other,
 		type = archive_entry_filetype(e);
 		if (name == NULL || (rc = tar_name_ok(name, err)) != 0) {
 			if (name == NULL)
-				rc = fail(err, ENGINE_EINVAL, "tar: an entry "
+				rc = sandbox_fail(err, ENGINE_EINVAL, "tar: an entry "
 				    "without a name");
 			goto out;
 		}
@@ -1707,14 +1683,14 @@ tar_clean(const void *in, size_t in_len, int64_t max, int refuse_other,
 			continue;
 		if (type != AE_IFREG && type != AE_IFDIR) {
 			if (refuse_other) {
-				rc = fail(err, ENGINE_EINVAL, "tar: '%.100s' is "
+				rc = sandbox_fail(err, ENGINE_EINVAL, "tar: '%.100s' is "
 				    "neither a file nor a folder", name);
 				goto out;
 			}
 			continue;
 		}
 		if ((ne = archive_entry_new()) == NULL) {
-			rc = fail(err, ENGINE_ENOMEM, "out of memory");
+			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
 		archive_entry_set_pathname(ne, name);
@@ -1727,7 +1703,7 @@ tar_clean(const void *in, size_t in_len, int64_t max, int refuse_other,
 		if ((int64_t)used + 1024 + (type == AE_IFDIR ? 0 :
 		    archive_entry_size(e)) > max ||
 		    archive_write_header(wr, ne) != ARCHIVE_OK) {
-			rc = fail(err, ENGINE_ELIMIT, "tar: above the limit of "
+			rc = sandbox_fail(err, ENGINE_ELIMIT, "tar: above the limit of "
 			    "%" PRId64 " bytes", max);
 			goto out;
 		}
@@ -1736,19 +1712,19 @@ tar_clean(const void *in, size_t in_len, int64_t max, int refuse_other,
 		while (type == AE_IFREG && (got = archive_read_data(rd, buf,
 		    sizeof(buf))) > 0)
 			if (archive_write_data(wr, buf, (size_t)got) != got) {
-				rc = fail(err, ENGINE_ELIMIT, "tar: above the "
+				rc = sandbox_fail(err, ENGINE_ELIMIT, "tar: above the "
 				    "limit of %" PRId64 " bytes", max);
 				goto out;
 			}
 	}
 	if (r != ARCHIVE_EOF) {
-		rc = fail(err, ENGINE_EINVAL, "tar: %.150s",
+		rc = sandbox_fail(err, ENGINE_EINVAL, "tar: %.150s",
 		    archive_error_string(rd) ? archive_error_string(rd) :
 		    "damaged");
 		goto out;
 	}
 	if (archive_write_close(wr) != ARCHIVE_OK || (int64_t)used > max) {
-		rc = fail(err, ENGINE_ELIMIT, "tar: above the limit of %"
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "tar: above the limit of %"
 		    PRId64 " bytes", max);
 		goto out;
 	}
@@ -1784,12 +1760,12 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 
 	memset(&res, 0, sizeof(res));
 	if ((rd = archive_read_new()) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	archive_read_support_format_tar(rd);
 	if (archive_read_open_memory(rd, tar, len) != ARCHIVE_OK) {
-		rc = fail(err, ENGINE_EINVAL, "tar: cannot open");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "tar: cannot open");
 		goto out;
 	}
 	while ((r = archive_read_next_header(rd, &e)) == ARCHIVE_OK) {
@@ -1800,7 +1776,7 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 		}
 		sb_str(&path, archive_entry_pathname(e));
 		if (path.oom) {
-			rc = fail(err, ENGINE_ENOMEM, "out of memory");
+			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
 		if (archive_entry_filetype(e) == AE_IFDIR) {
@@ -1818,7 +1794,7 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 			r = res.exit_code;
 			sandbox_exec_result_release(&res);
 			if (r != 0) {
-				rc = fail(err, SANDBOX_EFAIL, "mkdir '%.120s' "
+				rc = sandbox_fail(err, SANDBOX_EFAIL, "mkdir '%.120s' "
 				    "failed", path.s);
 				goto out;
 			}
@@ -1827,12 +1803,12 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 		size = archive_entry_size(e);
 		if (size < 0 || size > ((int64_t)1 << 34) ||
 		    (data = malloc((size_t)size + 1)) == NULL) {
-			rc = fail(err, ENGINE_ENOMEM, "out of memory");
+			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
 		got = size > 0 ? archive_read_data(rd, data, (size_t)size) : 0;
 		if (got != size) {
-			rc = fail(err, ENGINE_EINVAL, "tar: short entry");
+			rc = sandbox_fail(err, ENGINE_EINVAL, "tar: short entry");
 			goto out;
 		}
 		if ((rc = sandbox_upload(sb, path.s, data, (size_t)size, err))
@@ -1866,7 +1842,7 @@ tree_download_each(struct sandbox *sb, const char *dir, int64_t max,
 	skip = dir[0] != '\0' && strcmp(dir, ".") != 0 ? strlen(dir) + 1 : 0;
 	if ((mem = malloc((size_t)max + 2048)) == NULL ||
 	    (wr = archive_write_new()) == NULL) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	archive_write_set_format_pax_restricted(wr);
@@ -1877,7 +1853,7 @@ tree_download_each(struct sandbox *sb, const char *dir, int64_t max,
 		    files[i].path, max, err, &data, &dlen)) != 0)
 			goto out;
 		if ((e = archive_entry_new()) == NULL) {
-			rc = fail(err, ENGINE_ENOMEM, "out of memory");
+			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
 		archive_entry_set_pathname(e, files[i].path + skip);
@@ -1891,7 +1867,7 @@ tree_download_each(struct sandbox *sb, const char *dir, int64_t max,
 		    archive_write_header(wr, e) != ARCHIVE_OK ||
 		    (dlen > 0 && archive_write_data(wr, data, dlen) !=
 		    (la_ssize_t)dlen)) {
-			rc = fail(err, ENGINE_ELIMIT, "tar: above the limit of "
+			rc = sandbox_fail(err, ENGINE_ELIMIT, "tar: above the limit of "
 			    "%" PRId64 " bytes", max);
 			goto out;
 		}
@@ -1902,7 +1878,7 @@ tree_download_each(struct sandbox *sb, const char *dir, int64_t max,
 		dlen = 0;
 	}
 	if (archive_write_close(wr) != ARCHIVE_OK || (int64_t)used > max) {
-		rc = fail(err, ENGINE_ELIMIT, "tar: above the limit of %" PRId64
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "tar: above the limit of %" PRId64
 		    " bytes", max);
 		goto out;
 	}
@@ -1945,7 +1921,7 @@ sandbox_upload_tree(struct sandbox *sb, const char *dir, const void *tar,
 		goto out;
 	}
 	if (s->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	sb_str(&sc, "d=");
@@ -1953,16 +1929,16 @@ sandbox_upload_tree(struct sandbox *sb, const char *dir, const void *tar,
 	sb_str(&sc, "; mkdir -p -- \"$d\" && exec tar -x -f - -C \"$d\" "
 	    "--no-same-owner --no-same-permissions --no-overwrite-dir");
 	if (sc.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = remote(s, sc.s, clean, clen, 4096, now_us() +
+	if ((rc = remote(s, sc.s, clean, clen, 4096, sandbox_now_us() +
 	    SSH_OP_TIMEOUT_MS * 1000LL + (int64_t)(clen / 1000), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) != 0) {
 		last_line(r.err, line, sizeof(line));
 		rc = x == 255 ? link_error(s, &r, "upload", err) :
-		    fail(err, ENGINE_EINVAL, "upload '%.100s': tar: %.100s",
+		    sandbox_fail(err, ENGINE_EINVAL, "upload '%.100s': tar: %.100s",
 		    dir, line);
 		goto out;
 	}
@@ -1995,7 +1971,7 @@ sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
 		goto out;
 	}
 	if (s->destroyed) {
-		rc = fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
 	sb_str(&sc, "d=");
@@ -2003,26 +1979,26 @@ sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
 	sb_fmt(&sc, "; [ -d \"$d\" ] && [ ! -L \"$d\" ] || exit %d; "
 	    "exec tar -c -f - -C \"$d\" .", RX_NOTFOUND);
 	if (sc.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	/* The remote tar is a little larger than the clean one. */
-	if ((rc = remote(s, sc.s, NULL, 0, max * 2 + 1048576, now_us() +
+	if ((rc = remote(s, sc.s, NULL, 0, max * 2 + 1048576, sandbox_now_us() +
 	    SSH_OP_TIMEOUT_MS * 1000LL + max / 1000, err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) == RX_NOTFOUND) {
-		rc = fail(err, ENGINE_ENOTFOUND, "download '%.120s': no such "
+		rc = sandbox_fail(err, ENGINE_ENOTFOUND, "download '%.120s': no such "
 		    "folder", dir);
 		goto out;
 	}
 	if (x != 0 && x != 1) {	/* 1: files changed while read */
 		rc = x == 255 ? link_error(s, &r, "download", err) :
-		    fail(err, SANDBOX_EFAIL, "download '%.120s': tar failed",
+		    sandbox_fail(err, SANDBOX_EFAIL, "download '%.120s': tar failed",
 		    dir);
 		goto out;
 	}
 	if (r.out_trunc) {
-		rc = fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
 		    "limit of %" PRId64 " bytes", dir, max);
 		goto out;
 	}
@@ -2052,7 +2028,7 @@ sandbox_ssh_scan(const json_t *options, char *err, char **keys)
 	if ((rc = opts_parse(options, 0, err, &o)) != 0)
 		goto out;
 	if (find_program("ssh-keyscan", kscan, sizeof(kscan)) != 0) {
-		rc = fail(err, SANDBOX_EFAIL, "ssh: ssh-keyscan not found in "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: ssh-keyscan not found in "
 		    "PATH (install openssh-client)");
 		goto out;
 	}
@@ -2070,7 +2046,7 @@ sandbox_ssh_scan(const json_t *options, char *err, char **keys)
 	r.argv = argv;
 	r.envp = envp;
 	r.max_out = r.max_err = 65536;
-	r.deadline = now_us() + 30 * 1000000LL;
+	r.deadline = sandbox_now_us() + 30 * 1000000LL;
 	if ((rc = run_ssh(&r, err)) != 0)
 		goto out;
 	/* "host type base64" lines; keep "type base64". */
@@ -2088,14 +2064,14 @@ sandbox_ssh_scan(const json_t *options, char *err, char **keys)
 		sb_str(&b, "\n");
 	}
 	if (b.oom) {
-		rc = fail(err, ENGINE_ENOMEM, "out of memory");
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	if (b.s == NULL) {
 		char line[160];
 
 		last_line(r.err, line, sizeof(line));
-		rc = fail(err, SANDBOX_EFAIL, "ssh %s:%d: no host key (is sshd "
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh %s:%d: no host key (is sshd "
 		    "listening there?)%s%.120s", o.host, o.port, line[0] ?
 		    ": " : "", line);
 		goto out;

@@ -263,6 +263,9 @@ async function run(page) {
 	await page.locator('#import-form button[type=submit]').click();
 	await row(page, 'slow code').locator('a.app-name').click();
 	await page.locator('#app-title').waitFor();
+	/* the overview fills in when the app's DSL has loaded */
+	await page.locator('#dsl-totals').waitFor();
+	await page.locator('#node-types tbody tr').first().waitFor();
 	const nodeTypes = await page.locator('#node-types tbody tr')
 	    .allTextContents();
 	ok(nodeTypes.join('|') === 'code1|end1|start1' &&

@@ -219,3 +219,28 @@ stop_control_masters() {
 	done
 	return 0
 }
+
+# report_app: imports tests/e2e/apps/sandboxed.yml (a sandboxed chatflow)
+# with a "report" skill in its file system, makes it an API key and
+# uploads a data file. Sets APP, KEY and UP (the upload's id).
+report_app() {
+	local sk
+	jq -n --rawfile y "$TOP/tests/e2e/apps/sandboxed.yml" \
+	    '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
+	req POST /console/api/apps/imports -H 'Content-Type: application/json' \
+	    --data-binary @"$T_DIR/imp.json"
+	APP=$(jqr .app_id)
+	req POST "/console/api/apps/$APP/assets/folders" \
+	    -H 'Content-Type: application/json' -d '{"name":"report"}'
+	sk=$(jqr .id)
+	printf -- '---\nname: report\ndescription: How to write the weekly report\n---\nWrite one line: done.\n' \
+	    >"$T_DIR/SKILL.md"
+	req POST "/console/api/apps/$APP/assets/files" \
+	    -F "file=@$T_DIR/SKILL.md" -F "parent_id=$sk"
+	req POST "/console/api/apps/$APP/api-keys"
+	KEY=$(jqr .token)
+	printf 'numbers 1 2 3\n' >"$T_DIR/data.txt"
+	UP=$(curl -s -H "Authorization: Bearer $KEY" \
+	    -F "file=@$T_DIR/data.txt" -F user=u "$BASE/v1/files/upload" |
+	    jq -r .id)
+}

@@ -15,23 +15,9 @@ start_nginx "127.0.0.1:$FC_PORT"
 TOKEN=$(admin_token)
 J='Content-Type: application/json'
 A=/console/api/apps
-jq -n --rawfile y "$TOP/tests/e2e/apps/sandboxed.yml" '{mode: "yaml-content", yaml_content: $y}' \
-    >"$T_DIR/imp.json"
-req POST $A/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-APP=$(jqr .app_id)
+report_app
 req GET "$A/$APP"
 is "$(jqr .runtime_type)" sandboxed "the app runs in the sandboxed runtime"
-# a skill in the app's file system
-req POST $A/$APP/assets/folders -H "$J" -d '{"name":"report"}'
-SK=$(jqr .id)
-printf -- '---\nname: report\ndescription: How to write the weekly report\n---\nWrite one line: done.\n' \
-    >"$T_DIR/SKILL.md"
-req POST $A/$APP/assets/files -F "file=@$T_DIR/SKILL.md" -F "parent_id=$SK"
-req POST "$A/$APP/api-keys"
-KEY=$(jqr .token)
-printf 'numbers 1 2 3\n' >"$T_DIR/data.txt"
-UP=$(curl -s -H "Authorization: Bearer $KEY" -F "file=@$T_DIR/data.txt" -F user=u \
-    "$BASE/v1/files/upload" | jq -r .id)
 
 curl -s -X POST -H "$J" --data-binary '{"responses": [
   {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},

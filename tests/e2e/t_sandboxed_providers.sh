@@ -34,20 +34,7 @@ J='Content-Type: application/json'
 A=/console/api/apps
 P=/console/api/workspaces/current
 
-jq -n --rawfile y "$TOP/tests/e2e/apps/sandboxed.yml" \
-    '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
-req POST $A/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-APP=$(jqr .app_id)
-req POST $A/$APP/assets/folders -H "$J" -d '{"name":"report"}'
-SK=$(jqr .id)
-printf -- '---\nname: report\ndescription: How to write the weekly report\n---\nWrite one line: done.\n' \
-    >"$T_DIR/SKILL.md"
-req POST $A/$APP/assets/files -F "file=@$T_DIR/SKILL.md" -F "parent_id=$SK"
-req POST "$A/$APP/api-keys"
-KEY=$(jqr .token)
-printf 'numbers 1 2 3\n' >"$T_DIR/data.txt"
-UP=$(curl -s -H "Authorization: Bearer $KEY" -F "file=@$T_DIR/data.txt" -F user=u \
-    "$BASE/v1/files/upload" | jq -r .id)
+report_app
 
 # Both remote providers, configured through the settings API.
 jq -n --arg p "$SSH_PORT" --arg pw "$SPASS" --arg b "$SSHD_DIR/home/work" \

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "engine/sandbox/sandbox.h"
+#include "tests/unit/host_procs.h"
 #include "tests/unit/tap.h"
 
 static char	top[256];		/* this test's temporary folder */
@@ -85,37 +86,11 @@ sh(struct sandbox *sb, const char *cmd, int timeout_ms,
 	return rc;
 }
 
-/* Counts host processes whose command line contains needle. */
+/* Host processes whose command line contains needle. */
 static int
 host_procs_with(const char *needle)
 {
-	DIR		*d = opendir("/proc");
-	struct dirent	*de;
-	char		 path[300], buf[4096];
-	int		 n = 0, fd;
-	ssize_t		 len, i;
-
-	if (d == NULL)
-		return -1;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-		if ((fd = open(path, O_RDONLY)) < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		for (i = 0; i < len; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[len] = '\0';
-		if (strstr(buf, needle) != NULL && strstr(buf, "grep") == NULL)
-			n++;
-	}
-	closedir(d);
-	return n;
+	return host_procs(needle, NULL, "grep");
 }
 
 /* Counts host processes owned by uid. */

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/unit/host_procs.h"
 #include "tests/unit/sandbox_conformance.h"
 
 #define TEST_UID	61234
@@ -261,38 +262,12 @@ secret_files(void)
 	return n;
 }
 
+/* Processes sshd started for the checks ("sleep ..."); the ssh client's
+ * own command line holds the command text too and does not count. */
 static int
 host_procs_with(const char *needle)
 {
-	DIR		*d = opendir("/proc");
-	struct dirent	*de;
-	char		 path[300], buf[4096];
-	int		 n = 0, fd;
-	ssize_t		 len, i;
-
-	if (d == NULL)
-		return -1;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-		if ((fd = open(path, O_RDONLY)) < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		for (i = 0; i < len; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[len] = '\0';
-		/* The ssh client's command line holds the wrapper text. */
-		if (strstr(buf, needle) != NULL && strncmp(buf, "sleep ", 6)
-		    == 0)
-			n++;
-	}
-	closedir(d);
-	return n;
+	return host_procs(needle, "sleep ", NULL);
 }
 
 static void
