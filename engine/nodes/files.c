@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/evp.h>
 
@@ -40,6 +41,7 @@ static const struct {
 	{ "xls", "application/vnd.ms-excel" },
 	{ "png", "image/png" },
 	{ "jpg", "image/jpeg" },
+	{ "jpeg", "image/jpeg" },
 	{ "gif", "image/gif" },
 	{ "webp", "image/webp" },
 	{ "svg", "image/svg+xml" },
@@ -47,6 +49,10 @@ static const struct {
 	{ "wav", "audio/wav" },
 	{ "mp4", "video/mp4" },
 	{ "zip", "application/zip" },
+	{ "log", "text/plain" },
+	{ "py", "text/x-python" },
+	{ "js", "text/javascript" },
+	{ "sh", "text/x-shellscript" },
 	{ "bin", "application/octet-stream" },
 };
 #define NMIME (sizeof(mime_table) / sizeof(mime_table[0]))
@@ -63,6 +69,21 @@ ext_of_mime(const char *mime)
 		if (strlen(mime_table[i].mime) == n &&
 		    strncasecmp(mime_table[i].mime, mime, n) == 0)
 			return mime_table[i].ext;
+	return NULL;
+}
+
+/* The type of a file name's extension (its first entry), or NULL. */
+static const char *
+mime_of_name(const char *name)
+{
+	const char	*dot = name != NULL ? strrchr(name, '.') : NULL;
+	size_t		 i;
+
+	if (dot == NULL || dot[1] == '\0')
+		return NULL;
+	for (i = 0; i < NMIME; i++)
+		if (strcasecmp(mime_table[i].ext, dot + 1) == 0)
+			return mime_table[i].mime;
 	return NULL;
 }
 
@@ -337,7 +358,8 @@ file_from_bytes(const char *name, const char *mime, const void *data,
 	const char	*e, *dot;
 	size_t		 ul, ml;
 
-	if (mime == NULL || *mime == '\0')
+	if ((mime == NULL || *mime == '\0') &&
+	    (mime = mime_of_name(name)) == NULL)
 		mime = "application/octet-stream";
 	ml = strcspn(mime, ";");
 	while (ml > 0 && mime[ml - 1] == ' ')

@@ -34,8 +34,8 @@ int	file_bytes(struct node_ctx *c, const json_t *file, char **data,
 
 /*
  * A new file object holding len bytes of data as a data: URL. name may be
- * NULL ("file" + an extension from mime); mime NULL means
- * application/octet-stream. Returns a new reference, or NULL when out of
+ * NULL ("file" + an extension from mime); mime NULL is guessed from the
+ * name's extension, else application/octet-stream. Returns a new reference, or NULL when out of
  * memory.
  */
 json_t	*file_from_bytes(const char *name, const char *mime, const void *data,

@@ -47,8 +47,9 @@ printf '%s' "$reqs" | jq -r '.[0].body.messages[1].content' | grep -q '^Write th
 ok $? "the command node counted the file's bytes in the sandbox"
 RUN=$(ev | jq -r 'select(.event=="workflow_finished") | .workflow_run_id')
 req GET "$A/$APP/workflow-runs/$RUN/node-executions"
-is "$(jqr '.data[] | select(.node_id=="agent") | .outputs.files[0].filename')" report.txt \
-    "output/report.txt comes back as the node's file"
+is "$(jqr '.data[] | select(.node_id=="agent") | .outputs.files[0] | [.filename, .mime_type, .type] | join(" ")')" \
+    "report.txt text/plain document" \
+    "output/report.txt comes back as the node's file, its type from its name"
 is "$(jqr '.data[] | select(.node_id=="agent") | .outputs.files[0].url' | sed 's/.*base64,//' | base64 -d)" \
     "done" "with the file's bytes"
 is "$(jqr '.data[] | select(.node_id=="agent") | .outputs.generation.tool_calls | length')" 2 \
