@@ -2194,21 +2194,23 @@ parse_not(struct ps *ps)
 	return seal(ps, m);
 }
 
+/* "a and b", "a or b": left-associative, the keyword between levels. */
 static struct node *
-parse_and(struct ps *ps)
+logical(struct ps *ps, struct node *(*next)(struct ps *), const char *word,
+    enum nk kind)
 {
 	struct node *n, *m;
 
-	if ((n = parse_not(ps)) == NULL)
+	if ((n = next(ps)) == NULL)
 		return NULL;
-	while (tok_name(cur(ps), "and")) {
-		if ((m = mknode(ps, N_AND, cur(ps)->line)) == NULL) {
+	while (tok_name(cur(ps), word)) {
+		if ((m = mknode(ps, kind, cur(ps)->line)) == NULL) {
 			node_free(n);
 			return NULL;
 		}
 		ps->itok++;
 		m->a = n;
-		if ((m->b = parse_not(ps)) == NULL) {
+		if ((m->b = next(ps)) == NULL) {
 			node_free(m);
 			return NULL;
 		}
@@ -2219,27 +2221,15 @@ parse_and(struct ps *ps)
 }
 
 static struct node *
+parse_and(struct ps *ps)
+{
+	return logical(ps, parse_not, "and", N_AND);
+}
+
+static struct node *
 parse_or(struct ps *ps)
 {
-	struct node *n, *m;
-
-	if ((n = parse_and(ps)) == NULL)
-		return NULL;
-	while (tok_name(cur(ps), "or")) {
-		if ((m = mknode(ps, N_OR, cur(ps)->line)) == NULL) {
-			node_free(n);
-			return NULL;
-		}
-		ps->itok++;
-		m->a = n;
-		if ((m->b = parse_and(ps)) == NULL) {
-			node_free(m);
-			return NULL;
-		}
-		if ((n = seal(ps, m)) == NULL)
-			return NULL;
-	}
-	return n;
+	return logical(ps, parse_and, "or", N_OR);
 }
 
 static struct node *
