@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "engine/llm/llm.h"
 
 #define API_VERSION	"2023-06-01"
@@ -313,11 +311,7 @@ struct parse {
 	size_t				 nblocks;
 	char				 stop[32];
 	int				 done;	/* message_stop */
-	int				 events;
-	int				 rc;
 	char				*err;
-	struct tpl_sb			 raw;
-	struct llm_sse			 sse;
 };
 
 static void
@@ -452,8 +446,6 @@ on_event(void *arg, const char *event, const char *data, size_t len)
 	struct block	*b;
 	int		 rc = 0;
 
-	p->events++;
-	tpl_sb_release(&p->raw);
 	if ((j = json_loadb(data, len, 0, NULL)) == NULL) {
 		snprintf(p->err, ENGINE_ERRMAX, "%s: a stream event is not "
 		    "JSON", p->ep->name);
@@ -537,21 +529,6 @@ out:
 }
 
 static int
-on_data(const char *buf, size_t n, void *arg)
-{
-	struct parse *p = arg;
-
-	if (p->events == 0) {
-		tpl_sb_add(&p->raw, buf, n);
-		if (p->raw.oom)
-			p->rc = ENGINE_ENOMEM;
-	}
-	if (p->rc == 0)
-		p->rc = llm_sse_feed(&p->sse, buf, n);
-	return p->rc;
-}
-
-static int
 blocks_take(struct parse *p)
 {
 	size_t	i;
@@ -571,58 +548,17 @@ blocks_take(struct parse *p)
 
 /* ====== One exchange ====== */
 
-static struct curl_slist *
-headers(const struct llm_endpoint *ep, int stream)
-{
-	struct curl_slist	*hl = NULL, *nl;
-	const char		*fixed[] = {
-		"Content-Type: application/json",
-		"anthropic-version: " API_VERSION,
-		stream ? "Accept: text/event-stream" :
-		    "Accept: application/json",
-		"Expect:",
-	};
-	char			*h;
-	size_t			 i, sz;
-
-	for (i = 0; i < sizeof(fixed) / sizeof(*fixed); i++) {
-		if ((nl = curl_slist_append(hl, fixed[i])) == NULL)
-			goto fail;
-		hl = nl;
-	}
-	if (ep->api_key[0] != '\0') {
-		sz = strlen(ep->api_key) + 16;
-		if ((h = malloc(sz)) == NULL)
-			goto fail;
-		snprintf(h, sz, "x-api-key: %s", ep->api_key);
-		nl = curl_slist_append(hl, h);
-		secret_free(h);
-		if (nl == NULL)
-			goto fail;
-		hl = nl;
-	}
-	return hl;
-fail:
-	curl_slist_free_all(hl);
-	return NULL;
-}
-
 static int
 anthropic_chat(struct engine *e, const struct llm_endpoint *ep,
     const struct llm_request *rq, struct llm_attempt *at, char *err,
     struct llm_response *out)
 {
-	struct curl_slist	*hl = NULL;
-	struct outbound_req	 oreq;
-	struct outbound_resp	 resp;
-	struct parse		 p;
-	json_t			*body = NULL, *j = NULL;
-	char			*text = NULL, *url = NULL;
-	char			 ferr[ENGINE_ERRMAX];
-	size_t			 n = strlen(ep->base_url), i;
-	int			 rc;
+	struct llm_post	 po;
+	struct parse	 p;
+	json_t		*body, *j = NULL;
+	size_t		 n = strlen(ep->base_url), i;
+	int		 rc;
 
-	memset(&resp, 0, sizeof(resp));
 	memset(&p, 0, sizeof(p));
 	p.ep = ep;
 	p.rq = rq;
@@ -630,99 +566,49 @@ anthropic_chat(struct engine *e, const struct llm_endpoint *ep,
 	p.out = out;
 	p.err = err;
 	p.schema_tool = schema_tool(rq);
-	p.sse.on_event = on_event;
-	p.sse.arg = &p;
 	while (n > 0 && ep->base_url[n - 1] == '/')
 		n--;
-	rc = ENGINE_ENOMEM;
-	if ((body = build_body(rq)) == NULL ||
-	    (text = json_dumps(body, JSON_COMPACT)) == NULL ||
-	    (url = llm_url(ep->base_url, n >= 3 && memcmp(ep->base_url + n - 3,
-	    "/v1", 3) == 0 ? "messages" : "v1/messages")) == NULL ||
-	    (hl = headers(ep, rq->stream)) == NULL)
-		goto out;
-	memset(&oreq, 0, sizeof(oreq));
-	oreq.method = "POST";
-	oreq.url = url;
-	oreq.headers = hl;
-	oreq.body = text;
-	oreq.body_len = strlen(text);
-	oreq.trusted = 1;	/* the admin configured this endpoint */
-	oreq.timeout = rq->timeout > 0 ? rq->timeout : e->conf->llm_timeout;
-	if (rq->stream) {
-		oreq.on_data = on_data;
-		oreq.arg = &p;
-	}
-	rc = outbound_fetch(e, &oreq, ferr, &resp);
-	if (p.rc != 0) {
-		rc = p.rc;
-		if (rc == ENGINE_ECONFLICT)
-			snprintf(err, ENGINE_ERRMAX, "stopped");
-		else if (rc == ENGINE_ENOMEM)
-			snprintf(err, ENGINE_ERRMAX, "out of memory");
+	memset(&po, 0, sizeof(po));
+	po.path = n >= 3 && memcmp(ep->base_url + n - 3, "/v1", 3) == 0 ?
+	    "messages" : "v1/messages";
+	po.header = "anthropic-version: " API_VERSION;
+	po.auth = "x-api-key: ";
+	po.on_event = on_event;
+	po.arg = &p;
+	if ((body = build_body(rq)) == NULL) {
+		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if (rc != 0) {
-		snprintf(err, ENGINE_ERRMAX, "%.64s: %.180s", ep->name, ferr);
-		llm_scrub(err, ep->api_key);
+	po.body = body;
+	/* A 529 (overloaded) is a 5xx, so llm_post marks it transient. */
+	if ((rc = llm_post(e, ep, rq, &po, at, err, &j)) != 0)
+		goto out;
+	if (j != NULL) {
+		rc = parse_full(&p, j);
 		goto out;
 	}
-	llm_attempt_status(at, &resp);
-	if (resp.status == 529)		/* Anthropic: overloaded */
+	if (!p.done && p.stop[0] == '\0') {
+		snprintf(err, ENGINE_ERRMAX, "%s: the stream ended before the "
+		    "answer was complete", ep->name);
 		at->transient = 1;
-	if (resp.status < 200 || resp.status > 299) {
-		if (rq->stream)
-			llm_error_from_body(ep->name, resp.status, p.raw.p,
-			    p.raw.len, ep->api_key, err);
-		else
-			llm_error_from_body(ep->name, resp.status, resp.body,
-			    resp.len, ep->api_key, err);
 		rc = ENGINE_EFETCH;
 		goto out;
 	}
-	if (rq->stream && (rc = llm_sse_finish(&p.sse)) != 0)
+	if ((rc = blocks_take(&p)) != 0)
 		goto out;
-	if (rq->stream && p.events > 0) {
-		if (!p.done && p.stop[0] == '\0') {
-			snprintf(err, ENGINE_ERRMAX, "%s: the stream ended "
-			    "before the answer was complete", ep->name);
-			at->transient = 1;
-			rc = ENGINE_EFETCH;
-			goto out;
-		}
-		if ((rc = blocks_take(&p)) != 0)
-			goto out;
-		if (p.schema_tool != NULL && strcmp(p.stop, "tool_use") == 0)
-			snprintf(p.stop, sizeof(p.stop), "end_turn");
-		llm_finish_reason(p.stop, out->finish_reason,
-		    sizeof(out->finish_reason));
-		goto out;
-	}
-	j = rq->stream ? json_loadb(p.raw.p != NULL ? p.raw.p : "", p.raw.len,
-	    0, NULL) : json_loadb(resp.body, resp.len, 0, NULL);
-	if (j == NULL) {
-		snprintf(err, ENGINE_ERRMAX, "%s: the answer is not JSON",
-		    ep->name);
-		rc = ENGINE_EFETCH;
-		goto out;
-	}
-	rc = parse_full(&p, j);
+	if (p.schema_tool != NULL && strcmp(p.stop, "tool_use") == 0)
+		snprintf(p.stop, sizeof(p.stop), "end_turn");
+	llm_finish_reason(p.stop, out->finish_reason,
+	    sizeof(out->finish_reason));
 out:
-	tpl_sb_release(&p.sse.line);
-	tpl_sb_release(&p.sse.data);
 	for (i = 0; i < p.nblocks; i++) {
 		tpl_sb_release(&p.blocks[i].id);
 		tpl_sb_release(&p.blocks[i].name);
 		tpl_sb_release(&p.blocks[i].args);
 	}
 	free(p.blocks);
-	tpl_sb_release(&p.raw);
-	outbound_resp_release(&resp);
-	curl_slist_free_all(hl);
 	json_decref(body);
 	json_decref(j);
-	free(text);
-	free(url);
 	return rc;
 }
 

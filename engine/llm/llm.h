@@ -311,4 +311,33 @@ int	llm_status_transient(long status);
 void	llm_attempt_status(struct llm_attempt *at,
 	    const struct outbound_resp *resp);
 
+/* ====== One exchange (post.c) ====== */
+
+/* What a protocol file sends, and where a streamed answer goes. */
+struct llm_post {
+	const char	*path;		/* after base_url: "chat/completions" */
+	const char	*header;	/* one more fixed header, or NULL */
+	const char	*auth;		/* the key's header up to the key */
+	const json_t	*body;
+	/* Each event of a streamed answer, as struct llm_sse passes it. */
+	int		(*on_event)(void *arg, const char *event,
+			    const char *data, size_t len);
+	void		*arg;
+};
+
+/*
+ * POSTs po->body to ep with Content-Type, po->header, Accept (SSE when
+ * rq->stream), the key (po->auth followed by it, when ep has one) and
+ * rq's timeout. Fills at from the HTTP status. Returns 0 with *whole NULL
+ * when a stream of events was read (the protocol checks it was
+ * complete), 0 with *whole the answer's JSON (a new reference) when it
+ * came whole — not streamed, or a server that ignored "stream" — or a
+ * negative ENGINE_E* code with err set: ENGINE_EFETCH (unreachable, a
+ * refusal, an answer that is not JSON), ENGINE_ECONFLICT ("stopped"),
+ * ENGINE_ENOMEM, or what on_event returned.
+ */
+int	llm_post(struct engine *e, const struct llm_endpoint *ep,
+	    const struct llm_request *rq, const struct llm_post *po,
+	    struct llm_attempt *at, char *err, json_t **whole);
+
 #endif

@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "engine/llm/llm.h"
 
 #define MAX_TOOL_CALLS	128
@@ -259,16 +257,20 @@ struct parse {
 	size_t				 nslots;
 	char				 finish[32];
 	int				 done;		/* [DONE] */
-	int				 events;	/* SSE events seen */
-	int				 rc;
 	char				*err;
-	struct tpl_sb			 raw;	/* before any event */
-	struct llm_sse			 sse;
 };
 
+/* The model and the usage of a chat.completion or of a chunk. */
 static void
-usage_read(const json_t *u, struct llm_usage *us)
+model_usage_read(struct parse *p, const json_t *j)
 {
+	const json_t		*u = json_object_get(j, "usage");
+	const char		*s = json_string_value(json_object_get(j,
+				    "model"));
+	struct llm_usage	*us = &p->out->usage;
+
+	if (s != NULL)
+		snprintf(p->out->model, sizeof(p->out->model), "%s", s);
 	if (!json_is_object(u))
 		return;
 	us->prompt_tokens = json_integer_value(json_object_get(u,
@@ -302,6 +304,20 @@ emit_content(struct parse *p, const json_t *c, enum llm_delta kind)
 	return rc;
 }
 
+/* The reasoning and the text of a message or of a chunk's delta. */
+static int
+emit_message(struct parse *p, const json_t *m)
+{
+	int rc;
+
+	if ((rc = emit_content(p, json_object_get(m, "reasoning_content"),
+	    LLM_DELTA_REASONING)) != 0 ||
+	    (rc = emit_content(p, json_object_get(m, "reasoning"),
+	    LLM_DELTA_REASONING)) != 0)
+		return rc;
+	return emit_content(p, json_object_get(m, "content"), LLM_DELTA_TEXT);
+}
+
 static char *
 args_text(const json_t *a)
 {
@@ -325,20 +341,13 @@ parse_full(struct parse *p, const json_t *j)
 	size_t		 i, n;
 	int		 rc = 0;
 
-	if ((s = json_string_value(json_object_get(j, "model"))) != NULL)
-		snprintf(p->out->model, sizeof(p->out->model), "%s", s);
-	usage_read(json_object_get(j, "usage"), &p->out->usage);
+	model_usage_read(p, j);
 	if (!json_is_object(msg)) {
 		snprintf(p->err, ENGINE_ERRMAX, "%s: the answer has no "
 		    "choices[0].message", p->ep->name);
 		return ENGINE_EFETCH;
 	}
-	if ((rc = emit_content(p, json_object_get(msg, "reasoning_content"),
-	    LLM_DELTA_REASONING)) != 0 ||
-	    (rc = emit_content(p, json_object_get(msg, "reasoning"),
-	    LLM_DELTA_REASONING)) != 0 ||
-	    (rc = emit_content(p, json_object_get(msg, "content"),
-	    LLM_DELTA_TEXT)) != 0)
+	if ((rc = emit_message(p, msg)) != 0)
 		return rc;
 	calls = json_object_get(msg, "tool_calls");
 	n = json_array_size(calls);
@@ -404,22 +413,13 @@ parse_chunk(struct parse *p, const json_t *j)
 	const json_t	*ch = json_array_get(json_object_get(j, "choices"),
 			    0);
 	const json_t	*d = json_object_get(ch, "delta"), *calls, *c, *fn;
-	const json_t	*u = json_object_get(j, "usage");
 	const char	*s;
 	struct slot	*sl;
 	size_t		 i;
 	int		 rc;
 
-	if ((s = json_string_value(json_object_get(j, "model"))) != NULL)
-		snprintf(p->out->model, sizeof(p->out->model), "%s", s);
-	if (json_is_object(u))
-		usage_read(u, &p->out->usage);
-	if ((rc = emit_content(p, json_object_get(d, "reasoning_content"),
-	    LLM_DELTA_REASONING)) != 0 ||
-	    (rc = emit_content(p, json_object_get(d, "reasoning"),
-	    LLM_DELTA_REASONING)) != 0 ||
-	    (rc = emit_content(p, json_object_get(d, "content"),
-	    LLM_DELTA_TEXT)) != 0)
+	model_usage_read(p, j);
+	if ((rc = emit_message(p, d)) != 0)
 		return rc;
 	calls = json_object_get(d, "tool_calls");
 	json_array_foreach(calls, i, c) {
@@ -464,8 +464,6 @@ on_event(void *arg, const char *event, const char *data, size_t len)
 	const json_t	*er;
 	int		 rc = 0;
 
-	p->events++;
-	tpl_sb_release(&p->raw);
 	if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
 		p->done = 1;
 		goto out;
@@ -488,21 +486,6 @@ out:
 	(void)event;
 	json_decref(j);
 	return rc;
-}
-
-static int
-on_data(const char *buf, size_t n, void *arg)
-{
-	struct parse *p = arg;
-
-	if (p->events == 0) {
-		tpl_sb_add(&p->raw, buf, n);
-		if (p->raw.oom)
-			p->rc = ENGINE_ENOMEM;
-	}
-	if (p->rc == 0)
-		p->rc = llm_sse_feed(&p->sse, buf, n);
-	return p->rc;
 }
 
 /* Moves the assembled stream tool calls into the response. */
@@ -538,134 +521,55 @@ openai_chat(struct engine *e, const struct llm_endpoint *ep,
     const struct llm_request *rq, struct llm_attempt *at, char *err,
     struct llm_response *out)
 {
-	struct curl_slist	*hl = NULL, *nl;
-	struct outbound_req	 oreq;
-	struct outbound_resp	 resp;
-	struct parse		 p;
-	json_t			*body = NULL, *j = NULL;
-	char			*text = NULL, *url = NULL, *auth = NULL;
-	char			 ferr[ENGINE_ERRMAX];
-	size_t			 i, asz;
-	int			 rc;
+	struct llm_post	 po;
+	struct parse	 p;
+	json_t		*body, *j = NULL;
+	size_t		 i;
+	int		 rc;
 
-	memset(&resp, 0, sizeof(resp));
 	memset(&p, 0, sizeof(p));
 	p.ep = ep;
 	p.rq = rq;
 	p.at = at;
 	p.out = out;
 	p.err = err;
-	p.sse.on_event = on_event;
-	p.sse.arg = &p;
-	rc = ENGINE_ENOMEM;
-	if ((body = build_body(ep, rq)) == NULL ||
-	    (text = json_dumps(body, JSON_COMPACT)) == NULL ||
-	    (url = llm_url(ep->base_url, "chat/completions")) == NULL)
-		goto out;
-	if ((nl = curl_slist_append(hl, "Content-Type: application/json")) ==
-	    NULL)
-		goto out;
-	hl = nl;
-	if ((nl = curl_slist_append(hl, rq->stream ?
-	    "Accept: text/event-stream" : "Accept: application/json")) == NULL)
-		goto out;
-	hl = nl;
-	if ((nl = curl_slist_append(hl, "Expect:")) == NULL)
-		goto out;
-	hl = nl;
-	if (ep->api_key[0] != '\0') {
-		asz = strlen(ep->api_key) + 32;
-		if ((auth = malloc(asz)) == NULL)
-			goto out;
-		snprintf(auth, asz, "Authorization: Bearer %s", ep->api_key);
-		nl = curl_slist_append(hl, auth);
-		secret_free(auth);
-		auth = NULL;
-		if (nl == NULL)
-			goto out;
-		hl = nl;
-	}
-	memset(&oreq, 0, sizeof(oreq));
-	oreq.method = "POST";
-	oreq.url = url;
-	oreq.headers = hl;
-	oreq.body = text;
-	oreq.body_len = strlen(text);
-	oreq.trusted = 1;	/* the admin configured this endpoint */
-	oreq.timeout = rq->timeout > 0 ? rq->timeout : e->conf->llm_timeout;
-	if (rq->stream) {
-		oreq.on_data = on_data;
-		oreq.arg = &p;
-	}
-	rc = outbound_fetch(e, &oreq, ferr, &resp);
-	if (p.rc != 0) {	/* the stream parse stopped the transfer */
-		rc = p.rc;
-		if (rc == ENGINE_ECONFLICT)
-			snprintf(err, ENGINE_ERRMAX, "stopped");
-		else if (rc == ENGINE_ENOMEM)
-			snprintf(err, ENGINE_ERRMAX, "out of memory");
+	memset(&po, 0, sizeof(po));
+	po.path = "chat/completions";
+	po.auth = "Authorization: Bearer ";
+	po.on_event = on_event;
+	po.arg = &p;
+	if ((body = build_body(ep, rq)) == NULL) {
+		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if (rc != 0) {
-		snprintf(err, ENGINE_ERRMAX, "%.64s: %.180s", ep->name, ferr);
-		llm_scrub(err, ep->api_key);
+	po.body = body;
+	if ((rc = llm_post(e, ep, rq, &po, at, err, &j)) != 0)
+		goto out;
+	if (j != NULL) {
+		rc = parse_full(&p, j);
 		goto out;
 	}
-	llm_attempt_status(at, &resp);
-	if (resp.status < 200 || resp.status > 299) {
-		if (rq->stream)
-			llm_error_from_body(ep->name, resp.status, p.raw.p,
-			    p.raw.len, ep->api_key, err);
-		else
-			llm_error_from_body(ep->name, resp.status, resp.body,
-			    resp.len, ep->api_key, err);
+	if (!p.done && p.finish[0] == '\0') {
+		snprintf(err, ENGINE_ERRMAX, "%s: the stream ended before the "
+		    "answer was complete", ep->name);
+		at->transient = 1;
 		rc = ENGINE_EFETCH;
 		goto out;
 	}
-	if (rq->stream && (rc = llm_sse_finish(&p.sse)) != 0)
+	if ((rc = slots_take(&p)) != 0)
 		goto out;
-	if (rq->stream && p.events > 0) {
-		if (!p.done && p.finish[0] == '\0') {
-			snprintf(err, ENGINE_ERRMAX, "%s: the stream ended "
-			    "before the answer was complete", ep->name);
-			at->transient = 1;
-			rc = ENGINE_EFETCH;
-			goto out;
-		}
-		if ((rc = slots_take(&p)) != 0)
-			goto out;
-		llm_finish_reason(p.finish[0] != '\0' ? p.finish :
-		    out->ntool_calls > 0 ? "tool_calls" : "stop",
-		    out->finish_reason, sizeof(out->finish_reason));
-		goto out;
-	}
-	/* Not streamed, or a server that answered a stream request with
-	 * one JSON object. */
-	j = rq->stream ? json_loadb(p.raw.p != NULL ? p.raw.p : "", p.raw.len,
-	    0, NULL) : json_loadb(resp.body, resp.len, 0, NULL);
-	if (j == NULL) {
-		snprintf(err, ENGINE_ERRMAX, "%s: the answer is not JSON",
-		    ep->name);
-		rc = ENGINE_EFETCH;
-		goto out;
-	}
-	rc = parse_full(&p, j);
+	llm_finish_reason(p.finish[0] != '\0' ? p.finish :
+	    out->ntool_calls > 0 ? "tool_calls" : "stop", out->finish_reason,
+	    sizeof(out->finish_reason));
 out:
-	tpl_sb_release(&p.sse.line);
-	tpl_sb_release(&p.sse.data);
 	for (i = 0; i < p.nslots; i++) {
 		tpl_sb_release(&p.slots[i].id);
 		tpl_sb_release(&p.slots[i].name);
 		tpl_sb_release(&p.slots[i].args);
 	}
 	free(p.slots);
-	tpl_sb_release(&p.raw);
-	outbound_resp_release(&resp);
-	curl_slist_free_all(hl);
 	json_decref(body);
 	json_decref(j);
-	free(text);
-	free(url);
 	return rc;
 }
 

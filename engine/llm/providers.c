@@ -84,17 +84,25 @@ builtin_configured(const struct builtin *b)
 	    builtin_env(b, "BASE_URL") != NULL;
 }
 
+/* Fills out's fixed-size fields (api_key is the caller's). */
+static void
+endpoint_set(struct llm_endpoint *out, const char *name,
+    const char *protocol, const char *base_url, const char *source)
+{
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	snprintf(out->protocol, sizeof(out->protocol), "%s", protocol);
+	snprintf(out->base_url, sizeof(out->base_url), "%s", base_url);
+	snprintf(out->source, sizeof(out->source), "%s", source);
+}
+
 static int
 builtin_fill(const struct builtin *b, struct llm_endpoint *out)
 {
 	const char *url = builtin_env(b, "BASE_URL");
 	const char *key = builtin_env(b, "API_KEY");
 
-	snprintf(out->name, sizeof(out->name), "%s", b->name);
-	snprintf(out->protocol, sizeof(out->protocol), "%s", b->protocol);
-	snprintf(out->base_url, sizeof(out->base_url), "%s",
-	    url != NULL ? url : b->base_url);
-	snprintf(out->source, sizeof(out->source), "%s",
+	endpoint_set(out, b->name, b->protocol,
+	    url != NULL ? url : b->base_url,
 	    url != NULL || key != NULL ? "environment" : "default");
 	out->api_key = strdup(key != NULL ? key : "");
 	return out->api_key != NULL ? 0 : ENGINE_ENOMEM;
@@ -163,33 +171,24 @@ stored_fill(struct engine *e, const char *name, const json_t *ent,
 			    "protocol"));
 	const char	*url = json_string_value(json_object_get(ent,
 			    "base_url"));
-	char		 aad[128];
-	int		 rc = 0;
+	char		 aad[128], why[ENGINE_ERRMAX];
+	int		 rc;
 
-	snprintf(out->name, sizeof(out->name), "%s", name);
-	snprintf(out->protocol, sizeof(out->protocol), "%s",
-	    proto != NULL ? proto : "openai");
-	snprintf(out->base_url, sizeof(out->base_url), "%s",
-	    url != NULL ? url : "");
-	snprintf(out->source, sizeof(out->source), "settings");
+	endpoint_set(out, name, str_or(proto, "openai"), str_or(url, ""),
+	    "settings");
 	if (enc == NULL || *enc == '\0') {
 		out->api_key = strdup("");
 		rc = out->api_key != NULL ? 0 : ENGINE_ENOMEM;
-		goto out;
-	}
-	snprintf(aad, sizeof(aad), SETTINGS_KEY "/%s", name);
-	if ((rc = secret_decrypt(e, aad, enc, err, &out->api_key)) != 0) {
+	} else {
+		snprintf(aad, sizeof(aad), SETTINGS_KEY "/%s", name);
+		rc = secret_decrypt(e, aad, enc, err, &out->api_key);
 		if (rc == ENGINE_EINVAL) {
-			char why[ENGINE_ERRMAX];
-
 			snprintf(why, sizeof(why), "%s", err);
 			engine_invalid(err, "the API key of model provider "
 			    "'%s': %s; set it again in Settings > Model "
 			    "Providers", name, why);
 		}
-		goto out;
 	}
-out:
 	return rc;
 }
 
@@ -216,10 +215,7 @@ config_fill(struct engine *e, struct llm_endpoint *out)
 {
 	const struct conf *c = e->conf;
 
-	snprintf(out->name, sizeof(out->name), "*");
-	snprintf(out->protocol, sizeof(out->protocol), "openai");
-	snprintf(out->base_url, sizeof(out->base_url), "%s", c->llm_base_url);
-	snprintf(out->source, sizeof(out->source), "config");
+	endpoint_set(out, "*", "openai", c->llm_base_url, "config");
 	out->api_key = strdup(c->llm_api_key);
 	return out->api_key != NULL ? 0 : ENGINE_ENOMEM;
 }

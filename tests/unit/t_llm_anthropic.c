@@ -90,10 +90,7 @@ test_stream(void)
 	req_reset("count");
 	params = json_pack("{s:i}", "max_tokens", 3);
 	rq.params = params;
-	memset(&d, 0, sizeof(d));
-	rq.stream = 1;
-	rq.on_delta = fk_on_delta;
-	rq.arg = &d;
+	fk_stream(&rq, &d);
 	memset(&r, 0, sizeof(r));
 	CHECK(llm_chat(fk_eng, "claude", &rq, err, &r) == 0);
 	CHECK_STR(d.text, "One| two| three");
@@ -128,13 +125,7 @@ test_tools(int stream)
 	req_reset("weather and time?");
 	schema = json_pack("{s:s, s:{s:{s:s}}}", "type", "object",
 	    "properties", "city", "type", "string");
-	memset(tools, 0, sizeof(tools));
-	tools[0].name = "get_weather";
-	tools[0].description = "Weather of a city";
-	tools[0].parameters = schema;
-	tools[1].name = "get_time";
-	rq.tools = tools;
-	rq.ntools = 2;
+	fk_tools(&rq, tools, schema);
 	rq.tool_choice = "required";
 	rq.stream = stream;
 	memset(&r, 0, sizeof(r));
@@ -324,19 +315,16 @@ test_errors(void)
 int
 main(void)
 {
-	if (!CHECK(fk_engine_open() == 0) || !CHECK(fk_start() == 0) ||
-	    !CHECK(fk_provider("claude", "anthropic", KEY) == 0)) {
-		fk_cleanup();
-		return tap_done();
+	if (fk_setup("claude", "anthropic", KEY) == 0) {
+		test_plain();
+		test_stream();
+		test_tools(0);
+		test_tools(1);
+		test_tool_results_and_images();
+		test_schema(0);
+		test_schema(1);
+		test_errors();
 	}
-	test_plain();
-	test_stream();
-	test_tools(0);
-	test_tools(1);
-	test_tool_results_and_images();
-	test_schema(0);
-	test_schema(1);
-	test_errors();
 	fk_cleanup();
 	return tap_done();
 }

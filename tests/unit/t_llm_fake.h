@@ -172,7 +172,7 @@ fk_header(json_t *reqs, size_t i, const char *name)
 }
 
 /* Stores provider entry name at the fake. */
-static __attribute__((unused)) int
+static int
 fk_provider(const char *name, const char *protocol, const char *key)
 {
 	char	 url[128], err[ENGINE_ERRMAX];
@@ -189,6 +189,20 @@ fk_provider(const char *name, const char *protocol, const char *key)
 	json_decref(in);
 	json_decref(out);
 	return rc;
+}
+
+/*
+ * Opens the engine and starts the fake, then, unless name is NULL, stores
+ * provider entry name at it. Each step is a check; 0 when all passed.
+ */
+static int
+fk_setup(const char *name, const char *protocol, const char *key)
+{
+	if (!CHECK(fk_engine_open() == 0) || !CHECK(fk_start() == 0))
+		return -1;
+	if (name != NULL && !CHECK(fk_provider(name, protocol, key) == 0))
+		return -1;
+	return 0;
 }
 
 /* Collects streamed deltas: text pieces in order, reasoning apart. */
@@ -224,6 +238,33 @@ fk_on_delta(void *arg, enum llm_delta kind, const char *s, size_t n)
 	else
 		d->nreasoning++;
 	return d->stop_after > 0 && d->ntext >= d->stop_after;
+}
+
+/* Makes rq a streamed request whose deltas d collects (zeroed). */
+static __attribute__((unused)) void
+fk_stream(struct llm_request *rq, struct fk_deltas *d)
+{
+	memset(d, 0, sizeof(*d));
+	rq->stream = 1;
+	rq->on_delta = fk_on_delta;
+	rq->arg = d;
+}
+
+/*
+ * Offers rq the two tools the fake's tool-call scripts name: get_weather
+ * (described, with parameters) and get_time (neither).
+ */
+static __attribute__((unused)) void
+fk_tools(struct llm_request *rq, struct llm_tool tools[2],
+    const json_t *parameters)
+{
+	memset(tools, 0, 2 * sizeof(*tools));
+	tools[0].name = "get_weather";
+	tools[0].description = "Weather of a city";
+	tools[0].parameters = parameters;
+	tools[1].name = "get_time";
+	rq->tools = tools;
+	rq->ntools = 2;
 }
 
 static void

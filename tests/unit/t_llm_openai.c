@@ -96,10 +96,7 @@ test_stream(void)
 	    "\"reasoning\": \"thinking it over\", \"delay\": 0.01, "
 	    "\"usage\": {\"prompt_tokens\": 7, \"completion_tokens\": 4}}]");
 	req_reset("stream please");
-	memset(&d, 0, sizeof(d));
-	rq.stream = 1;
-	rq.on_delta = fk_on_delta;
-	rq.arg = &d;
+	fk_stream(&rq, &d);
 	memset(&r, 0, sizeof(r));
 	CHECK(llm_chat(fk_eng, "fake", &rq, err, &r) == 0);
 	CHECK_STR(d.text, "Hel|lo |wor|ld");
@@ -152,13 +149,7 @@ test_tools(int stream)
 	req_reset("weather and time in Paris?");
 	schema = json_pack("{s:s, s:{s:{s:s}}, s:[s]}", "type", "object",
 	    "properties", "city", "type", "string", "required", "city");
-	memset(tools, 0, sizeof(tools));
-	tools[0].name = "get_weather";
-	tools[0].description = "Weather of a city";
-	tools[0].parameters = schema;
-	tools[1].name = "get_time";
-	rq.tools = tools;
-	rq.ntools = 2;
+	fk_tools(&rq, tools, schema);
 	rq.tool_choice = "auto";
 	rq.stream = stream;
 	memset(&r, 0, sizeof(r));
@@ -433,11 +424,8 @@ test_stream_edges(void)
 	/* on_delta asks to stop. */
 	fk_script("[{\"chunks\": [\"a\", \"b\", \"c\", \"d\"]}]");
 	req_reset("stop me");
-	memset(&d, 0, sizeof(d));
+	fk_stream(&rq, &d);
 	d.stop_after = 2;
-	rq.stream = 1;
-	rq.on_delta = fk_on_delta;
-	rq.arg = &d;
 	CHECK_INT(llm_chat(fk_eng, "fake", &rq, err, &r), ENGINE_ECONFLICT);
 	CHECK_STR(d.text, "a|b");
 	CHECK_STR(err, "stopped");
@@ -495,22 +483,19 @@ test_usage_json(void)
 int
 main(void)
 {
-	if (!CHECK(fk_engine_open() == 0) || !CHECK(fk_start() == 0) ||
-	    !CHECK(fk_provider("fake", "openai", KEY) == 0)) {
-		fk_cleanup();
-		return tap_done();
+	if (fk_setup("fake", "openai", KEY) == 0) {
+		test_plain();
+		test_stream();
+		test_tools(0);
+		test_tools(1);
+		test_tool_results();
+		test_vision();
+		test_schema();
+		test_retry();
+		test_errors();
+		test_stream_edges();
+		test_usage_json();
 	}
-	test_plain();
-	test_stream();
-	test_tools(0);
-	test_tools(1);
-	test_tool_results();
-	test_vision();
-	test_schema();
-	test_retry();
-	test_errors();
-	test_stream_edges();
-	test_usage_json();
 	fk_cleanup();
 	return tap_done();
 }

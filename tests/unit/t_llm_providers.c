@@ -357,14 +357,12 @@ test_provider_test(void)
 int
 main(void)
 {
-	if (!CHECK(fk_engine_open() == 0) || !CHECK(fk_start() == 0)) {
-		fk_cleanup();
-		return tap_done();
+	if (fk_setup(NULL, NULL, NULL) == 0) {
+		test_names();
+		test_resolve();
+		test_console();
+		test_provider_test();
 	}
-	test_names();
-	test_resolve();
-	test_console();
-	test_provider_test();
 	fk_cleanup();
 	return tap_done();
 }
