@@ -184,11 +184,8 @@ app_workflow_meta(const char *mode, int64_t now)
 
 /* ====== Records in storage ====== */
 
-/*
- * Writes record rec. When rec carries "dsl" (the draft document), the
- * draft goes to the drafts database and the record keeps what listing and
- * reading need: sandboxed, and the model_config of chat apps.
- */
+/* A copy of rec without "dsl", with what listing and reading need of it:
+ * sandboxed, and the model_config of chat apps. New reference. */
 json_t *
 app_record_strip(const json_t *rec)
 {
@@ -206,6 +203,11 @@ app_record_strip(const json_t *rec)
 	return copy;
 }
 
+/*
+ * Writes record rec. When rec carries "dsl" (the draft document), the
+ * draft goes to the drafts database and the apps database gets
+ * app_record_strip(rec).
+ */
 int
 app_store_put(struct store_txn *t, json_t *rec, unsigned flags)
 {
@@ -328,8 +330,8 @@ engine_app_create(struct engine *e, const json_t *in, char *err,
 
 /* ====== Read ====== */
 
-int
-engine_app_get(struct engine *e, const char *id, json_t **out)
+static int
+app_get(struct engine *e, const char *id, int with_draft, json_t **out)
 {
 	struct store_txn	*t = NULL;
 	int			 rc;
@@ -338,24 +340,21 @@ engine_app_get(struct engine *e, const char *id, json_t **out)
 		return ENGINE_ENOTFOUND;
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
-	rc = app_store_get(t, id, 0, out);
+	rc = app_store_get(t, id, with_draft, out);
 	store_read_end(t);
 	return engine_from_store(rc);
 }
 
 int
+engine_app_get(struct engine *e, const char *id, json_t **out)
+{
+	return app_get(e, id, 0, out);
+}
+
+int
 engine_app_get_full(struct engine *e, const char *id, json_t **out)
 {
-	struct store_txn	*t = NULL;
-	int			 rc;
-
-	if (engine_uuid_check(id) != 0)
-		return ENGINE_ENOTFOUND;
-	if ((rc = store_read_begin(e->store, &t)) != 0)
-		return engine_from_store(rc);
-	rc = app_store_get(t, id, 1, out);
-	store_read_end(t);
-	return engine_from_store(rc);
+	return app_get(e, id, 1, out);
 }
 
 /* Case-insensitive (ASCII) substring test, as Dify's ILIKE '%name%'. */
@@ -499,10 +498,7 @@ app_delete_fn(struct store_txn *t, void *arg)
 	const char	*id = arg;
 	int		 rc;
 
-	/*
-	 * Everything kept per app goes in the same transaction as the app.
-	 * Later modules (keys, runs) add their removal here.
-	 */
+	/* Everything kept per app goes in the same transaction as the app. */
 	if ((rc = store_del(t, STORE_DB_APPS, id, strlen(id))) != 0)
 		return rc;
 	if ((rc = store_del(t, STORE_DB_DRAFTS, id, strlen(id))) != 0 &&

@@ -16,6 +16,15 @@ str_of(const json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
+/* 1 when record rec belongs to app_id. */
+static int
+of_app(const json_t *rec, const char *app_id)
+{
+	const char *app = str_of(rec, "app_id");
+
+	return app != NULL && strcmp(app, app_id) == 0;
+}
+
 int
 engine_conversation_list(struct engine *e, const char *app_id,
     const char *user, int limit, json_t **out)
@@ -37,7 +46,7 @@ engine_conversation_list(struct engine *e, const char *app_id,
 		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
 			continue;
 		u = str_of(rec, "from_end_user_id");
-		if (strcmp(str_of(rec, "app_id"), app_id) == 0 &&
+		if (of_app(rec, app_id) &&
 		    (user == NULL || (u != NULL && strcmp(u, user) == 0))) {
 			if ((int)json_array_size(data) == limit) {
 				more = 1;
@@ -72,91 +81,86 @@ engine_message_list(struct engine *e, const char *app_id, const char *conv_id,
     int limit, json_t **out)
 {
 	struct store_txn	*t = NULL;
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*data = NULL, *rec, *conv = NULL;
+	json_t			*all = NULL, *data = NULL, *rec, *conv = NULL;
+	const char		*k;
 	char			 prefix[64];
-	size_t			 plen;
 	int			 rc, more = 0;
 
 	if (engine_uuid_check(conv_id) != 0)
 		return ENGINE_ENOTFOUND;
-	if ((data = json_array()) == NULL)
-		return ENGINE_ENOMEM;
-	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", conv_id);
+	snprintf(prefix, sizeof(prefix), "%s/", conv_id);
 	if ((rc = store_read_begin(e->store, &t)) != 0)
-		goto out;
+		return engine_from_store(rc);
 	if ((rc = store_get_json(t, STORE_DB_CONVERSATIONS, conv_id, &conv))
-	    != 0)
-		goto out;
-	if (strcmp(str_of(conv, "app_id"), app_id) != 0) {
+	    == 0 && !of_app(conv, app_id))
 		rc = STORE_ENOTFOUND;
+	if (rc == 0)	/* one more than limit tells whether there are more */
+		rc = records_collect(t, STORE_DB_MESSAGES, prefix, NULL,
+		    (size_t)limit + 1, &all);
+	store_read_end(t);
+	json_decref(conv);
+	if (rc != 0)
+		return engine_from_store(rc);
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
 		goto out;
-	}
-	if ((rc = store_cursor_open(t, STORE_DB_MESSAGES, &c)) != 0)
-		goto out;
-	for (rc = store_cursor_seek(c, prefix, plen, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv)) {
-		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
-			break;
+	json_object_foreach(all, k, rec) {
 		if ((int)json_array_size(data) == limit) {
 			more = 1;
 			break;
 		}
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+		if (json_is_null(rec))
 			continue;
 		json_object_del(rec, "app_id");
 		json_object_set_new(rec, "feedback", json_null());
 		json_object_set_new(rec, "message_files", json_array());
 		json_object_set_new(rec, "retriever_resources", json_array());
-		json_array_append_new(data, rec);
+		json_array_append(data, rec);
 	}
-	rc = rc == STORE_ENOTFOUND ? 0 : rc;
+	if ((*out = json_pack("{s:i,s:b,s:O}", "limit", limit, "has_more",
+	    more, "data", data)) != NULL)
+		rc = 0;
 out:
-	store_cursor_close(c);
-	store_read_end(t);
-	json_decref(conv);
-	if (rc != 0) {
-		json_decref(data);
-		return engine_from_store(rc);
-	}
-	*out = json_pack("{s:i,s:b,s:o}", "limit", limit, "has_more", more,
-	    "data", data);
-	return *out ? 0 : ENGINE_ENOMEM;
+	json_decref(all);
+	json_decref(data);
+	return rc;
 }
 
 /* Deletes every key of db that starts with prefix. */
 static int
 delete_prefix(struct store_txn *t, enum store_db db, const char *prefix)
 {
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*keys;
-	size_t			 plen = strlen(prefix), i;
-	json_t			*k;
-	int			 rc;
+	json_t		*all = NULL, *v;
+	const char	*k;
+	int		 rc;
 
-	if ((keys = json_array()) == NULL)
-		return STORE_ENOMEM;
-	if ((rc = store_cursor_open(t, db, &c)) != 0)
-		goto out;
-	for (rc = store_cursor_seek(c, prefix, plen, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv)) {
-		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+	if ((rc = records_collect(t, db, prefix, NULL, 0, &all)) != 0)
+		return rc;
+	json_object_foreach(all, k, v)
+		if ((rc = store_del(t, db, k, strlen(k))) != 0)
 			break;
-		json_array_append_new(keys, json_stringn(kv.k, kv.klen));
-	}
-	store_cursor_close(c);
-	c = NULL;
-	rc = 0;
-	json_array_foreach(keys, i, k)
-		if ((rc = store_del(t, db, json_string_value(k),
-		    json_string_length(k))) != 0)
-			goto out;
-out:
-	store_cursor_close(c);
-	json_decref(keys);
+	json_decref(all);
 	return rc;
+}
+
+/*
+ * Deletes conversation id (record conv) with its messages and drops its
+ * reference to the sandbox workspace blob run.c keeps for it.
+ */
+static int
+conv_delete(struct store_txn *t, const char *id, const json_t *conv)
+{
+	char		 prefix[64];
+	const char	*ws;
+	int		 rc;
+
+	snprintf(prefix, sizeof(prefix), "%s/", id);
+	if ((rc = delete_prefix(t, STORE_DB_MESSAGES, prefix)) != 0)
+		return rc;
+	if ((ws = str_of(conv, "workspace")) != NULL &&
+	    (rc = store_blob_unref(t, ws)) != 0 && rc != STORE_ENOTFOUND)
+		return rc;
+	return store_del(t, STORE_DB_CONVERSATIONS, id, strlen(id));
 }
 
 struct conv_del {
@@ -169,22 +173,15 @@ conv_del_fn(struct store_txn *t, void *arg)
 {
 	struct conv_del	*d = arg;
 	json_t		*conv = NULL;
-	char		 prefix[64];
 	int		 rc;
 
 	if ((rc = store_get_json(t, STORE_DB_CONVERSATIONS, d->conv_id,
 	    &conv)) != 0)
 		return rc;
-	if (strcmp(str_of(conv, "app_id"), d->app_id) != 0) {
-		json_decref(conv);
-		return STORE_ENOTFOUND;
-	}
+	rc = of_app(conv, d->app_id) ? conv_delete(t, d->conv_id, conv) :
+	    STORE_ENOTFOUND;
 	json_decref(conv);
-	snprintf(prefix, sizeof(prefix), "%s/", d->conv_id);
-	if ((rc = delete_prefix(t, STORE_DB_MESSAGES, prefix)) != 0)
-		return rc;
-	return store_del(t, STORE_DB_CONVERSATIONS, d->conv_id,
-	    strlen(d->conv_id));
+	return rc;
 }
 
 int
@@ -205,83 +202,48 @@ engine_conversation_delete(struct engine *e, const char *app_id,
 int
 runs_delete_all(struct store_txn *t, const char *app_id)
 {
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*ids, *rec, *id;
-	char			 prefix[64], key[96];
-	const char		*sum;
-	size_t			 plen, i;
-	int			 rc;
+	json_t		*all = NULL, *rec;
+	char		 prefix[64], key[96];
+	const char	*k, *id, *sum;
+	size_t		 plen;
+	int		 rc;
 
-	if ((ids = json_array()) == NULL)
-		return STORE_ENOMEM;
+	/* runs_by_app: "<app id>/<run id>" */
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", app_id);
-	if ((rc = store_cursor_open(t, STORE_DB_RUNS_BY_APP, &c)) != 0)
+	if ((rc = records_collect(t, STORE_DB_RUNS_BY_APP, prefix, NULL, 0,
+	    &all)) != 0)
 		goto out;
-	for (rc = store_cursor_seek(c, prefix, plen, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv)) {
-		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
-			break;
-		json_array_append_new(ids, json_stringn(kv.v, kv.vlen));
-	}
-	store_cursor_close(c);
-	c = NULL;
-	json_array_foreach(ids, i, id) {
-		snprintf(key, sizeof(key), "%s/", json_string_value(id));
+	json_object_foreach(all, k, rec) {
+		id = k + plen;
+		snprintf(key, sizeof(key), "%s/", id);
 		if ((rc = delete_prefix(t, STORE_DB_NODE_RUNS, key)) != 0)
 			goto out;
-		rc = store_del(t, STORE_DB_RUNS, json_string_value(id),
-		    json_string_length(id));
+		rc = store_del(t, STORE_DB_RUNS, id, strlen(id));
 		if (rc != 0 && rc != STORE_ENOTFOUND)
 			goto out;
-	}
-	if ((rc = delete_prefix(t, STORE_DB_RUNS_BY_APP, prefix)) != 0)
-		goto out;
-	/* conversations and uploads carry their app in the record */
-	json_array_clear(ids);
-	if ((rc = store_cursor_open(t, STORE_DB_CONVERSATIONS, &c)) != 0)
-		goto out;
-	for (rc = store_cursor_first(c, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv))
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) != NULL) {
-			if (strcmp(str_of(rec, "app_id"), app_id) == 0)
-				json_array_append_new(ids, json_stringn(kv.k,
-				    kv.klen));
-			json_decref(rec);
-		}
-	store_cursor_close(c);
-	c = NULL;
-	json_array_foreach(ids, i, id) {
-		snprintf(key, sizeof(key), "%s/", json_string_value(id));
-		if ((rc = delete_prefix(t, STORE_DB_MESSAGES, key)) != 0 ||
-		    (rc = store_del(t, STORE_DB_CONVERSATIONS,
-		    json_string_value(id), json_string_length(id))) != 0)
+		if ((rc = store_del(t, STORE_DB_RUNS_BY_APP, k,
+		    strlen(k))) != 0)
 			goto out;
 	}
-	json_array_clear(ids);
-	if ((rc = store_cursor_open(t, STORE_DB_UPLOADS, &c)) != 0)
+	/* conversations and uploads carry their app in the record */
+	json_decref(all);
+	if ((rc = records_collect(t, STORE_DB_CONVERSATIONS, NULL, app_id, 0,
+	    &all)) != 0)
 		goto out;
-	for (rc = store_cursor_first(c, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv))
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) != NULL) {
-			if (strcmp(str_of(rec, "app_id"), app_id) == 0)
-				json_array_append_new(ids, json_pack("{s:s%,"
-				    "s:O}", "k", kv.k, kv.klen, "sum",
-				    json_object_get(rec, "checksum")));
-			json_decref(rec);
-		}
-	store_cursor_close(c);
-	c = NULL;
-	rc = 0;
-	json_array_foreach(ids, i, id) {
-		if ((sum = str_of(id, "sum")) != NULL)
+	json_object_foreach(all, k, rec)
+		if ((rc = conv_delete(t, k, rec)) != 0)
+			goto out;
+	json_decref(all);
+	if ((rc = records_collect(t, STORE_DB_UPLOADS, NULL, app_id, 0,
+	    &all)) != 0)
+		goto out;
+	json_object_foreach(all, k, rec) {
+		if ((sum = str_of(rec, "checksum")) != NULL)
 			store_blob_unref(t, sum);
-		if ((rc = store_del(t, STORE_DB_UPLOADS, str_of(id, "k"),
-		    strlen(str_of(id, "k")))) != 0)
+		if ((rc = store_del(t, STORE_DB_UPLOADS, k, strlen(k))) != 0)
 			goto out;
 	}
 out:
-	store_cursor_close(c);
-	json_decref(ids);
+	json_decref(all);
 	return rc == STORE_ENOTFOUND ? 0 : rc;
 }

@@ -21,6 +21,17 @@ int	engine_invalid(char *err, const char *fmt, ...)
 /* The number of Unicode code points in the UTF-8 string s. */
 size_t	engine_utf8_len(const char *s);
 
+/*
+ * The entries of db whose key starts with prefix (NULL: every entry), in
+ * key order, at most max of them (0: no limit); with app_id, only records
+ * whose "app_id" member is that string (run.c). *out is a new object, key
+ * -> the value parsed as JSON (null when it is not JSON). As everything is
+ * read before the call returns, the caller may then change or delete the
+ * entries in the same transaction. Returns 0 or a STORE_E* code.
+ */
+int	records_collect(struct store_txn *t, enum store_db db,
+	    const char *prefix, const char *app_id, size_t max, json_t **out);
+
 /* ====== Apps (app.c) ====== */
 
 /*

@@ -23,41 +23,21 @@ struct key_put {
 };
 
 static int
-key_count(struct store_txn *t, const char *app_id, int *n)
-{
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*rec;
-	int			 rc;
-
-	*n = 0;
-	if ((rc = store_cursor_open(t, STORE_DB_API_KEYS, &c)) != 0)
-		return rc;
-	for (rc = store_cursor_first(c, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv)) {
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
-			continue;
-		if (strcmp(json_string_value(json_object_get(rec, "app_id")),
-		    app_id) == 0)
-			(*n)++;
-		json_decref(rec);
-	}
-	store_cursor_close(c);
-	return rc == STORE_ENOTFOUND ? 0 : rc;
-}
-
-static int
 key_put_fn(struct store_txn *t, void *arg)
 {
 	struct key_put	*p = arg;
-	json_t		*app = NULL;
-	int		 rc, n;
+	json_t		*app = NULL, *keys = NULL;
+	size_t		 n;
+	int		 rc;
 
 	if ((rc = store_get_json(t, STORE_DB_APPS, p->app_id, &app)) != 0)
 		return rc;
 	json_decref(app);
-	if ((rc = key_count(t, p->app_id, &n)) != 0)
+	if ((rc = records_collect(t, STORE_DB_API_KEYS, NULL, p->app_id, 0,
+	    &keys)) != 0)
 		return rc;
+	n = json_object_size(keys);
+	json_decref(keys);
 	if (n >= KEYS_PER_APP)
 		return ENGINE_ELIMIT;
 	return store_put_json(t, STORE_DB_API_KEYS, p->hash, p->rec,
@@ -107,45 +87,36 @@ int
 engine_key_list(struct engine *e, const char *app_id, json_t **out)
 {
 	struct store_txn	*t = NULL;
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*data, *rec;
+	json_t			*keys = NULL, *data = NULL, *rec;
+	const char		*hash;
 	int			 rc;
 
 	if (engine_uuid_check(app_id) != 0)
 		return ENGINE_ENOTFOUND;
-	if ((data = json_array()) == NULL)
-		return ENGINE_ENOMEM;
 	if ((rc = store_read_begin(e->store, &t)) != 0)
-		goto out;
-	if ((rc = store_get_json(t, STORE_DB_APPS, app_id, &rec)) != 0)
-		goto out;
-	json_decref(rec);
-	if ((rc = store_cursor_open(t, STORE_DB_API_KEYS, &c)) != 0)
-		goto out;
-	for (rc = store_cursor_first(c, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv)) {
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
-			continue;
-		if (strcmp(json_string_value(json_object_get(rec, "app_id")),
-		    app_id) == 0)
-			json_array_append_new(data, json_pack("{s:O,s:s,s:O,"
-			    "s:n,s:O}", "id", json_object_get(rec, "id"),
-			    "type", "app", "token", json_object_get(rec,
-			    "hint"), "last_used_at", "created_at",
-			    json_object_get(rec, "created_at")));
-		json_decref(rec);
-	}
-	rc = rc == STORE_ENOTFOUND ? 0 : rc;
-out:
-	store_cursor_close(c);
-	store_read_end(t);
-	if (rc != 0) {
-		json_decref(data);
 		return engine_from_store(rc);
+	if ((rc = store_get_json(t, STORE_DB_APPS, app_id, &rec)) == 0) {
+		json_decref(rec);
+		rc = records_collect(t, STORE_DB_API_KEYS, NULL, app_id, 0,
+		    &keys);
 	}
-	*out = json_pack("{s:o}", "data", data);
-	return *out ? 0 : ENGINE_ENOMEM;
+	store_read_end(t);
+	if (rc != 0)
+		return engine_from_store(rc);
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	json_object_foreach(keys, hash, rec)
+		json_array_append_new(data, json_pack("{s:O,s:s,s:O,s:n,s:O}",
+		    "id", json_object_get(rec, "id"), "type", "app", "token",
+		    json_object_get(rec, "hint"), "last_used_at", "created_at",
+		    json_object_get(rec, "created_at")));
+	if ((*out = json_pack("{s:O}", "data", data)) != NULL)
+		rc = 0;
+out:
+	json_decref(keys);
+	json_decref(data);
+	return rc;
 }
 
 struct key_del {
@@ -156,32 +127,24 @@ struct key_del {
 static int
 key_del_fn(struct store_txn *t, void *arg)
 {
-	struct key_del		*d = arg;
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*rec;
-	char			 hash[STORE_HASH_HEX] = "";
-	int			 rc;
+	struct key_del	*d = arg;
+	json_t		*keys = NULL, *rec;
+	const char	*hash, *id, *found = NULL;
+	int		 rc;
 
-	if ((rc = store_cursor_open(t, STORE_DB_API_KEYS, &c)) != 0)
+	if ((rc = records_collect(t, STORE_DB_API_KEYS, NULL, d->app_id, 0,
+	    &keys)) != 0)
 		return rc;
-	for (rc = store_cursor_first(c, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv)) {
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
-			continue;
-		if (strcmp(json_string_value(json_object_get(rec, "app_id")),
-		    d->app_id) == 0 && strcmp(json_string_value(
-		    json_object_get(rec, "id")), d->key_id) == 0 &&
-		    kv.klen == 64) {
-			memcpy(hash, kv.k, 64);
-			hash[64] = '\0';
+	json_object_foreach(keys, hash, rec)
+		if ((id = json_string_value(json_object_get(rec, "id"))) !=
+		    NULL && strcmp(id, d->key_id) == 0) {
+			found = hash;
+			break;
 		}
-		json_decref(rec);
-	}
-	store_cursor_close(c);
-	if (hash[0] == '\0')
-		return STORE_ENOTFOUND;
-	return store_del(t, STORE_DB_API_KEYS, hash, 64);
+	rc = found != NULL ? store_del(t, STORE_DB_API_KEYS, found,
+	    strlen(found)) : STORE_ENOTFOUND;
+	json_decref(keys);
+	return rc;
 }
 
 int
@@ -196,36 +159,18 @@ engine_key_delete(struct engine *e, const char *app_id, const char *key_id)
 int
 keys_delete_all(struct store_txn *t, const char *app_id)
 {
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*rec, *hashes;
-	size_t			 i;
-	int			 rc;
+	json_t		*keys = NULL, *rec;
+	const char	*hash;
+	int		 rc;
 
-	if ((hashes = json_array()) == NULL)
-		return STORE_ENOMEM;
-	if ((rc = store_cursor_open(t, STORE_DB_API_KEYS, &c)) != 0)
-		goto out;
-	for (rc = store_cursor_first(c, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv)) {
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
-			continue;
-		if (strcmp(json_string_value(json_object_get(rec, "app_id")),
-		    app_id) == 0)
-			json_array_append_new(hashes, json_stringn(kv.k,
-			    kv.klen));
-		json_decref(rec);
-	}
-	store_cursor_close(c);
-	c = NULL;
-	rc = 0;
-	json_array_foreach(hashes, i, rec)
-		if ((rc = store_del(t, STORE_DB_API_KEYS,
-		    json_string_value(rec), json_string_length(rec))) != 0)
-			goto out;
-out:
-	store_cursor_close(c);
-	json_decref(hashes);
+	if ((rc = records_collect(t, STORE_DB_API_KEYS, NULL, app_id, 0,
+	    &keys)) != 0)
+		return rc;
+	json_object_foreach(keys, hash, rec)
+		if ((rc = store_del(t, STORE_DB_API_KEYS, hash,
+		    strlen(hash))) != 0)
+			break;
+	json_decref(keys);
 	return rc;
 }
 

@@ -106,41 +106,34 @@ int
 engine_knowledge_list(struct engine *e, json_t **out)
 {
 	struct store_txn	*t = NULL;
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*data = json_array(), *rec;
-	size_t			 plen = strlen(KB_KEY_PREFIX);
+	json_t			*all = NULL, *data = NULL, *rec;
+	const char		*k;
 	int			 rc;
 
-	if (data == NULL)
-		return ENGINE_ENOMEM;
-	if ((rc = store_read_begin(e->store, &t)) != 0 ||
-	    (rc = store_cursor_open(t, STORE_DB_SETTINGS, &c)) != 0)
-		goto out;
-	for (rc = store_cursor_seek(c, KB_KEY_PREFIX, plen, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv)) {
-		if (kv.klen < plen || memcmp(kv.k, KB_KEY_PREFIX, plen) != 0)
-			break;
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
-			continue;
-		json_array_append_new(data, json_pack("{s:s%,s:O,s:O,s:s}",
-		    "dataset_id", (const char *)kv.k + plen, kv.klen - plen,
-		    "endpoint", json_object_get(rec, "endpoint"),
-		    "knowledge_id", json_object_get(rec, "knowledge_id"),
-		    "api_key", json_object_get(rec, "api_key") ?
-		    ENGINE_SECRET_MASK : ""));
-		json_decref(rec);
-	}
-	rc = rc == STORE_ENOTFOUND ? 0 : rc;
-out:
-	store_cursor_close(c);
-	store_read_end(t);
-	if (rc != 0) {
-		json_decref(data);
+	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
-	}
-	*out = json_pack("{s:o}", "data", data);
-	return *out ? 0 : ENGINE_ENOMEM;
+	rc = records_collect(t, STORE_DB_SETTINGS, KB_KEY_PREFIX, NULL, 0,
+	    &all);
+	store_read_end(t);
+	if (rc != 0)
+		return engine_from_store(rc);
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	json_object_foreach(all, k, rec)
+		if (!json_is_null(rec))
+			json_array_append_new(data, json_pack("{s:s,s:O,s:O,"
+			    "s:s}", "dataset_id", k + strlen(KB_KEY_PREFIX),
+			    "endpoint", json_object_get(rec, "endpoint"),
+			    "knowledge_id", json_object_get(rec,
+			    "knowledge_id"), "api_key", json_object_get(rec,
+			    "api_key") ? ENGINE_SECRET_MASK : ""));
+	if ((*out = json_pack("{s:O}", "data", data)) != NULL)
+		rc = 0;
+out:
+	json_decref(all);
+	json_decref(data);
+	return rc;
 }
 
 int

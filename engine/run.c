@@ -18,6 +18,54 @@
 
 /* ====== Records ====== */
 
+int
+records_collect(struct store_txn *t, enum store_db db, const char *prefix,
+    const char *app_id, size_t max, json_t **out)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*all, *rec;
+	const char		*app;
+	size_t			 plen = prefix != NULL ? strlen(prefix) : 0;
+	int			 rc;
+
+	*out = NULL;
+	if ((all = json_object()) == NULL)
+		return STORE_ENOMEM;
+	if ((rc = store_cursor_open(t, db, &c)) != 0)
+		goto out;
+	for (rc = plen > 0 ? store_cursor_seek(c, prefix, plen, &kv) :
+	    store_cursor_first(c, &kv);
+	    rc == 0 && (max == 0 || json_object_size(all) < max);
+	    rc = store_cursor_next(c, &kv)) {
+		if (plen > 0 && (kv.klen < plen ||
+		    memcmp(kv.k, prefix, plen) != 0))
+			break;
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+			rec = json_null();
+		app = json_string_value(json_object_get(rec, "app_id"));
+		if (app_id != NULL && (app == NULL ||
+		    strcmp(app, app_id) != 0)) {
+			json_decref(rec);
+			continue;
+		}
+		if (json_object_setn_new_nocheck(all, kv.k, kv.klen,
+		    rec) != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
+	}
+	if (rc == STORE_ENOTFOUND)
+		rc = 0;
+out:
+	store_cursor_close(c);
+	if (rc == 0)
+		*out = all;
+	else
+		json_decref(all);
+	return rc;
+}
+
 struct run_write {
 	json_t		*rec;
 	json_t		*nodes;		/* or NULL */
@@ -772,36 +820,30 @@ int
 engine_run_nodes(struct engine *e, const char *run_id, json_t **out)
 {
 	struct store_txn	*t = NULL;
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*data = NULL, *rec;
+	json_t			*all = NULL, *data = NULL, *rec;
+	const char		*k;
 	char			 prefix[64];
-	size_t			 plen;
 	int			 rc;
 
 	if (engine_uuid_check(run_id) != 0)
 		return ENGINE_ENOTFOUND;
-	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", run_id);
-	if ((data = json_array()) == NULL)
-		return ENGINE_ENOMEM;
-	if ((rc = store_read_begin(e->store, &t)) != 0 ||
-	    (rc = store_cursor_open(t, STORE_DB_NODE_RUNS, &c)) != 0)
-		goto out;
-	for (rc = store_cursor_seek(c, prefix, plen, &kv); rc == 0;
-	     rc = store_cursor_next(c, &kv)) {
-		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
-			break;
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) != NULL)
-			json_array_append_new(data, rec);
-	}
-	rc = rc == STORE_ENOTFOUND ? 0 : rc;
-out:
-	store_cursor_close(c);
-	store_read_end(t);
-	if (rc != 0) {
-		json_decref(data);
+	snprintf(prefix, sizeof(prefix), "%s/", run_id);
+	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
-	}
-	*out = json_pack("{s:o}", "data", data);
-	return *out ? 0 : ENGINE_ENOMEM;
+	rc = records_collect(t, STORE_DB_NODE_RUNS, prefix, NULL, 0, &all);
+	store_read_end(t);
+	if (rc != 0)
+		return engine_from_store(rc);
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	json_object_foreach(all, k, rec)
+		if (!json_is_null(rec))
+			json_array_append(data, rec);
+	if ((*out = json_pack("{s:O}", "data", data)) != NULL)
+		rc = 0;
+out:
+	json_decref(all);
+	json_decref(data);
+	return rc;
 }

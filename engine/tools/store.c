@@ -199,43 +199,30 @@ engine_tool_provider_get(struct engine *e, const char *name, json_t **out)
 	return engine_from_store(rc);
 }
 
-/* Every stored record, in name order, as an array. */
+/* Every stored record (at most TP_MAX), in name order, as an array. */
 static int
 all_records(struct engine *e, json_t **out)
 {
 	struct store_txn	*t = NULL;
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*arr = json_array(), *rec;
-	size_t			 plen = strlen(TP_PREFIX);
+	json_t			*all = NULL, *arr = NULL, *rec;
+	const char		*k;
 	int			 rc;
 
 	*out = NULL;
-	if (arr == NULL)
-		return ENGINE_ENOMEM;
 	if ((rc = store_read_begin(e->store, &t)) != 0)
-		goto out;
-	if ((rc = store_cursor_open(t, STORE_DB_SETTINGS, &c)) != 0)
-		goto out;
-	for (rc = store_cursor_seek(c, TP_PREFIX, plen, &kv); rc == 0 &&
-	    json_array_size(arr) < TP_MAX; rc = store_cursor_next(c, &kv)) {
-		if (kv.klen < plen || memcmp(kv.k, TP_PREFIX, plen) != 0)
-			break;
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) != NULL)
-			json_array_append_new(arr, rec);
-	}
-	if (rc == STORE_ENOTFOUND || rc == 0)
-		rc = 0;
-out:
-	if (c != NULL)
-		store_cursor_close(c);
-	if (t != NULL)
-		store_read_end(t);
-	if (rc == 0)
-		*out = arr;
-	else
-		json_decref(arr);
-	return engine_from_store(rc);
+		return engine_from_store(rc);
+	rc = records_collect(t, STORE_DB_SETTINGS, TP_PREFIX, NULL, TP_MAX,
+	    &all);
+	store_read_end(t);
+	if (rc != 0)
+		return engine_from_store(rc);
+	if ((arr = json_array()) != NULL)
+		json_object_foreach(all, k, rec)
+			if (!json_is_null(rec))
+				json_array_append(arr, rec);
+	json_decref(all);
+	*out = arr;
+	return arr != NULL ? 0 : ENGINE_ENOMEM;
 }
 
 int
