@@ -235,115 +235,7 @@ url_escape(char *buf, size_t bufsz, const char *s)
 	return 0;
 }
 
-/* A growing byte buffer with a cap; bytes past the cap are counted as
- * truncated and dropped. */
-struct e2b_buf {
-	char	*p;
-	size_t	 len, cap;
-	int64_t	 max;
-	int	 truncated;
-	int	 oom;
-};
-
-static void
-buf_add(struct e2b_buf *b, const void *data, size_t n)
-{
-	size_t	 keep = n, want;
-	char	*np;
-
-	if ((int64_t)(b->len + keep) > b->max) {
-		keep = b->max > (int64_t)b->len ? (size_t)(b->max -
-		    (int64_t)b->len) : 0;
-		b->truncated = 1;
-	}
-	if (keep == 0)
-		return;
-	if (b->len + keep + 1 > b->cap) {
-		want = b->cap ? b->cap * 2 : 8192;
-		while (want < b->len + keep + 1)
-			want *= 2;
-		if ((int64_t)want > b->max + 1)
-			want = (size_t)b->max + 1;
-		if ((np = realloc(b->p, want)) == NULL) {
-			b->oom = 1;
-			b->truncated = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = want;
-	}
-	memcpy(b->p + b->len, data, keep);
-	b->len += keep;
-	b->p[b->len] = '\0';
-}
-
-static void
-buf_str(struct e2b_buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
-/* The buffer's bytes as a NUL-terminated malloc'd string (NULL: OOM). */
-static char *
-buf_take(struct e2b_buf *b, size_t *len)
-{
-	char *p = b->p;
-
-	if (p == NULL)
-		p = calloc(1, 1);
-	*len = p ? b->len : 0;
-	b->p = NULL;
-	b->len = b->cap = 0;
-	return p;
-}
-
 /* ====== Options ====== */
-
-/* A string option (NULL when absent or empty); -1 when not a string. */
-static int
-opt_str(const json_t *o, const char *key, const char **out)
-{
-	const json_t *v = json_object_get(o, key);
-
-	*out = NULL;
-	if (v == NULL || json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return -1;
-	if (json_string_length(v) > 0)
-		*out = json_string_value(v);
-	return 0;
-}
-
-/* An integer option in [lo, hi] (a number or a string of digits), def when
- * absent. Returns 0 or -1. */
-static int
-opt_int(const json_t *o, const char *key, int def, int lo, int hi, int *out)
-{
-	const json_t	*v = json_object_get(o, key);
-	const char	*s;
-	char		*end;
-	long long	 n;
-
-	*out = def;
-	if (v == NULL || json_is_null(v))
-		return 0;
-	if (json_is_integer(v))
-		n = json_integer_value(v);
-	else if (json_is_string(v)) {
-		s = json_string_value(v);
-		if (s[0] == '\0')
-			return 0;
-		n = strtoll(s, &end, 10);
-		if (*end != '\0')
-			return -1;
-	} else
-		return -1;
-	if (n < lo || n > hi)
-		return -1;
-	*out = (int)n;
-	return 0;
-}
 
 /* A copy of an http(s) URL without trailing slashes, or NULL. */
 static char *
@@ -727,7 +619,7 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	x->cfg.options = NULL;
 	x->base.network = cfg->network;
 	engine_uuid(x->base.id);
-	if (opt_str(o, "api_key", &s) != 0 || s == NULL) {
+	if (sandbox_opt_str(o, "api_key", NULL, &s) != 0 || s == NULL) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: api_key is missing");
 		goto out;
 	}
@@ -739,26 +631,26 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: api_key has a line break");
 		goto out;
 	}
-	if (opt_str(o, "e2b_api_url", &s) != 0 ||
-	    (x->api_url = url_dup(s ? s : E2B_DEFAULT_API)) == NULL) {
+	if (sandbox_opt_str(o, "e2b_api_url", E2B_DEFAULT_API, &s) != 0 ||
+	    (x->api_url = url_dup(s)) == NULL) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_api_url must be an "
 		    "http(s) URL");
 		goto out;
 	}
-	if (opt_str(o, "e2b_envd_url", &s) != 0 ||
+	if (sandbox_opt_str(o, "e2b_envd_url", NULL, &s) != 0 ||
 	    (s != NULL && (x->envd_override = url_dup(s)) == NULL)) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_envd_url must be an "
 		    "http(s) URL");
 		goto out;
 	}
-	if (opt_str(o, "e2b_default_template", &s) != 0 ||
-	    (x->template_id = strdup(s ? s : E2B_DEFAULT_TEMPLATE)) == NULL) {
+	if (sandbox_opt_str(o, "e2b_default_template", E2B_DEFAULT_TEMPLATE,
+	    &s) != 0 || (x->template_id = strdup(s)) == NULL) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_default_template must "
 		    "be a string");
 		goto out;
 	}
-	if (opt_str(o, "e2b_workdir", &s) != 0 || (s != NULL && s[0] != '/') ||
-	    (x->workdir = strdup(s ? s : "/home/user")) == NULL) {
+	if (sandbox_opt_str(o, "e2b_workdir", "/home/user", &s) != 0 ||
+	    s[0] != '/' || (x->workdir = strdup(s)) == NULL) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_workdir must be an "
 		    "absolute path");
 		goto out;
@@ -766,10 +658,12 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	while (strlen(x->workdir) > 1 && x->workdir[strlen(x->workdir) - 1]
 	    == '/')
 		x->workdir[strlen(x->workdir) - 1] = '\0';
-	if (opt_int(o, "e2b_sandbox_timeout", 300, 1, 86400, &x->lifetime) ||
-	    opt_int(o, "e2b_keepalive", 30, 1, 3600, &x->keepalive) ||
-	    opt_int(o, "e2b_deadline_grace", 3, 1, 600, &x->grace) ||
-	    opt_int(o, "e2b_list_file_depth", 64, 1, 1024, &x->list_depth)) {
+	if (sandbox_opt_int(o, "e2b_sandbox_timeout", 300, 1, 86400,
+	    &x->lifetime) ||
+	    sandbox_opt_int(o, "e2b_keepalive", 30, 1, 3600, &x->keepalive) ||
+	    sandbox_opt_int(o, "e2b_deadline_grace", 3, 1, 600, &x->grace) ||
+	    sandbox_opt_int(o, "e2b_list_file_depth", 64, 1, 1024,
+	    &x->list_depth)) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: e2b_sandbox_timeout (1-86400"
 		    " s), e2b_keepalive (1-3600 s), e2b_deadline_grace (1-600 "
 		    "s) and e2b_list_file_depth (1-1024) are whole numbers");
@@ -1017,53 +911,23 @@ envd_remove(struct e2b *x, const char *path)
 /* ====== Paths ====== */
 
 /*
- * The sandbox path of a workspace-relative path into buf: not absolute,
- * no "." or ".." or empty components, no control characters. "" or "."
- * is the workspace itself when allow_root.
+ * The sandbox path of a workspace-relative path (sandbox_path_check) into
+ * buf. "" or "." is the workspace itself when allow_root.
  */
 static int
 ws_path(const struct e2b *x, const char *path, int allow_root, char *err,
     char *buf, size_t bufsz)
 {
-	const char	*p, *c;
-	size_t		 n;
-	int		 rc = 0;
+	int rc;
 
-	if (path == NULL) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "path: missing");
+	if ((rc = sandbox_path_check(path, allow_root, err)) != 0)
 		goto out;
-	}
-	if (path[0] == '\0' || strcmp(path, ".") == 0) {
-		if (!allow_root)
-			rc = sandbox_fail(err, ENGINE_EINVAL, "path: empty");
-		else
-			snprintf(buf, bufsz, "%s", x->workdir);
-		goto out;
-	}
-	if (path[0] == '/') {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': must be relative "
-		    "to the workspace", path);
-		goto out;
-	}
-	for (p = path; *p != '\0'; p = *c ? c + 1 : c) {
-		c = strchr(p, '/');
-		if (c == NULL)
-			c = p + strlen(p);
-		n = (size_t)(c - p);
-		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.')) {
-			rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': empty or "
-			    "'..' component", path);
-			goto out;
-		}
-	}
-	for (p = path; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': control "
-			    "character", path);
-			goto out;
-		}
-	if ((size_t)snprintf(buf, bufsz, "%s/%s", x->workdir, path) >= bufsz)
-		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': too long", path);
+	if (path[0] == '\0' || strcmp(path, ".") == 0)
+		snprintf(buf, bufsz, "%s", x->workdir);
+	else if ((size_t)snprintf(buf, bufsz, "%s/%s", x->workdir, path) >=
+	    bufsz)
+		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': too long",
+		    path);
 out:
 	return rc;
 }
@@ -1377,28 +1241,28 @@ out:
 
 /* The state of one Start stream, fed by outbound's callbacks. */
 struct e2b_stream {
-	long		 status;	/* of the last response head */
-	int		 framed;	/* Content-Type application/connect+json */
-	unsigned char	 hdr[5];
-	size_t		 hdr_len;
-	unsigned char	*msg;		/* the frame being read */
-	size_t		 msg_len, msg_need, msg_cap;
-	char		 errbody[E2B_ERRBODY_MAX];
-	size_t		 errbody_len;
-	struct e2b_buf	 out, err;
-	uint32_t	 pid;
-	int		 started;
-	int		 ended;		/* an end event came */
-	int		 end_stream;	/* the 0x02 frame came */
-	int		 exited;
-	int		 exit_code;
-	char		 status_text[64];
-	char		 es_code[40];	/* end-stream error code */
-	char		 es_msg[160];
-	char		 bad[160];	/* a protocol violation */
-	int64_t		 deadline_us;	/* give up on envd here */
-	int		 deadline_hit;
-	int		 keepalives;
+	long			 status;	/* of the last response head */
+	int			 framed;	/* connect+json Content-Type */
+	unsigned char		 hdr[5];
+	size_t			 hdr_len;
+	unsigned char		*msg;		/* the frame being read */
+	size_t			 msg_len, msg_need, msg_cap;
+	char			 errbody[E2B_ERRBODY_MAX];
+	size_t			 errbody_len;
+	struct sandbox_buf	 out, err;
+	uint32_t		 pid;
+	int			 started;
+	int			 ended;		/* an end event came */
+	int			 end_stream;	/* the 0x02 frame came */
+	int			 exited;
+	int			 exit_code;
+	char			 status_text[64];
+	char			 es_code[40];	/* end-stream error code */
+	char			 es_msg[160];
+	char			 bad[160];	/* a protocol violation */
+	int64_t			 deadline_us;	/* give up on envd here */
+	int			 deadline_hit;
+	int			 keepalives;
 };
 
 static void
@@ -1423,7 +1287,7 @@ stream_header(const char *line, size_t n, void *arg)
 
 /* Appends base64 value s of a data event to b. */
 static int
-stream_data(struct e2b_stream *st, struct e2b_buf *b, const json_t *s)
+stream_data(struct e2b_stream *st, struct sandbox_buf *b, const json_t *s)
 {
 	unsigned char	*d = NULL;
 	size_t		 n = 0;
@@ -1434,7 +1298,7 @@ stream_data(struct e2b_stream *st, struct e2b_buf *b, const json_t *s)
 		    "base64");
 		return -1;
 	}
-	buf_add(b, d, n);
+	sandbox_buf_add(b, d, n);
 	free(d);
 	return 0;
 }
@@ -1617,27 +1481,13 @@ signal_from_status(const char *status)
 	return 0;
 }
 
-/* POSIX single quotes around s, appended to b. */
-static void
-sh_quote(struct e2b_buf *b, const char *s)
-{
-	buf_add(b, "'", 1);
-	for (; *s != '\0'; s++) {
-		if (*s == '\'')
-			buf_add(b, "'\\''", 4);
-		else
-			buf_add(b, s, 1);
-	}
-	buf_add(b, "'", 1);
-}
-
 static int
 e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
     struct sandbox_exec_result *res)
 {
 	struct e2b		*x = (struct e2b *)sb;
 	struct e2b_stream	 st;
-	struct e2b_buf		 cmd = {NULL, 0, 0, INT64_MAX / 2, 0, 0};
+	struct sandbox_buf	 cmd = SANDBOX_BUF_INIT;
 	struct outbound_req	 rq;
 	struct outbound_resp	 rs;
 	struct curl_slist	*h = NULL;
@@ -1656,16 +1506,6 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((req->argv == NULL) == (req->shell == NULL) ||
-	    (req->argv != NULL && req->argv[0] == NULL)) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
-		    "command");
-		goto out;
-	}
-	if (req->stdin_len > 0 && req->stdin_data == NULL) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: stdin_len without data");
-		goto out;
-	}
 	if ((rc = ws_path(x, req->cwd ? req->cwd : "", 1, err, cwd,
 	    sizeof(cwd))) != 0)
 		goto out;
@@ -1680,9 +1520,9 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++) {
 		char name[256];
 
+		/* NAME=value: sandbox_exec checked. */
 		eq = strchr(req->env[k], '=');
-		if (eq == NULL || eq == req->env[k] ||
-		    (size_t)(eq - req->env[k]) >= sizeof(name)) {
+		if ((size_t)(eq - req->env[k]) >= sizeof(name)) {
 			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: environment entry "
 			    "'%.60s' is not NAME=value", req->env[k]);
 			goto out;
@@ -1707,25 +1547,25 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		    req->stdin_len, err)) != 0)
 			goto out;
 		stdin_file = 1;
-		buf_str(&cmd, "exec 0<\"$HOME\"/");
-		buf_add(&cmd, in_path, strlen(in_path));
-		buf_str(&cmd, " || exit 125; rm -f \"$HOME\"/");
-		buf_add(&cmd, in_path, strlen(in_path));
-		buf_add(&cmd, "\n", 1);
+		sandbox_buf_str(&cmd, "exec 0<\"$HOME\"/");
+		sandbox_buf_add(&cmd, in_path, strlen(in_path));
+		sandbox_buf_str(&cmd, " || exit 125; rm -f \"$HOME\"/");
+		sandbox_buf_add(&cmd, in_path, strlen(in_path));
+		sandbox_buf_add(&cmd, "\n", 1);
 	}
 	/* The command in a brace group of this shell, so that what it left
 	 * running in the background is killed when it ends (envd ends the
 	 * stream when bash exits and keeps such children). */
-	buf_str(&cmd, "{ ");
+	sandbox_buf_str(&cmd, "{ ");
 	if (req->shell != NULL)
-		buf_add(&cmd, req->shell, strlen(req->shell));
+		sandbox_buf_add(&cmd, req->shell, strlen(req->shell));
 	else
 		for (k = 0; req->argv[k] != NULL; k++) {
 			if (k > 0)
-				buf_add(&cmd, " ", 1);
-			sh_quote(&cmd, req->argv[k]);
+				sandbox_buf_add(&cmd, " ", 1);
+			sandbox_buf_quote(&cmd, req->argv[k]);
 		}
-	buf_str(&cmd, "\n}; __flowcgi_rc=$?; __flowcgi_j=$(jobs -p); "
+	sandbox_buf_str(&cmd, "\n}; __flowcgi_rc=$?; __flowcgi_j=$(jobs -p); "
 	    "[ -z \"$__flowcgi_j\" ] || kill -KILL $__flowcgi_j 2>/dev/null; "
 	    "exit $__flowcgi_rc");
 	if (cmd.oom || cmd.p == NULL) {
@@ -1844,8 +1684,8 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		res->exit_code = st.exit_code >= 0 ? st.exit_code : 255;
 	res->out_truncated = st.out.truncated;
 	res->err_truncated = st.err.truncated;
-	res->out = buf_take(&st.out, &res->out_len);
-	res->err = buf_take(&st.err, &res->err_len);
+	res->out = sandbox_buf_take(&st.out, &res->out_len);
+	res->err = sandbox_buf_take(&st.err, &res->err_len);
 	if (res->out == NULL || res->err == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;

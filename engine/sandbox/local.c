@@ -116,32 +116,6 @@ static const char *const usr_links[] = {
 	"bin", "sbin", "lib", "lib32", "lib64", "libx32",
 };
 
-/* Finds an executable called name in $PATH (or the usual places) into
- * buf. Returns 0 or -1. */
-static int
-find_program(const char *name, char *buf, size_t bufsz)
-{
-	const char	*path = getenv("PATH"), *p, *e;
-	int		 pass;
-
-	for (pass = 0; pass < 2; pass++) {
-		p = pass == 0 ? path : "/usr/bin:/bin:/usr/sbin:/sbin";
-		for (; p != NULL && *p != '\0'; p = *e ? e + 1 : e) {
-			e = strchr(p, ':');
-			if (e == NULL)
-				e = p + strlen(p);
-			if (e == p || *p != '/')
-				continue;
-			if ((size_t)snprintf(buf, bufsz, "%.*s/%s", (int)(e - p),
-			    p, name) >= bufsz)
-				continue;
-			if (access(buf, X_OK) == 0)
-				return 0;
-		}
-	}
-	return -1;
-}
-
 /* mkdir -p of an absolute or relative path, mode for new folders. */
 static int
 mkdir_p(const char *path, mode_t mode)
@@ -164,42 +138,6 @@ mkdir_p(const char *path, mode_t mode)
 }
 
 /* ====== Paths inside the workspace ====== */
-
-/*
- * Checks a workspace-relative path: not absolute, no "..", no empty
- * component, printable. "" and "." mean the workspace itself when
- * allow_root.
- */
-static int
-path_check(const char *path, int allow_root, char *err)
-{
-	const char	*p, *c;
-	size_t		 n;
-
-	if (path == NULL)
-		return sandbox_fail(err, ENGINE_EINVAL, "path: missing");
-	if (path[0] == '\0' || strcmp(path, ".") == 0)
-		return allow_root ? 0 : sandbox_fail(err, ENGINE_EINVAL, "path: empty");
-	if (strlen(path) >= PATH_MAX - 64)
-		return sandbox_fail(err, ENGINE_EINVAL, "path: too long");
-	if (path[0] == '/')
-		return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': must be "
-		    "relative to the workspace", path);
-	for (p = path; *p != '\0'; p = *c ? c + 1 : c) {
-		c = strchr(p, '/');
-		if (c == NULL)
-			c = p + strlen(p);
-		n = (size_t)(c - p);
-		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': empty "
-			    "or '..' component", path);
-	}
-	for (p = path; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20)
-			return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': "
-			    "control character", path);
-	return 0;
-}
 
 /*
  * Opens the folder that holds path's last component, walking from the
@@ -278,6 +216,23 @@ out:
 	return rc;
 }
 
+/* Folder fd read from its start through a new descriptor, or NULL. */
+static DIR *
+dir_dup(int fd)
+{
+	DIR	*d;
+	int	 dfd;
+
+	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return NULL;
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return NULL;
+	}
+	rewinddir(d);	/* a dup shares the offset of earlier walks */
+	return d;
+}
+
 /* Bytes used under folder fd (allocated blocks), recursively. */
 static int64_t
 usage_of(int fd, int depth, size_t *count)
@@ -286,25 +241,21 @@ usage_of(int fd, int depth, size_t *count)
 	struct dirent	*de;
 	struct stat	 st;
 	int64_t		 sum = 0;
-	int		 sub, dfd;
+	int		 sub;
 
-	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+	if ((d = dir_dup(fd)) == NULL)
 		return 0;
-	if ((d = fdopendir(dfd)) == NULL) {
-		close(dfd);
-		return 0;
-	}
-	rewinddir(d);	/* a dup shares the offset of earlier walks */
 	while ((de = readdir(d)) != NULL && *count < USAGE_MAX_FILES) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		if (fstatat(dirfd(d), de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) != 0)
 			continue;
 		(*count)++;
 		sum += (int64_t)st.st_blocks * 512;
 		if (S_ISDIR(st.st_mode) && depth < LIST_MAX_DEPTH &&
-		    (sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
+		    (sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 			sum += usage_of(sub, depth + 1, count);
 			close(sub);
@@ -377,12 +328,12 @@ local_create(const struct sandbox_config *cfg, char *err,
 	l->base.network = cfg->network;
 	l->as_root = geteuid() == 0;
 	engine_uuid(l->base.id);
-	if (find_program("bwrap", l->bwrap, sizeof(l->bwrap)) != 0) {
+	if (sandbox_find_program("bwrap", l->bwrap, sizeof(l->bwrap)) != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: bwrap not found "
 		    "in PATH (install the Debian package bubblewrap)");
 		goto out;
 	}
-	if (l->as_root && (find_program("setpriv", l->setpriv,
+	if (l->as_root && (sandbox_find_program("setpriv", l->setpriv,
 	    sizeof(l->setpriv)) != 0 || strncmp(l->setpriv, "/usr/", 5) != 0)) {
 		/* It must be under /usr to exist inside the sandbox. */
 		if (access("/usr/bin/setpriv", X_OK) != 0) {
@@ -459,14 +410,10 @@ out:
 static void
 local_close_fds(struct local *l)
 {
-	int *fds[] = {&l->ws_fd, &l->tmp_fd, &l->shm_fd, &l->root_fd};
-	size_t i;
-
-	for (i = 0; i < sizeof(fds) / sizeof(*fds); i++)
-		if (*fds[i] >= 0) {
-			close(*fds[i]);
-			*fds[i] = -1;
-		}
+	sandbox_close_fd(&l->ws_fd);
+	sandbox_close_fd(&l->tmp_fd);
+	sandbox_close_fd(&l->shm_fd);
+	sandbox_close_fd(&l->root_fd);
 }
 
 static int
@@ -534,12 +481,11 @@ env_has(const struct strv *s, const char *kv)
 	return 0;
 }
 
+/* A pipe from bwrap and what came through it (out of memory: kept so
+ * far, truncated). */
 struct stream {
-	int	 fd;
-	char	*buf;
-	size_t	 len, cap;
-	int64_t	 max;
-	int	 truncated;
+	int			fd;
+	struct sandbox_buf	b;
 };
 
 /* Reads what fd has; returns 0 on data, 1 on EOF or error. */
@@ -548,62 +494,14 @@ stream_read(struct stream *s)
 {
 	char	tmp[65536];
 	ssize_t	n;
-	size_t	keep, want;
-	char	*nb;
 
 	n = read(s->fd, tmp, sizeof(tmp));
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n <= 0)
 		return 1;
-	keep = (size_t)n;
-	if ((int64_t)(s->len + keep) > s->max) {
-		keep = s->max > (int64_t)s->len ? (size_t)(s->max -
-		    (int64_t)s->len) : 0;
-		s->truncated = 1;
-	}
-	if (keep > 0 && s->len + keep + 1 > s->cap) {
-		want = s->cap ? s->cap * 2 : 8192;
-		while (want < s->len + keep + 1)
-			want *= 2;
-		if ((int64_t)want > s->max + 1)
-			want = (size_t)s->max + 1;
-		if ((nb = realloc(s->buf, want)) == NULL) {
-			s->truncated = 1;	/* keep what we have */
-			return 0;
-		}
-		s->buf = nb;
-		s->cap = want;
-	}
-	if (keep > 0) {
-		memcpy(s->buf + s->len, tmp, keep);
-		s->len += keep;
-	}
+	sandbox_buf_add(&s->b, tmp, (size_t)n);
 	return 0;
-}
-
-/* Hands the stream's bytes over as a NUL-terminated string. */
-static char *
-stream_take(struct stream *s, size_t *len)
-{
-	char *p = s->buf;
-
-	if (p == NULL)
-		p = calloc(1, 1);
-	else
-		p[s->len] = '\0';
-	*len = p ? s->len : 0;
-	s->buf = NULL;
-	return p;
-}
-
-static void
-close_fd(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
 }
 
 /*
@@ -664,12 +562,13 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 {
 	struct local	*l = (struct local *)sb;
 	struct strv	 av = {0}, ev = {0};
-	struct stream	 so = {-1, NULL, 0, 0, 0, 0}, se = {-1, NULL, 0, 0, 0, 0};
-	struct stream	 st = {-1, NULL, 0, 0, 4096, 0};
+	struct stream	 so = {-1, {NULL, 0, 0, 0, 0, 0}};
+	struct stream	 se = {-1, {NULL, 0, 0, 0, 0, 0}};
+	struct stream	 st = {-1, {NULL, 0, 0, 4096, 0, 0}};
 	struct rlimit	 lim[6];
 	struct pollfd	 pfd[5];
 	struct stat	 sst;
-	sigset_t	 pipeset, oldset;
+	sigset_t	 oldset;
 	char		 links[6][PATH_MAX], chdir_to[PATH_MAX + 16];
 	char		 ids[3][48], *nl;
 	int		 rcs[6], pin[2] = {-1, -1}, pout[2] = {-1, -1};
@@ -686,17 +585,11 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((req->argv == NULL) == (req->shell == NULL) ||
-	    (req->argv != NULL && req->argv[0] == NULL)) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
-		    "command");
-		goto out;
-	}
 	/* The working folder must exist and be a real folder. */
 	snprintf(chdir_to, sizeof(chdir_to), "/workspace");
 	if (req->cwd != NULL && req->cwd[0] != '\0' &&
 	    strcmp(req->cwd, ".") != 0) {
-		if ((rc = path_check(req->cwd, 1, err)) != 0 ||
+		if ((rc = sandbox_path_check(req->cwd, 1, err)) != 0 ||
 		    (rc = ws_parent(l, req->cwd, 0, err, &dfd, &leaf)) != 0)
 			goto out;
 		if (fstatat(dfd, leaf, &sst, AT_SYMLINK_NOFOLLOW) != 0 ||
@@ -707,21 +600,10 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		}
 		snprintf(chdir_to, sizeof(chdir_to), "/workspace/%s", req->cwd);
 	}
-	if (req->stdin_len > 0 && req->stdin_data == NULL) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: stdin_len without data");
-		goto out;
-	}
 	for (k = 0; req->argv != NULL && req->argv[k] != NULL; k++)
 		nargs++;
-	for (k = 0; req->env != NULL && req->env[k] != NULL; k++) {
-		p = req->env[k];
-		if (p[0] == '=' || strchr(p, '=') == NULL) {
-			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: environment entry "
-			    "'%.60s' is not NAME=value", p);
-			goto out;
-		}
+	for (k = 0; req->env != NULL && req->env[k] != NULL; k++)
 		nenv++;
-	}
 	av.cap = 128 + 2 * (sizeof(etc_files) / sizeof(*etc_files)) + nargs;
 	ev.cap = 16 + nenv;
 	if ((av.v = calloc(av.cap, sizeof(*av.v))) == NULL ||
@@ -900,9 +782,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	src[FD_TMP] = l->tmp_fd;
 	src[FD_SHM] = l->shm_fd;
 	src[FD_STAT] = pst[1];
-	sigemptyset(&pipeset);
-	sigaddset(&pipeset, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipeset, &oldset);
+	sandbox_sigpipe_block(&oldset);
 	masked = 1;
 	if ((pid = fork()) < 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
@@ -911,10 +791,10 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	if (pid == 0)
 		child_exec(l->bwrap, (char *const *)av.v, (char *const *)ev.v,
 		    src, lim, rcs, 6);
-	close_fd(&pin[0]);
-	close_fd(&pout[1]);
-	close_fd(&perr[1]);
-	close_fd(&pst[1]);
+	sandbox_close_fd(&pin[0]);
+	sandbox_close_fd(&pout[1]);
+	sandbox_close_fd(&perr[1]);
+	sandbox_close_fd(&pst[1]);
 #ifdef SYS_pidfd_open
 	/* Readable when bwrap ends; without it, look every few ms. */
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -924,14 +804,14 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	se.fd = perr[0];
 	st.fd = pst[0];
 	pout[0] = perr[0] = pst[0] = -1;
-	so.max = se.max = req->max_output > 0 ? req->max_output
+	so.b.max = se.b.max = req->max_output > 0 ? req->max_output
 					      : l->cfg.max_output;
 	(void)fcntl(pin[1], F_SETFL, O_NONBLOCK);
 	(void)fcntl(so.fd, F_SETFL, O_NONBLOCK);
 	(void)fcntl(se.fd, F_SETFL, O_NONBLOCK);
 	(void)fcntl(st.fd, F_SETFL, O_NONBLOCK);
 	if (req->stdin_len == 0)
-		close_fd(&pin[1]);
+		sandbox_close_fd(&pin[1]);
 	deadline = t0 + (req->timeout_ms > 0 ? (int64_t)req->timeout_ms * 1000
 					     : (int64_t)l->cfg.timeout * 1000000);
 
@@ -974,16 +854,16 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 			if (pfd[i].fd == pin[1]) {
 				if (stdin_write(pin[1], req->stdin_data,
 				    req->stdin_len, &in_off))
-					close_fd(&pin[1]);
+					sandbox_close_fd(&pin[1]);
 			} else if (pfd[i].fd == so.fd) {
 				if (stream_read(&so))
-					close_fd(&so.fd);
+					sandbox_close_fd(&so.fd);
 			} else if (pfd[i].fd == se.fd) {
 				if (stream_read(&se))
-					close_fd(&se.fd);
+					sandbox_close_fd(&se.fd);
 			} else if (pfd[i].fd == st.fd) {
 				if (stream_read(&st))
-					close_fd(&st.fd);
+					sandbox_close_fd(&st.fd);
 			}
 		}
 		if (!exited && (waitpid(pid, &status, WNOHANG) == pid ||
@@ -1001,22 +881,20 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		} else if (killed && sandbox_now_us() >= grace) {
 			/* Something outside the namespace holds a pipe; stop
 			 * waiting for it. */
-			close_fd(&so.fd);
-			close_fd(&se.fd);
-			close_fd(&st.fd);
+			sandbox_close_fd(&so.fd);
+			sandbox_close_fd(&se.fd);
+			sandbox_close_fd(&st.fd);
 			if (!exited && waitpid(pid, &status, 0) == pid)
 				exited = 1;
 		}
 		if (exited && pin[1] >= 0)
-			close_fd(&pin[1]);
+			sandbox_close_fd(&pin[1]);
 	}
 	pid = -1;
 
 	/* What happened, from bwrap's status lines and its exit. */
-	if (st.buf != NULL)
-		st.buf[st.len] = '\0';
-	started = st.buf != NULL && strstr(st.buf, "\"child-pid\"") != NULL;
-	if (st.buf != NULL && (p = strstr(st.buf, "\"exit-code\"")) != NULL &&
+	started = st.b.p != NULL && strstr(st.b.p, "\"child-pid\"") != NULL;
+	if (st.b.p != NULL && (p = strstr(st.b.p, "\"exit-code\"")) != NULL &&
 	    (p = strchr(p, ':')) != NULL)
 		res->exit_code = (int)strtol(p + 1, NULL, 10);
 	else if (WIFEXITED(status))
@@ -1029,20 +907,17 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		res->signal = res->exit_code - 128;
 	if (!started && !res->timed_out) {
 		/* bwrap gave up before the command could start. */
-		if (se.buf != NULL) {
-			se.buf[se.len] = '\0';
-			if ((nl = strchr(se.buf, '\n')) != NULL)
-				*nl = '\0';
-		}
+		if (se.b.p != NULL && (nl = strchr(se.b.p, '\n')) != NULL)
+			*nl = '\0';
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox could not start: "
-		    "%.180s", se.buf && se.buf[0] ? se.buf
+		    "%.180s", se.b.p && se.b.p[0] ? se.b.p
 		    : "bwrap failed without a message");
 		goto out;
 	}
-	res->out_truncated = so.truncated;
-	res->err_truncated = se.truncated;
-	res->out = stream_take(&so, &res->out_len);
-	res->err = stream_take(&se, &res->err_len);
+	res->out_truncated = so.b.truncated;
+	res->err_truncated = se.b.truncated;
+	res->out = sandbox_buf_take(&so.b, &res->out_len);
+	res->err = sandbox_buf_take(&se.b, &res->err_len);
 	if (res->out == NULL || res->err == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
@@ -1057,30 +932,24 @@ out:
 		(void)kill(pid, SIGKILL);
 		(void)waitpid(pid, &status, 0);
 	}
-	if (masked) {
-		/* Swallow a SIGPIPE a vanished reader left pending. */
-		struct timespec zero = {0, 0};
-
-		while (sigtimedwait(&pipeset, NULL, &zero) > 0)
-			;
-		pthread_sigmask(SIG_SETMASK, &oldset, NULL);
-	}
-	close_fd(&pin[0]);
-	close_fd(&pin[1]);
-	close_fd(&pout[0]);
-	close_fd(&pout[1]);
-	close_fd(&perr[0]);
-	close_fd(&perr[1]);
-	close_fd(&pst[0]);
-	close_fd(&pst[1]);
-	close_fd(&so.fd);
-	close_fd(&se.fd);
-	close_fd(&st.fd);
-	close_fd(&dfd);
-	close_fd(&pidfd);
-	free(so.buf);
-	free(se.buf);
-	free(st.buf);
+	if (masked)
+		sandbox_sigpipe_restore(&oldset);
+	sandbox_close_fd(&pin[0]);
+	sandbox_close_fd(&pin[1]);
+	sandbox_close_fd(&pout[0]);
+	sandbox_close_fd(&pout[1]);
+	sandbox_close_fd(&perr[0]);
+	sandbox_close_fd(&perr[1]);
+	sandbox_close_fd(&pst[0]);
+	sandbox_close_fd(&pst[1]);
+	sandbox_close_fd(&so.fd);
+	sandbox_close_fd(&se.fd);
+	sandbox_close_fd(&st.fd);
+	sandbox_close_fd(&dfd);
+	sandbox_close_fd(&pidfd);
+	free(so.b.p);
+	free(se.b.p);
+	free(st.b.p);
 	free(av.v);
 	free(ev.v);
 	if (rc != 0)
@@ -1105,7 +974,7 @@ local_upload(struct sandbox *sb, const char *path, const void *data,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((rc = path_check(path, 0, err)) != 0)
+	if ((rc = sandbox_path_check(path, 0, err)) != 0)
 		goto out;
 	if ((int64_t)len > l->cfg.file_size) {
 		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
@@ -1148,8 +1017,8 @@ local_upload(struct sandbox *sb, const char *path, const void *data,
 		off += (size_t)n;
 	}
 out:
-	close_fd(&fd);
-	close_fd(&dfd);
+	sandbox_close_fd(&fd);
+	sandbox_close_fd(&dfd);
 	return rc;
 }
 
@@ -1169,7 +1038,7 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((rc = path_check(path, 0, err)) != 0 ||
+	if ((rc = sandbox_path_check(path, 0, err)) != 0 ||
 	    (rc = ws_parent(l, path, 0, err, &dfd, &leaf)) != 0)
 		goto out;
 	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -1234,8 +1103,8 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	buf = NULL;
 out:
 	free(buf);
-	close_fd(&fd);
-	close_fd(&dfd);
+	sandbox_close_fd(&fd);
+	sandbox_close_fd(&dfd);
 	return rc;
 }
 
@@ -1256,13 +1125,9 @@ list_dir(struct listing *ls, int fd, const char *prefix, int depth)
 	char		 path[PATH_MAX];
 	int		 dfd, sub;
 
-	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+	if ((d = dir_dup(fd)) == NULL)
 		return;
-	if ((d = fdopendir(dfd)) == NULL) {
-		close(dfd);
-		return;
-	}
-	rewinddir(d);	/* a dup shares the offset of earlier walks */
+	dfd = dirfd(d);
 	while (ls->rc == 0 && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
@@ -1311,7 +1176,7 @@ local_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	}
 	if (dir == NULL || strcmp(dir, ".") == 0)
 		prefix = dir = "";
-	if ((rc = path_check(dir, 1, err)) != 0 ||
+	if ((rc = sandbox_path_check(dir, 1, err)) != 0 ||
 	    (rc = ws_parent(l, dir, 0, err, &dfd, &leaf)) != 0)
 		goto out;
 	if (leaf[0] == '\0')
@@ -1334,8 +1199,8 @@ local_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	ls.v = NULL;
 out:
 	sandbox_files_free(ls.v, ls.n);
-	close_fd(&fd);
-	close_fd(&dfd);
+	sandbox_close_fd(&fd);
+	sandbox_close_fd(&dfd);
 	return rc;
 }
 
@@ -1382,7 +1247,7 @@ sandbox_local_probe(const struct conf *c, char *err)
 	int				 rc = 0, root = geteuid() == 0;
 
 	err[0] = '\0';
-	if (find_program("bwrap", path, sizeof(path)) != 0) {
+	if (sandbox_find_program("bwrap", path, sizeof(path)) != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: bwrap not found "
 		    "in PATH; install the Debian package bubblewrap");
 		goto out;

@@ -2,18 +2,21 @@
  * sandbox.c — the provider registry and the calls that dispatch through a
  * sandbox's provider table.
  */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/sandbox/sandbox.h"
 
 /* ====== Registry ====== */
 
 /* Adding a provider: its file, plus one line here. */
-extern const struct sandbox_provider sandbox_provider_e2b;
 static const struct sandbox_provider *const providers[] = {
 	&sandbox_provider_local,
 	&sandbox_provider_ssh,
@@ -78,6 +81,210 @@ sandbox_now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* ====== For providers ====== */
+
+int
+sandbox_path_check(const char *path, int allow_root, char *err)
+{
+	const char	*p, *c;
+	size_t		 n;
+
+	if (path == NULL)
+		return sandbox_fail(err, ENGINE_EINVAL, "path: missing");
+	if (path[0] == '\0' || strcmp(path, ".") == 0)
+		return allow_root ? 0 : sandbox_fail(err, ENGINE_EINVAL,
+		    "path: empty");
+	if (strlen(path) >= PATH_MAX - 64)
+		return sandbox_fail(err, ENGINE_EINVAL, "path: too long");
+	if (path[0] == '/')
+		return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': must "
+		    "be relative to the workspace", path);
+	for (p = path; *p != '\0'; p = *c ? c + 1 : c) {
+		c = strchr(p, '/');
+		if (c == NULL)
+			c = p + strlen(p);
+		n = (size_t)(c - p);
+		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return sandbox_fail(err, ENGINE_EINVAL,
+			    "path '%.120s': empty or '..' component", path);
+	}
+	for (p = path; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return sandbox_fail(err, ENGINE_EINVAL,
+			    "path '%.120s': control character", path);
+	return 0;
+}
+
+void
+sandbox_close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+int
+sandbox_find_program(const char *name, char *buf, size_t bufsz)
+{
+	const char	*p, *e;
+	int		 pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		p = pass == 0 ? getenv("PATH")
+			      : "/usr/bin:/bin:/usr/sbin:/sbin";
+		for (; p != NULL && *p != '\0'; p = *e ? e + 1 : e) {
+			e = strchr(p, ':');
+			if (e == NULL)
+				e = p + strlen(p);
+			if (e == p || *p != '/')
+				continue;
+			if ((size_t)snprintf(buf, bufsz, "%.*s/%s",
+			    (int)(e - p), p, name) >= bufsz)
+				continue;
+			if (access(buf, X_OK) == 0)
+				return 0;
+		}
+	}
+	return -1;
+}
+
+void
+sandbox_sigpipe_block(sigset_t *old)
+{
+	sigset_t pipeset;
+
+	sigemptyset(&pipeset);
+	sigaddset(&pipeset, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipeset, old);
+}
+
+void
+sandbox_sigpipe_restore(const sigset_t *old)
+{
+	struct timespec	zero = {0, 0};
+	sigset_t	pipeset;
+
+	sigemptyset(&pipeset);
+	sigaddset(&pipeset, SIGPIPE);
+	/* A SIGPIPE a vanished reader left pending. */
+	while (sigtimedwait(&pipeset, NULL, &zero) > 0)
+		;
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+int
+sandbox_opt_str(const json_t *o, const char *key, const char *def,
+    const char **out)
+{
+	const json_t *v = json_object_get(o, key);
+
+	*out = def;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return -1;
+	if (json_string_length(v) > 0)
+		*out = json_string_value(v);
+	return 0;
+}
+
+int
+sandbox_opt_int(const json_t *o, const char *key, int def, int lo, int hi,
+    int *out)
+{
+	const json_t	*v = json_object_get(o, key);
+	const char	*s;
+	char		*end;
+	long long	 n;
+
+	*out = def;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (json_is_integer(v))
+		n = json_integer_value(v);
+	else if (json_is_string(v)) {
+		s = json_string_value(v);
+		if (s[0] == '\0')
+			return 0;
+		n = strtoll(s, &end, 10);
+		if (*end != '\0')
+			return -1;
+	} else
+		return -1;
+	if (n < lo || n > hi)
+		return -1;
+	*out = (int)n;
+	return 0;
+}
+
+/* ====== Growing buffers ====== */
+
+void
+sandbox_buf_add(struct sandbox_buf *b, const void *data, size_t n)
+{
+	size_t	 keep = n, want;
+	char	*np;
+
+	if (b->oom)
+		return;
+	if ((int64_t)(b->len + keep) > b->max) {
+		keep = b->max > (int64_t)b->len ? (size_t)(b->max -
+		    (int64_t)b->len) : 0;
+		b->truncated = 1;
+	}
+	if (keep == 0)
+		return;
+	if (b->len + keep + 1 > b->cap) {
+		want = b->cap ? b->cap * 2 : 8192;
+		while (want < b->len + keep + 1)
+			want *= 2;
+		if ((int64_t)want > b->max + 1)
+			want = (size_t)b->max + 1;
+		if ((np = realloc(b->p, want)) == NULL) {
+			b->oom = 1;
+			b->truncated = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = want;
+	}
+	memcpy(b->p + b->len, data, keep);
+	b->len += keep;
+	b->p[b->len] = '\0';
+}
+
+void
+sandbox_buf_str(struct sandbox_buf *b, const char *s)
+{
+	sandbox_buf_add(b, s, strlen(s));
+}
+
+void
+sandbox_buf_quote(struct sandbox_buf *b, const char *s)
+{
+	sandbox_buf_add(b, "'", 1);
+	for (; *s != '\0'; s++)
+		if (*s == '\'')
+			sandbox_buf_add(b, "'\\''", 4);
+		else
+			sandbox_buf_add(b, s, 1);
+	sandbox_buf_add(b, "'", 1);
+}
+
+char *
+sandbox_buf_take(struct sandbox_buf *b, size_t *len)
+{
+	char *p = b->p;
+
+	if (p == NULL)
+		p = calloc(1, 1);
+	*len = p ? b->len : 0;
+	b->p = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
 /* ====== Dispatch ====== */
 
 int
@@ -98,8 +305,22 @@ int
 sandbox_exec(struct sandbox *sb, const struct sandbox_exec_req *req,
     char *err, struct sandbox_exec_result *res)
 {
+	const char	*kv;
+	size_t		 k;
+
 	memset(res, 0, sizeof(*res));
 	err[0] = '\0';
+	if ((req->argv == NULL) == (req->shell == NULL) ||
+	    (req->argv != NULL && req->argv[0] == NULL))
+		return sandbox_fail(err, ENGINE_EINVAL, "exec: give argv or a "
+		    "shell command");
+	if (req->stdin_len > 0 && req->stdin_data == NULL)
+		return sandbox_fail(err, ENGINE_EINVAL, "exec: stdin_len "
+		    "without data");
+	for (k = 0; req->env != NULL && (kv = req->env[k]) != NULL; k++)
+		if (kv[0] == '=' || strchr(kv, '=') == NULL)
+			return sandbox_fail(err, ENGINE_EINVAL, "exec: "
+			    "environment entry '%.60s' is not NAME=value", kv);
 	return sb->provider->exec(sb, req, err, res);
 }
 

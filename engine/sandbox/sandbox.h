@@ -16,6 +16,7 @@
 #ifndef FLOWCGI_ENGINE_SANDBOX_H
 #define FLOWCGI_ENGINE_SANDBOX_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -153,14 +154,11 @@ extern const struct sandbox_provider sandbox_provider_local;
 
 /* ====== Calls through a sandbox's provider ====== */
 
-/* p->create; *out is freed with sandbox_free. */
-/* For providers: formats an error into err (ENGINE_ERRMAX), returns rc. */
-int	sandbox_fail(char *err, int rc, const char *fmt, ...)
-	    __attribute__((format(printf, 3, 4)));
-
-/* For providers: the monotonic clock in microseconds. */
-int64_t	sandbox_now_us(void);
-
+/*
+ * p->create; *out is freed with sandbox_free. sandbox_exec checks req
+ * (exactly one of argv and shell, stdin_data when stdin_len, env entries
+ * NAME=value) before the provider sees it: ENGINE_EINVAL.
+ */
 int	sandbox_create(const struct sandbox_provider *p,
 	    const struct sandbox_config *cfg, char *err, struct sandbox **out);
 int	sandbox_exec(struct sandbox *sb, const struct sandbox_exec_req *req,
@@ -174,6 +172,80 @@ int	sandbox_list(struct sandbox *sb, const char *dir, size_t max,
 int	sandbox_destroy(struct sandbox *sb, char *err);
 /* NULL is fine. */
 void	sandbox_free(struct sandbox *sb);
+
+/* ====== For providers (sandbox.c) ====== */
+
+/* Formats an error into err (ENGINE_ERRMAX), returns rc. */
+int	sandbox_fail(char *err, int rc, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+/* The monotonic clock in microseconds. */
+int64_t	sandbox_now_us(void);
+
+/*
+ * Checks a workspace-relative path: not absolute, no "..", no empty
+ * component, no control character, shorter than PATH_MAX - 64. "" and "."
+ * (the workspace itself) pass when allow_root. Returns 0 or ENGINE_EINVAL.
+ */
+int	sandbox_path_check(const char *path, int allow_root, char *err);
+
+/* Closes *fd when open and sets it to -1. */
+void	sandbox_close_fd(int *fd);
+
+/*
+ * An executable called name in the absolute folders of $PATH, then in
+ * /usr/bin, /bin, /usr/sbin, /sbin, into buf. Returns 0 or -1.
+ */
+int	sandbox_find_program(const char *name, char *buf, size_t bufsz);
+
+/*
+ * Blocks SIGPIPE in this thread (the old mask into *old) while writing to
+ * a child; sandbox_sigpipe_restore drops a SIGPIPE left pending and puts
+ * the old mask back.
+ */
+void	sandbox_sigpipe_block(sigset_t *old);
+void	sandbox_sigpipe_restore(const sigset_t *old);
+
+/*
+ * Provider options (cfg->options): *out is the value of key when it is a
+ * non-empty string, else def; returns -1 when key holds something other
+ * than a string or null, else 0.
+ */
+int	sandbox_opt_str(const json_t *o, const char *key, const char *def,
+	    const char **out);
+
+/*
+ * An integer option in [lo, hi], given as a JSON number or a string of
+ * digits; *out = def when absent, null or "". Returns 0, or -1 (then *out
+ * is def) for anything else.
+ */
+int	sandbox_opt_int(const json_t *o, const char *key, int def, int lo,
+	    int hi, int *out);
+
+/*
+ * A growing byte buffer with a cap: bytes past max are dropped and the
+ * buffer marked truncated. p stays NUL-terminated (the NUL not counted in
+ * len). After a failed allocation oom and truncated are set and further
+ * adds do nothing. Start from SANDBOX_BUF_INIT (no cap but memory) or
+ * zeroed with max set; free(p) when not taken.
+ */
+struct sandbox_buf {
+	char	*p;
+	size_t	 len, cap;
+	int64_t	 max;
+	int	 truncated;
+	int	 oom;
+};
+
+#define SANDBOX_BUF_INIT	{NULL, 0, 0, INT64_MAX / 2, 0, 0}
+
+void	sandbox_buf_add(struct sandbox_buf *b, const void *data, size_t n);
+void	sandbox_buf_str(struct sandbox_buf *b, const char *s);
+/* Appends s single-quoted for a POSIX shell. */
+void	sandbox_buf_quote(struct sandbox_buf *b, const char *s);
+/* The bytes as a malloc'd NUL-terminated string ("" when none), *len
+ * bytes; b is empty afterwards. NULL when out of memory. */
+char	*sandbox_buf_take(struct sandbox_buf *b, size_t *len);
 
 /* ====== The local provider (local.c) ====== */
 
@@ -230,6 +302,9 @@ int	sandbox_run_code(const struct sandbox_config *cfg,
 
 /* The ssh provider (ssh.c); options documented at the top of ssh.c. */
 extern const struct sandbox_provider sandbox_provider_ssh;
+
+/* The e2b provider (e2b.c); options documented at the top of e2b.c. */
+extern const struct sandbox_provider sandbox_provider_e2b;
 
 /* sandbox_upload_tree and sandbox_download_tree exist. */
 #define SANDBOX_HAVE_TREES 1

@@ -267,8 +267,9 @@ out:
 
 /*
  * The config to use: the stored one (decrypted) overlaid with the fields
- * of in (a secret equal to the mask keeps the stored value); defaults for
- * what is missing; required fields checked. *out: new reference.
+ * of in, or of in.config when present (a secret equal to the mask keeps
+ * the stored value); defaults for what is missing; required fields
+ * checked. *out: new reference.
  */
 static int
 config_merge(struct engine *e, const struct schema *s, json_t *rec,
@@ -281,6 +282,8 @@ config_merge(struct engine *e, const struct schema *s, json_t *rec,
 	int		 rc = 0;
 
 	*out = NULL;
+	if (json_object_get(in, "config") != NULL)
+		in = json_object_get(in, "config");
 	if (in != NULL && !json_is_object(in)) {
 		rc = engine_invalid(err, "config: expected an object");
 		goto out;
@@ -399,10 +402,9 @@ config_check(struct engine *e, const struct schema *s, json_t *cfg,
 	if ((rc = sandbox_exec(sb, &req, err, &res)) != 0)
 		goto out;
 	if (res.exit_code != 0) {
-		rc = SANDBOX_EFAIL;
-		snprintf(err, ENGINE_ERRMAX, "%s sandbox: `true` exited with "
-		    "%d: %.150s", s->type, res.exit_code, res.err ? res.err :
-		    "");
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "%s sandbox: `true` "
+		    "exited with %d: %.150s", s->type, res.exit_code,
+		    res.err ? res.err : "");
 		goto out;
 	}
 	rc = sandbox_destroy(sb, err);
@@ -549,8 +551,7 @@ engine_sandbox_provider_set(struct engine *e, const char *type,
 		goto out;
 	}
 	if ((rc = record_load(e, &rec)) != 0 ||
-	    (rc = config_merge(e, s, rec, json_object_get(in, "config") ?
-	    json_object_get(in, "config") : in, err, &cfg)) != 0 ||
+	    (rc = config_merge(e, s, rec, in, err, &cfg)) != 0 ||
 	    (rc = config_check(e, s, cfg, err)) != 0 ||
 	    (rc = entry_make(e, s, cfg, err, &ent)) != 0)
 		goto out;
@@ -582,8 +583,7 @@ engine_sandbox_provider_test(struct engine *e, const char *type,
 		goto out;
 	}
 	if ((rc = record_load(e, &rec)) != 0 ||
-	    (rc = config_merge(e, s, rec, json_object_get(in, "config") ?
-	    json_object_get(in, "config") : in, err, &cfg)) != 0)
+	    (rc = config_merge(e, s, rec, in, err, &cfg)) != 0)
 		goto out;
 	old = json_object_get(json_object_get(entry_of(rec, type), "config"),
 	    "ssh_host_key");

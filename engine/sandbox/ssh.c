@@ -117,60 +117,14 @@ struct ssh_sb {
 	int			 destroyed;
 };
 
-/* A growing string. */
-struct sbuf {
-	char	*s;
-	size_t	 len, cap;
-	int	 oom;
-};
-
-static void
-close_fd(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
 /* ====== Strings and quoting ====== */
 
 static void
-sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	char	*ns;
-	size_t	 nc;
-
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		nc = b->cap ? b->cap * 2 : 256;
-		while (nc < b->len + n + 1)
-			nc *= 2;
-		if ((ns = realloc(b->s, nc)) == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->s = ns;
-		b->cap = nc;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void
-sb_str(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-static void
-sb_fmt(struct sbuf *b, const char *fmt, ...)
+sb_fmt(struct sandbox_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
-sb_fmt(struct sbuf *b, const char *fmt, ...)
+sb_fmt(struct sandbox_buf *b, const char *fmt, ...)
 {
 	char	buf[512];
 	va_list	ap;
@@ -182,40 +136,25 @@ sb_fmt(struct sbuf *b, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		b->oom = 1;
 	else
-		sb_add(b, buf, (size_t)n);
-}
-
-/* Appends s single-quoted for a POSIX shell. */
-static void
-sb_q(struct sbuf *b, const char *s)
-{
-	const char *p;
-
-	sb_add(b, "'", 1);
-	for (p = s; *p != '\0'; p++)
-		if (*p == '\'')
-			sb_add(b, "'\\''", 4);
-		else
-			sb_add(b, p, 1);
-	sb_add(b, "'", 1);
+		sandbox_buf_add(b, buf, (size_t)n);
 }
 
 /* Appends a "/"-joined, quoted remote path: a + "/" + b (b may be ""). */
 static void
-sb_qpath(struct sbuf *b, const char *a, const char *rel)
+sb_qpath(struct sandbox_buf *b, const char *a, const char *rel)
 {
-	struct sbuf t = {0};
+	struct sandbox_buf t = SANDBOX_BUF_INIT;
 
-	sb_str(&t, a);
+	sandbox_buf_str(&t, a);
 	if (rel != NULL && rel[0] != '\0' && strcmp(rel, ".") != 0) {
-		sb_str(&t, "/");
-		sb_str(&t, rel);
+		sandbox_buf_str(&t, "/");
+		sandbox_buf_str(&t, rel);
 	}
 	if (t.oom)
 		b->oom = 1;
 	else
-		sb_q(b, t.s);
-	free(t.s);
+		sandbox_buf_quote(b, t.p);
+	free(t.p);
 }
 
 static void
@@ -225,42 +164,6 @@ wipe_free(char *s)
 		OPENSSL_cleanse(s, strlen(s));
 		free(s);
 	}
-}
-
-/*
- * Checks a workspace-relative path: not absolute, no "..", no empty
- * component, no control characters. "" and "." are the workspace itself
- * when allow_root.
- */
-static int
-path_check(const char *path, int allow_root, char *err)
-{
-	const char	*p, *c;
-	size_t		 n;
-
-	if (path == NULL)
-		return sandbox_fail(err, ENGINE_EINVAL, "path: missing");
-	if (path[0] == '\0' || strcmp(path, ".") == 0)
-		return allow_root ? 0 : sandbox_fail(err, ENGINE_EINVAL, "path: empty");
-	if (strlen(path) >= PATH_MAX - 64)
-		return sandbox_fail(err, ENGINE_EINVAL, "path: too long");
-	if (path[0] == '/')
-		return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': must be "
-		    "relative to the workspace", path);
-	for (p = path; *p != '\0'; p = *c ? c + 1 : c) {
-		c = strchr(p, '/');
-		if (c == NULL)
-			c = p + strlen(p);
-		n = (size_t)(c - p);
-		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': empty "
-			    "or '..' component", path);
-	}
-	for (p = path; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': "
-			    "control character", path);
-	return 0;
 }
 
 /* ====== Options ====== */
@@ -289,16 +192,6 @@ name_ok(const char *s)
 	return 1;
 }
 
-static const char *
-opt_str(const json_t *o, const char *key, const char *def)
-{
-	const json_t *v = json_object_get(o, key);
-
-	if (json_is_string(v) && json_string_length(v) > 0)
-		return json_string_value(v);
-	return def;
-}
-
 /*
  * Reads the provider options. need_key: a pinned host key is required.
  * Returns 0 or ENGINE_EINVAL/ENGINE_ENOMEM with err naming the field.
@@ -306,10 +199,7 @@ opt_str(const json_t *o, const char *key, const char *def)
 static int
 opts_parse(const json_t *j, int need_key, char *err, struct ssh_opts *o)
 {
-	const json_t	*v;
 	const char	*s;
-	char		*end;
-	long		 port = 22;
 	unsigned char	 md[EVP_MAX_MD_SIZE];
 	unsigned int	 mdlen = 0;
 	EVP_MD_CTX	*ctx = NULL;
@@ -321,37 +211,27 @@ opts_parse(const json_t *j, int need_key, char *err, struct ssh_opts *o)
 		    "ssh_host, ssh_username and ssh_password)");
 		goto out;
 	}
-	s = opt_str(j, "ssh_host", NULL);
+	/* A field of another type counts as missing. */
+	(void)sandbox_opt_str(j, "ssh_host", NULL, &s);
 	if (s == NULL || strlen(s) >= sizeof(o->host) || !name_ok(s)) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_host: %s", s == NULL ?
 		    "required" : "not a host name or address");
 		goto out;
 	}
 	snprintf(o->host, sizeof(o->host), "%s", s);
-	v = json_object_get(j, "ssh_port");
-	if (json_is_integer(v))
-		port = (long)json_integer_value(v);
-	else if (json_is_string(v) && json_string_length(v) > 0) {
-		errno = 0;
-		port = strtol(json_string_value(v), &end, 10);
-		if (errno != 0 || *end != '\0')
-			port = -1;
-	} else if (v != NULL && !json_is_null(v) && !json_is_string(v))
-		port = -1;
-	if (port < 1 || port > 65535) {
+	if (sandbox_opt_int(j, "ssh_port", 22, 1, 65535, &o->port) != 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_port: a number from 1 to "
 		    "65535");
 		goto out;
 	}
-	o->port = (int)port;
-	s = opt_str(j, "ssh_username", NULL);
+	(void)sandbox_opt_str(j, "ssh_username", NULL, &s);
 	if (s == NULL || strlen(s) >= sizeof(o->user) || !name_ok(s)) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_username: %s", s == NULL ?
 		    "required" : "not a user name");
 		goto out;
 	}
 	snprintf(o->user, sizeof(o->user), "%s", s);
-	s = opt_str(j, "ssh_password", NULL);
+	(void)sandbox_opt_str(j, "ssh_password", NULL, &s);
 	if (s == NULL || strcmp(s, ENGINE_SECRET_MASK) == 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "ssh_password: required (a "
 		    "password or a private key)");
@@ -367,9 +247,10 @@ opts_parse(const json_t *j, int need_key, char *err, struct ssh_opts *o)
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	s = opt_str(j, "base_working_path", "/workspace/sandboxes");
+	(void)sandbox_opt_str(j, "base_working_path", "/workspace/sandboxes",
+	    &s);
 	if (s[0] != '/' || strlen(s) >= sizeof(o->base) - 64 ||
-	    path_check(s + 1, 1, err) != 0) {
+	    sandbox_path_check(s + 1, 1, err) != 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "base_working_path: an absolute "
 		    "path without '..'");
 		goto out;
@@ -377,7 +258,7 @@ opts_parse(const json_t *j, int need_key, char *err, struct ssh_opts *o)
 	snprintf(o->base, sizeof(o->base), "%s", s);
 	while (strlen(o->base) > 1 && o->base[strlen(o->base) - 1] == '/')
 		o->base[strlen(o->base) - 1] = '\0';
-	s = opt_str(j, "ssh_host_key", "");
+	(void)sandbox_opt_str(j, "ssh_host_key", "", &s);
 	for (i = 0; s[i] != '\0'; i++)
 		if (((unsigned char)s[i] < 0x20 && s[i] != '\n') ||
 		    s[i] == 0x7f)
@@ -418,26 +299,6 @@ out:
 }
 
 /* ====== Local files ====== */
-
-static int
-find_program(const char *name, char *buf, size_t bufsz)
-{
-	const char	*path = getenv("PATH"), *p, *c;
-	size_t		 n;
-
-	if (path == NULL || *path == '\0')
-		path = "/usr/bin:/bin";
-	for (p = path; *p != '\0'; p = *c ? c + 1 : c) {
-		c = strchr(p, ':');
-		if (c == NULL)
-			c = p + strlen(p);
-		n = (size_t)(c - p);
-		if (n > 0 && (size_t)snprintf(buf, bufsz, "%.*s/%s", (int)n,
-		    p, name) < bufsz && access(buf, X_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
 
 /*
  * Makes (or checks) the private folder: 0700, ours, not a symlink. The
@@ -596,15 +457,13 @@ run_ssh(struct run *r, char *err)
 	int		 pin[2] = {-1, -1}, pout[2] = {-1, -1};
 	int		 perr[2] = {-1, -1}, rc = 0, exited = 0, nfd, i, ms;
 	struct pollfd	 pfd[3];
-	sigset_t	 pipeset, oldset;
+	sigset_t	 oldset;
 	size_t		 in_off = 0;
 	ssize_t		 w;
 	pid_t		 pid = -1;
 
 	r->status = -1;
-	sigemptyset(&pipeset);
-	sigaddset(&pipeset, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipeset, &oldset);
+	sandbox_sigpipe_block(&oldset);
 	if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
 	    pipe2(perr, O_CLOEXEC) != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: pipe: %s", strerror(errno));
@@ -625,14 +484,14 @@ run_ssh(struct run *r, char *err)
 		execve(r->argv[0], r->argv, r->envp);
 		_exit(255);
 	}
-	close_fd(&pin[0]);
-	close_fd(&pout[1]);
-	close_fd(&perr[1]);
+	sandbox_close_fd(&pin[0]);
+	sandbox_close_fd(&pout[1]);
+	sandbox_close_fd(&perr[1]);
 	(void)fcntl(pin[1], F_SETFL, O_NONBLOCK);
 	(void)fcntl(pout[0], F_SETFL, O_NONBLOCK);
 	(void)fcntl(perr[0], F_SETFL, O_NONBLOCK);
 	if (r->in_len == 0)
-		close_fd(&pin[1]);
+		sandbox_close_fd(&pin[1]);
 	while (pout[0] >= 0 || perr[0] >= 0 || !exited) {
 		nfd = 0;
 		if (pin[1] >= 0) {
@@ -667,17 +526,17 @@ run_ssh(struct run *r, char *err)
 				if ((w < 0 && errno != EAGAIN &&
 				    errno != EINTR) || in_off >= r->in_len ||
 				    (pfd[i].revents & (POLLERR | POLLHUP)))
-					close_fd(&pin[1]);
+					sandbox_close_fd(&pin[1]);
 			} else if (pfd[i].fd == pout[0]) {
 				if (run_read(pout[0], &r->out, &r->out_len,
 				    &r->out_total, r->max_out, &r->out_trunc,
 				    NULL, NULL))
-					close_fd(&pout[0]);
+					sandbox_close_fd(&pout[0]);
 			} else if (pfd[i].fd == perr[0]) {
 				if (run_read(perr[0], &r->err, &r->err_len,
 				    &r->err_total, r->max_err, &r->err_trunc,
 				    r->tail, &r->tail_len))
-					close_fd(&perr[0]);
+					sandbox_close_fd(&perr[0]);
 			}
 		}
 		if (!exited && waitpid(pid, &r->status, WNOHANG) == pid)
@@ -686,9 +545,9 @@ run_ssh(struct run *r, char *err)
 			r->killed = 1;
 			(void)kill(pid, SIGKILL);
 			/* A master forked by this ssh may hold the pipes. */
-			close_fd(&pout[0]);
-			close_fd(&perr[0]);
-			close_fd(&pin[1]);
+			sandbox_close_fd(&pout[0]);
+			sandbox_close_fd(&perr[0]);
+			sandbox_close_fd(&pin[1]);
 		}
 	}
 	pid = -1;
@@ -700,20 +559,13 @@ out:
 		(void)kill(pid, SIGKILL);
 		(void)waitpid(pid, &r->status, 0);
 	}
-	{
-		/* Swallow a SIGPIPE a vanished reader left pending. */
-		struct timespec zero = {0, 0};
-
-		while (sigtimedwait(&pipeset, NULL, &zero) > 0)
-			;
-		pthread_sigmask(SIG_SETMASK, &oldset, NULL);
-	}
-	close_fd(&pin[0]);
-	close_fd(&pin[1]);
-	close_fd(&pout[0]);
-	close_fd(&pout[1]);
-	close_fd(&perr[0]);
-	close_fd(&perr[1]);
+	sandbox_sigpipe_restore(&oldset);
+	sandbox_close_fd(&pin[0]);
+	sandbox_close_fd(&pin[1]);
+	sandbox_close_fd(&pout[0]);
+	sandbox_close_fd(&pout[1]);
+	sandbox_close_fd(&perr[0]);
+	sandbox_close_fd(&perr[1]);
 	return rc;
 }
 
@@ -847,10 +699,10 @@ master_alive(const char *path)
 static int
 write_known_hosts(const struct ssh_opts *o, const char *priv, char *err)
 {
-	struct sbuf	 b = {0};
-	const char	*p, *e;
-	char		 path[PATH_MAX], tmp[PATH_MAX];
-	int		 rc = 0;
+	struct sandbox_buf	 b = SANDBOX_BUF_INIT;
+	const char		*p, *e;
+	char			 path[PATH_MAX], tmp[PATH_MAX];
+	int			 rc = 0;
 
 	for (p = o->host_keys; *p != '\0'; p = *e ? e + 1 : e) {
 		e = strchr(p, '\n');
@@ -860,25 +712,25 @@ write_known_hosts(const struct ssh_opts *o, const char *priv, char *err)
 			p++;
 		if (e - p < 8 || *p == '#')
 			continue;
-		sb_str(&b, "flowcgi-sandbox ");
-		sb_add(&b, p, (size_t)(e - p));
-		sb_str(&b, "\n");
+		sandbox_buf_str(&b, "flowcgi-sandbox ");
+		sandbox_buf_add(&b, p, (size_t)(e - p));
+		sandbox_buf_str(&b, "\n");
 	}
-	if (b.oom || b.s == NULL) {
+	if (b.oom || b.p == NULL) {
 		rc = sandbox_fail(err, b.oom ? ENGINE_ENOMEM : ENGINE_EINVAL, "ssh: %s",
 		    b.oom ? "out of memory" : "ssh_host_key holds no key");
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%.200s/kh-%s", priv, o->hash);
 	snprintf(tmp, sizeof(tmp), "%.200s/kh-%s.%d", priv, o->hash, (int)getpid());
-	if (write_private(tmp, b.s, 0600) != 0 || rename(tmp, path) != 0) {
+	if (write_private(tmp, b.p, 0600) != 0 || rename(tmp, path) != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: known_hosts '%.100s': %s",
 		    path, strerror(errno));
 		(void)unlink(tmp);
 		goto out;
 	}
 out:
-	free(b.s);
+	free(b.p);
 	return rc;
 }
 
@@ -917,13 +769,13 @@ static int
 master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
     const char *cpath, char *err)
 {
-	struct argv	*a = NULL;
-	struct run	 r;
-	char		 lock[PATH_MAX], sec[PATH_MAX], ap[PATH_MAX];
-	char		 env_ap[PATH_MAX + 16], env_home[PATH_MAX + 8];
-	char		*envp[8];
-	struct sbuf	 script = {0};
-	int		 rc = 0, lfd = -1, wrote = 0;
+	struct argv		*a = NULL;
+	struct run		 r;
+	char			 lock[PATH_MAX], sec[PATH_MAX], ap[PATH_MAX];
+	char			 env_ap[PATH_MAX + 16], env_home[PATH_MAX + 8];
+	char			*envp[8];
+	struct sandbox_buf	 script = SANDBOX_BUF_INIT;
+	int			 rc = 0, lfd = -1, wrote = 0;
 
 	memset(&r, 0, sizeof(r));
 	if (master_alive(cpath))
@@ -957,19 +809,19 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 	envp[2] = "LC_ALL=C";
 	envp[3] = NULL;
 	if (o->is_key) {
-		struct sbuf key = {0};
+		struct sandbox_buf key = SANDBOX_BUF_INIT;
 
 		/* OpenSSH wants the last line ended. */
-		sb_str(&key, o->secret);
-		if (key.len > 0 && key.s[key.len - 1] != '\n')
-			sb_str(&key, "\n");
-		if (key.oom || write_private(sec, key.s, 0600) != 0) {
+		sandbox_buf_str(&key, o->secret);
+		if (key.len > 0 && key.p[key.len - 1] != '\n')
+			sandbox_buf_str(&key, "\n");
+		if (key.oom || write_private(sec, key.p, 0600) != 0) {
 			rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: key file: %s",
 			    key.oom ? "out of memory" : strerror(errno));
-			wipe_free(key.s);
+			wipe_free(key.p);
 			goto out;
 		}
-		wipe_free(key.s);
+		wipe_free(key.p);
 		wrote = 1;
 		av_add(a, "-oIdentityFile=%s", sec);
 		av_add(a, "-oBatchMode=yes");
@@ -983,10 +835,10 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 			goto out;
 		}
 		wrote = 1;
-		sb_str(&script, "#!/bin/sh\nexec cat ");
-		sb_q(&script, sec);
-		sb_str(&script, "\n");
-		if (script.oom || write_private(ap, script.s, 0700) != 0) {
+		sandbox_buf_str(&script, "#!/bin/sh\nexec cat ");
+		sandbox_buf_quote(&script, sec);
+		sandbox_buf_str(&script, "\n");
+		if (script.oom || write_private(ap, script.p, 0700) != 0) {
 			rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: askpass: %s",
 			    script.oom ? "out of memory" : strerror(errno));
 			goto out;
@@ -1023,7 +875,7 @@ out:
 	if (wrote)
 		(void)unlink(sec);
 	(void)unlink(ap);
-	free(script.s);
+	free(script.p);
 	run_release(&r);
 	free(a);
 	if (lfd >= 0)
@@ -1033,22 +885,35 @@ out:
 
 /* ====== Remote commands ====== */
 
+/* The deadline of a file operation: SSH_OP_TIMEOUT_MS and extra_us. */
+static int64_t
+op_deadline(int64_t extra_us)
+{
+	return sandbox_now_us() + SSH_OP_TIMEOUT_MS * 1000LL + extra_us;
+}
+
 /*
  * Runs the shell script on the remote host over the master (started if
  * needed): `sh -c script`. Fills r (caller releases). Returns 0 when ssh
- * ran (r->status says how it ended), else an error.
+ * ran (r->status says how it ended), ENGINE_ENOMEM when building script
+ * ran out of memory, else an error.
  */
 static int
-remote(struct ssh_sb *s, const char *script, const void *in, size_t in_len,
-    int64_t max_out, int64_t deadline, char *err, struct run *r)
+remote(struct ssh_sb *s, const struct sandbox_buf *script, const void *in,
+    size_t in_len, int64_t max_out, int64_t deadline, char *err,
+    struct run *r)
 {
-	struct argv	*a = NULL;
-	struct sbuf	 cmd = {0};
-	char		 env_home[PATH_MAX + 8];
-	char		*envp[4];
-	int		 rc;
+	struct argv		*a = NULL;
+	struct sandbox_buf	 cmd = SANDBOX_BUF_INIT;
+	char			 env_home[PATH_MAX + 8];
+	char			*envp[4];
+	int			 rc;
 
 	memset(r, 0, sizeof(*r));
+	if (script->oom) {
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
 	if ((rc = master_ensure(s->ssh, &s->o, s->priv, s->cpath, err)) != 0)
 		goto out;
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
@@ -1059,14 +924,14 @@ remote(struct ssh_sb *s, const char *script, const void *in, size_t in_len,
 	av_client(a);
 	av_add(a, "--");
 	av_add(a, "%s", s->o.host);
-	sb_str(&cmd, "sh -c ");
-	sb_q(&cmd, script);
+	sandbox_buf_str(&cmd, "sh -c ");
+	sandbox_buf_quote(&cmd, script->p);
 	if (cmd.oom || a->full) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
 	/* The command is one argument: ssh sends it as it is. */
-	a->v[a->n] = cmd.s;
+	a->v[a->n] = cmd.p;
 	a->v[a->n + 1] = NULL;
 	envp[0] = "PATH=/usr/bin:/bin";
 	snprintf(env_home, sizeof(env_home), "HOME=%s", s->priv);
@@ -1082,7 +947,7 @@ remote(struct ssh_sb *s, const char *script, const void *in, size_t in_len,
 	r->deadline = deadline;
 	rc = run_ssh(r, err);
 out:
-	free(cmd.s);
+	free(cmd.p);
 	free(a);
 	return rc;
 }
@@ -1108,10 +973,10 @@ static int	ssh_destroy(struct sandbox *sb, char *err);
 static int
 ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 {
-	struct ssh_sb	*s = NULL;
-	struct sbuf	 sc = {0};
-	struct run	 r;
-	int		 rc, x;
+	struct ssh_sb		*s = NULL;
+	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct run		 r;
+	int			 rc, x;
 
 	memset(&r, 0, sizeof(r));
 	*out = NULL;
@@ -1126,7 +991,7 @@ ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	engine_uuid(s->base.id);
 	if ((rc = opts_parse(cfg->options, 1, err, &s->o)) != 0)
 		goto out;
-	if (find_program("ssh", s->ssh, sizeof(s->ssh)) != 0) {
+	if (sandbox_find_program("ssh", s->ssh, sizeof(s->ssh)) != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh sandbox: ssh not found in "
 		    "PATH (install the Debian package openssh-client)");
 		goto out;
@@ -1137,20 +1002,15 @@ ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	snprintf(s->ws, sizeof(s->ws), "%s/%s", s->o.base, s->base.id);
 	snprintf(s->pids, sizeof(s->pids), "%s/.%s.pids", s->o.base,
 	    s->base.id);
-	sb_str(&sc, "umask 077; mkdir -p -- ");
-	sb_q(&sc, s->o.base);
-	sb_str(&sc, " && mkdir -- ");
-	sb_q(&sc, s->ws);
-	sb_str(&sc, " ");
-	sb_q(&sc, s->pids);
-	sb_str(&sc, " && chmod 755 ");
-	sb_q(&sc, s->ws);
-	if (sc.oom) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = remote(s, sc.s, NULL, 0, 4096, sandbox_now_us() +
-	    SSH_OP_TIMEOUT_MS * 1000LL, err, &r)) != 0)
+	sandbox_buf_str(&sc, "umask 077; mkdir -p -- ");
+	sandbox_buf_quote(&sc, s->o.base);
+	sandbox_buf_str(&sc, " && mkdir -- ");
+	sandbox_buf_quote(&sc, s->ws);
+	sandbox_buf_str(&sc, " ");
+	sandbox_buf_quote(&sc, s->pids);
+	sandbox_buf_str(&sc, " && chmod 755 ");
+	sandbox_buf_quote(&sc, s->ws);
+	if ((rc = remote(s, &sc, NULL, 0, 4096, op_deadline(0), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) != 0) {
 		char line[160];
@@ -1170,7 +1030,7 @@ ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	s = NULL;
 out:
 	run_release(&r);
-	free(sc.s);
+	free(sc.p);
 	if (s != NULL) {
 		opts_release(&s->o);
 		free(s);
@@ -1182,25 +1042,20 @@ out:
 static int
 ssh_destroy(struct sandbox *sb, char *err)
 {
-	struct ssh_sb	*s = (struct ssh_sb *)sb;
-	struct sbuf	 sc = {0};
-	struct run	 r;
-	int		 rc = 0;
+	struct ssh_sb		*s = (struct ssh_sb *)sb;
+	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct run		 r;
+	int			 rc = 0;
 
 	memset(&r, 0, sizeof(r));
 	if (s->destroyed)
 		goto out;
-	sb_str(&sc, "P=");
-	sb_q(&sc, s->pids);
-	sb_str(&sc, "; for f in \"$P\"/*; do [ -f \"$f\" ] && "
+	sandbox_buf_str(&sc, "P=");
+	sandbox_buf_quote(&sc, s->pids);
+	sandbox_buf_str(&sc, "; for f in \"$P\"/*; do [ -f \"$f\" ] && "
 	    "kill -9 -$(cat \"$f\") 2>/dev/null; done; rm -rf -- \"$P\" ");
-	sb_q(&sc, s->ws);
-	if (sc.oom) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = remote(s, sc.s, NULL, 0, 4096, sandbox_now_us() +
-	    SSH_OP_TIMEOUT_MS * 1000LL, err, &r)) != 0)
+	sandbox_buf_quote(&sc, s->ws);
+	if ((rc = remote(s, &sc, NULL, 0, 4096, op_deadline(0), err, &r)) != 0)
 		goto out;
 	if (run_exit(&r) != 0) {
 		rc = run_exit(&r) == 255 ? link_error(s, &r, "destroy", err) :
@@ -1211,7 +1066,7 @@ ssh_destroy(struct sandbox *sb, char *err)
 	s->destroyed = 1;
 out:
 	run_release(&r);
-	free(sc.s);
+	free(sc.p);
 	return rc;
 }
 
@@ -1272,58 +1127,39 @@ trailer_take(struct run *r, int *nocwd)
 static void
 kill_token(struct ssh_sb *s, const char *token)
 {
-	struct sbuf	sc = {0};
-	struct run	r;
-	char		err[ENGINE_ERRMAX];
+	struct sandbox_buf	sc = SANDBOX_BUF_INIT;
+	struct run		r;
+	char			err[ENGINE_ERRMAX];
 
-	sb_str(&sc, "f=");
-	sb_q(&sc, s->pids);
+	sandbox_buf_str(&sc, "f=");
+	sandbox_buf_quote(&sc, s->pids);
 	sb_fmt(&sc, "/%s; [ -f \"$f\" ] && kill -9 -$(cat \"$f\") "
 	    "2>/dev/null; rm -f \"$f\"", token);
-	if (!sc.oom && remote(s, sc.s, NULL, 0, 4096, sandbox_now_us() +
-	    SSH_OP_TIMEOUT_MS * 1000LL, err, &r) == 0)
+	if (remote(s, &sc, NULL, 0, 4096, op_deadline(0), err, &r) == 0)
 		run_release(&r);
-	free(sc.s);
+	free(sc.p);
 }
 
 static int
 ssh_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
     struct sandbox_exec_result *res)
 {
-	struct ssh_sb	*s = (struct ssh_sb *)sb;
-	struct sbuf	 sc = {0};
-	struct run	 r;
-	char		 token[32];
-	int64_t		 t0 = sandbox_now_us(), limit_us, max;
-	int		 rc = 0, x, nocwd = 0, started = 0;
-	size_t		 k;
-	const char	*p;
+	struct ssh_sb		*s = (struct ssh_sb *)sb;
+	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct run		 r;
+	char			 token[32];
+	int64_t			 t0 = sandbox_now_us(), limit_us, max;
+	int			 rc = 0, x, nocwd = 0, started = 0;
+	size_t			 k;
 
 	memset(&r, 0, sizeof(r));
 	if (s->destroyed) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((req->argv == NULL) == (req->shell == NULL) ||
-	    (req->argv != NULL && req->argv[0] == NULL)) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: give argv or a shell "
-		    "command");
+	if (req->cwd != NULL &&
+	    (rc = sandbox_path_check(req->cwd, 1, err)) != 0)
 		goto out;
-	}
-	if (req->cwd != NULL && (rc = path_check(req->cwd, 1, err)) != 0)
-		goto out;
-	if (req->stdin_len > 0 && req->stdin_data == NULL) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "exec: stdin_len without data");
-		goto out;
-	}
-	for (k = 0; req->env != NULL && req->env[k] != NULL; k++) {
-		p = req->env[k];
-		if (p[0] == '=' || strchr(p, '=') == NULL) {
-			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: environment entry "
-			    "'%.60s' is not NAME=value", p);
-			goto out;
-		}
-	}
 	limit_us = req->timeout_ms > 0 ? (int64_t)req->timeout_ms * 1000 :
 	    (int64_t)s->cfg.timeout * 1000000;
 	if (limit_us <= 0)
@@ -1332,36 +1168,33 @@ ssh_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	snprintf(token, sizeof(token), "x%u-%d", ++s->seq, (int)getpid());
 
 	/* The wrapper; see the top of the file. */
-	sb_str(&sc, "exec 3<&0 4>&2 2>/dev/null; cd -- ");
+	sandbox_buf_str(&sc, "exec 3<&0 4>&2 2>/dev/null; cd -- ");
 	sb_qpath(&sc, s->ws, req->cwd);
-	sb_str(&sc, " || { printf '\\036FLOWCGI-NOCWD\\036\\n' >&4; exit 1; }"
+	sandbox_buf_str(&sc, " || { printf '\\036FLOWCGI-NOCWD\\036\\n' >&4; "
+	    "exit 1; }"
 	    "; timeout -s KILL ");
 	sb_fmt(&sc, "%" PRId64 ".%03d env", limit_us / 1000000,
 	    (int)(limit_us / 1000 % 1000));
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++) {
-		sb_str(&sc, " ");
-		sb_q(&sc, req->env[k]);
+		sandbox_buf_str(&sc, " ");
+		sandbox_buf_quote(&sc, req->env[k]);
 	}
 	if (req->shell != NULL) {
-		sb_str(&sc, " sh -c ");
-		sb_q(&sc, req->shell);
+		sandbox_buf_str(&sc, " sh -c ");
+		sandbox_buf_quote(&sc, req->shell);
 	} else {
-		sb_str(&sc, " sh -c 'exec \"$@\"' sh");
+		sandbox_buf_str(&sc, " sh -c 'exec \"$@\"' sh");
 		for (k = 0; req->argv[k] != NULL; k++) {
-			sb_str(&sc, " ");
-			sb_q(&sc, req->argv[k]);
+			sandbox_buf_str(&sc, " ");
+			sandbox_buf_quote(&sc, req->argv[k]);
 		}
 	}
-	sb_str(&sc, " <&3 3<&- 2>&4 4>&- & tp=$!; echo $tp > ");
+	sandbox_buf_str(&sc, " <&3 3<&- 2>&4 4>&- & tp=$!; echo $tp > ");
 	sb_qpath(&sc, s->pids, token);
-	sb_str(&sc, "; wait $tp; rc=$?; kill -9 -$tp; rm -f ");
+	sandbox_buf_str(&sc, "; wait $tp; rc=$?; kill -9 -$tp; rm -f ");
 	sb_qpath(&sc, s->pids, token);
-	sb_str(&sc, "; printf '\\036FLOWCGI-EXIT %d\\036\\n' $rc >&4");
-	if (sc.oom) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = remote(s, sc.s, req->stdin_data, req->stdin_len, max,
+	sandbox_buf_str(&sc, "; printf '\\036FLOWCGI-EXIT %d\\036\\n' $rc >&4");
+	if ((rc = remote(s, &sc, req->stdin_data, req->stdin_len, max,
 	    t0 + limit_us + SSH_BACKSTOP_US, err, &r)) != 0)
 		goto out;
 	started = 1;
@@ -1403,7 +1236,7 @@ out:
 	if (started && (rc != 0 || res->timed_out))
 		kill_token(s, token);
 	run_release(&r);
-	free(sc.s);
+	free(sc.p);
 	if (rc != 0)
 		sandbox_exec_result_release(res);
 	return rc;
@@ -1415,34 +1248,30 @@ static int
 ssh_upload(struct sandbox *sb, const char *path, const void *data,
     size_t len, char *err)
 {
-	struct ssh_sb	*s = (struct ssh_sb *)sb;
-	struct sbuf	 sc = {0};
-	struct run	 r;
-	int		 rc, x;
-	char		 line[160];
+	struct ssh_sb		*s = (struct ssh_sb *)sb;
+	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct run		 r;
+	int			 rc, x;
+	char			 line[160];
 
 	memset(&r, 0, sizeof(r));
 	if (s->destroyed) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((rc = path_check(path, 0, err)) != 0)
+	if ((rc = sandbox_path_check(path, 0, err)) != 0)
 		goto out;
 	if ((int64_t)len > s->cfg.file_size && s->cfg.file_size > 0) {
 		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
 		    "above sandbox.file_size", path, len);
 		goto out;
 	}
-	sb_str(&sc, "f=");
+	sandbox_buf_str(&sc, "f=");
 	sb_qpath(&sc, s->ws, path);
-	sb_str(&sc, "; mkdir -p -- \"$(dirname -- \"$f\")\" && "
+	sandbox_buf_str(&sc, "; mkdir -p -- \"$(dirname -- \"$f\")\" && "
 	    "{ [ ! -L \"$f\" ] || rm -f -- \"$f\"; } && cat > \"$f\"");
-	if (sc.oom) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = remote(s, sc.s, data, len, 4096, sandbox_now_us() +
-	    SSH_OP_TIMEOUT_MS * 1000LL + (int64_t)(len / 1000), err, &r)) != 0)
+	if ((rc = remote(s, &sc, data, len, 4096,
+	    op_deadline((int64_t)(len / 1000)), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) != 0) {
 		if (x == 255)
@@ -1456,7 +1285,7 @@ ssh_upload(struct sandbox *sb, const char *path, const void *data,
 	}
 out:
 	run_release(&r);
-	free(sc.s);
+	free(sc.p);
 	return rc;
 }
 
@@ -1464,30 +1293,26 @@ static int
 ssh_download(struct sandbox *sb, const char *path, int64_t max, char *err,
     char **data, size_t *len)
 {
-	struct ssh_sb	*s = (struct ssh_sb *)sb;
-	struct sbuf	 sc = {0};
-	struct run	 r;
-	int		 rc, x;
+	struct ssh_sb		*s = (struct ssh_sb *)sb;
+	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct run		 r;
+	int			 rc, x;
 
 	memset(&r, 0, sizeof(r));
 	if (s->destroyed) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((rc = path_check(path, 0, err)) != 0)
+	if ((rc = sandbox_path_check(path, 0, err)) != 0)
 		goto out;
-	sb_str(&sc, "f=");
+	sandbox_buf_str(&sc, "f=");
 	sb_qpath(&sc, s->ws, path);
 	sb_fmt(&sc, "; [ -e \"$f\" ] || [ -L \"$f\" ] || exit %d; "
 	    "{ [ -f \"$f\" ] && [ ! -L \"$f\" ]; } || exit %d; "
 	    "[ \"$(stat -c %%s -- \"$f\")\" -le %" PRId64 " ] || exit %d; "
 	    "exec cat -- \"$f\"", RX_NOTFOUND, RX_NOTFILE, max, RX_TOOBIG);
-	if (sc.oom) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = remote(s, sc.s, NULL, 0, max, sandbox_now_us() +
-	    SSH_OP_TIMEOUT_MS * 1000LL + max / 1000, err, &r)) != 0)
+	if ((rc = remote(s, &sc, NULL, 0, max,
+	    op_deadline(max / 1000), err, &r)) != 0)
 		goto out;
 	x = run_exit(&r);
 	if (x == RX_NOTFOUND)
@@ -1508,7 +1333,7 @@ ssh_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	r.out = NULL;
 out:
 	run_release(&r);
-	free(sc.s);
+	free(sc.p);
 	return rc;
 }
 
@@ -1518,7 +1343,7 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 {
 	struct ssh_sb		*s = (struct ssh_sb *)sb;
 	struct sandbox_file	*v = NULL;
-	struct sbuf		 sc = {0}, path = {0};
+	struct sandbox_buf	 sc = SANDBOX_BUF_INIT, path = SANDBOX_BUF_INIT;
 	struct run		 r;
 	const char		*p, *end, *f[4];
 	char			*e;
@@ -1532,20 +1357,16 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	}
 	if (dir == NULL || strcmp(dir, ".") == 0)
 		dir = "";
-	if ((rc = path_check(dir, 1, err)) != 0)
+	if ((rc = sandbox_path_check(dir, 1, err)) != 0)
 		goto out;
-	sb_str(&sc, "d=");
+	sandbox_buf_str(&sc, "d=");
 	sb_qpath(&sc, s->ws, dir);
 	sb_fmt(&sc, "; [ -d \"$d\" ] && [ ! -L \"$d\" ] || exit %d; "
 	    "cd -- \"$d\" && find . -mindepth 1 \\( -type f -o -type d \\) "
 	    "-printf '%%y %%s %%T@ %%P\\0' | head -z -n %zu", RX_NOTFOUND,
 	    max + 1);
-	if (sc.oom) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = remote(s, sc.s, NULL, 0, SSH_LIST_MAX_BYTES, sandbox_now_us() +
-	    SSH_OP_TIMEOUT_MS * 1000LL, err, &r)) != 0)
+	if ((rc = remote(s, &sc, NULL, 0, SSH_LIST_MAX_BYTES,
+	    op_deadline(0), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) == RX_NOTFOUND) {
 		rc = sandbox_fail(err, ENGINE_ENOTFOUND, "list '%.120s': no such "
@@ -1583,11 +1404,11 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		}
 		path.len = 0;
 		if (dir[0] != '\0') {
-			sb_str(&path, dir);
-			sb_str(&path, "/");
+			sandbox_buf_str(&path, dir);
+			sandbox_buf_str(&path, "/");
 		}
-		sb_add(&path, f[3], (size_t)(end - f[3]));
-		if (path.oom || (v[nv].path = strdup(path.s)) == NULL) {
+		sandbox_buf_add(&path, f[3], (size_t)(end - f[3]));
+		if (path.oom || (v[nv].path = strdup(path.p)) == NULL) {
 			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -1602,8 +1423,8 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 out:
 	sandbox_files_free(v, nv);
 	run_release(&r);
-	free(sc.s);
-	free(path.s);
+	free(sc.p);
+	free(path.p);
 	return rc;
 }
 
@@ -1626,7 +1447,7 @@ tar_name_ok(const char *name, char *err)
 	memcpy(buf, name, n + 1);
 	while (n > 0 && buf[n - 1] == '/')
 		buf[--n] = '\0';
-	return path_check(buf, 0, err);
+	return sandbox_path_check(buf, 0, err);
 }
 
 /*
@@ -1640,7 +1461,6 @@ tar_clean(const void *in, size_t in_len, int64_t max, int refuse_other,
 {
 	struct archive		*rd = NULL, *wr = NULL;
 	struct archive_entry	*e, *ne = NULL;
-	struct sbuf		 b = {0};
 	char			 buf[65536];
 	const char		*name;
 	la_ssize_t		 got;
@@ -1738,7 +1558,6 @@ out:
 	if (wr != NULL)
 		archive_write_free(wr);
 	free(mem);
-	free(b.s);
 	return rc;
 }
 
@@ -1751,7 +1570,7 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 	struct archive_entry	*e;
 	struct sandbox_exec_req	 req;
 	struct sandbox_exec_result res;
-	struct sbuf		 path = {0};
+	struct sandbox_buf	 path = SANDBOX_BUF_INIT;
 	char			*data = NULL;
 	const char		*argv[5];
 	la_ssize_t		 got;
@@ -1771,21 +1590,21 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 	while ((r = archive_read_next_header(rd, &e)) == ARCHIVE_OK) {
 		path.len = 0;
 		if (dir[0] != '\0' && strcmp(dir, ".") != 0) {
-			sb_str(&path, dir);
-			sb_str(&path, "/");
+			sandbox_buf_str(&path, dir);
+			sandbox_buf_str(&path, "/");
 		}
-		sb_str(&path, archive_entry_pathname(e));
+		sandbox_buf_str(&path, archive_entry_pathname(e));
 		if (path.oom) {
 			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
 		if (archive_entry_filetype(e) == AE_IFDIR) {
-			while (path.len > 0 && path.s[path.len - 1] == '/')
-				path.s[--path.len] = '\0';
+			while (path.len > 0 && path.p[path.len - 1] == '/')
+				path.p[--path.len] = '\0';
 			argv[0] = "mkdir";
 			argv[1] = "-p";
 			argv[2] = "--";
-			argv[3] = path.s;
+			argv[3] = path.p;
 			argv[4] = NULL;
 			memset(&req, 0, sizeof(req));
 			req.argv = argv;
@@ -1795,7 +1614,7 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 			sandbox_exec_result_release(&res);
 			if (r != 0) {
 				rc = sandbox_fail(err, SANDBOX_EFAIL, "mkdir '%.120s' "
-				    "failed", path.s);
+				    "failed", path.p);
 				goto out;
 			}
 			continue;
@@ -1811,7 +1630,7 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 			rc = sandbox_fail(err, ENGINE_EINVAL, "tar: short entry");
 			goto out;
 		}
-		if ((rc = sandbox_upload(sb, path.s, data, (size_t)size, err))
+		if ((rc = sandbox_upload(sb, path.p, data, (size_t)size, err))
 		    != 0)
 			goto out;
 		free(data);
@@ -1821,7 +1640,7 @@ out:
 	if (rd != NULL)
 		archive_read_free(rd);
 	free(data);
-	free(path.s);
+	free(path.p);
 	return rc;
 }
 
@@ -1899,18 +1718,18 @@ int
 sandbox_upload_tree(struct sandbox *sb, const char *dir, const void *tar,
     size_t len, char *err)
 {
-	struct ssh_sb	*s = (struct ssh_sb *)sb;
-	struct sbuf	 sc = {0};
-	struct run	 r;
-	char		*clean = NULL, line[160];
-	size_t		 clen = 0;
-	int		 rc, x;
+	struct ssh_sb		*s = (struct ssh_sb *)sb;
+	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct run		 r;
+	char			*clean = NULL, line[160];
+	size_t			 clen = 0;
+	int			 rc, x;
 
 	memset(&r, 0, sizeof(r));
 	err[0] = '\0';
 	if (dir == NULL)
 		dir = "";
-	if ((rc = path_check(dir, 1, err)) != 0)
+	if ((rc = sandbox_path_check(dir, 1, err)) != 0)
 		goto out;
 	/* Checked whole before anything is written. */
 	if ((rc = tar_clean(tar, len, (int64_t)len * 2 + 65536, 1, err,
@@ -1924,16 +1743,13 @@ sandbox_upload_tree(struct sandbox *sb, const char *dir, const void *tar,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	sb_str(&sc, "d=");
+	sandbox_buf_str(&sc, "d=");
 	sb_qpath(&sc, s->ws, dir);
-	sb_str(&sc, "; mkdir -p -- \"$d\" && exec tar -x -f - -C \"$d\" "
-	    "--no-same-owner --no-same-permissions --no-overwrite-dir");
-	if (sc.oom) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = remote(s, sc.s, clean, clen, 4096, sandbox_now_us() +
-	    SSH_OP_TIMEOUT_MS * 1000LL + (int64_t)(clen / 1000), err, &r)) != 0)
+	sandbox_buf_str(&sc, "; mkdir -p -- \"$d\" && exec tar -x -f - "
+	    "-C \"$d\" --no-same-owner --no-same-permissions "
+	    "--no-overwrite-dir");
+	if ((rc = remote(s, &sc, clean, clen, 4096,
+	    op_deadline((int64_t)(clen / 1000)), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) != 0) {
 		last_line(r.err, line, sizeof(line));
@@ -1944,7 +1760,7 @@ sandbox_upload_tree(struct sandbox *sb, const char *dir, const void *tar,
 	}
 out:
 	run_release(&r);
-	free(sc.s);
+	free(sc.p);
 	free(clean);
 	return rc;
 }
@@ -1953,10 +1769,10 @@ int
 sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
     char *err, char **tar, size_t *len)
 {
-	struct ssh_sb	*s = (struct ssh_sb *)sb;
-	struct sbuf	 sc = {0};
-	struct run	 r;
-	int		 rc, x;
+	struct ssh_sb		*s = (struct ssh_sb *)sb;
+	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct run		 r;
+	int			 rc, x;
 
 	memset(&r, 0, sizeof(r));
 	*tar = NULL;
@@ -1964,7 +1780,7 @@ sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
 	err[0] = '\0';
 	if (dir == NULL)
 		dir = "";
-	if ((rc = path_check(dir, 1, err)) != 0)
+	if ((rc = sandbox_path_check(dir, 1, err)) != 0)
 		goto out;
 	if (sb->provider != &sandbox_provider_ssh) {
 		rc = tree_download_each(sb, dir, max, err, tar, len);
@@ -1974,17 +1790,13 @@ sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	sb_str(&sc, "d=");
+	sandbox_buf_str(&sc, "d=");
 	sb_qpath(&sc, s->ws, dir);
 	sb_fmt(&sc, "; [ -d \"$d\" ] && [ ! -L \"$d\" ] || exit %d; "
 	    "exec tar -c -f - -C \"$d\" .", RX_NOTFOUND);
-	if (sc.oom) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
 	/* The remote tar is a little larger than the clean one. */
-	if ((rc = remote(s, sc.s, NULL, 0, max * 2 + 1048576, sandbox_now_us() +
-	    SSH_OP_TIMEOUT_MS * 1000LL + max / 1000, err, &r)) != 0)
+	if ((rc = remote(s, &sc, NULL, 0, max * 2 + 1048576,
+	    op_deadline(max / 1000), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) == RX_NOTFOUND) {
 		rc = sandbox_fail(err, ENGINE_ENOTFOUND, "download '%.120s': no such "
@@ -2005,7 +1817,7 @@ sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
 	rc = tar_clean(r.out, r.out_len, max, 0, err, tar, len);
 out:
 	run_release(&r);
-	free(sc.s);
+	free(sc.p);
 	return rc;
 }
 
@@ -2014,20 +1826,21 @@ out:
 int
 sandbox_ssh_scan(const json_t *options, char *err, char **keys)
 {
-	struct ssh_opts	 o;
-	struct run	 r;
-	struct sbuf	 b = {0};
-	char		 kscan[PATH_MAX], port[16], *argv[10];
-	char		*envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", NULL};
-	const char	*p, *e, *k;
-	int		 rc;
+	struct ssh_opts		 o;
+	struct run		 r;
+	struct sandbox_buf	 b = SANDBOX_BUF_INIT;
+	char			 kscan[PATH_MAX], port[16], *argv[10];
+	char			*envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C",
+				    NULL};
+	const char		*p, *e, *k;
+	int			 rc;
 
 	memset(&r, 0, sizeof(r));
 	memset(&o, 0, sizeof(o));
 	*keys = NULL;
 	if ((rc = opts_parse(options, 0, err, &o)) != 0)
 		goto out;
-	if (find_program("ssh-keyscan", kscan, sizeof(kscan)) != 0) {
+	if (sandbox_find_program("ssh-keyscan", kscan, sizeof(kscan)) != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: ssh-keyscan not found in "
 		    "PATH (install openssh-client)");
 		goto out;
@@ -2060,14 +1873,14 @@ sandbox_ssh_scan(const json_t *options, char *err, char **keys)
 		if (e - k < 16 || (strncmp(k, "ssh-", 4) != 0 &&
 		    strncmp(k, "ecdsa-", 6) != 0))
 			continue;
-		sb_add(&b, k, (size_t)(e - k));
-		sb_str(&b, "\n");
+		sandbox_buf_add(&b, k, (size_t)(e - k));
+		sandbox_buf_str(&b, "\n");
 	}
 	if (b.oom) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (b.s == NULL) {
+	if (b.p == NULL) {
 		char line[160];
 
 		last_line(r.err, line, sizeof(line));
@@ -2076,10 +1889,10 @@ sandbox_ssh_scan(const json_t *options, char *err, char **keys)
 		    ": " : "", line);
 		goto out;
 	}
-	*keys = b.s;
-	b.s = NULL;
+	*keys = b.p;
+	b.p = NULL;
 out:
-	free(b.s);
+	free(b.p);
 	run_release(&r);
 	opts_release(&o);
 	return rc;
