@@ -96,28 +96,35 @@ auth_token_load(const char *data_dir, char *buf)
 void
 auth_hash(const char *s, unsigned char out[32])
 {
-	static EVP_MD		*md;
-	static pthread_once_t	 once = PTHREAD_ONCE_INIT;
-	unsigned int		 len = 32;
+	static pthread_once_t	once = PTHREAD_ONCE_INIT;
+	unsigned int		len = 32;
 
 	/* Fetch the digest once: a fetch per call costs more than the hash. */
 	pthread_once(&once, auth_md_init);
-	md = auth_md;
-	if (md == NULL || EVP_Digest(s, strlen(s), out, &len, md, NULL) != 1)
+	if (auth_md == NULL ||
+	    EVP_Digest(s, strlen(s), out, &len, auth_md, NULL) != 1)
 		SHA256((const unsigned char *)s, strlen(s), out);
+}
+
+/* The credential of "Authorization: Bearer <credential>", or NULL. */
+static const char *
+auth_bearer(struct req *r)
+{
+	const char *h = req_param(r, "HTTP_AUTHORIZATION");
+
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+		return NULL;
+	return h + 7 + strspn(h + 7, " ");
 }
 
 int
 auth_check_admin(struct req *r)
 {
-	const char	*h = req_param(r, "HTTP_AUTHORIZATION");
+	const char	*h = auth_bearer(r);
 	unsigned char	 a[SHA256_DIGEST_LENGTH];
 
-	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+	if (h == NULL)
 		return -1;
-	h += 7;
-	while (*h == ' ')
-		h++;
 	/* Compare hashes so the comparison takes the same time whatever
 	 * the lengths and contents; the token's hash is made at start-up. */
 	auth_hash(h, a);
@@ -127,12 +134,9 @@ auth_check_admin(struct req *r)
 int
 auth_check_app(struct req *r)
 {
-	const char *h = req_param(r, "HTTP_AUTHORIZATION");
+	const char *h = auth_bearer(r);
 
-	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+	if (h == NULL)
 		return -1;
-	h += 7;
-	while (*h == ' ')
-		h++;
 	return engine_key_resolve(r->eng, h, r->app_id) == 0 ? 0 : -1;
 }

@@ -18,13 +18,8 @@
  *        {query, inputs, conversation_id?, files?}
  *        both stream server-sent events as /v1/workflows/run does.
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <openssl/sha.h>
 
@@ -82,7 +77,7 @@ admin_ctype(const char *name)
 	return "application/octet-stream";
 }
 
-/* A strong ETag of f's bytes (FNV-1a, 64 bits) into buf. */
+/* A strong ETag of f: the first 64 bits of its SHA-256 and its length. */
 static void
 admin_etag(const struct admin_file *f, char *buf, size_t bufsz)
 {
@@ -241,27 +236,6 @@ out:
 
 /* ====== Draft runs, streamed ====== */
 
-/* An optional string field of the body; -1 after answering 400. */
-static int
-body_str(struct req *r, const char *k, int required, const char **out)
-{
-	json_t *v = json_object_get(r->json, k);
-
-	*out = NULL;
-	if (v == NULL || json_is_null(v)) {
-		if (!required)
-			return 0;
-		resp_error(r, 400, "invalid_param", "%s is required", k);
-		return -1;
-	}
-	if (!json_is_string(v)) {
-		resp_error(r, 400, "invalid_param", "%s must be a string", k);
-		return -1;
-	}
-	*out = json_string_value(v);
-	return 0;
-}
-
 /*
  * Runs the draft of app captures[0] as the admin ("console" invocation)
  * and streams its events. chat says whether this is the advanced-chat
@@ -303,8 +277,8 @@ draft_run(struct req *r, int chat)
 		inputs = json_object();
 		json_object_set_new(r->json, "inputs", inputs);
 	}
-	if (chat && (body_str(r, "query", 1, &query) != 0 ||
-	    body_str(r, "conversation_id", 0, &conv) != 0))
+	if (chat && (req_json_string(r, "query", 1, &query) != 0 ||
+	    req_json_string(r, "conversation_id", 0, &conv) != 0))
 		goto out;
 	memset(&o, 0, sizeof(o));
 	o.app_id = r->captures[0];

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,44 +75,28 @@ app_view(struct req *r, const json_t *rec, int list)
 	return v;
 }
 
-/* Sends the detail view with its ETag, the revision it was built from. */
-static void
-send_app(struct req *r, int status, json_t *rec)
+/* The ETag of rec: its revision, quoted; in r's arena, NULL when out of
+ * memory. */
+static const char *
+app_etag(struct req *r, const json_t *rec)
 {
-	char *etag;
-
-	etag = arena_printf(r->a, "\"%" JSON_INTEGER_FORMAT "\"",
+	return arena_printf(r->a, "\"%" JSON_INTEGER_FORMAT "\"",
 	    json_integer_value(json_object_get(rec, "revision")));
-	if (etag != NULL)
-		resp_header(r, "ETag", etag);
+}
+
+/*
+ * Sends the detail view of rec with etag (NULL: app_etag of rec), the
+ * revision it was built from; frees rec.
+ */
+static void
+send_app(struct req *r, int status, json_t *rec, const char *etag)
+{
+	resp_header(r, "ETag", etag != NULL ? etag : app_etag(r, rec));
 	resp_json(r, status, app_view(r, rec, 0));
 	json_decref(rec);
 }
 
 /* ====== Handlers ====== */
-
-/* Parses a decimal integer query parameter within [lo, hi]. */
-static int
-query_int(struct req *r, const char *name, int def, int lo, int hi, int *out)
-{
-	const char	*s = req_query(r, name);
-	char		*end;
-	long		 v;
-
-	if (s == NULL || *s == '\0') {
-		*out = def;
-		return 0;
-	}
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < lo || v > hi) {
-		resp_error(r, 400, "invalid_param", "%s must be an integer "
-		    "from %d to %d", name, lo, hi);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
 
 static void
 h_apps_list(struct req *r)
@@ -123,8 +106,8 @@ h_apps_list(struct req *r)
 	size_t			 i;
 	int			 rc;
 
-	if (query_int(r, "page", 1, 1, 99999, &q.page) != 0 ||
-	    query_int(r, "limit", 20, 1, 100, &q.limit) != 0)
+	if (req_query_int(r, "page", 1, 1, 99999, &q.page) != 0 ||
+	    req_query_int(r, "limit", 20, 1, 100, &q.limit) != 0)
 		return;
 	q.mode = req_query(r, "mode");
 	if (q.mode != NULL && *q.mode != '\0' && strcmp(q.mode, "all") != 0 &&
@@ -164,30 +147,28 @@ h_apps_create(struct req *r)
 		resp_engine_error(r, rc, err, "app");
 		return;
 	}
-	send_app(r, 201, rec);
+	send_app(r, 201, rec, NULL);
 }
 
 static void
 h_app_get(struct req *r)
 {
 	json_t		*rec = NULL;
-	const char	*inm = req_param(r, "HTTP_IF_NONE_MATCH");
-	char		 etag[32];
+	const char	*inm = req_param(r, "HTTP_IF_NONE_MATCH"), *etag;
 	int		 rc;
 
 	if ((rc = engine_app_get(r->eng, r->captures[0], &rec)) != 0) {
 		resp_engine_error(r, rc, NULL, "app");
 		return;
 	}
-	snprintf(etag, sizeof(etag), "\"%" JSON_INTEGER_FORMAT "\"",
-	    json_integer_value(json_object_get(rec, "revision")));
-	if (inm != NULL && strcmp(inm, etag) == 0) {
+	etag = app_etag(r, rec);
+	if (inm != NULL && etag != NULL && strcmp(inm, etag) == 0) {
 		json_decref(rec);
-		resp_header(r, "ETag", arena_strdup(r->a, etag));
+		resp_header(r, "ETag", etag);
 		resp_empty(r, 304);
 		return;
 	}
-	send_app(r, 200, rec);
+	send_app(r, 200, rec, etag);
 }
 
 /* The revision an If-Match header asks for, -1 for none, -2 if invalid. */
@@ -232,7 +213,7 @@ h_app_update(struct req *r)
 		resp_engine_error(r, rc, err, "app");
 		return;
 	}
-	send_app(r, 200, rec);
+	send_app(r, 200, rec, NULL);
 }
 
 static void
@@ -261,7 +242,7 @@ h_app_copy(struct req *r)
 		resp_engine_error(r, rc, err, "app");
 		return;
 	}
-	send_app(r, 201, rec);
+	send_app(r, 201, rec, NULL);
 }
 
 /* POST /console/api/apps/{id}/upgrade-runtime */

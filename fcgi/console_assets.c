@@ -3,7 +3,6 @@
  * system in Dify's paths (tree, folders, files, nodes), plus direct upload
  * (multipart or raw body) and download of the raw bytes.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,25 +16,6 @@
 
 /* ====== Helpers ====== */
 
-/* A JSON string field of the body, or NULL (also for null). */
-static const char *
-body_str(struct req *r, const char *k)
-{
-	return json_string_value(json_object_get(r->json, k));
-}
-
-/* Checks that an optional JSON field k is a string or null. */
-static int
-body_opt_string(struct req *r, const char *k)
-{
-	json_t *v = json_object_get(r->json, k);
-
-	if (v == NULL || json_is_null(v) || json_is_string(v))
-		return 0;
-	resp_error(r, 400, "invalid_param", "%s must be a string", k);
-	return -1;
-}
-
 /* "" and NULL both mean the root folder. */
 static const char *
 parent_or_root(const char *p)
@@ -46,10 +26,13 @@ parent_or_root(const char *p)
 static int
 utf8_valid(const char *s, size_t len)
 {
-	json_t *j = json_stringn(s, len);	/* jansson validates UTF-8 */
+	const unsigned char	*u = (const unsigned char *)s;
+	size_t			 i, k;
 
-	json_decref(j);
-	return j != NULL;
+	for (i = 0; i < len; i += k)
+		if ((k = engine_utf8_seq(u + i, len - i)) == 0)
+			return 0;
+	return 1;
 }
 
 static const char *
@@ -103,31 +86,22 @@ h_tree(struct req *r)
 static void
 h_mkdir(struct req *r)
 {
-	char	 err[ENGINE_ERRMAX] = "";
-	json_t	*node = NULL;
-	int	 rc;
+	const char	*name, *parent;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*node = NULL;
+	int		 rc;
 
-	if (req_read_json(r) != 0 || body_opt_string(r, "name") != 0 ||
-	    body_opt_string(r, "parent_id") != 0)
+	if (req_read_json(r) != 0 ||
+	    req_json_string(r, "name", 0, &name) != 0 ||
+	    req_json_string(r, "parent_id", 0, &parent) != 0)
 		return;
-	rc = engine_asset_mkdir(r->eng, r->captures[0],
-	    parent_or_root(body_str(r, "parent_id")), body_str(r, "name"), err,
-	    &node);
+	rc = engine_asset_mkdir(r->eng, r->captures[0], parent_or_root(parent),
+	    name, err, &node);
 	if (rc != 0) {
 		resp_engine_error(r, rc, err, "app or folder");
 		return;
 	}
 	resp_json(r, 201, node);
-}
-
-static int
-is_multipart(struct req *r)
-{
-	const char *ct = r->content_type;
-
-	while (*ct == ' ')
-		ct++;
-	return strncasecmp(ct, "multipart/form-data", 19) == 0;
 }
 
 /*
@@ -148,7 +122,7 @@ upload_source(struct req *r, const char **name, const char **parent,
 		return rc;
 	*name = req_query(r, "name");
 	*parent = req_query(r, "parent_id");
-	if (!is_multipart(r)) {
+	if (!multipart_is_form(r->content_type)) {
 		*data = r->body;
 		*len = r->body_len;
 		return 0;
@@ -319,14 +293,15 @@ h_node_delete(struct req *r)
 static void
 h_node_rename(struct req *r)
 {
-	char	 err[ENGINE_ERRMAX] = "";
-	json_t	*node = NULL;
-	int	 rc;
+	const char	*name;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*node = NULL;
+	int		 rc;
 
-	if (req_read_json(r) != 0 || body_opt_string(r, "name") != 0)
+	if (req_read_json(r) != 0 || req_json_string(r, "name", 0, &name) != 0)
 		return;
-	rc = engine_asset_rename(r->eng, r->captures[0], r->captures[1],
-	    body_str(r, "name"), err, &node);
+	rc = engine_asset_rename(r->eng, r->captures[0], r->captures[1], name,
+	    err, &node);
 	if (rc != 0) {
 		resp_engine_error(r, rc, err, "file or folder");
 		return;
@@ -337,14 +312,16 @@ h_node_rename(struct req *r)
 static void
 h_node_move(struct req *r)
 {
-	char	 err[ENGINE_ERRMAX] = "";
-	json_t	*node = NULL;
-	int	 rc;
+	const char	*parent;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*node = NULL;
+	int		 rc;
 
-	if (req_read_json(r) != 0 || body_opt_string(r, "parent_id") != 0)
+	if (req_read_json(r) != 0 ||
+	    req_json_string(r, "parent_id", 0, &parent) != 0)
 		return;
 	rc = engine_asset_move(r->eng, r->captures[0], r->captures[1],
-	    parent_or_root(body_str(r, "parent_id")), err, &node);
+	    parent_or_root(parent), err, &node);
 	if (rc != 0) {
 		resp_engine_error(r, rc, err, "file or folder");
 		return;

@@ -25,30 +25,15 @@ import_status(const json_t *imp)
 }
 
 static int
-opt_string(struct req *r, const char *k, const char **out)
-{
-	json_t *v = json_object_get(r->json, k);
-
-	*out = NULL;
-	if (v == NULL || json_is_null(v))
-		return 0;
-	if (!json_is_string(v)) {
-		resp_error(r, 400, "invalid_param", "%s must be a string", k);
-		return -1;
-	}
-	*out = json_string_value(v);
-	return 0;
-}
-
-static int
 read_opts(struct req *r, struct import_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	return opt_string(r, "name", &o->name) || opt_string(r,
-	    "description", &o->description) || opt_string(r, "icon_type",
-	    &o->icon_type) || opt_string(r, "icon", &o->icon) ||
-	    opt_string(r, "icon_background", &o->icon_background) ||
-	    opt_string(r, "app_id", &o->app_id) ? -1 : 0;
+	return req_json_string(r, "name", 0, &o->name) ||
+	    req_json_string(r, "description", 0, &o->description) ||
+	    req_json_string(r, "icon_type", 0, &o->icon_type) ||
+	    req_json_string(r, "icon", 0, &o->icon) ||
+	    req_json_string(r, "icon_background", 0, &o->icon_background) ||
+	    req_json_string(r, "app_id", 0, &o->app_id) ? -1 : 0;
 }
 
 static void
@@ -72,9 +57,9 @@ h_import(struct req *r)
 	int			 rc;
 
 	if (req_read_json(r) != 0 || read_opts(r, &o) != 0 ||
-	    opt_string(r, "mode", &mode) != 0 ||
-	    opt_string(r, "yaml_content", &content) != 0 ||
-	    opt_string(r, "yaml_url", &url) != 0)
+	    req_json_string(r, "mode", 0, &mode) != 0 ||
+	    req_json_string(r, "yaml_content", 0, &content) != 0 ||
+	    req_json_string(r, "yaml_url", 0, &url) != 0)
 		return;
 	if (mode == NULL || (strcmp(mode, "yaml-content") != 0 &&
 	    strcmp(mode, "yaml-url") != 0)) {
@@ -195,7 +180,7 @@ h_import_bundle(struct req *r)
 {
 	struct import_opts	 o;
 	struct mp_part		*parts;
-	const char		*zip = NULL, *ct = r->content_type;
+	const char		*zip = NULL;
 	char			 err[ENGINE_ERRMAX] = "";
 	size_t			 len = 0, n, i;
 	json_t			*imp = NULL;
@@ -210,9 +195,7 @@ h_import_bundle(struct req *r)
 	o.icon = req_query(r, "icon");
 	o.icon_background = req_query(r, "icon_background");
 	o.app_id = req_query(r, "app_id");
-	while (*ct == ' ')
-		ct++;
-	if (strncasecmp(ct, "multipart/form-data", 19) == 0) {
+	if (multipart_is_form(r->content_type)) {
 		if (multipart_parse(r->a, r->content_type, r->body,
 		    r->body_len, 16, &parts, &n, err, sizeof(err)) != 0) {
 			resp_error(r, 400, "invalid_multipart", "%s", err);

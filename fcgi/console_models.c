@@ -4,8 +4,6 @@
  * (create or replace, delete) and .../{name}/test. API keys are masked on
  * read (Dify's HIDDEN_VALUE) and never logged.
  */
-#include <stdlib.h>
-#include <string.h>
 
 #include "fcgi/internal.h"
 

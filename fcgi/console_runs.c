@@ -1,11 +1,8 @@
 /*
  * console_runs.c — an app's service API keys and run history in Dify's
  * console paths: /apps/{id}/api-keys, /apps/{id}/workflow-runs (+ one run,
- * + its node executions).
+ * + its node executions); and the workspace's knowledge bases.
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "fcgi/internal.h"
 
@@ -49,36 +46,14 @@ h_keys_delete(struct req *r)
 	resp_empty(r, 204);
 }
 
-static int
-query_int(struct req *r, const char *name, int def, int lo, int hi, int *out)
-{
-	const char	*s = req_query(r, name);
-	char		*end;
-	long		 v;
-
-	if (s == NULL || *s == '\0') {
-		*out = def;
-		return 0;
-	}
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < lo || v > hi) {
-		resp_error(r, 400, "invalid_param", "%s must be an integer "
-		    "from %d to %d", name, lo, hi);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 static void
 h_runs_list(struct req *r)
 {
 	json_t	*out = NULL;
 	int	 page, limit, rc;
 
-	if (query_int(r, "page", 1, 1, 99999, &page) != 0 ||
-	    query_int(r, "limit", 20, 1, 100, &limit) != 0)
+	if (req_query_int(r, "page", 1, 1, 99999, &page) != 0 ||
+	    req_query_int(r, "limit", 20, 1, 100, &limit) != 0)
 		return;
 	if ((rc = engine_run_list(r->eng, r->captures[0], page, limit,
 	    &out)) != 0) {
@@ -88,33 +63,13 @@ h_runs_list(struct req *r)
 	resp_json(r, 200, out);
 }
 
-/* The run, if it belongs to the app in the path. */
-static json_t *
-app_run(struct req *r)
-{
-	json_t		*run = NULL;
-	const char	*app;
-	int		 rc;
-
-	if ((rc = engine_run_get(r->eng, r->captures[1], &run)) != 0) {
-		resp_engine_error(r, rc, "", "run");
-		return NULL;
-	}
-	app = json_string_value(json_object_get(run, "app_id"));
-	if (app == NULL || strcmp(app, r->captures[0]) != 0) {
-		json_decref(run);
-		resp_error(r, 404, "not_found", "run not found");
-		return NULL;
-	}
-	return run;
-}
-
 static void
 h_run_get(struct req *r)
 {
 	json_t *run;
 
-	if ((run = app_run(r)) != NULL)
+	run = req_app_run(r, r->captures[0], r->captures[1], "run");
+	if (run != NULL)
 		resp_json(r, 200, run);
 }
 
@@ -124,7 +79,8 @@ h_run_nodes(struct req *r)
 	json_t	*run, *out = NULL;
 	int	 rc;
 
-	if ((run = app_run(r)) == NULL)
+	run = req_app_run(r, r->captures[0], r->captures[1], "run");
+	if (run == NULL)
 		return;
 	json_decref(run);
 	if ((rc = engine_run_nodes(r->eng, r->captures[1], &out)) != 0) {

@@ -4,8 +4,6 @@
  * .../sandbox-provider/{type}: POST config, DELETE config, POST activate,
  * POST test. Secrets are masked on read and never logged.
  */
-#include <stdlib.h>
-#include <string.h>
 
 #include "fcgi/internal.h"
 

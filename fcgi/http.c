@@ -63,6 +63,29 @@ req_query(struct req *r, const char *name)
 	return NULL;
 }
 
+int
+req_query_int(struct req *r, const char *name, int def, int lo, int hi,
+    int *out)
+{
+	const char	*s = req_query(r, name);
+	char		*end;
+	long		 v;
+
+	if (s == NULL || *s == '\0') {
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi) {
+		resp_error(r, 400, "invalid_param", "%s must be an integer "
+		    "from %d to %d", name, lo, hi);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 const char *
 req_base_url(struct req *r)
 {
@@ -170,15 +193,22 @@ json_depth(const json_t *j, int limit)
 	return 0;
 }
 
+/* 0 when the body is declared JSON, else 415 after answering it. */
 static int
-is_json_type(const char *ct)
+json_type_check(struct req *r)
 {
-	size_t n = strlen("application/json");
+	const char	*ct = r->content_type;
+	size_t		 n = strlen("application/json");
 
 	while (*ct == ' ')
 		ct++;
-	return strncasecmp(ct, "application/json", n) == 0 &&
-	    (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+	if (strncasecmp(ct, "application/json", n) == 0 &&
+	    (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' '))
+		return 0;
+	resp_error(r, 415, "unsupported_media_type", "expected Content-Type "
+	    "application/json, got '%.64s'", *r->content_type ?
+	    r->content_type : "(none)");
+	return 415;
 }
 
 int
@@ -188,24 +218,17 @@ req_read_json(struct req *r)
 	json_t		*j;
 	int		 rc;
 
-	if (r->content_length > 0 && !is_json_type(r->content_type)) {
-		resp_error(r, 415, "unsupported_media_type", "expected "
-		    "Content-Type application/json, got '%.64s'",
-		    *r->content_type ? r->content_type : "(none)");
-		return 415;
-	}
+	/* Refuse a body of another type before reading it, when we can. */
+	if (r->content_length > 0 && (rc = json_type_check(r)) != 0)
+		return rc;
 	if ((rc = req_read_body(r, r->conf->max_json_body)) != 0)
 		return rc;
 	if (r->body_len == 0) {
 		r->json = arena_json(r->a, json_object());
 		return 0;
 	}
-	if (!is_json_type(r->content_type)) {
-		resp_error(r, 415, "unsupported_media_type", "expected "
-		    "Content-Type application/json, got '%.64s'",
-		    *r->content_type ? r->content_type : "(none)");
-		return 415;
-	}
+	if ((rc = json_type_check(r)) != 0)
+		return rc;
 	j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
 	if (j == NULL) {
 		resp_error(r, 400, "invalid_json", "invalid JSON at line %d "
@@ -218,6 +241,26 @@ req_read_json(struct req *r)
 		    "limits.max_json_depth (%d)", r->conf->max_json_depth);
 		return 400;
 	}
+	return 0;
+}
+
+int
+req_json_string(struct req *r, const char *k, int required, const char **out)
+{
+	json_t *v = json_object_get(r->json, k);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v)) {
+		if (!required)
+			return 0;
+		resp_error(r, 400, "invalid_param", "%s is required", k);
+		return -1;
+	}
+	if (!json_is_string(v)) {
+		resp_error(r, 400, "invalid_param", "%s must be a string", k);
+		return -1;
+	}
+	*out = json_string_value(v);
 	return 0;
 }
 
@@ -299,7 +342,8 @@ resp_head(struct req *r, int status, const char *ctype, size_t len,
 void
 resp_json(struct req *r, int status, json_t *body)
 {
-	char *s;
+	char	*s;
+	size_t	 n;
 
 	if (r->status != 0) {
 		json_decref(body);
@@ -315,8 +359,9 @@ resp_json(struct req *r, int status, json_t *body)
 		r->io->write(r->io->ctx, oom, sizeof(oom) - 1);
 		return;
 	}
-	resp_head(r, status, "application/json", strlen(s), 1);
-	r->io->write(r->io->ctx, s, strlen(s));
+	n = strlen(s);
+	resp_head(r, status, "application/json", n, 1);
+	r->io->write(r->io->ctx, s, n);
 	free(s);
 }
 
@@ -406,4 +451,25 @@ resp_engine_error(struct req *r, int rc, const char *err, const char *what)
 		    engine_strerror(rc));
 		break;
 	}
+}
+
+json_t *
+req_app_run(struct req *r, const char *app_id, const char *run_id,
+    const char *what)
+{
+	json_t		*run = NULL;
+	const char	*app;
+	int		 rc;
+
+	if ((rc = engine_run_get(r->eng, run_id, &run)) != 0) {
+		resp_engine_error(r, rc, "", what);
+		return NULL;
+	}
+	app = json_string_value(json_object_get(run, "app_id"));
+	if (app == NULL || strcmp(app, app_id) != 0) {
+		json_decref(run);
+		resp_error(r, 404, "not_found", "%s not found", what);
+		return NULL;
+	}
+	return run;
 }

@@ -5,7 +5,6 @@
 #ifndef FLOWCGI_FCGI_INTERNAL_H
 #define FLOWCGI_FCGI_INTERNAL_H
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,6 +84,13 @@ const char *req_param(struct req *r, const char *name);
 const char *req_query(struct req *r, const char *name);
 
 /*
+ * Integer query parameter name into *out: def when absent or empty, else
+ * a decimal from lo to hi. Returns 0, or -1 after answering 400.
+ */
+int	req_query_int(struct req *r, const char *name, int def, int lo,
+	    int hi, int *out);
+
+/*
  * "scheme://host[:port]/prefix" of this request, for URLs in answers;
  * lives in r's arena.
  */
@@ -101,6 +107,14 @@ int	req_read_body(struct req *r, int64_t max);
  * Returns 0, or the HTTP status it answered with: 413, 415, 400.
  */
 int	req_read_json(struct req *r);
+
+/*
+ * String field k of r->json into *out (NULL when absent or null; lives as
+ * long as r->json). Returns 0, or -1 after answering 400: not a string, or
+ * missing while required.
+ */
+int	req_json_string(struct req *r, const char *k, int required,
+	    const char **out);
 
 /* Adds a response header for the next resp_* call. */
 void	resp_header(struct req *r, const char *name, const char *value);
@@ -132,6 +146,13 @@ void	resp_empty(struct req *r, int status);
 void	resp_engine_error(struct req *r, int rc, const char *err,
 	    const char *what);
 
+/*
+ * The run run_id, when it belongs to app_id; the caller decrefs it. NULL
+ * after answering: the engine's error, or 404 "<what> not found".
+ */
+json_t	*req_app_run(struct req *r, const char *app_id,
+	    const char *run_id, const char *what);
+
 /* ====== multipart/form-data ====== */
 
 struct mp_part {
@@ -141,6 +162,9 @@ struct mp_part {
 	const char	*data;		/* points into the body */
 	size_t		 len;
 };
+
+/* 1 when content_type is multipart/form-data (leading spaces allowed). */
+int	multipart_is_form(const char *content_type);
 
 /*
  * Splits body by the boundary named in content_type. On success *parts
@@ -152,16 +176,6 @@ int	multipart_parse(struct arena *a, const char *content_type,
 	    struct mp_part **parts, size_t *nparts, char *err, size_t errsz);
 
 /* ====== Server-sent event streams (sse.c) ====== */
-
-struct sse {
-	struct req	*r;
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 cv;
-	pthread_t	 ping;
-	int		 have_ping;
-	int		 started;
-	int		 done;
-};
 
 /*
  * Runs o (its on_start / on_event / arg are set here) with the answer

@@ -82,19 +82,23 @@ header_param(struct arena *a, const char *v, size_t vlen, const char *name)
 	return plain;
 }
 
+int
+multipart_is_form(const char *content_type)
+{
+	content_type += strspn(content_type, " ");
+	return strncasecmp(content_type, "multipart/form-data", 19) == 0;
+}
+
 /* The boundary parameter of a multipart/form-data content type. */
 static char *
 content_boundary(struct arena *a, const char *ct)
 {
-	const char	*p = ct;
-	size_t		 n = strlen("multipart/form-data");
+	const char	*p;
 	char		*b;
 
-	while (*p == ' ')
-		p++;
-	if (strncasecmp(p, "multipart/form-data", n) != 0)
+	if (!multipart_is_form(ct))
 		return NULL;
-	p += n;
+	p = ct + strspn(ct, " ") + strlen("multipart/form-data");
 	b = header_param(a, p, strlen(p), "boundary");
 	if (b == NULL || *b == '\0' || strlen(b) > MP_BOUNDARY_MAX)
 		return NULL;

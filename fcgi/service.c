@@ -6,34 +6,11 @@
  * Streaming (sse.c): the run executes in this request's thread, each
  * event flushed as it happens, pings every 10 s.
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fcgi/internal.h"
 
 /* ====== Runs ====== */
-
-static int
-body_string(struct req *r, const char *k, int required, const char **out)
-{
-	json_t *v = json_object_get(r->json, k);
-
-	*out = NULL;
-	if (v == NULL || json_is_null(v)) {
-		if (!required)
-			return 0;
-		resp_error(r, 400, "invalid_param", "%s is required", k);
-		return -1;
-	}
-	if (!json_is_string(v)) {
-		resp_error(r, 400, "invalid_param", "%s must be a string", k);
-		return -1;
-	}
-	*out = json_string_value(v);
-	return 0;
-}
 
 /*
  * Runs the app of the key: chat is 0 for /v1/workflows/run, 1 for
@@ -77,10 +54,10 @@ run_app(struct req *r, int chat)
 		    "must be an object");
 		goto out;
 	}
-	if (body_string(r, "user", 1, &user) != 0 ||
-	    body_string(r, "response_mode", 0, &rmode) != 0 ||
-	    (chat == 1 && (body_string(r, "query", 1, &query) != 0 ||
-	    body_string(r, "conversation_id", 0, &conv) != 0)))
+	if (req_json_string(r, "user", 1, &user) != 0 ||
+	    req_json_string(r, "response_mode", 0, &rmode) != 0 ||
+	    (chat == 1 && (req_json_string(r, "query", 1, &query) != 0 ||
+	    req_json_string(r, "conversation_id", 0, &conv) != 0)))
 		goto out;
 	if (rmode != NULL && strcmp(rmode, "streaming") != 0 &&
 	    strcmp(rmode, "blocking") != 0) {
@@ -152,20 +129,11 @@ h_stop(struct req *r)
 static void
 h_run_detail(struct req *r)
 {
-	json_t		*run = NULL, *res;
-	const char	*app;
-	int		 rc;
+	json_t *run, *res;
 
-	if ((rc = engine_run_get(r->eng, r->captures[0], &run)) != 0) {
-		resp_engine_error(r, rc, "", "workflow run");
+	if ((run = req_app_run(r, r->app_id, r->captures[0],
+	    "workflow run")) == NULL)
 		return;
-	}
-	app = json_string_value(json_object_get(run, "app_id"));
-	if (app == NULL || strcmp(app, r->app_id) != 0) {
-		json_decref(run);
-		resp_error(r, 404, "not_found", "workflow run not found");
-		return;
-	}
 	res = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}",
 	    "id", json_object_get(run, "id"), "workflow_id",
 	    json_object_get(run, "workflow_id"), "status",
@@ -322,26 +290,6 @@ h_upload(struct req *r)
 	resp_json(r, 201, out);
 }
 
-static int
-limit_param(struct req *r, int *limit)
-{
-	const char	*s = req_query(r, "limit");
-	char		*end;
-	long		 v;
-
-	*limit = 20;
-	if (s == NULL || *s == '\0')
-		return 0;
-	v = strtol(s, &end, 10);
-	if (*end != '\0' || v < 1 || v > 100) {
-		resp_error(r, 400, "invalid_param", "limit must be an integer "
-		    "from 1 to 100");
-		return -1;
-	}
-	*limit = (int)v;
-	return 0;
-}
-
 /* GET /v1/conversations?user=&limit= */
 static void
 h_conversations(struct req *r)
@@ -349,7 +297,7 @@ h_conversations(struct req *r)
 	json_t	*out = NULL;
 	int	 limit, rc;
 
-	if (limit_param(r, &limit) != 0)
+	if (req_query_int(r, "limit", 20, 1, 100, &limit) != 0)
 		return;
 	rc = engine_conversation_list(r->eng, r->app_id, req_query(r, "user"),
 	    limit, &out);
@@ -368,7 +316,7 @@ h_messages(struct req *r)
 	json_t		*out = NULL;
 	int		 limit, rc;
 
-	if (limit_param(r, &limit) != 0)
+	if (req_query_int(r, "limit", 20, 1, 100, &limit) != 0)
 		return;
 	if (conv == NULL || *conv == '\0') {
 		resp_error(r, 400, "invalid_param", "conversation_id is "

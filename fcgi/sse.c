@@ -7,6 +7,7 @@
  * does not stop the run.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,12 +16,36 @@
 
 #define PING_SECONDS 10
 
+struct sse {
+	struct req	*r;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	pthread_t	 ping;
+	int		 have_ping;
+	int		 started;
+	int		 done;
+};
+
 /* Writes and flushes; a write error means the client left. */
 static void
 put_locked(struct sse *s, const char *text, size_t n)
 {
 	resp_write(s->r, text, n);
 	resp_flush(s->r);
+}
+
+/* Writes ev as one "data: {json}" event, not flushed. */
+static void
+put_event(struct req *r, const json_t *ev)
+{
+	char *j;
+
+	if ((j = json_dumps(ev, JSON_COMPACT)) == NULL)
+		return;
+	resp_write(r, "data: ", 6);
+	resp_write(r, j, strlen(j));
+	resp_write(r, "\n\n", 2);
+	free(j);
 }
 
 static void *
@@ -58,19 +83,14 @@ on_start(void *arg, const char *task_id, const char *run_id)
 static void
 on_event(void *arg, const json_t *ev)
 {
-	struct sse	*s = arg;
-	char		*j;
+	struct sse *s = arg;
 
-	if ((j = json_dumps(ev, JSON_COMPACT)) == NULL)
-		return;
 	pthread_mutex_lock(&s->mu);
 	if (s->started) {
-		resp_write(s->r, "data: ", 6);
-		resp_write(s->r, j, strlen(j));
-		put_locked(s, "\n\n", 2);
+		put_event(s->r, ev);
+		resp_flush(s->r);
 	}
 	pthread_mutex_unlock(&s->mu);
-	free(j);
 }
 
 int
@@ -78,7 +98,6 @@ sse_run(struct req *r, struct run_opts *o, char *err, json_t **out)
 {
 	struct sse	 s;
 	json_t		*ev;
-	char		*j;
 	int		 rc;
 
 	memset(&s, 0, sizeof(s));
@@ -101,12 +120,8 @@ sse_run(struct req *r, struct run_opts *o, char *err, json_t **out)
 		ev = json_pack("{s:s,s:i,s:s,s:s}", "event", "error", "status",
 		    500, "code", "internal_server_error", "message",
 		    err[0] ? err : engine_strerror(rc));
-		if (ev != NULL && (j = json_dumps(ev, JSON_COMPACT)) != NULL) {
-			resp_write(r, "data: ", 6);
-			resp_write(r, j, strlen(j));
-			resp_write(r, "\n\n", 2);
-			free(j);
-		}
+		if (ev != NULL)
+			put_event(r, ev);
 		json_decref(ev);
 	}
 	pthread_cond_destroy(&s.cv);
