@@ -55,22 +55,27 @@ start_flowcgi() {
 	    sed 's/^/# /' "$T_DIR/$name.log"; return 1; }
 }
 
-# start_nginx <upstream> [upstream...]: nginx on a free port (NG_PORT) in
-# front of one or more flowcgi addresses; mounted at / and at /flow/.
-start_nginx() {
+# nginx_start <workers> <connections> <locations> <upstream...>: nginx
+# (prefix $T_DIR/nginx) on a free port (NG_PORT) passing the given
+# space-separated locations to the upstreams; sets NGINX_PID and BASE.
+nginx_start() {
+	local workers=$1 conns=$2 locs=$3 u l ups="" blocks=""
+	shift 3
 	NG_PORT=$(free_port)
 	mkdir -p "$T_DIR/nginx/tmp"
 	cp /etc/nginx/fastcgi_params "$T_DIR/nginx/"
 	cp "$TOP/contrib/nginx/flowcgi_params" "$T_DIR/nginx/"
-	ups=""
 	for u in "$@"; do ups="$ups server $u;"; done
+	for l in $locs; do
+		blocks="$blocks location $l { include flowcgi_params; fastcgi_pass flowcgi; }"
+	done
 	cat >"$T_DIR/nginx/nginx.conf" <<NGX
-worker_processes 2;
+worker_processes $workers;
 daemon off;
 pid $T_DIR/nginx/nginx.pid;
 error_log $T_DIR/nginx/error.log warn;
 $( [ "$(id -u)" = 0 ] && echo "user root;" )
-events { worker_connections 2048; }
+events { worker_connections $conns; }
 http {
 	access_log off;
 	client_body_temp_path $T_DIR/nginx/tmp/body;
@@ -81,14 +86,7 @@ http {
 	upstream flowcgi { $ups }
 	server {
 		listen 127.0.0.1:$NG_PORT;
-		location / {
-			include flowcgi_params;
-			fastcgi_pass flowcgi;
-		}
-		location /flow/ {
-			include flowcgi_params;
-			fastcgi_pass flowcgi;
-		}
+		$blocks
 	}
 }
 NGX
@@ -98,6 +96,63 @@ NGX
 	wait_port "$NG_PORT" || { echo "# nginx did not start:"; \
 	    sed 's/^/# /' "$T_DIR/nginx/error.log"; return 1; }
 	BASE="http://127.0.0.1:$NG_PORT"
+}
+
+# start_nginx <upstream> [upstream...]: nginx on a free port (NG_PORT) in
+# front of one or more flowcgi addresses; mounted at / and at /flow/.
+start_nginx() {
+	nginx_start 2 2048 "/ /flow/" "$@"
+}
+
+# start_nginx_at <locations> <upstream> [upstream...]: like start_nginx, but
+# passes to flowcgi only under the given space-separated nginx locations
+# (e.g. "/tools/flowcgi/ /admin-panel/"); anything else is nginx's own 404.
+start_nginx_at() {
+	local locs=$1
+	shift
+	nginx_start 1 512 "$locs" "$@"
+}
+
+# start_fake <name> <var>: starts tests/fakes/fake_<name>.py (finish()
+# stops it; its pid is also in $T_DIR/<name>.pid), waits up to 5 s for the
+# port it prints and sets <var> to its URL, http://127.0.0.1:<port>.
+start_fake() {
+	local i=0
+	python3 "$TOP/tests/fakes/fake_$1.py" >"$T_DIR/$1.port" \
+	    2>"$T_DIR/$1.log" &
+	FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
+	echo $! >"$T_DIR/$1.pid"
+	while [ ! -s "$T_DIR/$1.port" ]; do
+		i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05
+	done
+	printf -v "$2" 'http://127.0.0.1:%s' "$(head -1 "$T_DIR/$1.port")"
+	[ -s "$T_DIR/$1.port" ] || { echo "# fake_$1 did not start:"; \
+	    sed 's/^/# /' "$T_DIR/$1.log"; return 1; }
+}
+
+# import_file <yml file>: imports a DSL file through the console API; sets
+# STATUS and BODY (see req).
+import_file() {
+	jq -n --rawfile y "$1" '{mode: "yaml-content", yaml_content: $y}' \
+	    >"$T_DIR/imp.json"
+	req POST /console/api/apps/imports -H 'Content-Type: application/json' \
+	    --data-binary @"$T_DIR/imp.json"
+}
+
+# import_app <yml file>: imports a DSL file and makes the app an API key;
+# sets APP and KEY.
+import_app() {
+	import_file "$1"
+	APP=$(jqr .app_id)
+	req POST "/console/api/apps/$APP/api-keys"
+	KEY=$(jqr .token)
+}
+
+# llm_script <json|@file>: scripts the fake LLM started with
+# "start_fake llm LLM" (its next answers; see tests/fakes/fake_llm.py).
+llm_script() {
+	curl -s -X POST -H 'Content-Type: application/json' --data-binary "$1" \
+	    "$LLM/_script" >/dev/null
 }
 
 admin_token() {
@@ -131,49 +186,6 @@ finish() {
 # A script that stops early (exit 1) fails even when its checks passed.
 trap 'rc=$?; finish; f=$?; [ "$rc" -ne 0 ] && exit "$rc"; exit "$f"' EXIT
 trap 'exit 1' INT TERM
-
-# start_nginx_at <locations> <upstream> [upstream...]: like start_nginx, but
-# passes to flowcgi only under the given space-separated nginx locations
-# (e.g. "/tools/flowcgi/ /admin-panel/"); anything else is nginx's own 404.
-start_nginx_at() {
-	local locs=$1 u l ups="" blocks=""
-	shift
-	NG_PORT=$(free_port)
-	mkdir -p "$T_DIR/nginx/tmp"
-	cp /etc/nginx/fastcgi_params "$T_DIR/nginx/"
-	cp "$TOP/contrib/nginx/flowcgi_params" "$T_DIR/nginx/"
-	for u in "$@"; do ups="$ups server $u;"; done
-	for l in $locs; do
-		blocks="$blocks location $l { include flowcgi_params; fastcgi_pass flowcgi; }"
-	done
-	cat >"$T_DIR/nginx/nginx.conf" <<NGX
-worker_processes 1;
-daemon off;
-pid $T_DIR/nginx/nginx.pid;
-error_log $T_DIR/nginx/error.log warn;
-$( [ "$(id -u)" = 0 ] && echo "user root;" )
-events { worker_connections 512; }
-http {
-	access_log off;
-	client_body_temp_path $T_DIR/nginx/tmp/body;
-	fastcgi_temp_path $T_DIR/nginx/tmp/fastcgi;
-	proxy_temp_path $T_DIR/nginx/tmp/proxy;
-	uwsgi_temp_path $T_DIR/nginx/tmp/uwsgi;
-	scgi_temp_path $T_DIR/nginx/tmp/scgi;
-	upstream flowcgi { $ups }
-	server {
-		listen 127.0.0.1:$NG_PORT;
-		$blocks
-	}
-}
-NGX
-	nginx -p "$T_DIR/nginx" -c "$T_DIR/nginx/nginx.conf" \
-	    >>"$T_DIR/nginx/stdout.log" 2>&1 &
-	NGINX_PID=$!
-	wait_port "$NG_PORT" || { echo "# nginx did not start:"; \
-	    sed 's/^/# /' "$T_DIR/nginx/error.log"; return 1; }
-	BASE="http://127.0.0.1:$NG_PORT"
-}
 
 # stop_nginx: stops the nginx started last and waits for it.
 stop_nginx() {
@@ -225,11 +237,7 @@ stop_control_masters() {
 # uploads a data file. Sets APP, KEY and UP (the upload's id).
 report_app() {
 	local sk
-	jq -n --rawfile y "$TOP/tests/e2e/apps/sandboxed.yml" \
-	    '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
-	req POST /console/api/apps/imports -H 'Content-Type: application/json' \
-	    --data-binary @"$T_DIR/imp.json"
-	APP=$(jqr .app_id)
+	import_app "$TOP/tests/e2e/apps/sandboxed.yml"
 	req POST "/console/api/apps/$APP/assets/folders" \
 	    -H 'Content-Type: application/json' -d '{"name":"report"}'
 	sk=$(jqr .id)
@@ -237,8 +245,6 @@ report_app() {
 	    >"$T_DIR/SKILL.md"
 	req POST "/console/api/apps/$APP/assets/files" \
 	    -F "file=@$T_DIR/SKILL.md" -F "parent_id=$sk"
-	req POST "/console/api/apps/$APP/api-keys"
-	KEY=$(jqr .token)
 	printf 'numbers 1 2 3\n' >"$T_DIR/data.txt"
 	UP=$(curl -s -H "Authorization: Bearer $KEY" \
 	    -F "file=@$T_DIR/data.txt" -F user=u "$BASE/v1/files/upload" |

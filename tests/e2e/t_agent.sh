@@ -3,23 +3,14 @@
 # answer; ReAct parsing; agent_log events; the tool results the model saw.
 . "$(dirname "$0")/lib.sh"
 
-python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
-FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-i=0; while [ ! -s "$T_DIR/fake.port" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
-LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
+start_fake llm LLM
 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
 start_nginx "127.0.0.1:$FC_PORT"
 TOKEN=$(admin_token)
 J='Content-Type: application/json'
-jq -n --rawfile y "$TOP/tests/e2e/apps/agent.yml" '{mode: "yaml-content", yaml_content: $y}' \
-    >"$T_DIR/imp.json"
-req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-APP=$(jqr .app_id)
-req POST "/console/api/apps/$APP/api-keys"
-KEY=$(jqr .token)
-script() { curl -s -X POST -H "$J" --data-binary "$1" "$LLM/_script" >/dev/null; }
+import_app "$TOP/tests/e2e/apps/agent.yml"
 
-script '{"responses": [
+llm_script '{"responses": [
   {"match": "which day", "tool_calls": [
      {"id": "c1", "name": "current_time", "arguments": {"timezone": "UTC"}},
      {"id": "c2", "name": "weekday", "arguments": {"year": 2024, "month": 1, "day": 1}}]},
@@ -49,7 +40,7 @@ is "$(printf '%s' "$second" | jq -r '.[4].content')" "January 1, 2024 is Monday.
     "weekday ran with the model's arguments"
 
 # A model that never stops calling tools hits maximum_iterations.
-script '{"responses": [{"repeat": true, "tool_calls": [{"id": "x", "name": "current_time", "arguments": {}}]}]}'
+llm_script '{"responses": [{"repeat": true, "tool_calls": [{"id": "x", "name": "current_time", "arguments": {}}]}]}'
 curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
     -d '{"inputs":{},"query":"loop","user":"u"}' "$BASE/v1/chat-messages" >"$T_DIR/b.txt"
 is "$(jq -r .status "$T_DIR/b.txt")" failed "a run that never answers fails"
@@ -60,16 +51,12 @@ is "$(curl -s "$LLM/_requests" | jq 'length')" 4 "it stopped after maximum_itera
 # ReAct: the model answers with JSON actions in its text.
 sed 's/agent_strategy_name: function_calling/agent_strategy_name: ReAct/' \
     "$TOP/tests/e2e/apps/agent.yml" >"$T_DIR/react.yml"
-jq -n --rawfile y "$T_DIR/react.yml" '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
-req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-RAPP=$(jqr .app_id)
-req POST "/console/api/apps/$RAPP/api-keys"
-RKEY=$(jqr .token)
-script '{"responses": [
+import_app "$T_DIR/react.yml"
+llm_script '{"responses": [
   {"text": "Thought: I need the weekday.\nAction:\n```\n{\"action\": \"weekday\", \"action_input\": {\"year\": 2000, \"month\": 1, \"day\": 1}}\n```"},
   {"text": "Thought: I know.\nAction:\n```\n{\"action\": \"Final Answer\", \"action_input\": \"A Saturday.\"}\n```"}
 ]}'
-curl -sS -H "Authorization: Bearer $RKEY" -H "$J" \
+curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
     -d '{"inputs":{},"query":"what day was 2000-01-01","user":"u"}' "$BASE/v1/chat-messages" >"$T_DIR/r.txt"
 is "$(jq -r .answer "$T_DIR/r.txt")" "A Saturday." "ReAct: the Final Answer is the answer"
 reqs=$(curl -s "$LLM/_requests")

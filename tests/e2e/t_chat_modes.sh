@@ -4,22 +4,15 @@
 # tool calls, blocking refused for agent apps, completion-messages.
 . "$(dirname "$0")/lib.sh"
 
-python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
-FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-i=0; while [ ! -s "$T_DIR/fake.port" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
-LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
+start_fake llm LLM
 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
 start_nginx "127.0.0.1:$FC_PORT"
 TOKEN=$(admin_token)
 J='Content-Type: application/json'
-script() { curl -s -X POST -H "$J" --data-binary "$1" "$LLM/_script" >/dev/null; }
 app() {	# app <mode> <model_config yaml lines>: imports, sets KEY
 	printf 'app: {mode: %s, name: %s}\nkind: app\nversion: 0.6.0\nmodel_config:\n%s\n' \
 	    "$1" "$1" "$2" >"$T_DIR/$1.yml"
-	jq -n --rawfile y "$T_DIR/$1.yml" '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
-	req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-	req POST "/console/api/apps/$(jqr .app_id)/api-keys"
-	KEY=$(jqr .token)
+	import_app "$T_DIR/$1.yml"
 }
 svc() { curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" -d "$2" "$BASE$1"; }
 
@@ -27,7 +20,7 @@ app chat '  model: {provider: openai, name: gpt-4o-mini, mode: chat, completion_
   pre_prompt: You help {{name}}.
   user_input_form:
   - text-input: {variable: name, label: Name, required: true}'
-script '{"responses": [{"chunks": ["Hi ", "Ada"]}, {"text": "Second"}]}'
+llm_script '{"responses": [{"chunks": ["Hi ", "Ada"]}, {"text": "Second"}]}'
 svc /v1/chat-messages '{"inputs":{"name":"Ada"},"query":"hello","user":"u","response_mode":"streaming"}' >"$T_DIR/c1"
 is "$(sed -n 's/^data: //p' "$T_DIR/c1" | jq -r .event | sort -u | tr '\n' ' ')" "message message_end " \
     "a chat app sends only message and message_end"
@@ -48,7 +41,7 @@ app agent-chat '  model: {provider: openai, name: gpt-4o-mini, mode: chat}
     strategy: function_call
     tools:
     - {enabled: true, provider_type: builtin, provider_id: time, tool_name: weekday, tool_parameters: {}}'
-script '{"responses": [
+llm_script '{"responses": [
   {"tool_calls": [{"id": "w", "name": "weekday", "arguments": {"year": 2024, "month": 1, "day": 1}}]},
   {"text": "Monday."}]}'
 svc /v1/chat-messages '{"inputs":{},"query":"day?","user":"u"}' >"$T_DIR/a0"
@@ -66,7 +59,7 @@ app completion '  model: {provider: openai, name: gpt-4o-mini, mode: chat}
   pre_prompt: Translate {{text}} to French.
   user_input_form:
   - paragraph: {variable: text, label: Text, required: true}'
-script '{"responses": [{"text": "Bonjour"}]}'
+llm_script '{"responses": [{"text": "Bonjour"}]}'
 svc /v1/completion-messages '{"inputs":{"text":"hello"},"user":"u","response_mode":"blocking"}' >"$T_DIR/p1"
 is "$(jq -r '.event + " " + .mode + " " + .answer' "$T_DIR/p1")" "message completion Bonjour" \
     "completion-messages answers"

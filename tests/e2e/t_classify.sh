@@ -4,17 +4,13 @@
 # call and are coerced to their types.
 . "$(dirname "$0")/lib.sh"
 
-python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
-FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-i=0; while [ ! -s "$T_DIR/fake.port" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
-LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
-script() { curl -s -X POST -H 'Content-Type: application/json' --data-binary "$1" "$LLM/_script" >/dev/null; }
+start_fake llm LLM
 run() {	# run <text>: the outputs of a CLI run, as JSON
 	FLOWCGI_SERVER_DATA_DIR=$T_DIR/data FLOWCGI_LLM_BASE_URL=$LLM/v1 \
 	    "$FLOWCGI_BIN" run "$TOP/tests/e2e/apps/classify.yml" --input "text=$1" 2>"$T_DIR/err"
 }
 
-script '{"responses": [
+llm_script '{"responses": [
   {"text": "<think>easy</think>{\"keywords\": [\"pizza\"], \"category_id\": \"c1\", \"category_name\": \"Order\"}"},
   {"tool_calls": [{"id": "t", "name": "extract_parameters", "arguments": {"item": "pizza", "count": "3", "size": "XL"}}]}
 ]}'
@@ -30,12 +26,12 @@ is "$(printf '%s' "$reqs" | jq -r '.[1].body.tools[0].function.parameters.requir
 printf '%s' "$reqs" | jq -r '.[0].body.messages[1].content' | jq -e '.categories | length == 2' >/dev/null
 ok $? "the classifier sends the categories as JSON"
 
-script '{"responses": [{"text": "I cannot decide."}, {"text": "no function call"}]}'
+llm_script '{"responses": [{"text": "I cannot decide."}, {"text": "no function call"}]}'
 out=$(run "hmm")
 is "$(printf '%s' "$out" | jq -r .class)" Order "an unreadable answer picks the first class, as Dify does"
 is "$(printf '%s' "$out" | jq -r .ok)" 0 "a failed extraction reports __is_success 0"
 
-script '{"responses": [{"text": "{\"category_id\": \"c2\", \"category_name\": \"Other\"}"}]}'
+llm_script '{"responses": [{"text": "{\"category_id\": \"c2\", \"category_name\": \"Other\"}"}]}'
 out=$(run "hello there")
 is "$(printf '%s' "$out" | jq -r '.class + " / " + .other')" "Other / not an order" \
     "the other class takes the other branch"

@@ -13,12 +13,6 @@ TOKEN=$(admin_token)
 J='Content-Type: application/json'
 A=/console/api/apps
 
-import_file() {	# import_file <file>: POST yaml-content; sets STATUS/BODY
-	jq -n --rawfile y "$1" '{mode: "yaml-content", yaml_content: $y}' \
-	    >"$T_DIR/imp.json"
-	req POST $A/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-}
-
 # Every corpus file: imported (200, or 202 pending for other versions),
 # then export -> import -> export gives identical YAML.
 n=0; bad=0; unstable=0

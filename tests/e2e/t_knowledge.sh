@@ -5,24 +5,14 @@
 # and a refused key fail with clear messages.
 . "$(dirname "$0")/lib.sh"
 
-python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
-FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-python3 "$TOP/tests/fakes/fake_knowledge.py" >"$T_DIR/kb.port" 2>"$T_DIR/kb.log" &
-FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-i=0; while [ ! -s "$T_DIR/fake.port" ] || [ ! -s "$T_DIR/kb.port" ]; do
-	i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
-LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
-KB="http://127.0.0.1:$(head -1 "$T_DIR/kb.port")"
+start_fake llm LLM
+start_fake knowledge KB
 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
 start_nginx "127.0.0.1:$FC_PORT"
 TOKEN=$(admin_token)
 J='Content-Type: application/json'
 W=/console/api/workspaces/current/knowledge-bases
-jq -n --rawfile y "$TOP/tests/e2e/apps/knowledge.yml" '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
-req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-APP=$(jqr .app_id)
-req POST "/console/api/apps/$APP/api-keys"
-KEY=$(jqr .token)
+import_app "$TOP/tests/e2e/apps/knowledge.yml"
 ask() { curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
     -d "{\"inputs\":{},\"query\":\"$1\",\"user\":\"u\"}" "$BASE/v1/chat-messages"; }
 

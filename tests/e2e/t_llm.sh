@@ -5,24 +5,14 @@
 # run as clear failures.
 . "$(dirname "$0")/lib.sh"
 
-python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
-FAKE=$!
-FLOWCGI_PIDS="$FLOWCGI_PIDS $FAKE"
-i=0; while [ ! -s "$T_DIR/fake.port" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
-LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
+start_fake llm LLM
 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
 start_nginx "127.0.0.1:$FC_PORT"
 TOKEN=$(admin_token)
 J='Content-Type: application/json'
-jq -n --rawfile y "$TOP/tests/e2e/apps/chat_llm.yml" '{mode: "yaml-content", yaml_content: $y}' \
-    >"$T_DIR/imp.json"
-req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-APP=$(jqr .app_id)
-req POST "/console/api/apps/$APP/api-keys"
-KEY=$(jqr .token)
+import_app "$TOP/tests/e2e/apps/chat_llm.yml"
 
-script() { curl -s -X POST -H "$J" --data-binary "$1" "$LLM/_script" >/dev/null; }
-script '{"responses": [
+llm_script '{"responses": [
   {"match": "Q: first", "chunks": ["<think>hm", "m</think>Hel", "lo ", "there"], "delay": 0.3,
    "usage": {"prompt_tokens": 11, "completion_tokens": 4}},
   {"match": "Q: second", "text": "Again", "usage": {"prompt_tokens": 20, "completion_tokens": 1}},

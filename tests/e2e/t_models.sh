@@ -9,11 +9,7 @@ for v in OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY DEEPSEEK_API_KEY \
     SILICONFLOW_API_KEY; do unset "$v"; done
 
 # The fake model server; finish() stops it with the flowcgi processes.
-python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" \
-    2>"$T_DIR/fake.log" &
-FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-for _ in $(seq 100); do [ -s "$T_DIR/fake.port" ] && break; sleep 0.05; done
-FAKE="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
+start_fake llm FAKE
 fake_script() { curl -sS -o /dev/null "$FAKE/_script" --data-binary "$1"; }
 fake_requests() { curl -sS "$FAKE/_requests"; }
 

@@ -6,10 +6,7 @@
 # next turn.
 . "$(dirname "$0")/lib.sh"
 
-python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
-FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-i=0; while [ ! -s "$T_DIR/fake.port" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
-LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
+start_fake llm LLM
 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
 start_nginx "127.0.0.1:$FC_PORT"
 TOKEN=$(admin_token)
@@ -19,13 +16,13 @@ report_app
 req GET "$A/$APP"
 is "$(jqr .runtime_type)" sandboxed "the app runs in the sandboxed runtime"
 
-curl -s -X POST -H "$J" --data-binary '{"responses": [
+llm_script '{"responses": [
   {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
   {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done > output/report.txt && cat data.txt && ls"}}]},
   {"text": "Report written."},
   {"match": "Write the report", "tool_calls": [{"id": "c", "name": "bash", "arguments": {"bash": "cat output/report.txt"}}]},
   {"text": "Still there."}
-]}' "$LLM/_script" >/dev/null
+]}'
 
 curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
     -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
@@ -67,3 +64,10 @@ curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
 is "$(jq -r .answer "$T_DIR/b.txt")" "Still there." "second turn answered"
 is "$(curl -s "$LLM/_requests" | jq -r '.[-1].body.messages[-1].content')" "done" \
     "output/report.txt from the first turn is still in the workspace"
+
+# Deleting the conversation frees its stored workspace (a blob of its own).
+blobs() { mdb_stat -s blobs "$T_DIR/data" | awk '/Entries:/ {print $2}'; }
+before=$(blobs)
+curl -sS -X DELETE -H "Authorization: Bearer $KEY" -H "$J" -d '{"user":"u"}' \
+    "$BASE/v1/conversations/$CONV" >/dev/null
+is "$(blobs)" "$((before - 1))" "deleting the conversation frees its workspace blob"

@@ -8,21 +8,13 @@
 # (2,500) of the head and of the tail.
 . "$(dirname "$0")/lib.sh"
 
-python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>"$T_DIR/fake.log" &
-FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-i=0; while [ ! -s "$T_DIR/fake.port" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
-LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
+start_fake llm LLM
 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
 start_nginx "127.0.0.1:$FC_PORT" || exit 1
 TOKEN=$(admin_token)
 J='Content-Type: application/json'
 A=/console/api/apps
-jq -n --rawfile y "$TOP/tests/e2e/apps/sandboxed_output.yml" \
-    '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
-req POST $A/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-APP=$(jqr .app_id)
-req POST "$A/$APP/api-keys"
-KEY=$(jqr .token)
+import_app "$TOP/tests/e2e/apps/sandboxed_output.yml"
 
 # 1: "x", 9,000 "é" (18,000 bytes), a stray byte: 9,002 characters, cut.
 # 2: 5,000 "é": 10,000 bytes but 5,000 characters, kept whole.
@@ -32,7 +24,7 @@ jq -n '{responses: [
   {tool_calls: [{id: "b", name: "bash", arguments: {bash:
     "printf \"\\303\\251%.0s\" $(seq 5000)"}}]},
   {text: "Seen."}]}' >"$T_DIR/script.json"
-curl -s -X POST -H "$J" --data-binary @"$T_DIR/script.json" "$LLM/_script" >/dev/null
+llm_script @"$T_DIR/script.json"
 curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
     -d '{"inputs":{},"user":"u","response_mode":"blocking"}' \
     "$BASE/v1/workflows/run" >"$T_DIR/run.json"

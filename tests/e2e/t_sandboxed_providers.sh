@@ -15,16 +15,8 @@ fi
 SPASS='prov pass-456'
 start_sshd sbprov 61236 "$SPASS" || { ok 1 "sshd started"; exit 1; }
 
-fake() {	# fake <name>: starts tests/fakes/fake_<name>.py, prints its URL
-	python3 "$TOP/tests/fakes/fake_$1.py" >"$T_DIR/$1.port" 2>"$T_DIR/$1.log" &
-	FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
-	echo $! >"$T_DIR/$1.pid"
-	i=0; while [ ! -s "$T_DIR/$1.port" ]; do
-		i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
-	echo "http://127.0.0.1:$(head -1 "$T_DIR/$1.port")"
-}
-LLM=$(fake llm)
-E2B=$(fake e2b)
+start_fake llm LLM
+start_fake e2b E2B
 E2B_KEY=e2b_0000000000000000000000000000000000000000
 
 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
@@ -53,10 +45,10 @@ is "$STATUS" 200 "e2b configured"
 run() {
 	req POST $P/sandbox-provider/$1/activate
 	is "$STATUS" 200 "$1: activated"
-	curl -s -X POST -H "$J" --data-binary '{"responses": [
+	llm_script '{"responses": [
 	  {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
 	  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done-'$1' > output/report.txt && cat data.txt && id -u && pwd"}}]},
-	  {"text": "Report written."}]}' "$LLM/_script" >/dev/null
+	  {"text": "Report written."}]}'
 	curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
 	    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
 	    "$BASE/v1/chat-messages" | sed -n 's/^data: //p' >"$T_DIR/$1.txt"

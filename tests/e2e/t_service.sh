@@ -10,12 +10,6 @@ TOKEN=$(admin_token)
 J='Content-Type: application/json'
 A=/console/api/apps
 
-import_file() {
-	jq -n --rawfile y "$1" '{mode: "yaml-content", yaml_content: $y}' \
-	    >"$T_DIR/imp.json"
-	req POST $A/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-}
-
 # A workflow with a branch: if-else on the query.
 import_file "$CORPUS/difytest__conditional_hello_branching_workflow.yml"
 WF=$(jqr .app_id)

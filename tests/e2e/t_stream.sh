@@ -8,12 +8,7 @@ start_flowcgi fc
 start_nginx "127.0.0.1:$FC_PORT"
 TOKEN=$(admin_token)
 J='Content-Type: application/json'
-jq -n --rawfile y "$TOP/tests/e2e/apps/slow.yml" '{mode: "yaml-content", yaml_content: $y}' \
-    >"$T_DIR/imp.json"
-req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"
-APP=$(jqr .app_id)
-req POST "/console/api/apps/$APP/api-keys"
-KEY=$(jqr .token)
+import_app "$TOP/tests/e2e/apps/slow.yml"
 
 now_ms() { date +%s%3N; }
 

@@ -21,6 +21,7 @@
 #include <curl/curl.h>
 
 #include "engine/sandbox/sandbox.h"
+#include "tests/unit/fake_proc.h"
 
 #define KEY "e2b_0000000000000000000000000000000000000000"
 
@@ -31,41 +32,6 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* Starts the fake; returns its pid and sets *port, or -1. */
-static pid_t
-fake_start(int *port)
-{
-	const char	*src = getenv("FLOWCGI_SRC");
-	char		 path[1024], buf[32];
-	int		 pfd[2];
-	ssize_t		 n;
-	size_t		 got = 0;
-	pid_t		 pid;
-
-	snprintf(path, sizeof(path), "%s/tests/fakes/fake_e2b.py",
-	    src != NULL ? src : ".");
-	if (pipe(pfd) != 0 || (pid = fork()) < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execlp("python3", "python3", path, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	while (got < sizeof(buf) - 1 &&
-	    (n = read(pfd[0], buf + got, sizeof(buf) - 1 - got)) > 0) {
-		got += (size_t)n;
-		if (memchr(buf, '\n', got) != NULL)
-			break;
-	}
-	close(pfd[0]);
-	buf[got] = '\0';
-	*port = (int)strtol(buf, NULL, 10);
-	return *port > 0 ? pid : -1;
 }
 
 static size_t
@@ -102,7 +68,7 @@ main(int argc, char **argv)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
 	log_init(CONF_LOG_ERROR, NULL);
-	if ((fake = fake_start(&port)) < 0) {
+	if ((fake = fake_proc_start("e2b", &port)) < 0) {
 		fprintf(stderr, "sandbox_e2b_bench: the fake did not start\n");
 		return 1;
 	}
@@ -203,7 +169,6 @@ main(int argc, char **argv)
 out:
 	sandbox_free(sb);
 	json_decref(opts);
-	kill(fake, SIGTERM);
-	waitpid(fake, NULL, 0);
+	fake_proc_stop(&fake);
 	return rc;
 }

@@ -27,6 +27,7 @@
 #include <curl/curl.h>
 
 #include "engine/sandbox/sandbox.h"
+#include "tests/unit/fake_proc.h"
 #include "tests/unit/host_procs.h"
 #include "tests/unit/sandbox_conformance.h"
 #include "tests/unit/tap.h"
@@ -45,45 +46,10 @@ static char				 base[64];
 static int
 fake_start(void)
 {
-	const char	*src = getenv("FLOWCGI_SRC");
-	char		 path[1024], buf[32];
-	int		 pfd[2];
-	ssize_t		 n;
-	size_t		 got = 0;
-
-	snprintf(path, sizeof(path), "%s/tests/fakes/fake_e2b.py",
-	    src != NULL ? src : ".");
-	if (pipe(pfd) != 0 || (fake_pid = fork()) < 0)
+	if ((fake_pid = fake_proc_start("e2b", &fake_port)) < 0)
 		return -1;
-	if (fake_pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execlp("python3", "python3", path, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	while (got < sizeof(buf) - 1 &&
-	    (n = read(pfd[0], buf + got, sizeof(buf) - 1 - got)) > 0) {
-		got += (size_t)n;
-		if (memchr(buf, '\n', got) != NULL)
-			break;
-	}
-	close(pfd[0]);
-	buf[got] = '\0';
-	fake_port = (int)strtol(buf, NULL, 10);
 	snprintf(base, sizeof(base), "http://127.0.0.1:%d", fake_port);
-	return fake_port > 0 ? 0 : -1;
-}
-
-static void
-fake_stop(void)
-{
-	if (fake_pid > 0) {
-		kill(fake_pid, SIGTERM);
-		waitpid(fake_pid, NULL, 0);
-		fake_pid = -1;
-	}
+	return 0;
 }
 
 /* One exchange with the fake; returns the status, *out the JSON body. */
@@ -124,31 +90,14 @@ fake_fail(const char *json)
 	fake_http("POST", "/_fail", json, NULL);
 }
 
-/* The last recorded request whose path starts with prefix (new ref). */
-static json_t *
-last_request(const char *method, const char *prefix)
+/*
+ * How many recorded requests have this method and a path that starts with
+ * prefix; *last (when not NULL) gets the last of them (new ref, or NULL).
+ */
+static int
+count_requests(const char *method, const char *prefix, json_t **last)
 {
 	json_t		*all = NULL, *r, *found = NULL;
-	size_t		 i;
-	const char	*p, *m;
-
-	fake_http("GET", "/_requests", NULL, &all);
-	json_array_foreach(all, i, r) {
-		p = json_string_value(json_object_get(r, "path"));
-		m = json_string_value(json_object_get(r, "method"));
-		if (p != NULL && m != NULL && strcmp(m, method) == 0 &&
-		    strncmp(p, prefix, strlen(prefix)) == 0)
-			found = r;
-	}
-	json_incref(found);
-	json_decref(all);
-	return found;
-}
-
-static int
-count_requests(const char *method, const char *prefix)
-{
-	json_t		*all = NULL, *r;
 	size_t		 i;
 	int		 n = 0;
 	const char	*p, *m;
@@ -158,11 +107,25 @@ count_requests(const char *method, const char *prefix)
 		p = json_string_value(json_object_get(r, "path"));
 		m = json_string_value(json_object_get(r, "method"));
 		if (p != NULL && m != NULL && strcmp(m, method) == 0 &&
-		    strncmp(p, prefix, strlen(prefix)) == 0)
+		    strncmp(p, prefix, strlen(prefix)) == 0) {
+			found = r;
 			n++;
+		}
 	}
+	if (last != NULL)
+		*last = json_incref(found);
 	json_decref(all);
 	return n;
+}
+
+/* The last recorded request whose path starts with prefix (new ref). */
+static json_t *
+last_request(const char *method, const char *prefix)
+{
+	json_t *r;
+
+	count_requests(method, prefix, &r);
+	return r;
 }
 
 /* The fake's view of sandbox sid: {alive, dir, processes...} (new ref). */
@@ -679,11 +642,11 @@ test_lifetime(void)
 	fake_fail("{}");
 	CHECK(sandbox_destroy(sb, err) == 0);
 	CHECK(sandbox_destroy(sb, err) == 0);
-	CHECK_INT(count_requests("DELETE", path), 2);
+	CHECK_INT(count_requests("DELETE", path, NULL), 2);
 	CHECK(sh(sb, "true", &res) == ENGINE_EINVAL);
 	CHECK(sandbox_upload(sb, "a", "x", 1, err) == ENGINE_EINVAL);
 	sandbox_free(sb);
-	CHECK_INT(count_requests("DELETE", path), 2);
+	CHECK_INT(count_requests("DELETE", path, NULL), 2);
 }
 
 /* ====== Errors ====== */
@@ -830,7 +793,7 @@ main(void)
 	log_init(CONF_LOG_ERROR, NULL);
 	prov = sandbox_provider_find("e2b");
 	if (!CHECK(prov != NULL) || !CHECK(fake_start() == 0)) {
-		fake_stop();
+		fake_proc_stop(&fake_pid);
 		return tap_done();
 	}
 	test_sdk_scenario();
@@ -840,6 +803,6 @@ main(void)
 	test_lifetime();
 	test_errors();
 	test_conformance();
-	fake_stop();
+	fake_proc_stop(&fake_pid);
 	return tap_done();
 }
