@@ -84,6 +84,7 @@
 #define SSH_PERSIST		600	/* ControlPersist, s */
 #define SSH_CONNECT_TIMEOUT	10	/* ConnectTimeout, s */
 #define SSH_OP_TIMEOUT_MS	30000	/* file operations */
+#define SSH_OP_US_PER_BYTE	1	/* + 1 s per MB moved: a 1 MB/s floor */
 #define SSH_BACKSTOP_US		10000000 /* local kill after the limit */
 #define SSH_LIST_MAX_BYTES	(64 * 1024 * 1024)
 #define TRAILER_MAX		64
@@ -885,11 +886,15 @@ out:
 
 /* ====== Remote commands ====== */
 
-/* The deadline of a file operation: SSH_OP_TIMEOUT_MS and extra_us. */
+/* The deadline of a file operation moving up to bytes: SSH_OP_TIMEOUT_MS,
+ * plus the time bytes take at SSH_OP_US_PER_BYTE. */
 static int64_t
-op_deadline(int64_t extra_us)
+op_deadline(int64_t bytes)
 {
-	return sandbox_now_us() + SSH_OP_TIMEOUT_MS * 1000LL + extra_us;
+	if (bytes > ((int64_t)1 << 40))	/* "no limit" callers */
+		bytes = (int64_t)1 << 40;
+	return sandbox_now_us() + SSH_OP_TIMEOUT_MS * 1000LL +
+	    bytes * SSH_OP_US_PER_BYTE;
 }
 
 /*
@@ -1271,7 +1276,7 @@ ssh_upload(struct sandbox *sb, const char *path, const void *data,
 	sandbox_buf_str(&sc, "; mkdir -p -- \"$(dirname -- \"$f\")\" && "
 	    "{ [ ! -L \"$f\" ] || rm -f -- \"$f\"; } && cat > \"$f\"");
 	if ((rc = remote(s, &sc, data, len, 4096,
-	    op_deadline((int64_t)(len / 1000)), err, &r)) != 0)
+	    op_deadline((int64_t)len), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) != 0) {
 		if (x == 255)
@@ -1312,7 +1317,7 @@ ssh_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	    "[ \"$(stat -c %%s -- \"$f\")\" -le %" PRId64 " ] || exit %d; "
 	    "exec cat -- \"$f\"", RX_NOTFOUND, RX_NOTFILE, max, RX_TOOBIG);
 	if ((rc = remote(s, &sc, NULL, 0, max,
-	    op_deadline(max / 1000), err, &r)) != 0)
+	    op_deadline((int64_t)max), err, &r)) != 0)
 		goto out;
 	x = run_exit(&r);
 	if (x == RX_NOTFOUND)
@@ -1749,7 +1754,7 @@ sandbox_upload_tree(struct sandbox *sb, const char *dir, const void *tar,
 	    "-C \"$d\" --no-same-owner --no-same-permissions "
 	    "--no-overwrite-dir");
 	if ((rc = remote(s, &sc, clean, clen, 4096,
-	    op_deadline((int64_t)(clen / 1000)), err, &r)) != 0)
+	    op_deadline((int64_t)clen), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) != 0) {
 		last_line(r.err, line, sizeof(line));
@@ -1796,7 +1801,7 @@ sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
 	    "exec tar -c -f - -C \"$d\" .", RX_NOTFOUND);
 	/* The remote tar is a little larger than the clean one. */
 	if ((rc = remote(s, &sc, NULL, 0, max * 2 + 1048576,
-	    op_deadline(max / 1000), err, &r)) != 0)
+	    op_deadline((int64_t)max), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) == RX_NOTFOUND) {
 		rc = sandbox_fail(err, ENGINE_ENOTFOUND, "download '%.120s': no such "
