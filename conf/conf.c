@@ -19,6 +19,7 @@ enum setting_type {
 	SET_SIZE,	/* bytes, with an optional k, m or g suffix */
 	SET_BOOL,
 	SET_LEVEL,	/* error, warn, info, debug */
+	SET_MODE,	/* file permissions in octal: "0660" */
 };
 
 struct setting {
@@ -39,10 +40,25 @@ struct setting {
 
 static const struct setting settings[] = {
 	S_STR("server.listen", listen, "127.0.0.1:9000"),
-	S_INT("server.workers", SET_INT, workers, "16", 1, 1024),
+	S_INT("server.socket_mode", SET_MODE, socket_mode, "0660", 0, 0777),
+	S_STR("server.socket_group", socket_group, ""),
+	S_INT("server.workers", SET_INT, workers, "4", 1, 1024),
+	S_INT("server.max_connections", SET_INT, max_connections, "1024", 2,
+	    65536),
+	S_INT("server.thread_stack", SET_SIZE, thread_stack, "256k", 64 << 10,
+	    64 << 20),
+	S_INT("server.thread_idle", SET_INT, thread_idle, "30", 1, 86400),
+	S_INT("server.read_timeout", SET_INT, read_timeout, "30", 1, 3600),
+	S_INT("server.write_timeout", SET_INT, write_timeout, "300", 1, 86400),
+	S_INT("server.max_runs", SET_INT, max_runs, "0", 0, 65536),
 	S_STR("server.data_dir", data_dir, "var"),
 	S_STR("server.url_prefix", url_prefix, ""),
+	S_STR("server.public_url", public_url, ""),
 	S_INT("server.shutdown_grace", SET_INT, shutdown_grace, "30", 0, 3600),
+	S_INT("app.max_active_requests", SET_INT, app_max_active_requests, "0",
+	    0, 100000),
+	S_INT("run.stop_on_disconnect", SET_BOOL, run_stop_on_disconnect,
+	    "false", 0, 1),
 	S_INT("limits.max_body", SET_SIZE, max_body, "64m", 1024,
 	    (int64_t)4 << 30),
 	S_INT("limits.max_json_body", SET_SIZE, max_json_body, "16m", 1024,
@@ -154,7 +170,7 @@ static int
 setting_set(struct conf *c, const struct setting *st, const char *text,
     char *why, size_t whysz)
 {
-	char	*p = (char *)c + st->off;
+	char	*p = (char *)c + st->off, *end;
 	int64_t	 v = 0;
 	int	 n;
 	size_t	 i;
@@ -189,6 +205,17 @@ setting_set(struct conf *c, const struct setting *st, const char *text,
 			return -1;
 		}
 		*(int *)p = (int)i;
+		return 0;
+	case SET_MODE:
+		errno = 0;
+		v = strtoll(text, &end, 8);
+		if (*text == '\0' || *end != '\0' || errno != 0 || v < st->min ||
+		    v > st->max) {
+			snprintf(why, whysz, "expected permissions in octal "
+			    "such as 0660");
+			return -1;
+		}
+		*(int *)p = (int)v;
 		return 0;
 	case SET_INT:
 	case SET_SIZE:
@@ -290,6 +317,9 @@ conf_setting_format(const struct conf *c, size_t i, char *buf, size_t bufsz)
 		break;
 	case SET_LEVEL:
 		snprintf(buf, bufsz, "%s", level_names[*(const int *)p & 3]);
+		break;
+	case SET_MODE:
+		snprintf(buf, bufsz, "\"%04o\"", (unsigned)*(const int *)p);
 		break;
 	default:
 		v = st->size == sizeof(int) ? *(const int *)p

@@ -24,10 +24,22 @@ enum conf_log_level {
 struct conf {
 	/* server */
 	char	 listen[256];		/* host:port or unix:/path */
-	int	 workers;		/* accepting threads per process */
+	int	 socket_mode;		/* permissions of a unix socket */
+	char	 socket_group[64];	/* its group; "" = the process's */
+	int	 workers;		/* serving threads kept ready */
+	int	 max_connections;	/* connections served at once */
+	int64_t	 thread_stack;		/* stack of a serving thread, bytes */
+	int	 thread_idle;		/* seconds before a spare thread ends */
+	int	 read_timeout;		/* seconds to receive a whole request */
+	int	 write_timeout;		/* seconds a client may stop reading */
+	int	 max_runs;		/* runs at once; 0 = 3/4 of connections */
 	char	 data_dir[1024];	/* LMDB environment, token, keys */
 	char	 url_prefix[256];	/* forced mount prefix; "" = detect */
+	char	 public_url[512];	/* absolute URLs in answers; "" = relative */
 	int	 shutdown_grace;	/* seconds to finish requests on stop */
+	/* apps and runs */
+	int	 app_max_active_requests; /* runs at once per app; 0 = any */
+	int	 run_stop_on_disconnect; /* a client that leaves stops its run */
 	/* limits */
 	int64_t	 max_body;		/* bytes in one request body */
 	int64_t	 max_json_body;		/* bytes in one JSON request body */

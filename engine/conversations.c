@@ -25,6 +25,20 @@ of_app(const json_t *rec, const char *app_id)
 	return app != NULL && strcmp(app, app_id) == 0;
 }
 
+/*
+ * 1 when conversation rec belongs to app_id and was started by end user
+ * user (NULL: by anyone). A conversation of another app or another end
+ * user is one that does not exist, as in Dify.
+ */
+static int
+of_owner(const json_t *rec, const char *app_id, const char *user)
+{
+	const char *u = str_of(rec, "from_end_user_id");
+
+	return of_app(rec, app_id) && (user == NULL || (u != NULL &&
+	    strcmp(u, user) == 0));
+}
+
 int
 engine_conversation_list(struct engine *e, const char *app_id,
     const char *user, int limit, json_t **out)
@@ -77,8 +91,8 @@ out:
 }
 
 int
-engine_message_list(struct engine *e, const char *app_id, const char *conv_id,
-    int limit, json_t **out)
+engine_message_list(struct engine *e, const char *app_id, const char *user,
+    const char *conv_id, int limit, json_t **out)
 {
 	struct store_txn	*t = NULL;
 	json_t			*all = NULL, *data = NULL, *rec, *conv = NULL;
@@ -92,7 +106,7 @@ engine_message_list(struct engine *e, const char *app_id, const char *conv_id,
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
 	if ((rc = store_get_json(t, STORE_DB_CONVERSATIONS, conv_id, &conv))
-	    == 0 && !of_app(conv, app_id))
+	    == 0 && !of_owner(conv, app_id, user))
 		rc = STORE_ENOTFOUND;
 	if (rc == 0)	/* one more than limit tells whether there are more */
 		rc = records_collect(t, STORE_DB_MESSAGES, prefix, NULL,
@@ -165,6 +179,7 @@ conv_delete(struct store_txn *t, const char *id, const json_t *conv)
 
 struct conv_del {
 	const char	*app_id;
+	const char	*user;
 	const char	*conv_id;
 };
 
@@ -178,7 +193,8 @@ conv_del_fn(struct store_txn *t, void *arg)
 	if ((rc = store_get_json(t, STORE_DB_CONVERSATIONS, d->conv_id,
 	    &conv)) != 0)
 		return rc;
-	rc = of_app(conv, d->app_id) ? conv_delete(t, d->conv_id, conv) :
+	rc = of_owner(conv, d->app_id, d->user) ? conv_delete(t, d->conv_id,
+	    conv) :
 	    STORE_ENOTFOUND;
 	json_decref(conv);
 	return rc;
@@ -186,9 +202,9 @@ conv_del_fn(struct store_txn *t, void *arg)
 
 int
 engine_conversation_delete(struct engine *e, const char *app_id,
-    const char *conv_id)
+    const char *user, const char *conv_id)
 {
-	struct conv_del d = { app_id, conv_id };
+	struct conv_del d = { app_id, user, conv_id };
 
 	if (engine_uuid_check(conv_id) != 0)
 		return ENGINE_ENOTFOUND;

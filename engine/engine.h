@@ -337,6 +337,14 @@ struct run_opts {
 	/* Called once the run has its ids, before anything runs. */
 	void		(*on_start)(void *arg, const char *task_id,
 			    const char *run_id);
+	/*
+	 * Optional: polled where a stop is checked (between nodes, agent
+	 * iterations, model tokens, commands); a non-zero answer stops the
+	 * run as a stop request does (status "stopped"). From any of the
+	 * run's threads, so it must be thread-safe.
+	 */
+	int		(*cancelled)(void *cancel_arg);
+	void		*cancel_arg;
 };
 
 /*
@@ -351,8 +359,14 @@ struct run_opts {
 int	engine_run(struct engine *e, const struct run_opts *o, char *err,
 	    json_t **out);
 
-/* Asks a running task to stop (from any process). */
-int	engine_run_stop(struct engine *e, const char *task_id);
+/*
+ * Asks running task task_id to stop (from any process). A task of another
+ * app than app_id, or started by another end user than user, is
+ * ENGINE_ENOTFOUND exactly as an unknown one (NULL: any app, any user).
+ * Stopping a finished task of theirs succeeds and changes nothing.
+ */
+int	engine_run_stop(struct engine *e, const char *app_id, const char *user,
+	    const char *task_id);
 
 /* The record of run id (Dify's workflow run detail). */
 int	engine_run_get(struct engine *e, const char *run_id, json_t **out);
@@ -377,13 +391,18 @@ int	engine_conversation_list(struct engine *e, const char *app_id,
 /*
  * Messages of conversation conv_id, oldest first: {limit, has_more,
  * data: [{id, conversation_id, inputs, query, answer, created_at, ...}]}.
+ * A conversation of another app, or started by another end user than
+ * user (NULL: any), is ENGINE_ENOTFOUND.
  */
 int	engine_message_list(struct engine *e, const char *app_id,
-	    const char *conv_id, int limit, json_t **out);
+	    const char *user, const char *conv_id, int limit, json_t **out);
 
-/* Deletes a conversation and its messages. */
+/*
+ * Deletes a conversation and its messages; ENGINE_ENOTFOUND for one of
+ * another app or end user, as engine_message_list.
+ */
 int	engine_conversation_delete(struct engine *e, const char *app_id,
-	    const char *conv_id);
+	    const char *user, const char *conv_id);
 
 /* ====== DSL ====== */
 

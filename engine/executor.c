@@ -152,6 +152,9 @@ run_stop_requested(struct run *r)
 	json_t			*rec = NULL;
 	int			 stop = 0;
 
+	if (r->opts->cancelled != NULL &&
+	    r->opts->cancelled(r->opts->cancel_arg))
+		return 1;
 	if (store_read_begin(r->e->store, &t) != 0)
 		return 0;
 	if (store_get_json(t, STORE_DB_RUNS, r->id, &rec) == 0)

@@ -148,14 +148,25 @@ run_write_fn(struct store_txn *t, void *arg)
 	return 0;
 }
 
-/* The conversation id of an app, or ENGINE_ENOTFOUND. New reference. */
+/* 1 when string field k of rec is present and equals want. */
 static int
-conversation_load(struct engine *e, const char *app_id, const char *id,
-    json_t **out)
+field_is(const json_t *rec, const char *k, const char *want)
+{
+	const char *v = json_string_value(json_object_get(rec, k));
+
+	return v != NULL && strcmp(v, want) == 0;
+}
+
+/*
+ * Conversation id of app_id started by end user (Dify scopes conversations
+ * to their end user), or ENGINE_ENOTFOUND. New reference.
+ */
+static int
+conversation_load(struct engine *e, const char *app_id, const char *user,
+    const char *id, json_t **out)
 {
 	struct store_txn	*t = NULL;
 	json_t			*c = NULL;
-	const char		*app;
 	int			 rc;
 
 	if (engine_uuid_check(id) != 0)
@@ -166,8 +177,8 @@ conversation_load(struct engine *e, const char *app_id, const char *id,
 	store_read_end(t);
 	if (rc != 0)
 		return engine_from_store(rc);
-	app = json_string_value(json_object_get(c, "app_id"));
-	if (app == NULL || strcmp(app, app_id) != 0) {
+	if (!field_is(c, "app_id", app_id) || !field_is(c,
+	    "from_end_user_id", user != NULL ? user : "")) {
 		json_decref(c);
 		return ENGINE_ENOTFOUND;
 	}
@@ -258,6 +269,42 @@ file_input(struct engine *e, const char *app_id, const char *name,
 	}
 	return engine_invalid(err, "%s: transfer_method must be local_file or "
 	    "remote_url", name);
+}
+
+/*
+ * The run's sys.files from the API's files array: each checked and made
+ * into Dify's file object as a file input is, so an upload of another app
+ * is refused exactly as an unknown one. *out is a new array.
+ */
+static int
+sys_files(struct engine *e, const char *app_id, const json_t *in, char *err,
+    json_t **out)
+{
+	json_t	*files, *f = NULL, *item;
+	size_t	 i;
+	int	 rc = 0;
+
+	if ((files = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	if (in != NULL && !json_is_null(in) && !json_is_array(in)) {
+		rc = engine_invalid(err, "files must be an array");
+		goto out;
+	}
+	json_array_foreach(in, i, item) {
+		if ((rc = file_input(e, app_id, "files", item, err, &f)) != 0)
+			goto out;
+		if (json_array_append_new(files, f) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+	}
+out:
+	if (rc != 0) {
+		json_decref(files);
+		return rc;
+	}
+	*out = files;
+	return 0;
 }
 
 /*
@@ -398,7 +445,7 @@ history_load(struct engine *e, const char *app_id, const char *conv_id,
 	json_t	*list = NULL, *m;
 	size_t	 i, n, from;
 
-	if (engine_message_list(e, app_id, conv_id, 10000, &list) != 0)
+	if (engine_message_list(e, app_id, NULL, conv_id, 10000, &list) != 0)
 		return;
 	n = json_array_size(json_object_get(list, "data"));
 	from = n > HISTORY_MAX ? n - HISTORY_MAX : 0;
@@ -480,6 +527,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	struct run_write	 w = { NULL, NULL, NULL, NULL, NULL, 0, 1 };
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
+	json_t			*files = NULL;
 	json_t			*legacy = NULL;
 	const char		*status, *mode;
 	long			 start;
@@ -520,7 +568,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		goto out;
 	}
 	if ((rc = start_inputs(e, o->app_id, &r.g->nodes[start], o->inputs,
-	    err, &inputs)) != 0)
+	    err, &inputs)) != 0 || (rc = sys_files(e, o->app_id, o->files, err,
+	    &files)) != 0)
 		goto out;
 	if (strcmp(mode, "advanced-chat") == 0 || r.legacy != NULL) {
 		r.chat = 1;
@@ -529,11 +578,11 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 			goto out;
 		}
 		if (o->conversation_id != NULL) {
-			if ((rc = conversation_load(e, o->app_id,
+			if ((rc = conversation_load(e, o->app_id, o->user,
 			    o->conversation_id, &conv)) != 0) {
 				if (rc == ENGINE_ENOTFOUND)
-					rc = engine_invalid(err, "Conversation "
-					    "Not Exists.");
+					snprintf(err, ENGINE_ERRMAX,
+					    "Conversation Not Exists.");
 				goto out;
 			}
 			snprintf(r.conversation_id, sizeof(r.conversation_id),
@@ -558,8 +607,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	    json_object_get(app, "workflow"), "id") : "");
 	r.started_ms = run_now_ms();
 	sys = json_pack("{s:s,s:o,s:s,s:s,s:s,s:s,s:I,s:s?,s:I}",
-	    "query", o->query ? o->query : "", "files", o->files ?
-	    json_incref((json_t *)o->files) : json_array(), "user_id",
+	    "query", o->query ? o->query : "", "files", json_incref(files),
+	    "user_id",
 	    o->user ? o->user :
 	    "", "app_id", r.app_id, "workflow_id", r.workflow_id,
 	    "workflow_run_id", r.id, "timestamp",
@@ -698,6 +747,7 @@ out:
 	json_decref(legacy);
 	json_decref(sys);
 	json_decref(inputs);
+	json_decref(files);
 	json_decref(app);
 	json_decref(r.node_runs);
 	json_decref(r.outputs);
@@ -720,30 +770,46 @@ out:
 
 /* ====== Stop and records ====== */
 
+struct stop_req {
+	const char	*app_id;	/* NULL: any app (the CLI, tests) */
+	const char	*user;		/* NULL: any end user */
+	const char	*task_id;
+};
+
 static int
 stop_fn(struct store_txn *t, void *arg)
 {
-	const char	*id = arg;
+	struct stop_req	*s = arg;
 	json_t		*rec = NULL;
 	int		 rc;
 
-	if ((rc = store_get_json(t, STORE_DB_RUNS, id, &rec)) != 0)
+	if ((rc = store_get_json(t, STORE_DB_RUNS, s->task_id, &rec)) != 0)
 		return rc;
+	/* A run of another app or end user is one that does not exist. */
+	if ((s->app_id != NULL && !field_is(rec, "app_id", s->app_id)) ||
+	    (s->user != NULL && !field_is(rec, "created_by_end_user",
+	    s->user))) {
+		rc = STORE_ENOTFOUND;
+		goto out;
+	}
 	if (strcmp(var_str(rec, "status"), "running") == 0) {
 		json_object_set_new(rec, "stop_requested", json_true());
-		rc = store_put_json(t, STORE_DB_RUNS, id, rec, 0);
+		rc = store_put_json(t, STORE_DB_RUNS, s->task_id, rec, 0);
 	}
+out:
 	json_decref(rec);
 	return rc;
 }
 
 int
-engine_run_stop(struct engine *e, const char *task_id)
+engine_run_stop(struct engine *e, const char *app_id, const char *user,
+    const char *task_id)
 {
+	struct stop_req s = { app_id, user, task_id };
+
 	if (engine_uuid_check(task_id) != 0)
 		return ENGINE_ENOTFOUND;
-	return engine_from_store(store_write(e->store, stop_fn,
-	    (void *)task_id));
+	return engine_from_store(store_write(e->store, stop_fn, &s));
 }
 
 int

@@ -246,6 +246,7 @@ static void
 draft_run(struct req *r, int chat)
 {
 	struct run_opts		 o;
+	struct run_slot		 slot = { -1, 0 };
 	const char		*mode, *query = NULL, *conv = NULL;
 	char			 err[ENGINE_ERRMAX] = "";
 	json_t			*app = NULL, *inputs, *res = NULL;
@@ -288,8 +289,13 @@ draft_run(struct req *r, int chat)
 	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "debugger";
+	o.cancelled = run_cancelled;
+	o.cancel_arg = r;
+	if (run_admit(r, r->captures[0], &slot) != 0)
+		goto out;
 	sse_run(r, &o, err, &res);
 out:
+	run_release(&slot);
 	json_decref(res);
 	json_decref(app);
 }

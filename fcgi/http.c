@@ -89,22 +89,20 @@ req_query_int(struct req *r, const char *name, int def, int lo, int hi,
 const char *
 req_base_url(struct req *r)
 {
-	const char	*host = req_param(r, "HTTP_HOST");
-	const char	*https = req_param(r, "HTTPS");
-	const char	*port = req_param(r, "SERVER_PORT");
-	const char	*colon, *url;
+	const char	*pub = r->conf->public_url, *path, *url;
+	size_t		 n = strlen(pub);
 
-	https = https && *https && strcmp(https, "off") ? "https" : NULL;
-	/* nginx's stock fastcgi_params pass HTTP_HOST as $host, which has no
-	 * port: add SERVER_PORT back unless it is the scheme's default. */
-	colon = host ? strrchr(host, ':') : NULL;
-	if (host == NULL || port == NULL || *port == '\0' ||
-	    (colon != NULL && strchr(colon, ']') == NULL) ||
-	    strcmp(port, https ? "443" : "80") == 0)
-		port = NULL;
-	url = arena_printf(r->a, "%s://%s%s%s%s", https ? "https" : "http",
-	    host ? host : "localhost", port ? ":" : "", port ? port : "",
-	    r->prefix);
+	/* The Host header is the client's word: never build links from it.
+	 * Without server.public_url the links are relative to the host. */
+	if (n == 0)
+		return r->prefix;
+	while (n > 0 && pub[n - 1] == '/')
+		n--;
+	/* A public_url with a path names the mount point itself. */
+	path = strstr(pub, "://");
+	path = path != NULL ? strchr(path + 3, '/') : NULL;
+	url = arena_printf(r->a, "%.*s%s", (int)n, pub,
+	    path != NULL && path < pub + n ? "" : r->prefix);
 	return url ? url : "";
 }
 
@@ -426,7 +424,10 @@ resp_engine_error(struct req *r, int rc, const char *err, const char *what)
 		resp_error(r, 400, "invalid_param", "%s", err);
 		break;
 	case ENGINE_ENOTFOUND:
-		resp_error(r, 404, "not_found", "%s not found", what);
+		if (err != NULL && *err != '\0')
+			resp_error(r, 404, "not_found", "%s", err);
+		else
+			resp_error(r, 404, "not_found", "%s not found", what);
 		break;
 	case ENGINE_ECONFLICT:
 		resp_error(r, 412, "precondition_failed", "%s changed since "

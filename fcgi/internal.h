@@ -41,8 +41,16 @@ struct req_io {
 	ssize_t		 (*read)(void *ctx, char *buf, size_t n);
 	int		 (*write)(void *ctx, const char *buf, size_t n);
 	int		 (*flush)(void *ctx);
+	/* 1 once the client went away (hung up, or stopped reading) */
+	int		 (*gone)(void *ctx);
 	void		*ctx;
 };
+
+/*
+ * 1 once the server's stop grace (server.shutdown_grace) is over: runs
+ * still going must stop now.
+ */
+int	server_cancelling(void);
 
 #define REQ_MAX_CAPTURES 4
 #define REQ_MAX_HEADERS 8
@@ -91,8 +99,10 @@ int	req_query_int(struct req *r, const char *name, int def, int lo,
 	    int hi, int *out);
 
 /*
- * "scheme://host[:port]/prefix" of this request, for URLs in answers;
- * lives in r's arena.
+ * Where this flowcgi is mounted, for URLs in answers: server.public_url
+ * ("https://host[/prefix]"), or the bare prefix ("" or "/flow") when it is
+ * not set, so that links are relative; the Host header is never used.
+ * Lives in r's arena (or the configuration).
  */
 const char *req_base_url(struct req *r);
 
@@ -184,6 +194,29 @@ int	multipart_parse(struct arena *a, const char *content_type,
  * event after. *out as engine_run.
  */
 int	sse_run(struct req *r, struct run_opts *o, char *err, json_t **out);
+
+/* ====== Run admission (admit.c) ====== */
+
+struct run_slot {
+	int	app_fd;		/* the held app slot, or -1 */
+	int	counted;	/* counted in the process's runs */
+};
+
+/*
+ * Admits one run of app_id: within server.max_runs for the process and
+ * app.max_active_requests for the app (across processes). Returns 0 with
+ * *s held (run_release frees it), or -1 after answering 503 or 429 with
+ * Retry-After.
+ */
+int	run_admit(struct req *r, const char *app_id, struct run_slot *s);
+void	run_release(struct run_slot *s);
+
+/*
+ * run_opts.cancelled for a run of request r (the cancel_arg): 1 when the
+ * server's stop grace is over, or the client went away and
+ * run.stop_on_disconnect is set.
+ */
+int	run_cancelled(void *r);
 
 /* ====== Routing ====== */
 

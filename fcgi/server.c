@@ -1,22 +1,40 @@
 /*
- * server.c — the process model: where the listening socket comes from,
- * worker threads each accepting with its own FCGX_Request, plain CGI,
- * and a graceful stop on SIGTERM / SIGINT.
+ * server.c — the process model: where the listening socket comes from, an
+ * event loop that owns every connection, serving threads that grow on
+ * demand, plain CGI, and a graceful stop on SIGTERM / SIGINT.
+ * docs/architecture.md tells the same story with the reasons.
  *
- * Stopping: a socket we opened ourselves is shut down for reading, which
- * wakes every thread blocked in accept(). A socket we inherited (spawn-fcgi,
- * mod_fcgid, systemd) may be shared with sibling processes, so we must not
- * shut it down; instead idle workers are woken with SIGUSR1, which they
- * unblock only while they wait in accept().
+ * The event loop (the main thread) waits in epoll on the listening socket,
+ * a signalfd, an eventfd for wake-ups and every connection that is idle
+ * (accepted, nothing to read yet) or being served (watched for a hang-up).
+ * Idle connections cost a few bytes and no thread. When one becomes
+ * readable it goes on the ready queue; a spare serving thread takes it, or
+ * a new one starts (up to server.max_connections; spare threads end after
+ * server.thread_idle). The thread reads the request with libfcgi
+ * (FCGX_Accept_r on a dup of the connection), serves it, and hands the
+ * connection back to the loop, which alone closes connections and frees
+ * their state, so nothing is freed while an event for it is in flight.
+ *
+ * Time limits: a connection must deliver a whole request within
+ * server.read_timeout (the loop shuts down one that does not, idle or half
+ * read); reads and writes of a served connection carry SO_RCVTIMEO /
+ * SO_SNDTIMEO, so a client that stops reading is dropped after
+ * server.write_timeout.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -26,11 +44,26 @@
 
 #include "fcgi/internal.h"
 
-struct worker {
-	struct server	*srv;
-	pthread_t	 tid;
-	atomic_int	 waiting;	/* 1 while in FCGX_Accept_r */
-	atomic_int	 done;
+/* Where a connection is; only the loop moves one out of CONN_DONE. */
+enum conn_state {
+	CONN_IDLE,	/* in epoll, waiting for its request */
+	CONN_READY,	/* on the ready queue */
+	CONN_READING,	/* a thread reads its request */
+	CONN_SERVING,	/* a thread serves it; watched for a hang-up */
+	CONN_FINISHING,	/* answered; libfcgi ends the request */
+	CONN_DONE,	/* handed back to the loop */
+};
+
+struct conn {
+	int		 fd;
+	enum conn_state	 state;		/* under srv->mu */
+	int64_t		 deadline;	/* ms: whole request by then */
+	atomic_int	 gone;		/* the peer hung up */
+	int		 keep;		/* FastCGI keep-alive: serve again */
+	int		 timed_out;	/* the loop cut it at the deadline */
+	const char	*why;		/* why it closed, logged once */
+	struct conn	*next, *prev;	/* every connection */
+	struct conn	*qnext;		/* ready or done queue */
 };
 
 struct server {
@@ -38,39 +71,111 @@ struct server {
 	struct engine		*eng;
 	char			 token[AUTH_TOKEN_MAX];
 	unsigned char		 token_hash[32];
-	int			 fd;
+	int			 fd;		/* listening socket */
 	int			 own_socket;
+	int			 ep, wakefd, sigfd;
+	int			 accepting;	/* listen fd armed in epoll */
 	atomic_int		 stopping;
-	struct worker		*workers;
-	int			 nworkers;
+
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;		/* work or stop for threads */
+	pthread_cond_t		 idle_cv;	/* a thread ended */
+	struct conn		*all;		/* every open connection */
+	struct conn		*ready, *ready_tail;
+	struct conn		*done;		/* handed back, LIFO */
+	int			 nconns;	/* open connections */
+	int			 nready;	/* on the ready queue */
+	int			 nthreads, nspare, nbusy;
+	int			 max_threads;
+	size_t			 stack;
+	pthread_attr_t		 attr;
 };
 
+/* Tags for the epoll entries that are not connections. */
+static char tag_listen, tag_wake, tag_signal;
+
+static atomic_int cancel_runs;	/* the grace after SIGTERM is over */
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+server_cancelling(void)
+{
+	return atomic_load(&cancel_runs);
+}
+
+static void
+wake_loop(struct server *srv)
+{
+	uint64_t one = 1;
+
+	/* a full counter already means "wake up" */
+	(void)!write(srv->wakefd, &one, sizeof(one));
+}
+
 /* ====== One request ====== */
+
+/* What a serving thread hands its req_io callbacks. */
+struct serve_ctx {
+	FCGX_Request	 fr;
+	struct conn	*c;
+	struct server	*srv;
+};
 
 static const char *
 fcgx_param(void *ctx, const char *name)
 {
-	return FCGX_GetParam(name, ((FCGX_Request *)ctx)->envp);
+	return FCGX_GetParam(name, ((struct serve_ctx *)ctx)->fr.envp);
 }
 
 static ssize_t
 fcgx_read(void *ctx, char *buf, size_t n)
 {
-	int chunk = n > (1 << 30) ? (1 << 30) : (int)n;
+	struct serve_ctx	*sc = ctx;
+	int			 chunk = n > (1 << 30) ? (1 << 30) : (int)n;
 
-	return FCGX_GetStr(buf, chunk, ((FCGX_Request *)ctx)->in);
+	/* The body belongs to the request: it too must arrive in time. */
+	if (now_ms() > sc->c->deadline) {
+		sc->c->why = "request body not received within "
+		    "server.read_timeout";
+		return -1;
+	}
+	return FCGX_GetStr(buf, chunk, sc->fr.in);
+}
+
+/* Notes why a write failed: a client that stopped reading, or left. */
+static int
+write_failed(struct serve_ctx *sc)
+{
+	int err = FCGX_GetError(sc->fr.out);
+
+	if (!atomic_exchange(&sc->c->gone, 1))
+		sc->c->why = err == EAGAIN || err == EWOULDBLOCK ?
+		    "client stopped reading for server.write_timeout" :
+		    "client went away during the answer";
+	return -1;
 }
 
 static int
 fcgx_write(void *ctx, const char *buf, size_t n)
 {
-	FCGX_Stream	*out = ((FCGX_Request *)ctx)->out;
-	int		 chunk;
+	struct serve_ctx	*sc = ctx;
+	FCGX_Stream		*out = sc->fr.out;
+	int			 chunk;
 
+	if (atomic_load(&sc->c->gone))
+		return -1;
 	while (n > 0) {
 		chunk = n > (1 << 30) ? (1 << 30) : (int)n;
 		if (FCGX_PutStr(buf, chunk, out) != chunk)
-			return -1;
+			return write_failed(sc);
 		buf += chunk;
 		n -= (size_t)chunk;
 	}
@@ -80,7 +185,17 @@ fcgx_write(void *ctx, const char *buf, size_t n)
 static int
 fcgx_flush(void *ctx)
 {
-	return FCGX_FFlush(((FCGX_Request *)ctx)->out);
+	struct serve_ctx *sc = ctx;
+
+	if (atomic_load(&sc->c->gone))
+		return -1;
+	return FCGX_FFlush(sc->fr.out) == 0 ? 0 : write_failed(sc);
+}
+
+static int
+fcgx_gone(void *ctx)
+{
+	return atomic_load(&((struct serve_ctx *)ctx)->c->gone);
 }
 
 static const char *
@@ -111,6 +226,13 @@ cgi_flush(void *ctx)
 	return fflush(stdout);
 }
 
+static int
+cgi_gone(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
 static double
 ms_since(const struct timespec *t0)
 {
@@ -122,7 +244,8 @@ ms_since(const struct timespec *t0)
 }
 
 static void
-serve_one(struct server *srv, const struct req_io *io)
+serve_one(const struct conf *conf, struct engine *eng,
+    const unsigned char *token_hash, const struct req_io *io)
 {
 	static const char oom[] = "Status: 500 Internal Server Error\r\n"
 	    "Content-Type: application/json\r\n\r\n{\"code\":"
@@ -136,9 +259,9 @@ serve_one(struct server *srv, const struct req_io *io)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&r, 0, sizeof(r));
 	r.io = io;
-	r.conf = srv->conf;
-	r.eng = srv->eng;
-	r.admin_token_hash = srv->token_hash;
+	r.conf = conf;
+	r.eng = eng;
+	r.admin_token_hash = token_hash;
 	r.prefix = "";
 	r.path = "";
 	if ((r.a = arena_new()) == NULL) {
@@ -172,61 +295,421 @@ out:
 	arena_free(r.a);
 }
 
-/* ====== Workers ====== */
+/* ====== Serving threads ====== */
+
+/* Hands c back to the loop, which closes it or waits for the next request. */
+static void
+conn_hand_back(struct server *srv, struct conn *c)
+{
+	pthread_mutex_lock(&srv->mu);
+	c->state = CONN_DONE;
+	c->qnext = srv->done;
+	srv->done = c;
+	pthread_mutex_unlock(&srv->mu);
+	wake_loop(srv);
+}
 
 static void
-on_wake(int sig)
+set_timeout(int fd, int opt, int seconds)
 {
-	(void)sig;	/* only interrupts accept() */
+	struct timeval tv = { seconds, 0 };
+
+	if (setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv)) != 0)
+		log_warn("setsockopt: %s", strerror(errno));
+}
+
+/*
+ * Reads one request from c (on a dup, so that c->fd stays ours and the
+ * loop may shut it down at the deadline), serves it, hands c back.
+ */
+static void
+serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
+{
+	struct req_io		 io = { fcgx_param, fcgx_read, fcgx_write,
+				    fcgx_flush, fcgx_gone, sc };
+	struct epoll_event	 ev;
+	int			 d, fl, timed_out;
+
+	sc->c = c;
+	c->keep = 0;
+	atomic_store(&c->gone, 0);
+	if ((fl = fcntl(c->fd, F_GETFL)) < 0 ||
+	    fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK) != 0 ||
+	    (d = fcntl(c->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		c->why = "cannot set up the connection";
+		log_warn("connection: %s", strerror(errno));
+		goto out;
+	}
+	set_timeout(c->fd, SO_RCVTIMEO, srv->conf->read_timeout);
+	set_timeout(c->fd, SO_SNDTIMEO, srv->conf->write_timeout);
+	/* libfcgi reads the request from d: keepConnection stops the
+	 * FCGX_Finish_r at the top of FCGX_Accept_r closing it, and with no
+	 * listening socket it never accepts on its own. On a bad request it
+	 * closes d and fails. */
+	sc->fr.ipcFd = d;
+	sc->fr.keepConnection = 1;
+	if (FCGX_Accept_r(&sc->fr) < 0) {
+		sc->fr.ipcFd = -1;
+		pthread_mutex_lock(&srv->mu);
+		/* the loop's cut, or SO_RCVTIMEO at the same deadline */
+		timed_out = c->timed_out || now_ms() >= c->deadline;
+		pthread_mutex_unlock(&srv->mu);
+		if (c->why == NULL)
+			c->why = timed_out ? "no complete request within "
+			    "server.read_timeout" : "no FastCGI request (bad "
+			    "records, or closed before a whole request)";
+		goto out;
+	}
+	pthread_mutex_lock(&srv->mu);
+	c->state = CONN_SERVING;
+	pthread_mutex_unlock(&srv->mu);
+	/* Watch for a hang-up while it is served (run.stop_on_disconnect,
+	 * and a run that stops producing events for nobody). */
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLRDHUP | EPOLLONESHOT;
+	ev.data.ptr = c;
+	(void)epoll_ctl(srv->ep, EPOLL_CTL_MOD, c->fd, &ev);
+	serve_one(srv->conf, srv->eng, srv->token_hash, &io);
+	pthread_mutex_lock(&srv->mu);
+	c->state = CONN_FINISHING;	/* a hang-up now is the normal end */
+	pthread_mutex_unlock(&srv->mu);
+	FCGX_Finish_r(&sc->fr);
+	if (sc->fr.ipcFd >= 0) {
+		/* kept open (the web server asked for keep-alive) */
+		close(sc->fr.ipcFd);
+		sc->fr.ipcFd = -1;
+		c->keep = !atomic_load(&c->gone) &&
+		    !atomic_load(&srv->stopping);
+	}
+out:
+	conn_hand_back(srv, c);
 }
 
 static void *
-worker_main(void *arg)
+thread_main(void *arg)
 {
-	struct worker	*w = arg;
-	struct server	*srv = w->srv;
-	FCGX_Request	 fr;
-	struct req_io	 io = { fcgx_param, fcgx_read, fcgx_write,
-			    fcgx_flush, &fr };
-	sigset_t	 wake;
-	int		 rc;
+	struct server		*srv = arg;
+	struct serve_ctx	*sc;
+	struct conn		*c;
+	struct timespec		 ts;
+	sigset_t		 all;
 
-	sigemptyset(&wake);
-	sigaddset(&wake, SIGUSR1);
-	if (FCGX_InitRequest(&fr, srv->fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
-		log_error("cannot set up a FastCGI request");
-		goto out;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if ((sc = calloc(1, sizeof(*sc))) != NULL) {
+		sc->srv = srv;
+		FCGX_InitRequest(&sc->fr, -1, 0);
 	}
-	while (!atomic_load(&srv->stopping)) {
-		/* Only an inherited socket needs the wake-up signal: our own
-		 * is shut down instead (see the top of this file). */
-		atomic_store(&w->waiting, 1);
-		if (!srv->own_socket)
-			pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
-		if (atomic_load(&srv->stopping))
-			rc = -1;
-		else
-			rc = FCGX_Accept_r(&fr);
-		if (!srv->own_socket)
-			pthread_sigmask(SIG_BLOCK, &wake, NULL);
-		atomic_store(&w->waiting, 0);
-		if (rc < 0) {
-			if (atomic_load(&srv->stopping))
-				break;
-			if (errno != EINTR) {
-				log_warn("accept: %s", strerror(errno));
-				/* EMFILE and friends: do not spin */
-				usleep(100 * 1000);
-			}
-			continue;
+	pthread_mutex_lock(&srv->mu);
+	for (;;) {
+		while (srv->ready == NULL && !atomic_load(&srv->stopping)) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_sec += srv->conf->thread_idle;
+			if (pthread_cond_timedwait(&srv->cv, &srv->mu, &ts) ==
+			    ETIMEDOUT && srv->ready == NULL &&
+			    srv->nthreads > srv->conf->workers)
+				goto out;	/* a spare too many */
 		}
-		serve_one(srv, &io);
-		FCGX_Finish_r(&fr);
+		if (srv->ready == NULL || sc == NULL)
+			break;		/* stopping, or no memory to serve */
+		c = srv->ready;
+		if ((srv->ready = c->qnext) == NULL)
+			srv->ready_tail = NULL;
+		c->state = CONN_READING;
+		srv->nready--;
+		srv->nspare--;
+		srv->nbusy++;
+		pthread_mutex_unlock(&srv->mu);
+		serve_conn(srv, sc, c);
+		pthread_mutex_lock(&srv->mu);
+		srv->nbusy--;
+		srv->nspare++;
 	}
-	FCGX_Free(&fr, 0);
 out:
-	atomic_store(&w->done, 1);
+	srv->nspare--;
+	srv->nthreads--;
+	pthread_cond_broadcast(&srv->idle_cv);
+	pthread_mutex_unlock(&srv->mu);
+	if (sc != NULL)
+		FCGX_Free(&sc->fr, 0);
+	free(sc);
 	return NULL;
+}
+
+/* Starts a serving thread; called with srv->mu held. 0 or -1. */
+static int
+thread_start(struct server *srv)
+{
+	pthread_t	t;
+	int		rc;
+
+	if (srv->nthreads >= srv->max_threads)
+		return -1;
+	if ((rc = pthread_create(&t, &srv->attr, thread_main, srv)) != 0) {
+		log_warn("cannot start a serving thread: %s", strerror(rc));
+		return -1;
+	}
+	srv->nthreads++;
+	srv->nspare++;
+	return 0;
+}
+
+/* Puts c on the ready queue and makes sure a thread will take it. */
+static void
+conn_ready(struct server *srv, struct conn *c)
+{
+	pthread_mutex_lock(&srv->mu);
+	c->state = CONN_READY;
+	c->qnext = NULL;
+	if (srv->ready_tail != NULL)
+		srv->ready_tail->qnext = c;
+	else
+		srv->ready = c;
+	srv->ready_tail = c;
+	/* Every queued connection needs a spare thread of its own. */
+	if (++srv->nready > srv->nspare)
+		(void)thread_start(srv);
+	pthread_cond_signal(&srv->cv);
+	pthread_mutex_unlock(&srv->mu);
+}
+
+/* ====== The event loop ====== */
+
+static int
+arm(struct server *srv, int op, int fd, uint32_t events, void *tag)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.ptr = tag;
+	return epoll_ctl(srv->ep, op, fd, &ev);
+}
+
+/* Closes c (called by the loop only) and logs why once, at info. */
+static void
+conn_close(struct server *srv, struct conn *c)
+{
+	(void)epoll_ctl(srv->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	if (c->why != NULL)
+		log_info("connection %d closed: %s", c->fd, c->why);
+	close(c->fd);
+	pthread_mutex_lock(&srv->mu);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		srv->all = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	srv->nconns--;
+	pthread_mutex_unlock(&srv->mu);
+	free(c);
+}
+
+/* Waits for the next request on c (new, or kept alive). */
+static void
+conn_idle(struct server *srv, struct conn *c, int op)
+{
+	pthread_mutex_lock(&srv->mu);
+	c->state = CONN_IDLE;
+	c->deadline = now_ms() + (int64_t)srv->conf->read_timeout * 1000;
+	c->timed_out = 0;
+	c->why = NULL;
+	pthread_mutex_unlock(&srv->mu);
+	if (arm(srv, op, c->fd, EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, c) != 0) {
+		c->why = "cannot watch the connection";
+		conn_close(srv, c);
+	}
+}
+
+/* Accepts what is waiting, up to server.max_connections. */
+static void
+accept_new(struct server *srv)
+{
+	struct conn	*c;
+	int		 fd;
+
+	while (srv->nconns < srv->conf->max_connections &&
+	    !atomic_load(&srv->stopping)) {
+		fd = accept4(srv->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				log_warn("accept: %s (server.max_connections "
+				    "is %d)", strerror(errno),
+				    srv->conf->max_connections);
+			return;	/* EAGAIN: taken, or none left */
+		}
+		if ((c = calloc(1, sizeof(*c))) == NULL) {
+			close(fd);
+			return;
+		}
+		c->fd = fd;
+		pthread_mutex_lock(&srv->mu);
+		c->next = srv->all;
+		if (srv->all != NULL)
+			srv->all->prev = c;
+		srv->all = c;
+		srv->nconns++;
+		pthread_mutex_unlock(&srv->mu);
+		conn_idle(srv, c, EPOLL_CTL_ADD);
+	}
+}
+
+/* Arms or disarms the listening socket as room comes and goes. */
+static void
+accept_pace(struct server *srv)
+{
+	int want = srv->nconns < srv->conf->max_connections &&
+	    !atomic_load(&srv->stopping);
+
+	if (want == srv->accepting)
+		return;
+	if (arm(srv, EPOLL_CTL_MOD, srv->fd, want ? EPOLLIN : 0,
+	    &tag_listen) == 0)
+		srv->accepting = want;
+}
+
+/* Connections the threads handed back: close them, or wait again. */
+static void
+take_back(struct server *srv)
+{
+	struct conn	*c, *next;
+	uint64_t	 n;
+
+	(void)!read(srv->wakefd, &n, sizeof(n));
+	pthread_mutex_lock(&srv->mu);
+	c = srv->done;
+	srv->done = NULL;
+	pthread_mutex_unlock(&srv->mu);
+	for (; c != NULL; c = next) {
+		next = c->qnext;
+		if (c->keep)
+			conn_idle(srv, c, EPOLL_CTL_MOD);
+		else
+			conn_close(srv, c);
+	}
+}
+
+/*
+ * Shuts down connections past their request deadline: idle ones are
+ * closed here, half-read ones are shut down so that their thread's read
+ * ends and hands them back.
+ */
+static void
+reap(struct server *srv)
+{
+	struct conn	*c, *next, *expired = NULL;
+	int64_t		 now = now_ms();
+
+	pthread_mutex_lock(&srv->mu);
+	for (c = srv->all; c != NULL; c = c->next) {
+		if (c->deadline > now || c->timed_out)
+			continue;
+		if (c->state == CONN_IDLE) {
+			c->timed_out = 1;
+			c->qnext = expired;
+			expired = c;
+		} else if (c->state == CONN_READING) {
+			c->timed_out = 1;
+			shutdown(c->fd, SHUT_RDWR);
+		}
+	}
+	pthread_mutex_unlock(&srv->mu);
+	for (c = expired; c != NULL; c = next) {
+		next = c->qnext;
+		c->why = "no request within server.read_timeout";
+		conn_close(srv, c);
+	}
+}
+
+/* A connection event: its request is readable, or it hung up. */
+static void
+conn_event(struct server *srv, struct conn *c, uint32_t events)
+{
+	enum conn_state st;
+
+	pthread_mutex_lock(&srv->mu);
+	st = c->state;
+	pthread_mutex_unlock(&srv->mu);
+	if (st == CONN_SERVING) {
+		/* its thread sees the flag; the loop closes it later */
+		if (!atomic_exchange(&c->gone, 1))
+			c->why = "client went away while its request ran";
+		return;
+	}
+	if (st != CONN_IDLE)
+		return;
+	if ((events & EPOLLIN) == 0) {
+		c->why = (events & (EPOLLERR | EPOLLHUP)) ? NULL :
+		    "closed by the peer before a request";
+		conn_close(srv, c);
+		return;
+	}
+	conn_ready(srv, c);
+}
+
+/* Reads the signalfd: 1 on SIGTERM or SIGINT. */
+static int
+signalled(struct server *srv)
+{
+	struct signalfd_siginfo	si;
+	int			stop = 0;
+
+	while (read(srv->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			stop = 1;
+	return stop;
+}
+
+/*
+ * Runs the loop until SIGTERM / SIGINT, or once stopping until every
+ * connection is gone or deadline (ms) passes. Returns 1 when it stopped
+ * on a signal.
+ */
+static int
+loop(struct server *srv, int64_t deadline)
+{
+	struct epoll_event	 evs[64];
+	int64_t			 next_reap = now_ms() + 1000, now;
+	int			 i, n, timeout, woke;
+
+	for (;;) {
+		if (atomic_load(&srv->stopping) && (srv->nconns == 0 ||
+		    now_ms() >= deadline))
+			return 0;
+		now = now_ms();
+		timeout = (int)(next_reap > now ? next_reap - now : 0);
+		if (atomic_load(&srv->stopping) && deadline - now < timeout)
+			timeout = (int)(deadline > now ? deadline - now : 0);
+		n = epoll_wait(srv->ep, evs, 64, timeout);
+		if (n < 0 && errno != EINTR) {
+			log_error("epoll_wait: %s", strerror(errno));
+			return 0;
+		}
+		/* Connections are closed only after the batch: an event
+		 * later in it may be for one of them. */
+		for (i = 0, woke = 0; i < n; i++) {
+			if (evs[i].data.ptr == &tag_listen)
+				accept_new(srv);
+			else if (evs[i].data.ptr == &tag_wake)
+				woke = 1;
+			else if (evs[i].data.ptr == &tag_signal) {
+				if (signalled(srv) &&
+				    !atomic_load(&srv->stopping))
+					return 1;
+			} else
+				conn_event(srv, evs[i].data.ptr,
+				    evs[i].events);
+		}
+		if (woke)
+			take_back(srv);
+		if (now_ms() >= next_reap) {
+			reap(srv);
+			next_reap = now_ms() + 1000;
+		}
+		accept_pace(srv);
+	}
 }
 
 /* ====== The listening socket ====== */
@@ -242,6 +725,39 @@ is_listening_socket(int fd)
 }
 
 /*
+ * Gives the unix socket at path server.socket_mode and socket_group.
+ * Returns 0, or -1 with the reason logged.
+ */
+static int
+socket_perms(const struct conf *c, const char *path)
+{
+	struct group	 gr, *g = NULL;
+	char		 buf[4096];
+	int		 rc;
+
+	if (c->socket_group[0] != '\0') {
+		rc = getgrnam_r(c->socket_group, &gr, buf, sizeof(buf), &g);
+		if (rc != 0 || g == NULL) {
+			log_error("server.socket_group: no group '%s'",
+			    c->socket_group);
+			return -1;
+		}
+		if (chown(path, (uid_t)-1, g->gr_gid) != 0) {
+			log_error("cannot give '%s' to group '%s' "
+			    "(server.socket_group): %s", path,
+			    c->socket_group, strerror(errno));
+			return -1;
+		}
+	}
+	if (chmod(path, (mode_t)c->socket_mode) != 0) {
+		log_error("cannot set mode %04o on '%s' (server.socket_mode): "
+		    "%s", (unsigned)c->socket_mode, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Chooses the socket: systemd's, an inherited one on fd 0, or our own.
  * Returns the fd, or -1 with a message logged.
  */
@@ -250,6 +766,7 @@ listen_socket(struct server *srv)
 {
 	const char	*pid = getenv("LISTEN_PID"), *nfds = getenv("LISTEN_FDS");
 	const char	*addr = srv->conf->listen;
+	mode_t		 old;
 	int		 fd;
 
 	if (pid != NULL && nfds != NULL && strtol(pid, NULL, 10) == getpid() &&
@@ -266,53 +783,162 @@ listen_socket(struct server *srv)
 	}
 	if (strncmp(addr, "unix:", 5) == 0)
 		addr += 5;
-	if ((fd = FCGX_OpenSocket(addr, 1024)) < 0) {
+	/* A unix socket is born private, then given its mode: nobody can
+	 * connect in between. */
+	old = umask(0177);
+	fd = FCGX_OpenSocket(addr, 1024);
+	umask(old);
+	if (fd < 0) {
 		log_error("cannot listen on '%s' (server.listen): %s",
 		    srv->conf->listen, strerror(errno));
 		return -1;
 	}
-	if (addr != srv->conf->listen) {
-		/* The web server may run as another user. Anyone local can
-		 * reach a loopback TCP port too; auth is in the requests. */
-		chmod(addr, 0666);
-	}
 	srv->own_socket = 1;
-	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (addr != srv->conf->listen && socket_perms(srv->conf, addr) != 0) {
+		close(fd);
+		unlink(addr);
+		return -1;
+	}
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+		log_error("fcntl: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
 	log_info("listening on %s", srv->conf->listen);
 	return fd;
 }
 
-/* ====== Stop ====== */
+/* ====== Set-up and stop ====== */
 
+/*
+ * Raises the open-file limit toward what max_connections needs: each
+ * connection is a socket and its dup, and a run may hold a model
+ * connection and sandbox pipes.
+ */
 static void
-wake_idle_workers(struct server *srv)
+raise_nofile(const struct conf *c)
 {
-	int i;
+	struct rlimit	rl;
+	rlim_t		want = (rlim_t)c->max_connections * 4 + 256;
 
-	for (i = 0; i < srv->nworkers; i++)
-		if (!atomic_load(&srv->workers[i].done) &&
-		    atomic_load(&srv->workers[i].waiting))
-			pthread_kill(srv->workers[i].tid, SIGUSR1);
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < want)
+		log_warn("open files limited to %llu; server.max_connections "
+		    "%d may need %llu (raise LimitNOFILE / ulimit -n)",
+		    (unsigned long long)rl.rlim_cur, c->max_connections,
+		    (unsigned long long)want);
 }
 
 static int
-workers_alive(struct server *srv)
+server_setup(struct server *srv)
 {
-	int i, n = 0;
+	sigset_t	stopset;
+	int		fl;
 
-	for (i = 0; i < srv->nworkers; i++)
-		if (!atomic_load(&srv->workers[i].done))
-			n++;
-	return n;
+	srv->ep = srv->wakefd = srv->sigfd = -1;
+	pthread_mutex_init(&srv->mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&srv->cv, &ca);
+		pthread_cond_init(&srv->idle_cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	/* Sanitizers need several times the stack of a plain build. */
+	srv->stack = (size_t)srv->conf->thread_stack;
+#if defined(__SANITIZE_ADDRESS__)
+	srv->stack *= 4;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+	srv->stack *= 4;
+#endif
+#endif
+	pthread_attr_init(&srv->attr);
+	if (pthread_attr_setstacksize(&srv->attr, srv->stack) != 0 ||
+	    pthread_attr_setdetachstate(&srv->attr,
+	    PTHREAD_CREATE_DETACHED) != 0) {
+		log_error("cannot use a thread stack of %zu bytes "
+		    "(server.thread_stack)", srv->stack);
+		return -1;
+	}
+	/* Runs stay within max_runs (fcgi/admit.c); connections within
+	 * max_connections; each has at most one thread. */
+	srv->max_threads = srv->conf->max_connections;
+	sigemptyset(&stopset);
+	sigaddset(&stopset, SIGTERM);
+	sigaddset(&stopset, SIGINT);
+	sigaddset(&stopset, SIGHUP);
+	if ((srv->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    (srv->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+	    (srv->sigfd = signalfd(-1, &stopset, SFD_NONBLOCK |
+	    SFD_CLOEXEC)) < 0 ||
+	    (fl = fcntl(srv->fd, F_GETFL)) < 0 ||
+	    fcntl(srv->fd, F_SETFL, fl | O_NONBLOCK) != 0 ||
+	    arm(srv, EPOLL_CTL_ADD, srv->fd, EPOLLIN, &tag_listen) != 0 ||
+	    arm(srv, EPOLL_CTL_ADD, srv->wakefd, EPOLLIN, &tag_wake) != 0 ||
+	    arm(srv, EPOLL_CTL_ADD, srv->sigfd, EPOLLIN, &tag_signal) != 0) {
+		log_error("cannot set up the event loop: %s", strerror(errno));
+		return -1;
+	}
+	srv->accepting = 1;
+	return 0;
 }
 
-static void
-begin_stop(struct server *srv)
+/*
+ * Ends the serving threads: every one that is busy must have handed its
+ * connection back, then the spare ones are told to go. Waits up to
+ * deadline (ms); returns the number still busy.
+ */
+static int
+threads_stop(struct server *srv, int64_t deadline)
 {
-	atomic_store(&srv->stopping, 1);
-	if (srv->own_socket)
-		shutdown(srv->fd, SHUT_RDWR);
-	wake_idle_workers(srv);
+	struct timespec	ts;
+	int64_t		until;
+	int		busy;
+
+	pthread_mutex_lock(&srv->mu);
+	pthread_cond_broadcast(&srv->cv);
+	while (srv->nthreads > 0 && now_ms() < deadline) {
+		until = now_ms() + 100;
+		ts.tv_sec = (time_t)(until / 1000);
+		ts.tv_nsec = (long)(until % 1000) * 1000000;
+		pthread_cond_timedwait(&srv->idle_cv, &srv->mu, &ts);
+		pthread_cond_broadcast(&srv->cv);
+	}
+	busy = srv->nbusy;
+	pthread_mutex_unlock(&srv->mu);
+	return busy;
+}
+
+/* Closes what the loop still owns: idle and handed-back connections. */
+static void
+close_idle(struct server *srv)
+{
+	struct conn *c, *next, *idle = NULL;
+
+	take_back(srv);
+	pthread_mutex_lock(&srv->mu);
+	for (c = srv->all; c != NULL; c = c->next)
+		if (c->state == CONN_IDLE || c->state == CONN_READY) {
+			c->qnext = idle;
+			idle = c;
+		}
+	/* queued ones will not be served now */
+	srv->ready = srv->ready_tail = NULL;
+	srv->nready = 0;
+	pthread_mutex_unlock(&srv->mu);
+	for (c = idle; c != NULL; c = next) {
+		next = c->qnext;
+		c->why = NULL;
+		conn_close(srv, c);
+	}
 }
 
 /* ====== Entry ====== */
@@ -320,9 +946,10 @@ begin_stop(struct server *srv)
 static int
 serve_cgi(struct server *srv)
 {
-	struct req_io io = { cgi_param, cgi_read, cgi_write, cgi_flush, NULL };
+	struct req_io io = { cgi_param, cgi_read, cgi_write, cgi_flush,
+	    cgi_gone, NULL };
 
-	serve_one(srv, &io);
+	serve_one(srv->conf, srv->eng, srv->token_hash, &io);
 	fflush(stdout);
 	return 0;
 }
@@ -330,12 +957,10 @@ serve_cgi(struct server *srv)
 int
 server_run(const struct conf *c, struct engine *e)
 {
-	struct server		 srv;
-	struct sigaction	 sa;
-	struct timespec		 ts, deadline;
-	sigset_t		 stopset, all;
-	siginfo_t		 si;
-	int			 i, sig, n, rc = 1;
+	struct server	 srv;
+	sigset_t	 all;
+	int64_t		 grace_end;
+	int		 busy, rc = 1;
 
 	memset(&srv, 0, sizeof(srv));
 	srv.conf = c;
@@ -356,35 +981,21 @@ server_run(const struct conf *c, struct engine *e)
 	    getenv("GATEWAY_INTERFACE") != NULL)
 		return serve_cgi(&srv);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_wake;	/* no SA_RESTART: accept() returns */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
 	sigemptyset(&all);
-	sigaddset(&all, SIGUSR1);
 	sigaddset(&all, SIGTERM);
 	sigaddset(&all, SIGINT);
 	sigaddset(&all, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);	/* inherited by workers */
-
-	if ((srv.fd = listen_socket(&srv)) < 0)
+	pthread_sigmask(SIG_BLOCK, &all, NULL);	/* read from the signalfd */
+	raise_nofile(c);
+	if ((srv.fd = listen_socket(&srv)) < 0 || server_setup(&srv) != 0)
 		goto out;
-	srv.nworkers = c->workers;
-	if ((srv.workers = calloc((size_t)srv.nworkers,
-	    sizeof(*srv.workers))) == NULL)
-		goto out;
-	for (i = 0; i < srv.nworkers; i++) {
-		srv.workers[i].srv = &srv;
-		if (pthread_create(&srv.workers[i].tid, NULL, worker_main,
-		    &srv.workers[i]) != 0) {
-			log_error("cannot start worker thread %d", i);
-			srv.nworkers = i;
-			begin_stop(&srv);
-			goto join;
-		}
-	}
-	log_info("flowcgi %s ready: %d workers, data in '%s'", FLOWCGI_VERSION,
-	    srv.nworkers, c->data_dir);
+	pthread_mutex_lock(&srv.mu);
+	while (srv.nthreads < c->workers && thread_start(&srv) == 0)
+		;
+	pthread_mutex_unlock(&srv.mu);
+	log_info("flowcgi %s ready: up to %d connections (%d threads kept "
+	    "ready), data in '%s'", FLOWCGI_VERSION, c->max_connections,
+	    c->workers, c->data_dir);
 	{
 		char perr[ENGINE_ERRMAX] = "";
 
@@ -393,60 +1004,51 @@ server_run(const struct conf *c, struct engine *e)
 		if (engine_sandbox_probe(e, perr) != 0)
 			log_warn("sandbox: %s", perr);
 	}
+	(void)loop(&srv, 0);
 
-	sigemptyset(&stopset);
-	sigaddset(&stopset, SIGTERM);
-	sigaddset(&stopset, SIGINT);
-	sigaddset(&stopset, SIGHUP);
-	ts.tv_sec = 1;
-	ts.tv_nsec = 0;
-	for (;;) {
-		sig = sigtimedwait(&stopset, &si, &ts);
-		if (sig == SIGTERM || sig == SIGINT)
-			break;
-		if (workers_alive(&srv) == 0) {
-			log_error("every worker stopped; exiting");
-			goto join;
-		}
-	}
+	/* Stop: no new connections, idle ones closed, requests in flight
+	 * get server.shutdown_grace; then their runs are stopped. */
 	log_info("stopping: finishing requests in flight (grace %ds)",
 	    c->shutdown_grace);
-	begin_stop(&srv);
-join:
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += c->shutdown_grace;
-	for (;;) {
-		if ((n = workers_alive(&srv)) == 0)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if (ts.tv_sec > deadline.tv_sec ||
-		    (ts.tv_sec == deadline.tv_sec &&
-		    ts.tv_nsec >= deadline.tv_nsec)) {
-			log_warn("%d requests still running after %ds; "
-			    "exiting without them", n, c->shutdown_grace);
-			rc = 0;
-			goto out_nojoin;
-		}
-		/* A worker may have missed the wake-up between its check of
-		 * the flag and accept(): wake it again. */
-		wake_idle_workers(&srv);
-		usleep(20 * 1000);
-	}
-	for (i = 0; i < srv.nworkers; i++)
-		pthread_join(srv.workers[i].tid, NULL);
-	rc = 0;
-	log_info("stopped");
-out:
-	free(srv.workers);
-	if (srv.own_socket && srv.fd >= 0) {
+	atomic_store(&srv.stopping, 1);
+	(void)epoll_ctl(srv.ep, EPOLL_CTL_DEL, srv.fd, NULL);
+	srv.accepting = 0;
+	if (srv.own_socket)
 		close(srv.fd);
-		if (strncmp(c->listen, "unix:", 5) == 0)
-			unlink(c->listen + 5);
+	close_idle(&srv);
+	grace_end = now_ms() + (int64_t)c->shutdown_grace * 1000;
+	(void)loop(&srv, grace_end);
+	if (srv.nconns > 0) {
+		log_warn("%d requests still running after %ds: stopping their "
+		    "runs", srv.nconns, c->shutdown_grace);
+		atomic_store(&cancel_runs, 1);
+		(void)loop(&srv, now_ms() + 10000);
 	}
+	close_idle(&srv);
+	busy = threads_stop(&srv, now_ms() + 2000);
+	rc = 0;
+	if (busy > 0) {
+		/* Threads still use srv and the engine: end the process here
+		 * rather than pull storage from under them. */
+		log_warn("%d requests did not stop; exiting without them",
+		    busy);
+		if (srv.own_socket && strncmp(c->listen, "unix:", 5) == 0)
+			unlink(c->listen + 5);
+		fflush(NULL);
+		_exit(0);
+	}
+	log_info("stopped");
+	srv.fd = srv.own_socket ? -1 : srv.fd;
+out:
+	if (srv.own_socket && srv.fd >= 0)
+		close(srv.fd);
+	if (srv.own_socket && strncmp(c->listen, "unix:", 5) == 0)
+		unlink(c->listen + 5);
+	if (srv.ep >= 0)
+		close(srv.ep);
+	if (srv.wakefd >= 0)
+		close(srv.wakefd);
+	if (srv.sigfd >= 0)
+		close(srv.sigfd);
 	return rc;
-out_nojoin:
-	/* Threads still run and use srv and the engine: end the process
-	 * here rather than pull storage from under them. */
-	fflush(NULL);
-	_exit(rc);
 }

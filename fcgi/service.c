@@ -20,6 +20,7 @@ static void
 run_app(struct req *r, int chat)
 {
 	struct run_opts	 o;
+	struct run_slot	 slot = { -1, 0 };
 	const char	*mode, *rmode, *user, *query = NULL, *conv = NULL;
 	char		 err[ENGINE_ERRMAX] = "";
 	json_t		*app = NULL, *inputs, *res = NULL;
@@ -79,6 +80,10 @@ run_app(struct req *r, int chat)
 	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "service-api";
+	o.cancelled = run_cancelled;
+	o.cancel_arg = r;
+	if (run_admit(r, r->app_id, &slot) != 0)
+		goto out;
 	if (streaming)
 		rc = sse_run(r, &o, err, &res);
 	else if ((rc = engine_run(r->eng, &o, err, &res)) != 0)
@@ -88,6 +93,7 @@ run_app(struct req *r, int chat)
 	if (!streaming)
 		resp_json(r, 200, json_incref(res));
 out:
+	run_release(&slot);
 	json_decref(res);
 	json_decref(app);
 }
@@ -110,19 +116,24 @@ h_completion(struct req *r)
 	run_app(r, 2);
 }
 
+/*
+ * POST .../{task}/stop {user}: only the key's app and the end user who
+ * started the task may stop it; any other task is 404, as an unknown one.
+ * A finished task of theirs answers success, as Dify does.
+ */
 static void
 h_stop(struct req *r)
 {
-	int rc;
+	const char	*user;
+	int		 rc;
 
-	if (req_read_json(r) != 0)
+	if (req_read_json(r) != 0 || req_json_string(r, "user", 1, &user) != 0)
 		return;
-	rc = engine_run_stop(r->eng, r->captures[0]);
-	if (rc != 0 && rc != ENGINE_ENOTFOUND) {
+	if ((rc = engine_run_stop(r->eng, r->app_id, user,
+	    r->captures[0])) != 0) {
 		resp_engine_error(r, rc, "", "task");
 		return;
 	}
-	/* As Dify: a stop of a finished or unknown task succeeds. */
 	resp_json(r, 200, json_pack("{s:s}", "result", "success"));
 }
 
@@ -290,17 +301,50 @@ h_upload(struct req *r)
 	resp_json(r, 201, out);
 }
 
+/*
+ * The end user of a service request, from the query (GET) or the JSON
+ * body: required, as in Dify. NULL after answering 400.
+ */
+static const char *
+service_user(struct req *r, int from_body)
+{
+	const char *user = NULL;
+
+	if (from_body) {
+		if (req_read_json(r) != 0 ||
+		    req_json_string(r, "user", 1, &user) != 0)
+			return NULL;
+	} else
+		user = req_query(r, "user");
+	if (user == NULL || *user == '\0') {
+		resp_error(r, 400, "invalid_param", "user is required");
+		return NULL;
+	}
+	return user;
+}
+
+/* A conversation that is not the user's, in Dify's words. */
+static void
+conversation_error(struct req *r, int rc)
+{
+	if (rc == ENGINE_ENOTFOUND)
+		resp_error(r, 404, "not_found", "Conversation Not Exists.");
+	else
+		resp_engine_error(r, rc, "", "conversation");
+}
+
 /* GET /v1/conversations?user=&limit= */
 static void
 h_conversations(struct req *r)
 {
-	json_t	*out = NULL;
-	int	 limit, rc;
+	const char	*user;
+	json_t		*out = NULL;
+	int		 limit, rc;
 
-	if (req_query_int(r, "limit", 20, 1, 100, &limit) != 0)
+	if (req_query_int(r, "limit", 20, 1, 100, &limit) != 0 ||
+	    (user = service_user(r, 0)) == NULL)
 		return;
-	rc = engine_conversation_list(r->eng, r->app_id, req_query(r, "user"),
-	    limit, &out);
+	rc = engine_conversation_list(r->eng, r->app_id, user, limit, &out);
 	if (rc != 0) {
 		resp_engine_error(r, rc, "", "app");
 		return;
@@ -312,7 +356,7 @@ h_conversations(struct req *r)
 static void
 h_messages(struct req *r)
 {
-	const char	*conv = req_query(r, "conversation_id");
+	const char	*conv = req_query(r, "conversation_id"), *user;
 	json_t		*out = NULL;
 	int		 limit, rc;
 
@@ -323,23 +367,29 @@ h_messages(struct req *r)
 		    "required");
 		return;
 	}
-	rc = engine_message_list(r->eng, r->app_id, conv, limit, &out);
+	if ((user = service_user(r, 0)) == NULL)
+		return;
+	rc = engine_message_list(r->eng, r->app_id, user, conv, limit, &out);
 	if (rc != 0) {
-		resp_engine_error(r, rc, "", "conversation");
+		conversation_error(r, rc);
 		return;
 	}
 	resp_json(r, 200, out);
 }
 
-/* DELETE /v1/conversations/{id} */
+/* DELETE /v1/conversations/{id} {user} */
 static void
 h_conversation_delete(struct req *r)
 {
-	int rc;
+	const char	*user;
+	int		 rc;
 
-	rc = engine_conversation_delete(r->eng, r->app_id, r->captures[0]);
+	if ((user = service_user(r, 1)) == NULL)
+		return;
+	rc = engine_conversation_delete(r->eng, r->app_id, user,
+	    r->captures[0]);
 	if (rc != 0) {
-		resp_engine_error(r, rc, "", "conversation");
+		conversation_error(r, rc);
 		return;
 	}
 	resp_empty(r, 204);

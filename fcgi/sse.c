@@ -4,7 +4,8 @@
  * JSON answers), each event is one "data: {json}" line and a blank line,
  * flushed at once, and a side thread writes "event: ping" every 10 s so
  * proxies keep the stream open during long nodes. A client that goes away
- * does not stop the run.
+ * does not stop the run (unless run.stop_on_disconnect says so: see
+ * run_cancelled), but from then on no event is made for it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,10 +27,19 @@ struct sse {
 	int		 done;
 };
 
+/* 1 once the client is gone: a write failed, or it hung up. */
+static int
+client_gone(const struct req *r)
+{
+	return r->io->gone(r->io->ctx);
+}
+
 /* Writes and flushes; a write error means the client left. */
 static void
 put_locked(struct sse *s, const char *text, size_t n)
 {
+	if (client_gone(s->r))
+		return;
 	resp_write(s->r, text, n);
 	resp_flush(s->r);
 }
@@ -56,7 +66,7 @@ ping_main(void *arg)
 
 	pthread_mutex_lock(&s->mu);
 	while (!s->done) {
-		clock_gettime(CLOCK_REALTIME, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_sec += PING_SECONDS;
 		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT &&
 		    !s->done)
@@ -86,7 +96,7 @@ on_event(void *arg, const json_t *ev)
 	struct sse *s = arg;
 
 	pthread_mutex_lock(&s->mu);
-	if (s->started) {
+	if (s->started && !client_gone(s->r)) {
 		put_event(s->r, ev);
 		resp_flush(s->r);
 	}
@@ -103,7 +113,14 @@ sse_run(struct req *r, struct run_opts *o, char *err, json_t **out)
 	memset(&s, 0, sizeof(s));
 	s.r = r;
 	pthread_mutex_init(&s.mu, NULL);
-	pthread_cond_init(&s.cv, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&s.cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	o->on_start = on_start;
 	o->on_event = on_event;
 	o->arg = &s;
@@ -115,7 +132,7 @@ sse_run(struct req *r, struct run_opts *o, char *err, json_t **out)
 	pthread_mutex_unlock(&s.mu);
 	if (s.have_ping)
 		pthread_join(s.ping, NULL);
-	if (s.started && rc != 0) {
+	if (s.started && rc != 0 && !client_gone(r)) {
 		/* errors after the stream began travel in it */
 		ev = json_pack("{s:s,s:i,s:s,s:s}", "event", "error", "status",
 		    500, "code", "internal_server_error", "message",

@@ -379,9 +379,13 @@ on_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
 {
 	struct stream_ctx *s = arg;
 
-	if (atomic_load(&s->c->run->stopping) ||
-	    run_stop_requested(s->c->run))
+	if (atomic_load(&s->c->run->stopping))
 		return 1;
+	if (run_stop_requested(s->c->run)) {
+		/* the run ends "stopped", not failed by this node */
+		atomic_store(&s->c->run->stopping, 1);
+		return 1;
+	}
 	if (kind == LLM_DELTA_TEXT && len > 0)
 		run_stream_text(s->c->run, s->c->node->id, text, len);
 	return 0;

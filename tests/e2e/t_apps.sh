@@ -18,7 +18,7 @@ is "$STATUS" 201 "create: 201"
 ID=$(jqr .id)
 is "$(etag)" '"1"' "create: ETag \"1\""
 is "$(jqr .name)" "Round trip 名前 🚀" "create: unicode name kept"
-is "$(jqr .api_base_url)" "http://127.0.0.1:$NG_PORT/v1" "api_base_url at /"
+is "$(jqr .api_base_url)" "/v1" "api_base_url at / (relative without server.public_url)"
 req GET "/console/api/apps/$ID"
 is "$STATUS" 200 "get at /"
 is "$(jqr '[.id,.name,.description,.mode,.icon,.icon_background]|join("|")')" \
@@ -26,7 +26,7 @@ is "$(jqr '[.id,.name,.description,.mode,.icon,.icon_background]|join("|")')" \
 req GET "/flow/console/api/apps/$ID"
 is "$STATUS" 200 "get under /flow"
 is "$(jqr .id)" "$ID" "same app under /flow"
-is "$(jqr .api_base_url)" "http://127.0.0.1:$NG_PORT/flow/v1" \
+is "$(jqr .api_base_url)" "/flow/v1" \
     "api_base_url under /flow"
 req POST /flow/console/api/apps -H "$J" \
     --data-binary '{"name":"made under flow","mode":"chat"}'

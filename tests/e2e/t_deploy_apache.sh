@@ -58,8 +58,9 @@ kill -TERM "$FC_PID"; wait "$FC_PID"
 
 # The unix-socket variant: the commented Define of the same file.
 SOCK=$T_DIR/fc.sock
-FLOWCGI_SERVER_DATA_DIR=$T_DIR/data "$FLOWCGI_BIN" serve --listen "unix:$SOCK" \
-    >>"$T_DIR/unix.log" 2>&1 </dev/null &
+# 0660 for Apache's group, as contrib/systemd/flowcgi.yml sets it
+FLOWCGI_SERVER_DATA_DIR=$T_DIR/data FLOWCGI_SERVER_SOCKET_GROUP=www-data \
+    "$FLOWCGI_BIN" serve --listen "unix:$SOCK" >>"$T_DIR/unix.log" 2>&1 </dev/null &
 UPID=$!
 FLOWCGI_PIDS="$FLOWCGI_PIDS $UPID"
 for i in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done

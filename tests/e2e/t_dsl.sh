@@ -153,7 +153,7 @@ head -c 50000 /dev/urandom >"$T_DIR/r.bin"
 req POST "$A/$SB/assets/files?name=r.bin&parent_id=$SK" -H 'Content-Type: application/octet-stream' --data-binary @"$T_DIR/r.bin"
 req GET "$A/$SB/export-bundle"
 is "$STATUS $(jqr .filename)" "200 Secrets.zip" "export-bundle names the file"
-curl -sS -H "Authorization: Bearer $TOKEN" -o "$T_DIR/b.zip" "$(jqr .download_url)"
+curl -sS -H "Authorization: Bearer $TOKEN" -o "$T_DIR/b.zip" "$BASE$(jqr .download_url)"
 is "$(head -c 2 "$T_DIR/b.zip")" PK "download_url gives the zip"
 unzip -Z1 "$T_DIR/b.zip" | sort >"$T_DIR/list"
 grep -qx 'Secrets.yml' "$T_DIR/list" && grep -qx 'manifest.json' "$T_DIR/list" && \

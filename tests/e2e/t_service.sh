@@ -127,18 +127,20 @@ is "$(sed -n 's/^data: //p' "$T_DIR/chat.txt" | jq -r 'select(.event=="message_e
 is "$(sed -n 's/^data: //p' "$T_DIR/chat.txt" | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \
     "${ANS/hi/again}" "message events carry the answer"
 svc POST /v1/chat-messages -H "$J" -d '{"inputs":{},"query":"x","user":"u2","conversation_id":"00000000-0000-7000-8000-000000000000"}'
-is "$STATUS" 400 "an unknown conversation is refused"
+is "$STATUS $(jqr .message)" "404 Conversation Not Exists." "an unknown conversation is refused"
 svc GET "/v1/conversations?user=u2"
 is "$STATUS $(jqr '.data | length') $(jqr '.data[0].id')" "200 1 $CONV" \
     "the user's conversations are listed"
 svc GET "/v1/conversations?user=someone-else"
 is "$(jqr '.data | length')" 0 "another user's list is empty"
-svc GET "/v1/messages?conversation_id=$CONV"
+svc GET "/v1/messages?conversation_id=$CONV&user=u2"
 is "$STATUS $(jqr '[.data[].query] | join(",")')" "200 hi,again" \
     "messages oldest first, with their queries"
 is "$(jqr '.data[1].answer')" "${ANS/hi/again}" "messages keep their answers"
 svc GET "/v1/messages"
 is "$STATUS" 400 "messages need a conversation_id"
+svc GET "/v1/messages?conversation_id=$CONV"
+is "$STATUS $(jqr .message)" "400 user is required" "messages need the user"
 
 # Uploads: multipart, then a run that uses the file as an input.
 printf 'hello file' >"$T_DIR/note.txt"
@@ -150,9 +152,9 @@ is "$STATUS $(jqr .code)" "400 invalid_multipart" "an upload needs a multipart b
 svc POST /v1/files/upload -H 'Content-Type: multipart/form-data; boundary=x' --data-binary $'--x\r\nContent-Disposition: form-data; name="user"\r\n\r\nu\r\n--x--'
 is "$STATUS $(jqr .code)" "400 no_file_uploaded" "an upload without a file part"
 
-svc DELETE "/v1/conversations/$CONV"
+svc DELETE "/v1/conversations/$CONV" -H "$J" -d '{"user":"u2"}'
 is "$STATUS" 204 "a conversation is deleted"
-svc GET "/v1/messages?conversation_id=$CONV"
+svc GET "/v1/messages?conversation_id=$CONV&user=u2"
 is "$STATUS" 404 "its messages go with it"
 
 # Deleting the app takes its runs with it.

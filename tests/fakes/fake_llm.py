@@ -18,6 +18,9 @@ Endpoints
                               [{method, path, headers (lower-case names),
                                 body (parsed JSON or null), raw, time}]
   POST /_reset                forget the recorded requests
+  GET  /_streams              {"started", "completed", "cancelled"}: streamed
+                              answers begun, sent to the end, and cut off
+                              because the client closed the connection
 
 Script: {"responses": [...], "api_key": "sk-...", "models": ["m1"]}, or
 just the list. With api_key set, a request without "Authorization: Bearer
@@ -55,7 +58,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
-STATE = {"script": {"responses": []}, "used": set(), "requests": []}
+STATE = {"script": {"responses": []}, "used": set(), "requests": [],
+         "streams": {"started": 0, "completed": 0, "cancelled": 0}}
+
+
+def count(what):
+    with LOCK:
+        STATE["streams"][what] += 1
 
 
 def normalise(script):
@@ -160,6 +169,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/_requests"):
             with LOCK:
                 self.send(200, STATE["requests"])
+            return
+        if self.path.startswith("/_streams"):
+            with LOCK:
+                self.send(200, dict(STATE["streams"]))
             return
         self.record(b"")
         if self.path.rstrip("/").endswith("/models"):
@@ -308,6 +321,17 @@ class Handler(BaseHTTPRequestHandler):
             return
         include_usage = (body.get("stream_options") or {}).get(
             "include_usage")
+        count("started")
+        try:
+            self.openai_stream(r, body, model, pieces, calls, finish,
+                               usage, cid, created, include_usage)
+        except (BrokenPipeError, ConnectionResetError):
+            count("cancelled")
+            raise
+        count("completed")
+
+    def openai_stream(self, r, body, model, pieces, calls, finish, usage,
+                      cid, created, include_usage):
         self.start_stream()
 
         def chunk(delta, fin=None, use=None, choices=True):
@@ -443,6 +467,7 @@ class Handler(BaseHTTPRequestHandler):
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024   # hundreds of simultaneous streams
 
     def handle_error(self, request, client_address):
         # A client that gave up (a timeout test) is not an error here.

@@ -65,6 +65,13 @@ f_flush(void *ctx)
 	return 0;
 }
 
+static int
+f_gone(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
 static char fuzz_dir[64];
 
 /* The data directory holds only LMDB's two files: remove them and it. */
@@ -87,7 +94,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct engine	*e;
 	static unsigned char	 hash[32];
 	struct fio		 f;
-	struct req_io		 io = { f_param, f_read, f_write, f_flush, &f };
+	struct req_io		 io = { f_param, f_read, f_write, f_flush, f_gone,
+				    &f };
 	struct req		 r;
 	char			*copy, *p, *nl, *eq, err[ENGINE_ERRMAX];
 	char			 dir[] = "/tmp/fuzz_request.XXXXXX";

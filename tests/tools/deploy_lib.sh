@@ -206,7 +206,7 @@ crud_checks() {
 	    --data-binary "{\"name\":\"$l app\",\"mode\":\"workflow\"}"
 	is "$STATUS" 201 "$l: create an app"
 	id=$(jqr .id)
-	is "$(jqr .api_base_url)" "$BASE$pre/v1" "$l: api_base_url carries the prefix"
+	is "$(jqr .api_base_url)" "$pre/v1" "$l: api_base_url carries the prefix (relative: no server.public_url)"
 	req GET "$pre/console/api/apps/$id"
 	is "$STATUS $(jqr .name)" "200 $l app" "$l: read it back"
 	req PUT "$pre/console/api/apps/$id" -H 'Content-Type: application/json' \

@@ -58,7 +58,7 @@ on_start(void *arg, const char *task, const char *run)
 	(void)run;
 	if (s != NULL && s->armed) {
 		snprintf(s->task, sizeof(s->task), "%s", task);
-		engine_run_stop(eng, task);	/* from "another process" */
+		engine_run_stop(eng, NULL, NULL, task);	/* from "another process" */
 	}
 }
 
