@@ -6,11 +6,13 @@ set -eu
 
 # Build and run.
 PKGS="gcc make pkg-config libfcgi-dev libjansson-dev liblmdb-dev libyaml-dev
-libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev nginx-light"
+libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev libseccomp-dev
+nginx-light"
 # Tests and benchmarks.
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
-# The local sandbox and the code node's interpreters.
-PKGS="$PKGS bubblewrap python3 nodejs"
+# The local sandbox and the code node's interpreters (python3-venv: pip
+# into a venv inside the sandbox).
+PKGS="$PKGS bubblewrap python3 python3-venv nodejs"
 # The ssh sandbox provider (client) and its tests (a private sshd on loopback).
 PKGS="$PKGS openssh-client openssh-server"
 # The admin page's browser tests (tests/browser: playwright-core from npm).
@@ -19,13 +21,14 @@ PKGS="$PKGS chromium npm"
 PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"
 
 # Runtimes a machine may already have from elsewhere (a node or python
-# installed outside Debian): the command on PATH is enough, and installing
-# Debian's package next to it could only conflict.
+# installed outside Debian): the command is enough, and installing Debian's
+# package next to it could only conflict. node and python3 must be in /usr:
+# the sandbox does not show /usr/local.
 provided() {
 	case $1 in
-	nodejs) command -v node >/dev/null 2>&1 ;;
+	nodejs) PATH=/usr/bin:/bin command -v node >/dev/null 2>&1 ;;
 	npm) command -v npm >/dev/null 2>&1 ;;
-	python3) command -v python3 >/dev/null 2>&1 ;;
+	python3) PATH=/usr/bin:/bin command -v python3 >/dev/null 2>&1 ;;
 	*) return 1 ;;
 	esac
 }

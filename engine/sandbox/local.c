@@ -7,18 +7,32 @@
  *	<sandbox.dir>/<id>/workspace   -> /workspace in the sandbox, the cwd
  *	<sandbox.dir>/<id>/tmp         -> /tmp
  *	<sandbox.dir>/<id>/shm         -> /dev/shm
+ *	<sandbox.dir>/<id>/etc         passwd, group, hosts for /etc
  *
  * so everything a sandboxed program can write lives under one cap.
  *
  * Each exec starts one bwrap with new pid, ipc, uts, cgroup and (unless
  * sandbox.network) network namespaces, a new session, --die-with-parent;
- * /usr read-only with the merged-/usr symlinks, a short list of /etc files
- * (below), fresh /proc and /dev, and the three folders above bound by file
- * descriptor. Nothing else of the host exists inside: not /home, /root,
- * /etc/shadow, the data directory or the sandbox folder's parents. When the
- * command ends, or is killed at the wall clock, bwrap's pid 1 goes and the
- * kernel kills everything left in the pid namespace, so no process outlives
- * an exec.
+ * the folders of /usr read-only except /usr/local and /usr/src, the
+ * merged-/usr symlinks, a short list of /etc files (below) plus a passwd,
+ * group and (without network) hosts written for the sandbox, fresh /proc
+ * and /dev, and the three folders above bound by file descriptor. Nothing
+ * else of the host exists inside: not /home, /root, /usr/local,
+ * /etc/shadow, the data directory or the sandbox folder's parents. When
+ * the command ends, or is killed at the wall clock, bwrap's pid 1 goes and
+ * the kernel kills everything left in the pid namespace, so no process
+ * outlives an exec.
+ *
+ * Seccomp. Every command runs under a filter (built once per sandbox with
+ * libseccomp, handed to bwrap --seccomp) that refuses with EPERM what code
+ * and shell tools never need and what widens the kernel surface: making or
+ * entering namespaces, mounting, tracing other processes, bpf, keyrings,
+ * perf, io_uring, kernel modules, reboot and swap, handle-based opens,
+ * clock setting, I/O ports and personality changes (sc_rules below; the
+ * reasons are in docs/sandbox.md). clone3 gets ENOSYS so that libc falls
+ * back to clone, whose flags the filter can see. A refused call fails with
+ * a clear error instead of killing the program. A filter that cannot be
+ * built fails sandbox create: nothing ever runs unfiltered.
  *
  * Users and limits. RLIMIT_NPROC is not enforced for uid 0, and a user
  * namespace made by a root bwrap maps the sandbox user onto host root. So:
@@ -27,8 +41,14 @@
  *    no groups, no capabilities (bounding set emptied) and no_new_privs;
  *    the workspace tmpfs belongs to that uid;
  *  - otherwise bwrap makes an unprivileged user namespace (which the host
- *    must allow; sandbox_local_probe says so), keeps flowcgi's uid and
- *    forbids nested user namespaces.
+ *    must allow; sandbox_local_probe says so), keeps flowcgi's uid and,
+ *    when this bwrap has --disable-userns (0.8.0 and later), forbids
+ *    nested user namespaces with it.
+ * Either way the seccomp filter refuses unshare, setns, clone with any
+ * CLONE_NEW* flag and clone3, so no namespace can be made inside. As root
+ * bwrap cannot take --disable-userns (it needs --unshare-user, whose user
+ * namespace would map the sandbox user onto host root): the filter alone
+ * does it there.
  * rlimits (CPU, DATA, NPROC, FSIZE, NOFILE, CORE 0) are set before bwrap
  * starts and pass to the command. Memory is RLIMIT_DATA, not RLIMIT_AS:
  * V8 reserves far more address space than it uses (node does not start
@@ -57,11 +77,16 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -71,16 +96,31 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <seccomp.h>
+
 #include "engine/sandbox/sandbox.h"
 
 /* Fixed descriptors in bwrap's process. */
-#define FD_WS	3
-#define FD_TMP	4
-#define FD_SHM	5
-#define FD_STAT	6
+#define FD_WS		3
+#define FD_TMP		4
+#define FD_SHM		5
+#define FD_STAT		6
+#define FD_SECCOMP	7
+#define FD_PASSWD	8
+#define FD_GROUP	9
+#define FD_HOSTS	10	/* none when the sandbox has the network */
+#define FD_COUNT	11
 
 #define LIST_MAX_DEPTH	64
 #define USAGE_MAX_FILES	200000
+#define USR_MAX		48	/* entries of /usr bound into a sandbox */
+#define BPF_MAX		65536	/* bytes of seccomp program */
+
+/* One entry of the host's /usr, as the sandbox shows it. */
+struct usr_entry {
+	char	name[64];
+	char	target[256];	/* a symlink's content; "" for a bind */
+};
 
 struct local {
 	struct sandbox		 base;
@@ -92,24 +132,39 @@ struct local {
 	int			 ws_fd;
 	int			 tmp_fd;
 	int			 shm_fd;
+	int			 etc_fd[3];	/* passwd, group, hosts (O_PATH) */
 	int			 as_root;	/* commands drop to cfg.uid */
 	int			 mounted;	/* root is our tmpfs */
 	int			 destroyed;
+	int			 no_userns;	/* bwrap has --disable-userns */
+	unsigned char		*bpf;		/* the seccomp program */
+	size_t			 bpf_len;
+	struct usr_entry	 usr[USR_MAX];	/* what /usr shows */
+	size_t			 nusr;
 };
 
 /*
  * The /etc files programs need; nothing else of /etc is visible. Each is a
  * mount costing about 0.1 ms per exec, so the list is short: the dynamic
  * linker's cache, time zone, alternatives (symlinks into /usr), CA
- * certificates, user and group names (no secrets: hashes are in shadow),
- * name service switch, hosts, services, protocols, os-release.
+ * certificates, name service switch, services, protocols, os-release.
+ * passwd and group are written for the sandbox (its own user, root and
+ * nobody: the host's account names are none of its business), and so is
+ * hosts unless the sandbox has the network.
  */
 static const char *const etc_files[] = {
 	"/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives",
-	"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/passwd", "/etc/group",
-	"/etc/nsswitch.conf", "/etc/hosts", "/etc/services", "/etc/protocols",
-	"/etc/os-release",
+	"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/nsswitch.conf",
+	"/etc/services", "/etc/protocols", "/etc/os-release",
 };
+
+/* /etc/hosts of a sandbox without network. */
+static const char etc_hosts[] = "127.0.0.1\tlocalhost\n127.0.1.1\tsandbox\n"
+    "::1\tlocalhost ip6-localhost ip6-loopback\n";
+
+/* Folders of /usr a sandbox never sees: what the admin installed by hand
+ * (/usr/local) and kernel sources. */
+static const char *const usr_hidden[] = {"local", "src"};
 
 /* Top-level names that merged-/usr systems make symlinks into /usr. */
 static const char *const usr_links[] = {
@@ -303,6 +358,502 @@ rm_tree(int dirfd, const char *name, int depth)
 	(void)unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
+/* ====== Seccomp filter ====== */
+
+/*
+ * One refusal of the filter: syscall name, the errno it returns and when:
+ * always (SC_ALL), when argument arg differs from val (SC_NE), when its
+ * low 32 bits equal val (SC_EQ32: ioctl numbers are 32-bit and the upper
+ * half of the register is whatever the caller left there), or when it has
+ * any bit of val (SC_ANY: one rule per bit, since libseccomp ORs rules
+ * but takes one test per argument in a rule). optional: a call newer than
+ * some libseccomp still in use; one that does not know it leaves it out
+ * rather than failing (Debian 12's 2.5.4 knows every call listed).
+ */
+struct sc_rule {
+	const char	*name;
+	int		 err;
+	int		 cmp;
+	unsigned	 arg;
+	uint64_t	 val;
+	int		 optional;
+};
+
+#define SC_ALL	0
+#define SC_NE	1
+#define SC_EQ32	2
+#define SC_ANY	3
+
+/* clone's flags are its first argument everywhere but on s390. */
+#if defined(__s390__) || defined(__s390x__)
+#define SC_CLONE_ARG	1
+#else
+#define SC_CLONE_ARG	0
+#endif
+
+/* The namespace flags of clone(2); CLONE_NEWTIME is only for clone3 and
+ * unshare (in clone's flags its bit is part of the exit signal). */
+#define SC_CLONE_NEW	((uint64_t)(CLONE_NEWNS | CLONE_NEWCGROUP | \
+			    CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | \
+			    CLONE_NEWPID | CLONE_NEWNET))
+
+/*
+ * What the filter refuses, chosen from Docker's default profile and
+ * Flatpak's (docs/sandbox.md says why each group goes). Everything else is
+ * allowed: the sandbox already runs without capabilities, and this list
+ * takes away what an unprivileged process could still reach.
+ */
+static const struct sc_rule sc_rules[] = {
+	/* namespaces and mounts */
+	{"unshare", EPERM, SC_ALL, 0, 0, 0},
+	{"setns", EPERM, SC_ALL, 0, 0, 0},
+	{"clone", EPERM, SC_ANY, SC_CLONE_ARG, SC_CLONE_NEW, 0},
+	{"clone3", ENOSYS, SC_ALL, 0, 0, 0},
+	{"mount", EPERM, SC_ALL, 0, 0, 0},
+	{"umount", EPERM, SC_ALL, 0, 0, 0},
+	{"umount2", EPERM, SC_ALL, 0, 0, 0},
+	{"pivot_root", EPERM, SC_ALL, 0, 0, 0},
+	{"chroot", EPERM, SC_ALL, 0, 0, 0},
+	{"open_tree", EPERM, SC_ALL, 0, 0, 1},
+	{"move_mount", EPERM, SC_ALL, 0, 0, 1},
+	{"fsopen", EPERM, SC_ALL, 0, 0, 1},
+	{"fsconfig", EPERM, SC_ALL, 0, 0, 1},
+	{"fsmount", EPERM, SC_ALL, 0, 0, 1},
+	{"fspick", EPERM, SC_ALL, 0, 0, 1},
+	{"mount_setattr", EPERM, SC_ALL, 0, 0, 1},
+	/* other processes' memory */
+	{"ptrace", EPERM, SC_ALL, 0, 0, 0},
+	{"process_vm_readv", EPERM, SC_ALL, 0, 0, 0},
+	{"process_vm_writev", EPERM, SC_ALL, 0, 0, 0},
+	{"pidfd_getfd", EPERM, SC_ALL, 0, 0, 1},
+	{"kcmp", EPERM, SC_ALL, 0, 0, 0},
+	/* large kernel surfaces */
+	{"bpf", EPERM, SC_ALL, 0, 0, 0},
+	{"perf_event_open", EPERM, SC_ALL, 0, 0, 0},
+	{"userfaultfd", EPERM, SC_ALL, 0, 0, 0},
+	{"io_uring_setup", EPERM, SC_ALL, 0, 0, 1},
+	{"io_uring_enter", EPERM, SC_ALL, 0, 0, 1},
+	{"io_uring_register", EPERM, SC_ALL, 0, 0, 1},
+	{"keyctl", EPERM, SC_ALL, 0, 0, 0},
+	{"add_key", EPERM, SC_ALL, 0, 0, 0},
+	{"request_key", EPERM, SC_ALL, 0, 0, 0},
+	{"modify_ldt", EPERM, SC_ALL, 0, 0, 0},
+	{"personality", EPERM, SC_NE, 0, PER_LINUX, 0},
+	{"ioctl", EPERM, SC_EQ32, 1, TIOCSTI, 0},
+	{"ioctl", EPERM, SC_EQ32, 1, TIOCLINUX, 0},
+	/* the machine itself */
+	{"init_module", EPERM, SC_ALL, 0, 0, 0},
+	{"finit_module", EPERM, SC_ALL, 0, 0, 0},
+	{"delete_module", EPERM, SC_ALL, 0, 0, 0},
+	{"create_module", EPERM, SC_ALL, 0, 0, 0},
+	{"get_kernel_syms", EPERM, SC_ALL, 0, 0, 0},
+	{"query_module", EPERM, SC_ALL, 0, 0, 0},
+	{"kexec_load", EPERM, SC_ALL, 0, 0, 0},
+	{"kexec_file_load", EPERM, SC_ALL, 0, 0, 0},
+	{"reboot", EPERM, SC_ALL, 0, 0, 0},
+	{"swapon", EPERM, SC_ALL, 0, 0, 0},
+	{"swapoff", EPERM, SC_ALL, 0, 0, 0},
+	{"acct", EPERM, SC_ALL, 0, 0, 0},
+	{"quotactl", EPERM, SC_ALL, 0, 0, 0},
+	{"quotactl_fd", EPERM, SC_ALL, 0, 0, 1},
+	{"syslog", EPERM, SC_ALL, 0, 0, 0},
+	{"lookup_dcookie", EPERM, SC_ALL, 0, 0, 0},
+	{"open_by_handle_at", EPERM, SC_ALL, 0, 0, 0},
+	{"name_to_handle_at", EPERM, SC_ALL, 0, 0, 0},
+	{"iopl", EPERM, SC_ALL, 0, 0, 0},
+	{"ioperm", EPERM, SC_ALL, 0, 0, 0},
+	{"settimeofday", EPERM, SC_ALL, 0, 0, 0},
+	{"stime", EPERM, SC_ALL, 0, 0, 0},
+	{"clock_settime", EPERM, SC_ALL, 0, 0, 0},
+	{"uselib", EPERM, SC_ALL, 0, 0, 0},
+	{"nfsservctl", EPERM, SC_ALL, 0, 0, 0},
+	{"_sysctl", EPERM, SC_ALL, 0, 0, 0},
+	{"sysfs", EPERM, SC_ALL, 0, 0, 0},
+	{"ustat", EPERM, SC_ALL, 0, 0, 0},
+	{"vm86", EPERM, SC_ALL, 0, 0, 0},
+	{"vm86old", EPERM, SC_ALL, 0, 0, 0},
+};
+
+/* The rules sandbox create builds from; a test may point it elsewhere. */
+static const struct sc_rule	*sc_table = sc_rules;
+static size_t			 sc_table_len = sizeof(sc_rules) /
+				     sizeof(*sc_rules);
+
+/* Adds rule r (syscall nr) to ctx; 0 or libseccomp's negative errno. */
+static int
+sc_add(scmp_filter_ctx ctx, const struct sc_rule *r, int nr)
+{
+	uint32_t	act = SCMP_ACT_ERRNO((uint32_t)r->err);
+	uint64_t	bit;
+	int		rc = 0;
+
+	switch (r->cmp) {
+	case SC_ALL:
+		rc = seccomp_rule_add(ctx, act, nr, 0);
+		break;
+	case SC_NE:
+		rc = seccomp_rule_add(ctx, act, nr, 1,
+		    SCMP_CMP(r->arg, SCMP_CMP_NE, r->val));
+		break;
+	case SC_EQ32:
+		rc = seccomp_rule_add(ctx, act, nr, 1,
+		    SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, r->val));
+		break;
+	case SC_ANY:
+		for (bit = 1; bit != 0 && rc == 0; bit <<= 1)
+			if (r->val & bit)
+				rc = seccomp_rule_add(ctx, act, nr, 1,
+				    SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, bit, bit));
+		break;
+	default:
+		rc = -EINVAL;
+		break;
+	}
+	return rc;
+}
+
+/*
+ * Builds the filter of rules[0..n) for the native architecture, x86_64
+ * and the native one's 32-bit sibling (a 32-bit syscall would otherwise
+ * dodge the rules), and exports its BPF program. *bpf (malloc'd, the
+ * caller frees) holds *len bytes, the struct sock_filter array that bwrap
+ * --seccomp reads. Returns 0 or SANDBOX_EFAIL with err set.
+ */
+static int
+sc_build(const struct sc_rule *rules, size_t n, char *err,
+    unsigned char **bpf, size_t *len)
+{
+	scmp_filter_ctx	 ctx = NULL;
+	unsigned char	*buf = NULL;
+	uint32_t	 arches[3];
+	size_t		 i, narch = 0, got = 0;
+	off_t		 size;
+	ssize_t		 r;
+	int		 rc = 0, src, nr, fd = -1;
+
+	*bpf = NULL;
+	*len = 0;
+	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: seccomp "
+		    "filter: seccomp_init failed");
+		goto out;
+	}
+	arches[narch++] = SCMP_ARCH_X86_64;
+	if (seccomp_arch_native() == SCMP_ARCH_X86_64) {
+		arches[narch++] = SCMP_ARCH_X86;
+		arches[narch++] = SCMP_ARCH_X32;
+	} else if (seccomp_arch_native() == SCMP_ARCH_AARCH64)
+		arches[narch++] = SCMP_ARCH_ARM;
+	for (i = 0; i < narch; i++)
+		if ((src = seccomp_arch_add(ctx, arches[i])) != 0 &&
+		    src != -EEXIST) {
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: "
+			    "seccomp filter: architecture 0x%x: %s",
+			    (unsigned)arches[i], strerror(-src));
+			goto out;
+		}
+	for (i = 0; i < n; i++) {
+		nr = seccomp_syscall_resolve_name(rules[i].name);
+		if (nr == __NR_SCMP_ERROR && rules[i].optional)
+			continue;
+		if (nr == __NR_SCMP_ERROR) {
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: "
+			    "seccomp filter: libseccomp does not know the "
+			    "system call %s (too old?)", rules[i].name);
+			goto out;
+		}
+		if ((src = sc_add(ctx, &rules[i], nr)) != 0) {
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: "
+			    "seccomp filter: rule for %s: %s", rules[i].name,
+			    strerror(-src));
+			goto out;
+		}
+	}
+	if ((fd = memfd_create("flowcgi-seccomp", MFD_CLOEXEC)) < 0) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: seccomp "
+		    "filter: memfd_create: %s", strerror(errno));
+		goto out;
+	}
+	if ((src = seccomp_export_bpf(ctx, fd)) != 0) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: seccomp "
+		    "filter: export: %s", strerror(-src));
+		goto out;
+	}
+	if ((size = lseek(fd, 0, SEEK_END)) < 0) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: seccomp "
+		    "filter: %s", strerror(errno));
+		goto out;
+	}
+	if (size == 0 || size > BPF_MAX || size % 8 != 0) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: seccomp "
+		    "filter: a program of %jd bytes", (intmax_t)size);
+		goto out;
+	}
+	if ((buf = malloc((size_t)size)) == NULL) {
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
+	while (got < (size_t)size) {
+		r = pread(fd, buf + got, (size_t)size - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: "
+			    "seccomp filter: read back: %s", r < 0 ?
+			    strerror(errno) : "short");
+			goto out;
+		}
+		got += (size_t)r;
+	}
+	*bpf = buf;
+	*len = got;
+	buf = NULL;
+out:
+	free(buf);
+	sandbox_close_fd(&fd);
+	if (ctx != NULL)
+		seccomp_release(ctx);
+	return rc;
+}
+
+/* ====== What the sandbox sees of the host ====== */
+
+/*
+ * Fills l->usr with the entries of the host's /usr except usr_hidden:
+ * folders and files are bound read-only, symlinks made again with the
+ * same content (so one pointing into /usr/local shows nothing). Returns 0
+ * or SANDBOX_EFAIL.
+ */
+static int
+usr_scan(struct local *l, char *err)
+{
+	DIR		*d = NULL;
+	struct dirent	*de;
+	struct stat	 st;
+	struct usr_entry *u;
+	size_t		 i;
+	ssize_t		 n;
+	int		 rc = 0, hide;
+
+	l->nusr = 0;
+	if ((d = opendir("/usr")) == NULL) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: /usr: %s",
+		    strerror(errno));
+		goto out;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		for (hide = 0, i = 0; i < sizeof(usr_hidden) /
+		    sizeof(*usr_hidden); i++)
+			hide |= strcmp(de->d_name, usr_hidden[i]) == 0;
+		if (hide)
+			continue;
+		if (strlen(de->d_name) + 5 >= sizeof(l->usr[0].name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;	/* no such name in a Debian /usr */
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) &&
+		    !S_ISLNK(st.st_mode))
+			continue;
+		if (l->nusr == USR_MAX) {
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: more "
+			    "than %d entries in /usr", USR_MAX);
+			goto out;
+		}
+		u = &l->usr[l->nusr];
+		snprintf(u->name, sizeof(u->name), "/usr/%s", de->d_name);
+		u->target[0] = '\0';
+		if (S_ISLNK(st.st_mode)) {
+			n = readlinkat(dirfd(d), de->d_name, u->target,
+			    sizeof(u->target) - 1);
+			if (n <= 0 || (size_t)n >= sizeof(u->target) - 1)
+				continue;
+			u->target[n] = '\0';
+		}
+		l->nusr++;
+	}
+out:
+	if (d != NULL)
+		closedir(d);
+	return rc;
+}
+
+/* Writes name (mode 0444) holding text into folder dirfd; 0 or
+ * SANDBOX_EFAIL. */
+static int
+etc_file(struct local *l, int dirfd, const char *name, const char *text,
+    char *err)
+{
+	size_t	off = 0, len = strlen(text);
+	ssize_t	n;
+	int	fd, rc = 0;
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0444);
+	if (fd < 0) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/etc/%s': %s",
+		    l->root, name, strerror(errno));
+		goto out;
+	}
+	while (off < len) {
+		n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/etc/%s':"
+			    " %s", l->root, name, n < 0 ? strerror(errno)
+			    : "short write");
+			goto out;
+		}
+		off += (size_t)n;
+	}
+out:
+	if (fd >= 0 && close(fd) != 0 && rc == 0)
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/etc/%s': %s",
+		    l->root, name, strerror(errno));
+	return rc;
+}
+
+/*
+ * Writes the sandbox's own /etc files into <root>/etc: passwd and group
+ * with root, the user commands run as (named sandbox) and nobody, and,
+ * without network, hosts. Returns 0 or SANDBOX_EFAIL.
+ */
+static int
+etc_write(struct local *l, char *err)
+{
+	char		passwd[256], group[128];
+	unsigned	uid, gid;
+	int		rc = 0, fd = -1;
+
+	uid = l->as_root ? (unsigned)l->cfg.uid : (unsigned)getuid();
+	gid = l->as_root ? (unsigned)l->cfg.uid : (unsigned)getgid();
+	snprintf(passwd, sizeof(passwd),
+	    "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+	    "sandbox:x:%u:%u:sandbox:/workspace:/bin/sh\n%s", uid, gid,
+	    uid == 65534 ? "" : "nobody:x:65534:65534:nobody:/nonexistent:"
+	    "/usr/sbin/nologin\n");
+	snprintf(group, sizeof(group), "root:x:0:\nsandbox:x:%u:\n%s", gid,
+	    gid == 65534 ? "" : "nogroup:x:65534:\n");
+	if (mkdirat(l->root_fd, "etc", 0755) != 0 ||
+	    fchmodat(l->root_fd, "etc", 0755, 0) != 0 ||
+	    (fd = openat(l->root_fd, "etc", O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/etc': %s",
+		    l->root, strerror(errno));
+		goto out;
+	}
+	if ((rc = etc_file(l, fd, "passwd", passwd, err)) != 0 ||
+	    (rc = etc_file(l, fd, "group", group, err)) != 0)
+		goto out;
+	if (!l->cfg.network && (rc = etc_file(l, fd, "hosts", etc_hosts,
+	    err)) != 0)
+		goto out;
+	/* Bound by descriptor, like the folders: no host path in bwrap's
+	 * command line, which the sandbox can read as pid 1's. */
+	if ((l->etc_fd[0] = openat(fd, "passwd", O_PATH | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0 || (l->etc_fd[1] = openat(fd, "group", O_PATH |
+	    O_NOFOLLOW | O_CLOEXEC)) < 0 || (!l->cfg.network &&
+	    (l->etc_fd[2] = openat(fd, "hosts", O_PATH | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0))
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/etc': %s",
+		    l->root, strerror(errno));
+out:
+	sandbox_close_fd(&fd);
+	return rc;
+}
+
+/*
+ * 1 when `bwrap --help` lists --disable-userns (bubblewrap 0.8.0 and
+ * later), else 0. Asked once per process: the answer is the same for
+ * every sandbox.
+ */
+static int
+bwrap_disable_userns(const char *bwrap)
+{
+	static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
+	static int		 known = -1;
+	posix_spawn_file_actions_t fa;
+	char			*argv[3], buf[16384];
+	size_t			 got = 0;
+	ssize_t			 n;
+	pid_t			 pid;
+	int			 p[2] = {-1, -1}, fa_ok = 0, status, yes = 0;
+
+	pthread_mutex_lock(&mu);
+	if (known >= 0)
+		goto out;
+	argv[0] = (char *)bwrap;
+	argv[1] = (char *)"--help";
+	argv[2] = NULL;
+	if (pipe2(p, O_CLOEXEC) != 0 || posix_spawn_file_actions_init(&fa) != 0)
+		goto out;
+	fa_ok = 1;
+	if (posix_spawn_file_actions_adddup2(&fa, p[1], 1) != 0 ||
+	    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY,
+	    0) != 0 || posix_spawn(&pid, bwrap, &fa, NULL, argv, environ) != 0)
+		goto out;
+	sandbox_close_fd(&p[1]);
+	while (got < sizeof(buf) - 1) {
+		n = read(p[0], buf + got, sizeof(buf) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	yes = strstr(buf, "--disable-userns") != NULL;
+	known = yes;
+out:
+	if (known >= 0)
+		yes = known;
+	pthread_mutex_unlock(&mu);
+	if (fa_ok)
+		posix_spawn_file_actions_destroy(&fa);
+	sandbox_close_fd(&p[0]);
+	sandbox_close_fd(&p[1]);
+	return yes;
+}
+
+/* A memfd holding data[0..len), positioned at its start, for bwrap
+ * --seccomp. Returns 0 or SANDBOX_EFAIL; *fd is new (-1 on failure). */
+static int
+data_fd(const char *name, const void *data, size_t len, char *err, int *fd)
+{
+	const char	*p = data;
+	size_t		 off = 0;
+	ssize_t		 n;
+	int		 rc = 0;
+
+	if ((*fd = memfd_create(name, MFD_CLOEXEC)) < 0) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: memfd_create: %s",
+		    strerror(errno));
+		goto out;
+	}
+	while (off < len) {
+		n = write(*fd, p + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: %s: %s", name,
+			    n < 0 ? strerror(errno) : "short write");
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	if (lseek(*fd, 0, SEEK_SET) != 0)
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: %s: %s", name,
+		    strerror(errno));
+out:
+	if (rc != 0)
+		sandbox_close_fd(fd);
+	return rc;
+}
+
 /* ====== Create and destroy ====== */
 
 static void	local_close_fds(struct local *l);
@@ -323,6 +874,7 @@ local_create(const struct sandbox_config *cfg, char *err,
 		goto out;
 	}
 	l->root_fd = l->ws_fd = l->tmp_fd = l->shm_fd = -1;
+	l->etc_fd[0] = l->etc_fd[1] = l->etc_fd[2] = -1;
 	l->cfg = *cfg;
 	l->cfg.options = NULL;
 	l->base.network = cfg->network;
@@ -343,6 +895,11 @@ local_create(const struct sandbox_config *cfg, char *err,
 		}
 		snprintf(l->setpriv, sizeof(l->setpriv), "/usr/bin/setpriv");
 	}
+	/* Never run a command unfiltered: no filter, no sandbox. */
+	if ((rc = sc_build(sc_table, sc_table_len, err, &l->bpf,
+	    &l->bpf_len)) != 0 || (rc = usr_scan(l, err)) != 0)
+		goto out;
+	l->no_userns = !l->as_root && bwrap_disable_userns(l->bwrap);
 	if (cfg->dir[0] == '\0' || mkdir_p(cfg->dir, 0700) != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox.dir '%.100s': %s",
 		    cfg->dir, cfg->dir[0] ? strerror(errno) : "empty");
@@ -393,6 +950,8 @@ local_create(const struct sandbox_config *cfg, char *err,
 			goto out;
 		}
 	}
+	if ((rc = etc_write(l, err)) != 0)
+		goto out;
 	*out = &l->base;
 	l = NULL;
 out:
@@ -402,6 +961,7 @@ out:
 			(void)umount2(l->root, MNT_DETACH);
 		if (l->root[0] != '\0')
 			rm_tree(AT_FDCWD, l->root, 0);
+		free(l->bpf);
 		free(l);
 	}
 	return rc;
@@ -413,6 +973,9 @@ local_close_fds(struct local *l)
 	sandbox_close_fd(&l->ws_fd);
 	sandbox_close_fd(&l->tmp_fd);
 	sandbox_close_fd(&l->shm_fd);
+	sandbox_close_fd(&l->etc_fd[0]);
+	sandbox_close_fd(&l->etc_fd[1]);
+	sandbox_close_fd(&l->etc_fd[2]);
 	sandbox_close_fd(&l->root_fd);
 }
 
@@ -445,6 +1008,7 @@ local_free(struct sandbox *sb)
 
 	if (local_destroy(sb, err) != 0)
 		log_warn("sandbox: %s", err);
+	free(((struct local *)sb)->bpf);
 	free(sb);
 }
 
@@ -506,8 +1070,9 @@ stream_read(struct stream *s)
 
 /*
  * The child between fork and exec: only async-signal-safe calls. Moves the
- * descriptors into place, drops everything else, resets signals, sets the
- * limits and runs bwrap.
+ * descriptors src[0..FD_COUNT) into place (a slot whose src is -1 stays
+ * closed), drops everything else, resets signals, sets the limits and runs
+ * bwrap.
  */
 static void
 child_exec(const char *path, char *const *argv, char *const *envp,
@@ -515,19 +1080,22 @@ child_exec(const char *path, char *const *argv, char *const *envp,
 {
 	struct sigaction	sa;
 	sigset_t		all;
-	int			hi[7], i;
+	int			hi[FD_COUNT], i;
 
 	(void)setsid();
-	for (i = 0; i < 7; i++)
-		if ((hi[i] = fcntl(src[i], F_DUPFD, 16)) < 0)
+	for (i = 0; i < FD_COUNT; i++) {
+		hi[i] = -1;
+		if (src[i] >= 0 && (hi[i] = fcntl(src[i], F_DUPFD, 32)) < 0)
 			_exit(126);
-	for (i = 0; i < 7; i++)
-		if (dup2(hi[i], i) < 0)
+	}
+	for (i = 0; i < FD_COUNT; i++)
+		if (hi[i] >= 0 ? dup2(hi[i], i) < 0 : close(i) != 0 &&
+		    errno != EBADF)
 			_exit(126);
 #ifdef SYS_close_range
-	if (syscall(SYS_close_range, 7U, ~0U, 0U) != 0)
+	if (syscall(SYS_close_range, (unsigned)FD_COUNT, ~0U, 0U) != 0)
 #endif
-		for (i = 7; i < 4096; i++)
+		for (i = FD_COUNT; i < 4096; i++)
 			(void)close(i);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
@@ -572,7 +1140,8 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	char		 links[6][PATH_MAX], chdir_to[PATH_MAX + 16];
 	char		 ids[3][48], *nl;
 	int		 rcs[6], pin[2] = {-1, -1}, pout[2] = {-1, -1};
-	int		 perr[2] = {-1, -1}, pst[2] = {-1, -1}, src[7];
+	int		 perr[2] = {-1, -1}, pst[2] = {-1, -1}, src[FD_COUNT];
+	int		 sfd = -1;
 	int		 rc = 0, status = 0, exited = 0, killed = 0, masked = 0;
 	int		 started, nfd, i, dfd = -1, ms, pidfd = -1;
 	size_t		 nargs = 0, nenv = 0, in_off = 0, k;
@@ -604,7 +1173,8 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		nargs++;
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++)
 		nenv++;
-	av.cap = 128 + 2 * (sizeof(etc_files) / sizeof(*etc_files)) + nargs;
+	av.cap = 160 + 3 * (sizeof(etc_files) / sizeof(*etc_files)) +
+	    3 * l->nusr + nargs;
 	ev.cap = 16 + nenv;
 	if ((av.v = calloc(av.cap, sizeof(*av.v))) == NULL ||
 	    (ev.v = calloc(ev.cap, sizeof(*ev.v))) == NULL) {
@@ -618,7 +1188,8 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		snprintf(ids[0], sizeof(ids[0]), "%u", (unsigned)getuid());
 		snprintf(ids[1], sizeof(ids[1]), "%u", (unsigned)getgid());
 		strv_add(&av, "--unshare-user");
-		strv_add(&av, "--disable-userns");
+		if (l->no_userns)
+			strv_add(&av, "--disable-userns");
 		strv_add(&av, "--uid");
 		strv_add(&av, ids[0]);
 		strv_add(&av, "--gid");
@@ -636,10 +1207,23 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	strv_add(&av, "--new-session");
 	strv_add(&av, "--json-status-fd");
 	strv_add(&av, "6");
-	strv_add(&av, "--ro-bind");
-	strv_add(&av, "/usr");
-	strv_add(&av, "/usr");
+	strv_add(&av, "--seccomp");
+	strv_add(&av, "7");
 	/* Folders bwrap makes for bind targets would be 0700 root. */
+	strv_add(&av, "--perms");
+	strv_add(&av, "0755");
+	strv_add(&av, "--dir");
+	strv_add(&av, "/usr");
+	for (k = 0; k < l->nusr; k++) {
+		if (l->usr[k].target[0] != '\0') {
+			strv_add(&av, "--symlink");
+			strv_add(&av, l->usr[k].target);
+		} else {
+			strv_add(&av, "--ro-bind");
+			strv_add(&av, l->usr[k].name);
+		}
+		strv_add(&av, l->usr[k].name);
+	}
 	strv_add(&av, "--perms");
 	strv_add(&av, "0755");
 	strv_add(&av, "--dir");
@@ -676,10 +1260,23 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		strv_add(&av, etc_files[k]);
 		strv_add(&av, etc_files[k]);
 	}
+	strv_add(&av, "--ro-bind-fd");
+	strv_add(&av, "8");
+	strv_add(&av, "/etc/passwd");
+	strv_add(&av, "--ro-bind-fd");
+	strv_add(&av, "9");
+	strv_add(&av, "/etc/group");
 	if (l->cfg.network) {
+		strv_add(&av, "--ro-bind-try");
+		strv_add(&av, "/etc/hosts");
+		strv_add(&av, "/etc/hosts");
 		strv_add(&av, "--ro-bind-try");
 		strv_add(&av, "/etc/resolv.conf");
 		strv_add(&av, "/etc/resolv.conf");
+	} else {
+		strv_add(&av, "--ro-bind-fd");
+		strv_add(&av, "10");
+		strv_add(&av, "/etc/hosts");
 	}
 	strv_add(&av, "--proc");
 	strv_add(&av, "/proc");
@@ -733,7 +1330,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 			strv_add(&ev, req->env[k]);
 	{
 		static const char *const defaults[] = {
-			"PATH=/usr/local/bin:/usr/bin:/bin",
+			"PATH=/usr/bin:/bin",
 			"HOME=/workspace", "TMPDIR=/tmp", "LANG=C.UTF-8",
 			"PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8",
 		};
@@ -775,6 +1372,10 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: pipe: %s", strerror(errno));
 		goto out;
 	}
+	/* The filter, for bwrap to read from its start. */
+	if ((rc = data_fd("flowcgi-seccomp", l->bpf, l->bpf_len, err,
+	    &sfd)) != 0)
+		goto out;
 	src[0] = pin[0];
 	src[1] = pout[1];
 	src[2] = perr[1];
@@ -782,6 +1383,10 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	src[FD_TMP] = l->tmp_fd;
 	src[FD_SHM] = l->shm_fd;
 	src[FD_STAT] = pst[1];
+	src[FD_SECCOMP] = sfd;
+	src[FD_PASSWD] = l->etc_fd[0];
+	src[FD_GROUP] = l->etc_fd[1];
+	src[FD_HOSTS] = l->etc_fd[2];
 	sandbox_sigpipe_block(&oldset);
 	masked = 1;
 	if ((pid = fork()) < 0) {
@@ -795,6 +1400,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	sandbox_close_fd(&pout[1]);
 	sandbox_close_fd(&perr[1]);
 	sandbox_close_fd(&pst[1]);
+	sandbox_close_fd(&sfd);
 #ifdef SYS_pidfd_open
 	/* Readable when bwrap ends; without it, look every few ms. */
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -947,6 +1553,7 @@ out:
 	sandbox_close_fd(&st.fd);
 	sandbox_close_fd(&dfd);
 	sandbox_close_fd(&pidfd);
+	sandbox_close_fd(&sfd);
 	free(so.b.p);
 	free(se.b.p);
 	free(st.b.p);
