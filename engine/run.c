@@ -484,7 +484,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	const char		*status, *mode;
 	long			 start;
 	int64_t			 end_ms;
-	int			 rc;
+	int			 rc, had_conv, had_msg;
 
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.mu, NULL);
@@ -677,12 +677,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	w.first = 0;
 	w.nodes = r.node_runs;	/* scrubbed as each node finished */
 	/* What is stored holds no secret of the DSL, whatever the answer. */
+	had_conv = w.conv != NULL;
+	had_msg = w.msg != NULL;
 	w.rec = secrets_scrub(r.secrets, w.rec);
-	if (w.conv != NULL)
-		w.conv = secrets_scrub(r.secrets, w.conv);
-	if (w.msg != NULL)
-		w.msg = secrets_scrub(r.secrets, w.msg);
-	if (w.rec == NULL || (r.chat && (w.conv == NULL || w.msg == NULL))) {
+	w.conv = secrets_scrub(r.secrets, w.conv);
+	w.msg = secrets_scrub(r.secrets, w.msg);
+	if (w.rec == NULL || (had_conv && w.conv == NULL) ||
+	    (had_msg && w.msg == NULL)) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}

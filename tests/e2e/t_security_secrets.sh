@@ -237,5 +237,50 @@ is "$STATUS $(jqr .data.status) $(sent | tr '\n' ' ')" \
     "200 succeeded $(echo "$WANT" | tr '\n' ' ')" \
     "the confirmed bundle's app sends the same keys"
 
+# ---- A chatflow whose answer echoes a key: the answer goes to the user,
+# the stored message and node traces keep it masked.
+cat >"$T_DIR/chat.yml" <<YML
+version: 0.6.0
+kind: app
+app: {name: Chat secrets, mode: advanced-chat}
+workflow:
+  environment_variables: []
+  conversation_variables: []
+  features: {}
+  graph:
+    edges:
+    - {id: e-s, source: s, target: h1, sourceHandle: source, targetHandle: target}
+    - {id: e-1, source: h1, target: a, sourceHandle: source, targetHandle: target}
+    nodes:
+    - id: s
+      data: {type: start, title: Start, variables: []}
+    - id: h1
+      data:
+        type: http-request
+        title: Bearer
+        method: get
+        url: $ECHO/bearer
+        headers: ''
+        params: ''
+        body: {type: none, data: []}
+        authorization:
+          type: api-key
+          config: {type: bearer, api_key: $BEARER}
+    - id: a
+      data: {type: answer, title: Answer, answer: '{{#h1.body#}}'}
+YML
+imported "$T_DIR/chat.yml" "the chatflow with a key imports"
+BODY=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"hi","user":"u1","response_mode":"blocking"}' \
+    "$BASE/v1/chat-messages")
+is "$(jqr '.answer | fromjson | .authorization')" "Bearer $BEARER" \
+    "the chatflow sent the key and answers what came back"
+CONV=$(jqr .conversation_id)
+BODY=$(curl -sS -H "Authorization: Bearer $KEY" \
+    "$BASE/v1/messages?conversation_id=$CONV&user=u1")
+is "$(jqr '.data | length') $(leaks "$BODY")" "1 0" \
+    "the stored message holds no secret"
+sent >/dev/null
+
 is "$(data_leaks)" 0 "at the end no secret is in the data directory"
 is "$(leaks "$(cat "$T_DIR"/fc.log)")" 0 "nor in the server's log"
