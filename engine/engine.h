@@ -114,8 +114,20 @@ int	engine_app_create(struct engine *e, const json_t *in, char *err,
  */
 int	engine_app_get(struct engine *e, const char *id, json_t **out);
 
-/* The same with the whole draft DSL document under "dsl". */
+/*
+ * The same with the whole draft DSL document under "dsl". Its secrets
+ * (secret environment variables, http-request API keys, a tool or agent
+ * node's inline headers) are as stored, sealed: an answer that shows the
+ * draft masks them with engine_dsl_mask_secrets first.
+ */
 int	engine_app_get_full(struct engine *e, const char *id, json_t **out);
+
+/*
+ * Replaces every secret that the DSL document dsl carries (see
+ * engine_app_get_full) by ENGINE_SECRET_MASK, in place; empty values stay
+ * empty. Returns 0 or ENGINE_ENOMEM.
+ */
+int	engine_dsl_mask_secrets(json_t *dsl);
 
 /*
  * Updates name (required), description, icon fields,
@@ -230,9 +242,9 @@ int	engine_import_confirm(struct engine *e, const char *import_id,
 	    char *err, json_t **out);
 
 /*
- * The DSL of app_id as YAML (*yaml malloc'd, caller frees). Without
- * include_secret, secret environment variables are blanked and credential
- * ids dropped.
+ * The DSL of app_id as YAML (*yaml malloc'd, caller frees). With
+ * include_secret its secrets (see engine_app_get_full) come in the clear;
+ * without, they are blanked and credential ids dropped.
  */
 int	engine_export(struct engine *e, const char *app_id, int include_secret,
 	    char *err, char **yaml, size_t *len);

@@ -127,6 +127,9 @@ struct run {
 	pthread_mutex_t		 mu;		/* records, events, error */
 	json_t			*node_runs;	/* execution records */
 	json_t			*outputs;	/* end node / answer */
+	json_t			*secrets;	/* the DSL's plain secrets,
+						 * set before nodes run, masked
+						 * in traces (secrets_scrub) */
 	char			*answer;	/* chatflow answer so far */
 	size_t			 answer_len;
 	char			 error[ENGINE_ERRMAX];

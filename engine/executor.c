@@ -264,7 +264,7 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		json_object_set_new(rv, "status", json_string("retry"));
 		json_object_set_new(rv, "error", json_string(c.err));
 		json_object_set_new(rv, "retry_index", json_integer(tries));
-		run_emit(r, "node_retry", rv);
+		run_emit(r, "node_retry", secrets_scrub(r->secrets, rv));
 		json_decref(c.inputs);
 		json_decref(c.outputs);
 		json_decref(c.process_data);
@@ -315,6 +315,7 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 	    json_incref(c.metadata) : json_null());
 	json_object_set_new(ev, "finished_at", json_integer(t1 / 1000));
 	json_object_set_new(ev, "files", json_array());
+	ev = secrets_scrub(r->secrets, ev);	/* traces never hold one */
 	rec = json_deep_copy(ev);
 	json_object_set_new(rec, "node_execution_id", json_string(exec_id));
 	pthread_mutex_lock(&r->mu);

@@ -6,6 +6,11 @@
  * process can confirm them: key import id, value {created_at, doc, opts,
  * bundle_blob?}. A pending bundle keeps its zip as a blob reference until
  * it is confirmed or expires.
+ *
+ * Secrets the DSL carries (dsl_secrets) are sealed before anything is
+ * stored: in the draft, in a pending doc, and a pending bundle's zip is
+ * kept without its DSL file when that holds any. Export opens them with
+ * include_secret and blanks them without.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +137,39 @@ pending_put_fn(struct store_txn *t, void *arg)
 	    STORE_NOOVERWRITE);
 }
 
+/*
+ * The zip a pending import of bundle b keeps when its DSL carries secrets:
+ * the same files and manifest, and a DSL file without content (confirm
+ * takes the sealed doc of the pending record, never this file).
+ */
+static int
+pending_zip(const struct bundle *b, char *err, char **zip, size_t *len)
+{
+	static const char	 empty[] = "# kept in the pending import\n";
+	json_t			*man = NULL;
+	char			*name = NULL, *dot;
+	int			 rc = ENGINE_ENOMEM;
+
+	if ((name = strdup(b->dsl_name)) == NULL)
+		goto out;
+	if ((dot = strrchr(name, '.')) != NULL)
+		*dot = '\0';
+	if (b->manifest != NULL) {
+		if ((man = json_deep_copy(b->manifest)) == NULL)
+			goto out;
+		if (json_object_get(man, "dsl_filename") != NULL &&
+		    json_object_set_new(man, "dsl_filename", json_sprintf(
+		    "%s.yml", name)) != 0)
+			goto out;
+	}
+	rc = bundle_write(name, empty, sizeof(empty) - 1, man, b->files,
+	    b->nfiles, err, zip, len);
+out:
+	json_decref(man);
+	free(name);
+	return rc;
+}
+
 /* ====== Creating or overwriting the app ====== */
 
 struct import_put {
@@ -223,9 +261,11 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 	struct import_put	 ip;
 	struct pending_put	 pp;
 	json_t			*norm = NULL, *fields = NULL, *rec = NULL;
-	json_t			*app, *cur = NULL;
+	json_t			*app, *cur = NULL, *sealed = NULL;
 	const char		*mode;
 	char			 id[37], msg[ENGINE_ERRMAX] = "";
+	char			*szip = NULL;
+	size_t			 szip_len = 0;
 	int			 rc;
 
 	memset(&rep, 0, sizeof(rep));
@@ -244,12 +284,28 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 	app = json_object_get(norm, "app");
 	mode = json_string_value(json_object_get(app, "mode"));
 	if (rep.status == DSL_PENDING) {
+		if ((sealed = json_deep_copy(doc)) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		if ((rc = dsl_secrets(e, json_object_get(sealed, "workflow"),
+		    DSL_SECRET_SEAL, NULL, msg)) != 0) {
+			rc = rc == ENGINE_EINVAL ? import_failed(id,
+			    rep.imported_version, msg, out) : rc;
+			goto out;
+		}
 		memset(&pp, 0, sizeof(pp));
 		pp.id = id;
 		pp.zip = zip;
 		pp.zip_len = zip_len;
+		if (zip != NULL && b != NULL && !json_equal(sealed, doc)) {
+			if ((rc = pending_zip(b, msg, &szip, &szip_len)) != 0)
+				goto out;
+			pp.zip = szip;
+			pp.zip_len = szip_len;
+		}
 		pp.rec = json_pack("{s:I,s:O,s:o}", "created_at",
-		    (json_int_t)engine_now(), "doc", doc, "opts",
+		    (json_int_t)engine_now(), "doc", sealed, "opts",
 		    opts_json(o));
 		if (pp.rec == NULL) {
 			rc = ENGINE_ENOMEM;
@@ -263,6 +319,12 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 		*out = import_result(id, "pending", NULL, mode,
 		    rep.imported_version, NULL);
 		rc = *out ? 0 : ENGINE_ENOMEM;
+		goto out;
+	}
+	if ((rc = dsl_secrets(e, json_object_get(norm, "workflow"),
+	    DSL_SECRET_SEAL, NULL, msg)) != 0) {
+		rc = rc == ENGINE_EINVAL ? import_failed(id,
+		    rep.imported_version, msg, out) : rc;
 		goto out;
 	}
 	memset(&ip, 0, sizeof(ip));
@@ -327,6 +389,8 @@ out:
 		snprintf(err, ENGINE_ERRMAX, "%s", msg);
 	dsl_report_release(&rep);
 	json_decref(norm);
+	json_decref(sealed);
+	free(szip);
 	json_decref(fields);
 	json_decref(rec);
 	json_decref(cur);
@@ -488,6 +552,13 @@ engine_import_confirm(struct engine *e, const char *import_id, char *err,
 		have_bundle = 1;
 	}
 	opts_from_json(json_object_get(pend, "opts"), &o);
+	/* import_doc seals the doc again, as it came. */
+	if ((rc = dsl_secrets(e, json_object_get(json_object_get(pend, "doc"),
+	    "workflow"), DSL_SECRET_OPEN, NULL, msg)) != 0) {
+		rc = rc == ENGINE_EINVAL ? import_failed(import_id, NULL, msg,
+		    out) : rc;
+		goto out;
+	}
 	rc = import_doc(e, json_object_get(pend, "doc"), have_bundle ? &b :
 	    NULL, NULL, 0, &o, import_id, err, out);
 out:
@@ -500,15 +571,25 @@ out:
 
 /* ====== Export ====== */
 
-/* The export document of record rec: its draft with the app header. */
+/*
+ * The export document of record rec: its draft with the app header, its
+ * secrets opened with include_secret and blanked without.
+ */
 static int
-export_doc(const json_t *rec, int include_secret, char *err, json_t **out)
+export_doc(struct engine *e, const json_t *rec, int include_secret,
+    char *err, json_t **out)
 {
 	json_t	*doc = NULL, *app;
 	int	 rc;
 
 	if ((doc = json_deep_copy(json_object_get(rec, "dsl"))) == NULL)
 		return ENGINE_ENOMEM;
+	if ((rc = dsl_secrets(e, json_object_get(doc, "workflow"),
+	    include_secret ? DSL_SECRET_OPEN : DSL_SECRET_BLANK, NULL,
+	    err)) != 0) {
+		json_decref(doc);
+		return rc;
+	}
 	app = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "name",
 	    json_object_get(rec, "name"), "mode", json_object_get(rec, "mode"),
 	    "icon", json_object_get(rec, "icon"), "icon_type",
@@ -535,7 +616,7 @@ engine_export(struct engine *e, const char *app_id, int include_secret,
 
 	if ((rc = engine_app_get_full(e, app_id, &rec)) != 0)
 		return rc;
-	if ((rc = export_doc(rec, include_secret, err, &doc)) == 0)
+	if ((rc = export_doc(e, rec, include_secret, err, &doc)) == 0)
 		rc = dsl_emit(doc, err, yaml, len);
 	json_decref(doc);
 	json_decref(rec);
@@ -558,7 +639,7 @@ engine_export_bundle(struct engine *e, const char *app_id,
 
 	if ((rc = engine_app_get_full(e, app_id, &rec)) != 0)
 		return rc;
-	if ((rc = export_doc(rec, include_secret, err, &doc)) != 0 ||
+	if ((rc = export_doc(e, rec, include_secret, err, &doc)) != 0 ||
 	    (rc = dsl_emit(doc, err, &yaml, &ylen)) != 0)
 		goto out;
 	if ((rc = store_read_begin(e->store, &t)) != 0) {

@@ -375,4 +375,41 @@ int	secret_decrypt(struct engine *e, const char *aad, const char *enc,
 	    char *err, char **out);
 void	secret_free(char *s);
 
+/*
+ * The secrets an app's DSL carries (secrets.c lists the fields: secret
+ * environment variables, an http-request node's API key, a tool or agent
+ * node's inline headers), walked in the workflow object wf in place:
+ *
+ *	DSL_SECRET_SEAL   encrypt each plain value (a draft about to be
+ *	                  stored: import; never twice on one document)
+ *	DSL_SECRET_OPEN   decrypt each sealed value (a run, an export with
+ *	                  include_secret); a plain value (stored before
+ *	                  secrets were sealed) stays; each plain value is
+ *	                  added to found (a JSON array, may be NULL),
+ *	                  longest first, for secrets_scrub
+ *	DSL_SECRET_MASK   each value becomes ENGINE_SECRET_MASK (API answers)
+ *	DSL_SECRET_BLANK  each value becomes "" (export without secrets)
+ *
+ * Empty values and an API key that is only a {{#...#}} reference are left
+ * alone. wf that is not an object is no error. Returns 0, or a
+ * secret_encrypt / secret_decrypt error (err says which, never the
+ * value), or ENGINE_ENOMEM; on an error wf is partly done.
+ */
+enum dsl_secret_op {
+	DSL_SECRET_SEAL, DSL_SECRET_OPEN, DSL_SECRET_MASK, DSL_SECRET_BLANK,
+};
+int	dsl_secrets(struct engine *e, json_t *wf, enum dsl_secret_op op,
+	    json_t *found, char *err);
+
+/*
+ * v (stolen) with every occurrence of a string of secrets (an array of
+ * plain secrets, as dsl_secrets OPEN fills it; those of fewer than 4
+ * bytes are not looked for) in any string inside it replaced by
+ * ENGINE_SECRET_MASK. Returns v itself when nothing matched, else a new
+ * scrubbed copy (v is released: values shared with others are never
+ * changed), or NULL when memory ran out: a value that holds a secret
+ * never comes back.
+ */
+json_t	*secrets_scrub(const json_t *secrets, json_t *v);
+
 #endif

@@ -532,7 +532,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	const char		*status, *mode;
 	long			 start;
 	int64_t			 end_ms;
-	int			 rc;
+	int			 rc, had_conv, had_msg;
 
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.mu, NULL);
@@ -559,6 +559,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	}
 	r.sandboxed = json_is_true(json_object_get(json_object_get(
 	    json_object_get(wf, "features"), "sandbox"), "enabled"));
+	/* The stored draft's secrets, in the clear for this run only. */
+	if ((r.secrets = json_array()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	if ((rc = dsl_secrets(e, wf, DSL_SECRET_OPEN, r.secrets, err)) != 0)
+		goto out;
 	if ((rc = graph_build(wf, err, &r.g)) != 0 ||
 	    (rc = check_supported(r.g, err)) != 0)
 		goto out;
@@ -717,7 +724,18 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	json_object_set_new(w.rec, "error", r.error[0] && strcmp(status,
 	    "succeeded") ? json_string(r.error) : json_null());
 	w.first = 0;
-	w.nodes = r.node_runs;
+	w.nodes = r.node_runs;	/* scrubbed as each node finished */
+	/* What is stored holds no secret of the DSL, whatever the answer. */
+	had_conv = w.conv != NULL;
+	had_msg = w.msg != NULL;
+	w.rec = secrets_scrub(r.secrets, w.rec);
+	w.conv = secrets_scrub(r.secrets, w.conv);
+	w.msg = secrets_scrub(r.secrets, w.msg);
+	if (w.rec == NULL || (had_conv && w.conv == NULL) ||
+	    (had_msg && w.msg == NULL)) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
 	    != 0)
 		goto out;
@@ -750,6 +768,7 @@ out:
 	json_decref(files);
 	json_decref(app);
 	json_decref(r.node_runs);
+	json_decref(r.secrets);
 	json_decref(r.outputs);
 	json_decref(r.streamed);
 	json_decref(r.history);

@@ -11,6 +11,10 @@
  * ciphertext and the 16-byte tag. The caller's aad (a context such as
  * "model_providers/openai") is authenticated, so a value moved to another
  * place no longer decrypts.
+ *
+ * The secrets an app's DSL carries are sealed the same way in the stored
+ * draft (dsl_secrets, below), opened for a run or an export with
+ * include_secret, and masked out of what a run stores (secrets_scrub).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -260,4 +264,312 @@ secret_free(char *s)
 		return;
 	OPENSSL_cleanse(s, strlen(s));
 	free(s);
+}
+
+/* ====== Secret fields of an app's DSL ====== */
+
+/*
+ * What the DSL can carry as a secret, the only places this file knows:
+ *
+ *	workflow.environment_variables[].value        value_type "secret"
+ *	graph node (type http-request)
+ *	    data.authorization.config.api_key          basic, bearer, custom
+ *	graph node (type tool or agent)
+ *	    data.headers.<name>                        inline MCP server headers
+ *
+ * An api_key that is only a {{#node.var#}} reference names where the key
+ * comes from (an env secret, an input) and is no secret itself. Each
+ * sealed value is bound (aad) to its place: "dsl/env/<name>",
+ * "dsl/node/<id>/api_key", "dsl/node/<id>/headers/<name>".
+ */
+
+#define SCRUB_MIN	4	/* shorter secrets are not looked for in
+				 * traces: too many false hits */
+
+/* 1 when s is one {{#...#}} reference and nothing else (blanks aside). */
+static int
+is_reference(const char *s)
+{
+	const char	*end;
+	size_t		 n;
+
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	n = strlen(s);
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' ||
+	    s[n - 1] == '\n' || s[n - 1] == '\r'))
+		n--;
+	if (n < 7 || strncmp(s, "{{#", 3) != 0 ||
+	    strncmp(s + n - 3, "#}}", 3) != 0)
+		return 0;
+	end = strstr(s + 3, "#}}");
+	return end == s + n - 3 && memchr(s + 3, '{', n - 6) == NULL;
+}
+
+/* Adds plain to found (no duplicates, longest first). */
+static int
+found_add(json_t *found, const char *plain)
+{
+	json_t	*v;
+	size_t	 i, n = strlen(plain);
+
+	json_array_foreach(found, i, v) {
+		if (strcmp(json_string_value(v), plain) == 0)
+			return 0;
+		if (json_string_length(v) < n)
+			break;
+	}
+	return json_array_insert_new(found, i, json_string(plain)) == 0 ? 0 :
+	    ENGINE_ENOMEM;
+}
+
+/* Adds the base64 form of plain to found. */
+static int
+found_add_b64(json_t *found, const char *plain)
+{
+	size_t		 n = strlen(plain);
+	unsigned char	*b64;
+	int		 rc = ENGINE_ENOMEM;
+
+	if (n > SECRET_MAX || (b64 = malloc(4 * ((n + 2) / 3) + 1)) == NULL)
+		return n > SECRET_MAX ? 0 : ENGINE_ENOMEM;
+	EVP_EncodeBlock(b64, (const unsigned char *)plain, (int)n);
+	rc = found_add(found, (const char *)b64);
+	OPENSSL_cleanse(b64, strlen((char *)b64));
+	free(b64);
+	return rc;
+}
+
+/* Applies op to the string at obj[key], a secret living at aad. */
+static int
+secret_field(struct engine *e, json_t *obj, const char *key,
+    const char *aad, enum dsl_secret_op op, json_t *found, char *err)
+{
+	json_t		*v = json_object_get(obj, key);
+	const char	*s = json_string_value(v);
+	char		*txt = NULL;
+	int		 rc = 0;
+
+	if (s == NULL || *s == '\0' || is_reference(s))
+		return 0;
+	switch (op) {
+	case DSL_SECRET_SEAL:
+		if ((rc = secret_encrypt(e, aad, s, err, &txt)) == 0 &&
+		    json_object_set_new(obj, key, json_string(txt)) != 0)
+			rc = ENGINE_ENOMEM;
+		free(txt);
+		break;
+	case DSL_SECRET_OPEN:
+		/* A value kept before secrets were sealed is plain text. */
+		if (strncmp(s, PREFIX, sizeof(PREFIX) - 1) == 0) {
+			if ((rc = secret_decrypt(e, aad, s, err, &txt)) != 0)
+				break;
+			if (json_object_set_new(obj, key, json_string(txt))
+			    != 0)
+				rc = ENGINE_ENOMEM;
+		}
+		if (rc == 0 && found != NULL)
+			rc = found_add(found, txt != NULL ? txt : s);
+		secret_free(txt);
+		break;
+	case DSL_SECRET_MASK:
+		if (json_object_set_new(obj, key,
+		    json_string(ENGINE_SECRET_MASK)) != 0)
+			rc = ENGINE_ENOMEM;
+		break;
+	case DSL_SECRET_BLANK:
+		if (json_object_set_new(obj, key, json_string("")) != 0)
+			rc = ENGINE_ENOMEM;
+		break;
+	}
+	return rc;
+}
+
+/* The secrets of one graph node's data. */
+static int
+node_secrets(struct engine *e, json_t *node, enum dsl_secret_op op,
+    json_t *found, char *err)
+{
+	json_t		*data = json_object_get(node, "data"), *cfg, *hdrs, *v;
+	const char	*type = json_string_value(json_object_get(data,
+			    "type"));
+	const char	*id = json_string_value(json_object_get(node, "id"));
+	const char	*k;
+	char		 aad[512];
+	int		 rc = 0;
+
+	if (type == NULL)
+		return 0;
+	if (id == NULL)
+		id = "";
+	if (strcmp(type, "http-request") == 0) {
+		cfg = json_object_get(json_object_get(data, "authorization"),
+		    "config");
+		if (!json_is_object(cfg))
+			return 0;
+		snprintf(aad, sizeof(aad), "dsl/node/%.200s/api_key", id);
+		if ((rc = secret_field(e, cfg, "api_key", aad, op, found,
+		    err)) != 0 || op != DSL_SECRET_OPEN || found == NULL)
+			return rc;
+		/* A basic "user:pass" goes out (and may echo back) as base64. */
+		k = json_string_value(json_object_get(cfg, "api_key"));
+		if (k != NULL && strchr(k, ':') != NULL && !is_reference(k) &&
+		    json_is_string(json_object_get(cfg, "type")) &&
+		    strcmp(json_string_value(json_object_get(cfg, "type")),
+		    "basic") == 0)
+			rc = found_add_b64(found, k);
+		return rc;
+	}
+	if (strcmp(type, "tool") != 0 && strcmp(type, "agent") != 0)
+		return 0;
+	hdrs = json_object_get(data, "headers");
+	json_object_foreach(hdrs, k, v) {
+		snprintf(aad, sizeof(aad), "dsl/node/%.200s/headers/%.200s",
+		    id, k);
+		if ((rc = secret_field(e, hdrs, k, aad, op, found, err)) != 0)
+			break;
+	}
+	return rc;
+}
+
+int
+dsl_secrets(struct engine *e, json_t *wf, enum dsl_secret_op op,
+    json_t *found, char *err)
+{
+	json_t		*var, *node;
+	const char	*name;
+	char		 aad[512];
+	size_t		 i;
+	int		 rc = 0;
+
+	if (!json_is_object(wf))
+		return 0;
+	json_array_foreach(json_object_get(wf, "environment_variables"), i,
+	    var) {
+		if (!json_is_string(json_object_get(var, "value_type")) ||
+		    strcmp(json_string_value(json_object_get(var,
+		    "value_type")), "secret") != 0)
+			continue;
+		name = json_string_value(json_object_get(var, "name"));
+		snprintf(aad, sizeof(aad), "dsl/env/%.200s", name ? name : "");
+		if ((rc = secret_field(e, var, "value", aad, op, found,
+		    err)) != 0)
+			goto out;
+	}
+	json_array_foreach(json_object_get(json_object_get(wf, "graph"),
+	    "nodes"), i, node)
+		if ((rc = node_secrets(e, node, op, found, err)) != 0)
+			goto out;
+out:
+	return rc;
+}
+
+int
+engine_dsl_mask_secrets(json_t *dsl)
+{
+	char err[ENGINE_ERRMAX];
+
+	return dsl_secrets(NULL, json_object_get(dsl, "workflow"),
+	    DSL_SECRET_MASK, NULL, err);
+}
+
+/* ====== Secrets in traces ====== */
+
+/* 1 when some string in v holds one of the secrets (SCRUB_MIN or more). */
+static int
+holds_secret(const json_t *v, const json_t *secrets)
+{
+	const char	*k, *s;
+	json_t		*x, *sec;
+	size_t		 i, j;
+
+	if (json_is_string(v)) {
+		s = json_string_value(v);
+		json_array_foreach(secrets, j, sec)
+			if (json_string_length(sec) >= SCRUB_MIN &&
+			    strstr(s, json_string_value(sec)) != NULL)
+				return 1;
+		return 0;
+	}
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, x)
+			if (holds_secret(x, secrets))
+				return 1;
+		return 0;
+	}
+	json_array_foreach(v, i, x)
+		if (holds_secret(x, secrets))
+			return 1;
+	return 0;
+}
+
+/* Masks every secret in the strings of v, in place. */
+static int
+scrub_in_place(json_t *v, const json_t *secrets)
+{
+	struct tpl_sb	 sb = { 0 };
+	const char	*k, *s, *hit, *best;
+	json_t		*x, *sec;
+	size_t		 i, j, blen = 0;
+	char		*txt;
+	int		 rc = 0;
+
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, x)
+			if ((rc = scrub_in_place(x, secrets)) != 0)
+				return rc;
+		return 0;
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+			if ((rc = scrub_in_place(x, secrets)) != 0)
+				return rc;
+		return 0;
+	}
+	if (!json_is_string(v) || !holds_secret(v, secrets))
+		return 0;
+	/* Left to right, the earliest (then longest) secret each time. */
+	for (s = json_string_value(v); *s != '\0';) {
+		best = NULL;
+		json_array_foreach(secrets, j, sec) {
+			if (json_string_length(sec) < SCRUB_MIN ||
+			    (hit = strstr(s, json_string_value(sec))) == NULL)
+				continue;
+			if (best == NULL || hit < best) {
+				best = hit;
+				blen = json_string_length(sec);
+			}
+		}
+		if (best == NULL) {
+			tpl_sb_str(&sb, s);
+			break;
+		}
+		tpl_sb_add(&sb, s, (size_t)(best - s));
+		tpl_sb_str(&sb, ENGINE_SECRET_MASK);
+		s = best + blen;
+	}
+	if ((txt = tpl_sb_take(&sb)) == NULL)
+		rc = ENGINE_ENOMEM;
+	else if (json_string_set(v, txt) != 0)
+		rc = ENGINE_ENOMEM;
+	free(txt);
+	tpl_sb_release(&sb);
+	return rc;
+}
+
+json_t *
+secrets_scrub(const json_t *secrets, json_t *v)
+{
+	json_t *copy;
+
+	if (v == NULL || json_array_size(secrets) == 0 ||
+	    !holds_secret(v, secrets))
+		return v;
+	copy = json_deep_copy(v);
+	json_decref(v);
+	if (copy != NULL && scrub_in_place(copy, secrets) != 0) {
+		json_decref(copy);
+		copy = NULL;
+	}
+	return copy;
 }

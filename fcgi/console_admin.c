@@ -156,28 +156,6 @@ h_admin_file(struct req *r)
 
 /* ====== The draft as JSON ====== */
 
-/* A copy of the environment variables with secret values masked. */
-static json_t *
-env_masked(const json_t *vars)
-{
-	json_t	*out, *v, *c;
-	size_t	 i;
-
-	if ((out = json_array()) == NULL)
-		return NULL;
-	json_array_foreach(vars, i, v) {
-		if ((c = json_deep_copy(v)) == NULL)
-			continue;
-		if (json_is_object(c) && json_is_string(json_object_get(c,
-		    "value_type")) && strcmp(json_string_value(
-		    json_object_get(c, "value_type")), "secret") == 0)
-			json_object_set_new(c, "value",
-			    json_string(ENGINE_SECRET_MASK));
-		json_array_append_new(out, c);
-	}
-	return out;
-}
-
 /* An array field of wf, or a new empty array. */
 static json_t *
 wf_array(const json_t *wf, const char *k)
@@ -198,6 +176,10 @@ h_draft_get(struct req *r)
 		resp_engine_error(r, rc, "", "app");
 		goto out;
 	}
+	if (engine_dsl_mask_secrets(json_object_get(rec, "dsl")) != 0) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		goto out;
+	}
 	wf = json_object_get(json_object_get(rec, "dsl"), "workflow");
 	if (!json_is_object(wf)) {
 		resp_error(r, 404, "draft_workflow_not_exist", "Workflow not "
@@ -214,8 +196,7 @@ h_draft_get(struct req *r)
 	    json_null(),
 	    "graph", json_is_object(graph) ? graph : json_null(),
 	    "features", json_is_object(feat) ? feat : json_null(),
-	    "environment_variables", env_masked(json_object_get(wf,
-	    "environment_variables")),
+	    "environment_variables", wf_array(wf, "environment_variables"),
 	    "conversation_variables", wf_array(wf, "conversation_variables"),
 	    "created_at", json_object_get(meta, "created_at") ?
 	    json_object_get(meta, "created_at") : json_null(),
