@@ -853,7 +853,7 @@ server_setup(struct server *srv)
 	}
 	/* Sanitizers need several times the stack of a plain build. */
 	srv->stack = (size_t)srv->conf->thread_stack;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 	srv->stack *= 4;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)

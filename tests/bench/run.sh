@@ -15,7 +15,8 @@
 # when something fails to run or a run answers anything but 2xx.
 #
 # Settings (environment): BENCH_THREADS (FastCGI worker threads of both
-# servers, default 16 = flowcgi's default server.workers), BENCH_WRK_THREADS
+# servers: the trivial responder's pool, flowcgi's server.workers kept
+# ready; default 16), BENCH_WRK_THREADS
 # (2), BENCH_CONNECTIONS (32), BENCH_DURATION (10s), BENCH_WARMUP (3s),
 # BENCH_ROUNDS (3). KEEP=1 keeps the temporary directory with the logs.
 # Raw wrk output and the table go to <build dir>/bench/.
@@ -403,6 +404,10 @@ DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
 # ====== Streaming from a model ======
 bash "$(dirname "$0")/llm.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the streaming bench failed"
+
+# ====== Many simultaneous runs and idle sockets ======
+bash "$(dirname "$0")/concurrency.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
+    die "the concurrency bench failed"
 
 # ====== Web servers side by side: nginx, Apache mod_proxy_fcgi, mod_fcgid,
 # CGI ======
