@@ -61,7 +61,7 @@ struct conn {
 	atomic_int	 gone;		/* the peer hung up */
 	int		 keep;		/* FastCGI keep-alive: serve again */
 	int		 timed_out;	/* the loop cut it at the deadline */
-	const char	*why;		/* why it closed, logged once */
+	_Atomic(const char *) why;	/* why it closed, logged once */
 	struct conn	*next, *prev;	/* every connection */
 	struct conn	*qnext;		/* ready or done queue */
 };
@@ -143,8 +143,8 @@ fcgx_read(void *ctx, char *buf, size_t n)
 
 	/* The body belongs to the request: it too must arrive in time. */
 	if (now_ms() > sc->c->deadline) {
-		sc->c->why = "request body not received within "
-		    "server.read_timeout";
+		atomic_store(&sc->c->why, "request body not received within "
+		    "server.read_timeout");
 		return -1;
 	}
 	return FCGX_GetStr(buf, chunk, sc->fr.in);
@@ -157,9 +157,9 @@ write_failed(struct serve_ctx *sc)
 	int err = FCGX_GetError(sc->fr.out);
 
 	if (!atomic_exchange(&sc->c->gone, 1))
-		sc->c->why = err == EAGAIN || err == EWOULDBLOCK ?
+		atomic_store(&sc->c->why, err == EAGAIN || err == EWOULDBLOCK ?
 		    "client stopped reading for server.write_timeout" :
-		    "client went away during the answer";
+		    "client went away during the answer");
 	return -1;
 }
 
@@ -336,7 +336,7 @@ serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
 	if ((fl = fcntl(c->fd, F_GETFL)) < 0 ||
 	    fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK) != 0 ||
 	    (d = fcntl(c->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
-		c->why = "cannot set up the connection";
+		atomic_store(&c->why, "cannot set up the connection");
 		log_warn("connection: %s", strerror(errno));
 		goto out;
 	}
@@ -354,10 +354,10 @@ serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
 		/* the loop's cut, or SO_RCVTIMEO at the same deadline */
 		timed_out = c->timed_out || now_ms() >= c->deadline;
 		pthread_mutex_unlock(&srv->mu);
-		if (c->why == NULL)
-			c->why = timed_out ? "no complete request within "
-			    "server.read_timeout" : "no FastCGI request (bad "
-			    "records, or closed before a whole request)";
+		if (atomic_load(&c->why) == NULL)
+			atomic_store(&c->why, timed_out ? "no complete request "
+			    "within server.read_timeout" : "no FastCGI request "
+			    "(bad records, or closed before a whole request)");
 		goto out;
 	}
 	pthread_mutex_lock(&srv->mu);
@@ -490,9 +490,11 @@ arm(struct server *srv, int op, int fd, uint32_t events, void *tag)
 static void
 conn_close(struct server *srv, struct conn *c)
 {
+	const char *why;
+
 	(void)epoll_ctl(srv->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	if (c->why != NULL)
-		log_info("connection %d closed: %s", c->fd, c->why);
+	if ((why = atomic_load(&c->why)) != NULL)
+		log_info("connection %d closed: %s", c->fd, why);
 	close(c->fd);
 	pthread_mutex_lock(&srv->mu);
 	if (c->prev != NULL)
@@ -514,10 +516,10 @@ conn_idle(struct server *srv, struct conn *c, int op)
 	c->state = CONN_IDLE;
 	c->deadline = now_ms() + (int64_t)srv->conf->read_timeout * 1000;
 	c->timed_out = 0;
-	c->why = NULL;
+	atomic_store(&c->why, NULL);
 	pthread_mutex_unlock(&srv->mu);
 	if (arm(srv, op, c->fd, EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, c) != 0) {
-		c->why = "cannot watch the connection";
+		atomic_store(&c->why, "cannot watch the connection");
 		conn_close(srv, c);
 	}
 }
@@ -618,7 +620,7 @@ reap(struct server *srv)
 	pthread_mutex_unlock(&srv->mu);
 	for (c = expired; c != NULL; c = next) {
 		next = c->qnext;
-		c->why = "no request within server.read_timeout";
+		atomic_store(&c->why, "no request within server.read_timeout");
 		conn_close(srv, c);
 	}
 }
@@ -635,14 +637,15 @@ conn_event(struct server *srv, struct conn *c, uint32_t events)
 	if (st == CONN_SERVING) {
 		/* its thread sees the flag; the loop closes it later */
 		if (!atomic_exchange(&c->gone, 1))
-			c->why = "client went away while its request ran";
+			atomic_store(&c->why, "client went away while its "
+			    "request ran");
 		return;
 	}
 	if (st != CONN_IDLE)
 		return;
 	if ((events & EPOLLIN) == 0) {
-		c->why = (events & (EPOLLERR | EPOLLHUP)) ? NULL :
-		    "closed by the peer before a request";
+		atomic_store(&c->why, (events & (EPOLLERR | EPOLLHUP)) ? NULL :
+		    "closed by the peer before a request");
 		conn_close(srv, c);
 		return;
 	}
@@ -936,7 +939,7 @@ close_idle(struct server *srv)
 	pthread_mutex_unlock(&srv->mu);
 	for (c = idle; c != NULL; c = next) {
 		next = c->qnext;
-		c->why = NULL;
+		atomic_store(&c->why, NULL);
 		conn_close(srv, c);
 	}
 }
