@@ -319,7 +319,7 @@ conf_setting_format(const struct conf *c, size_t i, char *buf, size_t bufsz)
 		snprintf(buf, bufsz, "%s", level_names[*(const int *)p & 3]);
 		break;
 	case SET_MODE:
-		snprintf(buf, bufsz, "\"%04o\"", (unsigned)*(const int *)p);
+		snprintf(buf, bufsz, "%04o", (unsigned)*(const int *)p);
 		break;
 	default:
 		v = st->size == sizeof(int) ? *(const int *)p

@@ -131,6 +131,30 @@ ok $? "... and why garbage was"
 n=$(grep -c 'closed:' "$T_DIR/idle.log")
 ok "$([ "$n" -le 600 ] && echo 0 || echo 1)" \
     "one line per connection at most ($n lines for 560)"
+stop_nginx
+kill "$FC_PID"; wait "$FC_PID" 2>/dev/null
+
+# A client that never reads a 32 MB download is dropped after
+# server.write_timeout; the server serves others meanwhile.
+FLOWCGI_SERVER_WRITE_TIMEOUT=2 FLOWCGI_ASSETS_MAX_FILE_SIZE=64m \
+    FLOWCGI_ASSETS_MAX_APP_SIZE=256m start_flowcgi noread
+start_nginx "127.0.0.1:$FC_PORT"
+head -c 33554432 /dev/zero >"$T_DIR/big.bin"
+req POST "$A/$CHAT/assets/files?name=big.bin" \
+    -H 'Content-Type: application/octet-stream' --data-binary @"$T_DIR/big.bin"
+BIG=$(jqr .id)
+is "$STATUS" 201 "a 32 MB file to download"
+python3 "$TOOLS/fcgi_noread.py" --port "$FC_PORT" --token "$TOKEN" \
+    --uri "$A/$CHAT/assets/files/$BIG/download" --hold 8 >/dev/null &
+NR=$!
+sleep 1
+is "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$BASE/healthz")" 200 \
+    "others are served while a client does not read"
+i=0; while ! grep -q 'closed: client stopped reading for server.write_timeout' "$T_DIR/noread.log"; do
+	i=$((i + 1)); [ $i -gt 150 ] && break; sleep 0.1; done
+grep -q 'closed: client stopped reading for server.write_timeout' "$T_DIR/noread.log"
+ok $? "the client that never reads is dropped, and the log says why"
+wait $NR
 
 stop_nginx
 kill "$FC_PID"; wait "$FC_PID" 2>/dev/null

@@ -69,7 +69,7 @@ test_defaults(void)
 	memset(&c, 0x5a, sizeof(c));
 	conf_defaults(&c);
 	CHECK_STR(c.listen, "127.0.0.1:9000");
-	CHECK_INT(c.workers, 16);
+	CHECK_INT(c.workers, 4);
 	CHECK_STR(c.data_dir, "var");
 	CHECK_STR(c.url_prefix, "");
 	CHECK_INT(c.shutdown_grace, 30);
@@ -84,7 +84,11 @@ test_defaults(void)
 	CHECK_STR(c.log_file, "");
 	CHECK(conf_setting_count() >= 14);
 	CHECK(conf_setting_name(conf_setting_count()) == NULL);
-	CHECK_STR(fmt(&c, "server.workers"), "16");
+	CHECK_STR(fmt(&c, "server.workers"), "4");
+	CHECK_STR(fmt(&c, "server.socket_mode"), "0660");
+	CHECK_INT(c.socket_mode, 0660);
+	CHECK_INT(c.max_connections, 1024);
+	CHECK_INT(c.read_timeout, 30);
 	CHECK_STR(fmt(&c, "server.listen"), "\"127.0.0.1:9000\"");
 	CHECK_STR(fmt(&c, "storage.sync"), "true");
 	CHECK_STR(fmt(&c, "log.level"), "info");
@@ -146,7 +150,7 @@ test_shipped_file(void)
 {
 	struct conf	 def, fromfile;
 	char		 err[CONF_ERRMAX] = "", path[1100], a[1100], b[1100];
-	char		*names[64];
+	char		*names[128];
 	const char	*src = getenv("FLOWCGI_SRC");
 	int		 n, i, j, found, missing = 0, differ = 0;
 
@@ -171,7 +175,7 @@ test_shipped_file(void)
 	CHECK_INT(differ, 0);
 
 	/* Every setting of the table is written in the file. */
-	n = yaml_keys(path, names, 64);
+	n = yaml_keys(path, names, 128);
 	CHECK_INT(n, (int)conf_setting_count());
 	for (i = 0; i < (int)conf_setting_count(); i++) {
 		found = 0;
@@ -209,7 +213,7 @@ test_shipped_file(void)
 		snprintf(c.listen, sizeof(c.listen), "unix:/x");
 		c.max_map_size = 1 << 20;
 		CHECK_INT(conf_load_file(&c, path, err), 0);
-		CHECK_INT(c.workers, 16);
+		CHECK_INT(c.workers, 4);
 		CHECK_INT(c.max_json_depth, 64);
 		CHECK_INT(c.sync, 1);
 		CHECK_INT(c.log_level, CONF_LOG_INFO);
@@ -277,6 +281,10 @@ test_file_errors(void)
 	expect_error("type-null.yml", "server:\n  workers: ~\n",
 	    "type-null.yml:2:", "'server.workers'", "integer");
 	/* impossible values */
+	expect_error("mode.yml", "server:\n  socket_mode: \"0999\"\n",
+	    "mode.yml:2:", "'server.socket_mode'", "octal");
+	expect_error("mode-hi.yml", "server:\n  socket_mode: \"01777\"\n",
+	    "mode-hi.yml:2:", "'server.socket_mode'", "octal");
 	expect_error("range-lo.yml", "server:\n  workers: 0\n",
 	    "range-lo.yml:2:", "'server.workers'", "at least 1");
 	expect_error("range-hi.yml", "server:\n  workers: 1025\n",
@@ -318,16 +326,17 @@ test_file_errors(void)
 	 * section are fine */
 	conf_defaults(&c);
 	CHECK_INT(conf_load_file(&c, write_file("empty.yml", ""), err), 0);
-	CHECK_INT(c.workers, 16);
+	CHECK_INT(c.workers, 4);
 	CHECK_INT(conf_load_file(&c, write_file("emptysec.yml",
 	    "server:\nlimits:\n  max_json_depth: 10\n"), err), 0);
 	CHECK_INT(c.max_json_depth, 10);
-	CHECK_INT(c.workers, 16);
-	CHECK_INT(conf_load_file(&c, write_file("good.yml",
-	    "server:\n  workers: 4\n  listen: \"unix:/tmp/f.sock\"\n"
-	    "  url_prefix: /flow\nstorage:\n  sync: no\n  map_size: 2M\n"
-	    "log:\n  level: debug\n"), err), 0);
 	CHECK_INT(c.workers, 4);
+	CHECK_INT(conf_load_file(&c, write_file("good.yml",
+	    "server:\n  workers: 6\n  listen: \"unix:/tmp/f.sock\"\n"
+	    "  url_prefix: /flow\n  socket_mode: \"0640\"\nstorage:\n"
+	    "  sync: no\n  map_size: 2M\nlog:\n  level: debug\n"), err), 0);
+	CHECK_INT(c.workers, 6);
+	CHECK_INT(c.socket_mode, 0640);
 	CHECK_STR(c.listen, "unix:/tmp/f.sock");
 	CHECK_STR(c.url_prefix, "/flow");
 	CHECK_INT(c.sync, 0);
@@ -399,13 +408,13 @@ test_env(void)
 
 	conf_defaults(&c);
 	CHECK_INT(conf_load_env(&c, err), 0);	/* nothing set: no change */
-	CHECK_INT(c.workers, 16);
+	CHECK_INT(c.workers, 4);
 
 	/* the environment wins over the file */
-	path = write_file("env.yml", "server:\n  workers: 4\n  data_dir: /a\n"
+	path = write_file("env.yml", "server:\n  workers: 6\n  data_dir: /a\n"
 	    "limits:\n  max_json_body: 1m\nlog:\n  level: warn\n");
 	CHECK_INT(conf_load_file(&c, path, err), 0);
-	CHECK_INT(c.workers, 4);
+	CHECK_INT(c.workers, 6);
 	setenv("FLOWCGI_SERVER_WORKERS", "7", 1);
 	setenv("FLOWCGI_SERVER_DATA_DIR", "/srv/flow data", 1);
 	setenv("FLOWCGI_LIMITS_MAX_JSON_BODY", "2k", 1);
