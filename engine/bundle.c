@@ -10,6 +10,10 @@
  *
  * Older bundles have no manifest; their files sit under the DSL file name
  * without its extension.
+ *
+ * An entry's mode is not kept: setuid, setgid, sticky and every other bit
+ * go on import; the app's files are bytes, laid into a sandbox 0644 (and
+ * written to a bundle 0644, folders 0755).
  */
 #include <stdio.h>
 #include <stdlib.h>
