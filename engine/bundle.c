@@ -10,6 +10,10 @@
  *
  * Older bundles have no manifest; their files sit under the DSL file name
  * without its extension.
+ *
+ * An entry's mode is not kept: setuid, setgid, sticky and every other bit
+ * go on import; the app's files are bytes, laid into a sandbox 0644 (and
+ * written to a bundle 0644, folders 0755).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +118,18 @@ is_root_yaml(const char *path)
 
 /* ====== Reading ====== */
 
+/*
+ * libarchive's message for a's last error. It may have none (a zip cut
+ * short inside an entry header fails with no message): then fallback.
+ */
+static const char *
+zip_error(struct archive *a, const char *fallback)
+{
+	const char *msg = archive_error_string(a);
+
+	return msg != NULL && *msg != '\0' ? msg : fallback;
+}
+
 struct raw_entry {
 	char		*path;
 	int		 is_dir;
@@ -182,8 +198,8 @@ read_entries(const struct conf *c, const void *zip, size_t len, char *err,
 	}
 	archive_read_support_format_zip(a);
 	if (archive_read_open_memory(a, zip, len) != ARCHIVE_OK) {
-		engine_invalid(err, "not a zip bundle: %s",
-		    archive_error_string(a));
+		engine_invalid(err, "not a zip bundle: %s", zip_error(a,
+		    "unrecognized format"));
 		goto out;
 	}
 	for (;;) {
@@ -191,8 +207,10 @@ read_entries(const struct conf *c, const void *zip, size_t len, char *err,
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-			engine_invalid(err, "damaged zip: %s",
-			    archive_error_string(a));
+			engine_invalid(err, "damaged zip: %s", zip_error(a,
+			    n == 0 ? "no readable entry (not a zip, or cut "
+			    "short)" : "an entry header cannot be read (cut "
+			    "short or corrupt)"));
 			goto out;
 		}
 		name = archive_entry_pathname_utf8(ae);
@@ -295,7 +313,8 @@ read_entries(const struct conf *c, const void *zip, size_t len, char *err,
 		}
 		if (got < 0) {
 			engine_invalid(err, "entry '%.200s' is damaged: %s",
-			    cur->path, archive_error_string(a));
+			    cur->path, zip_error(a, "its data cannot be "
+			    "read"));
 			goto out;
 		}
 	}
@@ -547,7 +566,8 @@ bundle_write(const char *name, const char *dsl, size_t dsl_len,
 	    archive_write_zip_set_compression_deflate(a) != ARCHIVE_OK ||
 	    archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
 	    archive_write_open(a, &m, NULL, mem_write, NULL) != ARCHIVE_OK) {
-		engine_invalid(err, "zip writer: %s", archive_error_string(a));
+		engine_invalid(err, "zip writer: %s", zip_error(a,
+		    "cannot start"));
 		rc = ENGINE_EINVAL;
 		goto out;
 	}
@@ -578,7 +598,7 @@ bundle_write(const char *name, const char *dsl, size_t dsl_len,
 	rc = 0;
 	goto out;
 fail:
-	engine_invalid(err, "zip writer: %s", archive_error_string(a));
+	engine_invalid(err, "zip writer: %s", zip_error(a, "write failed"));
 	rc = ENGINE_EINVAL;
 out:
 	if (a != NULL)

@@ -35,14 +35,17 @@
  * another targetHandle or without data, canvas notes (custom-note).
  *
  * Graph problems never fail the check (a draft can be unfinished); they
- * are listed in the report with the node id and the field.
+ * are listed in the report with the node id and the field, and an import
+ * answers them as its warnings. Those that keep a graph from running (a
+ * node id used twice, an edge to a missing node, a self-loop, a cycle)
+ * are refused again by the executor, which names them in the run's error.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine/exec.h"
 
 #define DSL_WALK_DEPTH	1000	/* nesting the selector walk descends */
 
@@ -743,7 +746,31 @@ check_edges(struct dsl_report *rep, const json_t *edges, const json_t *byid)
 		else if (json_object_get(byid, t) == NULL)
 			rc = problem(rep, t, eid, "target",
 			    "edge '%s' ends at missing node '%s'", eid, t);
+		else if (strcmp(s, t) == 0)
+			rc = problem(rep, t, eid, "target",
+			    "edge '%s' leads node '%s' back to itself", eid, t);
 	}
+	return rc;
+}
+
+/*
+ * Edges that form a cycle, found by graph.c as the executor will see
+ * them (it refuses such a graph at run time).
+ */
+static int
+check_cycles(struct dsl_report *rep, const json_t *wf)
+{
+	struct graph	*g = NULL;
+	char		 err[ENGINE_ERRMAX];
+	size_t		 count = 0;
+	int		 rc;
+
+	rc = graph_build(wf, err, &g);
+	if (rc == ENGINE_EINVAL)
+		rc = 0;		/* no nodes: nothing to walk */
+	else if (rc == 0)
+		rc = graph_cycles(g, rep->problems, &count);
+	graph_free(g);
 	return rc;
 }
 
@@ -878,7 +905,9 @@ check_workflow(json_t *wf, struct dsl_report *rep, const char *mode,
 		if (json_is_object(json_array_get(edges, i)) &&
 		    (rc = edge_normalise(json_array_get(edges, i))) != 0)
 			return rc;
-	return check_graph(rep, mode, graph);
+	if ((rc = check_graph(rep, mode, graph)) != 0)
+		return rc;
+	return check_cycles(rep, wf);
 }
 
 int

@@ -221,9 +221,12 @@ struct import_opts {
 /*
  * Imports DSL text as Dify does. *out is always an Import object {id,
  * status, app_id, app_mode, current_dsl_version, imported_dsl_version,
- * error}: status completed or completed-with-warnings (app made),
- * pending (another version: confirm within 10 minutes), or failed (error
- * says why). Returns 0, or ENGINE_ENOMEM / ENGINE_ESTORE / ENGINE_EFULL.
+ * error}: status completed or completed-with-warnings (app made, and
+ * then also warnings: the graph problems of dsl_check's report, each
+ * {node_id, edge_id?, field, message}; a graph with some of them is kept
+ * as a draft but refused at run time), pending (another version: confirm
+ * within 10 minutes), or failed (error says why). Returns 0, or
+ * ENGINE_ENOMEM / ENGINE_ESTORE / ENGINE_EFULL.
  */
 int	engine_import(struct engine *e, const char *yaml, size_t len,
 	    const struct import_opts *o, char *err, json_t **out);

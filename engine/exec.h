@@ -39,15 +39,36 @@ struct graph {
 	struct gedge	*edges;
 	size_t		 nedges;
 	json_t		*index;		/* node id -> integer index */
+	json_t		*problems;	/* why it cannot run: [{node_id,
+					 * edge_id?, field, message}] */
+	size_t		 nproblems;	/* all of them, listed or not */
 };
 
 /*
  * Builds the graph of a workflow object {graph: {nodes, edges}, ...}:
- * canvas notes dropped, edges without both ends ignored, node types looked
- * up. Returns 0 with *out (graph_free), or ENGINE_EINVAL with err.
+ * canvas notes dropped, node types looked up. What would keep it from
+ * running is listed in g->problems, not refused here: a node id used
+ * twice (the first node keeps it), an edge without both ends or to a node
+ * that does not exist (left out), an edge from a node to itself, a cycle.
+ * Returns 0 with *out (graph_free), ENGINE_EINVAL with err (no
+ * graph.nodes) or ENGINE_ENOMEM.
  */
 int	graph_build(const json_t *workflow, char *err, struct graph **out);
 void	graph_free(struct graph *g);
+
+/*
+ * Appends to problems one {node_id, edge_id, field: "graph.edges",
+ * message} per edge that closes a cycle of g's edges (self-loops are not
+ * counted here), the message naming the nodes on it; *count grows by
+ * each, listed or not. Returns 0 or ENGINE_ENOMEM.
+ */
+int	graph_cycles(const struct graph *g, json_t *problems, size_t *count);
+
+/*
+ * 0 when g has no problems; else ENGINE_EINVAL with err naming them
+ * ("this workflow cannot run (N problems in its graph): ...").
+ */
+int	graph_refuse(const struct graph *g, char *err);
 
 /* The index of node id, or -1. */
 long	graph_find(const struct graph *g, const char *id);
@@ -187,7 +208,9 @@ void	run_stream_text(struct run *r, const char *node_id, const char *text,
  * Runs the nodes of a scope (container NULL: the top level; else the
  * children of a container) from its root until nothing more can run, in
  * pool p. Returns 0, or ENGINE_EINVAL when a node failed the scope (err
- * holds why), ENGINE_ECONFLICT when stopped, ENGINE_ELIMIT on a limit.
+ * holds why) or, for the top level, when the graph has problems
+ * (graph_refuse: nothing runs), ENGINE_ECONFLICT when stopped,
+ * ENGINE_ELIMIT on a limit.
  */
 int	run_scope(struct run *r, const char *container, struct pool *p,
 	    const char *iteration_id, const char *loop_id, char *err);
@@ -234,6 +257,9 @@ const struct node_type *node_type_find(const char *type);
 
 /* Helpers for node files (nodes/common.c). */
 const char *node_str(const struct gnode *n, const char *key);
+/* The last name of a selector, for a message; "(none)" when it has no
+ * string there. Borrowed from sel. */
+const char *node_selector_tail(const json_t *sel);
 /* Fails the node with a message. Returns -1. */
 int	node_fail(struct node_ctx *c, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));

@@ -9,6 +9,11 @@
  * takes all of them. Ready nodes run in the calling thread when they are
  * the only work; parallel branches get threads, at most
  * run_limits.max_parallel at a time, and join by the same rule.
+ *
+ * A graph with problems (graph.c: a node id used twice, an edge to a
+ * missing node, a self-loop or a cycle) would stop short with nodes that
+ * never become ready and no error; the top scope refuses it instead, so
+ * the run fails at once with the problems named.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -487,6 +492,9 @@ run_scope(struct run *r, const char *container, struct pool *p,
 	s.pool = p;
 	s.iter = iter;
 	s.loop = loop;
+	/* A graph that cannot run fails whole, before its first node. */
+	if (container == NULL && (rc = graph_refuse(r->g, err)) != 0)
+		return rc;
 	if ((root = graph_root(r->g, container)) < 0)
 		return engine_invalid(err, container ? "container '%s' has no "
 		    "start node" : "the workflow has no start node%s",

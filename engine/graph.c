@@ -1,11 +1,25 @@
 /*
  * graph.c — a workflow's graph as the executor walks it: nodes with their
  * types and containers, edges with their source handles.
+ *
+ * A graph that cannot run still builds (a draft may be unfinished), but
+ * its problems are listed: a node id used twice, an edge without a source
+ * or target or to a node that does not exist, an edge from a node to
+ * itself, and edges that form a cycle. Dify repeats nodes only through a
+ * loop or iteration node running its children, never through edges, so a
+ * cycle is never legal, inside a container or outside. The executor
+ * refuses a graph with problems before any node runs (graph_refuse).
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/exec.h"
+
+#define GRAPH_PROBLEMS_MAX	100	/* problems listed; the rest counted */
+#define GRAPH_ID_SHOWN		64	/* bytes of an id in a message */
+#define GRAPH_PATH_SHOWN	6	/* nodes of a cycle in its message */
 
 void
 graph_free(struct graph *g)
@@ -20,6 +34,7 @@ graph_free(struct graph *g)
 	}
 	free(g->nodes);
 	free(g->edges);
+	json_decref(g->problems);
 	json_decref(g->index);
 	json_decref(g->doc);
 	free(g);
@@ -51,15 +66,199 @@ add_idx(size_t **arr, size_t *n, size_t v)
 	return 0;
 }
 
+/* ====== Problems ====== */
+
+/*
+ * Appends {node_id, [edge_id,] field, message} to problems, the shape of
+ * dsl_check's report. Past GRAPH_PROBLEMS_MAX only the count grows.
+ * Returns 0 or ENGINE_ENOMEM.
+ */
+static int
+problem(json_t *problems, size_t *count, const char *node_id,
+    const char *edge_id, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static int
+problem(json_t *problems, size_t *count, const char *node_id,
+    const char *edge_id, const char *field, const char *fmt, ...)
+{
+	char	 msg[512];
+	json_t	*p = NULL;
+	va_list	 ap;
+	int	 rc = ENGINE_ENOMEM;
+
+	if ((*count)++ >= GRAPH_PROBLEMS_MAX)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if ((p = json_pack("{s:s,s:s,s:s}", "node_id", node_id ? node_id : "",
+	    "field", field, "message", msg)) == NULL)
+		goto out;
+	if (edge_id != NULL && json_object_set_new(p, "edge_id",
+	    json_string(edge_id)) != 0)
+		goto out;
+	if (json_array_append(problems, p) != 0)
+		goto out;
+	rc = 0;
+out:
+	json_decref(p);
+	return rc;
+}
+
+/*
+ * Writes the nodes of the cycle that the edge path[from..top] closes
+ * into buf: "a -> b -> c -> a", the middle elided past GRAPH_PATH_SHOWN.
+ */
+static void
+cycle_text(const struct graph *g, const size_t *path, size_t from,
+    size_t top, char *buf, size_t bufsz)
+{
+	size_t	i, len = 0, n = top - from + 1;
+	int	w;
+
+	buf[0] = '\0';
+	for (i = from; i <= top && len < bufsz; i++) {
+		if (n > GRAPH_PATH_SHOWN && i == from + GRAPH_PATH_SHOWN - 1 &&
+		    i != top) {
+			w = snprintf(buf + len, bufsz - len, "... -> ");
+			i = top - 1;	/* the loop goes on at the last */
+		} else
+			w = snprintf(buf + len, bufsz - len, "'%.*s' -> ",
+			    GRAPH_ID_SHOWN, g->nodes[path[i]].id);
+		len += w > 0 ? (size_t)w : 0;
+	}
+	if (len < bufsz)
+		snprintf(buf + len, bufsz - len, "'%.*s'", GRAPH_ID_SHOWN,
+		    g->nodes[path[from]].id);
+}
+
+int
+graph_cycles(const struct graph *g, json_t *problems, size_t *count)
+{
+	unsigned char	*color = NULL;	/* 0 new, 1 on the path, 2 done */
+	size_t		*path = NULL, *next = NULL, *at = NULL;
+	size_t		 nn = g->nnodes, root, top, u, k, i;
+	const struct gedge *e;
+	char		 text[400];
+	int		 rc = ENGINE_ENOMEM;
+
+	if ((color = calloc(nn + 1, 1)) == NULL ||
+	    (path = calloc(nn + 1, sizeof(*path))) == NULL ||
+	    (next = calloc(nn + 1, sizeof(*next))) == NULL ||
+	    (at = calloc(nn + 1, sizeof(*at))) == NULL)
+		goto out;
+	rc = 0;
+	/* Depth first, without recursion: path[0..top] is the walk. */
+	for (root = 0; rc == 0 && root < nn; root++) {
+		if (color[root] != 0)
+			continue;
+		top = 0;
+		path[0] = root;
+		at[root] = 0;
+		color[root] = 1;
+		for (;;) {
+			u = path[top];
+			if (next[u] >= g->nodes[u].nout) {
+				color[u] = 2;
+				if (top-- == 0)
+					break;
+				continue;
+			}
+			k = g->nodes[u].out[next[u]++];
+			e = &g->edges[k];
+			if (e->dst == e->src)
+				continue;	/* reported as a self-loop */
+			if (color[e->dst] == 0) {
+				color[e->dst] = 1;
+				path[++top] = e->dst;
+				at[e->dst] = top;
+				continue;
+			}
+			if (color[e->dst] != 1)
+				continue;
+			i = at[e->dst];
+			cycle_text(g, path, i, top, text, sizeof(text));
+			if ((rc = problem(problems, count,
+			    g->nodes[e->dst].id, e->id, "graph.edges",
+			    "edges form a cycle: %s; only a loop or iteration "
+			    "node repeats nodes", text)) != 0)
+				break;
+		}
+	}
+out:
+	free(color);
+	free(path);
+	free(next);
+	free(at);
+	return rc;
+}
+
+int
+graph_refuse(const struct graph *g, char *err)
+{
+	const json_t	*p;
+	char		 buf[ENGINE_ERRMAX] = "";
+	size_t		 i, len = 0, n = json_array_size(g->problems);
+	int		 w;
+
+	if (n == 0 && g->nproblems == 0)
+		return 0;
+	for (i = 0; i < n && len < sizeof(buf); i++) {
+		p = json_array_get(g->problems, i);
+		w = snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? "; " :
+		    "", json_string_value(json_object_get(p, "message")));
+		len += w > 0 ? (size_t)w : 0;
+	}
+	return engine_invalid(err, "this workflow cannot run (%zu problem%s "
+	    "in its graph): %s", g->nproblems, g->nproblems == 1 ? "" : "s",
+	    buf);
+}
+
+/* ====== Building ====== */
+
+/*
+ * The node indexes of edge e's ends in *si and *di; -1 (and a problem
+ * listed) for an end that is missing or names no node. Returns 0 or
+ * ENGINE_ENOMEM.
+ */
+static int
+edge_ends(struct graph *g, const json_t *e, const char *eid, long *si,
+    long *di)
+{
+	static const char *const keys[] = { "source", "target" };
+	const char	*id;
+	long		*idx[2] = { si, di };
+	size_t		 k;
+
+	for (k = 0; k < 2; k++) {
+		id = str_of(e, keys[k]);
+		*idx[k] = id != NULL && *id != '\0' ? graph_find(g, id) : -1;
+		if (*idx[k] >= 0)
+			continue;
+		if (id == NULL || *id == '\0') {
+			if (problem(g->problems, &g->nproblems, "", eid, keys[k],
+			    "edge '%.*s' has no %s", GRAPH_ID_SHOWN, eid,
+			    keys[k]) != 0)
+				return ENGINE_ENOMEM;
+		} else if (problem(g->problems, &g->nproblems, id, eid,
+		    keys[k], "edge '%.*s' %s missing node '%.*s'",
+		    GRAPH_ID_SHOWN, eid, k == 0 ? "starts at" : "ends at",
+		    GRAPH_ID_SHOWN, id) != 0)
+			return ENGINE_ENOMEM;
+	}
+	return 0;
+}
+
 int
 graph_build(const json_t *workflow, char *err, struct graph **out)
 {
 	struct graph	*g = NULL;
 	json_t		*nodes, *edges, *n, *e, *data;
-	const char	*src, *dst, *ntype, *parent;
+	const char	*ntype, *parent, *eid;
 	size_t		 i, k;
 	long		 si, di;
-	int		 rc = ENGINE_ENOMEM;
+	int		 rc;
 
 	nodes = json_object_get(json_object_get(workflow, "graph"), "nodes");
 	edges = json_object_get(json_object_get(workflow, "graph"), "edges");
@@ -69,6 +268,7 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 		return ENGINE_ENOMEM;
 	g->doc = json_incref((json_t *)workflow);
 	if ((g->index = json_object()) == NULL ||
+	    (g->problems = json_array()) == NULL ||
 	    (g->nodes = calloc(json_array_size(nodes) + 1,
 	    sizeof(*g->nodes))) == NULL ||
 	    (g->edges = calloc(json_array_size(edges) + 1,
@@ -81,6 +281,14 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 		if ((ntype != NULL && strcmp(ntype, "custom-note") == 0) ||
 		    !json_is_object(data) || str_of(n, "id") == NULL)
 			continue;
+		if (graph_find(g, str_of(n, "id")) >= 0) {
+			/* the first keeps the id; the run is refused */
+			if (problem(g->problems, &g->nproblems, str_of(n, "id"),
+			    NULL, "id", "node id '%.*s' is used by more than "
+			    "one node", GRAPH_ID_SHOWN, str_of(n, "id")) != 0)
+				goto fail;
+			continue;
+		}
 		k = g->nnodes++;
 		g->nodes[k].id = str_of(n, "id");
 		g->nodes[k].data = data;
@@ -97,16 +305,21 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 			parent = str_of(data, "loop_id");
 		g->nodes[k].parent = parent;
 		g->nodes[k].nt = node_type_find(g->nodes[k].type);
-		json_object_set_new(g->index, g->nodes[k].id,
-		    json_integer((json_int_t)k));
+		if (json_object_set_new(g->index, g->nodes[k].id,
+		    json_integer((json_int_t)k)) != 0)
+			goto fail;
 	}
 	json_array_foreach(edges, i, e) {
-		src = str_of(e, "source");
-		dst = str_of(e, "target");
-		if (src == NULL || dst == NULL ||
-		    (si = graph_find(g, src)) < 0 ||
-		    (di = graph_find(g, dst)) < 0)
+		eid = str_of(e, "id") ? str_of(e, "id") : "";
+		if ((rc = edge_ends(g, e, eid, &si, &di)) != 0)
+			goto fail;
+		if (si < 0 || di < 0)
 			continue;
+		if (si == di && problem(g->problems, &g->nproblems,
+		    g->nodes[si].id, eid, "target", "edge '%.*s' leads node "
+		    "'%.*s' back to itself", GRAPH_ID_SHOWN, eid,
+		    GRAPH_ID_SHOWN, g->nodes[si].id) != 0)
+			goto fail;
 		k = g->nedges++;
 		g->edges[k].id = str_of(e, "id");
 		g->edges[k].source_handle = str_of(e, "sourceHandle");
@@ -118,11 +331,13 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 		    add_idx(&g->nodes[di].in, &g->nodes[di].nin, k) != 0)
 			goto fail;
 	}
+	if (graph_cycles(g, g->problems, &g->nproblems) != 0)
+		goto fail;
 	*out = g;
 	return 0;
 fail:
 	graph_free(g);
-	return rc;
+	return ENGINE_ENOMEM;
 }
 
 static int

@@ -383,6 +383,12 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 	*out = import_result(id, dsl_status_name(rep.status), rec ?
 	    json_string_value(json_object_get(rec, "id")) : o->app_id, mode,
 	    rep.imported_version, NULL);
+	/* what dsl_check found: the draft is kept, but may not run */
+	if (*out != NULL && json_object_set(*out, "warnings",
+	    rep.problems) != 0) {
+		json_decref(*out);
+		*out = NULL;
+	}
 	rc = *out ? 0 : ENGINE_ENOMEM;
 out:
 	if (err != NULL && msg[0] != '\0')

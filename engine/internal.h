@@ -129,7 +129,8 @@ struct bundle {
  * ".." paths, backslashes, control characters, symlinks, hard links,
  * devices, encryption or duplicates; each file within assets.max_file_size;
  * the total within bundle.max_size and bundle.max_ratio times the bundle's
- * size. Returns 0 with b filled (bundle_release), ENGINE_EINVAL or
+ * size. Entry modes (setuid, setgid, sticky, any) are not kept. Returns 0
+ * with b filled (bundle_release), ENGINE_EINVAL or
  * ENGINE_ELIMIT with err saying which entry and which rule.
  */
 int	bundle_read(const struct conf *c, const void *zip, size_t len,

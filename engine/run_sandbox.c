@@ -141,7 +141,10 @@ restore_workspace(struct run *r, struct sandbox *sb, char *err)
 	if ((rc = sandbox_upload(sb, WORKSPACE_TAR, copy, len, err)) == 0) {
 		memset(&rq, 0, sizeof(rq));
 		memset(&res, 0, sizeof(res));
-		rq.shell = "tar -xf " WORKSPACE_TAR " && rm -f " WORKSPACE_TAR;
+		/* as root, tar would restore setuid / setgid / sticky bits
+		 * and owners: the saved workspace never brings those back */
+		rq.shell = "tar --no-same-owner --no-same-permissions -xf "
+		    WORKSPACE_TAR " && rm -f " WORKSPACE_TAR;
 		rc = sandbox_exec(sb, &rq, err, &res);
 		if (rc == 0 && res.exit_code != 0)
 			rc = engine_invalid(err, "restoring the conversation's "

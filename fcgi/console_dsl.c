@@ -36,12 +36,30 @@ read_opts(struct req *r, struct import_opts *o)
 	    req_json_string(r, "app_id", 0, &o->app_id) ? -1 : 0;
 }
 
+/*
+ * Answers an import: an engine error as every error, else the Import
+ * object. A failed one keeps Dify's fields (status "failed", error) and
+ * carries code and message too, as every other error answer does.
+ */
 static void
 send_import(struct req *r, int rc, const char *err, json_t *imp)
 {
+	const char *msg;
+
 	if (rc != 0) {
 		resp_engine_error(r, rc, err, "app");
 		return;
+	}
+	if (import_status(imp) == 400) {
+		msg = json_string_value(json_object_get(imp, "error"));
+		if (json_object_set_new(imp, "code",
+		    json_string("import_failed")) != 0 ||
+		    json_object_set_new(imp, "message", json_string(msg &&
+		    *msg ? msg : "the import failed")) != 0) {
+			json_decref(imp);
+			resp_engine_error(r, ENGINE_ENOMEM, "", "app");
+			return;
+		}
 	}
 	resp_json(r, import_status(imp), imp);
 }

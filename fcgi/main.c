@@ -119,7 +119,8 @@ cmd_run(struct engine *e, const char *what, json_t *inputs, const char *query,
 		} else if (json_is_string(json_object_get(d, "answer")))
 			printf("%s\n", json_string_value(json_object_get(d,
 			    "answer")));
-		if (strcmp(status, "succeeded") != 0)
+		if (strcmp(status, "succeeded") != 0 && json_is_string(
+		    json_object_get(d, "error")))
 			fprintf(stderr, "error: %s\n", json_string_value(
 			    json_object_get(d, "error")));
 	}
@@ -212,7 +213,8 @@ cmd_import(struct engine *e, const char *path, const char *name, int yes)
 	char			*data = NULL, err[ENGINE_ERRMAX] = "";
 	const char		*st, *id;
 	size_t			 len = 0;
-	json_t			*imp = NULL, *conf = NULL;
+	json_t			*imp = NULL, *conf = NULL, *w;
+	size_t			 i;
 	int			 rc;
 
 	if (read_file(path, &data, &len) != 0) {
@@ -261,6 +263,9 @@ cmd_import(struct engine *e, const char *path, const char *name, int yes)
 			fprintf(stderr, "flowcgi: imported an older DSL version "
 			    "(%s)\n", json_string_value(json_object_get(imp,
 			    "imported_dsl_version")));
+		json_array_foreach(json_object_get(imp, "warnings"), i, w)
+			fprintf(stderr, "flowcgi: warning: %s\n",
+			    json_string_value(json_object_get(w, "message")));
 		printf("%s\n", id);
 		rc = 0;
 	}

@@ -74,6 +74,15 @@ node_str(const struct gnode *n, const char *key)
 	return json_string_value(json_object_get(n->data, key));
 }
 
+const char *
+node_selector_tail(const json_t *sel)
+{
+	const char *name = json_string_value(json_array_get(sel,
+	    json_array_size(sel) - 1));
+
+	return json_array_size(sel) > 0 && name != NULL ? name : "(none)";
+}
+
 int
 node_fail(struct node_ctx *c, const char *fmt, ...)
 {

@@ -697,8 +697,7 @@ docx_node_run(struct node_ctx *c)
 	    json_incref(sel) : json_null());
 	if (v == NULL) {
 		node_fail(c, "File variable not found for selector: %s",
-		    json_is_array(sel) ? json_string_value(json_array_get(sel,
-		    json_array_size(sel) - 1)) : "(none)");
+		    node_selector_tail(sel));
 		goto out;
 	}
 	if (json_is_array(v)) {

@@ -467,8 +467,7 @@ list_operator_run(struct node_ctx *c)
 
 	if (v == NULL) {
 		node_fail(c, "Variable not found for selector: %s",
-		    json_is_array(sel) ? json_string_value(json_array_get(sel,
-		    json_array_size(sel) - 1)) : "(none)");
+		    node_selector_tail(sel));
 		goto out;
 	}
 	if (json_is_null(v) || (json_is_array(v) && json_array_size(v) ==
@@ -483,9 +482,7 @@ list_operator_run(struct node_ctx *c)
 	}
 	if (!json_is_array(v) || (k = kind_of(v)) == K_OTHER) {
 		node_fail(c, "Variable %s is not an array of files, numbers, "
-		    "strings or booleans", json_is_array(sel) ?
-		    json_string_value(json_array_get(sel, json_array_size(sel)
-		    - 1)) : "(none)");
+		    "strings or booleans", node_selector_tail(sel));
 		goto out;
 	}
 	json_object_set(c->inputs, "variable", v);

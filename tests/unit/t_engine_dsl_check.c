@@ -450,6 +450,21 @@ static const struct {
 	    "iteration_id: s}}]", "[]", "workflow", "c", "data.iteration_id" },
 	{ "[{id: s, data: {type: start}}, {id: c, data: {type: code, "
 	    "loop_id: nope}}]", "[]", "workflow", "c", "data.loop_id" },
+	/* graphs that cannot run: a cycle, a self-loop, one in a container */
+	{ "[{id: s, data: {type: start}}, {id: a, data: {type: code}}, "
+	    "{id: b, data: {type: code}}]", "[{id: e1, source: s, target: a}, "
+	    "{id: e2, source: a, target: b}, {id: e3, source: b, target: a}]",
+	    "workflow", "a", "graph.edges" },
+	{ "[{id: s, data: {type: start}}, {id: a, data: {type: code}}]",
+	    "[{id: e1, source: s, target: a}, {id: e2, source: a, target: a}]",
+	    "advanced-chat", "a", "target" },
+	{ "[{id: s, data: {type: start}}, {id: it, data: {type: iteration, "
+	    "start_node_id: st}}, {id: st, parentId: it, data: {type: "
+	    "iteration-start}}, {id: c, parentId: it, data: {type: code}}, "
+	    "{id: d, parentId: it, data: {type: code}}]", "[{id: e1, source: "
+	    "s, target: it}, {id: e2, source: st, target: c}, {id: e3, "
+	    "source: c, target: d}, {id: e4, source: d, target: st}]",
+	    "workflow", "st", "graph.edges" },
 };
 
 static void
@@ -500,6 +515,46 @@ test_graph(void)
 	CHECK_INT(rc, 0);
 	if (!CHECK(json_array_size(rep.problems) == 0))
 		dump_problems(&rep);
+	dsl_report_release(&rep);
+	json_decref(out);
+
+	/* Edges inside containers, to their start nodes, are sound. */
+	rc = check_text("app: {mode: workflow}\nworkflow:\n  graph:\n"
+	    "    nodes:\n"
+	    "    - {id: s, data: {type: start}}\n"
+	    "    - {id: it, data: {type: iteration, start_node_id: its}}\n"
+	    "    - {id: its, parentId: it, data: {type: iteration-start}}\n"
+	    "    - {id: c, parentId: it, data: {type: code}}\n"
+	    "    - {id: lp, data: {type: loop, start_node_id: lps}}\n"
+	    "    - {id: lps, parentId: lp, data: {type: loop-start}}\n"
+	    "    - {id: d, parentId: lp, data: {type: code}}\n"
+	    "    - {id: le, parentId: lp, data: {type: loop-end}}\n"
+	    "    - {id: e, data: {type: end}}\n"
+	    "    edges:\n"
+	    "    - {id: a, source: s, target: it}\n"
+	    "    - {id: b, source: its, target: c}\n"
+	    "    - {id: f, source: it, target: lp}\n"
+	    "    - {id: g, source: lps, target: d}\n"
+	    "    - {id: h, source: d, target: le}\n"
+	    "    - {id: j, source: lp, target: e}\n", 0, &rep, &out);
+	CHECK_INT(rc, 0);
+	if (!CHECK(json_array_size(rep.problems) == 0))
+		dump_problems(&rep);
+	dsl_report_release(&rep);
+	json_decref(out);
+
+	/* A cycle's message walks it, and names the edge that closes it. */
+	rc = check_text("app: {mode: workflow}\nworkflow:\n  graph:\n"
+	    "    nodes: [{id: s, data: {type: start}}, {id: a, data: {type: "
+	    "code}}, {id: b, data: {type: code}}, {id: c, data: {type: "
+	    "code}}]\n"
+	    "    edges: [{id: x1, source: s, target: a}, {id: x2, source: a, "
+	    "target: b}, {id: x3, source: b, target: c}, {id: back, source: "
+	    "c, target: a}]\n", 0, &rep, &out);
+	CHECK_INT(json_array_size(rep.problems), 1);
+	CHECK_STR(str(rep.problems, "0.edge_id"), "back");
+	CHECK(strstr(str(rep.problems, "0.message"),
+	    "'a' -> 'b' -> 'c' -> 'a'") != NULL);
 	dsl_report_release(&rep);
 	json_decref(out);
 

@@ -3,7 +3,9 @@
  * and skips, joins, parallel branches (shown to overlap in time by the
  * nodes' own clocks, not by a speed threshold), iteration (sequential,
  * parallel, error modes, flatten), loop (break conditions, loop-end), each
- * error strategy, retries, stop, the step limit, unsupported nodes.
+ * error strategy, retries, stop, the step limit, unsupported nodes, and
+ * graphs that cannot run (cycles, self-loops, edges to missing nodes,
+ * duplicate ids) failing at once with their problem named.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -527,6 +529,84 @@ test_stop_and_limits(void)
 	    NULL);
 }
 
+/*
+ * Graphs that cannot run: each fails at once (no node runs, not even the
+ * start) with an error naming the problem, where they used to end
+ * "succeeded" with nothing done.
+ */
+#define END_E \
+	"    - id: e\n      data: {type: end, title: E, outputs: []}\n"
+
+static void
+bad_graph(const char *g, const char *want1, const char *want2)
+{
+	struct result r;
+
+	CHECK(run(g, "{}", NULL, &r) == 0);
+	CHECK_STR(r.status, "failed");
+	CHECK(r.error != NULL && strstr(r.error, "cannot run") != NULL);
+	if (!CHECK(r.error != NULL && strstr(r.error, want1) != NULL &&
+	    strstr(r.error, want2) != NULL))
+		printf("#   error: %s\n#   want: %s ... %s\n", r.error ?
+		    r.error : "(none)", want1, want2);
+	CHECK_STR(ran(&r), "");
+	CHECK_INT(count_events("node_started"), 0);
+	CHECK_INT(count_events("workflow_started"), 1);
+	CHECK_INT(count_events("workflow_finished"), 1);
+	release(&r);
+}
+
+static void
+test_bad_graphs(void)
+{
+	static const char cycle[] = START TT("A", "a") TT("B", "b") END_E
+	    "    edges:\n    - {id: x1, source: s, target: A}\n"
+	    "    - {id: x2, source: A, target: B}\n"
+	    "    - {id: x3, source: B, target: A}\n"
+	    "    - {id: x4, source: B, target: e}\n";
+	static const char self[] = START TT("A", "a") END_E
+	    "    edges:\n    - {id: x1, source: s, target: A}\n"
+	    "    - {id: loop1, source: A, target: A}\n"
+	    "    - {id: x2, source: A, target: e}\n";
+	static const char missing[] = START TT("A", "a") END_E
+	    "    edges:\n    - {id: x1, source: s, target: A}\n"
+	    "    - {id: x2, source: A, target: ghost}\n"
+	    "    - {id: x3, source: A, target: e}\n";
+	static const char nosource[] = START TT("A", "a") END_E
+	    "    edges:\n    - {id: x1, source: s, target: A}\n"
+	    "    - {id: x2, source: phantom, target: e}\n"
+	    "    - {id: x3, source: A, target: e}\n";
+	static const char dup[] = START TT("A", "a") TT("A", "b") END_E
+	    "    edges:\n    - {id: x1, source: s, target: A}\n"
+	    "    - {id: x2, source: A, target: e}\n";
+	/* a cycle among the children of an iteration is no more legal */
+	static const char inner[] =
+	    "    nodes:\n    - id: s\n      data: {type: start, title: S, "
+	    "variables: []}\n"
+	    "    - id: it\n      data: {type: iteration, title: It, "
+	    "iterator_selector: [s, list], output_selector: [c1, output], "
+	    "start_node_id: itstart}\n"
+	    "    - id: itstart\n      parentId: it\n      data: {type: "
+	    "iteration-start, title: St}\n"
+	    "    - id: c1\n      parentId: it\n      data: {type: "
+	    "template-transform, title: c1, template: x, variables: []}\n"
+	    "    - id: c2\n      parentId: it\n      data: {type: "
+	    "template-transform, title: c2, template: y, variables: []}\n"
+	    END_E
+	    "    edges:\n    - {id: x1, source: s, target: it}\n"
+	    "    - {id: x2, source: itstart, target: c1}\n"
+	    "    - {id: x3, source: c1, target: c2}\n"
+	    "    - {id: back, source: c2, target: c1}\n"
+	    "    - {id: x4, source: it, target: e}\n";
+
+	bad_graph(cycle, "cycle", "'A' -> 'B' -> 'A'");
+	bad_graph(self, "edge 'loop1'", "node 'A' back to itself");
+	bad_graph(missing, "edge 'x2'", "missing node 'ghost'");
+	bad_graph(nosource, "edge 'x2' starts at", "missing node 'phantom'");
+	bad_graph(dup, "node id 'A'", "more than one node");
+	bad_graph(inner, "cycle", "'c1' -> 'c2' -> 'c1'");
+}
+
 int
 main(void)
 {
@@ -549,6 +629,7 @@ main(void)
 	test_strategies();
 	test_retry();
 	test_stop_and_limits();
+	test_bad_graphs();
 	json_decref(events);
 	engine_close(eng);
 	return tap_done();

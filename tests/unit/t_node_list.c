@@ -286,6 +286,12 @@ test_pipeline(void)
 	    "variable", "start", "nothing"), outs(), NULL, &r) == 0);
 	CHECK(r.error && strstr(r.error, "Variable not found"));
 	tn_release(&r);
+	/* an empty selector is named as none, never "(null)" */
+	CHECK(tn_run1(json_pack("{s:s,s:[]}", "type", "list-operator",
+	    "variable"), outs(), NULL, &r) == 0);
+	CHECK(r.error && strstr(r.error, "selector: (none)") &&
+	    !strstr(r.error, "(null)"));
+	tn_release(&r);
 }
 
 int
