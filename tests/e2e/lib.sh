@@ -6,6 +6,7 @@
 set -u
 T_PASS=0
 T_FAIL=0
+T_SKIP=0
 T_N=0
 T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/flowcgi-e2e.XXXXXX")
 NGINX_PID=
@@ -19,6 +20,10 @@ ok() {	# ok <0|1 condition result> <description>
 	else
 		T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $2"
 	fi
+}
+
+skip() {	# skip <why>: a check that cannot run here, counted as skipped
+	T_N=$((T_N + 1)); T_SKIP=$((T_SKIP + 1)); echo "ok $T_N # SKIP $1"
 }
 
 is() {	# is <got> <want> <description>
@@ -178,7 +183,7 @@ finish() {
 	for p in $FLOWCGI_PIDS; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	echo "1..$T_N"
-	echo "# $T_PASS passed, $T_FAIL failed"
+	echo "# $T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
 	if [ "$T_FAIL" -eq 0 ] && [ -z "${KEEP:-}" ]; then rm -rf "$T_DIR"; \
 	else echo "# logs in $T_DIR"; fi
 	[ "$T_FAIL" -eq 0 ]

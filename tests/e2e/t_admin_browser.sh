@@ -3,13 +3,14 @@
 # with curl, then the page itself in Debian's chromium driven by
 # playwright-core (tests/browser/admin.test.js), mounted under /flow/.
 #
-# FLOWCGI_CHROMIUM overrides /usr/bin/chromium; FLOWCGI_CORPUS the DSL
-# corpus folder. The npm package is installed from the committed
+# FLOWCGI_CHROMIUM overrides /usr/bin/chromium; the DSL files it imports
+# are real Dify exports in tests/e2e/apps/dify/. The npm package is installed from the committed
 # package-lock.json when tests/browser/node_modules is missing. The
 # screenshots of each page are kept in <build>/test-logs/screenshots.
 . "$(dirname "$0")/lib.sh"
 
-CORPUS=${FLOWCGI_CORPUS:-$TOP/../shared/dsl-corpus/files}
+# real Dify exports, kept with the tests
+CORPUS=$TOP/tests/e2e/apps/dify
 CHROMIUM=${FLOWCGI_CHROMIUM:-/usr/bin/chromium}
 BROWSER_DIR=$TOP/tests/browser
 

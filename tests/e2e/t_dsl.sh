@@ -5,7 +5,12 @@
 . "$(dirname "$0")/lib.sh"
 
 CORPUS=${FLOWCGI_CORPUS:-$TOP/../shared/dsl-corpus/files}
-[ -d "$CORPUS" ] || { ok 1 "corpus directory $CORPUS exists"; exit 1; }
+FILES=("$CORPUS"/*.yml)
+if [ ! -d "$CORPUS" ]; then
+	# A user's clone has no corpus: round-trip the project's own apps.
+	skip "the DSL corpus (../shared/dsl-corpus/files, or FLOWCGI_CORPUS) is not here"
+	FILES=("$TOP"/tests/e2e/apps/*.yml "$TOP"/tests/e2e/apps/dify/*.yml)
+fi
 
 start_flowcgi fc
 start_nginx "127.0.0.1:$FC_PORT"
@@ -16,7 +21,7 @@ A=/console/api/apps
 # Every corpus file: imported (200, or 202 pending for other versions),
 # then export -> import -> export gives identical YAML.
 n=0; bad=0; unstable=0
-for f in "$CORPUS"/*.yml; do
+for f in "${FILES[@]}"; do
 	n=$((n + 1))
 	import_file "$f"
 	st=$(jqr .status)

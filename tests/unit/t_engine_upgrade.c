@@ -192,8 +192,11 @@ test_corpus(void)
 
 	if (dir == NULL)
 		dir = "../shared/dsl-corpus/files";
-	if (!CHECK((d = opendir(dir)) != NULL))
+	if ((d = opendir(dir)) == NULL) {
+		SKIP("the DSL corpus (../shared/dsl-corpus/files, or "
+		    "FLOWCGI_CORPUS) is not here");
 		return;
+	}
 	while ((de = readdir(d)) != NULL) {
 		char *id;
 
