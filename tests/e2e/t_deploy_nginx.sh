@@ -91,7 +91,12 @@ SDATA=$T_DIR/spawn-data
 mkdir -p "$SDATA"
 ap_own "$SDATA"	# the user spawn-fcgi switches to, as root
 printf 'server:\n  data_dir: "%s"\n  workers: 4\n' "$SDATA" >"$T_DIR/spawn.yml"
-FLOWCGI_BIN=$FLOWCGI_BIN FLOWCGI_CONFIG=$T_DIR/spawn.yml \
+# The unprivileged user may not reach the checkout (a home directory is
+# 0700): it runs a copy, as an installed binary would be.
+mkdir -p "$T_DIR/bin"
+install -m 0755 "$FLOWCGI_BIN" "$T_DIR/bin/flowcgi"
+SPAWN_BIN=$T_DIR/bin/flowcgi
+FLOWCGI_BIN=$SPAWN_BIN FLOWCGI_CONFIG=$T_DIR/spawn.yml \
     FLOWCGI_SOCKET=$SOCK FLOWCGI_PIDFILE=$T_DIR/run/flowcgi.pid \
     FLOWCGI_USER=${AP_USER:-nobody} FLOWCGI_SOCKET_GROUP=${AP_GROUP:-nogroup} \
     sh "$TOP/contrib/spawn-fcgi/flowcgi-spawn-fcgi" -n >>"$T_DIR/spawn.log" 2>&1 &
@@ -105,7 +110,7 @@ if [ -n "$AP_USER" ]; then
 	    "spawn-fcgi: mode 0660, owned by the flowcgi user and the web server's group"
 fi
 sleep 0.2
-is "$(readlink "/proc/$SPID/exe")" "$(readlink -f "$FLOWCGI_BIN")" \
+is "$(readlink "/proc/$SPID/exe")" "$(readlink -f "$SPAWN_BIN")" \
     "spawn-fcgi -n: the process is flowcgi itself"
 is "$(readlink "/proc/$SPID/fd/0" | cut -d: -f1)" socket \
     "spawn-fcgi: its standard input is the socket"
