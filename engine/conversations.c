@@ -16,27 +16,11 @@ str_of(const json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
-/* 1 when record rec belongs to app_id. */
-static int
-of_app(const json_t *rec, const char *app_id)
-{
-	const char *app = str_of(rec, "app_id");
-
-	return app != NULL && strcmp(app, app_id) == 0;
-}
-
-/*
- * 1 when conversation rec belongs to app_id and was started by end user
- * user (NULL: by anyone). A conversation of another app or another end
- * user is one that does not exist, as in Dify.
- */
+/* 1 when conversation rec is app_id's and user's (NULL: anyone's). */
 static int
 of_owner(const json_t *rec, const char *app_id, const char *user)
 {
-	const char *u = str_of(rec, "from_end_user_id");
-
-	return of_app(rec, app_id) && (user == NULL || (u != NULL &&
-	    strcmp(u, user) == 0));
+	return record_owned(rec, app_id, "from_end_user_id", user);
 }
 
 int
@@ -47,7 +31,6 @@ engine_conversation_list(struct engine *e, const char *app_id,
 	struct store_cursor	*c = NULL;
 	struct store_kv		 kv;
 	json_t			*data = NULL, *rec;
-	const char		*u;
 	int			 rc, more = 0;
 
 	if ((data = json_array()) == NULL)
@@ -59,9 +42,7 @@ engine_conversation_list(struct engine *e, const char *app_id,
 	     rc = store_cursor_prev(c, &kv)) {
 		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
 			continue;
-		u = str_of(rec, "from_end_user_id");
-		if (of_app(rec, app_id) &&
-		    (user == NULL || (u != NULL && strcmp(u, user) == 0))) {
+		if (of_owner(rec, app_id, user)) {
 			if ((int)json_array_size(data) == limit) {
 				more = 1;
 				json_decref(rec);

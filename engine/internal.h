@@ -32,6 +32,14 @@ size_t	engine_utf8_len(const char *s);
 int	records_collect(struct store_txn *t, enum store_db db,
 	    const char *prefix, const char *app_id, size_t max, json_t **out);
 
+/*
+ * 1 when record rec belongs to app_id and its string member user_key is
+ * user (run.c); NULL app_id or user: any. A record of another app or end
+ * user is one that does not exist, as in Dify.
+ */
+int	record_owned(const json_t *rec, const char *app_id,
+	    const char *user_key, const char *user);
+
 /* ====== Apps (app.c) ====== */
 
 /*

@@ -18,6 +18,23 @@
 
 /* ====== Records ====== */
 
+/* 1 when string member k of rec is present and equals want. */
+static int
+field_is(const json_t *rec, const char *k, const char *want)
+{
+	const char *v = json_string_value(json_object_get(rec, k));
+
+	return v != NULL && strcmp(v, want) == 0;
+}
+
+int
+record_owned(const json_t *rec, const char *app_id, const char *user_key,
+    const char *user)
+{
+	return (app_id == NULL || field_is(rec, "app_id", app_id)) &&
+	    (user == NULL || field_is(rec, user_key, user));
+}
+
 int
 records_collect(struct store_txn *t, enum store_db db, const char *prefix,
     const char *app_id, size_t max, json_t **out)
@@ -148,18 +165,10 @@ run_write_fn(struct store_txn *t, void *arg)
 	return 0;
 }
 
-/* 1 when string field k of rec is present and equals want. */
-static int
-field_is(const json_t *rec, const char *k, const char *want)
-{
-	const char *v = json_string_value(json_object_get(rec, k));
-
-	return v != NULL && strcmp(v, want) == 0;
-}
-
 /*
- * Conversation id of app_id started by end user (Dify scopes conversations
- * to their end user), or ENGINE_ENOTFOUND. New reference.
+ * Conversation id of app_id started by end user user (NULL: any; Dify
+ * scopes conversations to their end user), or ENGINE_ENOTFOUND. New
+ * reference.
  */
 static int
 conversation_load(struct engine *e, const char *app_id, const char *user,
@@ -177,8 +186,7 @@ conversation_load(struct engine *e, const char *app_id, const char *user,
 	store_read_end(t);
 	if (rc != 0)
 		return engine_from_store(rc);
-	if (!field_is(c, "app_id", app_id) || !field_is(c,
-	    "from_end_user_id", user != NULL ? user : "")) {
+	if (!record_owned(c, app_id, "from_end_user_id", user)) {
 		json_decref(c);
 		return ENGINE_ENOTFOUND;
 	}
@@ -804,10 +812,7 @@ stop_fn(struct store_txn *t, void *arg)
 
 	if ((rc = store_get_json(t, STORE_DB_RUNS, s->task_id, &rec)) != 0)
 		return rc;
-	/* A run of another app or end user is one that does not exist. */
-	if ((s->app_id != NULL && !field_is(rec, "app_id", s->app_id)) ||
-	    (s->user != NULL && !field_is(rec, "created_by_end_user",
-	    s->user))) {
+	if (!record_owned(rec, s->app_id, "created_by_end_user", s->user)) {
 		rc = STORE_ENOTFOUND;
 		goto out;
 	}

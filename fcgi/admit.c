@@ -66,14 +66,27 @@ app_slot_take(const struct conf *c, const char *app_id, int *fd)
 	return 1;
 }
 
+/* run_opts.cancelled of a run of request arg. */
+static int
+run_cancelled(void *arg)
+{
+	struct req *r = arg;
+
+	return server_cancelling() || (r->conf->run_stop_on_disconnect &&
+	    r->io->gone(r->io->ctx));
+}
+
 int
-run_admit(struct req *r, const char *app_id, struct run_slot *s)
+run_admit(struct req *r, const char *app_id, struct run_opts *o,
+    struct run_slot *s)
 {
 	const struct conf	*c = r->conf;
 	int			 n, rc;
 
 	s->app_fd = -1;
 	s->counted = 0;
+	o->cancelled = run_cancelled;
+	o->cancel_arg = r;
 	n = atomic_fetch_add(&runs_now, 1) + 1;
 	s->counted = 1;
 	if (n > max_runs(c)) {
@@ -113,13 +126,4 @@ run_release(struct run_slot *s)
 		atomic_fetch_sub(&runs_now, 1);
 		s->counted = 0;
 	}
-}
-
-int
-run_cancelled(void *arg)
-{
-	struct req *r = arg;
-
-	return server_cancelling() || (r->conf->run_stop_on_disconnect &&
-	    r->io->gone(r->io->ctx));
 }

@@ -270,9 +270,7 @@ draft_run(struct req *r, int chat)
 	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "debugger";
-	o.cancelled = run_cancelled;
-	o.cancel_arg = r;
-	if (run_admit(r, r->captures[0], &slot) != 0)
+	if (run_admit(r, r->captures[0], &o, &slot) != 0)
 		goto out;
 	sse_run(r, &o, err, &res);
 out:

@@ -5,6 +5,7 @@
 #ifndef FLOWCGI_FCGI_INTERNAL_H
 #define FLOWCGI_FCGI_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,9 @@ struct req_io {
  * still going must stop now.
  */
 int	server_cancelling(void);
+
+/* A condition variable whose timed waits count CLOCK_MONOTONIC time. */
+void	cond_init_monotonic(pthread_cond_t *cv);
 
 #define REQ_MAX_CAPTURES 4
 #define REQ_MAX_HEADERS 8
@@ -205,18 +209,14 @@ struct run_slot {
 /*
  * Admits one run of app_id: within server.max_runs for the process and
  * app.max_active_requests for the app (across processes). Returns 0 with
- * *s held (run_release frees it), or -1 after answering 503 or 429 with
+ * *s held (run_release frees it) and o->cancelled set to stop the run when
+ * the server's stop grace is over, or when the client went away and
+ * run.stop_on_disconnect is set; or -1 after answering 503 or 429 with
  * Retry-After.
  */
-int	run_admit(struct req *r, const char *app_id, struct run_slot *s);
+int	run_admit(struct req *r, const char *app_id, struct run_opts *o,
+	    struct run_slot *s);
 void	run_release(struct run_slot *s);
-
-/*
- * run_opts.cancelled for a run of request r (the cancel_arg): 1 when the
- * server's stop grace is over, or the client went away and
- * run.stop_on_disconnect is set.
- */
-int	run_cancelled(void *r);
 
 /* ====== Routing ====== */
 

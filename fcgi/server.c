@@ -85,9 +85,7 @@ struct server {
 	struct conn		*done;		/* handed back, LIFO */
 	int			 nconns;	/* open connections */
 	int			 nready;	/* on the ready queue */
-	int			 nthreads, nspare, nbusy;
-	int			 max_threads;
-	size_t			 stack;
+	int			 nthreads, nbusy;	/* spare: the rest */
 	pthread_attr_t		 attr;
 };
 
@@ -111,6 +109,17 @@ server_cancelling(void)
 	return atomic_load(&cancel_runs);
 }
 
+void
+cond_init_monotonic(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 static void
 wake_loop(struct server *srv)
 {
@@ -126,7 +135,6 @@ wake_loop(struct server *srv)
 struct serve_ctx {
 	FCGX_Request	 fr;
 	struct conn	*c;
-	struct server	*srv;
 };
 
 static const char *
@@ -396,10 +404,8 @@ thread_main(void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	if ((sc = calloc(1, sizeof(*sc))) != NULL) {
-		sc->srv = srv;
+	if ((sc = calloc(1, sizeof(*sc))) != NULL)
 		FCGX_InitRequest(&sc->fr, -1, 0);
-	}
 	pthread_mutex_lock(&srv->mu);
 	for (;;) {
 		while (srv->ready == NULL && !atomic_load(&srv->stopping)) {
@@ -417,16 +423,13 @@ thread_main(void *arg)
 			srv->ready_tail = NULL;
 		c->state = CONN_READING;
 		srv->nready--;
-		srv->nspare--;
 		srv->nbusy++;
 		pthread_mutex_unlock(&srv->mu);
 		serve_conn(srv, sc, c);
 		pthread_mutex_lock(&srv->mu);
 		srv->nbusy--;
-		srv->nspare++;
 	}
 out:
-	srv->nspare--;
 	srv->nthreads--;
 	pthread_cond_broadcast(&srv->idle_cv);
 	pthread_mutex_unlock(&srv->mu);
@@ -443,14 +446,14 @@ thread_start(struct server *srv)
 	pthread_t	t;
 	int		rc;
 
-	if (srv->nthreads >= srv->max_threads)
+	/* one thread per connection at most */
+	if (srv->nthreads >= srv->conf->max_connections)
 		return -1;
 	if ((rc = pthread_create(&t, &srv->attr, thread_main, srv)) != 0) {
 		log_warn("cannot start a serving thread: %s", strerror(rc));
 		return -1;
 	}
 	srv->nthreads++;
-	srv->nspare++;
 	return 0;
 }
 
@@ -467,7 +470,7 @@ conn_ready(struct server *srv, struct conn *c)
 		srv->ready = c;
 	srv->ready_tail = c;
 	/* Every queued connection needs a spare thread of its own. */
-	if (++srv->nready > srv->nspare)
+	if (++srv->nready > srv->nthreads - srv->nbusy)
 		(void)thread_start(srv);
 	pthread_cond_signal(&srv->cv);
 	pthread_mutex_unlock(&srv->mu);
@@ -841,39 +844,30 @@ static int
 server_setup(struct server *srv)
 {
 	sigset_t	stopset;
+	size_t		stack;
 	int		fl;
 
 	srv->ep = srv->wakefd = srv->sigfd = -1;
 	pthread_mutex_init(&srv->mu, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&srv->cv, &ca);
-		pthread_cond_init(&srv->idle_cv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	cond_init_monotonic(&srv->cv);
+	cond_init_monotonic(&srv->idle_cv);
 	/* Sanitizers need several times the stack of a plain build. */
-	srv->stack = (size_t)srv->conf->thread_stack;
+	stack = (size_t)srv->conf->thread_stack;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	srv->stack *= 4;
+	stack *= 4;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-	srv->stack *= 4;
+	stack *= 4;
 #endif
 #endif
 	pthread_attr_init(&srv->attr);
-	if (pthread_attr_setstacksize(&srv->attr, srv->stack) != 0 ||
+	if (pthread_attr_setstacksize(&srv->attr, stack) != 0 ||
 	    pthread_attr_setdetachstate(&srv->attr,
 	    PTHREAD_CREATE_DETACHED) != 0) {
 		log_error("cannot use a thread stack of %zu bytes "
-		    "(server.thread_stack)", srv->stack);
+		    "(server.thread_stack)", stack);
 		return -1;
 	}
-	/* Runs stay within max_runs (fcgi/admit.c); connections within
-	 * max_connections; each has at most one thread. */
-	srv->max_threads = srv->conf->max_connections;
 	sigemptyset(&stopset);
 	sigaddset(&stopset, SIGTERM);
 	sigaddset(&stopset, SIGINT);

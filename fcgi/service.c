@@ -80,9 +80,7 @@ run_app(struct req *r, int chat)
 	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "service-api";
-	o.cancelled = run_cancelled;
-	o.cancel_arg = r;
-	if (run_admit(r, r->app_id, &slot) != 0)
+	if (run_admit(r, r->app_id, &o, &slot) != 0)
 		goto out;
 	if (streaming)
 		rc = sse_run(r, &o, err, &res);

@@ -113,14 +113,7 @@ sse_run(struct req *r, struct run_opts *o, char *err, json_t **out)
 	memset(&s, 0, sizeof(s));
 	s.r = r;
 	pthread_mutex_init(&s.mu, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&s.cv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	cond_init_monotonic(&s.cv);
 	o->on_start = on_start;
 	o->on_event = on_event;
 	o->arg = &s;

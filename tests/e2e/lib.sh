@@ -178,6 +178,24 @@ req() {
 
 jqr() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
 
+# svc <key> <method> <path> [curl args...]: req with an app key (or any
+# other bearer token) instead of the admin token.
+svc() {
+	local k=$1
+	shift
+	TOKEN=$k req "$@"
+}
+
+# sse_first <file> <jq filter>: waits up to 10 s for the first server-sent
+# event written to <file> and prints the filter of it (.task_id).
+sse_first() {
+	local i=0
+	while ! grep -q '^data: ' "$1" 2>/dev/null; do
+		i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
+	done
+	sed -n 's/^data: //p' "$1" | head -1 | jq -r "$2"
+}
+
 finish() {
 	[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null
 	for p in $FLOWCGI_PIDS; do kill "$p" 2>/dev/null; done

@@ -17,18 +17,6 @@ SCRIPT=$(jq -cn --arg a "$ANSWER" \
     '[{chunks: ($a | split(" ") | map(select(. != "")) | map(. + " ")),
        delay: 0.1, repeat: true}]')
 
-# svc <key> <method> <path> [curl args]: sets STATUS, BODY and HDRS.
-svc() {
-	k=$1; m=$2; p=$3; shift 3
-	BODY=$(curl -sS -X "$m" -o - -D "$T_DIR/hdrs" -w '\n%{http_code}' \
-	    -H "Authorization: Bearer $k" "$@" "$BASE$p")
-	STATUS=${BODY##*
-}
-	BODY=${BODY%
-*}
-	HDRS=$(tr -d '\r' <"$T_DIR/hdrs")
-}
-
 # run_status <app> <run id>: the stored status of a run, via the console.
 run_status() {
 	curl -s -H "Authorization: Bearer $TOKEN" \
@@ -44,15 +32,6 @@ wait_status() {
 		i=$((i + 1)); [ $i -gt 150 ] && break; sleep 0.1
 	done
 	echo "$s"
-}
-
-# first_run_id <sse file>: waits up to 10 s for the first event's run id.
-first_run_id() {
-	local i=0
-	while ! grep -q '^data: ' "$1" 2>/dev/null; do
-		i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
-	done
-	sed -n 's/^data: //p' "$1" | head -1 | jq -r .workflow_run_id
 }
 
 stream() {	# stream <key> <user> <out file> [curl args]: in the background
@@ -180,17 +159,15 @@ FLOWCGI_PIDS="$FLOWCGI_PIDS $NGINX2"
 start_nginx "127.0.0.1:$P1"
 stream "$KEY" a1 "$T_DIR/s1.txt"; S1=$!
 stream "$KEY" a2 "$T_DIR/s2.txt"; S2=$!
-first_run_id "$T_DIR/s1.txt" >/dev/null
-first_run_id "$T_DIR/s2.txt" >/dev/null
+sse_first "$T_DIR/s1.txt" .workflow_run_id >/dev/null
+sse_first "$T_DIR/s2.txt" .workflow_run_id >/dev/null
 svc "$KEY" POST /v1/chat-messages -H "$J" \
     -d '{"inputs":{},"query":"hi","user":"a3","response_mode":"streaming"}'
 is "$STATUS $(jqr .code)" "429 too_many_requests" \
     "the third simultaneous run of the app is refused at once"
 is "$(grep -i '^retry-after:' <<<"$HDRS" | tr -d ' ' | cut -d: -f2)" 1 "... with Retry-After"
-SAVE_BASE=$BASE; BASE=$BASE2
-svc "$KEY" POST /v1/chat-messages -H "$J" \
+BASE=$BASE2 svc "$KEY" POST /v1/chat-messages -H "$J" \
     -d '{"inputs":{},"query":"hi","user":"a3","response_mode":"blocking"}'
-BASE=$SAVE_BASE
 is "$STATUS $(jqr .code)" "429 too_many_requests" \
     "... by the other process on the same data directory too"
 wait $S1
@@ -201,10 +178,8 @@ wait $S2
 is "$(grep -c message_end "$T_DIR/s1.txt" "$T_DIR/s2.txt" | cut -d: -f2 | tr '\n' ' ')" \
     "1 1 " "the two admitted streams ran to their end"
 kill -9 "$PID1"; wait "$PID1" 2>/dev/null
-SAVE_BASE=$BASE; BASE=$BASE2
-svc "$KEY" POST /v1/chat-messages -H "$J" \
+BASE=$BASE2 svc "$KEY" POST /v1/chat-messages -H "$J" \
     -d '{"inputs":{},"query":"hi","user":"a5","response_mode":"blocking"}'
-BASE=$SAVE_BASE
 is "$STATUS" 200 "a process killed with -9 leaves no slot taken"
 stop_nginx
 kill "$NGINX2" "$PID2" 2>/dev/null
@@ -213,7 +188,7 @@ wait "$NGINX2" "$PID2" 2>/dev/null
 FLOWCGI_SERVER_MAX_RUNS=1 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi max
 start_nginx "127.0.0.1:$FC_PORT"
 stream "$KEY" m1 "$T_DIR/m1.txt"; S1=$!
-first_run_id "$T_DIR/m1.txt" >/dev/null
+sse_first "$T_DIR/m1.txt" .workflow_run_id >/dev/null
 svc "$KEY" POST /v1/chat-messages -H "$J" \
     -d '{"inputs":{},"query":"hi","user":"m2","response_mode":"blocking"}'
 is "$STATUS $(jqr .code)" "503 server_busy" "over server.max_runs: 503 at once"
@@ -231,7 +206,7 @@ start_nginx "127.0.0.1:$FC_PORT"
 curl -s "$LLM/_streams" >"$T_DIR/before.json"
 stream "$KEY" g1 "$T_DIR/g1.txt" --max-time 1
 G=$!
-RUN=$(first_run_id "$T_DIR/g1.txt")
+RUN=$(sse_first "$T_DIR/g1.txt" .workflow_run_id)
 wait $G
 is "$(wait_status "$CHAT" "$RUN" succeeded)" succeeded \
     "a client that left mid-stream: its run still succeeds"
@@ -250,7 +225,7 @@ start_nginx "127.0.0.1:$FC_PORT"
 c0=$(curl -s "$LLM/_streams" | jq -r .cancelled)
 stream "$KEY" g2 "$T_DIR/g2.txt" --max-time 1
 G=$!
-RUN=$(first_run_id "$T_DIR/g2.txt")
+RUN=$(sse_first "$T_DIR/g2.txt" .workflow_run_id)
 wait $G
 is "$(wait_status "$CHAT" "$RUN" stopped)" stopped \
     "with run.stop_on_disconnect the run is stopped"
@@ -275,7 +250,7 @@ FLOWCGI_SERVER_SHUTDOWN_GRACE=1 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi term
 start_nginx "127.0.0.1:$FC_PORT"
 stream "$KEY" t1 "$T_DIR/t1.txt"
 T1=$!
-RUN=$(first_run_id "$T_DIR/t1.txt")
+RUN=$(sse_first "$T_DIR/t1.txt" .workflow_run_id)
 kill -TERM "$FC_PID"
 wait "$FC_PID"
 is "$?" 0 "SIGTERM: exit 0 after stopping the run past the grace"

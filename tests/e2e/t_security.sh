@@ -10,17 +10,6 @@ TOKEN=$(admin_token)
 J='Content-Type: application/json'
 A=/console/api/apps
 
-# svc <key> <method> <path> [curl args]: sets STATUS and BODY.
-svc() {
-	k=$1; m=$2; p=$3; shift 3
-	BODY=$(curl -sS -X "$m" -o - -w '\n%{http_code}' \
-	    -H "Authorization: Bearer $k" "$@" "$BASE$p")
-	STATUS=${BODY##*
-}
-	BODY=${BODY%
-*}
-}
-
 # ====== Another app's run, task, trace, key, file, asset ======
 
 import_app "$TOP/tests/e2e/apps/slow.yml"
@@ -33,11 +22,7 @@ curl -sS -N -H "Authorization: Bearer $KEY_A" -H "$J" \
     -d '{"inputs":{"seconds":3},"user":"alice","response_mode":"streaming"}' \
     "$BASE/v1/workflows/run" >"$T_DIR/a.txt" &
 CURL=$!
-i=0
-while ! grep -q workflow_started "$T_DIR/a.txt" 2>/dev/null; do
-	i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
-done
-TASK=$(sed -n 's/^data: //p' "$T_DIR/a.txt" | head -1 | jq -r .task_id)
+TASK=$(sse_first "$T_DIR/a.txt" .task_id)
 ok "$([ -n "$TASK" ] && [ "$TASK" != null ] && echo 0 || echo 1)" \
     "app A's run started"
 svc "$KEY_B" POST "/v1/workflows/tasks/$TASK/stop" -H "$J" -d '{"user":"alice"}'
@@ -76,11 +61,7 @@ curl -sS -N -H "Authorization: Bearer $KEY_A" -H "$J" \
     -d '{"inputs":{"seconds":3},"user":"alice","response_mode":"streaming"}' \
     "$BASE/v1/workflows/run" >"$T_DIR/a2.txt" &
 CURL=$!
-i=0
-while ! grep -q workflow_started "$T_DIR/a2.txt" 2>/dev/null; do
-	i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
-done
-TASK2=$(sed -n 's/^data: //p' "$T_DIR/a2.txt" | head -1 | jq -r .task_id)
+TASK2=$(sse_first "$T_DIR/a2.txt" .task_id)
 svc "$KEY_A" POST "/v1/workflows/tasks/$TASK2/stop" -H "$J" -d '{"user":"alice"}'
 is "$STATUS $(jqr .result)" "200 success" "alice stops her own task"
 wait $CURL
