@@ -58,14 +58,15 @@ bundle_safe_name(const char *name, char *buf, size_t bufsz)
 
 /*
  * Checks an entry path: relative, no "." or ".." or empty components, no
- * backslash or control character, valid length. Returns 0 or -1 with the
- * rule broken in why.
+ * backslash or control character, well-formed UTF-8 (file names are JSON
+ * strings in the app's file system), valid length. Returns 0 or -1 with
+ * the rule broken in why.
  */
 static int
 entry_path_check(const char *path, size_t max, const char **why)
 {
 	const char	*p, *seg;
-	size_t		 len = strlen(path);
+	size_t		 len = strlen(path), k;
 
 	if (len == 0) {
 		*why = "an empty name";
@@ -79,7 +80,12 @@ entry_path_check(const char *path, size_t max, const char **why)
 		*why = "an absolute path";
 		return -1;
 	}
-	for (p = path; *p != '\0'; p++) {
+	for (p = path; *p != '\0'; p += k) {
+		if ((k = engine_utf8_seq((const unsigned char *)p,
+		    (size_t)(path + len - p))) == 0) {
+			*why = "a name that is not UTF-8";
+			return -1;
+		}
 		if (*p == '\\') {
 			*why = "a backslash";
 			return -1;

@@ -51,6 +51,25 @@ engine_from_store(int rc)
 	}
 }
 
+static size_t	utf8_check(const unsigned char *s, size_t n, size_t *bad);
+
+/* Replaces each byte of s that is not part of well-formed UTF-8 by '?'. */
+static void
+utf8_fix(char *s)
+{
+	unsigned char	*u = (unsigned char *)s;
+	size_t		 n = strlen(s), i = 0, k, bad;
+
+	while (i < n) {
+		if ((k = utf8_check(u + i, n - i, &bad)) != 0) {
+			i += k;
+			continue;
+		}
+		for (k = 0; k < bad && i < n; k++)
+			u[i++] = '?';
+	}
+}
+
 int
 engine_invalid(char *err, const char *fmt, ...)
 {
@@ -60,6 +79,9 @@ engine_invalid(char *err, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(err, ENGINE_ERRMAX, fmt, ap);
 		va_end(ap);
+		/* It may quote input (a zip entry's name) or be cut inside a
+		 * character; answers are JSON, so it must be UTF-8. */
+		utf8_fix(err);
 	}
 	return ENGINE_EINVAL;
 }

@@ -366,17 +366,22 @@ resp_json(struct req *r, int status, json_t *body)
 void
 resp_error(struct req *r, int status, const char *code, const char *fmt, ...)
 {
-	char	msg[512];
+	char	msg[512], *clean;
+	size_t	n;
 	va_list	ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* A message may quote the caller's bytes (a zip entry's name) or be
+	 * cut inside a character: JSON needs it well-formed. */
+	clean = engine_utf8_clean(msg, strlen(msg), 1, &n);
 	if (status >= 500)
 		log_error("%s %s%s: %d %s", r->method, r->prefix, r->path,
-		    status, msg);
+		    status, clean ? clean : msg);
 	resp_json(r, status, json_pack("{s:s,s:s,s:i}", "code", code,
-	    "message", msg, "status", status));
+	    "message", clean ? clean : "out of memory", "status", status));
+	free(clean);
 }
 
 void

@@ -199,6 +199,13 @@ is "$STATUS $(jqr .status) $(jqr .code)" "400 failed import_failed" \
     "a garbage zip: 400, status failed, code"
 has "$(jqr .message)" "not a zip bundle" "a garbage zip: a clear message"
 
+# A file name that is not UTF-8 (found by fuzz_bundle; its seed): refused
+# in words, in well-formed JSON, not stored as a name JSON cannot hold.
+req POST "$A/imports-bundle" -H 'Content-Type: application/zip' \
+    --data-binary @"$TOP/tests/fuzz/seeds/fuzz_bundle/name_not_utf8.zip"
+is "$STATUS $(jqr .code)" "400 import_failed" "a name that is not UTF-8: 400"
+has "$(jqr .message)" "a name that is not UTF-8" "... saying so"
+
 # Every cut of a real bundle is refused in words (libarchive gives no
 # message for some: that was "damaged zip: (null)").
 python3 - "$T_DIR" <<'PY'
