@@ -80,6 +80,7 @@ struct server {
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 cv;		/* work or stop for threads */
 	pthread_cond_t		 idle_cv;	/* a thread ended */
+	struct thread		*ended;		/* to be joined */
 	struct conn		*all;		/* every open connection */
 	struct conn		*ready, *ready_tail;
 	struct conn		*done;		/* handed back, LIFO */
@@ -87,6 +88,18 @@ struct server {
 	int			 nready;	/* on the ready queue */
 	int			 nthreads, nbusy;	/* spare: the rest */
 	pthread_attr_t		 attr;
+};
+
+/*
+ * A serving thread. Threads are joined, not detached: a thread's last
+ * steps (thread-local destructors, OpenSSL's among them) must be over
+ * before the process tears down what they use. An ending thread puts
+ * itself on srv->ended; the loop joins it.
+ */
+struct thread {
+	struct server	*srv;
+	pthread_t	 tid;
+	struct thread	*next;
 };
 
 /* Tags for the epoll entries that are not connections. */
@@ -396,7 +409,8 @@ out:
 static void *
 thread_main(void *arg)
 {
-	struct server		*srv = arg;
+	struct thread		*self = arg;
+	struct server		*srv = self->srv;
 	struct serve_ctx	*sc;
 	struct conn		*c;
 	struct timespec		 ts;
@@ -431,6 +445,8 @@ thread_main(void *arg)
 	}
 out:
 	srv->nthreads--;
+	self->next = srv->ended;
+	srv->ended = self;
 	pthread_cond_broadcast(&srv->idle_cv);
 	pthread_mutex_unlock(&srv->mu);
 	if (sc != NULL)
@@ -443,18 +459,38 @@ out:
 static int
 thread_start(struct server *srv)
 {
-	pthread_t	t;
-	int		rc;
+	struct thread	*t;
+	int		 rc;
 
 	/* one thread per connection at most */
-	if (srv->nthreads >= srv->conf->max_connections)
+	if (srv->nthreads >= srv->conf->max_connections ||
+	    (t = calloc(1, sizeof(*t))) == NULL)
 		return -1;
-	if ((rc = pthread_create(&t, &srv->attr, thread_main, srv)) != 0) {
+	t->srv = srv;
+	if ((rc = pthread_create(&t->tid, &srv->attr, thread_main, t)) != 0) {
 		log_warn("cannot start a serving thread: %s", strerror(rc));
+		free(t);
 		return -1;
 	}
 	srv->nthreads++;
 	return 0;
+}
+
+/* Joins the threads that ended (each has let go of srv->mu). */
+static void
+threads_join_ended(struct server *srv)
+{
+	struct thread *t, *next;
+
+	pthread_mutex_lock(&srv->mu);
+	t = srv->ended;
+	srv->ended = NULL;
+	pthread_mutex_unlock(&srv->mu);
+	for (; t != NULL; t = next) {
+		next = t->next;
+		pthread_join(t->tid, NULL);
+		free(t);
+	}
 }
 
 /* Puts c on the ready queue and makes sure a thread will take it. */
@@ -712,6 +748,7 @@ loop(struct server *srv, int64_t deadline)
 			take_back(srv);
 		if (now_ms() >= next_reap) {
 			reap(srv);
+			threads_join_ended(srv);
 			next_reap = now_ms() + 1000;
 		}
 		accept_pace(srv);
@@ -861,9 +898,7 @@ server_setup(struct server *srv)
 #endif
 #endif
 	pthread_attr_init(&srv->attr);
-	if (pthread_attr_setstacksize(&srv->attr, stack) != 0 ||
-	    pthread_attr_setdetachstate(&srv->attr,
-	    PTHREAD_CREATE_DETACHED) != 0) {
+	if (pthread_attr_setstacksize(&srv->attr, stack) != 0) {
 		log_error("cannot use a thread stack of %zu bytes "
 		    "(server.thread_stack)", stack);
 		return -1;
@@ -890,15 +925,15 @@ server_setup(struct server *srv)
 
 /*
  * Ends the serving threads: every one that is busy must have handed its
- * connection back, then the spare ones are told to go. Waits up to
- * deadline (ms); returns the number still busy.
+ * connection back, then the spare ones are told to go; the ended ones are
+ * joined. Waits up to deadline (ms); returns the number still alive.
  */
 static int
 threads_stop(struct server *srv, int64_t deadline)
 {
 	struct timespec	ts;
 	int64_t		until;
-	int		busy;
+	int		alive;
 
 	pthread_mutex_lock(&srv->mu);
 	pthread_cond_broadcast(&srv->cv);
@@ -909,9 +944,10 @@ threads_stop(struct server *srv, int64_t deadline)
 		pthread_cond_timedwait(&srv->idle_cv, &srv->mu, &ts);
 		pthread_cond_broadcast(&srv->cv);
 	}
-	busy = srv->nbusy;
+	alive = srv->nthreads;
 	pthread_mutex_unlock(&srv->mu);
-	return busy;
+	threads_join_ended(srv);
+	return alive;
 }
 
 /* Closes what the loop still owns: idle and handed-back connections. */
@@ -1027,8 +1063,8 @@ server_run(const struct conf *c, struct engine *e)
 	if (busy > 0) {
 		/* Threads still use srv and the engine: end the process here
 		 * rather than pull storage from under them. */
-		log_warn("%d requests did not stop; exiting without them",
-		    busy);
+		log_warn("%d serving threads did not stop; exiting without "
+		    "them", busy);
 		if (srv.own_socket && strncmp(c->listen, "unix:", 5) == 0)
 			unlink(c->listen + 5);
 		fflush(NULL);

@@ -72,7 +72,8 @@ is "$(curl -s "$LLM/_streams" | jq -r .completed)" 200 \
 
 stop_nginx
 kill "$FC_PID"; wait "$FC_PID" 2>/dev/null
-FLOWCGI_SERVER_READ_TIMEOUT=2 FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi idle
+FLOWCGI_SERVER_READ_TIMEOUT=2 FLOWCGI_SERVER_THREAD_IDLE=1 \
+    FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi idle
 start_nginx "127.0.0.1:$FC_PORT"
 rm -f "$T_DIR/ready"
 python3 "$TOOLS/idle_conns.py" --port "$FC_PORT" --n 500 --ready "$T_DIR/ready" \
@@ -94,11 +95,20 @@ ok "$([ "$threads" -lt 100 ] && echo 0 || echo 1)" \
 wait $IDLE
 is "$(jq -r '.closed' "$T_DIR/idle.json")" 500 \
     "all 500 are closed after server.read_timeout"
+threads() { awk '/^Threads:/ {print $2}' "/proc/$FC_PID/status"; }
 for kind in partial garbage halfclose; do
 	python3 "$TOOLS/idle_conns.py" --port "$FC_PORT" --n 20 --kind $kind \
-	    --wait-close 15 >"$T_DIR/$kind.json"
+	    --wait-close 15 >"$T_DIR/$kind.json" &
+	[ $kind = partial ] && { sleep 1; grown=$(threads); }
+	wait $!
 	is "$(jq -r .closed "$T_DIR/$kind.json")" 20 "$kind requests: each closed"
 done
+# Each half-sent request held a thread of its own while it was read; the
+# spare ones end after server.thread_idle (1 s here), down to workers (4).
+ok "$([ "$grown" -gt 20 ] && echo 0 || echo 1)" \
+    "threads grew on demand for 20 slow requests ($grown threads)"
+i=0; while [ "$(threads)" -gt 5 ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.1; done
+is "$(threads)" 5 "spare threads end when idle (back to 4 and the loop)"
 is "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/healthz")" 200 \
     "nothing else was affected"
 grep -q 'closed: no request within server.read_timeout' "$T_DIR/idle.log"
