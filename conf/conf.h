@@ -40,6 +40,9 @@ struct conf {
 	/* apps and runs */
 	int	 app_max_active_requests; /* runs at once per app; 0 = any */
 	int	 run_stop_on_disconnect; /* a client that leaves stops its run */
+	int	 run_publish_after;	/* ms before a run in progress is
+					 * stored as running; 0 = at once */
+	int	 run_app_cache;		/* parsed apps kept for runs */
 	/* limits */
 	int64_t	 max_body;		/* bytes in one request body */
 	int64_t	 max_json_body;		/* bytes in one JSON request body */

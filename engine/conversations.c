@@ -215,6 +215,9 @@ runs_delete_all(struct store_txn *t, const char *app_id)
 		snprintf(key, sizeof(key), "%s/", id);
 		if ((rc = delete_prefix(t, STORE_DB_NODE_RUNS, key)) != 0)
 			goto out;
+		rc = store_del(t, STORE_DB_NODE_RUNS, id, strlen(id));
+		if (rc != 0 && rc != STORE_ENOTFOUND)
+			goto out;
 		rc = store_del(t, STORE_DB_RUNS, id, strlen(id));
 		if (rc != 0 && rc != STORE_ENOTFOUND)
 			goto out;

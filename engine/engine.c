@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 #include "engine/internal.h"
@@ -105,6 +106,46 @@ engine_now(void)
 	return (int64_t)time(NULL);
 }
 
+/*
+ * 16 random bytes for an id. RAND_bytes costs a lock and a getpid per
+ * call; each thread draws 32 ids' worth at once. The buffer is dropped
+ * in a forked child (its ids must differ from the parent's).
+ */
+static unsigned int	uuid_forks;	/* forks of this process so far */
+static pthread_once_t	uuid_once = PTHREAD_ONCE_INIT;
+
+static void
+uuid_forked(void)
+{
+	uuid_forks++;
+}
+
+static void
+uuid_atfork(void)
+{
+	pthread_atfork(NULL, NULL, uuid_forked);
+}
+
+static int
+uuid_random(unsigned char b[16])
+{
+	static _Thread_local unsigned char	buf[512];
+	static _Thread_local size_t		left;
+	static _Thread_local unsigned int	gen;
+
+	pthread_once(&uuid_once, uuid_atfork);
+	if (left < 16 || gen != uuid_forks) {
+		if (RAND_bytes(buf, sizeof(buf)) != 1)
+			return -1;
+		left = sizeof(buf);
+		gen = uuid_forks;
+	}
+	memcpy(b, buf + sizeof(buf) - left, 16);
+	OPENSSL_cleanse(buf + sizeof(buf) - left, 16);
+	left -= 16;
+	return 0;
+}
+
 void
 engine_uuid(char buf[37])
 {
@@ -118,7 +159,7 @@ engine_uuid(char buf[37])
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-	if (RAND_bytes(b, sizeof(b)) != 1) {
+	if (uuid_random(b) != 0) {
 		/* Never expected; keep uniqueness with the clock alone. */
 		memset(b, 0, sizeof(b));
 		memcpy(b + 8, &ts.tv_nsec, sizeof(ts.tv_nsec));
@@ -274,6 +315,7 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	/* Reference-counted by libcurl; done before any worker thread. */
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	e->conf = c;
+	live_init(e);
 	o.map_size = c->map_size;
 	o.max_map_size = c->max_map_size;
 	o.sync = c->sync;
@@ -282,8 +324,13 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 		snprintf(err, ENGINE_ERRMAX, "storage in '%.200s': %s",
 		    c->data_dir, store_strerror(rc));
 		curl_global_cleanup();
+		live_fini(e);
 		free(e);
 		return engine_from_store(rc);
+	}
+	if ((rc = app_cache_init(e)) != 0) {
+		engine_close(e);
+		return rc;
 	}
 	*out = e;
 	return 0;
@@ -294,6 +341,8 @@ engine_close(struct engine *e)
 {
 	if (e == NULL)
 		return;
+	live_fini(e);
+	app_cache_fini(e);
 	store_close(e->store);
 	curl_global_cleanup();
 	free(e);

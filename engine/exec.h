@@ -175,6 +175,16 @@ struct run {
 	json_t			*skills;	/* [{name, description, path}] */
 	char			*workspace_tar;	/* chatflow: saved at the end */
 	size_t			 workspace_len;
+	/* in progress (live.c) */
+	json_t			*start_rec;	/* the "running" record; never
+						 * changed once registered */
+	struct run		*live_next, *live_prev;
+	int64_t			 live_due;	/* monotonic ms: store it then */
+	int			 live_sent;	/* handed to the publisher */
+	atomic_int		 published;	/* stored as running */
+	atomic_int		 stop_flag;	/* a stop was asked for */
+	atomic_llong		 stop_polled;	/* monotonic ms of the last
+						 * read of its record */
 };
 
 /*
@@ -218,8 +228,52 @@ int	run_scope(struct run *r, const char *container, struct pool *p,
 /* Milliseconds since the epoch. */
 int64_t	run_now_ms(void);
 
-/* 1 once a stop was asked for this run (from any process). */
+/*
+ * 1 once a stop was asked for this run: in this process (live_stop), by
+ * the client going away (run_opts.cancelled), or through its stored record
+ * from another process (read at most every few tens of ms) (live.c).
+ */
 int	run_stop_requested(struct run *r);
+
+/* ====== Runs in progress (live.c) ====== */
+
+/*
+ * Registers run r (r->start_rec set) until live_remove; with
+ * run.publish_after 0 its start record is stored first. Returns 0 or a
+ * STORE_E* code.
+ */
+int	live_add(struct run *r);
+void	live_remove(struct run *r);
+
+/*
+ * Stops the run of this process with run or task id task_id, owned by
+ * app_id and user as record_owned says: 0, or ENGINE_ENOTFOUND.
+ */
+int	live_stop(struct engine *e, const char *app_id, const char *user,
+	    const char *task_id);
+
+/* A copy of the start record of this process's run run_id, or NULL. */
+json_t	*live_get(struct engine *e, const char *run_id);
+
+/*
+ * A node execution as the run keeps and stores it (run.c): a JSON array
+ * in a fixed order, new reference (NULL when out of memory). error is NULL
+ * for a success; times are ms since the epoch. trace_unpack gives the
+ * object the console's node-execution API answers with (a new reference;
+ * a trace already in object form comes back as it is).
+ */
+json_t	*trace_pack(const char *exec_id, const struct gnode *n, int index,
+	    const char *pred, json_t *inputs, json_t *process_data,
+	    json_t *outputs, const char *status, const char *error,
+	    int64_t created_ms, int64_t finished_ms, json_t *metadata,
+	    const char *iter, const char *loop);
+json_t	*trace_unpack(json_t *t);
+
+/*
+ * Puts run record rec under its id and in runs_by_app (run.c). Returns 0
+ * or a STORE_E* code.
+ */
+int	run_record_put(struct store_txn *t, const json_t *rec);
 
 /* ====== Node types (engine/nodes/) ====== */
 

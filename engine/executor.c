@@ -148,27 +148,6 @@ run_emit_top(struct run *r, const char *event, json_t *fields)
 	json_decref(ev);
 }
 
-/* ====== Stop and limits ====== */
-
-int
-run_stop_requested(struct run *r)
-{
-	struct store_txn	*t = NULL;
-	json_t			*rec = NULL;
-	int			 stop = 0;
-
-	if (r->opts->cancelled != NULL &&
-	    r->opts->cancelled(r->opts->cancel_arg))
-		return 1;
-	if (store_read_begin(r->e->store, &t) != 0)
-		return 0;
-	if (store_get_json(t, STORE_DB_RUNS, r->id, &rec) == 0)
-		stop = json_is_true(json_object_get(rec, "stop_requested"));
-	store_read_end(t);
-	json_decref(rec);
-	return stop;
-}
-
 /* ====== One node ====== */
 
 /* The default-value outputs of a node whose strategy is default-value. */
@@ -222,11 +201,12 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
     const char **handle, char *handle_buf, size_t hbsz, char *err)
 {
 	struct node_ctx	 c;
-	json_t		*ev, *retry, *rec, *outputs = NULL;
+	json_t		*ev = NULL, *retry, *rec, *outputs = NULL;
 	const char	*strategy, *status = "succeeded";
 	char		 exec_id[37];
 	int64_t		 t0 = run_now_ms(), t1;
 	int		 rc, index, tries = 0, max_retries = 0, interval = 0;
+	int		 listen;
 
 	*handle = NULL;
 	engine_uuid(exec_id);
@@ -236,8 +216,14 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		    "(workflow.max_steps)", r->lim.max_steps);
 		return -1;
 	}
-	ev = node_event_base(r, n, exec_id, index, pred, iter, loop, t0);
-	run_emit(r, "node_started", json_deep_copy(ev));
+	/* events are made only for a listener (an app without a graph has
+	 * none for nodes); the trace is kept in the compact form of run.c */
+	listen = r->opts->on_event != NULL && r->legacy == NULL;
+	if (listen) {
+		ev = node_event_base(r, n, exec_id, index, pred, iter, loop,
+		    t0);
+		run_emit(r, "node_started", json_deep_copy(ev));
+	}
 	retry = json_object_get(n->data, "retry_config");
 	if (json_is_true(json_object_get(retry, "retry_enabled"))) {
 		max_retries = (int)json_integer_value(json_object_get(retry,
@@ -264,12 +250,16 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		    atomic_load(&r->stopping))
 			break;
 		tries++;
-		json_t *rv = json_deep_copy(ev);
+		if (listen) {
+			json_t *rv = json_deep_copy(ev);
 
-		json_object_set_new(rv, "status", json_string("retry"));
-		json_object_set_new(rv, "error", json_string(c.err));
-		json_object_set_new(rv, "retry_index", json_integer(tries));
-		run_emit(r, "node_retry", secrets_scrub(r->secrets, rv));
+			json_object_set_new(rv, "status", json_string("retry"));
+			json_object_set_new(rv, "error", json_string(c.err));
+			json_object_set_new(rv, "retry_index",
+			    json_integer(tries));
+			run_emit(r, "node_retry", secrets_scrub(r->secrets,
+			    rv));
+		}
 		json_decref(c.inputs);
 		json_decref(c.outputs);
 		json_decref(c.process_data);
@@ -304,29 +294,36 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 	if (outputs != NULL)
 		pool_set_all(p, n->id, outputs);
 	t1 = run_now_ms();
-	json_object_set(ev, "inputs", c.inputs);
-	json_object_set_new(ev, "process_data", c.process_data ?
-	    json_incref(c.process_data) : json_null());
-	json_object_set_new(ev, "process_data_truncated", json_false());
-	json_object_set_new(ev, "outputs", outputs ? json_incref(outputs) :
-	    json_null());
-	json_object_set_new(ev, "outputs_truncated", json_false());
-	json_object_set_new(ev, "status", json_string(status));
-	json_object_set_new(ev, "error", strcmp(status, "succeeded") == 0 ?
-	    json_null() : json_string(c.err));
-	json_object_set_new(ev, "elapsed_time",
-	    json_real((double)(t1 - t0) / 1000.0));
-	json_object_set_new(ev, "execution_metadata", c.metadata ?
-	    json_incref(c.metadata) : json_null());
-	json_object_set_new(ev, "finished_at", json_integer(t1 / 1000));
-	json_object_set_new(ev, "files", json_array());
-	ev = secrets_scrub(r->secrets, ev);	/* traces never hold one */
-	rec = json_deep_copy(ev);
-	json_object_set_new(rec, "node_execution_id", json_string(exec_id));
-	pthread_mutex_lock(&r->mu);
-	json_array_append_new(r->node_runs, rec);
-	pthread_mutex_unlock(&r->mu);
-	run_emit(r, "node_finished", ev);
+	rec = trace_pack(exec_id, n, index, pred, c.inputs, c.process_data,
+	    outputs, status, strcmp(status, "succeeded") == 0 ? NULL : c.err,
+	    t0, t1, c.metadata, iter, loop);
+	rec = secrets_scrub(r->secrets, rec);	/* traces never hold one */
+	if (rec != NULL) {
+		pthread_mutex_lock(&r->mu);
+		json_array_append_new(r->node_runs, rec);
+		pthread_mutex_unlock(&r->mu);
+	}
+	if (listen) {
+		json_object_set(ev, "inputs", c.inputs);
+		json_object_set_new(ev, "process_data", c.process_data ?
+		    json_incref(c.process_data) : json_null());
+		json_object_set_new(ev, "process_data_truncated",
+		    json_false());
+		json_object_set_new(ev, "outputs", outputs ?
+		    json_incref(outputs) : json_null());
+		json_object_set_new(ev, "outputs_truncated", json_false());
+		json_object_set_new(ev, "status", json_string(status));
+		json_object_set_new(ev, "error", strcmp(status, "succeeded")
+		    == 0 ? json_null() : json_string(c.err));
+		json_object_set_new(ev, "elapsed_time",
+		    json_real((double)(t1 - t0) / 1000.0));
+		json_object_set_new(ev, "execution_metadata", c.metadata ?
+		    json_incref(c.metadata) : json_null());
+		json_object_set_new(ev, "finished_at", json_integer(t1 /
+		    1000));
+		json_object_set_new(ev, "files", json_array());
+		run_emit(r, "node_finished", secrets_scrub(r->secrets, ev));
+	}
 	json_decref(outputs);
 	json_decref(c.inputs);
 	json_decref(c.outputs);

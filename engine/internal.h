@@ -4,12 +4,42 @@
 #ifndef FLOWCGI_ENGINE_INTERNAL_H
 #define FLOWCGI_ENGINE_INTERNAL_H
 
+#include <pthread.h>
+
 #include "engine/engine.h"
+
+struct run;
 
 struct engine {
 	const struct conf	*conf;
 	struct store		*store;
+	/* the runs in progress in this process (live.c) */
+	pthread_mutex_t		 live_mu;
+	pthread_cond_t		 live_cv;
+	struct run		*live;
+	pthread_t		 live_thread;	/* stores runs as they pass
+						 * run.publish_after */
+	int			 live_thread_on;
+	int			 live_quit;
+	/* parsed apps, reused while their stored bytes stay the same */
+	struct app_cache	*apps;
 };
+
+/* The registry of runs in progress (live.c), set up and torn down with e. */
+int	live_init(struct engine *e);
+void	live_fini(struct engine *e);
+
+/*
+ * The app's record with its draft as "dsl" (as engine_app_get_full), from
+ * the cache of parsed apps (app_cache.c) while its stored bytes are
+ * unchanged: shared, so the caller must not change it. *sealed is 1 when
+ * the draft may hold sealed secrets (then dsl_secrets OPEN would change
+ * it: work on a copy). init/fini go with the engine.
+ */
+int	app_cache_get(struct engine *e, const char *id, json_t **out,
+	    int *sealed);
+int	app_cache_init(struct engine *e);
+void	app_cache_fini(struct engine *e);
 
 /* Maps a STORE_E* code to the ENGINE_E* code the engine returns. */
 int	engine_from_store(int rc);
@@ -420,5 +450,8 @@ int	dsl_secrets(struct engine *e, json_t *wf, enum dsl_secret_op op,
  * never comes back.
  */
 json_t	*secrets_scrub(const json_t *secrets, json_t *v);
+
+/* 1 unless the stored JSON text raw surely holds no sealed secret. */
+int	secrets_maybe_sealed(const void *raw, size_t len);
 
 #endif

@@ -4,10 +4,13 @@
  *
  * Records: runs (run id -> record, with stop_requested set by a stop from
  * any process), runs_by_app ("<app id>/<run id>" -> run id; run ids are
- * time-ordered, so a reverse walk lists newest first), node_runs
- * ("<run id>/<index, 6 digits>" -> node execution). The run record is
- * written when the run starts and when it ends; node executions are
- * written with the end, in the same transaction.
+ * time-ordered, so a reverse walk lists newest first), node_runs (run id
+ * -> the array of its node executions, in order; data written before
+ * schema 3 has one record per execution, "<run id>/<index, 6 digits>").
+ * A run is written once, when it ends: its record, its node executions,
+ * and a chatflow's conversation and message, in one transaction. A run
+ * still going after run.publish_after is also stored as "running" before
+ * that (live.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,14 +86,80 @@ out:
 	return rc;
 }
 
+/*
+ * Node executions are stored as arrays, not objects: one run's trace is
+ * written in one piece, and keys repeated in every execution were most of
+ * its bytes and of the time spent writing it. The object form is made
+ * again when the console asks (trace_unpack), key for key as the
+ * node_finished event carries it.
+ */
+enum {
+	TR_ID, TR_NODE, TR_TYPE, TR_TITLE, TR_INDEX, TR_PRED, TR_INPUTS,
+	TR_PROCESS, TR_OUTPUTS, TR_STATUS, TR_ERROR, TR_ELAPSED, TR_META,
+	TR_CREATED, TR_FINISHED, TR_ITER, TR_LOOP, TR__COUNT
+};
+
+json_t *
+trace_pack(const char *exec_id, const struct gnode *n, int index,
+    const char *pred, json_t *inputs, json_t *process_data, json_t *outputs,
+    const char *status, const char *error, int64_t created_ms,
+    int64_t finished_ms, json_t *metadata, const char *iter,
+    const char *loop)
+{
+	return json_pack("[s,s,s,s,i,s?,O?,O?,O?,s,s?,f,O?,I,I,s?,s?]",
+	    exec_id, n->id, n->type, n->title, index, pred, inputs,
+	    process_data, outputs, status, error,
+	    (double)(finished_ms - created_ms) / 1000.0, metadata,
+	    (json_int_t)(created_ms / 1000), (json_int_t)(finished_ms / 1000),
+	    iter, loop);
+}
+
+json_t *
+trace_unpack(json_t *t)
+{
+	json_t *o;
+
+#define TR(i) json_array_get(t, (i))
+	if (!json_is_array(t) || json_array_size(t) != TR__COUNT)
+		return json_incref(t);
+	o = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:b,s:O,s:{},s:O,s:O,"
+	    "s:O,s:b,s:O,s:b,s:O,s:O,s:O,s:O,s:O,s:[],s:O}",
+	    "id", TR(TR_ID), "node_id", TR(TR_NODE), "node_type", TR(TR_TYPE),
+	    "title", TR(TR_TITLE), "index", TR(TR_INDEX),
+	    "predecessor_node_id", TR(TR_PRED), "inputs", TR(TR_INPUTS),
+	    "inputs_truncated", 0, "created_at", TR(TR_CREATED), "extras",
+	    "iteration_id", TR(TR_ITER), "loop_id", TR(TR_LOOP),
+	    "process_data", TR(TR_PROCESS), "process_data_truncated", 0,
+	    "outputs", TR(TR_OUTPUTS), "outputs_truncated", 0, "status",
+	    TR(TR_STATUS), "error", TR(TR_ERROR), "elapsed_time",
+	    TR(TR_ELAPSED), "execution_metadata", TR(TR_META), "finished_at",
+	    TR(TR_FINISHED), "files", "node_execution_id", TR(TR_ID));
+#undef TR
+	return o;
+}
+
+int
+run_record_put(struct store_txn *t, const json_t *rec)
+{
+	const char	*id = json_string_value(json_object_get(rec, "id"));
+	const char	*app = json_string_value(json_object_get(rec, "app_id"));
+	char		 key[96];
+	int		 rc;
+
+	if ((rc = store_put_json(t, STORE_DB_RUNS, id, rec, 0)) != 0)
+		return rc;
+	snprintf(key, sizeof(key), "%s/%s", app, id);
+	return store_put(t, STORE_DB_RUNS_BY_APP, key, strlen(key), id,
+	    strlen(id), 0);
+}
+
 struct run_write {
 	json_t		*rec;
-	json_t		*nodes;		/* or NULL */
+	json_t		*nodes;
 	json_t		*conv;		/* chatflow: the conversation, or NULL */
 	json_t		*msg;		/* chatflow: the message, or NULL */
 	const char	*ws;		/* sandboxed chatflow: its workspace */
 	size_t		 ws_len;
-	int		 first;
 };
 
 static int
@@ -101,29 +170,25 @@ run_write_fn(struct store_txn *t, void *arg)
 				    "id"));
 	const char		*app = json_string_value(json_object_get(w->rec,
 				    "app_id"));
-	json_t			*old = NULL, *n;
-	char			 key[96];
-	size_t			 i;
+	const void		*v;
+	size_t			 vlen;
+	json_t			*old = NULL;
 	int			 rc;
 
-	if (!w->first && store_get_json(t, STORE_DB_RUNS, id, &old) == 0 &&
+	/* an app deleted while it ran: its run leaves nothing behind */
+	if ((rc = store_get(t, STORE_DB_APPS, app, strlen(app), &v, &vlen)) ==
+	    STORE_ENOTFOUND)
+		return 0;
+	if (rc != 0)
+		return rc;
+	/* stored as running: a stop from elsewhere stays on the record */
+	if (store_get_json(t, STORE_DB_RUNS, id, &old) == 0 &&
 	    json_is_true(json_object_get(old, "stop_requested")))
 		json_object_set_new(w->rec, "stop_requested", json_true());
 	json_decref(old);
-	if ((rc = store_put_json(t, STORE_DB_RUNS, id, w->rec, 0)) != 0)
+	if ((rc = run_record_put(t, w->rec)) != 0 ||
+	    (rc = store_put_json(t, STORE_DB_NODE_RUNS, id, w->nodes, 0)) != 0)
 		return rc;
-	if (w->first) {
-		snprintf(key, sizeof(key), "%s/%s", app, id);
-		if ((rc = store_put(t, STORE_DB_RUNS_BY_APP, key, strlen(key),
-		    id, strlen(id), 0)) != 0)
-			return rc;
-	}
-	json_array_foreach(w->nodes, i, n) {
-		snprintf(key, sizeof(key), "%s/%06zu", id, i + 1);
-		if ((rc = store_put_json(t, STORE_DB_NODE_RUNS, key, n, 0)) !=
-		    0)
-			return rc;
-	}
 	if (w->conv != NULL) {
 		json_t		*prev = NULL;
 		const char	*cid = json_string_value(json_object_get(w->conv,
@@ -155,6 +220,8 @@ run_write_fn(struct store_txn *t, void *arg)
 			return rc;
 	}
 	if (w->msg != NULL) {
+		char key[96];
+
 		snprintf(key, sizeof(key), "%s/%s", json_string_value(
 		    json_object_get(w->msg, "conversation_id")),
 		    json_string_value(json_object_get(w->msg, "id")));
@@ -532,7 +599,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
     json_t **out)
 {
 	struct run		 r;
-	struct run_write	 w = { NULL, NULL, NULL, NULL, NULL, 0, 1 };
+	struct run_write	 w = { NULL, NULL, NULL, NULL, NULL, 0 };
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
 	json_t			*files = NULL;
@@ -540,7 +607,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	const char		*status, *mode;
 	long			 start;
 	int64_t			 end_ms;
-	int			 rc, had_conv, had_msg;
+	int			 rc, had_conv, had_msg, live = 0, sealed;
 
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.mu, NULL);
@@ -551,8 +618,18 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	r.lim.max_seconds = e->conf->workflow_max_time;
 	r.lim.max_parallel = e->conf->workflow_max_parallel;
 	r.lim.max_loop = e->conf->workflow_max_loop;
-	if ((rc = engine_app_get_full(e, o->app_id, &app)) != 0)
+	if ((rc = app_cache_get(e, o->app_id, &app, &sealed)) != 0)
 		goto out;
+	if (sealed) {
+		/* opening its secrets below changes it: this run's own copy */
+		json_t *own = json_deep_copy(app);
+
+		json_decref(app);
+		if ((app = own) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+	}
 	mode = var_str(app, "mode");
 	wf = json_object_get(json_object_get(app, "dsl"), "workflow");
 	if (!json_is_object(wf)) {
@@ -643,20 +720,21 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		history_load(e, r.app_id, r.conversation_id, r.history);
 	/* The start node's outputs: the inputs, plus sys.* copies. */
 	pool_set_all(r.pool, r.g->nodes[start].id, inputs);
-	w.rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,s:s?,s:s}",
+	r.start_rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,s:s?,"
+	    "s:s}",
 	    "id", r.id, "task_id", r.task_id, "app_id", r.app_id,
 	    "workflow_id", r.workflow_id, "mode", mode, "inputs", inputs,
 	    "status", "running", "created_at",
 	    (json_int_t)(r.started_ms / 1000), "stop_requested", 0,
 	    "created_by_end_user", o->user, "invoke_from", o->invoke_from ?
 	    o->invoke_from : "service-api");
-	if (w.rec == NULL) {
+	if (r.start_rec == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
-	    != 0)
+	if ((rc = engine_from_store(live_add(&r))) != 0)
 		goto out;
+	live = 1;
 	if (o->on_start != NULL)
 		o->on_start(o->arg, r.task_id, r.id);
 	run_emit(&r, "workflow_started", json_pack("{s:s,s:s,s:O,s:I,s:s}",
@@ -727,11 +805,16 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    "created_at", (json_int_t)(r.started_ms / 1000));
 	}
 	/* The final record and every node execution, in one transaction. */
+	if ((w.rec = json_copy(r.start_rec)) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	json_object_update(w.rec, data);
+	if (atomic_load(&r.stop_flag))
+		json_object_set_new(w.rec, "stop_requested", json_true());
 	json_object_set_new(w.rec, "status", json_string(status));
 	json_object_set_new(w.rec, "error", r.error[0] && strcmp(status,
 	    "succeeded") ? json_string(r.error) : json_null());
-	w.first = 0;
 	w.nodes = r.node_runs;	/* scrubbed as each node finished */
 	/* What is stored holds no secret of the DSL, whatever the answer. */
 	had_conv = w.conv != NULL;
@@ -765,6 +848,9 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	if (*out == NULL)
 		rc = ENGINE_ENOMEM;
 out:
+	if (live)
+		live_remove(&r);
+	json_decref(r.start_rec);
 	json_decref(data);
 	json_decref(w.rec);
 	json_decref(w.conv);
@@ -833,6 +919,8 @@ engine_run_stop(struct engine *e, const char *app_id, const char *user,
 
 	if (engine_uuid_check(task_id) != 0)
 		return ENGINE_ENOTFOUND;
+	if (live_stop(e, app_id, user, task_id) == 0)
+		return 0;	/* a run of this process */
 	return engine_from_store(store_write(e->store, stop_fn, &s));
 }
 
@@ -848,6 +936,9 @@ engine_run_get(struct engine *e, const char *run_id, json_t **out)
 		return engine_from_store(rc);
 	rc = store_get_json(t, STORE_DB_RUNS, run_id, out);
 	store_read_end(t);
+	/* not stored yet: a run of this process still in its first moments */
+	if (rc == STORE_ENOTFOUND && (*out = live_get(e, run_id)) != NULL)
+		rc = 0;
 	return engine_from_store(rc);
 }
 
@@ -913,23 +1004,33 @@ engine_run_nodes(struct engine *e, const char *run_id, json_t **out)
 	json_t			*all = NULL, *data = NULL, *rec;
 	const char		*k;
 	char			 prefix[64];
+	size_t			 i;
 	int			 rc;
 
 	if (engine_uuid_check(run_id) != 0)
 		return ENGINE_ENOTFOUND;
-	snprintf(prefix, sizeof(prefix), "%s/", run_id);
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
-	rc = records_collect(t, STORE_DB_NODE_RUNS, prefix, NULL, 0, &all);
+	if ((rc = store_get_json(t, STORE_DB_NODE_RUNS, run_id, &data)) ==
+	    STORE_ENOTFOUND) {
+		/* before schema 3: one record per execution */
+		snprintf(prefix, sizeof(prefix), "%s/", run_id);
+		rc = records_collect(t, STORE_DB_NODE_RUNS, prefix, NULL, 0,
+		    &all);
+	}
 	store_read_end(t);
 	if (rc != 0)
 		return engine_from_store(rc);
 	rc = ENGINE_ENOMEM;
-	if ((data = json_array()) == NULL)
+	if (data == NULL && (data = json_array()) == NULL)
 		goto out;
 	json_object_foreach(all, k, rec)
 		if (!json_is_null(rec))
 			json_array_append(data, rec);
+	json_array_foreach(data, i, rec)
+		if (json_is_array(rec) &&
+		    json_array_set_new(data, i, trace_unpack(rec)) != 0)
+			goto out;
 	if ((*out = json_pack("{s:O}", "data", data)) != NULL)
 		rc = 0;
 out:

@@ -573,3 +573,10 @@ secrets_scrub(const json_t *secrets, json_t *v)
 	}
 	return copy;
 }
+
+int
+secrets_maybe_sealed(const void *raw, size_t len)
+{
+	/* a sealed value is a JSON string that starts with the prefix */
+	return memmem(raw, len, "\"" PREFIX, sizeof("\"" PREFIX) - 1) != NULL;
+}

@@ -1,0 +1,194 @@
+/*
+ * app_cache.c — apps parsed once and reused by every run while their stored
+ * bytes stay the same.
+ *
+ * Parsing an app's draft (its whole DSL) was the largest fixed cost of a
+ * run. An entry keeps a copy of the two stored values it was parsed from
+ * (the apps record and the draft); a lookup reads both in a snapshot and
+ * compares bytes, so a change made by any process (an import, a draft
+ * save, a delete) is seen at once, with no invalidation to forget. Entries
+ * are shared read-only between runs: jansson's reference counts are atomic
+ * and reading an object changes nothing. What a run must change (a draft
+ * whose secrets it opens) it changes in its own copy (run.c).
+ *
+ * run.app_cache bounds the entries; the least recently used one goes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+struct app_entry {
+	char		 id[37];
+	void		*rec;		/* the stored apps record */
+	size_t		 rec_len;
+	void		*draft;		/* the stored draft, or NULL */
+	size_t		 draft_len;
+	json_t		*app;		/* parsed, with "dsl" */
+	int		 sealed;	/* the draft may hold sealed secrets */
+	uint64_t	 used;		/* tick of the last hit */
+};
+
+struct app_cache {
+	pthread_mutex_t	 mu;
+	struct app_entry *e;
+	size_t		 n, max;
+	uint64_t	 tick;
+};
+
+static void
+entry_clear(struct app_entry *a)
+{
+	free(a->rec);
+	free(a->draft);
+	json_decref(a->app);
+	memset(a, 0, sizeof(*a));
+}
+
+int
+app_cache_init(struct engine *e)
+{
+	struct app_cache *c;
+
+	if (e->conf->run_app_cache <= 0)
+		return 0;
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->e = calloc((size_t)e->conf->run_app_cache, sizeof(*c->e))) ==
+	    NULL) {
+		free(c);
+		return ENGINE_ENOMEM;
+	}
+	c->max = (size_t)e->conf->run_app_cache;
+	pthread_mutex_init(&c->mu, NULL);
+	e->apps = c;
+	return 0;
+}
+
+void
+app_cache_fini(struct engine *e)
+{
+	struct app_cache	*c = e->apps;
+	size_t			 i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->n; i++)
+		entry_clear(&c->e[i]);
+	free(c->e);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+	e->apps = NULL;
+}
+
+static int
+same(const void *a, size_t alen, const void *b, size_t blen)
+{
+	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
+/* Keeps app, parsed from rec and draft, in the slot of id or the LRU one. */
+static void
+cache_put(struct app_cache *c, const char *id, const void *rec,
+    size_t rec_len, const void *draft, size_t draft_len, json_t *app)
+{
+	struct app_entry	*a = NULL;
+	size_t			 i;
+
+	for (i = 0; i < c->n && a == NULL; i++)
+		if (strcmp(c->e[i].id, id) == 0)
+			a = &c->e[i];
+	if (a == NULL && c->n < c->max)
+		a = &c->e[c->n++];
+	if (a == NULL) {
+		a = &c->e[0];
+		for (i = 1; i < c->n; i++)
+			if (c->e[i].used < a->used)
+				a = &c->e[i];
+	}
+	entry_clear(a);
+	if ((a->rec = malloc(rec_len ? rec_len : 1)) == NULL ||
+	    (draft != NULL && (a->draft = malloc(draft_len ? draft_len : 1)) ==
+	    NULL)) {
+		entry_clear(a);
+		return;
+	}
+	snprintf(a->id, sizeof(a->id), "%s", id);
+	memcpy(a->rec, rec, rec_len);
+	a->rec_len = rec_len;
+	if (draft != NULL)
+		memcpy(a->draft, draft, draft_len);
+	a->draft_len = draft_len;
+	a->app = json_incref(app);
+	a->sealed = draft != NULL && secrets_maybe_sealed(draft, draft_len);
+	a->used = ++c->tick;
+}
+
+int
+app_cache_get(struct engine *e, const char *id, json_t **out, int *sealed)
+{
+	struct app_cache	*c = e->apps;
+	struct store_txn	*t = NULL;
+	struct app_entry	*a;
+	const void		*rec, *draft = NULL;
+	size_t			 rec_len, draft_len = 0, i;
+	json_t			*app = NULL, *dsl;
+	int			 rc;
+
+	*sealed = 1;
+	if (c == NULL)
+		return engine_app_get_full(e, id, out);
+	if (engine_uuid_check(id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = store_get(t, STORE_DB_APPS, id, 36, &rec, &rec_len)) != 0)
+		goto out;
+	rc = store_get(t, STORE_DB_DRAFTS, id, 36, &draft, &draft_len);
+	if (rc != 0 && rc != STORE_ENOTFOUND)
+		goto out;
+	if (rc == STORE_ENOTFOUND)
+		draft = NULL;
+	pthread_mutex_lock(&c->mu);
+	for (i = 0; i < c->n; i++) {
+		a = &c->e[i];
+		if (strcmp(a->id, id) == 0 && same(a->rec, a->rec_len, rec,
+		    rec_len) && (draft == NULL ? a->draft == NULL :
+		    a->draft != NULL && same(a->draft, a->draft_len, draft,
+		    draft_len))) {
+			a->used = ++c->tick;
+			app = json_incref(a->app);
+			*sealed = a->sealed;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (app != NULL) {
+		rc = 0;
+		goto out;
+	}
+	/* parsed as app_store_get does, then kept */
+	if ((app = json_loadb(rec, rec_len, 0, NULL)) == NULL ||
+	    !json_is_object(app)) {
+		rc = STORE_EINVAL;
+		goto out;
+	}
+	dsl = draft != NULL ? json_loadb(draft, draft_len, 0, NULL) : NULL;
+	if (draft != NULL && dsl == NULL) {
+		rc = STORE_EINVAL;
+		goto out;
+	}
+	json_object_set_new(app, "dsl", dsl ? dsl : json_null());
+	*sealed = draft != NULL && secrets_maybe_sealed(draft, draft_len);
+	pthread_mutex_lock(&c->mu);
+	cache_put(c, id, rec, rec_len, draft, draft_len, app);
+	pthread_mutex_unlock(&c->mu);
+	rc = 0;
+out:
+	store_read_end(t);
+	if (rc != 0) {
+		json_decref(app);
+		return engine_from_store(rc);
+	}
+	*out = app;
+	return 0;
+}
