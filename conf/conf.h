@@ -40,6 +40,11 @@ struct conf {
 	/* apps and runs */
 	int	 app_max_active_requests; /* runs at once per app; 0 = any */
 	int	 run_stop_on_disconnect; /* a client that leaves stops its run */
+	int64_t	 run_history_max_age;	/* seconds a run is kept; 0 = ever */
+	int	 run_history_max_count;	/* runs kept per app; 0 = all */
+	int	 run_prune_interval;	/* seconds between background passes;
+					   0 = none (flowcgi prune only) */
+	int	 run_prune_batch;	/* records one write transaction deletes */
 	/* limits */
 	int64_t	 max_body;		/* bytes in one request body */
 	int64_t	 max_json_body;		/* bytes in one JSON request body */
