@@ -9,7 +9,7 @@
  *     reverse walk of runs_by_app ("<app id>/<run id>", newest last);
  *     with each run go its runs_by_app key and its node executions
  *     (node_runs "<run id>" and "<run id>/<index>"); a run whose status is
- *     "running" is left alone, and counted among the newest, until it ends;
+ *     "running" is left alone until it ends (and a pass after removes it);
  *  3. messages ("<conversation id>/<message id>") whose conversation is
  *     gone; those of a live conversation stay as long as it does;
  *  4. pending imports past their ten minutes, with their bundle blobs;
@@ -91,6 +91,21 @@ static int
 pkey_is(const struct pkey *pk, const struct store_kv *kv)
 {
 	return pk->len == kv->klen && memcmp(pk->k, kv->k, kv->klen) == 0;
+}
+
+/* Positions c on the first key after resume (none yet: the first key). */
+static int
+cursor_after(struct store_cursor *c, const struct pkey *resume,
+    struct store_kv *kv)
+{
+	int rc;
+
+	if (resume->len == 0)
+		return store_cursor_first(c, kv);
+	rc = store_cursor_seek(c, resume->k, resume->len, kv);
+	if (rc == 0 && pkey_is(resume, kv))
+		rc = store_cursor_next(c, kv);
+	return rc;
 }
 
 /* Adds key k to the batch (the caller checked its length). */
@@ -188,6 +203,27 @@ prune_flush(struct prune *p, prune_del_fn del)
 		from = w.to;
 		nanosleep(&pause, NULL);
 	}
+	p->nkeys = 0;
+	return rc;
+}
+
+/*
+ * Fills the batch from where state says the walk is, in one read
+ * transaction; *done once nothing is left to look at.
+ */
+typedef int (*prune_collect_fn)(struct prune *p, void *state, int *done);
+
+/* One kind of record: collect a batch, delete it, until done. */
+static int
+prune_phase(struct prune *p, prune_collect_fn collect, void *state,
+    prune_del_fn del)
+{
+	int done = 0, rc = 0;
+
+	while (!done && !stopped(p))
+		if ((rc = collect(p, state, &done)) != 0 ||
+		    (rc = prune_flush(p, del)) != 0)
+			break;
 	p->nkeys = 0;
 	return rc;
 }
@@ -299,12 +335,13 @@ del_old_run(struct store_txn *t, struct prune *p, const struct pkey *k,
 }
 
 /*
- * Collects old runs after *resume (NULL start: the first key) into the
- * batch. *done when no old run is left past the last key looked at.
+ * Collects the old runs after state (a struct pkey: the last key looked
+ * at) into the batch; *done at the first run that is not old.
  */
 static int
-collect_old(struct prune *p, struct pkey *resume, int *done)
+collect_old(struct prune *p, void *state, int *done)
 {
+	struct pkey		*resume = state;
 	struct store_txn	*t = NULL;
 	struct store_cursor	*c = NULL;
 	struct store_kv		 kv;
@@ -316,10 +353,7 @@ collect_old(struct prune *p, struct pkey *resume, int *done)
 		return rc;
 	if ((rc = store_cursor_open(t, STORE_DB_RUNS, &c)) != 0)
 		goto out;
-	rc = resume->len > 0 ? store_cursor_seek(c, resume->k, resume->len,
-	    &kv) : store_cursor_first(c, &kv);
-	if (rc == 0 && pkey_is(resume, &kv))
-		rc = store_cursor_next(c, &kv);
+	rc = cursor_after(c, resume, &kv);
 	for (n = 0; rc == 0 && n < PRUNE_SCAN && p->nkeys < p->batch; n++) {
 		if (kv.klen >= PRUNE_KEYMAX)
 			break;		/* cannot be: ends the walk */
@@ -340,22 +374,6 @@ collect_old(struct prune *p, struct pkey *resume, int *done)
 out:
 	store_cursor_close(c);
 	store_read_end(t);
-	return rc;
-}
-
-static int
-prune_old(struct prune *p)
-{
-	struct pkey	resume;
-	int		done = 0, rc = 0;
-
-	resume.len = 0;
-	while (!done && !stopped(p)) {
-		if ((rc = collect_old(p, &resume, &done)) != 0 ||
-		    (rc = prune_flush(p, del_old_run)) != 0)
-			break;
-	}
-	p->nkeys = 0;
 	return rc;
 }
 
@@ -382,12 +400,13 @@ struct walk {
 };
 
 /*
- * Collects, walking runs_by_app backwards from before w->resume, the keys
- * of each app past its newest run.history_max_count.
+ * Collects, walking runs_by_app backwards from where state (a struct walk)
+ * says, the keys of each app past its newest run.history_max_count.
  */
 static int
-collect_extra(struct prune *p, struct walk *w, int *done)
+collect_extra(struct prune *p, void *state, int *done)
 {
+	struct walk		*w = state;
 	struct store_txn	*t = NULL;
 	struct store_cursor	*c = NULL;
 	struct store_kv		 kv;
@@ -438,22 +457,6 @@ out:
 	return rc;
 }
 
-static int
-prune_extra(struct prune *p)
-{
-	struct walk	w;
-	int		done = 0, rc = 0;
-
-	memset(&w, 0, sizeof(w));
-	while (!done && !stopped(p)) {
-		if ((rc = collect_extra(p, &w, &done)) != 0 ||
-		    (rc = prune_flush(p, del_extra_run)) != 0)
-			break;
-	}
-	p->nkeys = 0;
-	return rc;
-}
-
 /* ====== 3. Messages of conversations that are gone ====== */
 
 /* 1 when conversation conv (len bytes) exists in t, 0 if not, or < 0. */
@@ -485,9 +488,14 @@ del_message(struct store_txn *t, struct prune *p, const struct pkey *k,
 	    &d->messages);
 }
 
+/*
+ * Collects the messages after state (a struct pkey) whose conversation is
+ * gone, jumping over those of a live one.
+ */
 static int
-collect_messages(struct prune *p, struct pkey *resume, int *done)
+collect_messages(struct prune *p, void *state, int *done)
 {
+	struct pkey		*resume = state;
 	struct store_txn	*t = NULL;
 	struct store_cursor	*c = NULL;
 	struct store_kv		 kv;
@@ -500,10 +508,7 @@ collect_messages(struct prune *p, struct pkey *resume, int *done)
 		return rc;
 	if ((rc = store_cursor_open(t, STORE_DB_MESSAGES, &c)) != 0)
 		goto out;
-	rc = resume->len > 0 ? store_cursor_seek(c, resume->k, resume->len,
-	    &kv) : store_cursor_first(c, &kv);
-	if (rc == 0 && pkey_is(resume, &kv))
-		rc = store_cursor_next(c, &kv);
+	rc = cursor_after(c, resume, &kv);
 	for (n = 0; rc == 0 && n < PRUNE_SCAN && p->nkeys < p->batch; n++) {
 		if (kv.klen >= PRUNE_KEYMAX) {
 			*done = 1;	/* cannot be: ends the walk */
@@ -536,22 +541,6 @@ collect_messages(struct prune *p, struct pkey *resume, int *done)
 out:
 	store_cursor_close(c);
 	store_read_end(t);
-	return rc;
-}
-
-static int
-prune_messages(struct prune *p)
-{
-	struct pkey	resume;
-	int		done = 0, rc = 0;
-
-	resume.len = 0;
-	while (!done && !stopped(p)) {
-		if ((rc = collect_messages(p, &resume, &done)) != 0 ||
-		    (rc = prune_flush(p, del_message)) != 0)
-			break;
-	}
-	p->nkeys = 0;
 	return rc;
 }
 
@@ -607,9 +596,11 @@ del_blob(struct store_txn *t, struct prune *p, const struct pkey *k,
 	return del_key(t, STORE_DB_BLOBS, k->k, 64, records, &d->blobs);
 }
 
+/* Collects the blobs after state (a struct pkey) that have no count. */
 static int
-collect_blobs(struct prune *p, struct pkey *resume, int *done)
+collect_blobs(struct prune *p, void *state, int *done)
 {
+	struct pkey		*resume = state;
 	struct store_txn	*t = NULL;
 	struct store_cursor	*c = NULL;
 	struct store_kv		 kv;
@@ -620,10 +611,7 @@ collect_blobs(struct prune *p, struct pkey *resume, int *done)
 		return rc;
 	if ((rc = store_cursor_open(t, STORE_DB_BLOBS, &c)) != 0)
 		goto out;
-	rc = resume->len > 0 ? store_cursor_seek(c, resume->k, resume->len,
-	    &kv) : store_cursor_first(c, &kv);
-	if (rc == 0 && pkey_is(resume, &kv))
-		rc = store_cursor_next(c, &kv);
+	rc = cursor_after(c, resume, &kv);
 	for (n = 0; rc == 0 && n < PRUNE_SCAN && p->nkeys < p->batch; n++) {
 		if (kv.klen >= PRUNE_KEYMAX) {
 			*done = 1;	/* cannot be: ends the walk */
@@ -647,22 +635,6 @@ collect_blobs(struct prune *p, struct pkey *resume, int *done)
 out:
 	store_cursor_close(c);
 	store_read_end(t);
-	return rc;
-}
-
-static int
-prune_blobs(struct prune *p)
-{
-	struct pkey	resume;
-	int		done = 0, rc = 0;
-
-	resume.len = 0;
-	while (!done && !stopped(p)) {
-		if ((rc = collect_blobs(p, &resume, &done)) != 0 ||
-		    (rc = prune_flush(p, del_blob)) != 0)
-			break;
-	}
-	p->nkeys = 0;
 	return rc;
 }
 
@@ -707,6 +679,8 @@ prune_pass(struct engine *e, unsigned flags, const atomic_int *stop,
 	const struct conf	*c = e->conf;
 	struct prune		 p;
 	struct prune_stats	 d;
+	struct pkey		 resume;
+	struct walk		 w;
 	int64_t			 t0 = now_ms();
 	int			 fd = -1, rc;
 
@@ -726,18 +700,25 @@ prune_pass(struct engine *e, unsigned flags, const atomic_int *stop,
 		rc = STORE_ENOMEM;
 		goto out;
 	}
-	if (p.cut_ms > 0 && (rc = prune_old(&p)) != 0)
+	memset(&resume, 0, sizeof(resume));
+	if (p.cut_ms > 0 && (rc = prune_phase(&p, collect_old, &resume,
+	    del_old_run)) != 0)
 		goto out;
-	if (c->run_history_max_count > 0 && (rc = prune_extra(&p)) != 0)
+	memset(&w, 0, sizeof(w));
+	if (c->run_history_max_count > 0 && (rc = prune_phase(&p,
+	    collect_extra, &w, del_extra_run)) != 0)
 		goto out;
-	if ((rc = prune_messages(&p)) != 0)
+	memset(&resume, 0, sizeof(resume));
+	if ((rc = prune_phase(&p, collect_messages, &resume, del_message)) !=
+	    0)
 		goto out;
 	memset(&d, 0, sizeof(d));
 	if (!stopped(&p) && (rc = store_write(e->store, imports_fn,
 	    &d.imports)) != 0)
 		goto out;
 	stats_add(st, &d);
-	rc = prune_blobs(&p);
+	memset(&resume, 0, sizeof(resume));
+	rc = prune_phase(&p, collect_blobs, &resume, del_blob);
 out:
 	if (rc != 0)
 		log_error("prune: %s", store_strerror(rc));
