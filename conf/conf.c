@@ -20,6 +20,7 @@ enum setting_type {
 	SET_BOOL,
 	SET_LEVEL,	/* error, warn, info, debug */
 	SET_MODE,	/* file permissions in octal: "0660" */
+	SET_DURATION,	/* seconds, with an optional s, m, h or d suffix */
 };
 
 struct setting {
@@ -62,6 +63,13 @@ static const struct setting settings[] = {
 	S_INT("run.publish_after", SET_INT, run_publish_after, "200", 0,
 	    3600000),
 	S_INT("run.app_cache", SET_INT, run_app_cache, "64", 0, 100000),
+	S_INT("run.history_max_age", SET_DURATION, run_history_max_age, "30d",
+	    0, (int64_t)36500 * 86400),
+	S_INT("run.history_max_count", SET_INT, run_history_max_count, "10000",
+	    0, 1000000000),
+	S_INT("run.prune_interval", SET_DURATION, run_prune_interval, "10m", 0,
+	    86400 * 7),
+	S_INT("run.prune_batch", SET_INT, run_prune_batch, "200", 1, 10000),
 	S_INT("limits.max_body", SET_SIZE, max_body, "64m", 1024,
 	    (int64_t)4 << 30),
 	S_INT("limits.max_json_body", SET_SIZE, max_json_body, "16m", 1024,
@@ -165,6 +173,35 @@ parse_int64(const char *s, int64_t *out)
 	return (int)(end - s);
 }
 
+/* What a value of an integer type looks like, for messages. */
+static const char *
+type_want(enum setting_type t)
+{
+	switch (t) {
+	case SET_SIZE: return "a size such as 512k or 64m";
+	case SET_DURATION: return "a duration such as 90s, 12h or 30d";
+	default: return "an integer";
+	}
+}
+
+/*
+ * The multiplier of unit suffix u of a value of type t: k, m, g (powers of
+ * 1024) for sizes; s, m, h, d (seconds) for durations. 0 when u is none.
+ */
+static int64_t
+unit_of(enum setting_type t, char u)
+{
+	switch (tolower((unsigned char)u)) {
+	case 'k': return t == SET_SIZE ? (int64_t)1 << 10 : 0;
+	case 'g': return t == SET_SIZE ? (int64_t)1 << 30 : 0;
+	case 'm': return t == SET_SIZE ? (int64_t)1 << 20 : 60;
+	case 's': return t == SET_DURATION ? 1 : 0;
+	case 'h': return t == SET_DURATION ? 3600 : 0;
+	case 'd': return t == SET_DURATION ? 86400 : 0;
+	default: return 0;
+	}
+}
+
 /*
  * Parses text as the value of setting st and stores it in c. Returns 0, or
  * -1 with a reason in why ("expected an integer", "must be at least 1").
@@ -174,7 +211,7 @@ setting_set(struct conf *c, const struct setting *st, const char *text,
     char *why, size_t whysz)
 {
 	char	*p = (char *)c + st->off, *end;
-	int64_t	 v = 0;
+	int64_t	 v = 0, mul;
 	int	 n;
 	size_t	 i;
 
@@ -222,32 +259,24 @@ setting_set(struct conf *c, const struct setting *st, const char *text,
 		return 0;
 	case SET_INT:
 	case SET_SIZE:
+	case SET_DURATION:
 		if ((n = parse_int64(text, &v)) < 0) {
 			snprintf(why, whysz, "expected %s",
-			    st->type == SET_INT ? "an integer"
-						: "a size such as 512k or 64m");
+			    type_want(st->type));
 			return -1;
 		}
-		if (st->type == SET_SIZE && text[n] != '\0' &&
+		if (st->type != SET_INT && text[n] != '\0' &&
 		    text[n + 1] == '\0') {
-			int shift = 0;
-
-			switch (tolower((unsigned char)text[n])) {
-			case 'k': shift = 10; break;
-			case 'm': shift = 20; break;
-			case 'g': shift = 30; break;
-			default: shift = -1; break;
-			}
-			if (shift < 0 || v > (INT64_MAX >> shift) || v < 0) {
-				snprintf(why, whysz,
-				    "expected a size such as 512k or 64m");
+			if ((mul = unit_of(st->type, text[n])) == 0 || v < 0 ||
+			    v > INT64_MAX / mul) {
+				snprintf(why, whysz, "expected %s",
+				    type_want(st->type));
 				return -1;
 			}
-			v <<= shift;
+			v *= mul;
 		} else if (text[n] != '\0') {
 			snprintf(why, whysz, "expected %s",
-			    st->type == SET_INT ? "an integer"
-						: "a size such as 512k or 64m");
+			    type_want(st->type));
 			return -1;
 		}
 		if (v < st->min) {

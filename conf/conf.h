@@ -43,6 +43,11 @@ struct conf {
 	int	 run_publish_after;	/* ms before a run in progress is
 					 * stored as running; 0 = at once */
 	int	 run_app_cache;		/* parsed apps kept for runs */
+	int64_t	 run_history_max_age;	/* seconds a run is kept; 0 = ever */
+	int	 run_history_max_count;	/* runs kept per app; 0 = all */
+	int	 run_prune_interval;	/* seconds between background passes;
+					   0 = none (flowcgi prune only) */
+	int	 run_prune_batch;	/* records one write transaction deletes */
 	/* limits */
 	int64_t	 max_body;		/* bytes in one request body */
 	int64_t	 max_json_body;		/* bytes in one JSON request body */

@@ -393,6 +393,52 @@ int	engine_run_list(struct engine *e, const char *app_id, int page,
 /* The node executions of run id, in order: {data: [...]}. */
 int	engine_run_nodes(struct engine *e, const char *run_id, json_t **out);
 
+/* ====== Run history ====== */
+
+/*
+ * Run history does not grow forever (engine/prune.c). A pass removes runs
+ * older than run.history_max_age and, per app, those past its newest
+ * run.history_max_count, each with its node executions; a run whose status
+ * is still "running" stays until it ends. It also removes the messages of
+ * conversations that no longer exist, pending imports past their ten
+ * minutes and blobs that nothing references (no reference count). It
+ * deletes run.prune_batch records per write transaction and pauses
+ * between them, so runs that write are never held up for long. One process
+ * of those sharing the data directory prunes at a time (a lock file there).
+ */
+
+/* What a pass removed. */
+struct prune_stats {
+	int64_t	runs;		/* run records */
+	int64_t	node_runs;	/* their node execution records */
+	int64_t	messages;	/* messages of conversations that are gone */
+	int64_t	imports;	/* expired pending imports */
+	int64_t	blobs;		/* unreferenced blobs */
+	int64_t	running;	/* runs past a limit kept because running */
+	int	busy;		/* another process was pruning: nothing done */
+};
+
+/* engine_prune flag: wait for another process's pass, then prune. */
+#define PRUNE_WAIT	0x1
+
+/*
+ * One pass with the limits of the engine's configuration. *st (zeroed
+ * first) says what was removed, even when an error stopped the pass early;
+ * without PRUNE_WAIT a pass already under way elsewhere makes this one
+ * return 0 at once with st->busy set. Returns 0 or an ENGINE_E* code.
+ */
+int	engine_prune(struct engine *e, unsigned flags, struct prune_stats *st);
+
+/*
+ * The background pruner of `flowcgi serve`: a thread that runs a pass
+ * every run.prune_interval seconds. *out is NULL when the interval is 0
+ * (nothing started). engine_pruner_stop ends a pass under way after its
+ * current transaction, joins the thread and frees p (NULL: nothing).
+ */
+struct pruner;
+int	engine_pruner_start(struct engine *e, struct pruner **out);
+void	engine_pruner_stop(struct pruner *p);
+
 /* ====== Conversations (chatflow apps) ====== */
 
 /*

@@ -74,9 +74,8 @@ struct pending_put {
 	size_t		 zip_len;
 };
 
-/* Drops pending imports older than IMPORT_TTL (with their blobs). */
-static int
-pending_purge(struct store_txn *t)
+int
+imports_purge_expired(struct store_txn *t, int64_t *n)
 {
 	struct store_cursor	*c = NULL;
 	struct store_kv		 kv;
@@ -105,6 +104,8 @@ pending_purge(struct store_txn *t)
 	store_cursor_close(c);
 	c = NULL;
 	rc = 0;
+	if (n != NULL)
+		*n = (int64_t)json_array_size(old);
 	json_array_foreach(old, i, rec) {
 		blob = json_string_value(json_object_get(rec, "bundle_blob"));
 		if (blob != NULL)
@@ -126,7 +127,7 @@ pending_put_fn(struct store_txn *t, void *arg)
 	char			 hex[STORE_HASH_HEX];
 	int			 rc;
 
-	if ((rc = pending_purge(t)) != 0)
+	if ((rc = imports_purge_expired(t, NULL)) != 0)
 		return rc;
 	if (p->zip != NULL) {
 		if ((rc = store_blob_ref(t, p->zip, p->zip_len, hex)) != 0)

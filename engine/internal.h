@@ -107,6 +107,12 @@ int	knowledge_retrieve(struct engine *e, const char *dataset_id,
  * uploads (conversations.c). */
 int	runs_delete_all(struct store_txn *t, const char *app_id);
 
+/*
+ * Drops pending imports older than their 10 minutes, with their bundle
+ * blobs (import.c); *n (may be NULL) gets how many.
+ */
+int	imports_purge_expired(struct store_txn *t, int64_t *n);
+
 /* Removes every API key of app_id (keys.c). */
 int	keys_delete_all(struct store_txn *t, const char *app_id);
 

@@ -1,5 +1,6 @@
 /*
- * main.c — the flowcgi command line: serve, token, --help, --version.
+ * main.c — the flowcgi command line: serve, token, import, export, upgrade,
+ * run, prune, --help, --version.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -164,6 +165,30 @@ cmd_upgrade(struct engine *e, const char *id)
 	}
 	json_decref(res);
 	return rc;
+}
+
+/* ====== prune ====== */
+
+/* One pass now (after any pass under way elsewhere); prints the counts. */
+static int
+cmd_prune(struct engine *e)
+{
+	struct prune_stats	st;
+	int			rc;
+
+	rc = engine_prune(e, PRUNE_WAIT, &st);
+	printf("runs %lld\nnode_executions %lld\nmessages %lld\nimports %lld\n"
+	    "blobs %lld\n", (long long)st.runs, (long long)st.node_runs,
+	    (long long)st.messages, (long long)st.imports,
+	    (long long)st.blobs);
+	if (st.running > 0)
+		fprintf(stderr, "flowcgi: prune: kept %lld runs that are still "
+		    "running\n", (long long)st.running);
+	if (rc != 0) {
+		fprintf(stderr, "flowcgi: prune: %s\n", engine_strerror(rc));
+		return 1;
+	}
+	return 0;
 }
 
 /* ====== import and export ====== */
@@ -338,6 +363,10 @@ usage(FILE *fp)
 "                                    runtime; prints the new app id\n"
 "  run FILE|ID [--input k=v]... [--query TEXT] [--json]\n"
 "                                    run a workflow here, showing each node\n"
+"  prune [-c FILE]                   remove run history past\n"
+"                                    run.history_max_age / _max_count, and\n"
+"                                    what nothing refers to any more; prints\n"
+"                                    what it removed\n"
 "\n"
 "options:\n"
 "  -c, --config FILE   configuration file (default: $FLOWCGI_CONFIG, else\n"
@@ -555,7 +584,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "serve") != 0 && strcmp(cmd, "token") != 0 &&
 	    strcmp(cmd, "import") != 0 && strcmp(cmd, "export") != 0 &&
-	    strcmp(cmd, "run") != 0 && strcmp(cmd, "upgrade") != 0) {
+	    strcmp(cmd, "run") != 0 && strcmp(cmd, "upgrade") != 0 &&
+	    strcmp(cmd, "prune") != 0) {
 		fprintf(stderr, "flowcgi: unknown command '%s'\n", cmd);
 		usage(stderr);
 		return 2;
@@ -584,6 +614,8 @@ main(int argc, char **argv)
 		rc = cmd_run(e, arg, inputs, query, as_json);
 	else if (strcmp(cmd, "upgrade") == 0)
 		rc = cmd_upgrade(e, arg);
+	else if (strcmp(cmd, "prune") == 0)
+		rc = cmd_prune(e);
 	else if (strcmp(cmd, "token") == 0) {
 		if (auth_token_load(c.data_dir, token) != 0) {
 			perror("flowcgi: admin token");

@@ -991,6 +991,7 @@ int
 server_run(const struct conf *c, struct engine *e)
 {
 	struct server	 srv;
+	struct pruner	*pruner = NULL;
 	sigset_t	 all;
 	int64_t		 grace_end;
 	int		 busy, rc = 1;
@@ -1037,7 +1038,10 @@ server_run(const struct conf *c, struct engine *e)
 		if (engine_sandbox_probe(e, perr) != 0)
 			log_warn("sandbox: %s", perr);
 	}
+	/* run history pruning (run.prune_interval); signals stay blocked */
+	(void)engine_pruner_start(e, &pruner);
 	(void)loop(&srv, 0);
+	engine_pruner_stop(pruner);	/* ends within one transaction */
 
 	/* Stop: no new connections, idle ones closed, requests in flight
 	 * get server.shutdown_grace; then their runs are stopped. */

@@ -321,6 +321,9 @@ ENGINE_LINE=$(mkdir -p "$ROOT_DIR/eng" && \
 CORPUS=${FLOWCGI_CORPUS:-$(dirname "$0")/../../../shared/dsl-corpus/files}
 DSL_LINE=$(mkdir -p "$ROOT_DIR/dsl" && \
     "$BUILD/tools/engine_bench" corpus "$ROOT_DIR/dsl" "$CORPUS")
+# pruning run history beside runs that write (tests/tools/prune_bench.c)
+PRUNE_LINE=$(mkdir -p "$ROOT_DIR/prune" && \
+    "$BUILD/tools/prune_bench" "$ROOT_DIR/prune" 20000)
 SBX_LINE=$("$BUILD/tools/sandbox_bench" 2>&1 | tail -3)
 E2B_LINE=$(cd "$(dirname "$0")/../.." && "$BUILD/tools/sandbox_e2b_bench" 200 2>&1 | tail -5)
 # The ssh provider against a real sshd on loopback: the provider's test
@@ -391,6 +394,7 @@ DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
 	awk -v a="$WF_RPS" -v b="$RT_RPS" 'BEGIN { printf "%-22s %12.3f  (each run commits twice with fsync: storage.sync)\n", "flowcgi / trivial", (b > 0 ? a / b : 0) }'
 	echo "$ENGINE_LINE  (target: under 50 us per node)"
 	echo "$DSL_LINE"
+	echo "$PRUNE_LINE"
 	echo "$SBX_LINE"
 	echo "e2b provider against the fake E2B (per run):"
 	echo "$E2B_LINE"

@@ -1,7 +1,7 @@
 /*
  * t_conf_load.c — conf: built-in defaults, conf/flowcgi.yml in step with the
  * settings table, file errors naming file:line:key, environment overrides,
- * size suffixes.
+ * size and duration suffixes.
  *
  * Run from the repository root (tests/run-all.sh does), or set
  * FLOWCGI_SRC to it.
@@ -397,6 +397,71 @@ test_sizes(void)
 	CHECK(strstr(err, "'server.workers'") != NULL);
 }
 
+/* ====== Durations ====== */
+
+static void
+test_durations(void)
+{
+	static const struct {
+		const char	*text;
+		long long	 want;
+	} cases[] = {
+		{ "0", 0 },
+		{ "90", 90 },
+		{ "90s", 90 },
+		{ "10m", 600 },
+		{ "12h", 12 * 3600 },
+		{ "30d", 30 * 86400 },
+		{ "2D", 2 * 86400 },
+	};
+	static const char *const bad[] = { "1.5h", "3x", "d", "-1d", "30dd",
+	    "1k", "99999999999999999d" };
+	struct conf	c;
+	char		err[CONF_ERRMAX], text[128];
+	size_t		i;
+
+	conf_defaults(&c);
+	CHECK_INT(c.run_history_max_age, 30 * 86400);
+	CHECK_INT(c.run_history_max_count, 10000);
+	CHECK_INT(c.run_prune_interval, 600);
+	CHECK_INT(c.run_prune_batch, 200);
+	CHECK_STR(fmt(&c, "run.history_max_age"), "2592000");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		conf_defaults(&c);
+		snprintf(text, sizeof(text), "run:\n  history_max_age: %s\n",
+		    cases[i].text);
+		err[0] = '\0';
+		CHECK_INT(conf_load_file(&c, write_file("dur.yml", text), err),
+		    0);
+		CHECK_INT(c.run_history_max_age, cases[i].want);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		conf_defaults(&c);
+		snprintf(text, sizeof(text), "run:\n  history_max_age: %s\n",
+		    bad[i]);
+		err[0] = '\0';
+		CHECK_INT(conf_load_file(&c, write_file("dur-bad.yml", text),
+		    err), -1);
+		CHECK(strstr(err, "'run.history_max_age'") != NULL);
+	}
+	CHECK(strstr(err, "duration") != NULL || strstr(err, "at most") !=
+	    NULL);
+	/* an int setting of seconds into an int field; the range holds */
+	conf_defaults(&c);
+	setenv("FLOWCGI_RUN_PRUNE_INTERVAL", "2m", 1);
+	CHECK_INT(conf_load_env(&c, err), 0);
+	CHECK_INT(c.run_prune_interval, 120);
+	setenv("FLOWCGI_RUN_PRUNE_INTERVAL", "8d", 1);
+	CHECK_INT(conf_load_env(&c, err), -1);
+	CHECK(strstr(err, "at most") != NULL);
+	unsetenv("FLOWCGI_RUN_PRUNE_INTERVAL");
+	/* sizes do not take duration suffixes */
+	conf_defaults(&c);
+	CHECK_INT(conf_load_file(&c, write_file("size-dur.yml",
+	    "limits:\n  max_body: 64d\n"), err), -1);
+	CHECK(strstr(err, "size") != NULL);
+}
+
 /* ====== Environment ====== */
 
 static void
@@ -514,6 +579,7 @@ main(void)
 	test_shipped_file();
 	test_file_errors();
 	test_sizes();
+	test_durations();
 	test_env();
 	{
 		char cmd[400];
