@@ -149,6 +149,7 @@ uuid_random(unsigned char b[16])
 void
 engine_uuid(char buf[37])
 {
+	static const char	 hex[] = "0123456789abcdef";
 	static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
 	static uint64_t		 last_ms;
 	static uint16_t		 seq;
@@ -156,6 +157,7 @@ engine_uuid(char buf[37])
 	struct timespec		 ts;
 	uint64_t		 ms;
 	uint16_t		 s;
+	int			 i, o;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
@@ -191,11 +193,13 @@ engine_uuid(char buf[37])
 	b[6] = (unsigned char)(0x70 | ((s >> 8) & 0x0f));
 	b[7] = (unsigned char)s;
 	b[8] = (unsigned char)(0x80 | (b[8] & 0x3f));
-	snprintf(buf, 37,
-	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-	    "%02x%02x%02x%02x%02x%02x",
-	    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
-	    b[11], b[12], b[13], b[14], b[15]);
+	for (i = 0, o = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			buf[o++] = '-';
+		buf[o++] = hex[b[i] >> 4];
+		buf[o++] = hex[b[i] & 0x0f];
+	}
+	buf[o] = '\0';
 }
 
 int

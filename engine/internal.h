@@ -20,6 +20,7 @@ struct engine {
 	pthread_t		 live_thread;	/* stores runs as they pass
 						 * run.publish_after */
 	int			 live_thread_on;
+	int			 live_idle;	/* it waits with no run due */
 	int			 live_quit;
 	/* parsed apps, reused while their stored bytes stay the same */
 	struct app_cache	*apps;

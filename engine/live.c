@@ -120,7 +120,9 @@ publisher_main(void *arg)
 			if (!r->live_sent && (next < 0 || r->live_due < next))
 				next = r->live_due;
 		if (next < 0) {
+			e->live_idle = 1;
 			pthread_cond_wait(&e->live_cv, &e->live_mu);
+			e->live_idle = 0;
 			continue;
 		}
 		if (next <= (now = mono_ms()))
@@ -200,7 +202,9 @@ live_add(struct run *r)
 	if (e->live != NULL)
 		e->live->live_prev = r;
 	e->live = r;
-	if (!r->live_sent)
+	/* the publisher sleeps until its earliest run is due; a later run
+	 * only needs it when it sleeps with nothing to wait for */
+	if (!r->live_sent && e->live_idle)
 		pthread_cond_signal(&e->live_cv);
 	pthread_mutex_unlock(&e->live_mu);
 	return 0;

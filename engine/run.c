@@ -106,12 +106,40 @@ trace_pack(const char *exec_id, const struct gnode *n, int index,
     int64_t finished_ms, json_t *metadata, const char *iter,
     const char *loop)
 {
-	return json_pack("[s,s,s,s,i,s?,O?,O?,O?,s,s?,f,O?,I,I,s?,s?]",
-	    exec_id, n->id, n->type, n->title, index, pred, inputs,
-	    process_data, outputs, status, error,
-	    (double)(finished_ms - created_ms) / 1000.0, metadata,
-	    (json_int_t)(created_ms / 1000), (json_int_t)(finished_ms / 1000),
-	    iter, loop);
+	json_t	*t, *v[TR__COUNT];
+	size_t	 i;
+
+	/* built by hand: json_pack would parse its format every time */
+	v[TR_ID] = json_string(exec_id);
+	v[TR_NODE] = json_string(n->id);
+	v[TR_TYPE] = json_string(n->type);
+	v[TR_TITLE] = json_string(n->title);
+	v[TR_INDEX] = json_integer(index);
+	v[TR_PRED] = pred ? json_string(pred) : json_null();
+	v[TR_INPUTS] = inputs ? json_incref(inputs) : json_null();
+	v[TR_PROCESS] = process_data ? json_incref(process_data) : json_null();
+	v[TR_OUTPUTS] = outputs ? json_incref(outputs) : json_null();
+	v[TR_STATUS] = json_string(status);
+	v[TR_ERROR] = error ? json_string(error) : json_null();
+	/* milliseconds: an integer is written faster than a real */
+	v[TR_ELAPSED] = json_integer(finished_ms - created_ms);
+	v[TR_META] = metadata ? json_incref(metadata) : json_null();
+	v[TR_CREATED] = json_integer(created_ms / 1000);
+	v[TR_FINISHED] = json_integer(finished_ms / 1000);
+	v[TR_ITER] = iter ? json_string(iter) : json_null();
+	v[TR_LOOP] = loop ? json_string(loop) : json_null();
+	t = json_array();
+	for (i = 0; i < TR__COUNT; i++) {
+		if (t == NULL) {
+			json_decref(v[i]);
+			continue;
+		}
+		if (v[i] == NULL || json_array_append_new(t, v[i]) != 0) {
+			json_decref(t);
+			t = NULL;
+		}
+	}
+	return t;
 }
 
 json_t *
@@ -123,7 +151,7 @@ trace_unpack(json_t *t)
 	if (!json_is_array(t) || json_array_size(t) != TR__COUNT)
 		return json_incref(t);
 	o = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:b,s:O,s:{},s:O,s:O,"
-	    "s:O,s:b,s:O,s:b,s:O,s:O,s:O,s:O,s:O,s:[],s:O}",
+	    "s:O,s:b,s:O,s:b,s:O,s:O,s:o,s:O,s:O,s:[],s:O}",
 	    "id", TR(TR_ID), "node_id", TR(TR_NODE), "node_type", TR(TR_TYPE),
 	    "title", TR(TR_TITLE), "index", TR(TR_INDEX),
 	    "predecessor_node_id", TR(TR_PRED), "inputs", TR(TR_INPUTS),
@@ -132,7 +160,9 @@ trace_unpack(json_t *t)
 	    "process_data", TR(TR_PROCESS), "process_data_truncated", 0,
 	    "outputs", TR(TR_OUTPUTS), "outputs_truncated", 0, "status",
 	    TR(TR_STATUS), "error", TR(TR_ERROR), "elapsed_time",
-	    TR(TR_ELAPSED), "execution_metadata", TR(TR_META), "finished_at",
+	    json_is_integer(TR(TR_ELAPSED)) ? json_real((double)
+	    json_integer_value(TR(TR_ELAPSED)) / 1000.0) : json_incref(
+	    TR(TR_ELAPSED)), "execution_metadata", TR(TR_META), "finished_at",
 	    TR(TR_FINISHED), "files", "node_execution_id", TR(TR_ID));
 #undef TR
 	return o;
