@@ -17,6 +17,7 @@ start_flowcgi fcA || exit 1
 A_PORT=$FC_PORT
 T_DIR=$ROOT/a; mkdir -p "$T_DIR"; start_nginx "127.0.0.1:$A_PORT" || exit 1
 A_BASE=$BASE
+FLOWCGI_PIDS="$FLOWCGI_PIDS $NGINX_PID"	# finish stops the last nginx only
 start_flowcgi fcB || exit 1
 B_PORT=$FC_PORT
 T_DIR=$ROOT/b; mkdir -p "$T_DIR"; start_nginx "127.0.0.1:$B_PORT" || exit 1
@@ -117,4 +118,3 @@ is "$STATUS" 200 "its own process stops it at once"
 wait "$CURL"
 is "$(sed -n 's/^data: //p' "$T_DIR/slow2.sse" | jq -r 'select(.event == "workflow_finished") | .data.status')" \
     stopped "that run ended stopped too"
-finish
