@@ -60,7 +60,7 @@ struct store_opts {
 	int64_t	max_map_size;	/* growth stops here (STORE_EFULL) */
 	int	sync;		/* fsync each commit */
 	int	max_readers;	/* concurrent read transactions, all processes */
-	int	batch_max;	/* most writes in one commit; 0 or 1: one each */
+	int	batch_max;	/* most writes in one commit (0, 1: one) */
 };
 
 const char *store_strerror(int rc);
@@ -113,7 +113,7 @@ struct store_stats {
 	uint64_t	writes;		/* store_write calls answered */
 	uint64_t	commits;	/* write transactions committed */
 	uint64_t	syncs;		/* commits made durable (sync on) */
-	uint64_t	retries;	/* transactions run again: see store_write */
+	uint64_t	retries;	/* transactions run again (store_write) */
 	uint64_t	batch_largest;	/* most writes in one commit */
 	uint64_t	waiting;	/* writers queued behind a batch now */
 };

@@ -47,8 +47,8 @@ struct store_writer {
 	store_write_fn		 fn;
 	void			*arg;
 	int			 rc;
-	int			 settled;	/* rc is final (leader's view) */
-	int			 done;		/* rc is final (under wq_lock) */
+	int			 settled;	/* rc final: leader's view */
+	int			 done;		/* rc final: under wq_lock */
 	pthread_cond_t		 wake;		/* done, or its turn to lead */
 	struct store_writer	*next;
 };
