@@ -112,7 +112,9 @@ int	store_write(struct store *s, store_write_fn fn, void *arg);
 struct store_stats {
 	uint64_t	writes;		/* store_write calls answered */
 	uint64_t	commits;	/* write transactions committed */
-	uint64_t	syncs;		/* commits made durable (sync on) */
+	uint64_t	syncs;		/* commits with sync on (flushed, but
+					   LMDB skips one that changed
+					   nothing) */
 	uint64_t	retries;	/* transactions run again (store_write) */
 	uint64_t	batch_largest;	/* most writes in one commit */
 	uint64_t	waiting;	/* writers queued behind a batch now */
