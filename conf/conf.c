@@ -82,6 +82,7 @@ static const struct setting settings[] = {
 	S_INT("storage.max_map_size", SET_SIZE, max_map_size, "16g", 1 << 20,
 	    (int64_t)1 << 40),
 	S_INT("storage.sync", SET_BOOL, sync, "true", 0, 1),
+	S_INT("storage.batch_max", SET_INT, batch_max, "64", 1, 1024),
 	S_INT("workflow.max_steps", SET_INT, workflow_max_steps, "500", 1,
 	    1000000),
 	S_INT("workflow.max_time", SET_INT, workflow_max_time, "1200", 1,

@@ -57,6 +57,7 @@ struct conf {
 	int64_t	 map_size;		/* initial LMDB map size, bytes */
 	int64_t	 max_map_size;		/* the map never grows past this */
 	int	 sync;			/* fsync every commit */
+	int	 batch_max;		/* most writes in one commit */
 	/* workflow runs (Dify's defaults) */
 	int	 workflow_max_steps;	/* node executions per run */
 	int	 workflow_max_time;	/* seconds per run */

@@ -324,6 +324,7 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	o.max_map_size = c->max_map_size;
 	o.sync = c->sync;
 	o.max_readers = 0;
+	o.batch_max = c->batch_max;
 	if ((rc = store_open(c->data_dir, &o, &e->store)) != 0) {
 		snprintf(err, ENGINE_ERRMAX, "storage in '%.200s': %s",
 		    c->data_dir, store_strerror(rc));

@@ -60,6 +60,7 @@ struct store_opts {
 	int64_t	max_map_size;	/* growth stops here (STORE_EFULL) */
 	int	sync;		/* fsync each commit */
 	int	max_readers;	/* concurrent read transactions, all processes */
+	int	batch_max;	/* most writes in one commit (0, 1: one) */
 };
 
 const char *store_strerror(int rc);
@@ -84,13 +85,41 @@ int	store_read_begin(struct store *s, struct store_txn **out);
 void	store_read_end(struct store_txn *t);
 
 /*
- * Runs fn in a write transaction and commits it when fn returns 0; any other
- * return aborts it and is returned. When the map is full the transaction is
- * aborted, the map grows and fn runs again from the start, so fn must only
- * change things through t (and reset any state it keeps in arg).
+ * Runs fn in a write transaction and returns 0 once its changes are
+ * committed (on disk, with sync on); any other return of fn is returned and
+ * leaves no trace.
+ *
+ * Group commit: the writers of this process that arrive together share one
+ * transaction and one flush (up to batch_max of them). One of them, the
+ * leader, runs every fn of the batch in arrival order, each seeing the
+ * changes of those before it, and commits once. So:
+ *  - fn runs on another thread than its caller's (the caller waits): it must
+ *    not rely on thread-local state (errno, __thread variables) of the
+ *    caller, nor take a lock its caller may hold;
+ *  - fn must not call store_write or store_read_begin (a thread holds at
+ *    most one transaction; both refuse with STORE_EBUSY inside fn);
+ *  - fn may run more than once: when the map is full (it grows, then the
+ *    batch runs again) and when a batch-mate fails (the batch runs again
+ *    without it). fn must therefore change things only through t, and reset
+ *    any state it keeps in arg when it starts;
+ *  - a fn that swallows a storage error and returns 0 anyway fails alone
+ *    (STORE_EIO), as it did before batching.
  */
 typedef int (*store_write_fn)(struct store_txn *t, void *arg);
 int	store_write(struct store *s, store_write_fn fn, void *arg);
+
+/* Counts since store_open, for tests, benchmarks and operators. */
+struct store_stats {
+	uint64_t	writes;		/* store_write calls answered */
+	uint64_t	commits;	/* write transactions committed */
+	uint64_t	syncs;		/* commits with sync on (flushed, but
+					   LMDB skips one that changed
+					   nothing) */
+	uint64_t	retries;	/* transactions run again (store_write) */
+	uint64_t	batch_largest;	/* most writes in one commit */
+	uint64_t	waiting;	/* writers queued behind a batch now */
+};
+void	store_stats(struct store *s, struct store_stats *out);
 
 /*
  * Raw access. *val points into the map and is valid until the transaction

@@ -6,9 +6,16 @@
  * and growing the map takes it for writing. When another process grew the
  * map, LMDB reports MDB_MAP_RESIZED at begin and we adopt the new size the
  * same way.
+ *
+ * Group commit: writers of this process queue in wq; the first one finding
+ * no leader leads a batch (itself and those queued behind it, up to
+ * batch_max) through one write transaction, then hands the lead to the
+ * first writer still queued. Processes are serialized by LMDB's own write
+ * lock, as before; docs/architecture.md says why and what it costs.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,11 +42,29 @@ static const char *const db_names[STORE_DB__COUNT] = {
 	[STORE_DB_UPLOADS] = "uploads",
 };
 
+/* A caller of store_write, queued on its own stack until it is done. */
+struct store_writer {
+	store_write_fn		 fn;
+	void			*arg;
+	int			 rc;
+	int			 settled;	/* rc final: leader's view */
+	int			 done;		/* rc final: under wq_lock */
+	pthread_cond_t		 wake;		/* done, or its turn to lead */
+	struct store_writer	*next;
+};
+
 struct store {
 	MDB_env			*env;
 	MDB_dbi			 dbi[STORE_DB__COUNT];
 	pthread_rwlock_t	 resize_lock;
 	int64_t			 max_map_size;
+	int			 sync;
+	int			 batch_max;
+	pthread_mutex_t		 wq_lock;	/* wq_head, wq_tail, leading */
+	struct store_writer	*wq_head, **wq_tail;
+	int			 leading;	/* a batch is being written */
+	atomic_uint_fast64_t	 n_writes, n_commits, n_syncs, n_retries;
+	atomic_uint_fast64_t	 n_largest, n_waiting;
 };
 
 struct store_txn {
@@ -167,12 +192,22 @@ txn_begin(struct store *s, unsigned flags, MDB_txn **out)
 	}
 }
 
+/*
+ * The store whose write transaction this thread is running write functions
+ * in: store_write and store_read_begin refuse to nest in it.
+ */
+static __thread struct store *writing;
+
 int
 store_read_begin(struct store *s, struct store_txn **out)
 {
 	struct store_txn	*t;
 	int			 rc;
 
+	if (writing == s) {
+		log_error("storage: a write function began a read transaction");
+		return STORE_EBUSY;
+	}
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return STORE_ENOMEM;
 	t->s = s;
@@ -194,28 +229,194 @@ store_read_end(struct store_txn *t)
 	free(t);
 }
 
-int
-store_write(struct store *s, store_write_fn fn, void *arg)
-{
-	struct store_txn	t = { s, NULL };
-	MDB_envinfo		info;
-	int			rc;
+/* ====== Writes: group commit ====== */
 
-	for (;;) {
-		if ((rc = txn_begin(s, 0, &t.txn)) != 0)
-			return rc;
+/*
+ * 0 while t can still be used. A write function that swallowed an LMDB
+ * error (and returned 0) leaves its transaction refusing everything with
+ * MDB_BAD_TXN; the lookup finds that out before the next writer of the
+ * batch is blamed for it.
+ */
+static int
+txn_usable(struct store_txn *t)
+{
+	MDB_val	k = { 14, "schema_version" }, v;
+	int	rc;
+
+	rc = mdb_get(t->txn, t->s->dbi[STORE_DB_META], &k, &v);
+	return rc == MDB_NOTFOUND ? 0 : mdb_err(rc, "write");
+}
+
+static struct store_writer *
+next_pending(struct store_writer *w)
+{
+	while (w != NULL && w->settled)
+		w = w->next;
+	return w;
+}
+
+/* Gives rc to the pending writers from w through last (NULL: to the end). */
+static void
+settle(struct store_writer *w, struct store_writer *last, int rc)
+{
+	for (; w != NULL; w = w->next) {
+		if (!w->settled) {
+			w->rc = rc;
+			w->settled = 1;
+		}
+		if (w == last)
+			break;
+	}
+}
+
+static void
+stat_largest(struct store *s, uint_fast64_t n)
+{
+	uint_fast64_t cur = atomic_load(&s->n_largest);
+
+	while (n > cur && !atomic_compare_exchange_weak(&s->n_largest, &cur,
+	    n))
+		;
+}
+
+/*
+ * Runs the writers of list in order, in as few transactions as it can, and
+ * settles each. Normally that is one transaction and one commit. Otherwise:
+ *  - a writer whose fn fails gets its code; the transaction is aborted and
+ *    the others run again, without it, in a fresh one (failures are rare:
+ *    cheaper than a nested transaction around every fn);
+ *  - a full map (in any fn or at commit): abort, grow, run them all again;
+ *    when the map cannot grow, or a commit fails, each pending writer runs
+ *    alone from then on, so that the verdict is its own.
+ */
+static void
+batch_run(struct store *s, struct store_writer *list)
+{
+	struct store_txn	 t = { s, NULL };
+	struct store_writer	*first, *last, *w, *failed;
+	MDB_envinfo		 info;
+	int			 rc, alone = 0, again = 0, n;
+
+	while ((first = next_pending(list)) != NULL) {
+		if (again++ > 0)
+			atomic_fetch_add(&s->n_retries, 1);
+		if ((rc = txn_begin(s, 0, &t.txn)) != 0) {
+			settle(first, NULL, rc);
+			return;
+		}
 		mdb_env_info(s->env, &info);	/* stable under resize_lock */
-		rc = fn(&t, arg);
+		failed = last = NULL;
+		n = 0;
+		for (w = first; w != NULL; w = next_pending(w->next)) {
+			last = w;
+			n++;
+			rc = w->fn(&t, w->arg);
+			if (alone)
+				break;
+			if (rc == 0 && next_pending(w->next) != NULL)
+				rc = txn_usable(&t);
+			if (rc != 0) {
+				failed = w;
+				break;
+			}
+		}
 		if (rc == 0)
 			rc = mdb_err(mdb_txn_commit(t.txn), "commit");
 		else
 			mdb_txn_abort(t.txn);
 		pthread_rwlock_unlock(&s->resize_lock);
-		if (rc != STORE_EMAPFULL)
-			return rc;
-		if ((rc = store_grow(s, info.me_mapsize)) != 0)
-			return rc;
+		if (rc == 0) {
+			atomic_fetch_add(&s->n_commits, 1);
+			if (s->sync)
+				atomic_fetch_add(&s->n_syncs, 1);
+			stat_largest(s, (uint_fast64_t)n);
+			settle(first, last, 0);
+			continue;
+		}
+		if (rc == STORE_EMAPFULL) {
+			if ((rc = store_grow(s, info.me_mapsize)) == 0)
+				continue;
+			if (!alone && next_pending(first->next) != NULL) {
+				alone = 1;	/* together they do not fit */
+				continue;
+			}
+			settle(first, first, rc);
+		} else if (failed != NULL && !alone)
+			settle(failed, failed, rc);
+		else if (!alone && n > 1)
+			alone = 1;	/* the commit failed: find out whose */
+		else
+			settle(first, first, rc);
 	}
+}
+
+int
+store_write(struct store *s, store_write_fn fn, void *arg)
+{
+	struct store_writer	 me, *w, *next;
+	int			 n;
+
+	if (writing == s) {
+		log_error("storage: a write function called store_write");
+		return STORE_EBUSY;
+	}
+	memset(&me, 0, sizeof(me));
+	me.fn = fn;
+	me.arg = arg;
+	if (s->batch_max <= 1) {
+		writing = s;
+		batch_run(s, &me);
+		writing = NULL;
+		atomic_fetch_add(&s->n_writes, 1);
+		return me.rc;
+	}
+	pthread_cond_init(&me.wake, NULL);
+	pthread_mutex_lock(&s->wq_lock);
+	*s->wq_tail = &me;
+	s->wq_tail = &me.next;
+	atomic_fetch_add(&s->n_waiting, 1);
+	while (!me.done && (s->leading || s->wq_head != &me))
+		pthread_cond_wait(&me.wake, &s->wq_lock);
+	if (!me.done) {
+		/* Lead: take this writer and those behind it. */
+		s->leading = 1;
+		for (w = &me, n = 1; n < s->batch_max && w->next != NULL; n++)
+			w = w->next;
+		if ((s->wq_head = w->next) == NULL)
+			s->wq_tail = &s->wq_head;
+		w->next = NULL;
+		atomic_fetch_sub(&s->n_waiting, (uint_fast64_t)n);
+		pthread_mutex_unlock(&s->wq_lock);
+		writing = s;
+		batch_run(s, &me);
+		writing = NULL;
+		pthread_mutex_lock(&s->wq_lock);
+		for (w = &me; w != NULL; w = next) {
+			next = w->next;	/* w may return once signalled */
+			w->done = 1;
+			if (w != &me)
+				pthread_cond_signal(&w->wake);
+		}
+		s->leading = 0;
+		/* Hand the lead on rather than write everyone's batches. */
+		if (s->wq_head != NULL)
+			pthread_cond_signal(&s->wq_head->wake);
+	}
+	pthread_mutex_unlock(&s->wq_lock);
+	pthread_cond_destroy(&me.wake);
+	atomic_fetch_add(&s->n_writes, 1);
+	return me.rc;
+}
+
+void
+store_stats(struct store *s, struct store_stats *out)
+{
+	out->writes = atomic_load(&s->n_writes);
+	out->commits = atomic_load(&s->n_commits);
+	out->syncs = atomic_load(&s->n_syncs);
+	out->retries = atomic_load(&s->n_retries);
+	out->batch_largest = atomic_load(&s->n_largest);
+	out->waiting = atomic_load(&s->n_waiting);
 }
 
 /* ====== Records ====== */
@@ -502,6 +703,10 @@ store_open(const char *dir, const struct store_opts *o, struct store **out)
 		pthread_rwlockattr_destroy(&attr);
 	}
 	s->max_map_size = o->max_map_size;
+	s->sync = o->sync;
+	s->batch_max = o->batch_max;
+	pthread_mutex_init(&s->wq_lock, NULL);
+	s->wq_tail = &s->wq_head;
 	if ((rc = mdb_env_create(&s->env)) != 0) {
 		rc = mdb_err(rc, "create environment");
 		goto fail;
@@ -543,5 +748,6 @@ store_close(struct store *s)
 	if (s->env != NULL)
 		mdb_env_close(s->env);
 	pthread_rwlock_destroy(&s->resize_lock);
+	pthread_mutex_destroy(&s->wq_lock);
 	free(s);
 }

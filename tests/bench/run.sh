@@ -42,11 +42,8 @@ DURATION=${BENCH_DURATION:-10s}
 WARMUP=${BENCH_WARMUP:-3s}
 ROUNDS=${BENCH_ROUNDS:-3}
 
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
-
+# shellcheck source=bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
 for b in "$FLOWCGI_BIN" "$TRIVIAL_BIN"; do
 	[ -x "$b" ] || die "$b is missing (make FLAVOUR=... bench builds it)"
 done
@@ -79,16 +76,7 @@ trap 'exit 1' INT TERM
 
 rm -rf "$OUT"
 mkdir -p "$OUT" || die "cannot create $OUT"
-# Anything else busy on the machine skews both sides: measure how many CPUs
-# were busy during one second before we start, and say so in the table.
-cpu_busy() {
-	s0=$(head -1 /proc/stat); sleep 1; s1=$(head -1 /proc/stat)
-	printf '%s\n%s\n' "$s0" "$s1" | awk '{
-		idle = $5 + $6; tot = 0
-		for (i = 2; i <= NF; i++) tot += $i
-		if (NR == 1) { i0 = idle; t0 = tot } else { di = idle - i0; dt = tot - t0 }
-	} END { printf "%.2f\n", (dt > 0 ? (dt - di) / dt : 0) }'
-}
+# Anything else busy on the machine skews both sides: say so in the table.
 BUSY_BEFORE=$(cpu_busy)
 NCPU=$(getconf _NPROCESSORS_ONLN)
 
@@ -121,23 +109,10 @@ sleep 0.5	# let the workers settle before the idle figure
 IDLE_RSS=$(proc_kb "$FLOWCGI_PID" VmRSS)
 IDLE_ANON=$(proc_kb "$FLOWCGI_PID" RssAnon)
 
-T_PORT=$(free_port)
-"$TRIVIAL_BIN" "127.0.0.1:$T_PORT" "$THREADS" >>"$ROOT_DIR/trivial.log" 2>&1 &
-TRIVIAL_PID=$!
-wait_port "$T_PORT" || die "fcgi_trivial did not start: $(cat "$ROOT_DIR/trivial.log")"
-
-# start_nginx keeps its prefix in $T_DIR/nginx: one prefix per side.
-T_DIR=$ROOT_DIR/flowcgi-side
-mkdir -p "$T_DIR"
-start_nginx "127.0.0.1:$FC_PORT" || die "nginx (flowcgi) did not start"
-NG_PIDS="$NG_PIDS $NGINX_PID"
+# One nginx prefix per side.
+nginx_side flowcgi "127.0.0.1:$FC_PORT"
 FC_BASE=$BASE
-T_DIR=$ROOT_DIR/trivial-side
-mkdir -p "$T_DIR"
-start_nginx "127.0.0.1:$T_PORT" || die "nginx (trivial) did not start"
-NG_PIDS="$NG_PIDS $NGINX_PID"
-TR_BASE=$BASE
-T_DIR=$ROOT_DIR
+start_trivial "$THREADS"
 
 # ====== The app and the URLs ======
 
@@ -181,15 +156,8 @@ run_wrk() {
 	grep -q '^Requests/sec:' "$f" || die "no result from wrk: $(cat "$f")"
 }
 
-# wrk_rps <file>, wrk_p99_ms <file>, wrk_cpu_us <file>: one figure each.
-wrk_rps() { awk '$1 == "Requests/sec:" { print $2 }' "$1"; }
-wrk_p99_ms() {
-	awk '$1 == "99%" {
-		v = $2 + 0; u = $2; sub(/^[0-9.]+/, "", u)
-		if (u == "us") v /= 1000; else if (u == "s") v *= 1000
-		else if (u == "m") v *= 60000
-		printf "%.3f\n", v }' "$1"
-}
+# wrk_cpu_us <file>: server CPU per request (wrk_rps, wrk_p99_ms: in
+# bench_lib.sh).
 wrk_cpu_us() {
 	awk -v hz="$(getconf CLK_TCK)" '
 	    / requests in / { n = $1 }
@@ -199,11 +167,6 @@ wrk_cpu_us() {
 wrk_errors() {
 	awk '$1 == "Socket" { sub(/^ */, ""); print }' "$1"
 }
-
-median() { sort -g | awk '{ v[NR] = $1 } END {
-	if (NR == 0) print 0
-	else if (NR % 2) print v[(NR + 1) / 2]
-	else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "bench: $ROUNDS rounds of wrk -t$WRK_THREADS -c$CONNS -d$DURATION" \
     "--latency after a $WARMUP warm-up, $THREADS FastCGI threads each"
@@ -305,12 +268,6 @@ run_post() {	# run_post <side> <label>
 	    die "$side answered errors under load: $(grep 'Non-2xx' "$f")"
 	wrk_rps "$f" >/dev/null
 }
-wrk_p50_ms() {
-	awk '$1 == "50%" {
-		v = $2 + 0; u = $2; sub(/^[0-9.]+/, "", u)
-		if (u == "us") v /= 1000; else if (u == "s") v *= 1000
-		printf "%.3f\n", v }' "$1"
-}
 run_post flowcgi runwarm
 run_post flowcgi run1
 run_post trivial run1
@@ -391,7 +348,7 @@ DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
 	printf '%-22s %12.1f req/s   p50 %8.2f ms  p99 %8.2f ms\n' \
 	    "trivial responder" "$RT_RPS" "$(wrk_p50_ms "$OUT/run1-trivial.txt")" \
 	    "$(wrk_p99_ms "$OUT/run1-trivial.txt")"
-	awk -v a="$WF_RPS" -v b="$RT_RPS" 'BEGIN { printf "%-22s %12.3f  (each run commits twice with fsync: storage.sync)\n", "flowcgi / trivial", (b > 0 ? a / b : 0) }'
+	awk -v a="$WF_RPS" -v b="$RT_RPS" 'BEGIN { printf "%-22s %12.3f  (storage.sync on; flushes: the durability table)\n", "flowcgi / trivial", (b > 0 ? a / b : 0) }'
 	echo "$ENGINE_LINE  (target: under 50 us per node)"
 	echo "$DSL_LINE"
 	echo "$PRUNE_LINE"
@@ -405,6 +362,10 @@ DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
 	awk -v a="$UP_FC" -v b="$UP_NG" 'BEGIN { printf "  upload:   flowcgi %.3f s, nginx alone %.3f s, ratio %.2f\n", a, b, (b > 0 ? a / b : 0) }'
 	awk -v a="$DOWN_FC" -v b="$DOWN_NG" 'BEGIN { printf "  download: flowcgi %.3f s, nginx static %.3f s, ratio %.2f\n", a, b, (b > 0 ? a / b : 0) }'
 } | tee -a "$OUT/summary.txt"
+# ====== Durability: flushes per run, group commit ======
+bash "$(dirname "$0")/fsync.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
+    die "the fsync bench failed"
+
 # ====== Streaming from a model ======
 bash "$(dirname "$0")/llm.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the streaming bench failed"

@@ -1,11 +1,14 @@
 /*
  * t_storage_store.c — storage: raw records, JSON records, cursors, the
  * schema version and its refusal of newer data, map growth (many
- * transactions and one big one), the max_map_size ceiling, aborts, and
- * concurrent writers (threads, and processes sharing one directory).
+ * transactions and one big one), the max_map_size ceiling, aborts,
+ * concurrent writers (threads, and processes sharing one directory), and
+ * group commit: batches, a failing batch-mate, growth and the ceiling in a
+ * batch, writes that must not nest, batch_max 1.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +40,20 @@ new_dir(const char *name)
 	return p;
 }
 
+/* Opens dir with the default batch (storage.batch_max) or batch_max. */
+static int
+open_store_batch(const char *dir, int64_t map, int64_t max, int batch_max,
+    struct store **out)
+{
+	struct store_opts o = { map, max, 0, 0, batch_max };
+
+	return store_open(dir, &o, out);
+}
+
 static int
 open_store(const char *dir, int64_t map, int64_t max, struct store **out)
 {
-	struct store_opts o = { map, max, 0, 0 };
-
-	return store_open(dir, &o, out);
+	return open_store_batch(dir, map, max, 64, out);
 }
 
 /* ====== Small write functions ====== */
@@ -635,6 +646,23 @@ writer_main(void *arg)
 	return NULL;
 }
 
+#define GROUP_WRITES 100
+
+static void *
+group_writer_main(void *arg)
+{
+	struct thr	*th = arg;
+	int		 p[2], i;
+
+	p[0] = th->id;
+	for (i = 0; i < GROUP_WRITES; i++) {
+		p[1] = i;
+		if (store_write(th->s, incr_fn, p) != 0)
+			th->errors++;
+	}
+	return NULL;
+}
+
 /* Reads the counter over and over; it must never go backwards. */
 static void *
 reader_main(void *arg)
@@ -759,6 +787,447 @@ test_threads(void)
 	store_close(s);
 }
 
+/* ====== Group commit ====== */
+
+#define NGROUP 32
+
+/*
+ * A gated batch makes batching deterministic: writer 0 leads a batch of its
+ * own and, inside its transaction, waits until writers 1..n-1 have queued
+ * behind it, one after the other (so in that order); they then share the
+ * transactions that follow.
+ */
+struct gate {
+	struct store	*s;
+	atomic_int	 entered;
+	int		 want;		/* writers to wait for */
+	int		 late;		/* they did not all queue in 10 s */
+};
+
+struct grp {
+	struct store	*s;
+	store_write_fn	 fn;
+	void		*arg;
+	int		 rc;
+};
+
+/* Waits up to 10 s until at least n writers wait behind a batch. */
+static int
+wait_queued(struct store *s, int n)
+{
+	struct store_stats	st;
+	int			i;
+
+	for (i = 0; i < 10000; i++) {
+		store_stats(s, &st);
+		if (st.waiting >= (uint64_t)n)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static int
+gate_fn(struct store_txn *t, void *arg)
+{
+	struct gate *g = arg;
+
+	atomic_store(&g->entered, 1);
+	if (wait_queued(g->s, g->want) != 0)
+		g->late = 1;
+	return store_put(t, STORE_DB_META, "gate", 4, "1", 1, 0);
+}
+
+static void *
+grp_main(void *arg)
+{
+	struct grp *w = arg;
+
+	w->rc = store_write(w->s, w->fn, w->arg);
+	return NULL;
+}
+
+/* Runs w[0] (made the gate) and w[1..n-1] as a gated batch. */
+static void
+gated_run(struct store *s, struct grp *w, int n)
+{
+	struct gate	g;
+	pthread_t	th[NGROUP];
+	int		i, spins;
+
+	memset(&g, 0, sizeof(g));
+	g.s = s;
+	g.want = n - 1;
+	for (i = 0; i < n; i++)
+		w[i].s = s;
+	w[0].fn = gate_fn;
+	w[0].arg = &g;
+	pthread_create(&th[0], NULL, grp_main, &w[0]);
+	for (spins = 0; !atomic_load(&g.entered) && spins < 10000; spins++)
+		usleep(1000);
+	for (i = 1; i < n; i++) {
+		pthread_create(&th[i], NULL, grp_main, &w[i]);
+		/* in order; the gate itself waits for the last one */
+		if (i < n - 1 && wait_queued(s, i) != 0)
+			g.late = 1;
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	CHECK_INT(g.late, 0);
+	CHECK_INT(w[0].rc, 0);
+}
+
+/* A counter write (incr_fn) that fails at the end when told to. */
+struct step {
+	int	p[2];
+	int	fail;
+	int	calls;
+};
+
+static int
+step_fn(struct store_txn *t, void *arg)
+{
+	struct step	*st = arg;
+	int		 rc;
+
+	st->calls++;
+	if ((rc = incr_fn(t, st->p)) != 0)
+		return rc;
+	return st->fail ? -42 : 0;
+}
+
+/* Writes a value larger than the map and returns 0 whatever happened. */
+static int
+swallow_fn(struct store_txn *t, void *arg)
+{
+	size_t	 n = 4 * MIB;
+	char	*v;
+
+	(void)arg;
+	if ((v = calloc(1, n)) != NULL)
+		(void)store_put(t, STORE_DB_BLOBS, "huge", 4, v, n, 0);
+	free(v);
+	return 0;
+}
+
+static int
+record_present(struct store *s, int id, int i)
+{
+	char k[32], buf[64];
+
+	snprintf(k, sizeof(k), "t%d-%d", id, i);
+	return get1(s, STORE_DB_RUNS, k, buf, sizeof(buf)) == 0 &&
+	    strncmp(buf, k, strlen(k)) == 0;
+}
+
+static void
+test_group_batch(void)
+{
+	struct store		*s = NULL;
+	struct store_stats	 a, b;
+	struct grp		 w[NGROUP];
+	struct step		 st[NGROUP];
+	struct thr		 th[NGROUP];
+	pthread_t		 pt[NGROUP];
+	int			 i, bad = 0, missing = 0, errors = 0;
+
+	CHECK_INT(open_store(new_dir("group"), MIB, 256 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	/* 31 writers queued behind a leader: one transaction for them all */
+	memset(w, 0, sizeof(w));
+	memset(st, 0, sizeof(st));
+	for (i = 1; i < NGROUP; i++) {
+		st[i].p[0] = 200;
+		st[i].p[1] = i;
+		w[i].fn = step_fn;
+		w[i].arg = &st[i];
+	}
+	store_stats(s, &a);
+	gated_run(s, w, NGROUP);
+	store_stats(s, &b);
+	for (i = 1; i < NGROUP; i++)
+		if (w[i].rc != 0 || st[i].calls != 1 ||
+		    !record_present(s, 200, i))
+			bad++;
+	CHECK_INT(bad, 0);
+	CHECK_INT(b.writes - a.writes, NGROUP);
+	CHECK_INT(b.commits - a.commits, 2);
+	CHECK_INT(b.retries - a.retries, 0);
+	CHECK_INT(b.batch_largest, NGROUP - 1);
+	CHECK_INT(b.waiting, 0);
+	/* each one saw the counter as the one before it left it */
+	CHECK_INT(counter(s), NGROUP - 1);
+
+	/* free-running: 32 threads, 100 writes each */
+	for (i = 0; i < NGROUP; i++) {
+		memset(&th[i], 0, sizeof(th[i]));
+		th[i].s = s;
+		th[i].id = 1000 + i;
+	}
+	store_stats(s, &a);
+	for (i = 0; i < NGROUP; i++)
+		pthread_create(&pt[i], NULL, group_writer_main, &th[i]);
+	for (i = 0; i < NGROUP; i++) {
+		pthread_join(pt[i], NULL);
+		errors += th[i].errors;
+	}
+	store_stats(s, &b);
+	CHECK_INT(errors, 0);
+	CHECK_INT(counter(s), NGROUP - 1 + NGROUP * GROUP_WRITES);
+	for (i = 0; i < NGROUP * GROUP_WRITES; i++)
+		if (!record_present(s, 1000 + i / GROUP_WRITES,
+		    i % GROUP_WRITES))
+			missing++;
+	CHECK_INT(missing, 0);
+	CHECK_INT(b.writes - a.writes, NGROUP * GROUP_WRITES);
+	CHECK(b.commits - a.commits <= b.writes - a.writes);
+	CHECK_INT(b.syncs, 0);	/* sync off in these tests */
+	printf("# %d threads: %llu writes in %llu commits, at most %llu in "
+	    "one\n", NGROUP, (unsigned long long)(b.writes - a.writes),
+	    (unsigned long long)(b.commits - a.commits),
+	    (unsigned long long)b.batch_largest);
+	store_close(s);
+}
+
+static void
+test_group_fail(void)
+{
+	struct store		*s = NULL;
+	struct store_stats	 a, b;
+	struct grp		 w[16];
+	struct step		 st[16];
+	int			 i, bad = 0;
+
+	CHECK_INT(open_store(new_dir("group-fail"), MIB, 64 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	/* writer 8 of 15 fails after changing things: no trace of it */
+	memset(w, 0, sizeof(w));
+	memset(st, 0, sizeof(st));
+	for (i = 1; i < 16; i++) {
+		st[i].p[0] = 300;
+		st[i].p[1] = i;
+		st[i].fail = i == 8;
+		w[i].fn = step_fn;
+		w[i].arg = &st[i];
+	}
+	store_stats(s, &a);
+	gated_run(s, w, 16);
+	store_stats(s, &b);
+	CHECK_INT(w[8].rc, -42);
+	CHECK(!record_present(s, 300, 8));
+	for (i = 1; i < 16; i++)
+		if (i != 8 && (w[i].rc != 0 || !record_present(s, 300, i)))
+			bad++;
+	CHECK_INT(bad, 0);
+	CHECK_INT(counter(s), 14);
+	/* the batch ran again without it: the ones before it twice */
+	CHECK_INT(st[1].calls, 2);
+	CHECK_INT(st[7].calls, 2);
+	CHECK_INT(st[8].calls, 1);
+	CHECK_INT(st[9].calls, 1);
+	CHECK_INT(st[15].calls, 1);
+	CHECK_INT(b.commits - a.commits, 2);
+	CHECK_INT(b.retries - a.retries, 1);
+	store_close(s);
+	s = NULL;
+
+	/* a fn that swallows an error (the map is full) and returns 0 gets
+	 * STORE_EIO, as alone; the others are not blamed */
+	CHECK_INT(open_store_batch(new_dir("group-swallow"), MIB, MIB, 64,
+	    &s), 0);
+	if (s == NULL)
+		return;
+	memset(w, 0, sizeof(w));
+	memset(st, 0, sizeof(st));
+	for (i = 1; i < 8; i++) {
+		st[i].p[0] = 400;
+		st[i].p[1] = i;
+		w[i].fn = i == 4 ? swallow_fn : step_fn;
+		w[i].arg = &st[i];
+	}
+	printf("# a logged MDB_BAD_TXN error is expected here\n");
+	gated_run(s, w, 8);
+	CHECK_INT(w[4].rc, STORE_EIO);
+	bad = 0;
+	for (i = 1; i < 8; i++)
+		if (i != 4 && (w[i].rc != 0 || !record_present(s, 400, i)))
+			bad++;
+	CHECK_INT(bad, 0);
+	CHECK_INT(counter(s), 6);
+	store_close(s);
+}
+
+static void
+test_group_growth(void)
+{
+	struct store		*s = NULL;
+	struct store_stats	 a, b;
+	struct grp		 w[16];
+	struct bulk_arg		 ba[16];
+	int			 i, bad = 0, rcs = 0, efull = 0, landed = 0;
+
+	/* 15 writes of 256 KiB in one batch, in a map of 1 MiB: it grows,
+	 * the batch runs again, and every write lands in one commit */
+	CHECK_INT(open_store(new_dir("group-grow"), MIB, 256 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	memset(w, 0, sizeof(w));
+	memset(ba, 0, sizeof(ba));
+	for (i = 1; i < 16; i++) {
+		ba[i].first = i * 100;
+		ba[i].count = 4;
+		ba[i].vsize = 64 * 1024;
+		w[i].fn = bulk_fn;
+		w[i].arg = &ba[i];
+	}
+	store_stats(s, &a);
+	gated_run(s, w, 16);
+	store_stats(s, &b);
+	for (i = 1; i < 16; i++) {
+		if (w[i].rc != 0)
+			rcs++;
+		if (bulk_count(s, i * 100, 4, 64 * 1024) != 4)
+			bad++;
+	}
+	CHECK_INT(rcs, 0);
+	CHECK_INT(bad, 0);
+	CHECK_INT(b.commits - a.commits, 2);
+	CHECK(b.retries - a.retries >= 1);
+	CHECK(ba[1].calls >= 2);
+	CHECK(store_map_size(s) >= 4 * MIB);
+	store_close(s);
+	s = NULL;
+
+	/* under a 2 MiB ceiling 8 writes of 384 KiB cannot all fit: each
+	 * then runs alone and gets its own verdict */
+	CHECK_INT(open_store(new_dir("group-full"), MIB, 2 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	memset(w, 0, sizeof(w));
+	memset(ba, 0, sizeof(ba));
+	for (i = 1; i < 9; i++) {
+		ba[i].first = i * 100;
+		ba[i].count = 1;
+		ba[i].vsize = 384 * 1024;
+		w[i].fn = bulk_fn;
+		w[i].arg = &ba[i];
+	}
+	gated_run(s, w, 9);
+	bad = 0;
+	for (i = 1; i < 9; i++) {
+		if (w[i].rc == 0) {
+			landed++;
+			if (bulk_count(s, i * 100, 1, 384 * 1024) != 1)
+				bad++;
+		} else if (w[i].rc == STORE_EFULL) {
+			efull++;
+			if (bulk_count(s, i * 100, 1, 384 * 1024) != 0)
+				bad++;
+		}
+	}
+	printf("# under the ceiling: %d landed, %d full\n", landed, efull);
+	CHECK(landed >= 1);
+	CHECK(efull >= 1);
+	CHECK_INT(landed + efull, 8);
+	CHECK_INT(bad, 0);
+	store_close(s);
+}
+
+struct nest_arg {
+	struct store	*s;
+	int		 rc_write, rc_read;
+};
+
+static int
+nest_fn(struct store_txn *t, void *arg)
+{
+	struct nest_arg		*n = arg;
+	struct store_txn	*r = NULL;
+
+	(void)t;
+	n->rc_write = put1(n->s, STORE_DB_APPS, "nested", "x", 0);
+	n->rc_read = store_read_begin(n->s, &r);
+	if (n->rc_read == 0)
+		store_read_end(r);
+	return 0;
+}
+
+static void
+test_group_limits(void)
+{
+	struct store		*s = NULL;
+	struct store_stats	 a, b;
+	struct grp		 w[13];
+	struct step		 st[13];
+	struct thr		 th[8];
+	struct nest_arg		 na;
+	pthread_t		 pt[8];
+	char			 buf[16];
+	int			 i, bad = 0, errors = 0;
+
+	/* batch_max 4: twelve queued writers make three commits */
+	CHECK_INT(open_store_batch(new_dir("group-max"), MIB, 64 * MIB, 4,
+	    &s), 0);
+	if (s == NULL)
+		return;
+	memset(w, 0, sizeof(w));
+	memset(st, 0, sizeof(st));
+	for (i = 1; i < 13; i++) {
+		st[i].p[0] = 500;
+		st[i].p[1] = i;
+		w[i].fn = step_fn;
+		w[i].arg = &st[i];
+	}
+	store_stats(s, &a);
+	gated_run(s, w, 13);
+	store_stats(s, &b);
+	for (i = 1; i < 13; i++)
+		if (w[i].rc != 0 || !record_present(s, 500, i))
+			bad++;
+	CHECK_INT(bad, 0);
+	CHECK_INT(b.commits - a.commits, 1 + 3);
+	CHECK_INT(b.batch_largest, 4);
+	/* a write function cannot begin another transaction */
+	printf("# two logged errors about nested transactions are expected\n");
+	memset(&na, 0, sizeof(na));
+	na.s = s;
+	CHECK_INT(store_write(s, nest_fn, &na), 0);
+	CHECK_INT(na.rc_write, STORE_EBUSY);
+	CHECK_INT(na.rc_read, STORE_EBUSY);
+	CHECK_INT(get1(s, STORE_DB_APPS, "nested", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	store_close(s);
+	s = NULL;
+
+	/* batch_max 1: one transaction per write, as before group commit */
+	CHECK_INT(open_store_batch(new_dir("group-one"), MIB, 64 * MIB, 1,
+	    &s), 0);
+	if (s == NULL)
+		return;
+	for (i = 0; i < 8; i++) {
+		memset(&th[i], 0, sizeof(th[i]));
+		th[i].s = s;
+		th[i].id = 600 + i;
+	}
+	store_stats(s, &a);
+	for (i = 0; i < 8; i++)
+		pthread_create(&pt[i], NULL, group_writer_main, &th[i]);
+	for (i = 0; i < 8; i++) {
+		pthread_join(pt[i], NULL);
+		errors += th[i].errors;
+	}
+	store_stats(s, &b);
+	CHECK_INT(errors, 0);
+	CHECK_INT(counter(s), 8 * GROUP_WRITES);
+	CHECK_INT(b.writes - a.writes, 8 * GROUP_WRITES);
+	CHECK_INT(b.commits - a.commits, 8 * GROUP_WRITES);
+	CHECK_INT(b.batch_largest, 1);
+	CHECK_INT(b.waiting, 0);
+	store_close(s);
+}
+
 /* ====== Concurrency: processes ====== */
 
 #define NPROCS 3
@@ -860,6 +1329,10 @@ main(void)
 	test_full();
 	test_abort();
 	test_threads();
+	test_group_batch();
+	test_group_fail();
+	test_group_growth();
+	test_group_limits();
 	test_processes();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", topdir);
 	if (system(cmd) != 0)
