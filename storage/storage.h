@@ -49,7 +49,7 @@ enum store_db {
 };
 
 /* The schema version this build writes; store_open migrates older data. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 struct store;
 struct store_txn;

@@ -74,7 +74,7 @@ usage(void)
 int
 main(int argc, char **argv)
 {
-	struct store_opts	 so = { 1 << 20, (int64_t)1 << 34, 0, 0 };
+	struct store_opts	 so = { 1 << 20, (int64_t)1 << 34, 0, 0, 1 };
 	struct store		*s = NULL;
 	struct store_txn	*t = NULL;
 	struct store_cursor	*c = NULL;
