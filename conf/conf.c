@@ -50,6 +50,7 @@ static const struct setting settings[] = {
 	S_INT("server.thread_idle", SET_INT, thread_idle, "30", 1, 86400),
 	S_INT("server.read_timeout", SET_INT, read_timeout, "30", 1, 3600),
 	S_INT("server.write_timeout", SET_INT, write_timeout, "300", 1, 86400),
+	S_INT("server.stream_flush_ms", SET_INT, stream_flush_ms, "5", 0, 1000),
 	S_INT("server.max_runs", SET_INT, max_runs, "0", 0, 65536),
 	S_STR("server.data_dir", data_dir, "var"),
 	S_STR("server.url_prefix", url_prefix, ""),
