@@ -60,6 +60,7 @@ static const struct setting settings[] = {
 	    0, 100000),
 	S_INT("run.stop_on_disconnect", SET_BOOL, run_stop_on_disconnect,
 	    "false", 0, 1),
+	S_INT("run.stop_check_ms", SET_INT, run_stop_check_ms, "100", 0, 10000),
 	S_INT("limits.max_body", SET_SIZE, max_body, "64m", 1024,
 	    (int64_t)4 << 30),
 	S_INT("limits.max_json_body", SET_SIZE, max_json_body, "16m", 1024,

@@ -41,6 +41,7 @@ struct conf {
 	/* apps and runs */
 	int	 app_max_active_requests; /* runs at once per app; 0 = any */
 	int	 run_stop_on_disconnect; /* a client that leaves stops its run */
+	int	 run_stop_check_ms;	/* a streaming model looks for a stop */
 	/* limits */
 	int64_t	 max_body;		/* bytes in one request body */
 	int64_t	 max_json_body;		/* bytes in one JSON request body */
