@@ -13,6 +13,9 @@
 # arrives in blocks and splits the lines itself, the same way for both
 # paths, as an efficient SSE client does: reading line by line through
 # Python's chunked-transfer decoding costs more per event than the relay.
+# The three are measured in turns, three rounds, so that the load of a
+# shared machine falls on each alike; each relay runs in a fresh flowcgi
+# after one short answer.
 set -u
 BUILD=$(cd "$1" && pwd)
 FLOWCGI_BIN=$BUILD/flowcgi
@@ -27,12 +30,12 @@ python3 "$TOP/tests/fakes/fake_llm.py" >"$T_DIR/fake.port" 2>/dev/null &
 FLOWCGI_PIDS="$FLOWCGI_PIDS $!"
 i=0; while [ ! -s "$T_DIR/fake.port" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.05; done
 LLM="http://127.0.0.1:$(head -1 "$T_DIR/fake.port")"
-script() {	# script <seconds between tokens> <tokens>
-	python3 -c "import json; print(json.dumps({'responses': [{'repeat': True, 'first_delay': $DELAY, 'delay': $1, 'chunks': ['t%d ' % i for i in range($2)]}]}))" |
+script() {	# script <seconds between tokens> <tokens>; "warm" answers "ok"
+	python3 -c "import json; print(json.dumps({'responses': [{'match': 'warm', 'repeat': True, 'text': 'ok'}, {'repeat': True, 'first_delay': $DELAY, 'delay': $1, 'chunks': ['t%d ' % i for i in range($2)]}]}))" |
 	    curl -s -X POST --data-binary @- "$LLM/_script" >/dev/null
 }
 # serve <stream_flush_ms or "">: (re)starts flowcgi on FC_PORT, where nginx
-# passes requests, on the same data directory.
+# passes requests, on the same data directory; warm makes its first run.
 serve() {
 	if [ -n "${FC_PID:-}" ]; then
 		kill "$FC_PID"; wait "$FC_PID" 2>/dev/null
@@ -93,17 +96,17 @@ print("%.4f %.1f %d %.4f" % (first - t0, (n - 1) / (last - first)
     if last > first else 0, n, t1 - last))
 PY
 }
-best_of() {	# the best of 3 runs: the lowest first token, the highest rate
-	for _ in 1 2 3; do measure "$@"; done | sort -k2 -n -r | awk '
+best() {	# best <file>: of its runs, the lowest first token, the highest rate
+	sort -k2 -n -r "$1" | awk '
 	    NR == 1 { f = $1; best = $0; sub(/^[^ ]+/, "", best) }
 	    $1 < f { f = $1 }
 	    END { print f best }'
 }
 direct() {
-	best_of "$LLM/v1/chat/completions" '{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}'
+	measure "$LLM/v1/chat/completions" '{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}'
 }
-relay() {
-	best_of "$BASE/v1/chat-messages" '{"inputs":{},"query":"go","user":"b","response_mode":"streaming"}' "Authorization: Bearer $KEY"
+relay() {	# relay [query]
+	measure "$BASE/v1/chat-messages" '{"inputs":{},"query":"'"${1:-go}"'","user":"b","response_mode":"streaming"}' "Authorization: Bearer $KEY"
 }
 # report <label> <direct figures> <relay figures> <target>
 report() {
@@ -117,16 +120,25 @@ report() {
 	}'
 }
 echo
-echo "Streaming an answer from the fake model through nginx and flowcgi (first token after ${DELAY}s), best of 3"
+echo "Streaming an answer from the fake model through nginx and flowcgi (first token after ${DELAY}s), best of 3 rounds"
 echo "machine: $(nproc) cpus, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for pace in ${BENCH_LLM_PACE:-0.001 0}; do
 	if [ "$pace" = 0 ]; then n=$TOKENS; else n=$PACED_TOKENS; fi
 	script "$pace" "$n"
-	D=$(direct)
-	serve "$WINDOW"
-	F=$(relay)
-	serve 0
-	Z=$(relay)
+	: >"$T_DIR/d"; : >"$T_DIR/f"; : >"$T_DIR/z"
+	# Rounds of the three, so that the load of the machine falls on all.
+	for _ in 1 2 3; do
+		direct >>"$T_DIR/d"
+		serve "$WINDOW"
+		relay warm >/dev/null
+		relay >>"$T_DIR/f"
+		serve 0
+		relay warm >/dev/null
+		relay >>"$T_DIR/z"
+	done
+	D=$(best "$T_DIR/d")
+	F=$(best "$T_DIR/f")
+	Z=$(best "$T_DIR/z")
 	if [ "$pace" = 0 ]; then
 		echo "unpaced, $n tokens (the relay's own ceiling):"
 		target=0.8
