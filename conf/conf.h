@@ -32,6 +32,7 @@ struct conf {
 	int	 thread_idle;		/* seconds before a spare thread ends */
 	int	 read_timeout;		/* seconds to receive a whole request */
 	int	 write_timeout;		/* seconds a client may stop reading */
+	int	 stream_flush_ms;	/* events held to share a flush; 0 = none */
 	int	 max_runs;		/* runs at once; 0 = 3/4 of connections */
 	char	 data_dir[1024];	/* LMDB environment, token, keys */
 	char	 url_prefix[256];	/* forced mount prefix; "" = detect */
@@ -48,6 +49,7 @@ struct conf {
 	int	 run_prune_interval;	/* seconds between background passes;
 					   0 = none (flowcgi prune only) */
 	int	 run_prune_batch;	/* records one write transaction deletes */
+	int	 run_stop_check_ms;	/* ms between looks for a stop */
 	/* limits */
 	int64_t	 max_body;		/* bytes in one request body */
 	int64_t	 max_json_body;		/* bytes in one JSON request body */

@@ -112,11 +112,13 @@ run_stream_text(struct run *r, const char *node_id, const char *text,
 		r->answer = na;
 	}
 	pthread_mutex_unlock(&r->mu);
-	run_emit(r, "text_chunk", json_pack("{s:s%,s:[s,s]}", "text", text,
-	    len, "from_variable_selector", node_id, "answer"));
+	/* Dify's chat pipelines turn a chunk into a message event only. */
 	if (r->chat)
 		run_emit_top(r, "message", json_pack("{s:s%}", "answer", text,
 		    len));
+	else
+		run_emit(r, "text_chunk", json_pack("{s:s%,s:[s,s]}", "text",
+		    text, len, "from_variable_selector", node_id, "answer"));
 }
 
 void

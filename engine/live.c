@@ -6,7 +6,7 @@
  * going by then is stored as "running" by this file's publisher thread, so
  * that other processes sharing the data directory can read it and stop it
  * (they set stop_requested in its record, which the run reads at most every
- * LIVE_STOP_POLL_MS). Within this process a run is found here whether it
+ * run.stop_check_ms). Within this process a run is found here whether it
  * was published or not: GET answers its start record, stop raises its flag.
  *
  * The publisher and the run's own final write never need each other's
@@ -20,9 +20,6 @@
 #include <time.h>
 
 #include "engine/exec.h"
-
-/* How often a published run reads its record for a stop from elsewhere. */
-#define LIVE_STOP_POLL_MS	50
 
 static int64_t
 mono_ms(void)
@@ -289,7 +286,7 @@ run_stop_requested(struct run *r)
 	if (!atomic_load(&r->published))
 		return 0;
 	now = mono_ms();
-	if (now - atomic_load(&r->stop_polled) < LIVE_STOP_POLL_MS)
+	if (now - atomic_load(&r->stop_polled) < r->e->conf->run_stop_check_ms)
 		return 0;
 	atomic_store(&r->stop_polled, now);
 	if (store_read_begin(r->e->store, &t) != 0)

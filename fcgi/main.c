@@ -53,6 +53,9 @@ cli_event(void *arg, const json_t *ev)
 	else if (strcmp(name, "text_chunk") == 0)
 		fprintf(stderr, "%s", json_string_value(json_object_get(d,
 		    "text")));
+	else if (strcmp(name, "message") == 0)	/* a chat app's answer */
+		fprintf(stderr, "%s", json_string_value(json_object_get(ev,
+		    "answer")));
 }
 
 static int

@@ -456,36 +456,373 @@ parse_chunk(struct parse *p, const json_t *j)
 	return 0;
 }
 
+/* A chunk read with jansson; the errors are worded here. */
 static int
-on_event(void *arg, const char *event, const char *data, size_t len)
+chunk_json(struct parse *p, const char *data, size_t len)
 {
-	struct parse	*p = arg;
-	json_t		*j = NULL;
+	json_t		*j;
 	const json_t	*er;
-	int		 rc = 0;
+	int		 rc;
 
-	if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
-		p->done = 1;
-		goto out;
-	}
 	if ((j = json_loadb(data, len, 0, NULL)) == NULL) {
 		snprintf(p->err, ENGINE_ERRMAX, "%s: a stream event is not "
 		    "JSON", p->ep->name);
-		rc = ENGINE_EFETCH;
-		goto out;
+		return ENGINE_EFETCH;
 	}
 	if ((er = json_object_get(j, "error")) != NULL && !json_is_null(er)) {
 		/* An error in the middle of a stream. */
 		llm_error_from_body(p->ep->name, 0, data, len,
 		    p->ep->api_key, p->err);
 		rc = ENGINE_EFETCH;
-		goto out;
-	}
-	rc = parse_chunk(p, j);
-out:
-	(void)event;
+	} else
+		rc = parse_chunk(p, j);
 	json_decref(j);
 	return rc;
+}
+
+/* ====== The common chunk, read in place ====== */
+
+/*
+ * Most chunks of a streamed answer carry one piece of text:
+ * {"id":"..","object":"chat.completion.chunk","created":1,"model":"m",
+ * "choices":[{"index":0,"delta":{"content":".."},"finish_reason":null}]}.
+ * Building that with jansson, a dozen values each allocated and freed, was
+ * the largest part of what relaying a token cost. quick_read reads such a
+ * chunk where it lies, and only when it is sure jansson and parse_chunk
+ * would see the same: strings without escapes, of well-formed UTF-8 (as
+ * jansson checks it); integers of at most 18 digits; no reals; "usage",
+ * "error" and "tool_calls" null or absent; no key it reads given twice;
+ * nesting within QUICK_DEPTH. Anything else, malformed input included, is
+ * left to chunk_json, which also words the errors.
+ */
+#define QUICK_DEPTH	32
+
+/* What is left to read: p up to end. */
+struct qs {
+	const unsigned char	*p, *end;
+};
+
+struct qspan {
+	const char	*s;	/* NULL: absent, or not a string */
+	size_t		 n;
+};
+
+/* What parse_chunk would take from the chunk. */
+struct quick {
+	struct qspan	model, content, reasoning_content, reasoning;
+	struct qspan	finish;
+	unsigned	seen;	/* Q_* keys met */
+};
+
+enum {
+	Q_MODEL = 1 << 0, Q_USAGE = 1 << 1, Q_ERROR = 1 << 2,
+	Q_CHOICES = 1 << 3, Q_DELTA = 1 << 4, Q_FINISH = 1 << 5,
+	Q_CONTENT = 1 << 6, Q_RCONTENT = 1 << 7, Q_REASONING = 1 << 8,
+	Q_TOOLS = 1 << 9,
+};
+
+typedef int (*qs_fn)(struct qs *, const struct qspan *, int, void *);
+
+static int	qs_value(struct qs *, int);
+
+static void
+qs_ws(struct qs *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+	    *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+/* A string without escapes; its bytes to *out when out is not NULL. */
+static int
+qs_string(struct qs *s, struct qspan *out)
+{
+	const unsigned char	*b;
+	size_t			 k;
+
+	if (s->p >= s->end || *s->p != '"')
+		return -1;
+	b = ++s->p;
+	while (s->p < s->end && *s->p != '"') {
+		if (*s->p == '\\' || *s->p < 0x20)
+			return -1;
+		if (*s->p < 0x80)
+			s->p++;
+		else if ((k = engine_utf8_seq(s->p, (size_t)(s->end - s->p)))
+		    == 0)
+			return -1;
+		else
+			s->p += k;
+	}
+	if (s->p >= s->end)
+		return -1;
+	if (out != NULL) {
+		out->s = (const char *)b;
+		out->n = (size_t)(s->p - b);
+	}
+	s->p++;
+	return 0;
+}
+
+/* An integer that fits json_int_t. */
+static int
+qs_integer(struct qs *s)
+{
+	const unsigned char *b;
+
+	if (s->p < s->end && *s->p == '-')
+		s->p++;
+	b = s->p;
+	while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+		s->p++;
+	if (s->p == b || s->p - b > 18 || (*b == '0' && s->p - b > 1))
+		return -1;
+	if (s->p < s->end && (*s->p == '.' || *s->p == 'e' || *s->p == 'E'))
+		return -1;
+	return 0;
+}
+
+static int
+qs_word(struct qs *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n) != 0)
+		return -1;
+	s->p += n;
+	return 0;
+}
+
+/* An object; fn (or qs_value) reads each member's value. */
+static int
+qs_object(struct qs *s, int depth, qs_fn fn, void *arg)
+{
+	struct qspan k;
+
+	if (depth > QUICK_DEPTH || s->p >= s->end || *s->p != '{')
+		return -1;
+	s->p++;
+	qs_ws(s);
+	if (s->p < s->end && *s->p == '}') {
+		s->p++;
+		return 0;
+	}
+	for (;;) {
+		if (qs_string(s, &k) != 0)
+			return -1;
+		qs_ws(s);
+		if (s->p >= s->end || *s->p != ':')
+			return -1;
+		s->p++;
+		qs_ws(s);
+		if ((fn != NULL ? fn(s, &k, depth + 1, arg) :
+		    qs_value(s, depth + 1)) != 0)
+			return -1;
+		qs_ws(s);
+		if (s->p >= s->end)
+			return -1;
+		if (*s->p++ == '}')
+			return 0;
+		if (s->p[-1] != ',')
+			return -1;
+		qs_ws(s);
+	}
+}
+
+/* An array; fn (or qs_value) reads its first element. */
+static int
+qs_array(struct qs *s, int depth, qs_fn fn, void *arg)
+{
+	int first = 1;
+
+	if (depth > QUICK_DEPTH || s->p >= s->end || *s->p != '[')
+		return -1;
+	s->p++;
+	qs_ws(s);
+	if (s->p < s->end && *s->p == ']') {
+		s->p++;
+		return 0;
+	}
+	for (;;) {
+		if ((first && fn != NULL ? fn(s, NULL, depth + 1, arg) :
+		    qs_value(s, depth + 1)) != 0)
+			return -1;
+		first = 0;
+		qs_ws(s);
+		if (s->p >= s->end)
+			return -1;
+		if (*s->p++ == ']')
+			return 0;
+		if (s->p[-1] != ',')
+			return -1;
+		qs_ws(s);
+	}
+}
+
+/* Any value, read and left. */
+static int
+qs_value(struct qs *s, int depth)
+{
+	if (s->p >= s->end)
+		return -1;
+	switch (*s->p) {
+	case '"': return qs_string(s, NULL);
+	case '{': return qs_object(s, depth, NULL, NULL);
+	case '[': return qs_array(s, depth, NULL, NULL);
+	case 't': return qs_word(s, "true");
+	case 'f': return qs_word(s, "false");
+	case 'n': return qs_word(s, "null");
+	default:  return qs_integer(s);
+	}
+}
+
+static int
+key_is(const struct qspan *k, const char *name)
+{
+	return k->n == strlen(name) && memcmp(k->s, name, k->n) == 0;
+}
+
+/* Marks bit seen; 0 the first time. */
+static int
+quick_once(struct quick *q, unsigned bit)
+{
+	if (q->seen & bit)
+		return -1;
+	q->seen |= bit;
+	return 0;
+}
+
+/* A string read into *out, or null; anything else is not for here. */
+static int
+qs_text(struct qs *s, struct qspan *out)
+{
+	if (s->p < s->end && *s->p == 'n')
+		return qs_word(s, "null");
+	return qs_string(s, out);
+}
+
+static int
+quick_delta(struct qs *s, const struct qspan *k, int depth, void *arg)
+{
+	struct quick *q = arg;
+
+	if (key_is(k, "content"))
+		return quick_once(q, Q_CONTENT) ||
+		    qs_text(s, &q->content) ? -1 : 0;
+	if (key_is(k, "reasoning_content"))
+		return quick_once(q, Q_RCONTENT) ||
+		    qs_text(s, &q->reasoning_content) ? -1 : 0;
+	if (key_is(k, "reasoning"))
+		return quick_once(q, Q_REASONING) ||
+		    qs_text(s, &q->reasoning) ? -1 : 0;
+	if (key_is(k, "tool_calls"))
+		return quick_once(q, Q_TOOLS) || qs_word(s, "null") ? -1 : 0;
+	return qs_value(s, depth);
+}
+
+static int
+quick_choice(struct qs *s, const struct qspan *k, int depth, void *arg)
+{
+	struct quick *q = arg;
+
+	if (key_is(k, "delta"))
+		return quick_once(q, Q_DELTA) ||
+		    qs_object(s, depth, quick_delta, q) ? -1 : 0;
+	if (key_is(k, "finish_reason")) {
+		if (quick_once(q, Q_FINISH))
+			return -1;
+		/* what is not a string is no finish reason */
+		if (s->p < s->end && *s->p == '"')
+			return qs_string(s, &q->finish);
+	}
+	return qs_value(s, depth);
+}
+
+/* The first choice. */
+static int
+quick_first(struct qs *s, const struct qspan *k, int depth, void *arg)
+{
+	(void)k;
+	return qs_object(s, depth, quick_choice, arg);
+}
+
+static int
+quick_root(struct qs *s, const struct qspan *k, int depth, void *arg)
+{
+	struct quick *q = arg;
+
+	if (key_is(k, "model")) {
+		if (quick_once(q, Q_MODEL))
+			return -1;
+		if (s->p < s->end && *s->p == '"')
+			return qs_string(s, &q->model);
+	} else if (key_is(k, "usage"))
+		return quick_once(q, Q_USAGE) || qs_word(s, "null") ? -1 : 0;
+	else if (key_is(k, "error"))
+		return quick_once(q, Q_ERROR) || qs_word(s, "null") ? -1 : 0;
+	else if (key_is(k, "choices"))
+		return quick_once(q, Q_CHOICES) ||
+		    qs_array(s, depth, quick_first, q) ? -1 : 0;
+	return qs_value(s, depth);
+}
+
+/* 0 when data is a chunk quick_apply may take in jansson's stead. */
+static int
+quick_read(const char *data, size_t len, struct quick *q)
+{
+	struct qs s = { (const unsigned char *)data,
+	    (const unsigned char *)data + len };
+
+	memset(q, 0, sizeof(*q));
+	qs_ws(&s);
+	if (qs_object(&s, 0, quick_root, q) != 0)
+		return -1;
+	qs_ws(&s);
+	return s.p == s.end ? 0 : -1;
+}
+
+static int
+quick_emit(struct parse *p, const struct qspan *t, enum llm_delta kind)
+{
+	if (t->s == NULL)
+		return 0;
+	return llm_emit(p->rq, p->at, p->out, kind, t->s, t->n);
+}
+
+/* What parse_chunk does with the same chunk. */
+static int
+quick_apply(struct parse *p, const struct quick *q)
+{
+	int rc;
+
+	if (q->model.s != NULL)
+		snprintf(p->out->model, sizeof(p->out->model), "%.*s",
+		    (int)q->model.n, q->model.s);
+	if ((rc = quick_emit(p, &q->reasoning_content,
+	    LLM_DELTA_REASONING)) != 0 ||
+	    (rc = quick_emit(p, &q->reasoning, LLM_DELTA_REASONING)) != 0 ||
+	    (rc = quick_emit(p, &q->content, LLM_DELTA_TEXT)) != 0)
+		return rc;
+	if (q->finish.s != NULL && q->finish.n > 0)
+		snprintf(p->finish, sizeof(p->finish), "%.*s",
+		    (int)q->finish.n, q->finish.s);
+	return 0;
+}
+
+static int
+on_event(void *arg, const char *event, const char *data, size_t len)
+{
+	struct parse	*p = arg;
+	struct quick	 q;
+
+	(void)event;
+	if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+		p->done = 1;
+		return 0;
+	}
+	if (quick_read(data, len, &q) == 0)
+		return quick_apply(p, &q);
+	return chunk_json(p, data, len);
 }
 
 /* Moves the assembled stream tool calls into the response. */

@@ -372,19 +372,31 @@ struct stream_ctx {
 	struct node_ctx	*c;
 	int		 in_think;	/* inside <think> ... </think> */
 	int		 separated;
+	double		 stop_checked;	/* llm_clock() of the last look */
 };
 
 static int
 on_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
 {
-	struct stream_ctx *s = arg;
+	struct stream_ctx	*s = arg;
+	double			 now;
 
 	if (atomic_load(&s->c->run->stopping))
 		return 1;
-	if (run_stop_requested(s->c->run)) {
-		/* the run ends "stopped", not failed by this node */
-		atomic_store(&s->c->run->stopping, 1);
-		return 1;
+	/*
+	 * A stop request is a flag in the run's record: a look is a store
+	 * read and a JSON parse, a large part of a token's cost when made
+	 * for each one. Once per run.stop_check_ms is soon enough.
+	 */
+	now = llm_clock();
+	if (s->stop_checked == 0 || (now - s->stop_checked) * 1000 >=
+	    s->c->run->e->conf->run_stop_check_ms) {
+		s->stop_checked = now;
+		if (run_stop_requested(s->c->run)) {
+			/* the run ends "stopped", not failed by this node */
+			atomic_store(&s->c->run->stopping, 1);
+			return 1;
+		}
 	}
 	if (kind == LLM_DELTA_TEXT && len > 0)
 		run_stream_text(s->c->run, s->c->node->id, text, len);

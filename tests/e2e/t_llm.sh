@@ -1,8 +1,9 @@
 # t_llm.sh — the LLM node through nginx against the fake OpenAI-compatible
 # server (tests/fakes/fake_llm.py): tokens stream into the answer as they
 # arrive, memory carries the conversation, reasoning is split off, the
-# request flowcgi sent is what the DSL says, and provider errors reach the
-# run as clear failures.
+# request flowcgi sent is what the DSL says, provider errors reach the run
+# as clear failures, a burst of tokens arrives whole and in order, and
+# paced tokens are not held back.
 . "$(dirname "$0")/lib.sh"
 
 start_fake llm LLM
@@ -69,5 +70,53 @@ curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
 is "$(jq -r .status "$T_DIR/b3")" failed "a provider error fails the run"
 jq -r .error "$T_DIR/b3" | grep -q "401" && jq -r .error "$T_DIR/b3" | grep -q "Incorrect API key"
 ok $? "the error carries the provider's status and message"
+# A burst: an answer of many tokens sent as fast as the fake can (they
+# share flushes, server.stream_flush_ms) arrives whole, in order, one
+# message event per token, and the final events follow it.
+python3 -c "import json; print(json.dumps({'responses': [
+  {'match': 'Q: burst', 'chunks': ['b%d ' % i for i in range(3000)]},
+  {'match': 'Q: paced', 'chunks': ['p%d ' % i for i in range(5)], 'delay': 0.2}]}))" \
+    >"$T_DIR/script.json"
+llm_script @"$T_DIR/script.json"
+curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"burst","user":"u","response_mode":"streaming"}' \
+    "$BASE/v1/chat-messages" >"$T_DIR/burst"
+sed -n 's/^data: //p' "$T_DIR/burst" | jq -r .event >"$T_DIR/burst.ev"
+want=$(python3 -c "print(''.join('b%d ' % i for i in range(3000)))")
+is "$(sed -n 's/^data: //p' "$T_DIR/burst" | jq -j 'select(.event=="message") | .answer' | sed 's/ \[[0-9]* tokens\]$//')" \
+    "$want" "a burst of 3000 tokens arrives whole and in order"
+is "$(grep -c '^message$' "$T_DIR/burst.ev")" 3001 \
+    "one message event per token, and the template's rest"
+is "$(tail -2 "$T_DIR/burst.ev" | tr '\n' ' ')" "workflow_finished message_end " \
+    "the final events follow the burst"
+is "$(grep -c '^text_chunk$' "$T_DIR/burst.ev")" 0 \
+    "a chatflow streams message events only, as Dify does (no text_chunk)"
+
+# Paced tokens (200 ms apart) are not held back: each reaches the client
+# before the fake sends the next one (the fake notes when it sent each).
+python3 - "$BASE/v1/chat-messages" "$KEY" >"$T_DIR/paced" <<'PY'
+import json, sys, time, urllib.request
+req = urllib.request.Request(sys.argv[1], method="POST", data=json.dumps(
+    {"inputs": {}, "query": "paced", "user": "u",
+     "response_mode": "streaming"}).encode())
+req.add_header("Content-Type", "application/json")
+req.add_header("Authorization", "Bearer " + sys.argv[2])
+with urllib.request.urlopen(req) as r:
+    for raw in r:
+        line = raw.decode().strip()
+        if line.startswith("data: "):
+            ev = json.loads(line[6:])
+            if ev.get("event") == "message":
+                print("%.6f %s" % (time.time(), json.dumps(ev["answer"])))
+PY
+curl -s "$LLM/_sent" >"$T_DIR/sent"
+is "$(jq -r '[.[].text] | join("")' "$T_DIR/sent")" "p0 p1 p2 p3 p4 " \
+    "the fake sent the paced tokens"
+late=$(jq -r '.[].time' "$T_DIR/sent" | tail -n +2 | paste - <(head -4 "$T_DIR/paced") |
+    awk '$2 >= $1 { n++ } END { print n + 0 }')
+is "$(head -5 "$T_DIR/paced" | cut -d' ' -f2- | jq -j .)" "p0 p1 p2 p3 p4 " \
+    "paced tokens arrive as their own message events"
+is "$late" 0 "each paced token reached the client before the next was sent"
+
 req GET /healthz
 is "$STATUS" 200 "server healthy at the end"

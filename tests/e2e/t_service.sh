@@ -121,7 +121,7 @@ curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
     -d "{\"inputs\":{},\"query\":\"again\",\"user\":\"u2\",\"response_mode\":\"streaming\",\"conversation_id\":\"$CONV\"}" \
     "$BASE/v1/chat-messages" >"$T_DIR/chat.txt"
 ev=$(sed -n 's/^data: //p' "$T_DIR/chat.txt" | jq -r .event | sort -u | tr '\n' ' ')
-is "$ev" "message message_end node_finished node_started text_chunk workflow_finished workflow_started " \
+is "$ev" "message message_end node_finished node_started workflow_finished workflow_started " \
     "chat streams message and message_end with the workflow events"
 is "$(sed -n 's/^data: //p' "$T_DIR/chat.txt" | jq -r 'select(.event=="message_end") | .conversation_id')" \
     "$CONV" "the conversation continues"

@@ -21,6 +21,9 @@ Endpoints
   GET  /_streams              {"started", "completed", "cancelled"}: streamed
                               answers begun, sent to the end, and cut off
                               because the client closed the connection
+  GET  /_sent                 the text pieces of the last streamed answer
+                              as they were sent: [{"text", "time"}], time
+                              (time.time()) taken once the piece was flushed
 
 Script: {"responses": [...], "api_key": "sk-...", "models": ["m1"]}, or
 just the list. With api_key set, a request without "Authorization: Bearer
@@ -59,7 +62,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 STATE = {"script": {"responses": []}, "used": set(), "requests": [],
-         "streams": {"started": 0, "completed": 0, "cancelled": 0}}
+         "streams": {"started": 0, "completed": 0, "cancelled": 0},
+         "sent": []}
 
 
 def count(what):
@@ -173,6 +177,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/_streams"):
             with LOCK:
                 self.send(200, dict(STATE["streams"]))
+            return
+        if self.path.startswith("/_sent"):
+            with LOCK:
+                self.send(200, list(STATE["sent"]))
             return
         self.record(b"")
         if self.path.rstrip("/").endswith("/models"):
@@ -345,6 +353,9 @@ class Handler(BaseHTTPRequestHandler):
             self.sse(o)
 
         delay = float(r.get("delay") or 0)
+        sent = []
+        with LOCK:
+            STATE["sent"] = sent
         chunk({"role": "assistant", "content": "", "refusal": None})
         if r.get("reasoning"):
             chunk({"reasoning_content": r["reasoning"]})
@@ -352,6 +363,8 @@ class Handler(BaseHTTPRequestHandler):
             if delay:
                 time.sleep(delay)
             chunk({"content": piece})
+            with LOCK:
+                sent.append({"text": piece, "time": time.time()})
         for i, tc in enumerate(calls):
             a = self.args_text(tc)
             half = len(a) // 2
