@@ -262,6 +262,7 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 {
 	struct engine		*e = NULL;
 	struct store_opts	 o;
+	struct sandbox_config	 sc;
 	int			 rc;
 
 	if (mkdir(c->data_dir, 0700) != 0 && errno != EEXIST) {
@@ -285,6 +286,16 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 		free(e);
 		return engine_from_store(rc);
 	}
+	/* Costs nothing until a code node runs. */
+	sandbox_config_init(&sc, c);
+	if ((rc = sandbox_code_pool_new(&sc, c->code_pool_size,
+	    c->code_pool_idle, &e->code_pool)) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "code pool: out of memory");
+		store_close(e->store);
+		curl_global_cleanup();
+		free(e);
+		return rc;
+	}
 	*out = e;
 	return 0;
 }
@@ -294,6 +305,7 @@ engine_close(struct engine *e)
 {
 	if (e == NULL)
 		return;
+	sandbox_code_pool_free(e->code_pool);
 	store_close(e->store);
 	curl_global_cleanup();
 	free(e);
@@ -315,6 +327,12 @@ engine_health(struct engine *e)
 		return engine_from_store(rc);
 	store_read_end(t);
 	return 0;
+}
+
+void
+engine_sandbox_stop(struct engine *e)
+{
+	sandbox_code_pool_stop(e->code_pool);
 }
 
 int

@@ -9,6 +9,8 @@
 struct engine {
 	const struct conf	*conf;
 	struct store		*store;
+	/* warm code runners (engine/sandbox/codepool.c); NULL: none */
+	struct sandbox_code_pool *code_pool;
 };
 
 /* Maps a STORE_E* code to the ENGINE_E* code the engine returns. */

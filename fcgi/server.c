@@ -1065,6 +1065,7 @@ server_run(const struct conf *c, struct engine *e)
 		 * rather than pull storage from under them. */
 		log_warn("%d serving threads did not stop; exiting without "
 		    "them", busy);
+		engine_sandbox_stop(e);	/* no warm runner's sandbox left */
 		if (srv.own_socket && strncmp(c->listen, "unix:", 5) == 0)
 			unlink(c->listen + 5);
 		fflush(NULL);

@@ -401,6 +401,10 @@ DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
 	awk -v a="$UP_FC" -v b="$UP_NG" 'BEGIN { printf "  upload:   flowcgi %.3f s, nginx alone %.3f s, ratio %.2f\n", a, b, (b > 0 ? a / b : 0) }'
 	awk -v a="$DOWN_FC" -v b="$DOWN_NG" 'BEGIN { printf "  download: flowcgi %.3f s, nginx static %.3f s, ratio %.2f\n", a, b, (b > 0 ? a / b : 0) }'
 } | tee -a "$OUT/summary.txt"
+# ====== Code nodes: the warm runner pool off and on ======
+sh "$(dirname "$0")/code.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
+    die "the code node bench failed"
+
 # ====== Streaming from a model ======
 bash "$(dirname "$0")/llm.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the streaming bench failed"
