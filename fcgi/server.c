@@ -982,6 +982,8 @@ serve_cgi(struct server *srv)
 	struct req_io io = { cgi_param, cgi_read, cgi_write, cgi_flush,
 	    cgi_gone, NULL };
 
+	/* One request, then exit: no warm code runner would ever be used. */
+	engine_sandbox_stop(srv->eng);
 	serve_one(srv->conf, srv->eng, srv->token_hash, &io);
 	fflush(stdout);
 	return 0;

@@ -18,9 +18,10 @@
  * control pipes (a byte when ready, end of file when one died), replaces
  * the dead, and replaces the oldest runner once all of a language's have
  * waited code.pool_idle seconds (one at a time, so the others stay warm).
- * Runners that keep dying back off: from the second in a row, 1, 2, 4 ...
- * up to 60 s between starts, with a warning in the log. A language gets
- * runners only once a job asked for it.
+ * Starts that fail (no interpreter, a sandbox that cannot be made, a
+ * runner dying before it is ready) back off: from the second in a row, 1,
+ * 2, 4 ... up to 60 s between starts, with a warning in the log. A
+ * language gets runners only once a job asked for it.
  *
  * A job never waits for a runner: with none ready or starting it runs
  * cold, as without a pool. The thread holds the pool's mutex only to look
@@ -75,7 +76,7 @@ struct slot {
 
 struct lang_pool {
 	int		 active;	/* a job asked: keep it filled */
-	int		 failures;	/* runners in a row that died unused */
+	int		 failures;	/* starts in a row that failed */
 	int64_t		 retry_at;	/* no start before (us) */
 	struct slot	 slot[POOL_SLOTS];
 };
@@ -110,7 +111,8 @@ lang_index(const char *language)
 	return -1;
 }
 
-/* 1 when a and b make the same sandboxes and runs. */
+/* 1 when a and b make the same sandboxes and runs: every setting of
+ * struct sandbox_config is the same, and b has no provider options. */
 static int
 cfg_same(const struct sandbox_config *a, const struct sandbox_config *b)
 {
@@ -158,8 +160,8 @@ slot_end(struct sandbox_code_pool *p, struct slot *s)
 	s->state = SLOT_EMPTY;
 }
 
-/* A runner of language li died unused: the next start waits a while
- * from the second in a row. */
+/* A runner of language li could not start, or died before it was
+ * ready: from the second in a row, the next start waits a while. */
 static void
 lang_failed(struct sandbox_code_pool *p, int li, const char *why)
 {
@@ -347,13 +349,19 @@ pool_main(void *arg)
 			if (said == 1 && s->state == SLOT_STARTING) {
 				s->state = SLOT_READY;
 				s->since = sandbox_now_us();
+				p->lang[li].failures = 0;
 				pthread_cond_broadcast(&p->ready_cv);
+			} else if (said < 0 && s->state == SLOT_READY) {
+				/* killed from outside, out of memory: its
+				 * place is refilled at once */
+				p->died++;
+				log_warn("code pool: a warm %s runner died "
+				    "while it waited", pool_langs[li]);
+				slot_end(p, s);
 			} else if (said < 0) {
 				p->died++;
-				lang_failed(p, li, s->state == SLOT_READY ?
-				    "died while it waited" : "died while it "
-				    "started (is the interpreter installed "
-				    "in /usr/bin?)");
+				lang_failed(p, li, "died while it started (is "
+				    "the interpreter installed in /usr/bin?)");
 				slot_end(p, s);
 			}
 		}
@@ -437,7 +445,6 @@ pool_take(struct sandbox_code_pool *p, int li, struct sandbox_runner *r)
 	best->state = SLOT_LENT;
 	best->since = sandbox_now_us();
 	p->hits++;
-	lp->failures = 0;
 	pool_wake(p);		/* to refill if the job is not short */
 	pthread_mutex_unlock(&p->mu);
 	r->t0 = sandbox_now_us();
@@ -572,8 +579,7 @@ sandbox_code_pool_stats(struct sandbox_code_pool *p,
 		for (si = 0; si < POOL_SLOTS; si++) {
 			s = &p->lang[li].slot[si];
 			st->ready[li] += s->state == SLOT_READY;
-			st->starting[li] += s->state == SLOT_STARTING ||
-			    s->state == SLOT_BUSY;
+			st->starting[li] += s->state == SLOT_STARTING;
 		}
 	st->hits = p->hits;
 	st->early = p->early;

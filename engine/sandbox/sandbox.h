@@ -430,8 +430,10 @@ int	sandbox_code_pool_run(struct sandbox_code_pool *p,
 
 /*
  * Stops the pool's thread after it killed and reaped its warm runners and
- * removed their sandboxes; later jobs run cold. Runners already handed
- * to a job are the job's. Safe while jobs run; idempotent; NULL is fine.
+ * removed their sandboxes; later jobs run cold. Safe while jobs run, but a
+ * job on a runner of the pool is killed with it (bwrap dies with the
+ * thread that started it): for a process about to exit. Idempotent; NULL
+ * is fine.
  */
 void	sandbox_code_pool_stop(struct sandbox_code_pool *p);
 
