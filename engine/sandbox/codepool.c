@@ -47,7 +47,8 @@
 
 #define POOL_LANGS	2	/* as in sandbox_code_pool_stats */
 #define BACKOFF_MAX	60	/* seconds between starts at most */
-#define POOL_SLOTS	(2 * SANDBOX_POOL_MAX)	/* warm ones and lent ones */
+/* warm ones and lent ones */
+#define POOL_SLOTS	(2 * SANDBOX_POOL_MAX)
 
 /*
  * A runner given to a job is replaced once the job is over, or after this
@@ -71,7 +72,7 @@ enum slot_state {
 struct slot {
 	enum slot_state		 state;
 	struct sandbox_runner	 r;
-	int64_t			 since;	/* started, ready, lent at (us) */
+	int64_t			 since;	/* started, ready, lent */
 };
 
 struct lang_pool {
@@ -83,18 +84,19 @@ struct lang_pool {
 
 struct sandbox_code_pool {
 	pthread_mutex_t		 mu;
-	pthread_cond_t		 ready_cv;	/* a runner became ready */
+	pthread_cond_t		 ready_cv;	/* a runner is ready */
 	struct sandbox_config	 cfg;
 	int			 size;
 	int			 idle;		/* seconds; 0: keep */
-	int			 wake[2];	/* a byte: the thread looks */
+	int			 wake[2];	/* a byte: thread, look */
 	pthread_t		 thread;
 	int			 running;	/* the thread was started */
 	int			 no_thread;	/* and could not be */
 	int			 stopping;
-	int64_t			 next_us;	/* the thread's next look */
+	int64_t			 next_us;	/* next look due (us) */
 	struct lang_pool	 lang[POOL_LANGS];
-	long			 hits, early, misses, started, died, expired;
+	long			 hits, early, misses;
+	long			 started, died, expired;
 };
 
 /* ====== Slots ====== */
@@ -189,7 +191,8 @@ slot_start(struct sandbox_code_pool *p, int li, struct slot *s)
 {
 	struct sandbox_runner	 r;
 	struct sandbox		*sb = NULL;
-	char			 err[ENGINE_ERRMAX], why[ENGINE_ERRMAX + 32];
+	char			 err[ENGINE_ERRMAX];
+	char			 why[ENGINE_ERRMAX + 32];
 	int			 rc;
 
 	s->state = SLOT_BUSY;
@@ -326,7 +329,8 @@ pool_main(void *arg)
 		ms = -1;
 		if (p->next_us != INT64_MAX) {
 			wait = (p->next_us - sandbox_now_us()) / 1000 + 1;
-			ms = wait > 3600000 ? 3600000 : wait < 0 ? 0 : (int)wait;
+			ms = wait > 3600000 ? 3600000 : wait < 0 ? 0
+			    : (int)wait;
 		}
 		pthread_mutex_unlock(&p->mu);
 		(void)poll(pfd, (nfds_t)n, ms);

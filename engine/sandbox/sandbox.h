@@ -330,11 +330,12 @@ void	sandbox_code_result_release(struct sandbox_code_result *r);
  * Runs code in local sandbox sb the way Dify's code executor does, on a
  * runner started for it and given the job at once (sandbox_code_start,
  * sandbox_code_finish): python3 calls main(**inputs), javascript calls
- * main(inputs); the returned value must be an object (dict). Returns 0 with res->outputs set, or ENGINE_EINVAL
- * (unknown language, an exception: err has its type and message, and the
- * traceback tail is in res->log; a result that is not an object or not
- * JSON), ENGINE_ELIMIT (killed at sandbox.timeout, a CPU, memory or output
- * limit; err names the setting), or a provider error.
+ * main(inputs); the returned value must be an object (dict). Returns 0
+ * with res->outputs set, or ENGINE_EINVAL (unknown language, an
+ * exception: err has its type and message, and the traceback tail is in
+ * res->log; a result that is not an object or not JSON), ENGINE_ELIMIT
+ * (killed at sandbox.timeout, a CPU, memory or output limit; err names the
+ * setting), or a provider error.
  */
 int	sandbox_run_code_in(struct sandbox *sb,
 	    const struct sandbox_code_req *req, char *err,
@@ -357,15 +358,15 @@ int	sandbox_run_code(const struct sandbox_config *cfg,
  */
 struct sandbox_runner {
 	struct sandbox		*sb;	/* where it runs; not owned */
-	struct sandbox_proc	*proc;	/* NULL once finished or dropped */
-	int			 ctl;	/* its control pipe, read end */
-	int			 lang;	/* index in code.c's languages */
+	struct sandbox_proc	*proc;	/* NULL once finished, dropped */
+	int			 ctl;	/* control pipe, read end */
+	int			 lang;	/* in code.c's languages */
 	int			 ready;	/* it said so */
 	int			 warm;	/* started ahead: see gone */
-	int			 gone;	/* a warm one had died before its
-					 * job: nothing of the job ran */
-	int64_t			 t0;	/* the job's clock starts here */
-	char			 dir[64];	/* its folder in the workspace */
+	int			 gone;	/* a warm one had died before
+					 * its job: none of it ran */
+	int64_t			 t0;	/* the job's clock starts */
+	char			 dir[64];	/* its workspace folder */
 	char			 mark[64];	/* around the result */
 };
 

@@ -64,20 +64,19 @@ static void
 on_event(void *arg, const json_t *ev)
 {
 	struct timing	*t = arg;
-	const char	*name = json_string_value(json_object_get(ev, "event"));
 	json_t		*d = json_object_get(ev, "data");
-	const char	*type = json_string_value(json_object_get(d,
-			    "node_type"));
+	const char	*name, *type, *status;
 
+	name = json_string_value(json_object_get(ev, "event"));
+	type = json_string_value(json_object_get(d, "node_type"));
+	status = json_string_value(json_object_get(d, "status"));
 	if (name == NULL || type == NULL || strcmp(type, "code") != 0)
 		return;
 	if (strcmp(name, "node_started") == 0)
 		t->t_start = now_us();
 	else if (strcmp(name, "node_finished") == 0) {
 		t->t_end = now_us();
-		t->failed = strcmp(json_string_value(json_object_get(d,
-		    "status")) ? json_string_value(json_object_get(d,
-		    "status")) : "", "succeeded") != 0;
+		t->failed = status == NULL || strcmp(status, "succeeded") != 0;
 		if (t->failed)
 			fprintf(stderr, "code node failed: %s\n",
 			    json_string_value(json_object_get(d, "error")));
@@ -164,7 +163,10 @@ struct figures {
 	long	hits;	/* runs that found a ready runner */
 };
 
-/* runs runs of lang with pool size pool; paced: wait for a warm one. */
+/*
+ * runs runs of lang with code.pool_size pool into *f; paced: each waits
+ * until the pool is warm again.
+ */
 static int
 measure(const char *dir, const char *lang, int pool, int runs, int paced,
     struct figures *f)
@@ -173,8 +175,8 @@ measure(const char *dir, const char *lang, int pool, int runs, int paced,
 	struct sandbox_code_pool_stats st0, st1;
 	struct engine		*e = NULL;
 	char			 err[ENGINE_ERRMAX], app[37], sub[1024];
-	double			*rv = calloc((size_t)runs, sizeof(double));
-	double			*nv = calloc((size_t)runs, sizeof(double));
+	double			*rv = calloc((size_t)runs, sizeof(*rv));
+	double			*nv = calloc((size_t)runs, sizeof(*nv));
 	int			 i, rc = -1;
 
 	memset(f, 0, sizeof(*f));
@@ -222,22 +224,25 @@ int
 main(int argc, char **argv)
 {
 	static const char *const langs[] = {"python3", "javascript"};
-	struct figures	 off, on, burst;
-	int		 runs, i;
+	static struct conf	 def;
+	struct figures		 off, on, burst;
+	int			 runs, i, size;
 
 	if (argc != 3 || (runs = (int)strtol(argv[2], NULL, 10)) <= 0) {
 		fprintf(stderr, "usage: code_bench DATA_DIR RUNS\n");
 		return 2;
 	}
 	json_object_seed(0);
+	conf_defaults(&def);
+	size = def.code_pool_size > 0 ? def.code_pool_size : 2;
 	printf("code node (start -> code -> end through engine_run, %d runs "
-	    "each; ms)\n", runs);
+	    "each; pool on: code.pool_size %d; ms)\n", runs, size);
 	printf("  %-10s %-22s %8s %8s %8s %8s %6s\n", "", "", "run p50",
 	    "run p99", "node p50", "node p99", "warm");
 	for (i = 0; i < 2; i++) {
 		if (measure(argv[1], langs[i], 0, runs, 0, &off) != 0 ||
-		    measure(argv[1], langs[i], 2, runs, 1, &on) != 0 ||
-		    measure(argv[1], langs[i], 2, runs, 0, &burst) != 0)
+		    measure(argv[1], langs[i], size, runs, 1, &on) != 0 ||
+		    measure(argv[1], langs[i], size, runs, 0, &burst) != 0)
 			return 1;
 		printf("  %-10s %-22s %8.2f %8.2f %8.2f %8.2f %6s\n", langs[i],
 		    "pool off (baseline)", off.run50, off.run99, off.node50,

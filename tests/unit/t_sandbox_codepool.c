@@ -28,7 +28,8 @@
 #include "tests/unit/host_procs.h"
 #include "tests/unit/tap.h"
 
-#define WAIT_MS		60000	/* for a runner to be warm (busy host) */
+/* How long a runner may take to be warm (a busy host). */
+#define WAIT_MS		60000
 
 static char			top[256];
 static struct sandbox_config	base;
