@@ -135,6 +135,9 @@ static const struct setting settings[] = {
 	S_INT("sandbox.max_output", SET_SIZE, sandbox_max_output, "1m", 1024,
 	    (int64_t)1 << 30),
 	S_INT("sandbox.uid", SET_INT, sandbox_uid, "65534", 1, 2147483647),
+	/* at most SANDBOX_POOL_MAX (engine/sandbox/sandbox.h) */
+	S_INT("code.pool_size", SET_INT, code_pool_size, "2", 0, 16),
+	S_INT("code.pool_idle", SET_INT, code_pool_idle, "300", 0, 86400),
 	S_INT("agent.command_timeout", SET_INT, agent_command_timeout, "3600",
 	    1, 86400),
 	S_INT("agent.output_max", SET_INT, agent_output_max, "8000", 100,

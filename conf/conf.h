@@ -95,6 +95,9 @@ struct conf {
 	int	 sandbox_timeout;	/* wall-clock seconds per command */
 	int64_t	 sandbox_max_output;	/* bytes kept of stdout, of stderr */
 	int	 sandbox_uid;		/* uid commands run as when root */
+	/* code nodes: warm runners (engine/sandbox/codepool.c) */
+	int	 code_pool_size;	/* per language; 0: none */
+	int	 code_pool_idle;	/* seconds before one is replaced */
 	/* the sandboxed runtime's Agent (llm node with computer_use) */
 	int	 agent_command_timeout;	/* wall-clock seconds per command */
 	int	 agent_output_max;	/* characters of output the model sees */

@@ -307,6 +307,7 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 {
 	struct engine		*e = NULL;
 	struct store_opts	 o;
+	struct sandbox_config	 sc;
 	int			 rc;
 
 	if (mkdir(c->data_dir, 0700) != 0 && errno != EEXIST) {
@@ -333,7 +334,12 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 		free(e);
 		return engine_from_store(rc);
 	}
-	if ((rc = app_cache_init(e)) != 0) {
+	/* Costs nothing until a code node runs. */
+	sandbox_config_init(&sc, c);
+	if ((rc = sandbox_code_pool_new(&sc, c->code_pool_size,
+	    c->code_pool_idle, &e->code_pool)) != 0 ||
+	    (rc = app_cache_init(e)) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "out of memory");
 		engine_close(e);
 		return rc;
 	}
@@ -346,6 +352,7 @@ engine_close(struct engine *e)
 {
 	if (e == NULL)
 		return;
+	sandbox_code_pool_free(e->code_pool);
 	live_fini(e);
 	app_cache_fini(e);
 	store_close(e->store);
@@ -369,6 +376,12 @@ engine_health(struct engine *e)
 		return engine_from_store(rc);
 	store_read_end(t);
 	return 0;
+}
+
+void
+engine_sandbox_stop(struct engine *e)
+{
+	sandbox_code_pool_stop(e->code_pool);
 }
 
 int

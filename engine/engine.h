@@ -50,6 +50,14 @@ const char *engine_strerror(int rc);
  */
 int	engine_sandbox_probe(struct engine *e, char *err);
 
+/*
+ * Kills the engine's warm code runners and removes their sandboxes, for a
+ * process about to exit without engine_close (runs still going; a code
+ * node running on a warm runner ends with it). Code nodes that start
+ * afterwards start cold. engine_close does it too.
+ */
+void	engine_sandbox_stop(struct engine *e);
+
 /* 0 while storage can be read, else an ENGINE_E* code. */
 int	engine_health(struct engine *e);
 

@@ -24,6 +24,8 @@ struct engine {
 	int			 live_quit;
 	/* parsed apps, reused while their stored bytes stay the same */
 	struct app_cache	*apps;
+	/* warm code runners (engine/sandbox/codepool.c); NULL: none */
+	struct sandbox_code_pool *code_pool;
 };
 
 /* The registry of runs in progress (live.c), set up and torn down with e. */

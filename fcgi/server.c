@@ -982,6 +982,8 @@ serve_cgi(struct server *srv)
 	struct req_io io = { cgi_param, cgi_read, cgi_write, cgi_flush,
 	    cgi_gone, NULL };
 
+	/* One request, then exit: no warm code runner would ever be used. */
+	engine_sandbox_stop(srv->eng);
 	serve_one(srv->conf, srv->eng, srv->token_hash, &io);
 	fflush(stdout);
 	return 0;
@@ -1069,6 +1071,7 @@ server_run(const struct conf *c, struct engine *e)
 		 * rather than pull storage from under them. */
 		log_warn("%d serving threads did not stop; exiting without "
 		    "them", busy);
+		engine_sandbox_stop(e);	/* no warm runner's sandbox left */
 		if (srv.own_socket && strncmp(c->listen, "unix:", 5) == 0)
 			unlink(c->listen + 5);
 		fflush(NULL);

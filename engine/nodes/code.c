@@ -1,11 +1,11 @@
 /*
  * code.c — the code node: main(...) in python3 or javascript, run in the
- * local sandbox (engine/sandbox/), with its result checked against the
- * declared outputs and Dify's limits (dify-dsl.md §4.2): strings up to
- * 400,000 characters, nesting up to 5, numbers within ±(2^63-1), string and
- * object arrays up to 30 items, number arrays up to 1000. Only declared
- * outputs are kept; a missing one is an error; a boolean in a number
- * output becomes 0 or 1.
+ * local sandbox (engine/sandbox/), on a warm runner of the code pool when
+ * there is one, with its result checked against the declared outputs and
+ * Dify's limits (dify-dsl.md §4.2): strings up to 400,000 characters,
+ * nesting up to 5, numbers within ±(2^63-1), string and object arrays up
+ * to 30 items, number arrays up to 1000. Only declared outputs are kept;
+ * a missing one is an error; a boolean in a number output becomes 0 or 1.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -142,7 +142,8 @@ code_run(struct node_ctx *c)
 		return node_fail(c, "code_language and code are required");
 	}
 	sandbox_config_init(&cfg, c->run->e->conf);
-	rc = sandbox_run_code(&cfg, &req, c->err, &res);
+	rc = sandbox_code_pool_run(c->run->e->code_pool, &cfg, &req, c->err,
+	    &res);
 	json_decref(vars);
 	if (rc != 0) {
 		c->error_type = "CodeNodeError";

@@ -7,21 +7,33 @@
  * code usually destructures: function main({a, b})), and prints the JSON of
  * the result between <<RESULT>> markers; the result must be a dict.
  *
- * Here the user's code, the inputs and a small runner are uploaded into a
- * fresh folder of the workspace, and the interpreter runs the runner with
- * the workspace as its working folder. The runner deletes its files once
- * read, compiles the code under the name main.py / main.js (so tracebacks
- * point at the user's own lines), calls main, and prints the result between
- * markers that carry a random nonce, so nothing the code prints can be
- * taken for the result. A failure ends with one summary line behind the
- * same nonce ("ValueError: bad input (main.py, line 3)").
+ * Here a small runner is uploaded into a fresh folder of the workspace and
+ * the interpreter started on it with the workspace as its working folder
+ * (sandbox_code_start); the runner imports what it needs, says 'R' (ready)
+ * on its control pipe (descriptor SANDBOX_CTL_FD) and waits for a line on
+ * its standard input. Then the user's code and the inputs are uploaded
+ * beside it and the line sent (sandbox_code_finish); the runner says 'G'
+ * (got it), closes the control pipe (user code never sees it), deletes its
+ * files once read, compiles the code under the name main.py / main.js (so
+ * tracebacks point at the user's own lines), calls main, and prints the
+ * result between markers that carry a random nonce, so nothing the code
+ * prints can be taken for the result. A failure ends with one summary line
+ * behind the same nonce ("ValueError: bad input (main.py, line 3)").
+ *
+ * A cold run does the two steps back to back; the code pool (codepool.c)
+ * does the first ahead of time. Everything the code can observe is the
+ * same either way: the runner, its command line, its sandbox, and a
+ * standard input that ends right after the line.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/sandbox/sandbox.h"
 
@@ -31,6 +43,20 @@
 static const char python_runner[] =
     "import json, os, sys, traceback\n"
     "d, mark = sys.argv[1], sys.argv[2]\n"
+    "def ctl(b):\n"
+    "    try:\n"
+    "        os.write(11, b)\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "ctl(b'R')\n"
+    "while os.read(0, 1) not in (b'\\n', b''):\n"
+    "    pass\n"
+    "ctl(b'G')\n"
+    "try:\n"
+    "    os.close(11)\n"
+    "except OSError:\n"
+    "    pass\n"
+    "del ctl\n"
     "with open(os.path.join(d, 'main.py'), encoding='utf-8') as f:\n"
     "    src = f.read()\n"
     "with open(os.path.join(d, 'inputs.json'), encoding='utf-8') as f:\n"
@@ -77,6 +103,19 @@ static const char javascript_runner[] =
     "'use strict';\n"
     "const fs = require('fs'), path = require('path'), vm = require('vm');\n"
     "const d = process.argv[2], mark = process.argv[3];\n"
+    "try { fs.writeSync(11, 'R'); } catch (e) {}\n"
+    "{\n"
+    "  const b = Buffer.alloc(1);\n"
+    "  for (;;) {\n"
+    "    let n = 0;\n"
+    "    try { n = fs.readSync(0, b, 0, 1, null); } catch (e) {\n"
+    "      if (e.code === 'EAGAIN') continue;\n"
+    "      throw e;\n"
+    "    }\n"
+    "    if (n === 0 || b[0] === 10) break;\n"
+    "  }\n"
+    "}\n"
+    "try { fs.writeSync(11, 'G'); fs.closeSync(11); } catch (e) {}\n"
     "const src = fs.readFileSync(path.join(d, 'main.js'), 'utf8');\n"
     "const inputs = JSON.parse(fs.readFileSync(path.join(d, 'inputs.json'),"
     " 'utf8'));\n"
@@ -211,81 +250,86 @@ error_hint(const struct sandbox *sb, const char *msg)
 	return "";
 }
 
-int
-sandbox_run_code_in(struct sandbox *sb, const struct sandbox_code_req *req,
-    char *err, struct sandbox_code_result *res)
+/* The language called name, or NULL. */
+static const struct language *
+lang_find(const char *name)
 {
-	const struct language		*lang = NULL;
-	struct sandbox_exec_req		 x = {0};
-	struct sandbox_exec_result	 r = {0};
-	const char			*argv[5];
-	char				 uuid[37], nonce[33], mark[64];
-	char				 dir[64], path[128];
-	char				*inputs = NULL, *open_m, *close_m, *line, *nl;
-	char				*log = NULL;
-	size_t				 i, j, loglen = 0, mlen;
-	json_error_t			 jerr;
-	int				 rc = 0;
+	size_t i;
 
-	memset(res, 0, sizeof(*res));
-	err[0] = '\0';
-	for (i = 0; req->language != NULL &&
-	     i < sizeof(languages) / sizeof(*languages); i++)
-		if (strcmp(languages[i].name, req->language) == 0)
-			lang = &languages[i];
-	if (lang == NULL) {
-		rc = engine_invalid(err, "code_language '%.40s': expected "
+	for (i = 0; name != NULL && i < sizeof(languages) / sizeof(*languages);
+	     i++)
+		if (strcmp(languages[i].name, name) == 0)
+			return &languages[i];
+	return NULL;
+}
+
+/*
+ * Checks req before anything starts: a known language, code, inputs an
+ * object; *inputs is their JSON (malloc'd). Returns 0 or ENGINE_EINVAL.
+ */
+static int
+code_check(const struct sandbox_code_req *req, char *err, char **inputs)
+{
+	*inputs = NULL;
+	if (lang_find(req->language) == NULL)
+		return engine_invalid(err, "code_language '%.40s': expected "
 		    "python3 or javascript", req->language ? req->language : "");
-		goto out;
-	}
-	if (req->code == NULL) {
-		rc = engine_invalid(err, "code: missing");
-		goto out;
-	}
-	if (req->inputs != NULL && !json_is_object(req->inputs)) {
-		rc = engine_invalid(err, "inputs: expected an object");
-		goto out;
-	}
-	inputs = req->inputs != NULL ? json_dumps(req->inputs, JSON_COMPACT)
-				     : strdup("{}");
-	if (inputs == NULL) {
-		rc = engine_invalid(err, "inputs: cannot be written as JSON");
-		goto out;
-	}
-	engine_uuid(uuid);
-	for (i = j = 0; uuid[i] != '\0'; i++)
-		if (uuid[i] != '-')
-			nonce[j++] = uuid[i];
-	nonce[j] = '\0';
-	snprintf(mark, sizeof(mark), "<<FLOWCGI-RESULT-%s>>", nonce);
-	mlen = strlen(mark);
-	snprintf(dir, sizeof(dir), ".flowcgi-code-%s", nonce);
+	if (req->code == NULL)
+		return engine_invalid(err, "code: missing");
+	if (req->inputs != NULL && !json_is_object(req->inputs))
+		return engine_invalid(err, "inputs: expected an object");
+	*inputs = req->inputs != NULL ? json_dumps(req->inputs, JSON_COMPACT)
+				      : strdup("{}");
+	if (*inputs == NULL)
+		return engine_invalid(err, "inputs: cannot be written as JSON");
+	return 0;
+}
 
-	/* The code, its inputs, the runner; then run it. */
-	snprintf(path, sizeof(path), "%s/%s", dir, lang->main_file);
-	if ((rc = sandbox_upload(sb, path, req->code, strlen(req->code),
-	    err)) != 0)
-		goto out;
-	snprintf(path, sizeof(path), "%s/inputs.json", dir);
-	if ((rc = sandbox_upload(sb, path, inputs, strlen(inputs), err)) != 0)
-		goto out;
-	snprintf(path, sizeof(path), "%s/%s", dir, lang->runner_file);
-	if ((rc = sandbox_upload(sb, path, lang->runner, lang->runner_len,
-	    err)) != 0)
-		goto out;
-	argv[0] = lang->interp;
-	argv[1] = path;
-	argv[2] = dir;
-	argv[3] = mark;
-	argv[4] = NULL;
-	x.argv = argv;
-	x.timeout_ms = req->timeout_ms;
-	if ((rc = sandbox_exec(sb, &x, err, &r)) != 0)
-		goto out;
-	res->elapsed_us = r.elapsed_us;
+/*
+ * Waits until the runner says it took its job ('G' on the control pipe;
+ * an 'R' before it only says it was ready): 1 when it did, 0 when the
+ * pipe ended first (the runner is gone), -1 at the deadline.
+ */
+static int
+runner_took(struct sandbox_runner *r, int64_t deadline)
+{
+	struct pollfd	pfd;
+	char		buf[16];
+	ssize_t		n;
+	int64_t		ms;
 
-	/* The log: prints (without the result), then standard error
-	 * (without the summary line), each keeping its tail. */
+	for (;;) {
+		n = read(r->ctl, buf, sizeof(buf));
+		if (n > 0 && memchr(buf, 'G', (size_t)n) != NULL)
+			return 1;
+		if (n > 0 || (n < 0 && errno == EINTR))
+			continue;
+		if (n == 0 || errno != EAGAIN)
+			return 0;
+		if ((ms = (deadline - sandbox_now_us()) / 1000 + 1) <= 0)
+			return -1;
+		pfd.fd = r->ctl;
+		pfd.events = POLLIN;
+		(void)poll(&pfd, 1, ms > 60000 ? 60000 : (int)ms);
+	}
+}
+
+/*
+ * The result of the runner's run: the log (prints without the result,
+ * then standard error without the summary line), then what the run came
+ * to (see sandbox_run_code_in).
+ */
+static int
+code_result(const struct language *lang, struct sandbox *sb,
+    const struct sandbox_code_req *req, const char *mark,
+    struct sandbox_exec_result *r, char *err, struct sandbox_code_result *res)
+{
+	char	*open_m, *close_m, *line, *nl, *log = NULL;
+	size_t	 loglen = 0, mlen = strlen(mark);
+	int	 rc = 0;
+	json_error_t jerr;
+
+	res->elapsed_us = r->elapsed_us;
 	if ((log = malloc(CODE_LOG_MAX)) == NULL) {
 		rc = fail_limit(err, "out of memory");
 		rc = ENGINE_ENOMEM;
@@ -293,41 +337,41 @@ sandbox_run_code_in(struct sandbox *sb, const struct sandbox_code_req *req,
 	}
 	log[0] = '\0';
 	/* stdout ends "\n" MARK json MARK "\n": find both markers. */
-	close_m = find_last(r.out, r.out_len, mark);
-	open_m = close_m != NULL ? find_last(r.out, (size_t)(close_m - r.out),
-	    mark) : NULL;
+	close_m = find_last(r->out, r->out_len, mark);
+	open_m = close_m != NULL ? find_last(r->out, (size_t)(close_m -
+	    r->out), mark) : NULL;
 	if (open_m == NULL)
 		close_m = NULL;
 	{
-		size_t n = (size_t)((open_m ? open_m : r.out + r.out_len) -
-		    r.out);
+		size_t n = (size_t)((open_m ? open_m : r->out + r->out_len) -
+		    r->out);
 
-		while (n > 0 && r.out[n - 1] == '\n')
+		while (n > 0 && r->out[n - 1] == '\n')
 			n--;
 		if (n > CODE_LOG_MAX / 2)
-			log_add(log, &loglen, CODE_LOG_MAX, r.out + n -
+			log_add(log, &loglen, CODE_LOG_MAX, r->out + n -
 			    CODE_LOG_MAX / 2, CODE_LOG_MAX / 2);
 		else
-			log_add(log, &loglen, CODE_LOG_MAX, r.out, n);
+			log_add(log, &loglen, CODE_LOG_MAX, r->out, n);
 	}
-	line = find_last(r.err, r.err_len, mark);
+	line = find_last(r->err, r->err_len, mark);
 	if (line != NULL)
 		*line = '\0';
 	{
-		size_t n = strlen(r.err), room = CODE_LOG_MAX - loglen - 2;
+		size_t n = strlen(r->err), room = CODE_LOG_MAX - loglen - 2;
 
 		if (n > 0 && loglen > 0)
 			log_add(log, &loglen, CODE_LOG_MAX, "\n", 1);
 		if (n > room)
-			log_add(log, &loglen, CODE_LOG_MAX, r.err + n - room,
+			log_add(log, &loglen, CODE_LOG_MAX, r->err + n - room,
 			    room);
 		else
-			log_add(log, &loglen, CODE_LOG_MAX, r.err, n);
+			log_add(log, &loglen, CODE_LOG_MAX, r->err, n);
 	}
 	res->log = log;
 	log = NULL;
 
-	if (r.timed_out) {
+	if (r->timed_out) {
 		if (req->timeout_ms > 0)
 			rc = fail_limit(err, "code ran longer than its time "
 			    "limit (%d ms)", req->timeout_ms);
@@ -345,25 +389,25 @@ sandbox_run_code_in(struct sandbox *sb, const struct sandbox_code_req *req,
 		rc = engine_invalid(err, "%.190s%s", line, error_hint(sb, line));
 		goto out;
 	}
-	if (r.signal == SIGXCPU) {
+	if (r->signal == SIGXCPU) {
 		rc = fail_limit(err, "code used more CPU time than "
 		    "sandbox.cpu_seconds");
 		goto out;
 	}
-	if (r.signal == SIGXFSZ) {
+	if (r->signal == SIGXFSZ) {
 		rc = fail_limit(err, "code wrote a file larger than "
 		    "sandbox.file_size");
 		goto out;
 	}
-	if (r.out_truncated && close_m == NULL) {
+	if (r->out_truncated && close_m == NULL) {
 		rc = fail_limit(err, "code printed more than sandbox.max_output");
 		goto out;
 	}
-	if (r.exit_code != 0 || close_m == NULL) {
+	if (r->exit_code != 0 || close_m == NULL) {
 		/* The interpreter died without the runner's word: take the
 		 * last line of standard error. */
 		const char *last = "";
-		char *s = r.err;
+		char *s = r->err;
 
 		for (nl = s; (nl = strchr(s, '\n')) != NULL; s = nl + 1)
 			if (nl > s) {
@@ -372,12 +416,12 @@ sandbox_run_code_in(struct sandbox *sb, const struct sandbox_code_req *req,
 			}
 		if (*s != '\0')
 			last = s;
-		if (r.exit_code == 0)
+		if (r->exit_code == 0)
 			rc = engine_invalid(err, "%s ended without a result "
 			    "from main()", lang->interp);
 		else
 			rc = engine_invalid(err, "%s exited with %d%s%.150s%s",
-			    lang->interp, r.exit_code, last[0] ? ": " : "",
+			    lang->interp, r->exit_code, last[0] ? ": " : "",
 			    last, error_hint(sb, last));
 		goto out;
 	}
@@ -391,13 +435,167 @@ sandbox_run_code_in(struct sandbox *sb, const struct sandbox_code_req *req,
 		goto out;
 	}
 out:
-	free(inputs);
 	free(log);
-	sandbox_exec_result_release(&r);
+	return rc;
+}
+
+int
+sandbox_code_start(struct sandbox *sb, const char *language, char *err,
+    struct sandbox_runner *r)
+{
+	const struct language		*lang;
+	struct sandbox_exec_req		 x = {0};
+	const char			*argv[5];
+	char				 uuid[37], nonce[33], path[128];
+	int				 ctl[2] = {-1, -1}, rc = 0;
+	size_t				 i, j;
+
+	memset(r, 0, sizeof(*r));
+	r->sb = sb;
+	r->ctl = -1;
+	r->t0 = sandbox_now_us();
+	err[0] = '\0';
+	if ((lang = lang_find(language)) == NULL) {
+		rc = engine_invalid(err, "code_language '%.40s': expected "
+		    "python3 or javascript", language ? language : "");
+		goto out;
+	}
+	r->lang = (int)(lang - languages);
+	engine_uuid(uuid);
+	for (i = j = 0; uuid[i] != '\0'; i++)
+		if (uuid[i] != '-')
+			nonce[j++] = uuid[i];
+	nonce[j] = '\0';
+	snprintf(r->mark, sizeof(r->mark), "<<FLOWCGI-RESULT-%s>>", nonce);
+	snprintf(r->dir, sizeof(r->dir), ".flowcgi-code-%s", nonce);
+	snprintf(path, sizeof(path), "%s/%s", r->dir, lang->runner_file);
+	if ((rc = sandbox_upload(sb, path, lang->runner, lang->runner_len,
+	    err)) != 0)
+		goto out;
+	if (pipe2(ctl, O_CLOEXEC) != 0) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: pipe: %s",
+		    strerror(errno));
+		goto out;
+	}
+	argv[0] = lang->interp;
+	argv[1] = path;
+	argv[2] = r->dir;
+	argv[3] = r->mark;
+	argv[4] = NULL;
+	x.argv = argv;
+	if ((rc = sandbox_local_spawn(sb, &x, ctl[1], err, &r->proc)) != 0)
+		goto out;
+	r->ctl = ctl[0];
+	ctl[0] = -1;
+	(void)fcntl(r->ctl, F_SETFL, O_NONBLOCK);
+out:
+	sandbox_close_fd(&ctl[0]);
+	sandbox_close_fd(&ctl[1]);
+	return rc;
+}
+
+int
+sandbox_code_ready(struct sandbox_runner *r)
+{
+	char	c;
+	ssize_t	n;
+
+	if (r->proc == NULL || r->ctl < 0)
+		return -1;
+	while ((n = read(r->ctl, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1 && c == 'R')
+		r->ready = 1;
+	else if (n == 1 || n == 0 || errno != EAGAIN)
+		return -1;	/* not the runner's word, or it is gone */
+	return r->ready;
+}
+
+int
+sandbox_code_finish(struct sandbox_runner *r,
+    const struct sandbox_code_req *req, char *err,
+    struct sandbox_code_result *res)
+{
+	const struct language		*lang;
+	struct sandbox_exec_result	 x = {0};
+	char				 path[128], *inputs = NULL;
+	int				 rc = 0, took;
+
+	memset(res, 0, sizeof(*res));
+	err[0] = '\0';
+	if ((rc = code_check(req, err, &inputs)) != 0)
+		goto out;
+	lang = &languages[r->lang];
+	if (r->proc == NULL || strcmp(lang->name, req->language) != 0) {
+		rc = sandbox_fail(err, ENGINE_EINVAL, "code: a %s runner for "
+		    "%.40s code", lang->name, req->language);
+		goto out;
+	}
+
+	/* The code and its inputs beside the runner; then its go. */
+	snprintf(path, sizeof(path), "%s/%s", r->dir, lang->main_file);
+	if ((rc = sandbox_upload(r->sb, path, req->code, strlen(req->code),
+	    err)) != 0)
+		goto out;
+	snprintf(path, sizeof(path), "%s/inputs.json", r->dir);
+	if ((rc = sandbox_upload(r->sb, path, inputs, strlen(inputs),
+	    err)) != 0)
+		goto out;
+	took = sandbox_proc_send(r->proc, "\n", 1) == 0 ? runner_took(r,
+	    sandbox_proc_deadline(r->proc, r->t0, req->timeout_ms)) : 0;
+	if (took == 0 && r->warm) {
+		/* A warm runner died before its job: nothing of the job ran,
+		 * and the caller starts a fresh one. */
+		r->gone = 1;
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: the %s runner "
+		    "ended before its job", lang->name);
+		goto out;
+	}
+	/* Otherwise what the run did (or why it could not start) is in its
+	 * result; a runner that never took its job is killed at the
+	 * deadline like code that runs too long. */
+	rc = sandbox_local_wait(r->proc, r->t0, req->timeout_ms, err, &x);
+	r->proc = NULL;
+	if (rc != 0)
+		goto out;
+	rc = code_result(lang, r->sb, req, r->mark, &x, err, res);
+out:
+	free(inputs);
+	sandbox_exec_result_release(&x);
 	if (rc != 0) {
 		json_decref(res->outputs);
 		res->outputs = NULL;
 	}
+	return rc;
+}
+
+void
+sandbox_code_drop(struct sandbox_runner *r)
+{
+	sandbox_proc_kill(r->proc);
+	r->proc = NULL;
+	sandbox_close_fd(&r->ctl);
+}
+
+int
+sandbox_run_code_in(struct sandbox *sb, const struct sandbox_code_req *req,
+    char *err, struct sandbox_code_result *res)
+{
+	struct sandbox_runner	 r;
+	char			*inputs = NULL;
+	int			 rc;
+
+	memset(res, 0, sizeof(*res));
+	memset(&r, 0, sizeof(r));
+	r.ctl = -1;
+	err[0] = '\0';
+	if ((rc = code_check(req, err, &inputs)) != 0 ||
+	    (rc = sandbox_code_start(sb, req->language, err, &r)) != 0)
+		goto out;
+	rc = sandbox_code_finish(&r, req, err, res);
+out:
+	sandbox_code_drop(&r);
+	free(inputs);
 	return rc;
 }
 

@@ -21,7 +21,10 @@
  * /etc/shadow, the data directory or the sandbox folder's parents. When
  * the command ends, or is killed at the wall clock, bwrap's pid 1 goes and
  * the kernel kills everything left in the pid namespace, so no process
- * outlives an exec.
+ * outlives an exec. sandbox_local_spawn starts the same bwrap, one more
+ * descriptor aside (a code runner's control pipe), and leaves the waiting
+ * for later: code runners (code.c) are started that way, ahead of their
+ * job when they are warm ones (codepool.c).
  *
  * Seccomp. Every command runs under a filter (built once per sandbox with
  * libseccomp, handed to bwrap --seccomp) that refuses with EPERM what code
@@ -109,7 +112,8 @@
 #define FD_PASSWD	8
 #define FD_GROUP	9
 #define FD_HOSTS	10	/* none when the sandbox has the network */
-#define FD_COUNT	11
+#define FD_CTL		SANDBOX_CTL_FD	/* the code pool's, else none */
+#define FD_COUNT	12
 
 #define LIST_MAX_DEPTH	64
 #define USAGE_MAX_FILES	200000
@@ -1162,34 +1166,76 @@ stdin_write(int fd, const char *p, size_t len, size_t *off)
 	return *off >= len;
 }
 
-static int
-local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
-    struct sandbox_exec_result *res)
+/*
+ * A command started by local_spawn and not yet waited for: bwrap's pid, a
+ * pidfd on it (-1 without pidfd_open) and our ends of its pipes, all
+ * close-on-exec and (but stdin) non-blocking.
+ */
+struct sandbox_proc {
+	struct local	*l;
+	pid_t		 pid;
+	int		 pidfd;
+	int		 in;		/* its standard input */
+	int		 out;		/* its standard output */
+	int		 err;		/* its standard error */
+	int		 st;		/* bwrap's --json-status-fd */
+};
+
+#define PROC_INIT	{NULL, -1, -1, -1, -1, -1, -1}
+
+/*
+ * Kills what is left of p's command (bwrap's process group; the rest of
+ * the sandbox dies with bwrap's pid 1), reaps bwrap and closes p's
+ * descriptors. p itself stays.
+ */
+static void
+proc_end(struct sandbox_proc *p)
 {
-	struct local	*l = (struct local *)sb;
+	int status;
+
+	if (p->pid > 0) {
+		(void)kill(-p->pid, SIGKILL);
+		(void)kill(p->pid, SIGKILL);
+		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		p->pid = -1;
+	}
+	sandbox_close_fd(&p->in);
+	sandbox_close_fd(&p->out);
+	sandbox_close_fd(&p->err);
+	sandbox_close_fd(&p->st);
+	sandbox_close_fd(&p->pidfd);
+}
+
+/*
+ * Starts req in sandbox l: bwrap with the sandbox's namespaces, mounts,
+ * filter and limits, the command in it. ctl, when >= 0, becomes the
+ * command's descriptor FD_CTL. Fills p; its standard input stays open
+ * for local_wait. Returns 0 or an error (nothing started then).
+ */
+static int
+local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
+    char *err, struct sandbox_proc *p)
+{
 	struct strv	 av = {0}, ev = {0};
-	struct stream	 so = {-1, {NULL, 0, 0, 0, 0, 0}};
-	struct stream	 se = {-1, {NULL, 0, 0, 0, 0, 0}};
-	struct stream	 st = {-1, {NULL, 0, 0, 4096, 0, 0}};
 	struct rlimit	 lim[6];
-	struct pollfd	 pfd[5];
 	struct stat	 sst;
-	sigset_t	 oldset;
 	char		 links[6][PATH_MAX], chdir_to[PATH_MAX + 16];
-	char		 ids[3][48], *nl;
+	char		 ids[3][48];
 	int		 rcs[6], pin[2] = {-1, -1}, pout[2] = {-1, -1};
 	int		 perr[2] = {-1, -1}, pst[2] = {-1, -1}, src[FD_COUNT];
 	int		 sfd = -1;
-	int		 rc = 0, status = 0, exited = 0, killed = 0, masked = 0;
-	int		 started, nfd, i, dfd = -1, ms, pidfd = -1;
-	size_t		 nargs = 0, nenv = 0, in_off = 0, k;
-	const char	*leaf, *p;
+	int		 rc = 0, dfd = -1;
+	size_t		 nargs = 0, nenv = 0, k;
+	const char	*leaf;
 	pid_t		 pid = -1;
-	int64_t		 t0 = sandbox_now_us(), deadline, grace = 0, used, left;
+	int64_t		 used, left;
 	ssize_t		 ln;
 
+	p->l = l;
 	if (l->destroyed) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed",
+		    l->base.id);
 		goto out;
 	}
 	/* The working folder must exist and be a real folder. */
@@ -1425,8 +1471,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	src[FD_PASSWD] = l->etc_fd[0];
 	src[FD_GROUP] = l->etc_fd[1];
 	src[FD_HOSTS] = l->etc_fd[2];
-	sandbox_sigpipe_block(&oldset);
-	masked = 1;
+	src[FD_CTL] = ctl;
 	if ((pid = fork()) < 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
 		goto out;
@@ -1434,37 +1479,78 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	if (pid == 0)
 		child_exec(l->bwrap, (char *const *)av.v, (char *const *)ev.v,
 		    src, lim, rcs, 6);
-	sandbox_close_fd(&pin[0]);
-	sandbox_close_fd(&pout[1]);
-	sandbox_close_fd(&perr[1]);
-	sandbox_close_fd(&pst[1]);
-	sandbox_close_fd(&sfd);
+	p->pid = pid;
 #ifdef SYS_pidfd_open
 	/* Readable when bwrap ends; without it, look every few ms. */
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
+	/* p owns our ends from here on. */
+	p->in = pin[1];
+	p->out = pout[0];
+	p->err = perr[0];
+	p->st = pst[0];
+	pin[1] = pout[0] = perr[0] = pst[0] = -1;
+	(void)fcntl(p->in, F_SETFL, O_NONBLOCK);
+	(void)fcntl(p->out, F_SETFL, O_NONBLOCK);
+	(void)fcntl(p->err, F_SETFL, O_NONBLOCK);
+	(void)fcntl(p->st, F_SETFL, O_NONBLOCK);
+out:
+	sandbox_close_fd(&pin[0]);
+	sandbox_close_fd(&pin[1]);
+	sandbox_close_fd(&pout[0]);
+	sandbox_close_fd(&pout[1]);
+	sandbox_close_fd(&perr[0]);
+	sandbox_close_fd(&perr[1]);
+	sandbox_close_fd(&pst[0]);
+	sandbox_close_fd(&pst[1]);
+	sandbox_close_fd(&dfd);
+	sandbox_close_fd(&sfd);
+	free(av.v);
+	free(ev.v);
+	return rc;
+}
+
+/*
+ * Feeds stdin_data to p's command, then EOF; drains its output until all
+ * is closed and bwrap has ended; kills everything at t0 + timeout_ms (0:
+ * the sandbox's timeout) and fills res (elapsed from t0). p's command is
+ * over and its descriptors closed afterwards, whatever is returned.
+ */
+static int
+local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
+    int64_t t0, int timeout_ms, int64_t max_output, char *err,
+    struct sandbox_exec_result *res)
+{
+	struct local	*l = p->l;
+	struct stream	 so = {-1, {NULL, 0, 0, 0, 0, 0}};
+	struct stream	 se = {-1, {NULL, 0, 0, 0, 0, 0}};
+	struct stream	 st = {-1, {NULL, 0, 0, 4096, 0, 0}};
+	struct pollfd	 pfd[5];
+	sigset_t	 oldset;
+	char		*nl;
+	int		 rc = 0, status = 0, exited = 0, killed = 0;
+	int		 started, nfd, i, ms;
+	size_t		 in_off = 0;
+	const char	*s;
+	int64_t		 deadline, grace = 0, used;
+
+	sandbox_sigpipe_block(&oldset);
 	/* The streams own the read ends from here on. */
-	so.fd = pout[0];
-	se.fd = perr[0];
-	st.fd = pst[0];
-	pout[0] = perr[0] = pst[0] = -1;
-	so.b.max = se.b.max = req->max_output > 0 ? req->max_output
-					      : l->cfg.max_output;
-	(void)fcntl(pin[1], F_SETFL, O_NONBLOCK);
-	(void)fcntl(so.fd, F_SETFL, O_NONBLOCK);
-	(void)fcntl(se.fd, F_SETFL, O_NONBLOCK);
-	(void)fcntl(st.fd, F_SETFL, O_NONBLOCK);
-	if (req->stdin_len == 0)
-		sandbox_close_fd(&pin[1]);
-	deadline = t0 + (req->timeout_ms > 0 ? (int64_t)req->timeout_ms * 1000
-					     : (int64_t)l->cfg.timeout * 1000000);
+	so.fd = p->out;
+	se.fd = p->err;
+	st.fd = p->st;
+	p->out = p->err = p->st = -1;
+	so.b.max = se.b.max = max_output > 0 ? max_output : l->cfg.max_output;
+	if (stdin_len == 0)
+		sandbox_close_fd(&p->in);
+	deadline = sandbox_proc_deadline(p, t0, timeout_ms);
 
 	/* Drain the three pipes and feed stdin until all is closed and bwrap
 	 * has ended; kill everything at the deadline. */
 	while (so.fd >= 0 || se.fd >= 0 || st.fd >= 0 || !exited) {
 		nfd = 0;
-		if (pin[1] >= 0) {
-			pfd[nfd].fd = pin[1];
+		if (p->in >= 0) {
+			pfd[nfd].fd = p->in;
 			pfd[nfd++].events = POLLOUT;
 		}
 		if (so.fd >= 0) {
@@ -1479,14 +1565,14 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 			pfd[nfd].fd = st.fd;
 			pfd[nfd++].events = POLLIN;
 		}
-		if (pidfd >= 0 && !exited) {
-			pfd[nfd].fd = pidfd;
+		if (p->pidfd >= 0 && !exited) {
+			pfd[nfd].fd = p->pidfd;
 			pfd[nfd++].events = POLLIN;
 		}
 		ms = (int)(((killed ? grace : deadline) - sandbox_now_us()) / 1000) + 1;
 		if (ms < 0)
 			ms = 0;
-		if (!exited && pidfd < 0 && ms > 5)
+		if (!exited && p->pidfd < 0 && ms > 5)
 			ms = 5;		/* look at the child now and then */
 		if (nfd > 0)
 			(void)poll(pfd, (nfds_t)nfd, ms);
@@ -1495,10 +1581,10 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		for (i = 0; i < nfd; i++) {
 			if (pfd[i].revents == 0)
 				continue;
-			if (pfd[i].fd == pin[1]) {
-				if (stdin_write(pin[1], req->stdin_data,
-				    req->stdin_len, &in_off))
-					sandbox_close_fd(&pin[1]);
+			if (pfd[i].fd == p->in) {
+				if (stdin_write(p->in, stdin_data, stdin_len,
+				    &in_off))
+					sandbox_close_fd(&p->in);
 			} else if (pfd[i].fd == so.fd) {
 				if (stream_read(&so))
 					sandbox_close_fd(&so.fd);
@@ -1510,7 +1596,7 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 					sandbox_close_fd(&st.fd);
 			}
 		}
-		if (!exited && (waitpid(pid, &status, WNOHANG) == pid ||
+		if (!exited && (waitpid(p->pid, &status, WNOHANG) == p->pid ||
 		    errno == ECHILD))
 			exited = 1;	/* ECHILD: reaped elsewhere; bwrap's
 					 * status line still has the code */
@@ -1519,8 +1605,8 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 			 * with pid 1 the whole pid namespace. */
 			res->timed_out = 1;
 			killed = 1;
-			(void)kill(-pid, SIGKILL);
-			(void)kill(pid, SIGKILL);
+			(void)kill(-p->pid, SIGKILL);
+			(void)kill(p->pid, SIGKILL);
 			grace = sandbox_now_us() + 5000000;
 		} else if (killed && sandbox_now_us() >= grace) {
 			/* Something outside the namespace holds a pipe; stop
@@ -1528,19 +1614,19 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 			sandbox_close_fd(&so.fd);
 			sandbox_close_fd(&se.fd);
 			sandbox_close_fd(&st.fd);
-			if (!exited && waitpid(pid, &status, 0) == pid)
+			if (!exited && waitpid(p->pid, &status, 0) == p->pid)
 				exited = 1;
 		}
-		if (exited && pin[1] >= 0)
-			sandbox_close_fd(&pin[1]);
+		if (exited && p->in >= 0)
+			sandbox_close_fd(&p->in);
 	}
-	pid = -1;
+	p->pid = -1;
 
 	/* What happened, from bwrap's status lines and its exit. */
 	started = st.b.p != NULL && strstr(st.b.p, "\"child-pid\"") != NULL;
-	if (st.b.p != NULL && (p = strstr(st.b.p, "\"exit-code\"")) != NULL &&
-	    (p = strchr(p, ':')) != NULL)
-		res->exit_code = (int)strtol(p + 1, NULL, 10);
+	if (st.b.p != NULL && (s = strstr(st.b.p, "\"exit-code\"")) != NULL &&
+	    (s = strchr(s, ':')) != NULL)
+		res->exit_code = (int)strtol(s + 1, NULL, 10);
 	else if (WIFEXITED(status))
 		res->exit_code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
@@ -1571,35 +1657,130 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	    (l->mounted && l->cfg.workspace_size - used < 4096);
 	res->elapsed_us = sandbox_now_us() - t0;
 out:
-	if (pid > 0) {
-		(void)kill(-pid, SIGKILL);
-		(void)kill(pid, SIGKILL);
-		(void)waitpid(pid, &status, 0);
-	}
-	if (masked)
-		sandbox_sigpipe_restore(&oldset);
-	sandbox_close_fd(&pin[0]);
-	sandbox_close_fd(&pin[1]);
-	sandbox_close_fd(&pout[0]);
-	sandbox_close_fd(&pout[1]);
-	sandbox_close_fd(&perr[0]);
-	sandbox_close_fd(&perr[1]);
-	sandbox_close_fd(&pst[0]);
-	sandbox_close_fd(&pst[1]);
+	proc_end(p);
+	sandbox_sigpipe_restore(&oldset);
 	sandbox_close_fd(&so.fd);
 	sandbox_close_fd(&se.fd);
 	sandbox_close_fd(&st.fd);
-	sandbox_close_fd(&dfd);
-	sandbox_close_fd(&pidfd);
-	sandbox_close_fd(&sfd);
 	free(so.b.p);
 	free(se.b.p);
 	free(st.b.p);
-	free(av.v);
-	free(ev.v);
 	if (rc != 0)
 		sandbox_exec_result_release(res);
 	return rc;
+}
+
+static int
+local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
+    struct sandbox_exec_result *res)
+{
+	struct sandbox_proc	p = PROC_INIT;
+	int64_t			t0 = sandbox_now_us();
+	int			rc;
+
+	if ((rc = local_spawn((struct local *)sb, req, -1, err, &p)) != 0)
+		return rc;
+	return local_wait(&p, req->stdin_data, req->stdin_len, t0,
+	    req->timeout_ms, req->max_output, err, res);
+}
+
+/* ====== Commands for the code pool ====== */
+
+int
+sandbox_local_spawn(struct sandbox *sb, const struct sandbox_exec_req *req,
+    int ctl, char *err, struct sandbox_proc **out)
+{
+	struct sandbox_proc	*p = NULL;
+	const char		*kv;
+	size_t			 k;
+	int			 rc = 0;
+
+	*out = NULL;
+	err[0] = '\0';
+	if (sb->provider != &sandbox_provider_local) {
+		rc = sandbox_fail(err, ENGINE_EINVAL, "spawn: not a local "
+		    "sandbox");
+		goto out;
+	}
+	if ((req->argv == NULL) == (req->shell == NULL) ||
+	    (req->argv != NULL && req->argv[0] == NULL) ||
+	    req->stdin_len > 0) {
+		rc = sandbox_fail(err, ENGINE_EINVAL, "spawn: give argv or a "
+		    "shell command, and no stdin_data");
+		goto out;
+	}
+	for (k = 0; req->env != NULL && (kv = req->env[k]) != NULL; k++)
+		if (kv[0] == '=' || strchr(kv, '=') == NULL) {
+			rc = sandbox_fail(err, ENGINE_EINVAL, "spawn: "
+			    "environment entry '%.60s' is not NAME=value", kv);
+			goto out;
+		}
+	if ((p = malloc(sizeof(*p))) == NULL) {
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
+	*p = (struct sandbox_proc)PROC_INIT;
+	if ((rc = local_spawn((struct local *)sb, req, ctl, err, p)) != 0)
+		goto out;
+	*out = p;
+	p = NULL;
+out:
+	free(p);
+	return rc;
+}
+
+int64_t
+sandbox_proc_deadline(const struct sandbox_proc *p, int64_t t0,
+    int timeout_ms)
+{
+	return t0 + (timeout_ms > 0 ? (int64_t)timeout_ms * 1000
+				    : (int64_t)p->l->cfg.timeout * 1000000);
+}
+
+int
+sandbox_proc_send(struct sandbox_proc *p, const void *data, size_t len)
+{
+	struct pollfd	 pfd;
+	sigset_t	 oldset;
+	size_t		 off = 0;
+	int		 rc = 0;
+
+	if (p->in < 0)
+		return -1;
+	sandbox_sigpipe_block(&oldset);
+	while (off < len) {
+		if (stdin_write(p->in, data, len, &off))
+			break;
+		pfd.fd = p->in;
+		pfd.events = POLLOUT;
+		(void)poll(&pfd, 1, 100);
+	}
+	if (off < len)
+		rc = -1;
+	sandbox_sigpipe_restore(&oldset);
+	return rc;
+}
+
+int
+sandbox_local_wait(struct sandbox_proc *p, int64_t t0, int timeout_ms,
+    char *err, struct sandbox_exec_result *res)
+{
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	err[0] = '\0';
+	rc = local_wait(p, NULL, 0, t0, timeout_ms, 0, err, res);
+	free(p);
+	return rc;
+}
+
+void
+sandbox_proc_kill(struct sandbox_proc *p)
+{
+	if (p == NULL)
+		return;
+	proc_end(p);
+	free(p);
 }
 
 /* ====== Files ====== */

@@ -258,6 +258,55 @@ char	*sandbox_buf_take(struct sandbox_buf *b, size_t *len);
  */
 int	sandbox_local_probe(const struct conf *c, char *err);
 
+/* ====== Started commands, for code runners (local.c) ====== */
+
+/*
+ * A command started in a local sandbox and not yet waited for. Its
+ * descriptors on our side are close-on-exec and reach no other child.
+ */
+struct sandbox_proc;
+
+/*
+ * The descriptor on which a command started by sandbox_local_spawn finds
+ * the ctl descriptor given to it.
+ */
+#define SANDBOX_CTL_FD	11
+
+/*
+ * Starts req (argv or shell, no stdin_data) in local sandbox sb exactly as
+ * exec would (the same bwrap, namespaces, mounts, seccomp filter, user and
+ * rlimits) and returns without waiting; its standard input stays open.
+ * ctl, when >= 0, is passed as SANDBOX_CTL_FD (the caller keeps and closes
+ * its own copy). bwrap dies with the thread that started it (its
+ * --die-with-parent is a parent-death signal, which Linux sends when the
+ * forking thread ends), so that thread must outlive the command. *out is
+ * ended by sandbox_local_wait or sandbox_proc_kill, from any thread.
+ */
+int	sandbox_local_spawn(struct sandbox *sb,
+	    const struct sandbox_exec_req *req, int ctl, char *err,
+	    struct sandbox_proc **out);
+
+/* Writes len bytes to p's standard input; 0, or -1 when it is closed. */
+int	sandbox_proc_send(struct sandbox_proc *p, const void *data,
+	    size_t len);
+
+/* t0 plus timeout_ms, or plus the sandbox's timeout when it is 0. */
+int64_t	sandbox_proc_deadline(const struct sandbox_proc *p, int64_t t0,
+	    int timeout_ms);
+
+/*
+ * Closes p's standard input, then does what exec does from there: output
+ * up to the sandbox's max_output, everything killed at
+ * sandbox_proc_deadline(p, t0, timeout_ms), res filled as exec fills it
+ * with elapsed_us counted from t0. Frees p whatever it returns.
+ */
+int	sandbox_local_wait(struct sandbox_proc *p, int64_t t0, int timeout_ms,
+	    char *err, struct sandbox_exec_result *res);
+
+/* Kills p's command and everything in its sandbox, reaps it, frees p.
+ * NULL is fine. */
+void	sandbox_proc_kill(struct sandbox_proc *p);
+
 /* ====== Code (code.c) ====== */
 
 /* A code node's run: Dify's python3 or javascript main(). */
@@ -278,13 +327,15 @@ struct sandbox_code_result {
 void	sandbox_code_result_release(struct sandbox_code_result *r);
 
 /*
- * Runs code in sb the way Dify's code executor does: python3 calls
- * main(**inputs), javascript calls main(inputs); the returned value must
- * be an object (dict). Returns 0 with res->outputs set, or ENGINE_EINVAL
- * (unknown language, an exception: err has its type and message, and the
- * traceback tail is in res->log; a result that is not an object or not
- * JSON), ENGINE_ELIMIT (killed at sandbox.timeout, a CPU, memory or output
- * limit; err names the setting), or a provider error.
+ * Runs code in local sandbox sb the way Dify's code executor does, on a
+ * runner started for it and given the job at once (sandbox_code_start,
+ * sandbox_code_finish): python3 calls main(**inputs), javascript calls
+ * main(inputs); the returned value must be an object (dict). Returns 0
+ * with res->outputs set, or ENGINE_EINVAL (unknown language, an
+ * exception: err has its type and message, and the traceback tail is in
+ * res->log; a result that is not an object or not JSON), ENGINE_ELIMIT
+ * (killed at sandbox.timeout, a CPU, memory or output limit; err names the
+ * setting), or a provider error.
  */
 int	sandbox_run_code_in(struct sandbox *sb,
 	    const struct sandbox_code_req *req, char *err,
@@ -297,6 +348,123 @@ int	sandbox_run_code_in(struct sandbox *sb,
 int	sandbox_run_code(const struct sandbox_config *cfg,
 	    const struct sandbox_code_req *req, char *err,
 	    struct sandbox_code_result *res);
+
+/*
+ * A code runner: the interpreter of one language started on the runner in
+ * a local sandbox, waiting on its standard input for the go of its one
+ * job. Runs and their error messages are the same whether the runner was
+ * started for the job (sandbox_run_code) or ahead of it (the pool below):
+ * the same runner, command line and sandbox, started the same way.
+ */
+struct sandbox_runner {
+	struct sandbox		*sb;	/* where it runs; not owned */
+	struct sandbox_proc	*proc;	/* NULL once finished, dropped */
+	int			 ctl;	/* control pipe, read end */
+	int			 lang;	/* in code.c's languages */
+	int			 ready;	/* it said so */
+	int			 warm;	/* started ahead: see gone */
+	int			 gone;	/* a warm one had died before
+					 * its job: none of it ran */
+	int64_t			 t0;	/* the job's clock starts */
+	char			 dir[64];	/* its workspace folder */
+	char			 mark[64];	/* around the result */
+};
+
+/*
+ * Starts a runner for language in local sandbox sb (see
+ * sandbox_local_spawn for which thread must outlive it), r->t0 = now.
+ * Returns 0, or ENGINE_EINVAL for an unknown language, or a sandbox
+ * error; r is safe to drop either way.
+ */
+int	sandbox_code_start(struct sandbox *sb, const char *language,
+	    char *err, struct sandbox_runner *r);
+
+/* Reads what the runner said so far: 1 when it is ready for its job, 0
+ * when still starting, -1 when it ended (or said something else). */
+int	sandbox_code_ready(struct sandbox_runner *r);
+
+/*
+ * Runs req (its language must be r's) on started runner r, as
+ * sandbox_run_code_in does, with the time limit counted from r->t0. A warm
+ * runner (r->warm) found dead before it took the job sets r->gone and
+ * returns SANDBOX_EFAIL. The runner is used up afterwards: drop it.
+ */
+int	sandbox_code_finish(struct sandbox_runner *r,
+	    const struct sandbox_code_req *req, char *err,
+	    struct sandbox_code_result *res);
+
+/* Kills r's command if it still runs and closes its pipe; the sandbox is
+ * the caller's. */
+void	sandbox_code_drop(struct sandbox_runner *r);
+
+/* ====== Warm code runners (codepool.c) ====== */
+
+/*
+ * A pool of warm runners per language for code nodes in local sandboxes:
+ * each one started ahead in a sandbox of its own with the node's settings,
+ * given one job, then killed and its sandbox removed; a thread of the pool
+ * refills it. Nothing is started before a language's first job, and a
+ * pool of size 0 is no pool at all (NULL). See docs/sandbox.md.
+ */
+struct sandbox_code_pool;
+
+/*
+ * A pool of size warm runners per language (at most
+ * SANDBOX_POOL_MAX) in sandboxes made from cfg; a runner left unused for
+ * idle seconds is replaced (0: kept). *out is NULL when size is 0. Starts
+ * no thread and no process yet. Returns 0 or ENGINE_ENOMEM.
+ */
+#define SANDBOX_POOL_MAX	16
+int	sandbox_code_pool_new(const struct sandbox_config *cfg, int size,
+	    int idle, struct sandbox_code_pool **out);
+
+/*
+ * sandbox_run_code with a warm runner when p has one for req's language
+ * and cfg is the pool's; otherwise (no pool, other settings, none warm
+ * right now, or the one taken had died) exactly sandbox_run_code. Never
+ * waits for a runner to start.
+ */
+int	sandbox_code_pool_run(struct sandbox_code_pool *p,
+	    const struct sandbox_config *cfg,
+	    const struct sandbox_code_req *req, char *err,
+	    struct sandbox_code_result *res);
+
+/*
+ * Stops the pool's thread after it killed and reaped its warm runners and
+ * removed their sandboxes; later jobs run cold. Safe while jobs run, but a
+ * job on a runner of the pool is killed with it (bwrap dies with the
+ * thread that started it): for a process about to exit. Idempotent; NULL
+ * is fine.
+ */
+void	sandbox_code_pool_stop(struct sandbox_code_pool *p);
+
+/* Stops and frees; no job may use p any more. NULL is fine. */
+void	sandbox_code_pool_free(struct sandbox_code_pool *p);
+
+/* What a pool holds and did (tests, bench). Per language: python3, then
+ * javascript. */
+struct sandbox_code_pool_stats {
+	int	ready[2];	/* warm and waiting */
+	int	starting[2];	/* started, not ready yet */
+	long	hits;		/* jobs given a warm runner */
+	long	early;		/* of them, one still starting */
+	long	misses;		/* jobs run cold */
+	long	started;	/* runners started */
+	long	died;		/* warm ones found dead and replaced */
+	long	expired;	/* replaced after code.pool_idle */
+	int	threads;	/* 1 while the pool's thread runs */
+};
+
+void	sandbox_code_pool_stats(struct sandbox_code_pool *p,
+	    struct sandbox_code_pool_stats *s);
+
+/*
+ * Starts filling language's pool if nothing did yet, then waits up to
+ * timeout_ms for at least n ready runners of it. Returns 0, or -1 at
+ * the timeout (tests, bench).
+ */
+int	sandbox_code_pool_wait(struct sandbox_code_pool *p,
+	    const char *language, int n, int timeout_ms);
 
 /* ====== SSH provider, trees and provider settings (ssh.c, settings.c) ====== */
 

@@ -365,6 +365,9 @@ DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
 # ====== Durability: flushes per run, group commit ======
 bash "$(dirname "$0")/fsync.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the fsync bench failed"
+# ====== Code nodes: the warm runner pool off and on ======
+sh "$(dirname "$0")/code.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
+    die "the code node bench failed"
 
 # ====== Streaming from a model ======
 bash "$(dirname "$0")/llm.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||

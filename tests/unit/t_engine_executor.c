@@ -610,9 +610,15 @@ test_bad_graphs(void)
 int
 main(void)
 {
-	char	err[ENGINE_ERRMAX], dir[] = "/tmp/t_executor.XXXXXX";
+	char	err[ENGINE_ERRMAX], cerr[CONF_ERRMAX];
+	char	dir[] = "/tmp/t_executor.XXXXXX";
 
 	conf_defaults(&c);
+	/* FLOWCGI_CODE_POOL_SIZE=0: the code nodes start cold */
+	if (conf_load_env(&c, cerr) != 0) {
+		printf("# %s\n", cerr);
+		return 1;
+	}
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	snprintf(c.data_dir, sizeof(c.data_dir), "%s", dir);

@@ -2,7 +2,11 @@
  * t_sandbox_code.c — code-node code in the local sandbox: python3 and
  * javascript main() with inputs and outputs, prints ignored, exceptions
  * with their message and line, non-dict results, time and memory limits,
- * no network; and what one sandbox per call costs.
+ * no network; and what one sandbox per call costs. The python3 and
+ * javascript cases run twice: cold (a runner started for each call), then
+ * on warm runners of a code pool made from the same settings, where each
+ * call must find a warm runner and come to the same result and the same
+ * error message as its cold twin.
  *
  * Needs bwrap, python3 and node; a missing one fails with a message.
  */
@@ -19,14 +23,44 @@
 static char			top[256];
 static struct sandbox_config	cfg;
 
+/* The pooled pass: runs go through pool, made from pool_cfg. */
+static int				 pooled;
+static struct sandbox_code_pool		*pool;
+static struct sandbox_config		 pool_cfg;
+
+/* What each call of the cold pass came to, for its pooled twin. */
+#define RUNS_MAX	64
+static struct {
+	int	rc;
+	char	err[ENGINE_ERRMAX];
+	char	out[512];
+} cold[RUNS_MAX];
+static int	nrun;
+
+static const char *dump(const json_t *j);
+
+/* A pool of one warm runner per language made from cfg as it is now. */
+static void
+pool_for_cfg(void)
+{
+	if (pool != NULL && pool_cfg.timeout == cfg.timeout &&
+	    pool_cfg.memory == cfg.memory)
+		return;
+	sandbox_code_pool_free(pool);
+	pool = NULL;
+	pool_cfg = cfg;
+	CHECK_INT(sandbox_code_pool_new(&pool_cfg, 1, 0, &pool), 0);
+}
+
 /* Runs code with inputs (JSON text); returns the engine code. */
 static int
 run(const char *lang, const char *code, const char *inputs, int timeout_ms,
     char *err, struct sandbox_code_result *res)
 {
-	struct sandbox_code_req	req = {0};
-	json_t			*in = NULL;
-	int			 rc;
+	struct sandbox_code_pool_stats	 st0, st1;
+	struct sandbox_code_req		 req = {0};
+	json_t				*in = NULL;
+	int				 rc, known;
 
 	if (inputs != NULL)
 		in = json_loads(inputs, 0, NULL);
@@ -34,9 +68,34 @@ run(const char *lang, const char *code, const char *inputs, int timeout_ms,
 	req.code = code;
 	req.inputs = in;
 	req.timeout_ms = timeout_ms;
-	rc = sandbox_run_code(&cfg, &req, err, res);
+	known = strcmp(lang, "python3") == 0 || strcmp(lang, "javascript") == 0;
+	if (!pooled)
+		rc = sandbox_run_code(&cfg, &req, err, res);
+	else {
+		pool_for_cfg();
+		if (known)
+			CHECK(sandbox_code_pool_wait(pool, lang, 1, 60000) == 0);
+		sandbox_code_pool_stats(pool, &st0);
+		rc = sandbox_code_pool_run(pool, &cfg, &req, err, res);
+		sandbox_code_pool_stats(pool, &st1);
+		if (known && !CHECK(st1.hits == st0.hits + 1 &&
+		    st1.misses == st0.misses))
+			printf("# %s: not run on a warm runner\n", lang);
+	}
 	if (rc != 0)
-		printf("# %s: %s\n", lang, err);
+		printf("# %s%s: %s\n", lang, pooled ? " (warm)" : "", err);
+	if (nrun < RUNS_MAX && !pooled) {
+		cold[nrun].rc = rc;
+		snprintf(cold[nrun].err, sizeof(cold[nrun].err), "%s", rc ?
+		    err : "");
+		snprintf(cold[nrun].out, sizeof(cold[nrun].out), "%s",
+		    dump(res->outputs));
+	} else if (nrun < RUNS_MAX) {
+		CHECK_INT(rc, cold[nrun].rc);
+		CHECK_STR(rc ? err : "", cold[nrun].err);
+		CHECK_STR(dump(res->outputs), cold[nrun].out);
+	}
+	nrun++;
 	json_decref(in);
 	return rc;
 }
@@ -74,7 +133,8 @@ test_python(void)
 	    "\"u\":\"h\u00e9llo \u4e16\u00e9\"}");
 	CHECK(r.log != NULL && strstr(r.log, "more noise") != NULL);
 	CHECK(r.log != NULL && strstr(r.log, "FLOWCGI-RESULT") == NULL);
-	printf("# python3 one sandbox per call: %lld ms in the interpreter\n",
+	printf("# python3 %s: %lld ms in the interpreter\n", pooled ?
+	    "on a warm runner" : "one sandbox per call",
 	    (long long)r.elapsed_us / 1000);
 	sandbox_code_result_release(&r);
 
@@ -187,8 +247,9 @@ test_javascript(void)
 	    "{\"a\": 1, \"b\": \"x\"}", 0, err, &r), 0);
 	CHECK_STR(dump(r.outputs), "{\"b\":\"X\",\"list\":[1,\"x\"],\"sum\":2}");
 	CHECK(r.log != NULL && strstr(r.log, "noise") != NULL);
-	printf("# javascript one sandbox per call: %lld ms in the "
-	    "interpreter\n", (long long)r.elapsed_us / 1000);
+	printf("# javascript %s: %lld ms in the interpreter\n", pooled ?
+	    "on a warm runner" : "one sandbox per call",
+	    (long long)r.elapsed_us / 1000);
 	sandbox_code_result_release(&r);
 
 	/* arrow functions, const, async, require */
@@ -328,6 +389,15 @@ main(void)
 
 	test_python();
 	test_javascript();
+	/* the same again on warm runners */
+	pooled = 1;
+	nrun = 0;
+	cfg.timeout = 20;
+	test_python();
+	test_javascript();
+	sandbox_code_pool_free(pool);
+	pool = NULL;
+	pooled = 0;
 	test_misc();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);

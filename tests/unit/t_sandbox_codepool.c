@@ -1,0 +1,610 @@
+/*
+ * t_sandbox_codepool.c — warm code runners (engine/sandbox/codepool.c): a
+ * runner serves one job and nothing of it (files in the workspace, /tmp
+ * and /dev/shm, globals, the environment) reaches the next; the pool
+ * refills after a job; a warm runner that was killed is replaced and the
+ * job still succeeds, even one that takes it just after the kill; size 0
+ * starts nothing, and a pool nobody used has no thread and no process;
+ * sandbox.timeout and sandbox.memory hold on warm runners; idle runners
+ * are replaced; other settings run cold; and after the pool is freed no
+ * runner process, sandbox folder or mount is left.
+ *
+ * Runs the same code nodes as t_sandbox_code, with a pool of one runner
+ * per language (the sandbox user's process limit is shared with whatever
+ * else runs sandboxes here). Needs bwrap, python3 and node; a missing one
+ * fails with a message.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/sandbox/sandbox.h"
+#include "tests/unit/host_procs.h"
+#include "tests/unit/tap.h"
+
+/* How long a runner may take to be warm (a busy host). */
+#define WAIT_MS		60000
+
+static char			top[256];
+static struct sandbox_config	base;
+static int			ndirs;
+
+/* A config of its own sandbox folder under top, so its checks are exact. */
+static void
+cfg_new(struct sandbox_config *cfg)
+{
+	*cfg = base;
+	snprintf(cfg->dir, sizeof(cfg->dir), "%s/sb%d", top, ndirs++);
+}
+
+/* The entries of folder dir (-1 when it cannot be read: none made yet
+ * counts as 0). */
+static int
+dir_entries(const char *dir)
+{
+	DIR		*d = opendir(dir);
+	struct dirent	*de;
+	int		 n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Mounts whose mount point is under dir. */
+static int
+mounts_under(const char *dir)
+{
+	FILE	*f = fopen("/proc/self/mountinfo", "re");
+	char	 line[4096];
+	int	 n = 0;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, dir) != NULL)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* This process's thread count. */
+static int
+threads(void)
+{
+	FILE	*f = fopen("/proc/self/status", "re");
+	char	 line[256];
+	int	 n = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Threads:", 8) == 0)
+			n = atoi(line + 8);
+	fclose(f);
+	return n;
+}
+
+/* The parent of pid, or -1. */
+static pid_t
+parent_of(pid_t pid)
+{
+	char	 path[64], buf[1024], *p;
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -1;
+	return (pid_t)strtol(p + 4, NULL, 10);	/* ") S ppid" */
+}
+
+/*
+ * Descendants of this process whose command line starts with prefix and
+ * contains needle: up to max pids into pids (and, when cmds, each one's
+ * runner folder into cmds[i]). Returns how many.
+ */
+static int
+runners(const char *prefix, const char *needle, pid_t *pids,
+    char (*cmds)[64], int max)
+{
+	DIR		*d = opendir("/proc");
+	struct dirent	*de;
+	char		 path[64], buf[4096], *dir;
+	pid_t		 pid, q;
+	ssize_t		 len, i;
+	int		 n = 0, fd, depth;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL && n < max) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		for (q = pid, depth = 0; q > 1 && q != getpid() && depth < 64;
+		    depth++)
+			q = parent_of(q);
+		if (q != getpid() || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		for (i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[len] = '\0';
+		if (strncmp(buf, prefix, strlen(prefix)) != 0 ||
+		    strstr(buf, needle) == NULL)
+			continue;
+		if (cmds != NULL && (dir = strstr(buf, ".flowcgi-code-")) !=
+		    NULL)
+			snprintf(cmds[n], sizeof(cmds[n]), "%.46s", dir);
+		pids[n++] = pid;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Polls cond(arg) until it holds or ms pass: for a state the pool reaches
+ * on its own, with no event to wait on from here. 0 when it held.
+ */
+static int
+wait_until(int (*cond)(void *), void *arg, int ms)
+{
+	struct timespec ts = {0, 10 * 1000000};
+
+	for (; !cond(arg) && ms > 0; ms -= 10)
+		nanosleep(&ts, NULL);
+	return cond(arg) ? 0 : -1;
+}
+
+/* A count of pool p's stats past n. */
+struct past {
+	struct sandbox_code_pool	*p;
+	long				 n;
+};
+
+static int
+died_past(void *arg)
+{
+	struct past			*w = arg;
+	struct sandbox_code_pool_stats	 st;
+
+	sandbox_code_pool_stats(w->p, &st);
+	return st.died > w->n;
+}
+
+static int
+expired_past(void *arg)
+{
+	struct past			*w = arg;
+	struct sandbox_code_pool_stats	 st;
+
+	sandbox_code_pool_stats(w->p, &st);
+	return st.expired > w->n;
+}
+
+/* No host process has needle in its command line. */
+static int
+no_host_proc(void *needle)
+{
+	return host_procs(needle, NULL, NULL) == 0;
+}
+
+/* Runs code with inputs (JSON text) through pool p made from cfg. */
+static int
+run(struct sandbox_code_pool *p, const struct sandbox_config *cfg,
+    const char *lang, const char *code, const char *inputs, int timeout_ms,
+    char *err, struct sandbox_code_result *res)
+{
+	struct sandbox_code_req	 req = {0};
+	json_t			*in = NULL;
+	int			 rc;
+
+	if (inputs != NULL)
+		in = json_loads(inputs, 0, NULL);
+	req.language = lang;
+	req.code = code;
+	req.inputs = in;
+	req.timeout_ms = timeout_ms;
+	rc = sandbox_code_pool_run(p, cfg, &req, err, res);
+	if (rc != 0)
+		printf("# %s: %s\n", lang, err);
+	json_decref(in);
+	return rc;
+}
+
+/* The outputs as compact JSON with sorted keys (static buffer). */
+static const char *
+dump(const json_t *j)
+{
+	static char	 buf[4096];
+	char		*s;
+
+	if (j == NULL)
+		return "(null)";
+	s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	snprintf(buf, sizeof(buf), "%s", s ? s : "(error)");
+	free(s);
+	return buf;
+}
+
+/* Runs code on a warm runner of p: waits for one, checks it was used. */
+static int
+run_warm(struct sandbox_code_pool *p, const struct sandbox_config *cfg,
+    const char *lang, const char *code, int timeout_ms, char *err,
+    struct sandbox_code_result *res)
+{
+	struct sandbox_code_pool_stats	st0, st1;
+	int				rc;
+
+	CHECK(sandbox_code_pool_wait(p, lang, 1, WAIT_MS) == 0);
+	sandbox_code_pool_stats(p, &st0);
+	rc = run(p, cfg, lang, code, NULL, timeout_ms, err, res);
+	sandbox_code_pool_stats(p, &st1);
+	if (!CHECK(st1.hits == st0.hits + 1))
+		printf("# %s: not run on a warm runner\n", lang);
+	return rc;
+}
+
+static const char py_leave[] =
+    "import builtins, os, sys\n"
+    "leak = 'module'\n"
+    "def main():\n"
+    "    global leak\n"
+    "    before = [os.path.exists(p) for p in ('kept.txt', '/tmp/kept.txt',"
+    " '/dev/shm/kept')]\n"
+    "    for p in ('kept.txt', '/tmp/kept.txt', '/dev/shm/kept'):\n"
+    "        open(p, 'w').write('x')\n"
+    "    builtins.flowcgi_leak = 1\n"
+    "    sys.modules['__main__'].flowcgi_leak = 1\n"
+    "    os.environ['FLOWCGI_LEAK'] = '1'\n"
+    "    sys.flowcgi_leak = 1\n"
+    "    return {'before': any(before), 'own': os.path.exists('kept.txt')}\n";
+
+static const char py_look[] =
+    "import builtins, os, sys\n"
+    "def main():\n"
+    "    return {'files': [os.path.exists(p) for p in ('kept.txt',"
+    " '/tmp/kept.txt', '/dev/shm/kept')],\n"
+    "            'builtins': hasattr(builtins, 'flowcgi_leak'),\n"
+    "            'main': hasattr(sys.modules['__main__'], 'flowcgi_leak'),\n"
+    "            'sys': hasattr(sys, 'flowcgi_leak'),\n"
+    "            'global': 'leak' in globals(),\n"
+    "            'env': 'FLOWCGI_LEAK' in os.environ,\n"
+    "            'ws': sorted(os.listdir('.'))}\n";
+
+static const char js_leave[] =
+    "const fs = require('fs');\n"
+    "var leak = 'script';\n"
+    "function main() {\n"
+    "  const before = ['kept.txt', '/tmp/kept.txt', '/dev/shm/kept']"
+    ".some((p) => fs.existsSync(p));\n"
+    "  for (const p of ['kept.txt', '/tmp/kept.txt', '/dev/shm/kept'])\n"
+    "    fs.writeFileSync(p, 'x');\n"
+    "  globalThis.flowcgiLeak = 1;\n"
+    "  process.env.FLOWCGI_LEAK = '1';\n"
+    "  require('os').flowcgiLeak = 1;\n"
+    "  return {before: before, own: fs.existsSync('kept.txt')};\n"
+    "}\n";
+
+static const char js_look[] =
+    "const fs = require('fs');\n"
+    "function main() {\n"
+    "  return {files: ['kept.txt', '/tmp/kept.txt', '/dev/shm/kept']"
+    ".map((p) => fs.existsSync(p)),\n"
+    "    global: 'flowcgiLeak' in globalThis, script: 'leak' in globalThis,\n"
+    "    env: 'FLOWCGI_LEAK' in process.env,\n"
+    "    module: require('os').flowcgiLeak !== undefined,\n"
+    "    ws: fs.readdirSync('.').sort()};\n"
+    "}\n";
+
+/* One job's files, globals and environment are not the next job's. */
+static void
+test_no_reuse(void)
+{
+	struct sandbox_code_pool	*p = NULL;
+	struct sandbox_code_pool_stats	 st0, st1;
+	struct sandbox_code_result	 r = {0};
+	struct sandbox_config		 cfg;
+	char				 err[ENGINE_ERRMAX];
+
+	cfg_new(&cfg);
+	CHECK_INT(sandbox_code_pool_new(&cfg, 1, 0, &p), 0);
+	if (p == NULL)
+		return;
+	CHECK_INT(run_warm(p, &cfg, "python3", py_leave, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"before\":false,\"own\":true}");
+	sandbox_code_result_release(&r);
+	CHECK_INT(run_warm(p, &cfg, "python3", py_look, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"builtins\":false,\"env\":false,"
+	    "\"files\":[false,false,false],\"global\":false,\"main\":false,"
+	    "\"sys\":false,\"ws\":[]}");
+	sandbox_code_result_release(&r);
+
+	CHECK_INT(run_warm(p, &cfg, "javascript", js_leave, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"before\":false,\"own\":true}");
+	sandbox_code_result_release(&r);
+	CHECK_INT(run_warm(p, &cfg, "javascript", js_look, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"env\":false,\"files\":[false,false,"
+	    "false],\"global\":false,\"module\":false,\"script\":false,"
+	    "\"ws\":[]}");
+	sandbox_code_result_release(&r);
+
+	/* each job had a runner of its own, and the pool refilled after
+	 * each: one more started, warm again */
+	sandbox_code_pool_stats(p, &st0);
+	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
+	CHECK(sandbox_code_pool_wait(p, "javascript", 1, WAIT_MS) == 0);
+	CHECK_INT(run_warm(p, &cfg, "python3",
+	    "def main():\n    return {'ok': 1}\n", 0, err, &r), 0);
+	sandbox_code_result_release(&r);
+	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
+	sandbox_code_pool_stats(p, &st1);
+	CHECK(st1.started >= st0.started + 1);
+	CHECK_INT(st1.ready[0], 1);
+	CHECK_INT(st1.misses, 0);
+	printf("# %ld runners started for %ld jobs\n", st1.started, st1.hits);
+	sandbox_code_pool_free(p);
+}
+
+/* A killed warm runner is replaced; a job never fails for it. */
+static void
+test_killed(void)
+{
+	struct sandbox_code_pool	*p = NULL;
+	struct sandbox_code_pool_stats	 st0;
+	struct sandbox_code_result	 r = {0};
+	struct sandbox_config		 cfg;
+	struct past			 w;
+	char				 err[ENGINE_ERRMAX];
+	pid_t				 pids[8];
+	int				 n;
+
+	cfg_new(&cfg);
+	CHECK_INT(sandbox_code_pool_new(&cfg, 1, 0, &p), 0);
+	if (p == NULL)
+		return;
+	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
+	sandbox_code_pool_stats(p, &st0);
+
+	/* killed while it waits: the pool notices and starts another */
+	n = runners("python3 ", "runner.py", pids, NULL, 8);
+	CHECK_INT(n, 1);
+	if (n >= 1)
+		CHECK(kill(pids[0], SIGKILL) == 0);
+	w.p = p;
+	w.n = st0.died;
+	CHECK(wait_until(died_past, &w, WAIT_MS) == 0);
+	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
+	CHECK_INT(run_warm(p, &cfg, "python3",
+	    "def main(): return {'ok': 1}\n", 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"ok\":1}");
+	sandbox_code_result_release(&r);
+
+	/* killed just before a job takes it: the job still succeeds (on
+	 * another runner or cold) */
+	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
+	sandbox_code_pool_stats(p, &st0);
+	n = runners("python3 ", "runner.py", pids, NULL, 8);
+	CHECK_INT(n, 1);
+	if (n >= 1)
+		CHECK(kill(pids[0], SIGKILL) == 0);
+	CHECK_INT(run(p, &cfg, "python3", "def main(): return {'ok': 2}\n",
+	    NULL, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"ok\":2}");
+	sandbox_code_result_release(&r);
+	w.n = st0.died;
+	CHECK(wait_until(died_past, &w, WAIT_MS) == 0);
+	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
+	sandbox_code_pool_free(p);
+}
+
+/* Size 0 is no pool; a pool nobody used has no thread and no process. */
+static void
+test_empty(void)
+{
+	struct sandbox_code_pool	*p = (struct sandbox_code_pool *)&p;
+	struct sandbox_code_pool_stats	 st;
+	struct sandbox_code_result	 r = {0};
+	struct sandbox_config		 cfg;
+	char				 err[ENGINE_ERRMAX];
+	pid_t				 pids[8];
+	int				 t0 = threads();
+
+	cfg_new(&cfg);
+	CHECK_INT(sandbox_code_pool_new(&cfg, 0, 300, &p), 0);
+	CHECK(p == NULL);
+	CHECK_INT(run(NULL, &cfg, "python3", "def main(): return {'a': 1}\n",
+	    NULL, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"a\":1}");
+	sandbox_code_result_release(&r);
+	CHECK_INT(threads(), t0);
+	CHECK_INT(runners("", "", pids, NULL, 8), 0);
+	CHECK_INT(dir_entries(cfg.dir), 0);
+
+	CHECK_INT(sandbox_code_pool_new(&cfg, 2, 300, &p), 0);
+	sandbox_code_pool_stats(p, &st);
+	CHECK_INT(st.threads, 0);
+	CHECK_INT(st.started, 0);
+	CHECK_INT(threads(), t0);
+	CHECK_INT(runners("", "", pids, NULL, 8), 0);
+	/* settings other than the pool's: cold, and nothing starts */
+	cfg.timeout = base.timeout + 1;
+	CHECK_INT(run(p, &cfg, "python3", "def main(): return {'a': 2}\n",
+	    NULL, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"a\":2}");
+	sandbox_code_result_release(&r);
+	sandbox_code_pool_stats(p, &st);
+	CHECK_INT(st.threads, 0);
+	CHECK_INT(st.hits + st.misses + st.started, 0);
+	CHECK_INT(threads(), t0);
+	sandbox_code_pool_free(p);
+	CHECK_INT(threads(), t0);
+}
+
+/* sandbox.timeout, a node's own limit and sandbox.memory hold. */
+static void
+test_limits(void)
+{
+	struct sandbox_code_pool	*p = NULL;
+	struct sandbox_code_result	 r = {0};
+	struct sandbox_config		 cfg;
+	char				 err[ENGINE_ERRMAX];
+
+	cfg_new(&cfg);
+	cfg.timeout = 2;
+	CHECK_INT(sandbox_code_pool_new(&cfg, 1, 0, &p), 0);
+	if (p == NULL)
+		return;
+	CHECK_INT(run_warm(p, &cfg, "python3",
+	    "def main():\n    while True: pass\n", 0, err, &r), ENGINE_ELIMIT);
+	CHECK_STR(err, "code ran longer than sandbox.timeout");
+	sandbox_code_result_release(&r);
+	CHECK_INT(run_warm(p, &cfg, "python3", "import time\ndef main():\n"
+	    "    time.sleep(100)\n", 700, err, &r), ENGINE_ELIMIT);
+	CHECK_STR(err, "code ran longer than its time limit (700 ms)");
+	sandbox_code_result_release(&r);
+	CHECK_INT(run_warm(p, &cfg, "javascript",
+	    "function main() { for (;;) {} }\n", 0, err, &r), ENGINE_ELIMIT);
+	CHECK_STR(err, "code ran longer than sandbox.timeout");
+	sandbox_code_result_release(&r);
+	sandbox_code_pool_free(p);
+
+	cfg_new(&cfg);
+	cfg.memory = 64 << 20;
+	CHECK_INT(sandbox_code_pool_new(&cfg, 1, 0, &p), 0);
+	if (p == NULL)
+		return;
+	CHECK_INT(run_warm(p, &cfg, "python3", "def main():\n"
+	    "    a = bytearray(300 << 20)\n    return {}\n", 0, err, &r),
+	    ENGINE_EINVAL);
+	CHECK_STR(err, "MemoryError (main.py, line 2) [memory is capped by "
+	    "sandbox.memory]");
+	sandbox_code_result_release(&r);
+	sandbox_code_pool_free(p);
+}
+
+/* Runners left unused for code.pool_idle are replaced, one at a time. */
+static void
+test_idle(void)
+{
+	struct sandbox_code_pool	*p = NULL;
+	struct sandbox_code_pool_stats	 st0, st;
+	struct sandbox_config		 cfg;
+	struct past			 w;
+
+	cfg_new(&cfg);
+	CHECK_INT(sandbox_code_pool_new(&cfg, 1, 1, &p), 0);
+	if (p == NULL)
+		return;
+	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
+	sandbox_code_pool_stats(p, &st0);
+	w.p = p;
+	w.n = st0.expired;
+	CHECK(wait_until(expired_past, &w, WAIT_MS) == 0);
+	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
+	sandbox_code_pool_stats(p, &st);
+	CHECK(st.started > st0.started);
+	CHECK_INT(st.hits, 0);
+	sandbox_code_pool_free(p);
+}
+
+/* Freeing the pool kills and reaps every runner and removes its sandbox:
+ * no process, folder or mount is left. */
+static void
+test_shutdown(void)
+{
+	struct sandbox_code_pool	*p = NULL;
+	struct sandbox_config		 cfg;
+	pid_t				 pids[8];
+	char				 dirs[8][64];
+	int				 i, n, t0 = threads();
+
+	cfg_new(&cfg);
+	CHECK_INT(sandbox_code_pool_new(&cfg, 1, 0, &p), 0);
+	if (p == NULL)
+		return;
+	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
+	CHECK(sandbox_code_pool_wait(p, "javascript", 1, WAIT_MS) == 0);
+	CHECK_INT(runners("python3 ", "runner.py", pids, NULL, 8), 1);
+	CHECK_INT(runners("node ", "runner.js", pids, NULL, 8), 1);
+	/* with their bwrap (outside and pid 1 inside) */
+	n = runners("", "runner.", pids, dirs, 8);
+	CHECK_INT(n, 6);
+	CHECK_INT(dir_entries(cfg.dir), 2);
+	CHECK_INT(threads(), t0 + 1);
+	sandbox_code_pool_free(p);
+	CHECK_INT(dir_entries(cfg.dir), 0);
+	CHECK_INT(mounts_under(cfg.dir), 0);
+	CHECK_INT(threads(), t0);
+	CHECK_INT(runners("", "", pids, NULL, 8), 0);
+	/* the interpreters went with their pid namespaces: by their runner
+	 * folders, nowhere on the host */
+	for (i = 0; i < n && i < 8; i++)
+		CHECK(wait_until(no_host_proc, dirs[i], 10000) == 0);
+}
+
+int
+main(void)
+{
+	struct conf	 c;
+	const char	*tmp = getenv("TMPDIR");
+	char		 cmd[400];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!CHECK(system("command -v bwrap >/dev/null 2>&1") == 0)) {
+		printf("# bwrap not found: install the Debian package "
+		    "bubblewrap (contrib/install-deps.sh)\n");
+		return tap_done();
+	}
+	if (!CHECK(system("PATH=/usr/bin:/bin command -v python3 >/dev/null "
+	    "&& PATH=/usr/bin:/bin command -v node >/dev/null") == 0)) {
+		printf("# python3 or node not found in /usr/bin: install the "
+		    "Debian packages python3 and nodejs\n");
+		return tap_done();
+	}
+	snprintf(top, sizeof(top), "%s/t_sandbox_codepool_XXXXXX",
+	    tmp && tmp[0] == '/' ? tmp : "/tmp");
+	if (!CHECK(mkdtemp(top) != NULL))
+		return tap_done();
+	conf_defaults(&c);
+	snprintf(c.data_dir, sizeof(c.data_dir), "%s", top);
+	sandbox_config_init(&base, &c);
+	base.timeout = 20;
+
+	test_empty();
+	test_no_reuse();
+	test_killed();
+	test_limits();
+	test_idle();
+	test_shutdown();
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", top);
+	return tap_done();
+}
