@@ -62,6 +62,27 @@ is "$(printf '%s' "$BODY" | jq -c '.data[] | del(.node_execution_id)' | cmp -s -
     same "the other process answers the same executions"
 BASE=$A_BASE
 
+# ====== A parsed app is reused only while it is unchanged ======
+
+# B runs the app (and keeps it parsed); A overwrites its DSL; B's next run
+# follows the new DSL.
+BASE=$B_BASE
+svc "$TEN_KEY" POST /v1/workflows/run -H "$J" \
+    -d '{"inputs":{"q":"one"},"user":"u1","response_mode":"blocking"}'
+is "$(jqr .data.outputs.out)" one "the other process runs the app"
+BASE=$A_BASE
+sed 's/value_selector: \[n7, output\]/value_selector: [s, q]}, {variable: again, value_selector: [n7, output]/' \
+    "$TOP/tests/bench/ten_nodes.yml" >"$T_DIR/ten2.yml"
+jq -n --rawfile y "$T_DIR/ten2.yml" --arg id "$TEN" \
+    '{mode: "yaml-content", yaml_content: $y, app_id: $id}' >"$T_DIR/imp.json"
+req POST "$A/imports" -H "$J" --data-binary @"$T_DIR/imp.json"
+is "$STATUS $(jqr .app_id)" "200 $TEN" "the app's DSL is replaced through this process"
+BASE=$B_BASE
+svc "$TEN_KEY" POST /v1/workflows/run -H "$J" \
+    -d '{"inputs":{"q":"two"},"user":"u1","response_mode":"blocking"}'
+is "$(jqr '.data.outputs | keys | join(",")')" "again,out" "the other process runs the new DSL at once"
+BASE=$A_BASE
+
 # ====== One transaction per short run ======
 
 txn() { mdb_stat -e "$ROOT/data" | awk -F': ' '/Last transaction ID/ { print $2 }'; }
