@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine/exec.h"
 
 struct app_entry {
 	char		 id[37];
@@ -26,6 +26,7 @@ struct app_entry {
 	size_t		 draft_len;
 	json_t		*app;		/* parsed, with "dsl" */
 	int		 sealed;	/* the draft may hold sealed secrets */
+	struct graph	*g;		/* its workflow's graph, once built */
 	uint64_t	 used;		/* tick of the last hit */
 };
 
@@ -41,6 +42,7 @@ entry_clear(struct app_entry *a)
 {
 	free(a->rec);
 	free(a->draft);
+	graph_free(a->g);
 	json_decref(a->app);
 	memset(a, 0, sizeof(*a));
 }
@@ -134,7 +136,7 @@ app_cache_get(struct engine *e, const char *id, json_t **out, int *sealed)
 	json_t			*app = NULL, *dsl;
 	int			 rc;
 
-	*sealed = 1;
+	*sealed = 0;	/* without the cache the app is the caller's own */
 	if (c == NULL)
 		return engine_app_get_full(e, id, out);
 	if (engine_uuid_check(id) != 0)
@@ -191,4 +193,43 @@ out:
 	}
 	*out = app;
 	return 0;
+}
+
+struct graph *
+app_cache_graph(struct engine *e, const json_t *app)
+{
+	struct app_cache	*c = e->apps;
+	struct app_entry	*a = NULL;
+	struct graph		*g = NULL, *mine;
+	const json_t		*wf;
+	char			 err[ENGINE_ERRMAX];
+	size_t			 i;
+
+	if (c == NULL)
+		return NULL;
+	pthread_mutex_lock(&c->mu);
+	for (i = 0; i < c->n && a == NULL; i++)
+		if (c->e[i].app == app)
+			a = &c->e[i];
+	if (a != NULL && a->g != NULL)
+		g = graph_ref(a->g);
+	pthread_mutex_unlock(&c->mu);
+	if (a == NULL || g != NULL)
+		return g;
+	/* built outside the lock; a run that built it meanwhile wins */
+	wf = json_object_get(json_object_get(app, "dsl"), "workflow");
+	if (!json_is_object(wf) || graph_build(wf, err, &mine) != 0)
+		return NULL;
+	pthread_mutex_lock(&c->mu);
+	for (i = 0, a = NULL; i < c->n && a == NULL; i++)
+		if (c->e[i].app == app)
+			a = &c->e[i];
+	if (a != NULL && a->g == NULL)
+		a->g = graph_ref(mine);
+	else if (a != NULL) {
+		graph_free(mine);
+		mine = graph_ref(a->g);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return mine;
 }

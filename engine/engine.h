@@ -418,7 +418,8 @@ int	engine_run_nodes(struct engine *e, const char *run_id, json_t **out);
 /* What a pass removed. */
 struct prune_stats {
 	int64_t	runs;		/* run records */
-	int64_t	node_runs;	/* their node execution records */
+	int64_t	node_runs;	/* their node traces: one record per run
+				 * (one per execution before schema 3) */
 	int64_t	messages;	/* messages of conversations that are gone */
 	int64_t	imports;	/* expired pending imports */
 	int64_t	blobs;		/* unreferenced blobs */

@@ -42,6 +42,7 @@ struct graph {
 	json_t		*problems;	/* why it cannot run: [{node_id,
 					 * edge_id?, field, message}] */
 	size_t		 nproblems;	/* all of them, listed or not */
+	atomic_int	 refs;		/* graph_ref / graph_free */
 };
 
 /*
@@ -54,7 +55,20 @@ struct graph {
  * graph.nodes) or ENGINE_ENOMEM.
  */
 int	graph_build(const json_t *workflow, char *err, struct graph **out);
+
+/*
+ * A graph never changes once built, so runs may share one: graph_ref takes
+ * a reference, graph_free drops one and frees the graph with the last.
+ */
+struct graph *graph_ref(struct graph *g);
 void	graph_free(struct graph *g);
+
+/*
+ * The graph of the workflow of app, an app app_cache_get gave (and not a
+ * copy of it): built once and kept with the cached app, new reference; or
+ * NULL (not cached any more, or it does not build: graph_build says why).
+ */
+struct graph *app_cache_graph(struct engine *e, const json_t *app);
 
 /*
  * Appends to problems one {node_id, edge_id, field: "graph.edges",

@@ -26,7 +26,7 @@ graph_free(struct graph *g)
 {
 	size_t i;
 
-	if (g == NULL)
+	if (g == NULL || atomic_fetch_sub(&g->refs, 1) > 1)
 		return;
 	for (i = 0; i < g->nnodes; i++) {
 		free(g->nodes[i].in);
@@ -38,6 +38,13 @@ graph_free(struct graph *g)
 	json_decref(g->index);
 	json_decref(g->doc);
 	free(g);
+}
+
+struct graph *
+graph_ref(struct graph *g)
+{
+	atomic_fetch_add(&g->refs, 1);
+	return g;
 }
 
 long
@@ -266,6 +273,7 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 		return engine_invalid(err, "the workflow has no graph.nodes");
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		return ENGINE_ENOMEM;
+	atomic_init(&g->refs, 1);
 	g->doc = json_incref((json_t *)workflow);
 	if ((g->index = json_object()) == NULL ||
 	    (g->problems = json_array()) == NULL ||

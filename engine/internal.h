@@ -36,8 +36,8 @@ void	live_fini(struct engine *e);
  * The app's record with its draft as "dsl" (as engine_app_get_full), from
  * the cache of parsed apps (app_cache.c) while its stored bytes are
  * unchanged: shared, so the caller must not change it. *sealed is 1 when
- * the draft may hold sealed secrets (then dsl_secrets OPEN would change
- * it: work on a copy). init/fini go with the engine.
+ * the shared draft may hold sealed secrets (then dsl_secrets OPEN would
+ * change it: work on a copy). init/fini go with the engine.
  */
 int	app_cache_get(struct engine *e, const char *id, json_t **out,
 	    int *sealed);

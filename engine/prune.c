@@ -724,7 +724,7 @@ out:
 		log_error("prune: %s", store_strerror(rc));
 	if (st->runs + st->node_runs + st->messages + st->imports + st->blobs >
 	    0)
-		log_info("prune: removed %lld runs, %lld node executions, %lld "
+		log_info("prune: removed %lld runs, %lld node traces, %lld "
 		    "messages, %lld imports, %lld blobs in %lld ms%s",
 		    (long long)st->runs, (long long)st->node_runs,
 		    (long long)st->messages, (long long)st->imports,

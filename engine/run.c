@@ -681,8 +681,11 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	}
 	if ((rc = dsl_secrets(e, wf, DSL_SECRET_OPEN, r.secrets, err)) != 0)
 		goto out;
-	if ((rc = graph_build(wf, err, &r.g)) != 0 ||
-	    (rc = check_supported(r.g, err)) != 0)
+	/* a shared app (no secrets to open) shares its graph too */
+	if ((sealed || r.legacy != NULL || (r.g = app_cache_graph(e, app)) ==
+	    NULL) && (rc = graph_build(wf, err, &r.g)) != 0)
+		goto out;
+	if ((rc = check_supported(r.g, err)) != 0)
 		goto out;
 	if ((start = graph_root(r.g, NULL)) < 0 ||
 	    strcmp(r.g->nodes[start].type, "start") != 0) {

@@ -180,7 +180,7 @@ cmd_prune(struct engine *e)
 	int			rc;
 
 	rc = engine_prune(e, PRUNE_WAIT, &st);
-	printf("runs %lld\nnode_executions %lld\nmessages %lld\nimports %lld\n"
+	printf("runs %lld\nnode_traces %lld\nmessages %lld\nimports %lld\n"
 	    "blobs %lld\n", (long long)st.runs, (long long)st.node_runs,
 	    (long long)st.messages, (long long)st.imports,
 	    (long long)st.blobs);

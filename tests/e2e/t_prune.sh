@@ -147,8 +147,8 @@ is "$("$POKE" "$DATA" count messages "$C2/")" 1 \
 
 prune FLOWCGI_RUN_HISTORY_MAX_COUNT=3
 is "$PRUNE_RC" 0 "flowcgi prune exits 0"
-is "$OUT" "runs 7 node_executions 14 messages 1 imports 0 blobs 1 " \
-    "it prints what it removed: 7 runs with their 14 node executions, a message, a blob"
+is "$OUT" "runs 7 node_traces 7 messages 1 imports 0 blobs 1 " \
+    "it prints what it removed: 7 runs with their node traces, a message, a blob"
 bad=0
 for id in $GONE1; do
 	"$POKE" "$DATA" has runs "$id" && bad=$((bad + 1))
@@ -164,7 +164,7 @@ is $? 1 "the blob nothing refers to is gone"
 "$POKE" "$DATA" has blobs "$KEPT_BLOB"
 is $? 0 "the app file's blob stays"
 prune FLOWCGI_RUN_HISTORY_MAX_COUNT=3
-is "$OUT" "runs 0 node_executions 0 messages 0 imports 0 blobs 0 " \
+is "$OUT" "runs 0 node_traces 0 messages 0 imports 0 blobs 0 " \
     "a second pass finds nothing more"
 
 FLOWCGI_RUN_PRUNE_INTERVAL=0 FLOWCGI_LLM_BASE_URL="$LLM/v1" \
