@@ -22,6 +22,8 @@ struct gnode {
 	json_t			*data;		/* borrowed from the document */
 	const char		*parent;	/* container id, or NULL */
 	const struct node_type	*nt;		/* NULL: unsupported type */
+	json_t			*jid, *jtype, *jtitle;	/* the same three
+						 * as JSON strings, for traces */
 	size_t			*in, nin;	/* edge indexes */
 	size_t			*out, nout;
 };

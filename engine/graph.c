@@ -31,6 +31,9 @@ graph_free(struct graph *g)
 	for (i = 0; i < g->nnodes; i++) {
 		free(g->nodes[i].in);
 		free(g->nodes[i].out);
+		json_decref(g->nodes[i].jid);
+		json_decref(g->nodes[i].jtype);
+		json_decref(g->nodes[i].jtitle);
 	}
 	free(g->nodes);
 	free(g->edges);
@@ -313,7 +316,11 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 			parent = str_of(data, "loop_id");
 		g->nodes[k].parent = parent;
 		g->nodes[k].nt = node_type_find(g->nodes[k].type);
-		if (json_object_set_new(g->index, g->nodes[k].id,
+		if ((g->nodes[k].jid = json_string(g->nodes[k].id)) == NULL ||
+		    (g->nodes[k].jtype = json_string(g->nodes[k].type)) ==
+		    NULL || (g->nodes[k].jtitle = json_string(
+		    g->nodes[k].title)) == NULL ||
+		    json_object_set_new(g->index, g->nodes[k].id,
 		    json_integer((json_int_t)k)) != 0)
 			goto fail;
 	}

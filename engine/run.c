@@ -111,9 +111,10 @@ trace_pack(const char *exec_id, const struct gnode *n, int index,
 
 	/* built by hand: json_pack would parse its format every time */
 	v[TR_ID] = json_string(exec_id);
-	v[TR_NODE] = json_string(n->id);
-	v[TR_TYPE] = json_string(n->type);
-	v[TR_TITLE] = json_string(n->title);
+	/* the graph's own strings: shared, never changed */
+	v[TR_NODE] = json_incref(n->jid);
+	v[TR_TYPE] = json_incref(n->jtype);
+	v[TR_TITLE] = json_incref(n->jtitle);
 	v[TR_INDEX] = json_integer(index);
 	v[TR_PRED] = pred ? json_string(pred) : json_null();
 	v[TR_INPUTS] = inputs ? json_incref(inputs) : json_null();

@@ -66,154 +66,18 @@ flush_locked(struct sse *s, int64_t now)
 		resp_flush(s->r);
 }
 
-/* ====== Events as text ====== */
-
-/*
- * An event's JSON text, as json_dumps(JSON_COMPACT) writes it. Jansson's
- * dump guards against loops with a hash table keyed by formatted
- * pointers, which costs more than the writing for the small events a fast
- * model makes by the thousand; events are trees the engine built, so they
- * are written here. What this does not write (a real, nesting deeper than
- * EV_DEPTH) or what does not fit the buffer is left to jansson.
- */
-#define EV_DEPTH 16
-
-struct evbuf {
-	char	*p;
-	size_t	 len, cap;
-	int	 fail;		/* did not fit, or not written here */
-};
-
-static void
-ev_add(struct evbuf *b, const char *s, size_t n)
-{
-	if (n > b->cap - b->len) {
-		b->fail = 1;
-		return;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-/* Jansson's escapes: the quote, the backslash and control characters. */
-static void
-ev_string(struct evbuf *b, const char *s, size_t n)
-{
-	static const char	 hex[] = "0123456789ABCDEF";
-	char			 u[6] = "\\u00";
-	const char		*e;
-	size_t			 i, from = 0;
-	unsigned char		 c;
-
-	ev_add(b, "\"", 1);
-	for (i = 0; i < n; i++) {
-		c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		ev_add(b, s + from, i - from);
-		from = i + 1;
-		switch (c) {
-		case '"':  e = "\\\""; break;
-		case '\\': e = "\\\\"; break;
-		case '\b': e = "\\b"; break;
-		case '\f': e = "\\f"; break;
-		case '\n': e = "\\n"; break;
-		case '\r': e = "\\r"; break;
-		case '\t': e = "\\t"; break;
-		default:   e = NULL; break;
-		}
-		if (e != NULL)
-			ev_add(b, e, 2);
-		else {
-			u[4] = hex[c >> 4];
-			u[5] = hex[c & 15];
-			ev_add(b, u, sizeof(u));
-		}
-	}
-	ev_add(b, s + from, n - from);
-	ev_add(b, "\"", 1);
-}
-
-static void
-ev_value(struct evbuf *b, const json_t *j, int depth)
-{
-	const char	*k;
-	json_t		*v;
-	size_t		 i, klen;
-	char		 num[32];
-	int		 n;
-
-	if (b->fail || depth > EV_DEPTH) {
-		b->fail = 1;
-		return;
-	}
-	switch (json_typeof(j)) {
-	case JSON_OBJECT:
-		ev_add(b, "{", 1);
-		i = 0;
-		json_object_keylen_foreach((json_t *)j, k, klen, v) {
-			if (i++ > 0)
-				ev_add(b, ",", 1);
-			ev_string(b, k, klen);
-			ev_add(b, ":", 1);
-			ev_value(b, v, depth + 1);
-			if (b->fail)
-				return;
-		}
-		ev_add(b, "}", 1);
-		break;
-	case JSON_ARRAY:
-		ev_add(b, "[", 1);
-		json_array_foreach(j, i, v) {
-			if (i > 0)
-				ev_add(b, ",", 1);
-			ev_value(b, v, depth + 1);
-			if (b->fail)
-				return;
-		}
-		ev_add(b, "]", 1);
-		break;
-	case JSON_STRING:
-		ev_string(b, json_string_value(j), json_string_length(j));
-		break;
-	case JSON_INTEGER:
-		n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
-		    json_integer_value(j));
-		ev_add(b, num, (size_t)n);
-		break;
-	case JSON_TRUE:
-		ev_add(b, "true", 4);
-		break;
-	case JSON_FALSE:
-		ev_add(b, "false", 5);
-		break;
-	case JSON_NULL:
-		ev_add(b, "null", 4);
-		break;
-	default:	/* a real: jansson's own format */
-		b->fail = 1;
-		break;
-	}
-}
-
 /* Writes ev as one "data: {json}" event, not flushed. */
 static void
 put_event(struct req *r, const json_t *ev)
 {
-	char		 buf[4096], *j;
-	struct evbuf	 b = { buf, 0, sizeof(buf), 0 };
+	char	*j;
+	size_t	 len;
 
-	ev_add(&b, "data: ", 6);
-	ev_value(&b, ev, 0);
-	ev_add(&b, "\n\n", 2);
-	if (!b.fail) {
-		resp_write(r, buf, b.len);
-		return;
-	}
-	if ((j = json_dumps(ev, JSON_COMPACT)) == NULL)
+	/* the engine's events are trees: no need for jansson's loop check */
+	if ((j = store_json_text(ev, &len)) == NULL)
 		return;
 	resp_write(r, "data: ", 6);
-	resp_write(r, j, strlen(j));
+	resp_write(r, j, len);
 	resp_write(r, "\n\n", 2);
 	free(j);
 }

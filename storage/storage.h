@@ -161,6 +161,14 @@ int	store_cursor_seek(struct store_cursor *c, const void *key, size_t klen,
 int	store_cursor_next(struct store_cursor *c, struct store_kv *kv);
 int	store_cursor_prev(struct store_cursor *c, struct store_kv *kv);
 
+/*
+ * The text json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) gives, byte for
+ * byte, written without jansson's per-container loop check (json.c): j
+ * must not contain itself. Free it; *len (may be NULL) gets its length.
+ * NULL when out of memory.
+ */
+char	*store_json_text(const json_t *j, size_t *len);
+
 /* ====== Content-addressed blobs ====== */
 
 /*

@@ -477,11 +477,12 @@ store_put_json(struct store_txn *t, enum store_db db, const char *key,
     const json_t *val, unsigned flags)
 {
 	char	*s;
+	size_t	 len;
 	int	 rc;
 
-	if ((s = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+	if ((s = store_json_text(val, &len)) == NULL)
 		return STORE_ENOMEM;
-	rc = store_put(t, db, key, strlen(key), s, strlen(s), flags);
+	rc = store_put(t, db, key, strlen(key), s, len, flags);
 	free(s);
 	return rc;
 }

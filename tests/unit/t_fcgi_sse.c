@@ -1,88 +1,13 @@
 /*
- * t_fcgi_sse.c — the event stream: events written as jansson writes them,
- * and flushes coalesced by server.stream_flush_ms (an event after a pause
- * leaves at once, the ones that follow share the side thread's flush, the
- * last ones leave at the end, 0 flushes each event).
+ * t_fcgi_sse.c — the event stream: flushes coalesced by
+ * server.stream_flush_ms (an event after a pause leaves at once, the ones
+ * that follow share the side thread's flush, the last ones leave at the
+ * end, 0 flushes each event). The events' text is t_storage_json's.
  */
 #include <time.h>
 
 #include "fcgi/sse.c"
 #include "tap.h"
-
-/* ====== Events as text ====== */
-
-/* 1 when the writer gives what json_dumps(JSON_COMPACT) gives. */
-static int
-same_as_jansson(json_t *j)
-{
-	char		 buf[4096], *want;
-	struct evbuf	 b = { buf, 0, sizeof(buf) - 1, 0 };
-	int		 same;
-
-	ev_value(&b, j, 0);
-	want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
-	buf[b.len] = '\0';
-	same = !b.fail && want != NULL && strcmp(buf, want) == 0;
-	if (!same)
-		printf("#   got:  %s\n#   want: %s\n", b.fail ? "(fail)" : buf,
-		    want ? want : "(null)");
-	free(want);
-	json_decref(j);
-	return same;
-}
-
-/* 1 when the writer leaves j to jansson. */
-static int
-left_to_jansson(json_t *j, size_t cap)
-{
-	char		 buf[4096];
-	struct evbuf	 b = { buf, 0, cap, 0 };
-
-	ev_value(&b, j, 0);
-	json_decref(j);
-	return b.fail;
-}
-
-static void
-test_text(void)
-{
-	char	 ctl[33], big[3000];
-	json_t	*deep;
-	int	 i;
-
-	CHECK(same_as_jansson(json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s}",
-	    "event", "message", "task_id", "t", "workflow_run_id", "w",
-	    "conversation_id", "c", "message_id", "m", "created_at",
-	    (json_int_t)1700000000, "answer", "t1 ")));
-	/* every control character, quotes, backslash, slash, DEL, UTF-8 */
-	for (i = 0; i < 31; i++)
-		ctl[i] = (char)(i + 1);
-	ctl[31] = '"';
-	ctl[32] = '\\';
-	CHECK(same_as_jansson(json_pack("{s:s#,s:s#,s:s}", "ctl", ctl,
-	    (int)sizeof(ctl), "nul", "a\0b", (int)3, "more",
-	    "/ \x7f caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80 \"q\" \\")));
-	CHECK(same_as_jansson(json_pack("{s:s}", "k\"\n\\y", "v")));
-	/* nesting, arrays, every other type, integers at the edges */
-	CHECK(same_as_jansson(json_pack("{s:[s,s],s:{s:{}, s:[]},s:b,s:b,"
-	    "s:n,s:I,s:I,s:[i,{s:[[]]}]}", "from_variable_selector", "llm",
-	    "text", "data", "o", "a", "t", 1, "f", 0, "z", "min",
-	    (json_int_t)INT64_MIN, "max", (json_int_t)INT64_MAX, "arr", -1,
-	    "x")));
-	CHECK(same_as_jansson(json_object()));
-	CHECK(same_as_jansson(json_string("")));
-	/* left to jansson: reals, deep nesting, events past the buffer */
-	CHECK(left_to_jansson(json_pack("{s:s,s:{s:f}}", "event",
-	    "node_finished", "data", "elapsed_time", 0.25), 4096));
-	deep = json_string("x");
-	for (i = 0; i <= EV_DEPTH; i++)
-		deep = json_pack("[o]", deep);
-	CHECK(left_to_jansson(deep, 4096));
-	memset(big, 'a', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	CHECK(left_to_jansson(json_pack("{s:s}", "answer", big), 1000));
-	CHECK(!left_to_jansson(json_pack("{s:s}", "answer", big), 4096));
-}
 
 /* ====== Flushes ====== */
 
@@ -285,7 +210,6 @@ test_flushes(void)
 int
 main(void)
 {
-	test_text();
 	test_flushes();
 	return tap_done();
 }
