@@ -48,6 +48,9 @@ enum store_db {
 	STORE_DB__COUNT
 };
 
+/* The database named name ("runs", "node_runs", ...), or -1. */
+int	store_db_find(const char *name);
+
 /* The schema version this build writes; store_open migrates older data. */
 #define STORE_SCHEMA_VERSION 3
 

@@ -76,6 +76,17 @@ struct store_cursor {
 	MDB_cursor	*cur;
 };
 
+int
+store_db_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < STORE_DB__COUNT; i++)
+		if (strcmp(db_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
 const char *
 store_strerror(int rc)
 {

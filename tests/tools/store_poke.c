@@ -21,24 +21,6 @@
 #include "conf/conf.h"
 #include "storage/storage.h"
 
-static const char *const names[STORE_DB__COUNT] = {
-	[STORE_DB_APPS] = "apps",
-	[STORE_DB_ASSETS] = "assets",
-	[STORE_DB_BLOBS] = "blobs",
-	[STORE_DB_BLOBREFS] = "blobrefs",
-	[STORE_DB_RUNS] = "runs",
-	[STORE_DB_RUNS_BY_APP] = "runs_by_app",
-	[STORE_DB_NODE_RUNS] = "node_runs",
-	[STORE_DB_CONVERSATIONS] = "conversations",
-	[STORE_DB_MESSAGES] = "messages",
-	[STORE_DB_API_KEYS] = "api_keys",
-	[STORE_DB_SETTINGS] = "settings",
-	[STORE_DB_META] = "meta",
-	[STORE_DB_IMPORTS] = "imports",
-	[STORE_DB_DRAFTS] = "drafts",
-	[STORE_DB_UPLOADS] = "uploads",
-};
-
 struct op {
 	const char	*what;
 	int		 db;
@@ -82,7 +64,7 @@ main(int argc, char **argv)
 	struct op		 o;
 	const void		*v;
 	size_t			 vlen, plen;
-	int			 i, rc, n = 0;
+	int			 rc, n = 0;
 
 	if (argc < 4)
 		return usage();
@@ -92,10 +74,7 @@ main(int argc, char **argv)
 	if (strcmp(o.what, "blob") == 0)
 		o.key = argv[3];
 	else {
-		for (i = 0; i < STORE_DB__COUNT; i++)
-			if (strcmp(names[i], argv[3]) == 0)
-				o.db = i;
-		if (o.db < 0)
+		if ((o.db = store_db_find(argv[3])) < 0)
 			return usage();
 		o.key = argc > 4 ? argv[4] : "";
 		o.val = argc > 5 ? argv[5] : "";
