@@ -13,17 +13,31 @@
  * on its control pipe (descriptor SANDBOX_CTL_FD) and waits for a line on
  * its standard input. Then the user's code and the inputs are uploaded
  * beside it and the line sent (sandbox_code_finish); the runner says 'G'
- * (got it), closes the control pipe (user code never sees it), deletes its
- * files once read, compiles the code under the name main.py / main.js (so
- * tracebacks point at the user's own lines), calls main, and prints the
- * result between markers that carry a random nonce, so nothing the code
- * prints can be taken for the result. A failure ends with one summary line
- * behind the same nonce ("ValueError: bad input (main.py, line 3)").
+ * (got it), deletes its files once read, compiles the code under the name
+ * main.py / main.js (so tracebacks point at the user's own lines), calls
+ * main, and prints the result between markers that carry a random nonce,
+ * so nothing the code prints can be taken for the result. A failure ends
+ * with one summary line behind the same nonce ("ValueError: bad input
+ * (main.py, line 3)").
+ *
+ * Then, its output flushed, the runner says 'D' (done) and exits. The job
+ * answers on that word when the output ends with the result or the
+ * summary (code_complete), without waiting for the interpreter's exit, for
+ * bwrap to report it and for the sandbox's end: whoever owns the runner
+ * kills what is left of it afterwards (sandbox_code_drop; for a warm
+ * runner, the pool's thread). So what the code leaves running after main
+ * (threads, timers, processes) neither holds up the answer nor counts. In
+ * any other case (no 'D': a crash, a kill at a limit, sys.exit) the exit
+ * decides, as it always did. The runner keeps the control pipe for the
+ * 'D' (close-on-exec in python); code could write to it, and gains nothing
+ * by it: only a complete result or summary answers early.
  *
  * A cold run does the two steps back to back; the code pool (codepool.c)
  * does the first ahead of time. Everything the code can observe is the
  * same either way: the runner, its command line, its sandbox, and a
- * standard input that ends right after the line.
+ * standard input that ends right after the line. The javascript runner
+ * makes process.stdout and process.stderr (7 ms on their first use) before
+ * it is ready.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,10 +67,16 @@ static const char python_runner[] =
     "    pass\n"
     "ctl(b'G')\n"
     "try:\n"
-    "    os.close(11)\n"
+    "    os.set_inheritable(11, False)\n"
     "except OSError:\n"
     "    pass\n"
-    "del ctl\n"
+    "def end(code):\n"
+    "    try:\n"
+    "        sys.stderr.flush()\n"
+    "    except Exception:\n"
+    "        pass\n"
+    "    ctl(b'D')\n"
+    "    os._exit(code)\n"
     "with open(os.path.join(d, 'main.py'), encoding='utf-8') as f:\n"
     "    src = f.read()\n"
     "with open(os.path.join(d, 'inputs.json'), encoding='utf-8') as f:\n"
@@ -77,7 +97,7 @@ static const char python_runner[] =
     "    msg = traceback.format_exception_only(type(e), e)[-1].strip()\n"
     "    sys.stderr.write('\\n' + mark + 'ERROR ' + msg + where + '\\n')\n"
     "    sys.stderr.flush()\n"
-    "    os._exit(1)\n"
+    "    end(1)\n"
     "ns = {'__name__': '__main__', '__builtins__': __builtins__}\n"
     "try:\n"
     "    exec(compile(src, 'main.py', 'exec'), ns)\n"
@@ -89,20 +109,23 @@ static const char python_runner[] =
     "if not isinstance(out, dict):\n"
     "    sys.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n"
     "        type(out).__name__ + ', not a dict\\n')\n"
-    "    os._exit(1)\n"
+    "    end(1)\n"
     "try:\n"
     "    s = json.dumps(out, ensure_ascii=False, allow_nan=False)\n"
     "except Exception as e:\n"
     "    sys.stderr.write('\\n' + mark + 'ERROR the result is not JSON: ' +\n"
     "        str(e) + '\\n')\n"
-    "    os._exit(1)\n"
+    "    end(1)\n"
     "sys.stdout.write('\\n' + mark + s + mark + '\\n')\n"
-    "sys.stdout.flush()\n";
+    "sys.stdout.flush()\n"
+    "end(0)\n";
 
 static const char javascript_runner[] =
     "'use strict';\n"
     "const fs = require('fs'), path = require('path'), vm = require('vm');\n"
     "const d = process.argv[2], mark = process.argv[3];\n"
+    "process.stdout.write('');\n"
+    "process.stderr.write('');\n"
     "try { fs.writeSync(11, 'R'); } catch (e) {}\n"
     "{\n"
     "  const b = Buffer.alloc(1);\n"
@@ -115,7 +138,11 @@ static const char javascript_runner[] =
     "    if (n === 0 || b[0] === 10) break;\n"
     "  }\n"
     "}\n"
-    "try { fs.writeSync(11, 'G'); fs.closeSync(11); } catch (e) {}\n"
+    "try { fs.writeSync(11, 'G'); } catch (e) {}\n"
+    "function end(code) {\n"
+    "  try { fs.writeSync(11, 'D'); } catch (e) {}\n"
+    "  process.exit(code);\n"
+    "}\n"
     "const src = fs.readFileSync(path.join(d, 'main.js'), 'utf8');\n"
     "const inputs = JSON.parse(fs.readFileSync(path.join(d, 'inputs.json'),"
     " 'utf8'));\n"
@@ -133,22 +160,23 @@ static const char javascript_runner[] =
     " : String(e);\n"
     "  process.stderr.write('\\n' + mark + 'ERROR ' + first +\n"
     "    (m ? ' (main.js, line ' + m[1] + ')' : '') + '\\n',\n"
-    "    () => process.exit(1));\n"
+    "    () => end(1));\n"
     "}\n"
     "function done(out) {\n"
     "  if (out === null || typeof out !== 'object' || Array.isArray(out)) {\n"
     "    process.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n"
     "      (Array.isArray(out) ? 'an array' : out === null ? 'null' :"
-    " typeof out) + ', not an object\\n', () => process.exit(1));\n"
+    " typeof out) + ', not an object\\n', () => end(1));\n"
     "    return;\n"
     "  }\n"
     "  let s;\n"
     "  try { s = JSON.stringify(out); } catch (e) {\n"
     "    process.stderr.write('\\n' + mark + 'ERROR the result is not JSON: '"
-    " + e.message + '\\n', () => process.exit(1));\n"
+    " + e.message + '\\n', () => end(1));\n"
     "    return;\n"
     "  }\n"
-    "  process.stdout.write('\\n' + mark + s + mark + '\\n');\n"
+    "  process.stdout.write('\\n' + mark + s + mark + '\\n',\n"
+    "    () => process.stderr.write('', () => end(0)));\n"
     "}\n"
     "try {\n"
     "  vm.runInThisContext(src, { filename: 'main.js' });\n"
@@ -288,19 +316,20 @@ code_check(const struct sandbox_code_req *req, char *err, char **inputs)
 /*
  * Waits until the runner says it took its job ('G' on the control pipe;
  * an 'R' before it only says it was ready): 1 when it did, 0 when the
- * pipe ended first (the runner is gone), -1 at the deadline.
+ * pipe ended first (the runner is gone), -1 at the deadline. Reads one
+ * byte at a time: what follows the 'G' (the runner's 'D') is the wait's.
  */
 static int
 runner_took(struct sandbox_runner *r, int64_t deadline)
 {
 	struct pollfd	pfd;
-	char		buf[16];
+	char		c;
 	ssize_t		n;
 	int64_t		ms;
 
 	for (;;) {
-		n = read(r->ctl, buf, sizeof(buf));
-		if (n > 0 && memchr(buf, 'G', (size_t)n) != NULL)
+		n = read(r->ctl, &c, 1);
+		if (n > 0 && c == 'G')
 			return 1;
 		if (n > 0 || (n < 0 && errno == EINTR))
 			continue;
@@ -312,6 +341,30 @@ runner_took(struct sandbox_runner *r, int64_t deadline)
 		pfd.events = POLLIN;
 		(void)poll(&pfd, 1, ms > 60000 ? 60000 : (int)ms);
 	}
+}
+
+/*
+ * The runner's 'D' came (sandbox_local_wait): 1 when x holds its last
+ * word, so that the job need not wait for its exit: standard output that
+ * ends with the result ("\n" MARK json MARK "\n"; JSON text has no raw
+ * line break), or standard error that ends with the failure summary line
+ * (MARK "ERROR ...\n"), nothing of it cut at sandbox.max_output. Anything
+ * else (a 'D' written by the code itself, say) waits for the exit, which
+ * decides as it always did.
+ */
+static int
+code_complete(void *arg, const struct sandbox_exec_result *x)
+{
+	const char	*mark = arg;
+	size_t		 mlen = strlen(mark);
+
+	if (!x->out_truncated && x->out_len > 2 * mlen + 1 &&
+	    x->out[x->out_len - 1] == '\n' &&
+	    memcmp(x->out + x->out_len - 1 - mlen, mark, mlen) == 0)
+		return 1;
+	return !x->err_truncated && x->err_len > mlen &&
+	    x->err[x->err_len - 1] == '\n' &&
+	    find_last(x->err, x->err_len, mark) != NULL;
 }
 
 /*
@@ -518,6 +571,7 @@ sandbox_code_finish(struct sandbox_runner *r,
 {
 	const struct language		*lang;
 	struct sandbox_exec_result	 x = {0};
+	struct sandbox_done		 done;
 	char				 path[128], *inputs = NULL;
 	int				 rc = 0, took;
 
@@ -553,9 +607,14 @@ sandbox_code_finish(struct sandbox_runner *r,
 	}
 	/* Otherwise what the run did (or why it could not start) is in its
 	 * result; a runner that never took its job is killed at the
-	 * deadline like code that runs too long. */
-	rc = sandbox_local_wait(r->proc, r->t0, req->timeout_ms, err, &x);
-	r->proc = NULL;
+	 * deadline like code that runs too long. Once the runner said it is
+	 * done with a complete result, that is the answer: r->proc is then
+	 * still there, for sandbox_code_drop to end. */
+	done.fd = r->ctl;
+	done.complete = code_complete;
+	done.arg = r->mark;
+	rc = sandbox_local_wait(&r->proc, r->t0, req->timeout_ms,
+	    took > 0 ? &done : NULL, err, &x);
 	if (rc != 0)
 		goto out;
 	rc = code_result(lang, r->sb, req, r->mark, &x, err, res);

@@ -27,10 +27,14 @@
  * cold, as without a pool. The thread holds the pool's mutex only to look
  * at and change slots, never while it starts or ends a runner.
  *
- * Whoever ends a runner reaps its bwrap: the job (sandbox_local_wait), or
- * the thread (sandbox_proc_kill) for runners that died, expired or are
- * left at stop. Nothing here installs a SIGCHLD handler or waits for any
- * child but its own.
+ * Whoever ends a runner reaps its bwrap: the job (sandbox_local_wait) when
+ * the runner exited before it had the answer (a crash, a kill at a limit),
+ * else the thread (sandbox_proc_kill): for runners that died, expired or
+ * are left at stop, and for every runner whose job answered on its word
+ * before its exit (code.c), which the thread kills, with whatever its code
+ * left running, as soon as it is handed back, then reaps and removes its
+ * sandbox while the job goes on. Nothing here installs a SIGCHLD handler
+ * or waits for any child but its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -456,19 +460,21 @@ pool_take(struct sandbox_code_pool *p, int li, struct sandbox_runner *r)
 }
 
 /*
- * The job on slot s's runner is over: the thread removes its sandbox and
- * refills; at stop, when the thread may be gone, the job does it here.
+ * The job on slot s's runner has its answer: the thread ends what is left
+ * of the runner (its processes, still there when the job answered on the
+ * runner's word before its exit), reaps it, removes its sandbox and
+ * refills, all after the job went on; at stop, when the thread may be
+ * gone, the job does it here.
  */
 static void
 pool_return(struct sandbox_code_pool *p, struct slot *s,
     struct sandbox_runner *r)
 {
-	sandbox_code_drop(r);
 	pthread_mutex_lock(&p->mu);
 	if (r->gone)
 		p->died++;
 	if (!p->stopping) {
-		s->r.sb = r->sb;
+		s->r = *r;
 		s->state = SLOT_DONE;
 		pool_wake(p);
 		pthread_mutex_unlock(&p->mu);
@@ -476,7 +482,7 @@ pool_return(struct sandbox_code_pool *p, struct slot *s,
 	}
 	s->state = SLOT_EMPTY;
 	pthread_mutex_unlock(&p->mu);
-	sandbox_free(r->sb);
+	runner_end(r);
 }
 
 /* ====== Interface ====== */

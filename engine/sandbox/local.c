@@ -24,7 +24,11 @@
  * outlives an exec. sandbox_local_spawn starts the same bwrap, one more
  * descriptor aside (a code runner's control pipe), and leaves the waiting
  * for later: code runners (code.c) are started that way, ahead of their
- * job when they are warm ones (codepool.c).
+ * job when they are warm ones (codepool.c). Such a command may say on its
+ * control pipe that its output is complete: sandbox_local_wait then
+ * answers without waiting for the exit, and whoever ends the command
+ * later kills the sandbox's pid 1 and waits for bwrap to report it, so
+ * that nothing of the sandbox runs once it returns.
  *
  * Seccomp. Every command runs under a filter (built once per sandbox with
  * libseccomp, handed to bwrap --seccomp) that refuses with EPERM what code
@@ -1094,20 +1098,33 @@ struct stream {
 	struct sandbox_buf	b;
 };
 
-/* Reads what fd has; returns 0 on data, 1 on EOF or error. */
+/* Reads what fd has; returns 0 on data, 1 on EOF or error, -1 when there
+ * is nothing to read now. */
 static int
 stream_read(struct stream *s)
 {
 	char	tmp[65536];
 	ssize_t	n;
 
-	n = read(s->fd, tmp, sizeof(tmp));
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return 0;
+	while ((n = read(s->fd, tmp, sizeof(tmp))) < 0 && errno == EINTR)
+		;
+	if (n < 0 && errno == EAGAIN)
+		return -1;
 	if (n <= 0)
 		return 1;
 	sandbox_buf_add(&s->b, tmp, (size_t)n);
 	return 0;
+}
+
+/* Reads everything s has now (closing it at its end). */
+static void
+stream_drain(struct stream *s)
+{
+	int rc;
+
+	while (s->fd >= 0 && (rc = stream_read(s)) >= 0)
+		if (rc == 1)
+			sandbox_close_fd(&s->fd);
 }
 
 /*
@@ -1174,6 +1191,8 @@ stdin_write(int fd, const char *p, size_t len, size_t *off)
 struct sandbox_proc {
 	struct local	*l;
 	pid_t		 pid;
+	pid_t		 init;		/* the sandbox's pid 1, as we see it
+					 * (0: not known) */
 	int		 pidfd;
 	int		 in;		/* its standard input */
 	int		 out;		/* its standard output */
@@ -1181,21 +1200,106 @@ struct sandbox_proc {
 	int		 st;		/* bwrap's --json-status-fd */
 };
 
-#define PROC_INIT	{NULL, -1, -1, -1, -1, -1, -1}
+#define PROC_INIT	{NULL, -1, 0, -1, -1, -1, -1, -1}
+
+/* How long bwrap may take to report its pid 1 killed (ms). */
+#define INIT_GRACE_MS	5000
+
+/* The number after "name": in bwrap's status lines, or 0. */
+static long
+status_number(const char *status, const char *name)
+{
+	const char *s;
+
+	if (status == NULL || (s = strstr(status, name)) == NULL ||
+	    (s = strchr(s, ':')) == NULL)
+		return 0;
+	return strtol(s + 1, NULL, 10);
+}
+
+/* The parent of process pid, from /proc, or -1. */
+static pid_t
+parent_of(pid_t pid)
+{
+	char	 path[64], buf[512], *s;
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid ...", comm may hold anything */
+	if ((s = strrchr(buf, ')')) == NULL || strlen(s) < 5)
+		return -1;
+	return (pid_t)strtol(s + 4, NULL, 10);
+}
 
 /*
- * Kills what is left of p's command (bwrap's process group; the rest of
- * the sandbox dies with bwrap's pid 1), reaps bwrap and closes p's
- * descriptors. p itself stays.
+ * Kills the sandbox's pid 1 (bwrap's init, whose end takes every other
+ * process of the pid namespace with it) and waits for bwrap to report it:
+ * the kernel has emptied the namespace before, so nothing of the sandbox
+ * runs once bwrap ended. Killing bwrap instead leaves its pid 1 and the
+ * rest to die on their own a moment later, maybe after the workspace is
+ * gone. Returns 1 when bwrap ended so, 0 when the caller must kill it.
+ */
+static int
+proc_kill_init(struct sandbox_proc *p)
+{
+	int ok = 0;
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	struct pollfd	pfd;
+	int		fd;
+
+	if (p->init <= 1 || p->pidfd < 0 ||
+	    (fd = (int)syscall(SYS_pidfd_open, p->init, 0)) < 0)
+		return 0;
+	/* Still bwrap's child, so the pidfd is on the sandbox's pid 1 and
+	 * not on a process that got its number since. */
+	if (parent_of(p->init) == p->pid &&
+	    syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) == 0) {
+		pfd.fd = p->pidfd;
+		pfd.events = POLLIN;
+		while ((ok = poll(&pfd, 1, INIT_GRACE_MS)) < 0 &&
+		    errno == EINTR)
+			;
+		ok = ok == 1;
+	}
+	close(fd);
+#else
+	(void)p;
+#endif
+	return ok;
+}
+
+/*
+ * Kills what is left of p's command and reaps bwrap: its pid 1 when known
+ * (proc_kill_init), else bwrap's process group (the rest of the sandbox
+ * dies with bwrap's pid 1). Closes p's descriptors; p itself stays.
  */
 static void
 proc_end(struct sandbox_proc *p)
 {
-	int status;
+	char	buf[512];
+	ssize_t	n;
+	int	status;
 
 	if (p->pid > 0) {
-		(void)kill(-p->pid, SIGKILL);
-		(void)kill(p->pid, SIGKILL);
+		/* Never waited for: bwrap's first status line, written
+		 * when it started its pid 1, names it. */
+		if (p->init == 0 && p->st >= 0 &&
+		    (n = read(p->st, buf, sizeof(buf) - 1)) > 0) {
+			buf[n] = '\0';
+			p->init = (pid_t)status_number(buf, "\"child-pid\"");
+		}
+		if (!proc_kill_init(p)) {
+			(void)kill(-p->pid, SIGKILL);
+			(void)kill(p->pid, SIGKILL);
+		}
 		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
 			;
 		p->pid = -1;
@@ -1511,29 +1615,57 @@ out:
 }
 
 /*
+ * What came on a command's control pipe (see sandbox_local_wait): 1 when
+ * it said 'D', 0 when nothing of note, -1 at its end.
+ */
+static int
+done_read(int fd)
+{
+	char	buf[64];
+	ssize_t	n;
+
+	while ((n = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
+		;
+	if (n < 0 && errno == EAGAIN)
+		return 0;
+	if (n <= 0)
+		return -1;
+	return memchr(buf, 'D', (size_t)n) != NULL;
+}
+
+/*
  * Feeds stdin_data to p's command, then EOF; drains its output until all
  * is closed and bwrap has ended; kills everything at t0 + timeout_ms (0:
- * the sandbox's timeout) and fills res (elapsed from t0). p's command is
- * over and its descriptors closed afterwards, whatever is returned.
+ * the sandbox's timeout) and fills res (elapsed from t0). With dn, also
+ * watches the command's control pipe: at its first 'D', when dn says the
+ * output so far is complete, fills res from it as from a command that
+ * exited 0 and returns with *early set and p's command still running
+ * (p's descriptors kept, its pid 1 noted for proc_end). Otherwise p's
+ * command is over and its descriptors closed afterwards, whatever is
+ * returned.
  */
 static int
 local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
-    int64_t t0, int timeout_ms, int64_t max_output, char *err,
+    int64_t t0, int timeout_ms, int64_t max_output,
+    const struct sandbox_done *dn, int *early, char *err,
     struct sandbox_exec_result *res)
 {
 	struct local	*l = p->l;
 	struct stream	 so = {-1, {NULL, 0, 0, 0, 0, 0}};
 	struct stream	 se = {-1, {NULL, 0, 0, 0, 0, 0}};
 	struct stream	 st = {-1, {NULL, 0, 0, 4096, 0, 0}};
-	struct pollfd	 pfd[5];
+	struct sandbox_exec_result so_far;
+	struct pollfd	 pfd[6];
 	sigset_t	 oldset;
 	char		*nl;
 	int		 rc = 0, status = 0, exited = 0, killed = 0;
-	int		 started, nfd, i, ms;
+	int		 started, nfd, i, ms, said = 0, looked = 0;
+	int		 dfd = dn != NULL ? dn->fd : -1;
 	size_t		 in_off = 0;
 	const char	*s;
 	int64_t		 deadline, grace = 0, used;
 
+	*early = 0;
 	sandbox_sigpipe_block(&oldset);
 	/* The streams own the read ends from here on. */
 	so.fd = p->out;
@@ -1565,6 +1697,10 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 			pfd[nfd].fd = st.fd;
 			pfd[nfd++].events = POLLIN;
 		}
+		if (dfd >= 0) {
+			pfd[nfd].fd = dfd;
+			pfd[nfd++].events = POLLIN;
+		}
 		if (p->pidfd >= 0 && !exited) {
 			pfd[nfd].fd = p->pidfd;
 			pfd[nfd++].events = POLLIN;
@@ -1586,14 +1722,40 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 				    &in_off))
 					sandbox_close_fd(&p->in);
 			} else if (pfd[i].fd == so.fd) {
-				if (stream_read(&so))
+				if (stream_read(&so) == 1)
 					sandbox_close_fd(&so.fd);
 			} else if (pfd[i].fd == se.fd) {
-				if (stream_read(&se))
+				if (stream_read(&se) == 1)
 					sandbox_close_fd(&se.fd);
 			} else if (pfd[i].fd == st.fd) {
-				if (stream_read(&st))
+				if (stream_read(&st) == 1)
 					sandbox_close_fd(&st.fd);
+			} else if (pfd[i].fd == dfd) {
+				/* read to the end, so that the command never
+				 * waits on it; only the first 'D' counts */
+				if ((said = done_read(dfd)) < 0)
+					dfd = -1;
+			}
+		}
+		if (said > 0 && !looked && !killed) {
+			/* Everything the command wrote before its 'D' is in
+			 * the pipes: read it all, then ask. Asked once, so
+			 * that bytes written there by the code cost a look
+			 * at most and an early one only waits for the exit. */
+			looked = 1;
+			stream_drain(&so);
+			stream_drain(&se);
+			stream_drain(&st);
+			memset(&so_far, 0, sizeof(so_far));
+			so_far.out = so.b.p != NULL ? so.b.p : "";
+			so_far.out_len = so.b.len;
+			so_far.out_truncated = so.b.truncated;
+			so_far.err = se.b.p != NULL ? se.b.p : "";
+			so_far.err_len = se.b.len;
+			so_far.err_truncated = se.b.truncated;
+			if (dn->complete(dn->arg, &so_far)) {
+				*early = 1;
+				break;
 			}
 		}
 		if (!exited && (waitpid(p->pid, &status, WNOHANG) == p->pid ||
@@ -1620,29 +1782,45 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 		if (exited && p->in >= 0)
 			sandbox_close_fd(&p->in);
 	}
-	p->pid = -1;
 
-	/* What happened, from bwrap's status lines and its exit. */
-	started = st.b.p != NULL && strstr(st.b.p, "\"child-pid\"") != NULL;
-	if (st.b.p != NULL && (s = strstr(st.b.p, "\"exit-code\"")) != NULL &&
-	    (s = strchr(s, ':')) != NULL)
-		res->exit_code = (int)strtol(s + 1, NULL, 10);
-	else if (WIFEXITED(status))
-		res->exit_code = WEXITSTATUS(status);
-	else if (WIFSIGNALED(status))
-		res->exit_code = 128 + WTERMSIG(status);
-	if (res->timed_out)
-		res->exit_code = 128 + SIGKILL;
-	if (res->exit_code > 128 && res->exit_code < 128 + NSIG)
-		res->signal = res->exit_code - 128;
-	if (!started && !res->timed_out) {
-		/* bwrap gave up before the command could start. */
-		if (se.b.p != NULL && (nl = strchr(se.b.p, '\n')) != NULL)
-			*nl = '\0';
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox could not start: "
-		    "%.180s", se.b.p && se.b.p[0] ? se.b.p
-		    : "bwrap failed without a message");
-		goto out;
+	if (*early) {
+		/* The command is done, maybe still there: p keeps what is
+		 * left of it for proc_end, which kills its pid 1 (unless
+		 * bwrap was reaped already). */
+		if (exited)
+			p->pid = -1;
+		p->init = (pid_t)status_number(st.b.p, "\"child-pid\"");
+		p->out = so.fd;
+		p->err = se.fd;
+		p->st = st.fd;
+		so.fd = se.fd = st.fd = -1;
+	} else {
+		p->pid = -1;
+		/* What happened, from bwrap's status lines and its exit. */
+		started = st.b.p != NULL &&
+		    strstr(st.b.p, "\"child-pid\"") != NULL;
+		if (st.b.p != NULL &&
+		    (s = strstr(st.b.p, "\"exit-code\"")) != NULL &&
+		    (s = strchr(s, ':')) != NULL)
+			res->exit_code = (int)strtol(s + 1, NULL, 10);
+		else if (WIFEXITED(status))
+			res->exit_code = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			res->exit_code = 128 + WTERMSIG(status);
+		if (res->timed_out)
+			res->exit_code = 128 + SIGKILL;
+		if (res->exit_code > 128 && res->exit_code < 128 + NSIG)
+			res->signal = res->exit_code - 128;
+		if (!started && !res->timed_out) {
+			/* bwrap gave up before the command could start. */
+			if (se.b.p != NULL &&
+			    (nl = strchr(se.b.p, '\n')) != NULL)
+				*nl = '\0';
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox "
+			    "could not start: %.180s", se.b.p && se.b.p[0] ?
+			    se.b.p : "bwrap failed without a message");
+			goto out;
+		}
 	}
 	res->out_truncated = so.b.truncated;
 	res->err_truncated = se.b.truncated;
@@ -1657,7 +1835,10 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 	    (l->mounted && l->cfg.workspace_size - used < 4096);
 	res->elapsed_us = sandbox_now_us() - t0;
 out:
-	proc_end(p);
+	if (rc != 0)
+		*early = 0;
+	if (!*early)
+		proc_end(p);
 	sandbox_sigpipe_restore(&oldset);
 	sandbox_close_fd(&so.fd);
 	sandbox_close_fd(&se.fd);
@@ -1676,12 +1857,12 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 {
 	struct sandbox_proc	p = PROC_INIT;
 	int64_t			t0 = sandbox_now_us();
-	int			rc;
+	int			rc, early;
 
 	if ((rc = local_spawn((struct local *)sb, req, -1, err, &p)) != 0)
 		return rc;
 	return local_wait(&p, req->stdin_data, req->stdin_len, t0,
-	    req->timeout_ms, req->max_output, err, res);
+	    req->timeout_ms, req->max_output, NULL, &early, err, res);
 }
 
 /* ====== Commands for the code pool ====== */
@@ -1762,15 +1943,20 @@ sandbox_proc_send(struct sandbox_proc *p, const void *data, size_t len)
 }
 
 int
-sandbox_local_wait(struct sandbox_proc *p, int64_t t0, int timeout_ms,
-    char *err, struct sandbox_exec_result *res)
+sandbox_local_wait(struct sandbox_proc **pp, int64_t t0, int timeout_ms,
+    const struct sandbox_done *dn, char *err,
+    struct sandbox_exec_result *res)
 {
-	int rc;
+	int rc, early;
 
 	memset(res, 0, sizeof(*res));
 	err[0] = '\0';
-	rc = local_wait(p, NULL, 0, t0, timeout_ms, 0, err, res);
-	free(p);
+	rc = local_wait(*pp, NULL, 0, t0, timeout_ms, 0, dn, &early, err,
+	    res);
+	if (!early) {
+		free(*pp);
+		*pp = NULL;
+	}
 	return rc;
 }
 

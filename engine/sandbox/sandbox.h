@@ -295,16 +295,42 @@ int64_t	sandbox_proc_deadline(const struct sandbox_proc *p, int64_t t0,
 	    int timeout_ms);
 
 /*
- * Closes p's standard input, then does what exec does from there: output
- * up to the sandbox's max_output, everything killed at
- * sandbox_proc_deadline(p, t0, timeout_ms), res filled as exec fills it
- * with elapsed_us counted from t0. Frees p whatever it returns.
+ * How a command says that it has printed all it will (sandbox_local_wait):
+ * a 'D' on its control pipe, whose read end is fd (non-blocking; the
+ * caller's, left open), once its output is flushed. complete(arg, so_far)
+ * then looks at everything in the pipes (out, err and their truncated
+ * flags; nothing owned) and says 1 when that is the command's whole
+ * output, 0 to wait for the exit after all. Only the first 'D' is asked
+ * about: one written early by the code inside costs it its early answer.
  */
-int	sandbox_local_wait(struct sandbox_proc *p, int64_t t0, int timeout_ms,
-	    char *err, struct sandbox_exec_result *res);
+struct sandbox_done {
+	int	  fd;
+	int	(*complete)(void *arg,
+		    const struct sandbox_exec_result *so_far);
+	void	 *arg;
+};
 
-/* Kills p's command and everything in its sandbox, reaps it, frees p.
- * NULL is fine. */
+/*
+ * Closes *pp's standard input, then does what exec does from there: output
+ * up to the sandbox's max_output, everything killed at
+ * sandbox_proc_deadline(*pp, t0, timeout_ms), res filled as exec fills it
+ * with elapsed_us counted from t0; frees *pp and sets it to NULL. With dn
+ * (NULL: none), the first 'D' on dn->fd asks dn->complete; when it says 1,
+ * res is filled from the output so far as for an exit with status 0 and
+ * the command is left running in *pp: the caller ends it with
+ * sandbox_proc_kill (from any thread).
+ */
+int	sandbox_local_wait(struct sandbox_proc **pp, int64_t t0, int timeout_ms,
+	    const struct sandbox_done *dn, char *err,
+	    struct sandbox_exec_result *res);
+
+/*
+ * Kills p's command and everything in its sandbox, reaps it, frees p. It
+ * kills the sandbox's pid 1 and waits for bwrap to report that, so that
+ * no process of the sandbox is left when it returns (without pidfds, or
+ * when bwrap does not report within 5 s, it kills bwrap instead, and the
+ * last ones may still be dying). NULL is fine.
+ */
 void	sandbox_proc_kill(struct sandbox_proc *p);
 
 /* ====== Code (code.c) ====== */
@@ -358,7 +384,7 @@ int	sandbox_run_code(const struct sandbox_config *cfg,
  */
 struct sandbox_runner {
 	struct sandbox		*sb;	/* where it runs; not owned */
-	struct sandbox_proc	*proc;	/* NULL once finished, dropped */
+	struct sandbox_proc	*proc;	/* NULL once reaped or dropped */
 	int			 ctl;	/* control pipe, read end */
 	int			 lang;	/* in code.c's languages */
 	int			 ready;	/* it said so */
@@ -387,7 +413,9 @@ int	sandbox_code_ready(struct sandbox_runner *r);
  * Runs req (its language must be r's) on started runner r, as
  * sandbox_run_code_in does, with the time limit counted from r->t0. A warm
  * runner (r->warm) found dead before it took the job sets r->gone and
- * returns SANDBOX_EFAIL. The runner is used up afterwards: drop it.
+ * returns SANDBOX_EFAIL. Returns as soon as the runner said it is done
+ * with a complete result or failure, maybe before it exited. The runner
+ * is used up afterwards: drop it (which kills what is left of it).
  */
 int	sandbox_code_finish(struct sandbox_runner *r,
 	    const struct sandbox_code_req *req, char *err,

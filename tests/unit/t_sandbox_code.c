@@ -6,7 +6,11 @@
  * javascript cases run twice: cold (a runner started for each call), then
  * on warm runners of a code pool made from the same settings, where each
  * call must find a warm runner and come to the same result and the same
- * error message as its cold twin.
+ * error message as its cold twin. A job answers on the runner's word,
+ * before its exit: what main printed just before it returned is all in the
+ * log, a background process main left neither holds up the answer nor
+ * survives it, and a runner killed after half a result (even one that
+ * said it was done) is an error as before.
  *
  * Needs bwrap, python3 and node; a missing one fails with a message.
  */
@@ -18,6 +22,7 @@
 #include <unistd.h>
 
 #include "engine/sandbox/sandbox.h"
+#include "tests/unit/host_procs.h"
 #include "tests/unit/tap.h"
 
 static char			top[256];
@@ -115,11 +120,51 @@ dump(const json_t *j)
 	return buf;
 }
 
+/* 1 when s ends with tail. */
+static int
+ends_with(const char *s, const char *tail)
+{
+	size_t n = s != NULL ? strlen(s) : 0, t = strlen(tail);
+
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/*
+ * A sleep(1) argument no other process has: "1000.<pid><n>"; its command
+ * line (arguments joined by spaces) ends "<arg> ", the needle for
+ * host_procs.
+ */
+static void
+sleeper_arg(char *arg, size_t argsz, char *needle, size_t nsz)
+{
+	static int n;
+
+	snprintf(arg, argsz, "1000.%d%03d", (int)getpid(), n++);
+	snprintf(needle, nsz, "sleep %s ", arg);
+}
+
+/*
+ * Waits up to 30 s until no host process has needle in its command line:
+ * the sandbox of a warm runner is ended by the pool's thread after the
+ * job answered. 0 when none is left.
+ */
+static int
+sleeper_gone(const char *needle)
+{
+	struct timespec	ts = {0, 10 * 1000000};
+	int		i;
+
+	for (i = 0; i < 3000 && host_procs(needle, NULL, NULL) != 0; i++)
+		nanosleep(&ts, NULL);
+	return host_procs(needle, NULL, NULL) == 0 ? 0 : -1;
+}
+
 static void
 test_python(void)
 {
 	struct sandbox_code_result	r = {0};
-	char				err[ENGINE_ERRMAX];
+	char				err[ENGINE_ERRMAX], code[512];
+	char				arg[64], needle[80];
 
 	/* main(**inputs), prints (even fake markers) are not the result */
 	CHECK_INT(run("python3",
@@ -230,13 +275,62 @@ test_python(void)
 	    NULL, 0, err, &r), ENGINE_EINVAL);
 	CHECK(strstr(err, "without a result") != NULL);
 	sandbox_code_result_release(&r);
+
+	/* what main printed just before it returned is all in the log:
+	 * more than a pipe holds, then a line left in each buffer */
+	CHECK_INT(run("python3", "import sys\ndef main():\n"
+	    "    print('x' * 200000)\n"
+	    "    sys.stdout.write('last words')\n"
+	    "    sys.stderr.write('err words')\n"
+	    "    return {'ok': 1}\n", NULL, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"ok\":1}");
+	CHECK(ends_with(r.log, "xxxx\nlast words\nerr words"));
+	sandbox_code_result_release(&r);
+
+	/* a process main leaves behind (holding its standard output and
+	 * error) holds up neither the answer nor survives it */
+	sleeper_arg(arg, sizeof(arg), needle, sizeof(needle));
+	snprintf(code, sizeof(code), "import subprocess\ndef main():\n"
+	    "    p = subprocess.Popen(['sleep', '%s'])\n"
+	    "    return {'alive': p.poll() is None}\n", arg);
+	CHECK_INT(run("python3", code, NULL, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"alive\":true}");
+	CHECK(sleeper_gone(needle) == 0);
+	sandbox_code_result_release(&r);
+
+	/* killed after half a result: an error, as before, even when it
+	 * said it was done (only the runner's complete word counts) */
+	CHECK_INT(run("python3", "import os, signal, sys\ndef main():\n"
+	    "    mark = open('/proc/self/cmdline', 'rb').read()"
+	    ".split(b'\\0')[3].decode()\n"
+	    "    sys.stdout.write('\\n' + mark + '{\"a\": ')\n"
+	    "    sys.stdout.flush()\n"
+	    "    try:\n"
+	    "        os.write(11, b'D')\n"
+	    "    except OSError:\n"
+	    "        pass\n"
+	    "    os.kill(os.getpid(), signal.SIGKILL)\n", NULL, 0, err, &r),
+	    ENGINE_EINVAL);
+	CHECK_STR(err, "python3 exited with 137");
+	sandbox_code_result_release(&r);
+	/* a whole result of its own, killed before the runner's word */
+	CHECK_INT(run("python3", "import os, signal, sys\ndef main():\n"
+	    "    mark = open('/proc/self/cmdline', 'rb').read()"
+	    ".split(b'\\0')[3].decode()\n"
+	    "    sys.stdout.write('\\n' + mark + '{}' + mark + '\\n')\n"
+	    "    sys.stdout.flush()\n"
+	    "    os.kill(os.getpid(), signal.SIGKILL)\n", NULL, 0, err, &r),
+	    ENGINE_EINVAL);
+	CHECK_STR(err, "python3 exited with 137");
+	sandbox_code_result_release(&r);
 }
 
 static void
 test_javascript(void)
 {
 	struct sandbox_code_result	r = {0};
-	char				err[ENGINE_ERRMAX];
+	char				err[ENGINE_ERRMAX], code[512];
+	char				arg[64], needle[80];
 
 	/* Dify passes one object: main({a, b}) */
 	CHECK_INT(run("javascript",
@@ -293,6 +387,41 @@ test_javascript(void)
 	    NULL, 0, err, &r), ENGINE_EINVAL);
 	CHECK(strstr(err, "ENETUNREACH") != NULL &&
 	    strstr(err, "sandbox.network is false") != NULL);
+	sandbox_code_result_release(&r);
+
+	/* prints just before the return are all in the log */
+	CHECK_INT(run("javascript", "function main() {\n"
+	    "  console.log('x'.repeat(200000));\n"
+	    "  process.stdout.write('last words');\n"
+	    "  process.stderr.write('err words');\n"
+	    "  return {ok: 1};\n}\n", NULL, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"ok\":1}");
+	CHECK(ends_with(r.log, "xxxx\nlast words\nerr words"));
+	sandbox_code_result_release(&r);
+
+	/* a child process (which alone would keep node running) and a
+	 * timer: the answer comes at once, and the child goes */
+	sleeper_arg(arg, sizeof(arg), needle, sizeof(needle));
+	snprintf(code, sizeof(code), "const cp = require('child_process');\n"
+	    "function main() {\n"
+	    "  const c = cp.spawn('sleep', ['%s'], {stdio: 'inherit'});\n"
+	    "  setTimeout(() => {}, 1000000);\n"
+	    "  return {spawned: c.pid > 0};\n}\n", arg);
+	CHECK_INT(run("javascript", code, NULL, 0, err, &r), 0);
+	CHECK_STR(dump(r.outputs), "{\"spawned\":true}");
+	CHECK(sleeper_gone(needle) == 0);
+	sandbox_code_result_release(&r);
+
+	/* killed after half a result, though it said it was done */
+	CHECK_INT(run("javascript", "const fs = require('fs');\n"
+	    "function main() {\n"
+	    "  const mark = fs.readFileSync('/proc/self/cmdline', 'utf8')"
+	    ".split('\\0')[3];\n"
+	    "  fs.writeSync(1, '\\n' + mark + '{\"a\": ');\n"
+	    "  try { fs.writeSync(11, 'D'); } catch (e) {}\n"
+	    "  process.kill(process.pid, 'SIGKILL');\n}\n", NULL, 0, err,
+	    &r), ENGINE_EINVAL);
+	CHECK_STR(err, "node exited with 137");
 	sandbox_code_result_release(&r);
 }
 

@@ -6,8 +6,11 @@
  * job still succeeds, even one that takes it just after the kill; size 0
  * starts nothing, and a pool nobody used has no thread and no process;
  * sandbox.timeout and sandbox.memory hold on warm runners; idle runners
- * are replaced; other settings run cold; and after the pool is freed no
- * runner process, sandbox folder or mount is left.
+ * are replaced; other settings run cold; a job answers on its runner's
+ * word, after which the pool's thread kills the runner with whatever it
+ * left running and removes its sandbox (with code.pool_idle off: not
+ * waiting for anything); and after the pool is freed no runner process,
+ * sandbox folder or mount is left.
  *
  * Runs the same code nodes as t_sandbox_code, with a pool of one runner
  * per language (the sandbox user's process limit is shared with whatever
@@ -533,6 +536,91 @@ test_idle(void)
 	sandbox_code_pool_free(p);
 }
 
+/* Folder dir (a runner's) is not on any host process's command line. */
+static int
+no_runner(void *dir)
+{
+	return host_procs(dir, NULL, NULL) == 0;
+}
+
+/* The pool's sandbox folder holds n entries. */
+struct entries {
+	const char	*dir;
+	int		 n;
+};
+
+static int
+entries_are(void *arg)
+{
+	struct entries *e = arg;
+
+	return dir_entries(e->dir) == e->n;
+}
+
+/*
+ * A job that leaves processes and timers behind still answers; then the
+ * thread kills its runner, the processes and all, and removes its
+ * sandbox, with code.pool_idle 0 (runners kept forever) so that nothing
+ * but the job's end can have done it.
+ */
+static void
+test_discard(void)
+{
+	static const char *const lang[2] = {"python3", "javascript"};
+	static const char *const prefix[2] = {"python3 ", "node "};
+	static const char *const file[2] = {"runner.py", "runner.js"};
+	struct sandbox_code_pool	*p = NULL;
+	struct sandbox_code_result	 r = {0};
+	struct sandbox_config		 cfg;
+	struct entries			 e;
+	char				 err[ENGINE_ERRMAX], code[512];
+	char				 dirs[8][64], arg[32], needle[64];
+	pid_t				 pids[8];
+	int				 i, n;
+
+	cfg_new(&cfg);
+	CHECK_INT(sandbox_code_pool_new(&cfg, 1, 0, &p), 0);
+	if (p == NULL)
+		return;
+	for (i = 0; i < 2; i++) {
+		CHECK(sandbox_code_pool_wait(p, lang[i], 1, WAIT_MS) == 0);
+		n = runners(prefix[i], file[i], pids, dirs, 8);
+		CHECK_INT(n, 1);
+		if (n != 1)
+			continue;
+		/* a sleep(1) no other process has, found by its
+		 * command line */
+		snprintf(arg, sizeof(arg), "2000.%d%d", (int)getpid(), i);
+		snprintf(needle, sizeof(needle), "sleep %s ", arg);
+		if (i == 0)
+			snprintf(code, sizeof(code), "import subprocess, "
+			    "threading, time\ndef main():\n"
+			    "    subprocess.Popen(['sleep', '%s'])\n"
+			    "    threading.Thread(target=time.sleep, "
+			    "args=(1000,)).start()\n"
+			    "    return {'ok': 1}\n", arg);
+		else
+			snprintf(code, sizeof(code), "const cp = "
+			    "require('child_process');\nfunction main() {\n"
+			    "  cp.spawn('sleep', ['%s']);\n"
+			    "  setInterval(() => {}, 1000);\n"
+			    "  return {ok: 1};\n}\n", arg);
+		CHECK_INT(run_warm(p, &cfg, lang[i], code, 0, err, &r), 0);
+		CHECK_STR(dump(r.outputs), "{\"ok\":1}");
+		sandbox_code_result_release(&r);
+		/* the runner, what it started and its sandbox go; a fresh
+		 * runner takes its place */
+		CHECK(wait_until(no_runner, dirs[0], WAIT_MS) == 0);
+		CHECK(wait_until(no_host_proc, needle, WAIT_MS) == 0);
+		CHECK(sandbox_code_pool_wait(p, lang[i], 1, WAIT_MS) == 0);
+		e.dir = cfg.dir;
+		e.n = i + 1;	/* one warm runner per language used */
+		CHECK(wait_until(entries_are, &e, WAIT_MS) == 0);
+	}
+	sandbox_code_pool_free(p);
+	CHECK_INT(dir_entries(cfg.dir), 0);
+}
+
 /* Freeing the pool kills and reaps every runner and removes its sandbox:
  * no process, folder or mount is left. */
 static void
@@ -601,6 +689,7 @@ main(void)
 	test_killed();
 	test_limits();
 	test_idle();
+	test_discard();
 	test_shutdown();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
