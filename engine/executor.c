@@ -300,31 +300,18 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 	    outputs, status, strcmp(status, "succeeded") == 0 ? NULL : c.err,
 	    t0, t1, c.metadata, iter, loop);
 	rec = secrets_scrub(r->secrets, rec);	/* traces never hold one */
+	if (listen) {
+		/* node_finished is the trace in object form, less its id key */
+		json_t *done = rec != NULL ? trace_unpack(rec) : NULL;
+
+		json_object_del(done, "node_execution_id");
+		run_emit(r, "node_finished", done);
+		json_decref(ev);
+	}
 	if (rec != NULL) {
 		pthread_mutex_lock(&r->mu);
 		json_array_append_new(r->node_runs, rec);
 		pthread_mutex_unlock(&r->mu);
-	}
-	if (listen) {
-		json_object_set(ev, "inputs", c.inputs);
-		json_object_set_new(ev, "process_data", c.process_data ?
-		    json_incref(c.process_data) : json_null());
-		json_object_set_new(ev, "process_data_truncated",
-		    json_false());
-		json_object_set_new(ev, "outputs", outputs ?
-		    json_incref(outputs) : json_null());
-		json_object_set_new(ev, "outputs_truncated", json_false());
-		json_object_set_new(ev, "status", json_string(status));
-		json_object_set_new(ev, "error", strcmp(status, "succeeded")
-		    == 0 ? json_null() : json_string(c.err));
-		json_object_set_new(ev, "elapsed_time",
-		    json_real((double)(t1 - t0) / 1000.0));
-		json_object_set_new(ev, "execution_metadata", c.metadata ?
-		    json_incref(c.metadata) : json_null());
-		json_object_set_new(ev, "finished_at", json_integer(t1 /
-		    1000));
-		json_object_set_new(ev, "files", json_array());
-		run_emit(r, "node_finished", secrets_scrub(r->secrets, ev));
 	}
 	json_decref(outputs);
 	json_decref(c.inputs);

@@ -169,10 +169,16 @@ int
 live_add(struct run *r)
 {
 	struct engine	*e = r->e;
-	int		 delay = e->conf->run_publish_after, rc = 0;
+	int		 delay = e->conf->run_publish_after, rc, now;
 
-	if (delay == 0) {
-		/* stored at its start, before anyone hears of it */
+	pthread_mutex_lock(&e->live_mu);
+	if (delay > 0 && !e->live_thread_on &&
+	    pthread_create(&e->live_thread, NULL, publisher_main, e) == 0)
+		e->live_thread_on = 1;
+	/* no delay, or no thread to wait for it: stored now, at its start */
+	now = delay == 0 || !e->live_thread_on;
+	pthread_mutex_unlock(&e->live_mu);
+	if (now) {
 		if ((rc = publish(e, &r->start_rec, 1)) != 0)
 			return rc;
 		atomic_store(&r->published, 1);
@@ -180,20 +186,6 @@ live_add(struct run *r)
 	}
 	r->live_due = mono_ms() + delay;
 	pthread_mutex_lock(&e->live_mu);
-	if (delay > 0 && !e->live_thread_on) {
-		if (pthread_create(&e->live_thread, NULL, publisher_main, e)
-		    == 0)
-			e->live_thread_on = 1;
-		else {
-			/* no thread: store it now, as with delay 0 */
-			pthread_mutex_unlock(&e->live_mu);
-			if ((rc = publish(e, &r->start_rec, 1)) != 0)
-				return rc;
-			atomic_store(&r->published, 1);
-			r->live_sent = 1;
-			pthread_mutex_lock(&e->live_mu);
-		}
-	}
 	r->live_prev = NULL;
 	r->live_next = e->live;
 	if (e->live != NULL)

@@ -8,6 +8,20 @@ die() {
 	exit 1
 }
 
+# bench_cleanup [pid...]: at exit, stops those, the nginx processes, the
+# trivial responder and flowcgi, and removes ROOT_DIR (kept with KEEP=1).
+bench_cleanup() {
+	for p in "$@" $NG_PIDS ${TRIVIAL_PID:-} $FLOWCGI_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	if [ -n "${KEEP:-}" ]; then
+		echo "bench: logs in $ROOT_DIR"
+	else
+		rm -rf "$ROOT_DIR"
+	fi
+}
+
 # Anything else busy on the machine skews every side: the share of the CPUs
 # busy during one second (0.00 to 1.00).
 cpu_busy() {

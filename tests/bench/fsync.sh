@@ -40,18 +40,7 @@ ROOT_DIR=$T_DIR
 NG_PIDS=
 TRIVIAL_PID=
 COUNT_PID=
-cleanup() {
-	for p in $COUNT_PID $NG_PIDS $TRIVIAL_PID $FLOWCGI_PIDS; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	if [ -n "${KEEP:-}" ]; then
-		echo "bench: logs in $ROOT_DIR"
-	else
-		rm -rf "$ROOT_DIR"
-	fi
-}
-trap 'rc=$?; cleanup; exit $rc' EXIT
+trap 'rc=$?; bench_cleanup $COUNT_PID; exit $rc' EXIT
 trap 'exit 1' INT TERM
 OUT=$ROOT_DIR/out
 mkdir -p "$OUT"

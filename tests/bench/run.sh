@@ -59,19 +59,8 @@ done
 ROOT_DIR=$T_DIR
 NG_PIDS=
 TRIVIAL_PID=
-cleanup() {
-	for p in $NG_PIDS $TRIVIAL_PID $FLOWCGI_PIDS; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	if [ -n "${KEEP:-}" ]; then
-		echo "bench: logs in $ROOT_DIR"
-	else
-		rm -rf "$ROOT_DIR"
-	fi
-}
 # shellcheck disable=SC2154
-trap 'rc=$?; cleanup; exit $rc' EXIT
+trap 'rc=$?; bench_cleanup; exit $rc' EXIT
 trap 'exit 1' INT TERM
 
 rm -rf "$OUT"
