@@ -5,15 +5,19 @@
  * docs/architecture.md tells the same story with the reasons.
  *
  * The event loop (the main thread) waits in epoll on the listening socket,
- * a signalfd, an eventfd for wake-ups and every connection that is idle
- * (accepted, nothing to read yet) or being served (watched for a hang-up).
- * Idle connections cost a few bytes and no thread. When one becomes
- * readable it goes on the ready queue; a spare serving thread takes it, or
- * a new one starts (up to server.max_connections; spare threads end after
- * server.thread_idle). The thread reads the request with libfcgi
- * (FCGX_Accept_r on a dup of the connection), serves it, and hands the
- * connection back to the loop, which alone closes connections and frees
- * their state, so nothing is freed while an event for it is in flight.
+ * a signalfd and an eventfd for wake-ups; it accepts, enforces deadlines
+ * and leads the stop. Every open connection lives in a second epoll set
+ * that the serving threads wait on themselves (EPOLLONESHOT: one event, one
+ * thread). Idle connections cost a slot and no thread. The thread that
+ * takes a readable one reads the request with libfcgi (FCGX_Accept_r on a
+ * dup of the connection), serves it, and re-arms it for the next request
+ * (FastCGI keep-alive) or closes it; when it was the last thread waiting,
+ * it starts another first (up to server.max_connections; spare threads end
+ * after server.thread_idle), so a slow client never holds up the rest.
+ * A request costs no hand-over between threads. Connections live in a
+ * fixed table of slots; an event names its slot and the slot's generation,
+ * so an event that arrives after its connection closed is recognised and
+ * dropped instead of touching a reused or freed one.
  *
  * Time limits: a connection must deliver a whole request within
  * server.read_timeout (the loop shuts down one that does not, idle or half
@@ -44,26 +48,29 @@
 
 #include "fcgi/internal.h"
 
-/* Where a connection is; only the loop moves one out of CONN_DONE. */
+/* Where a connection is; moved only under srv->mu. */
 enum conn_state {
-	CONN_IDLE,	/* in epoll, waiting for its request */
-	CONN_READY,	/* on the ready queue */
+	CONN_FREE,	/* an unused slot */
+	CONN_IDLE,	/* armed in epoll, waiting for its request */
 	CONN_READING,	/* a thread reads its request */
 	CONN_SERVING,	/* a thread serves it; watched for a hang-up */
 	CONN_FINISHING,	/* answered; libfcgi ends the request */
-	CONN_DONE,	/* handed back to the loop */
+	CONN_CLOSING,	/* its closer owns it */
 };
 
 struct conn {
 	int		 fd;
+	int		 dfd;		/* libfcgi's dup of fd, kept alive */
 	enum conn_state	 state;		/* under srv->mu */
+	uint32_t	 gen;		/* bumped on close: tells old events */
 	int64_t		 deadline;	/* ms: whole request by then */
 	atomic_int	 gone;		/* the peer hung up */
 	int		 keep;		/* FastCGI keep-alive: serve again */
+	int		 watched;	/* in the connections' epoll set */
 	int		 timed_out;	/* the loop cut it at the deadline */
 	_Atomic(const char *) why;	/* why it closed, logged once */
-	struct conn	*next, *prev;	/* every connection */
-	struct conn	*qnext;		/* ready or done queue */
+	struct conn	*next, *prev;	/* every open connection */
+	struct conn	*qnext;		/* free slots, or a list to close */
 };
 
 struct server {
@@ -73,20 +80,21 @@ struct server {
 	unsigned char		 token_hash[32];
 	int			 fd;		/* listening socket */
 	int			 own_socket;
-	int			 ep, wakefd, sigfd;
+	int			 ep;		/* the loop's: listen, wake, signal */
+	int			 cep;		/* connections and stopfd */
+	int			 wakefd, sigfd, stopfd;
 	int			 accepting;	/* listen fd armed in epoll */
 	atomic_int		 stopping;
+	atomic_int		 nwaiting;	/* threads in epoll_wait */
 
 	pthread_mutex_t		 mu;
-	pthread_cond_t		 cv;		/* work or stop for threads */
 	pthread_cond_t		 idle_cv;	/* a thread ended */
 	struct thread		*ended;		/* to be joined */
+	struct conn		*slots;		/* server.max_connections */
+	struct conn		*free_slots;
 	struct conn		*all;		/* every open connection */
-	struct conn		*ready, *ready_tail;
-	struct conn		*done;		/* handed back, LIFO */
 	int			 nconns;	/* open connections */
-	int			 nready;	/* on the ready queue */
-	int			 nthreads, nbusy;	/* spare: the rest */
+	int			 nthreads;
 	pthread_attr_t		 attr;
 };
 
@@ -102,8 +110,10 @@ struct thread {
 	struct thread	*next;
 };
 
-/* Tags for the epoll entries that are not connections. */
+/* Tags for the loop's epoll entries; a connection's is its slot number
+ * and generation (conn_tag), stopfd's is TAG_STOP. */
 static char tag_listen, tag_wake, tag_signal;
+#define TAG_STOP	UINT64_MAX
 
 static atomic_int cancel_runs;	/* the grace after SIGTERM is over */
 
@@ -141,6 +151,10 @@ wake_loop(struct server *srv)
 	/* a full counter already means "wake up" */
 	(void)!write(srv->wakefd, &one, sizeof(one));
 }
+
+static int	conn_arm(struct server *, int, struct conn *, uint32_t);
+static void	conn_close(struct server *, struct conn *);
+static void	*thread_main(void *);
 
 /* ====== One request ====== */
 
@@ -316,144 +330,65 @@ out:
 	arena_free(r.a);
 }
 
-/* ====== Serving threads ====== */
+/* ====== Connections ====== */
 
-/* Hands c back to the loop, which closes it or waits for the next request. */
-static void
-conn_hand_back(struct server *srv, struct conn *c)
+static uint64_t
+conn_tag(struct server *srv, const struct conn *c)
 {
-	pthread_mutex_lock(&srv->mu);
-	c->state = CONN_DONE;
-	c->qnext = srv->done;
-	srv->done = c;
-	pthread_mutex_unlock(&srv->mu);
-	wake_loop(srv);
+	return (uint64_t)c->gen << 32 | (uint64_t)(c - srv->slots);
 }
 
-static void
-set_timeout(int fd, int opt, int seconds)
+/* (Re-)arms c in the connections' epoll set with its current tag. */
+static int
+conn_arm(struct server *srv, int op, struct conn *c, uint32_t events)
 {
-	struct timeval tv = { seconds, 0 };
+	struct epoll_event ev;
 
-	if (setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv)) != 0)
-		log_warn("setsockopt: %s", strerror(errno));
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.u64 = conn_tag(srv, c);
+	return epoll_ctl(srv->cep, op, c->fd, &ev);
 }
 
 /*
- * Reads one request from c (on a dup, so that c->fd stays ours and the
- * loop may shut it down at the deadline), serves it, hands c back.
+ * Closes c, which its caller owns (state CONN_CLOSING), logs why once at
+ * info, and frees its slot for the next accept under a new generation.
  */
 static void
-serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
+conn_close(struct server *srv, struct conn *c)
 {
-	struct req_io		 io = { fcgx_param, fcgx_read, fcgx_write,
-				    fcgx_flush, fcgx_gone, sc };
-	struct epoll_event	 ev;
-	int			 d, fl, timed_out;
+	const char	*why;
+	int		 wake;
 
-	sc->c = c;
-	c->keep = 0;
-	atomic_store(&c->gone, 0);
-	if ((fl = fcntl(c->fd, F_GETFL)) < 0 ||
-	    fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK) != 0 ||
-	    (d = fcntl(c->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
-		atomic_store(&c->why, "cannot set up the connection");
-		log_warn("connection: %s", strerror(errno));
-		goto out;
-	}
-	set_timeout(c->fd, SO_RCVTIMEO, srv->conf->read_timeout);
-	set_timeout(c->fd, SO_SNDTIMEO, srv->conf->write_timeout);
-	/* libfcgi reads the request from d: keepConnection stops the
-	 * FCGX_Finish_r at the top of FCGX_Accept_r closing it, and with no
-	 * listening socket it never accepts on its own. On a bad request it
-	 * closes d and fails. */
-	sc->fr.ipcFd = d;
-	sc->fr.keepConnection = 1;
-	if (FCGX_Accept_r(&sc->fr) < 0) {
-		sc->fr.ipcFd = -1;
-		pthread_mutex_lock(&srv->mu);
-		/* the loop's cut, or SO_RCVTIMEO at the same deadline */
-		timed_out = c->timed_out || now_ms() >= c->deadline;
-		pthread_mutex_unlock(&srv->mu);
-		if (atomic_load(&c->why) == NULL)
-			atomic_store(&c->why, timed_out ? "no complete request "
-			    "within server.read_timeout" : "no FastCGI request "
-			    "(bad records, or closed before a whole request)");
-		goto out;
-	}
+	if (c->watched)
+		(void)epoll_ctl(srv->cep, EPOLL_CTL_DEL, c->fd, NULL);
+	if ((why = atomic_load(&c->why)) != NULL)
+		log_info("connection %d closed: %s", c->fd, why);
+	if (c->dfd >= 0)
+		close(c->dfd);
+	close(c->fd);
 	pthread_mutex_lock(&srv->mu);
-	c->state = CONN_SERVING;
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		srv->all = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	c->state = CONN_FREE;
+	c->gen++;
+	c->fd = c->dfd = -1;
+	c->qnext = srv->free_slots;
+	srv->free_slots = c;
+	/* the loop re-arms accept when room comes back, and counts down
+	 * to the end of a stop */
+	wake = srv->nconns-- == srv->conf->max_connections ||
+	    atomic_load(&srv->stopping);
 	pthread_mutex_unlock(&srv->mu);
-	/* Watch for a hang-up while it is served (run.stop_on_disconnect,
-	 * and a run that stops producing events for nobody). */
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLRDHUP | EPOLLONESHOT;
-	ev.data.ptr = c;
-	(void)epoll_ctl(srv->ep, EPOLL_CTL_MOD, c->fd, &ev);
-	serve_one(srv->conf, srv->eng, srv->token_hash, &io);
-	pthread_mutex_lock(&srv->mu);
-	c->state = CONN_FINISHING;	/* a hang-up now is the normal end */
-	pthread_mutex_unlock(&srv->mu);
-	FCGX_Finish_r(&sc->fr);
-	if (sc->fr.ipcFd >= 0) {
-		/* kept open (the web server asked for keep-alive) */
-		close(sc->fr.ipcFd);
-		sc->fr.ipcFd = -1;
-		c->keep = !atomic_load(&c->gone) &&
-		    !atomic_load(&srv->stopping);
-	}
-out:
-	conn_hand_back(srv, c);
+	if (wake)
+		wake_loop(srv);
 }
 
-static void *
-thread_main(void *arg)
-{
-	struct thread		*self = arg;
-	struct server		*srv = self->srv;
-	struct serve_ctx	*sc;
-	struct conn		*c;
-	struct timespec		 ts;
-	sigset_t		 all;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	if ((sc = calloc(1, sizeof(*sc))) != NULL)
-		FCGX_InitRequest(&sc->fr, -1, 0);
-	pthread_mutex_lock(&srv->mu);
-	for (;;) {
-		while (srv->ready == NULL && !atomic_load(&srv->stopping)) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_sec += srv->conf->thread_idle;
-			if (pthread_cond_timedwait(&srv->cv, &srv->mu, &ts) ==
-			    ETIMEDOUT && srv->ready == NULL &&
-			    srv->nthreads > srv->conf->workers)
-				goto out;	/* a spare too many */
-		}
-		if (srv->ready == NULL || sc == NULL)
-			break;		/* stopping, or no memory to serve */
-		c = srv->ready;
-		if ((srv->ready = c->qnext) == NULL)
-			srv->ready_tail = NULL;
-		c->state = CONN_READING;
-		srv->nready--;
-		srv->nbusy++;
-		pthread_mutex_unlock(&srv->mu);
-		serve_conn(srv, sc, c);
-		pthread_mutex_lock(&srv->mu);
-		srv->nbusy--;
-	}
-out:
-	srv->nthreads--;
-	self->next = srv->ended;
-	srv->ended = self;
-	pthread_cond_broadcast(&srv->idle_cv);
-	pthread_mutex_unlock(&srv->mu);
-	if (sc != NULL)
-		FCGX_Free(&sc->fr, 0);
-	free(sc);
-	return NULL;
-}
+/* ====== Serving threads ====== */
 
 /* Starts a serving thread; called with srv->mu held. 0 or -1. */
 static int
@@ -476,6 +411,231 @@ thread_start(struct server *srv)
 	return 0;
 }
 
+/*
+ * An event of the connections' set: returns the connection to serve, now
+ * CONN_READING, or NULL when there is nothing to serve (an old event, a
+ * hang-up noted or closed here). waiting: the threads still in
+ * epoll_wait; with none left one more starts, so that the next request
+ * does not wait for this one.
+ */
+static struct conn *
+conn_take(struct server *srv, uint64_t tag, uint32_t events, int waiting)
+{
+	struct conn	*c;
+	char		 b;
+	uint32_t	 slot = (uint32_t)tag;
+	int		 serve;
+
+	if (slot >= (uint32_t)srv->conf->max_connections)
+		return NULL;
+	c = &srv->slots[slot];
+	pthread_mutex_lock(&srv->mu);
+	if (c->gen != (uint32_t)(tag >> 32)) {
+		pthread_mutex_unlock(&srv->mu);
+		return NULL;		/* closed since */
+	}
+	switch (c->state) {
+	case CONN_SERVING:
+		/* its thread sees the flag */
+		if (!atomic_exchange(&c->gone, 1))
+			atomic_store(&c->why, "client went away while its "
+			    "request ran");
+		/* FALLTHROUGH */
+	default:
+		pthread_mutex_unlock(&srv->mu);
+		return NULL;		/* a hang-up after the answer */
+	case CONN_IDLE:
+		break;
+	}
+	c->state = CONN_CLOSING;
+	if (atomic_load(&srv->stopping))
+		atomic_store(&c->why, NULL);
+	else if ((events & EPOLLIN) == 0)
+		atomic_store(&c->why, (events & (EPOLLERR | EPOLLHUP)) ?
+		    NULL : "closed by the peer before a request");
+	else if ((events & EPOLLRDHUP) &&
+	    recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+		atomic_store(&c->why, NULL);	/* a kept one let go */
+	else {
+		c->state = CONN_READING;
+		if (waiting <= 0)
+			(void)thread_start(srv);
+	}
+	serve = c->state == CONN_READING;
+	pthread_mutex_unlock(&srv->mu);
+	if (serve)
+		return c;
+	conn_close(srv, c);
+	return NULL;
+}
+
+static void
+set_timeout(int fd, int opt, int seconds)
+{
+	struct timeval tv = { seconds, 0 };
+
+	if (setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv)) != 0)
+		log_warn("setsockopt: %s", strerror(errno));
+}
+
+/*
+ * Waits for the next request on a kept-alive connection. Under srv->mu
+ * with the re-arm, so that a stop (close_idle) or the reaper never closes
+ * it between the two. 0, or -1 when it must close (stopping, or epoll
+ * refused).
+ */
+static int
+conn_rearm(struct server *srv, struct conn *c)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&srv->mu);
+	if (!atomic_load(&srv->stopping)) {
+		c->state = CONN_IDLE;
+		c->deadline = now_ms() +
+		    (int64_t)srv->conf->read_timeout * 1000;
+		c->timed_out = 0;
+		atomic_store(&c->why, NULL);
+		rc = conn_arm(srv, EPOLL_CTL_MOD, c,
+		    EPOLLIN | EPOLLRDHUP | EPOLLONESHOT);
+		if (rc != 0)
+			c->state = CONN_FINISHING;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return rc;
+}
+
+/*
+ * Reads one request from c (on a dup, so that c->fd stays ours and the
+ * loop may shut it down at the deadline), serves it, and re-arms c for the
+ * next request or closes it. The dup and the socket's time limits are made
+ * once per connection, not per request.
+ */
+static void
+serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
+{
+	struct req_io		 io = { fcgx_param, fcgx_read, fcgx_write,
+				    fcgx_flush, fcgx_gone, sc };
+	int			 timed_out;
+
+	sc->c = c;
+	c->keep = 0;
+	atomic_store(&c->gone, 0);
+	if (c->dfd < 0) {
+		if ((c->dfd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+			atomic_store(&c->why, "cannot set up the connection");
+			log_warn("connection: %s", strerror(errno));
+			goto out;
+		}
+		set_timeout(c->fd, SO_RCVTIMEO, srv->conf->read_timeout);
+		set_timeout(c->fd, SO_SNDTIMEO, srv->conf->write_timeout);
+	}
+	/* libfcgi reads the request from the dup: keepConnection stops the
+	 * FCGX_Finish_r at the top of FCGX_Accept_r closing it, and with no
+	 * listening socket it never accepts on its own. On a bad request it
+	 * closes the dup and fails; it is libfcgi's until it comes back. */
+	sc->fr.ipcFd = c->dfd;
+	sc->fr.keepConnection = 1;
+	c->dfd = -1;
+	if (FCGX_Accept_r(&sc->fr) < 0) {
+		sc->fr.ipcFd = -1;
+		pthread_mutex_lock(&srv->mu);
+		/* the loop's cut, or SO_RCVTIMEO at the same deadline */
+		timed_out = c->timed_out || now_ms() >= c->deadline;
+		pthread_mutex_unlock(&srv->mu);
+		if (atomic_load(&c->why) == NULL)
+			atomic_store(&c->why, timed_out ? "no complete request "
+			    "within server.read_timeout" : "no FastCGI request "
+			    "(bad records, or closed before a whole request)");
+		goto out;
+	}
+	pthread_mutex_lock(&srv->mu);
+	c->state = CONN_SERVING;
+	pthread_mutex_unlock(&srv->mu);
+	/* Watch for a hang-up while it is served (run.stop_on_disconnect,
+	 * and a run that stops producing events for nobody). */
+	(void)conn_arm(srv, EPOLL_CTL_MOD, c, EPOLLRDHUP | EPOLLONESHOT);
+	serve_one(srv->conf, srv->eng, srv->token_hash, &io);
+	pthread_mutex_lock(&srv->mu);
+	c->state = CONN_FINISHING;	/* a hang-up now is the normal end */
+	pthread_mutex_unlock(&srv->mu);
+	if (!sc->fr.keepConnection) {
+		/* the web server closes it after the answer (libfcgi read
+		 * FCGI_KEEP_CONN): unwatched now, that hang-up wakes nobody */
+		(void)epoll_ctl(srv->cep, EPOLL_CTL_DEL, c->fd, NULL);
+		c->watched = 0;
+	}
+	FCGX_Finish_r(&sc->fr);
+	if (sc->fr.ipcFd >= 0) {
+		/* kept open (the web server asked for keep-alive) */
+		c->dfd = sc->fr.ipcFd;
+		sc->fr.ipcFd = -1;
+		c->keep = !atomic_load(&c->gone) &&
+		    !atomic_load(&srv->stopping);
+	}
+	if (c->keep && conn_rearm(srv, c) == 0)
+		return;
+out:
+	pthread_mutex_lock(&srv->mu);
+	c->state = CONN_CLOSING;
+	pthread_mutex_unlock(&srv->mu);
+	conn_close(srv, c);
+}
+
+static void *
+thread_main(void *arg)
+{
+	struct thread		*self = arg;
+	struct server		*srv = self->srv;
+	struct serve_ctx	*sc;
+	struct epoll_event	 ev;
+	struct conn		*c;
+	sigset_t		 all;
+	int			 n, waiting;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if ((sc = calloc(1, sizeof(*sc))) == NULL)
+		goto out;	/* no memory to serve */
+	FCGX_InitRequest(&sc->fr, -1, 0);
+	for (;;) {
+		atomic_fetch_add(&srv->nwaiting, 1);
+		n = epoll_wait(srv->cep, &ev, 1,
+		    srv->conf->thread_idle * 1000);
+		waiting = atomic_fetch_sub(&srv->nwaiting, 1) - 1;
+		if (n < 0 && errno != EINTR) {
+			log_error("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			pthread_mutex_lock(&srv->mu);
+			n = srv->nthreads > srv->conf->workers;
+			pthread_mutex_unlock(&srv->mu);
+			if (n)
+				break;	/* a spare too many */
+			continue;
+		}
+		if (n < 0)
+			continue;
+		if (ev.data.u64 == TAG_STOP)
+			break;
+		if ((c = conn_take(srv, ev.data.u64, ev.events,
+		    waiting)) != NULL)
+			serve_conn(srv, sc, c);
+	}
+out:
+	pthread_mutex_lock(&srv->mu);
+	srv->nthreads--;
+	self->next = srv->ended;
+	srv->ended = self;
+	pthread_cond_broadcast(&srv->idle_cv);
+	pthread_mutex_unlock(&srv->mu);
+	if (sc != NULL)
+		FCGX_Free(&sc->fr, 0);
+	free(sc);
+	return NULL;
+}
+
 /* Joins the threads that ended (each has let go of srv->mu). */
 static void
 threads_join_ended(struct server *srv)
@@ -493,25 +653,6 @@ threads_join_ended(struct server *srv)
 	}
 }
 
-/* Puts c on the ready queue and makes sure a thread will take it. */
-static void
-conn_ready(struct server *srv, struct conn *c)
-{
-	pthread_mutex_lock(&srv->mu);
-	c->state = CONN_READY;
-	c->qnext = NULL;
-	if (srv->ready_tail != NULL)
-		srv->ready_tail->qnext = c;
-	else
-		srv->ready = c;
-	srv->ready_tail = c;
-	/* Every queued connection needs a spare thread of its own. */
-	if (++srv->nready > srv->nthreads - srv->nbusy)
-		(void)thread_start(srv);
-	pthread_cond_signal(&srv->cv);
-	pthread_mutex_unlock(&srv->mu);
-}
-
 /* ====== The event loop ====== */
 
 static int
@@ -525,42 +666,15 @@ arm(struct server *srv, int op, int fd, uint32_t events, void *tag)
 	return epoll_ctl(srv->ep, op, fd, &ev);
 }
 
-/* Closes c (called by the loop only) and logs why once, at info. */
-static void
-conn_close(struct server *srv, struct conn *c)
+static int
+open_conns(struct server *srv)
 {
-	const char *why;
+	int n;
 
-	(void)epoll_ctl(srv->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	if ((why = atomic_load(&c->why)) != NULL)
-		log_info("connection %d closed: %s", c->fd, why);
-	close(c->fd);
 	pthread_mutex_lock(&srv->mu);
-	if (c->prev != NULL)
-		c->prev->next = c->next;
-	else
-		srv->all = c->next;
-	if (c->next != NULL)
-		c->next->prev = c->prev;
-	srv->nconns--;
+	n = srv->nconns;
 	pthread_mutex_unlock(&srv->mu);
-	free(c);
-}
-
-/* Waits for the next request on c (new, or kept alive). */
-static void
-conn_idle(struct server *srv, struct conn *c, int op)
-{
-	pthread_mutex_lock(&srv->mu);
-	c->state = CONN_IDLE;
-	c->deadline = now_ms() + (int64_t)srv->conf->read_timeout * 1000;
-	c->timed_out = 0;
-	atomic_store(&c->why, NULL);
-	pthread_mutex_unlock(&srv->mu);
-	if (arm(srv, op, c->fd, EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, c) != 0) {
-		atomic_store(&c->why, "cannot watch the connection");
-		conn_close(srv, c);
-	}
+	return n;
 }
 
 /* Accepts what is waiting, up to server.max_connections. */
@@ -570,9 +684,10 @@ accept_new(struct server *srv)
 	struct conn	*c;
 	int		 fd;
 
-	while (srv->nconns < srv->conf->max_connections &&
+	while (open_conns(srv) < srv->conf->max_connections &&
 	    !atomic_load(&srv->stopping)) {
-		fd = accept4(srv->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		/* blocking: only serving threads read it, with time limits */
+		fd = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE ||
 			    errno == ENOBUFS || errno == ENOMEM)
@@ -581,19 +696,33 @@ accept_new(struct server *srv)
 				    srv->conf->max_connections);
 			return;	/* EAGAIN: taken, or none left */
 		}
-		if ((c = calloc(1, sizeof(*c))) == NULL) {
-			close(fd);
-			return;
-		}
-		c->fd = fd;
 		pthread_mutex_lock(&srv->mu);
+		c = srv->free_slots;	/* there is one: nconns < max */
+		srv->free_slots = c->qnext;
+		c->fd = fd;
+		c->dfd = -1;
+		c->state = CONN_IDLE;
+		c->deadline = now_ms() +
+		    (int64_t)srv->conf->read_timeout * 1000;
+		c->timed_out = 0;
+		c->keep = 0;
+		atomic_store(&c->gone, 0);
+		atomic_store(&c->why, NULL);
+		c->prev = NULL;
 		c->next = srv->all;
 		if (srv->all != NULL)
 			srv->all->prev = c;
 		srv->all = c;
 		srv->nconns++;
+		c->watched = conn_arm(srv, EPOLL_CTL_ADD, c,
+		    EPOLLIN | EPOLLRDHUP | EPOLLONESHOT) == 0;
+		if (!c->watched) {
+			c->state = CONN_CLOSING;
+			atomic_store(&c->why, "cannot watch the connection");
+		}
 		pthread_mutex_unlock(&srv->mu);
-		conn_idle(srv, c, EPOLL_CTL_ADD);
+		if (c->state == CONN_CLOSING)
+			conn_close(srv, c);
 	}
 }
 
@@ -601,7 +730,7 @@ accept_new(struct server *srv)
 static void
 accept_pace(struct server *srv)
 {
-	int want = srv->nconns < srv->conf->max_connections &&
+	int want = open_conns(srv) < srv->conf->max_connections &&
 	    !atomic_load(&srv->stopping);
 
 	if (want == srv->accepting)
@@ -611,31 +740,10 @@ accept_pace(struct server *srv)
 		srv->accepting = want;
 }
 
-/* Connections the threads handed back: close them, or wait again. */
-static void
-take_back(struct server *srv)
-{
-	struct conn	*c, *next;
-	uint64_t	 n;
-
-	(void)!read(srv->wakefd, &n, sizeof(n));
-	pthread_mutex_lock(&srv->mu);
-	c = srv->done;
-	srv->done = NULL;
-	pthread_mutex_unlock(&srv->mu);
-	for (; c != NULL; c = next) {
-		next = c->qnext;
-		if (c->keep)
-			conn_idle(srv, c, EPOLL_CTL_MOD);
-		else
-			conn_close(srv, c);
-	}
-}
-
 /*
- * Shuts down connections past their request deadline: idle ones are
- * closed here, half-read ones are shut down so that their thread's read
- * ends and hands them back.
+ * Enforces request deadlines: idle connections past theirs are closed
+ * here, half-read ones are shut down so that their thread's read ends and
+ * closes them.
  */
 static void
 reap(struct server *srv)
@@ -649,6 +757,7 @@ reap(struct server *srv)
 			continue;
 		if (c->state == CONN_IDLE) {
 			c->timed_out = 1;
+			c->state = CONN_CLOSING;
 			c->qnext = expired;
 			expired = c;
 		} else if (c->state == CONN_READING) {
@@ -662,33 +771,6 @@ reap(struct server *srv)
 		atomic_store(&c->why, "no request within server.read_timeout");
 		conn_close(srv, c);
 	}
-}
-
-/* A connection event: its request is readable, or it hung up. */
-static void
-conn_event(struct server *srv, struct conn *c, uint32_t events)
-{
-	enum conn_state st;
-
-	pthread_mutex_lock(&srv->mu);
-	st = c->state;
-	pthread_mutex_unlock(&srv->mu);
-	if (st == CONN_SERVING) {
-		/* its thread sees the flag; the loop closes it later */
-		if (!atomic_exchange(&c->gone, 1))
-			atomic_store(&c->why, "client went away while its "
-			    "request ran");
-		return;
-	}
-	if (st != CONN_IDLE)
-		return;
-	if ((events & EPOLLIN) == 0) {
-		atomic_store(&c->why, (events & (EPOLLERR | EPOLLHUP)) ? NULL :
-		    "closed by the peer before a request");
-		conn_close(srv, c);
-		return;
-	}
-	conn_ready(srv, c);
 }
 
 /* Reads the signalfd: 1 on SIGTERM or SIGINT. */
@@ -714,10 +796,11 @@ loop(struct server *srv, int64_t deadline)
 {
 	struct epoll_event	 evs[64];
 	int64_t			 next_reap = now_ms() + 1000, now;
-	int			 i, n, timeout, woke;
+	uint64_t		 nw;
+	int			 i, n, timeout;
 
 	for (;;) {
-		if (atomic_load(&srv->stopping) && (srv->nconns == 0 ||
+		if (atomic_load(&srv->stopping) && (open_conns(srv) == 0 ||
 		    now_ms() >= deadline))
 			return 0;
 		now = now_ms();
@@ -729,23 +812,15 @@ loop(struct server *srv, int64_t deadline)
 			log_error("epoll_wait: %s", strerror(errno));
 			return 0;
 		}
-		/* Connections are closed only after the batch: an event
-		 * later in it may be for one of them. */
-		for (i = 0, woke = 0; i < n; i++) {
+		for (i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &tag_listen)
 				accept_new(srv);
 			else if (evs[i].data.ptr == &tag_wake)
-				woke = 1;
-			else if (evs[i].data.ptr == &tag_signal) {
-				if (signalled(srv) &&
-				    !atomic_load(&srv->stopping))
-					return 1;
-			} else
-				conn_event(srv, evs[i].data.ptr,
-				    evs[i].events);
+				(void)!read(srv->wakefd, &nw, sizeof(nw));
+			else if (evs[i].data.ptr == &tag_signal &&
+			    signalled(srv) && !atomic_load(&srv->stopping))
+				return 1;
 		}
-		if (woke)
-			take_back(srv);
 		if (now_ms() >= next_reap) {
 			reap(srv);
 			threads_join_ended(srv);
@@ -881,13 +956,26 @@ static int
 server_setup(struct server *srv)
 {
 	sigset_t	stopset;
+	struct epoll_event ev;
 	size_t		stack;
-	int		fl;
+	int		fl, i;
 
-	srv->ep = srv->wakefd = srv->sigfd = -1;
+	srv->ep = srv->cep = srv->wakefd = srv->sigfd = srv->stopfd = -1;
 	pthread_mutex_init(&srv->mu, NULL);
-	cond_init_monotonic(&srv->cv);
 	cond_init_monotonic(&srv->idle_cv);
+	/* Untouched slots cost no memory until used. */
+	srv->slots = calloc((size_t)srv->conf->max_connections,
+	    sizeof(*srv->slots));
+	if (srv->slots == NULL) {
+		log_error("no memory for %d connections "
+		    "(server.max_connections)", srv->conf->max_connections);
+		return -1;
+	}
+	for (i = srv->conf->max_connections - 1; i >= 0; i--) {
+		srv->slots[i].fd = srv->slots[i].dfd = -1;
+		srv->slots[i].qnext = srv->free_slots;
+		srv->free_slots = &srv->slots[i];
+	}
 	/* Sanitizers need several times the stack of a plain build. */
 	stack = (size_t)srv->conf->thread_stack;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -907,7 +995,13 @@ server_setup(struct server *srv)
 	sigaddset(&stopset, SIGTERM);
 	sigaddset(&stopset, SIGINT);
 	sigaddset(&stopset, SIGHUP);
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;	/* level: once written, wakes every thread */
+	ev.data.u64 = TAG_STOP;
 	if ((srv->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    (srv->cep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    (srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+	    epoll_ctl(srv->cep, EPOLL_CTL_ADD, srv->stopfd, &ev) != 0 ||
 	    (srv->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
 	    (srv->sigfd = signalfd(-1, &stopset, SFD_NONBLOCK |
 	    SFD_CLOEXEC)) < 0 ||
@@ -924,25 +1018,26 @@ server_setup(struct server *srv)
 }
 
 /*
- * Ends the serving threads: every one that is busy must have handed its
- * connection back, then the spare ones are told to go; the ended ones are
- * joined. Waits up to deadline (ms); returns the number still alive.
+ * Ends the serving threads: stopfd, readable from now on, wakes each one
+ * waiting and meets each busy one when it comes back to wait; the ended
+ * ones are joined. Waits up to deadline (ms); returns the number still
+ * alive.
  */
 static int
 threads_stop(struct server *srv, int64_t deadline)
 {
 	struct timespec	ts;
+	uint64_t	one = 1;
 	int64_t		until;
 	int		alive;
 
+	(void)!write(srv->stopfd, &one, sizeof(one));
 	pthread_mutex_lock(&srv->mu);
-	pthread_cond_broadcast(&srv->cv);
 	while (srv->nthreads > 0 && now_ms() < deadline) {
 		until = now_ms() + 100;
 		ts.tv_sec = (time_t)(until / 1000);
 		ts.tv_nsec = (long)(until % 1000) * 1000000;
 		pthread_cond_timedwait(&srv->idle_cv, &srv->mu, &ts);
-		pthread_cond_broadcast(&srv->cv);
 	}
 	alive = srv->nthreads;
 	pthread_mutex_unlock(&srv->mu);
@@ -950,22 +1045,20 @@ threads_stop(struct server *srv, int64_t deadline)
 	return alive;
 }
 
-/* Closes what the loop still owns: idle and handed-back connections. */
+/* Closes the idle connections; a request that was waiting for a thread
+ * will not be served now. */
 static void
 close_idle(struct server *srv)
 {
 	struct conn *c, *next, *idle = NULL;
 
-	take_back(srv);
 	pthread_mutex_lock(&srv->mu);
 	for (c = srv->all; c != NULL; c = c->next)
-		if (c->state == CONN_IDLE || c->state == CONN_READY) {
+		if (c->state == CONN_IDLE) {
+			c->state = CONN_CLOSING;
 			c->qnext = idle;
 			idle = c;
 		}
-	/* queued ones will not be served now */
-	srv->ready = srv->ready_tail = NULL;
-	srv->nready = 0;
 	pthread_mutex_unlock(&srv->mu);
 	for (c = idle; c != NULL; c = next) {
 		next = c->qnext;
@@ -1086,6 +1179,11 @@ out:
 		unlink(c->listen + 5);
 	if (srv.ep >= 0)
 		close(srv.ep);
+	if (srv.cep >= 0)
+		close(srv.cep);
+	if (srv.stopfd >= 0)
+		close(srv.stopfd);
+	free(srv.slots);
 	if (srv.wakefd >= 0)
 		close(srv.wakefd);
 	if (srv.sigfd >= 0)

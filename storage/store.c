@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ struct store_writer {
 	int			 rc;
 	int			 settled;	/* rc final: leader's view */
 	int			 done;		/* rc final: under wq_lock */
-	pthread_cond_t		 wake;		/* done, or its turn to lead */
+	sem_t			 wake;		/* done, or its turn to lead */
 	struct store_writer	*next;
 };
 
@@ -364,7 +365,7 @@ batch_run(struct store *s, struct store_writer *list)
 int
 store_write(struct store *s, store_write_fn fn, void *arg)
 {
-	struct store_writer	 me, *w, *next;
+	struct store_writer	 me, *w, *next, *head;
 	int			 n;
 
 	if (writing == s) {
@@ -381,13 +382,23 @@ store_write(struct store *s, store_write_fn fn, void *arg)
 		atomic_fetch_add(&s->n_writes, 1);
 		return me.rc;
 	}
-	pthread_cond_init(&me.wake, NULL);
+	/* A semaphore, not a condition: the leader wakes writers after
+	 * letting go of wq_lock, so that they do not wake only to wait for
+	 * it; a waiter leaves only after its post, so its wake (on its
+	 * stack) outlives every use. */
+	sem_init(&me.wake, 0, 0);
 	pthread_mutex_lock(&s->wq_lock);
 	*s->wq_tail = &me;
 	s->wq_tail = &me.next;
 	atomic_fetch_add(&s->n_waiting, 1);
-	while (!me.done && (s->leading || s->wq_head != &me))
-		pthread_cond_wait(&me.wake, &s->wq_lock);
+	while (!me.done && (s->leading || s->wq_head != &me)) {
+		pthread_mutex_unlock(&s->wq_lock);
+		while (sem_wait(&me.wake) != 0 && errno == EINTR)
+			;
+		if (me.done)	/* set before the post */
+			goto out;
+		pthread_mutex_lock(&s->wq_lock);
+	}
 	if (!me.done) {
 		/* Lead: take this writer and those behind it. */
 		s->leading = 1;
@@ -402,19 +413,22 @@ store_write(struct store *s, store_write_fn fn, void *arg)
 		batch_run(s, &me);
 		writing = NULL;
 		pthread_mutex_lock(&s->wq_lock);
-		for (w = &me; w != NULL; w = next) {
-			next = w->next;	/* w may return once signalled */
+		for (w = &me; w != NULL; w = w->next)
 			w->done = 1;
-			if (w != &me)
-				pthread_cond_signal(&w->wake);
-		}
 		s->leading = 0;
 		/* Hand the lead on rather than write everyone's batches. */
-		if (s->wq_head != NULL)
-			pthread_cond_signal(&s->wq_head->wake);
-	}
-	pthread_mutex_unlock(&s->wq_lock);
-	pthread_cond_destroy(&me.wake);
+		head = s->wq_head;
+		pthread_mutex_unlock(&s->wq_lock);
+		for (w = me.next; w != NULL; w = next) {
+			next = w->next;	/* w may return once posted */
+			sem_post(&w->wake);
+		}
+		if (head != NULL)
+			sem_post(&head->wake);
+	} else
+		pthread_mutex_unlock(&s->wq_lock);
+out:
+	sem_destroy(&me.wake);
 	atomic_fetch_add(&s->n_writes, 1);
 	return me.rc;
 }

@@ -11,7 +11,7 @@ die() {
 # bench_cleanup [pid...]: at exit, stops those, the nginx processes, the
 # trivial responder and flowcgi, and removes ROOT_DIR (kept with KEEP=1).
 bench_cleanup() {
-	for p in "$@" $NG_PIDS ${TRIVIAL_PID:-} $FLOWCGI_PIDS; do
+	for p in "$@" $NG_PIDS ${TRIVIAL_PIDS:-} $FLOWCGI_PIDS; do
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
@@ -45,16 +45,25 @@ nginx_side() {
 	NG_PIDS="$NG_PIDS $NGINX_PID"
 }
 
-# start_trivial <threads>: tests/tools/fcgi_trivial (TRIVIAL_BIN) with that
-# many threads behind its own nginx; sets TRIVIAL_PID and TR_BASE.
+# start_trivial <threads> [keepalive]: tests/tools/fcgi_trivial
+# (TRIVIAL_BIN) with that many threads behind its own nginx; sets
+# TRIVIAL_PID (also added to TRIVIAL_PIDS) and TR_BASE. Without keepalive
+# (1) nginx opens a connection per request: libfcgi's accept loop holds a
+# thread on each kept connection, so with nginx's keep-alive pool larger
+# than its threads a request can wait on a connection nobody reads.
 start_trivial() {
 	local port
 	port=$(free_port)
 	"$TRIVIAL_BIN" "127.0.0.1:$port" "$1" >>"$ROOT_DIR/trivial.log" 2>&1 &
 	TRIVIAL_PID=$!
+	TRIVIAL_PIDS="${TRIVIAL_PIDS:-} $TRIVIAL_PID"
 	wait_port "$port" ||
 	    die "fcgi_trivial did not start: $(cat "$ROOT_DIR/trivial.log")"
-	nginx_side trivial "127.0.0.1:$port"
+	if [ "${2:-0}" = 0 ]; then
+		NGINX_KEEPALIVE=0 nginx_side trivial "127.0.0.1:$port"
+	else
+		nginx_side trivial-ka "127.0.0.1:$port"
+	fi
 	TR_BASE=$BASE
 }
 

@@ -64,15 +64,21 @@ start_flowcgi() {
 # (prefix $T_DIR/nginx) on a free port (NG_PORT) passing the given
 # space-separated locations to the upstreams; sets NGINX_PID and BASE.
 nginx_start() {
-	local workers=$1 conns=$2 locs=$3 u l ups="" blocks=""
+	local workers=$1 conns=$2 locs=$3 u l ups="" blocks="" keep=""
 	shift 3
 	NG_PORT=$(free_port)
 	mkdir -p "$T_DIR/nginx/tmp"
 	cp /etc/nginx/fastcgi_params "$T_DIR/nginx/"
 	cp "$TOP/contrib/nginx/flowcgi_params" "$T_DIR/nginx/"
 	for u in "$@"; do ups="$ups server $u;"; done
+	# Kept-alive connections to flowcgi as contrib/nginx sets them up;
+	# NGINX_KEEPALIVE=0 for a responder that cannot take them.
+	if [ "${NGINX_KEEPALIVE:-1}" != 0 ]; then
+		ups="$ups keepalive 32; keepalive_timeout 20s;"
+		keep="fastcgi_keep_conn on;"
+	fi
 	for l in $locs; do
-		blocks="$blocks location $l { include flowcgi_params; fastcgi_pass flowcgi; }"
+		blocks="$blocks location $l { include flowcgi_params; fastcgi_pass flowcgi; ${keep:-} }"
 	done
 	cat >"$T_DIR/nginx/nginx.conf" <<NGX
 worker_processes $workers;
