@@ -843,8 +843,9 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    "id", r.conversation_id, "app_id", r.app_id, "name",
 		    conv && json_string_value(json_object_get(conv, "name")) ?
 		    json_string_value(json_object_get(conv, "name")) :
-		    o->query, "inputs", conv && json_object_get(conv,
-		    "inputs") ? json_object_get(conv, "inputs") : inputs,
+		    o->query ? o->query : "", "inputs", conv &&
+		    json_object_get(conv, "inputs") ? json_object_get(conv,
+		    "inputs") : inputs,
 		    "variables", cvars, "dialogue_count", (json_int_t)
 		    (json_integer_value(json_object_get(conv,
 		    "dialogue_count")) + 1), "created_at", conv ?
