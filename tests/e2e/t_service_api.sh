@@ -334,6 +334,29 @@ is "$(events "$T_DIR/stop_wf" 'select(.event=="node_finished" and .data.node_id=
 is "$(events "$T_DIR/stop_wf" 'select(.event=="workflow_finished") | .data.status')" stopped \
     "the workflow ends as stopped"
 
+# A sandboxed workflow: a stop kills the running command at once.
+printf '%s\n' 'app: {mode: workflow, name: Sleeper}' 'kind: app' 'version: 0.6.0' \
+    'workflow:' '  features: {sandbox: {enabled: true}}' '  graph:' '    edges:' \
+    '    - {id: e1, source: start, sourceHandle: source, target: cmd, targetHandle: target}' \
+    '    - {id: e2, source: cmd, sourceHandle: source, target: end, targetHandle: target}' \
+    '    nodes:' '    - id: start' '      data: {type: start, title: Start, variables: []}' \
+    '    - id: cmd' "      data: {type: command, title: Sleep, working_directory: '.', command: 'sleep 120'}" \
+    '    - id: end' '      data: {type: end, title: End, outputs: [{variable: out, value_selector: [cmd, stdout]}]}' \
+    >"$T_DIR/sleeper.yml"
+SLOWKEY=$KEY
+import_app "$T_DIR/sleeper.yml"
+stream /v1/workflows/run '{"inputs":{},"user":"ann","response_mode":"streaming"}' "$T_DIR/stop_cmd"
+i=0
+while [ "$(events "$T_DIR/stop_cmd" 'select(.event=="node_started") | .data.node_id' 2>/dev/null | tail -1)" != cmd ]; do
+	i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
+done
+sleep 0.5	# let the command start
+api POST "/v1/workflows/tasks/$(events "$T_DIR/stop_cmd" '.task_id' | head -1)/stop" '{"user":"ann"}'
+wait $SPID
+is "$(events "$T_DIR/stop_cmd" 'select(.event=="node_finished" and .data.node_id=="cmd") | "\(.data.status) \(.data.elapsed_time < 120)"') $(events "$T_DIR/stop_cmd" 'select(.event=="workflow_finished") | .data.status')" \
+    "stopped true stopped" "a stop kills a running command node too; the run is stopped"
+KEY=$SLOWKEY
+
 # Workflow logs: runs of the service API, newest first, filtered.
 api POST /v1/workflows/run '{"inputs":{"seconds":0},"user":"carl","response_mode":"blocking"}'
 is "$(jqr .data.status)" succeeded "a quick run"
