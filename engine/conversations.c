@@ -4,9 +4,11 @@
  * app_id, from_end_user_id, variables), messages ("<conversation id>/<message
  * id>" -> record); ids are time-ordered, so key order is time order.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/internal.h"
 
@@ -23,100 +25,640 @@ of_owner(const json_t *rec, const char *app_id, const char *user)
 	return record_owned(rec, app_id, "from_end_user_id", user);
 }
 
+/* ====== Conversations ====== */
+
+/* Dify's SimpleConversation of record rec. New reference. */
+static json_t *
+conv_view(const json_t *rec)
+{
+	json_t *name = json_object_get(rec, "name");
+	json_t *inputs = json_object_get(rec, "inputs");
+
+	return json_pack("{s:O,s:o,s:o,s:s,s:s,s:O,s:O}", "id",
+	    json_object_get(rec, "id"), "name", name ? json_incref(name) :
+	    json_string(""), "inputs", inputs ? json_incref(inputs) :
+	    json_object(), "status", "normal", "introduction", "",
+	    "created_at", json_object_get(rec, "created_at"), "updated_at",
+	    json_object_get(rec, "updated_at"));
+}
+
+/* How engine_conversation_list orders: by field, descending or not. */
+struct conv_order {
+	const char	*field;		/* "created_at" or "updated_at" */
+	int		 desc;
+};
+
+/*
+ * Order of a and b by the field, then by id (time-ordered), so that
+ * records of the same second page in a fixed order and none is skipped
+ * (qsort_r: arg is the struct conv_order).
+ */
+static int
+conv_cmp(const void *pa, const void *pb, void *arg)
+{
+	const json_t		*a = *(json_t *const *)pa;
+	const json_t		*b = *(json_t *const *)pb;
+	const struct conv_order	*o = arg;
+	json_int_t		 x = json_integer_value(json_object_get(a,
+				    o->field));
+	json_int_t		 y = json_integer_value(json_object_get(b,
+				    o->field));
+	int			 c;
+
+	c = x < y ? -1 : x > y;
+	if (c == 0)
+		c = strcmp(str_of(a, "id") ? str_of(a, "id") : "",
+		    str_of(b, "id") ? str_of(b, "id") : "");
+	return o->desc ? -c : c;
+}
+
 int
 engine_conversation_list(struct engine *e, const char *app_id,
-    const char *user, int limit, json_t **out)
+    const char *user, const struct conv_page *pg, char *err, json_t **out)
 {
 	struct store_txn	*t = NULL;
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*data = NULL, *rec;
-	int			 rc, more = 0;
+	struct conv_order	 o = { "updated_at", 1 };
+	json_t			*all = NULL, *data = NULL, *rec, **v = NULL;
+	const char		*k, *sort = pg->sort_by;
+	size_t			 n = 0, i, from = 0;
+	int			 rc;
 
-	if ((data = json_array()) == NULL)
-		return ENGINE_ENOMEM;
-	if ((rc = store_read_begin(e->store, &t)) != 0 ||
-	    (rc = store_cursor_open(t, STORE_DB_CONVERSATIONS, &c)) != 0)
-		goto out;
-	for (rc = store_cursor_last(c, &kv); rc == 0;
-	     rc = store_cursor_prev(c, &kv)) {
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
-			continue;
-		if (of_owner(rec, app_id, user)) {
-			if ((int)json_array_size(data) == limit) {
-				more = 1;
-				json_decref(rec);
-				break;
-			}
-			json_array_append_new(data, json_pack("{s:O,s:O,s:O,"
-			    "s:s,s:s,s:O,s:O}", "id", json_object_get(rec,
-			    "id"), "name", json_object_get(rec, "name"),
-			    "inputs", json_object_get(rec, "inputs"), "status",
-			    "normal", "introduction", "", "created_at",
-			    json_object_get(rec, "created_at"), "updated_at",
-			    json_object_get(rec, "updated_at")));
-		}
-		json_decref(rec);
+	if (sort != NULL && *sort != '\0') {
+		o.desc = *sort == '-';
+		o.field = sort + o.desc;
+		if (strcmp(o.field, "created_at") != 0 &&
+		    strcmp(o.field, "updated_at") != 0)
+			return engine_invalid(err, "sort_by must be one of "
+			    "created_at, -created_at, updated_at, -updated_at");
 	}
-	rc = rc == STORE_ENOTFOUND ? 0 : rc;
-out:
-	store_cursor_close(c);
-	store_read_end(t);
-	if (rc != 0) {
-		json_decref(data);
+	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
+	rc = records_collect(t, STORE_DB_CONVERSATIONS, NULL, app_id, 0,
+	    &all);
+	store_read_end(t);
+	if (rc != 0)
+		return engine_from_store(rc);
+	rc = ENGINE_ENOMEM;
+	if ((v = calloc(json_object_size(all) + 1, sizeof(*v))) == NULL ||
+	    (data = json_array()) == NULL)
+		goto out;
+	json_object_foreach(all, k, rec)
+		if (of_owner(rec, app_id, user))
+			v[n++] = rec;
+	qsort_r(v, n, sizeof(*v), conv_cmp, &o);
+	if (pg->last_id != NULL && *pg->last_id != '\0') {
+		for (i = 0; i < n; i++)
+			if (strcmp(str_of(v[i], "id"), pg->last_id) == 0)
+				break;
+		if (i == n) {
+			snprintf(err, ENGINE_ERRMAX, "Last Conversation Not "
+			    "Exists.");
+			rc = ENGINE_ENOTFOUND;
+			goto out;
+		}
+		from = i + 1;
 	}
-	*out = json_pack("{s:i,s:b,s:o}", "limit", limit, "has_more", more,
-	    "data", data);
-	return *out ? 0 : ENGINE_ENOMEM;
+	for (i = from; i < n && i < from + (size_t)pg->limit; i++)
+		if (json_array_append_new(data, conv_view(v[i])) != 0)
+			goto out;
+	if ((*out = json_pack("{s:i,s:b,s:O}", "limit", pg->limit, "has_more",
+	    i < n, "data", data)) != NULL)
+		rc = 0;
+out:
+	free(v);
+	json_decref(all);
+	json_decref(data);
+	return rc;
+}
+
+/* ====== Messages ====== */
+
+/* Dify's message list item of stored message rec. New reference. */
+static json_t *
+message_view(const json_t *rec)
+{
+	const json_t	*fb = json_object_get(rec, "feedback");
+	json_t		*inputs = json_object_get(rec, "inputs");
+	const char	*st = str_of(rec, "status");
+
+	return json_pack("{s:O,s:O,s:n,s:o,s:O,s:O,s:[],s:o,s:[],s:[],s:O,"
+	    "s:s,s:O}", "id", json_object_get(rec, "id"), "conversation_id",
+	    json_object_get(rec, "conversation_id"), "parent_message_id",
+	    "inputs", inputs ? json_incref(inputs) : json_object(), "query",
+	    json_object_get(rec, "query"),
+	    "answer", json_object_get(rec, "answer"), "message_files",
+	    "feedback", json_is_object(fb) ? json_pack("{s:O}", "rating",
+	    json_object_get(fb, "rating")) : json_null(),
+	    "retriever_resources", "agent_thoughts", "created_at",
+	    json_object_get(rec, "created_at"), "status", st == NULL ||
+	    strcmp(st, "failed") != 0 ? "normal" : "error", "error",
+	    st != NULL && strcmp(st, "failed") == 0 && json_object_get(rec,
+	    "error") ? json_object_get(rec, "error") : json_null());
 }
 
 int
 engine_message_list(struct engine *e, const char *app_id, const char *user,
-    const char *conv_id, int limit, json_t **out)
+    const char *conv_id, const char *first_id, int limit, char *err,
+    json_t **out)
 {
 	struct store_txn	*t = NULL;
 	json_t			*all = NULL, *data = NULL, *rec, *conv = NULL;
 	const char		*k;
 	char			 prefix[64];
-	int			 rc, more = 0;
+	size_t			 n, end, from, i;
+	int			 rc;
 
 	if (engine_uuid_check(conv_id) != 0)
-		return ENGINE_ENOTFOUND;
+		goto gone;
 	snprintf(prefix, sizeof(prefix), "%s/", conv_id);
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
 	if ((rc = store_get_json(t, STORE_DB_CONVERSATIONS, conv_id, &conv))
 	    == 0 && !of_owner(conv, app_id, user))
 		rc = STORE_ENOTFOUND;
-	if (rc == 0)	/* one more than limit tells whether there are more */
-		rc = records_collect(t, STORE_DB_MESSAGES, prefix, NULL,
-		    (size_t)limit + 1, &all);
+	/* message ids are time-ordered: key order is time order */
+	if (rc == 0)
+		rc = records_collect(t, STORE_DB_MESSAGES, prefix, NULL, 0,
+		    &all);
 	store_read_end(t);
 	json_decref(conv);
+	if (rc == STORE_ENOTFOUND)
+		goto gone;
 	if (rc != 0)
 		return engine_from_store(rc);
+	/* Dify's pages run backwards: the newest first, then those before
+	 * first_id; each page itself oldest first. */
+	n = json_object_size(all);
+	end = n;
+	if (first_id != NULL && *first_id != '\0') {
+		i = 0;
+		end = n + 1;
+		json_object_foreach(all, k, rec) {
+			if (strcmp(k + strlen(prefix), first_id) == 0)
+				end = i;
+			i++;
+		}
+		if (end > n) {
+			if (err != NULL)
+				snprintf(err, ENGINE_ERRMAX, "First Message "
+				    "Not Exists.");
+			json_decref(all);
+			return ENGINE_ENOTFOUND;
+		}
+	}
+	from = end > (size_t)limit ? end - (size_t)limit : 0;
 	rc = ENGINE_ENOMEM;
 	if ((data = json_array()) == NULL)
 		goto out;
+	i = 0;
 	json_object_foreach(all, k, rec) {
+		if (i >= from && i < end && !json_is_null(rec) &&
+		    json_array_append_new(data, message_view(rec)) != 0)
+			goto out;
+		i++;
+	}
+	if ((*out = json_pack("{s:i,s:b,s:O}", "limit", limit, "has_more",
+	    from > 0, "data", data)) != NULL)
+		rc = 0;
+out:
+	json_decref(all);
+	json_decref(data);
+	return rc;
+gone:
+	if (err != NULL)
+		snprintf(err, ENGINE_ERRMAX, "Conversation Not Exists.");
+	return ENGINE_ENOTFOUND;
+}
+
+/*
+ * The stored key "<conversation id>/<message id>" of message msg_id of
+ * app_id and user (NULL: anyone's) into key, with its conversation's
+ * record in *conv (new reference; conv may be NULL). Each of the app's
+ * conversations is looked at by key, without reading it, until one holds
+ * the message. Returns 0, STORE_ENOTFOUND or a STORE_E* code.
+ */
+static int
+message_find(struct store_txn *t, const char *app_id, const char *user,
+    const char *msg_id, char key[96], json_t **conv)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	const void		*v;
+	size_t			 vlen, mlen = strlen(msg_id);
+	json_t			*rec;
+	int			 rc;
+
+	if (engine_uuid_check(msg_id) != 0)
+		return STORE_ENOTFOUND;
+	if ((rc = store_cursor_open(t, STORE_DB_CONVERSATIONS, &c)) != 0)
+		return rc;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if (kv.klen != 36)
+			continue;
+		memcpy(key, kv.k, 36);
+		key[36] = '/';
+		memcpy(key + 37, msg_id, mlen + 1);
+		if (store_get(t, STORE_DB_MESSAGES, key, 37 + mlen, &v,
+		    &vlen) != 0)
+			continue;
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+			continue;
+		if (!of_owner(rec, app_id, user)) {
+			json_decref(rec);
+			break;	/* the message is another's */
+		}
+		if (conv != NULL)
+			*conv = rec;
+		else
+			json_decref(rec);
+		store_cursor_close(c);
+		return 0;
+	}
+	store_cursor_close(c);
+	return rc == 0 || rc == STORE_ENOTFOUND ? STORE_ENOTFOUND : rc;
+}
+
+int
+engine_message_get(struct engine *e, const char *app_id, const char *user,
+    const char *msg_id, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	char			 key[96];
+	int			 rc;
+
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = message_find(t, app_id, user, msg_id, key, NULL)) == 0)
+		rc = store_get_json(t, STORE_DB_MESSAGES, key, out);
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+/* ====== Feedback ====== */
+
+struct feedback {
+	const char	*app_id;
+	const char	*user;
+	const char	*msg_id;
+	const char	*rating;	/* NULL: take it back */
+	const char	*content;
+	char		*err;
+};
+
+static int
+feedback_fn(struct store_txn *t, void *arg)
+{
+	struct feedback	*f = arg;
+	json_t		*msg = NULL, *fb = NULL;
+	char		 key[96], id[37];
+	int64_t		 now = engine_now();
+	int		 rc;
+
+	if ((rc = message_find(t, f->app_id, f->user, f->msg_id, key,
+	    NULL)) != 0 || (rc = store_get_json(t, STORE_DB_MESSAGES, key,
+	    &msg)) != 0)
+		return rc;
+	fb = json_object_get(msg, "feedback");
+	if (f->rating == NULL && !json_is_object(fb)) {
+		snprintf(f->err, ENGINE_ERRMAX, "rating cannot be None when "
+		    "feedback not exists");
+		rc = STORE_EINVAL;
+	} else if (f->rating == NULL)
+		json_object_del(msg, "feedback");
+	else if (json_is_object(fb)) {
+		json_object_set_new(fb, "rating", json_string(f->rating));
+		json_object_set_new(fb, "content", f->content ?
+		    json_string(f->content) : json_null());
+		json_object_set_new(fb, "updated_at", json_integer(now));
+	} else {
+		engine_uuid(id);
+		if ((fb = json_pack("{s:s,s:s,s:s?,s:s,s:I,s:I}", "id", id,
+		    "rating", f->rating, "content", f->content, "from_source",
+		    "user", "created_at", (json_int_t)now, "updated_at",
+		    (json_int_t)now)) == NULL ||
+		    json_object_set_new(msg, "feedback", fb) != 0)
+			rc = STORE_ENOMEM;
+	}
+	if (rc == 0)
+		rc = store_put_json(t, STORE_DB_MESSAGES, key, msg, 0);
+	json_decref(msg);
+	return rc;
+}
+
+int
+engine_message_feedback(struct engine *e, const char *app_id,
+    const char *user, const char *msg_id, const char *rating,
+    const char *content, char *err)
+{
+	struct feedback	f = { app_id, user, msg_id, rating, content, err };
+	int		rc;
+
+	if (rating != NULL && strcmp(rating, "like") != 0 &&
+	    strcmp(rating, "dislike") != 0)
+		return engine_invalid(err, "rating must be like, dislike or "
+		    "null");
+	rc = store_write(e->store, feedback_fn, &f);
+	if (rc == STORE_EINVAL)
+		return ENGINE_EINVAL;
+	if (rc == STORE_ENOTFOUND)
+		snprintf(err, ENGINE_ERRMAX, "Message Not Exists.");
+	return engine_from_store(rc);
+}
+
+/* Seconds since the epoch as Dify's isoformat() of a naive UTC time. */
+static json_t *
+iso_time(json_int_t secs)
+{
+	struct tm	tm;
+	time_t		tt = (time_t)secs;
+	char		buf[32];
+
+	if (gmtime_r(&tt, &tm) == NULL)
+		return json_null();
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	return json_string(buf);
+}
+
+/* Feedback records, newest first, for qsort. */
+static int
+feedback_cmp(const void *a, const void *b)
+{
+	const json_t	*x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	json_int_t	 p = json_integer_value(json_object_get(x, "_t"));
+	json_int_t	 q = json_integer_value(json_object_get(y, "_t"));
+	int		 c = p < q ? 1 : p > q ? -1 : 0;
+
+	return c != 0 ? c : -strcmp(str_of(x, "id"), str_of(y, "id"));
+}
+
+int
+engine_app_feedbacks(struct engine *e, const char *app_id, int page,
+    int limit, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	json_t			*convs = NULL, *msgs = NULL, *list = NULL;
+	json_t			*data = NULL, *fb, *rec, *conv, **v = NULL;
+	const char		*k, *mk;
+	char			 prefix[64];
+	size_t			 n, i, from;
+	int			 rc;
+
+	if ((list = json_array()) == NULL || (data = json_array()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	if ((rc = store_read_begin(e->store, &t)) != 0) {
+		rc = engine_from_store(rc);
+		goto out;
+	}
+	/* feedback lives in the messages of the app's conversations */
+	rc = records_collect(t, STORE_DB_CONVERSATIONS, NULL, app_id, 0,
+	    &convs);
+	json_object_foreach(convs, k, conv) {
+		snprintf(prefix, sizeof(prefix), "%s/", k);
+		if (rc != 0 || (rc = records_collect(t, STORE_DB_MESSAGES,
+		    prefix, NULL, 0, &msgs)) != 0)
+			break;
+		json_object_foreach(msgs, mk, rec) {
+			if (!json_is_object(fb = json_object_get(rec,
+			    "feedback")))
+				continue;
+			json_array_append_new(list, json_pack("{s:O,s:s,s:O,"
+			    "s:O,s:O,s:O,s:O,s:O,s:n,s:o,s:o,s:O}", "id",
+			    json_object_get(fb, "id"), "app_id", app_id,
+			    "conversation_id", json_object_get(rec,
+			    "conversation_id"), "message_id",
+			    json_object_get(rec, "id"), "rating",
+			    json_object_get(fb, "rating"), "content",
+			    json_object_get(fb, "content") ? json_object_get(fb,
+			    "content") : json_null(), "from_source",
+			    json_object_get(fb, "from_source"),
+			    "from_end_user_id", json_object_get(conv,
+			    "from_end_user_id") ? json_object_get(conv,
+			    "from_end_user_id") : json_null(),
+			    "from_account_id", "created_at", iso_time(
+			    json_integer_value(json_object_get(fb,
+			    "created_at"))), "updated_at", iso_time(
+			    json_integer_value(json_object_get(fb,
+			    "updated_at"))), "_t", json_object_get(fb,
+			    "created_at")));
+		}
+		json_decref(msgs);
+		msgs = NULL;
+	}
+	store_read_end(t);
+	if (rc != 0) {
+		rc = engine_from_store(rc);
+		goto out;
+	}
+	rc = ENGINE_ENOMEM;
+	n = json_array_size(list);
+	if ((v = calloc(n + 1, sizeof(*v))) == NULL)
+		goto out;
+	json_array_foreach(list, i, rec)
+		v[i] = rec;
+	qsort(v, n, sizeof(*v), feedback_cmp);
+	from = (size_t)(page - 1) * (size_t)limit;
+	for (i = from; i < n && i < from + (size_t)limit; i++) {
+		json_object_del(v[i], "_t");
+		if (json_array_append(data, v[i]) != 0)
+			goto out;
+	}
+	if ((*out = json_pack("{s:O}", "data", data)) != NULL)
+		rc = 0;
+out:
+	free(v);
+	json_decref(convs);
+	json_decref(list);
+	json_decref(data);
+	return rc;
+}
+
+/* ====== Names and variables ====== */
+
+struct rename {
+	const char	*app_id;
+	const char	*user;
+	const char	*conv_id;
+	const char	*name;
+	json_t		*out;
+};
+
+static int
+rename_fn(struct store_txn *t, void *arg)
+{
+	struct rename	*rn = arg;
+	json_t		*conv = NULL;
+	int		 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_CONVERSATIONS, rn->conv_id,
+	    &conv)) != 0)
+		return rc;
+	if (!of_owner(conv, rn->app_id, rn->user))
+		rc = STORE_ENOTFOUND;
+	else if (rn->name != NULL) {
+		json_object_set_new(conv, "name", json_string(rn->name));
+		json_object_set_new(conv, "updated_at",
+		    json_integer(engine_now()));
+		rc = store_put_json(t, STORE_DB_CONVERSATIONS, rn->conv_id,
+		    conv, 0);
+	}
+	if (rc == 0 && (rn->out = conv_view(conv)) == NULL)
+		rc = STORE_ENOMEM;
+	json_decref(conv);
+	return rc;
+}
+
+int
+engine_conversation_rename(struct engine *e, const char *app_id,
+    const char *user, const char *conv_id, const char *name, json_t **out)
+{
+	struct rename	rn = { app_id, user, conv_id, name, NULL };
+	int		rc;
+
+	if (engine_uuid_check(conv_id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((rc = engine_from_store(store_write(e->store, rename_fn,
+	    &rn))) == 0)
+		*out = rn.out;
+	return rc;
+}
+
+int
+engine_conversation_get(struct engine *e, const char *app_id,
+    const char *user, const char *conv_id, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	json_t			*conv = NULL;
+	int			 rc;
+
+	if (engine_uuid_check(conv_id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = store_get_json(t, STORE_DB_CONVERSATIONS, conv_id, &conv);
+	store_read_end(t);
+	if (rc == 0 && !of_owner(conv, app_id, user)) {
+		json_decref(conv);
+		rc = STORE_ENOTFOUND;
+	}
+	if (rc == 0)
+		*out = conv;
+	return engine_from_store(rc);
+}
+
+/* 1 when name holds needle, ASCII case folded (Dify's ilike %needle%). */
+static int
+name_has(const char *name, const char *needle)
+{
+	size_t i, n = strlen(needle);
+
+	for (; *name != '\0'; name++) {
+		for (i = 0; i < n && name[i] != '\0' &&
+		    tolower((unsigned char)name[i]) ==
+		    tolower((unsigned char)needle[i]); i++)
+			;
+		if (i == n)
+			return 1;
+	}
+	return n == 0;
+}
+
+/*
+ * A variable's value as Dify's API shows it, a string: text as it is,
+ * anything else as JSON text; null stays null. New reference.
+ */
+static json_t *
+value_text(const json_t *v)
+{
+	json_t	*s;
+	char	*j;
+
+	if (v == NULL || json_is_null(v))
+		return json_null();
+	if (json_is_string(v))
+		return json_incref((json_t *)v);
+	if ((j = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+		return NULL;
+	s = json_string(j);
+	free(j);
+	return s;
+}
+
+int
+engine_conversation_variables(struct engine *e, const char *app_id,
+    const char *user, const char *conv_id, const char *last_id, int limit,
+    const char *name, char *err, json_t **out)
+{
+	json_t		*conv = NULL, *app = NULL, *data = NULL, *d, *val;
+	const json_t	*decl, *vals;
+	const char	*vn, *vt, *id;
+	size_t		 i;
+	int		 rc, sealed, seen = last_id == NULL || *last_id == '\0';
+	int		 more = 0;
+
+	if (name != NULL)
+		for (vn = name; *vn != '\0'; vn++)
+			if (!isalnum((unsigned char)*vn) && *vn != '-' &&
+			    *vn != '_' && *vn != '.')
+				return engine_invalid(err, "Variable name can "
+				    "only contain letters, numbers, hyphens "
+				    "(-), underscores (_), and periods (.)");
+	if ((rc = engine_conversation_get(e, app_id, user, conv_id,
+	    &conv)) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "Conversation Not Exists.");
+		return rc;
+	}
+	if ((rc = app_cache_get(e, app_id, &app, &sealed)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	/* the app declares them (id, type, description); the conversation
+	 * holds their values as its last message left them */
+	decl = json_object_get(json_object_get(json_object_get(app, "dsl"),
+	    "workflow"), "conversation_variables");
+	vals = json_object_get(conv, "variables");
+	json_array_foreach(decl, i, d) {
+		if ((vn = str_of(d, "name")) == NULL ||
+		    (id = str_of(d, "id")) == NULL)
+			continue;
+		if (!seen) {
+			seen = strcmp(id, last_id) == 0;
+			continue;
+		}
+		if (name != NULL && !name_has(vn, name))
+			continue;
 		if ((int)json_array_size(data) == limit) {
 			more = 1;
 			break;
 		}
-		if (json_is_null(rec))
-			continue;
-		json_object_del(rec, "app_id");
-		json_object_set_new(rec, "feedback", json_null());
-		json_object_set_new(rec, "message_files", json_array());
-		json_object_set_new(rec, "retriever_resources", json_array());
-		json_array_append(data, rec);
+		val = json_object_get(vals, vn);
+		if (val == NULL)
+			val = json_object_get(d, "value");
+		vt = str_of(d, "value_type");
+		if (json_array_append_new(data, json_pack("{s:s,s:s,s:s,s:o,"
+		    "s:s,s:O,s:O}", "id", id, "name", vn, "value_type",
+		    vt ? vt : "string", "value", value_text(val),
+		    "description", str_of(d, "description") ? str_of(d,
+		    "description") : "", "created_at", json_object_get(conv,
+		    "created_at"), "updated_at", json_object_get(conv,
+		    "updated_at"))) != 0)
+			goto out;
+	}
+	if (!seen) {
+		snprintf(err, ENGINE_ERRMAX, "Conversation Variable Not "
+		    "Exists.");
+		rc = ENGINE_ENOTFOUND;
+		goto out;
 	}
 	if ((*out = json_pack("{s:i,s:b,s:O}", "limit", limit, "has_more",
 	    more, "data", data)) != NULL)
 		rc = 0;
 out:
-	json_decref(all);
+	json_decref(conv);
+	json_decref(app);
 	json_decref(data);
 	return rc;
 }

@@ -398,6 +398,30 @@ int	engine_run_get(struct engine *e, const char *run_id, json_t **out);
 int	engine_run_list(struct engine *e, const char *app_id, int page,
 	    int limit, json_t **out);
 
+/* Which runs engine_run_logs lists. */
+struct run_log_query {
+	int		 page;		/* 1-based */
+	int		 limit;		/* 1..100 */
+	const char	*status;	/* NULL: any; succeeded, failed,
+					 * stopped */
+	const char	*keyword;	/* NULL: any; in the inputs, outputs
+					 * or end user */
+	int64_t		 after;		/* created at or after (s); 0: any */
+	int64_t		 before;	/* created at or before (s); 0: any */
+	const char	*user;		/* NULL: any end user */
+};
+
+/*
+ * Dify's workflow app logs: the runs of app id started through the
+ * service API, newest first: {page, limit, total, has_more, data: [{id,
+ * workflow_run: {id, version, status, error, elapsed_time, total_tokens,
+ * total_steps, created_at, finished_at, exceptions_count}, created_from,
+ * created_by_role, created_by_account, created_by_end_user: {id, type,
+ * is_anonymous, session_id}, created_at}]}.
+ */
+int	engine_run_logs(struct engine *e, const char *app_id,
+	    const struct run_log_query *q, json_t **out);
+
 /* The node executions of run id, in order: {data: [...]}. */
 int	engine_run_nodes(struct engine *e, const char *run_id, json_t **out);
 
@@ -451,21 +475,51 @@ void	engine_pruner_stop(struct pruner *p);
 /* ====== Conversations (chatflow apps) ====== */
 
 /*
- * Conversations of app_id started by user (NULL: anyone), newest first:
- * {limit, has_more, data: [{id, name, inputs, status, introduction,
- * created_at, updated_at}]}.
+ * Conversations and messages as Dify's service API shows them; each
+ * belongs to an app and the end user ("user") who started it. One of
+ * another app, or of another end user than user (NULL: any), is
+ * ENGINE_ENOTFOUND exactly as one that does not exist. Where err is taken
+ * it holds Dify's message for ENGINE_ENOTFOUND and ENGINE_EINVAL.
  */
-int	engine_conversation_list(struct engine *e, const char *app_id,
-	    const char *user, int limit, json_t **out);
+
+/* Which page of conversations engine_conversation_list gives. */
+struct conv_page {
+	const char	*last_id;	/* NULL or "": the first page; else
+					 * those after this one */
+	int		 limit;		/* 1..100 */
+	const char	*sort_by;	/* [-]created_at, [-]updated_at;
+					 * NULL: -updated_at */
+};
 
 /*
- * Messages of conversation conv_id, oldest first: {limit, has_more,
- * data: [{id, conversation_id, inputs, query, answer, created_at, ...}]}.
- * A conversation of another app, or started by another end user than
- * user (NULL: any), is ENGINE_ENOTFOUND.
+ * A page of the conversations of app_id started by user: {limit,
+ * has_more, data: [{id, name, inputs, status, introduction, created_at,
+ * updated_at}]}. ENGINE_EINVAL for another sort_by, ENGINE_ENOTFOUND
+ * ("Last Conversation Not Exists.") for an unknown last_id.
+ */
+int	engine_conversation_list(struct engine *e, const char *app_id,
+	    const char *user, const struct conv_page *pg, char *err,
+	    json_t **out);
+
+/* The stored record of a conversation (new reference). */
+int	engine_conversation_get(struct engine *e, const char *app_id,
+	    const char *user, const char *conv_id, json_t **out);
+
+/*
+ * A page of the messages of conversation conv_id, as Dify pages them: the
+ * newest limit first, then (first_id set) the limit before first_id; the
+ * page itself oldest first. {limit, has_more (older ones remain), data:
+ * [{id, conversation_id, inputs, query, answer, feedback, created_at,
+ * status, error, ...}]}. ENGINE_ENOTFOUND with "Conversation Not
+ * Exists." or "First Message Not Exists.".
  */
 int	engine_message_list(struct engine *e, const char *app_id,
-	    const char *user, const char *conv_id, int limit, json_t **out);
+	    const char *user, const char *conv_id, const char *first_id,
+	    int limit, char *err, json_t **out);
+
+/* The stored record of message msg_id (new reference). */
+int	engine_message_get(struct engine *e, const char *app_id,
+	    const char *user, const char *msg_id, json_t **out);
 
 /*
  * Deletes a conversation and its messages; ENGINE_ENOTFOUND for one of
@@ -473,6 +527,65 @@ int	engine_message_list(struct engine *e, const char *app_id,
  */
 int	engine_conversation_delete(struct engine *e, const char *app_id,
 	    const char *user, const char *conv_id);
+
+/*
+ * Names a conversation (name NULL: leaves it as it is). *out is its view
+ * as engine_conversation_list lists it.
+ */
+int	engine_conversation_rename(struct engine *e, const char *app_id,
+	    const char *user, const char *conv_id, const char *name,
+	    json_t **out);
+
+/*
+ * The conversation variables of a chatflow's conversation, in the order
+ * the app declares them, with the values its last message left: {limit,
+ * has_more, data: [{id, name, value_type, value (text: JSON for what is
+ * not a string), description, created_at, updated_at}]}; after variable
+ * id last_id, only names holding name (ASCII case folded; NULL: all).
+ * ENGINE_EINVAL for a name with other characters than letters, digits,
+ * "-", "_", "."; ENGINE_ENOTFOUND for an unknown last_id.
+ */
+int	engine_conversation_variables(struct engine *e, const char *app_id,
+	    const char *user, const char *conv_id, const char *last_id,
+	    int limit, const char *name, char *err, json_t **out);
+
+/*
+ * The end user's rating of message msg_id: "like" or "dislike" (content:
+ * an optional text), NULL to take an earlier one back (ENGINE_EINVAL when
+ * there is none). ENGINE_ENOTFOUND ("Message Not Exists.").
+ */
+int	engine_message_feedback(struct engine *e, const char *app_id,
+	    const char *user, const char *msg_id, const char *rating,
+	    const char *content, char *err);
+
+/*
+ * Every rating given to messages of app_id, newest first, page (1-based)
+ * of limit: {data: [{id, app_id, conversation_id, message_id, rating,
+ * content, from_source, from_end_user_id, from_account_id, created_at,
+ * updated_at (ISO 8601, UTC)}]}.
+ */
+int	engine_app_feedbacks(struct engine *e, const char *app_id, int page,
+	    int limit, json_t **out);
+
+/*
+ * Names conversation conv_id after its first message through the app's
+ * model (the chat app's model_config.model, else the first model a node
+ * of the graph names). An app without a model, or a model that fails,
+ * leaves the name as it is, as in Dify. *out as engine_conversation_rename.
+ */
+int	engine_conversation_autoname(struct engine *e, const char *app_id,
+	    const char *user, const char *conv_id, json_t **out);
+
+/*
+ * Dify's suggested questions after message msg_id: *out = {result:
+ * "success", data: [questions]} made by the app's model (as above) from
+ * the conversation's last messages; [] when the app has no model or the
+ * model fails. ENGINE_EINVAL when the app's
+ * suggested_questions_after_answer feature is off (err says so),
+ * ENGINE_ENOTFOUND ("Message Not Exists.").
+ */
+int	engine_message_suggested(struct engine *e, const char *app_id,
+	    const char *user, const char *msg_id, char *err, json_t **out);
 
 /* ====== DSL ====== */
 

@@ -161,6 +161,8 @@ struct run {
 	atomic_int		 stopping;	/* stop requested or failed */
 	atomic_int		 node_index;	/* numbering of executions */
 	atomic_llong		 total_tokens;
+	atomic_llong		 prompt_tokens;	/* of total_tokens (usage) */
+	atomic_llong		 completion_tokens;
 	pthread_mutex_t		 mu;		/* records, events, error */
 	json_t			*node_runs;	/* execution records */
 	json_t			*outputs;	/* end node / answer */
@@ -245,6 +247,13 @@ int	run_scope(struct run *r, const char *container, struct pool *p,
 int64_t	run_now_ms(void);
 
 /*
+ * Counts the tokens of one model answer in the run's usage (thread-safe).
+ * A provider that gave no total counts prompt + completion.
+ */
+void	run_usage_add(struct run *r, int64_t prompt, int64_t completion,
+	    int64_t total);
+
+/*
  * 1 once a stop was asked for this run: in this process (live_stop), by
  * the client going away (run_opts.cancelled), or through its stored record
  * from another process (read at most every few tens of ms) (live.c).
@@ -327,6 +336,8 @@ const struct node_type *node_type_find(const char *type);
 
 /* Helpers for node files (nodes/common.c). */
 const char *node_str(const struct gnode *n, const char *key);
+/* run_stop_requested for a struct sandbox_cancel: arg is the struct run. */
+int	node_stop_asked(void *run);
 /* The last name of a selector, for a message; "(none)" when it has no
  * string there. Borrowed from sel. */
 const char *node_selector_tail(const json_t *sel);

@@ -37,6 +37,17 @@ run_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void
+run_usage_add(struct run *r, int64_t prompt, int64_t completion,
+    int64_t total)
+{
+	if (total <= 0)
+		total = prompt + completion;
+	atomic_fetch_add(&r->prompt_tokens, prompt);
+	atomic_fetch_add(&r->completion_tokens, completion);
+	atomic_fetch_add(&r->total_tokens, total);
+}
+
 /* ====== Events ====== */
 
 /*
@@ -194,8 +205,10 @@ node_event_base(struct run *r, const struct gnode *n, const char *exec_id,
 
 /*
  * Runs node n once (with retries and its error strategy). Returns 0 with
- * *handle set (NULL: take every edge), or -1 when the node failed the
- * scope (err says why).
+ * *handle set (NULL: take every edge), -1 when the node failed the scope
+ * (err says why), or -2 when a stop ended it (its model call, command or
+ * code was cut short): the run is stopped, not failed, and no error
+ * strategy applies.
  */
 static int
 exec_node(struct run *r, const struct gnode *n, struct pool *p,
@@ -208,7 +221,7 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 	char		 exec_id[37];
 	int64_t		 t0 = run_now_ms(), t1;
 	int		 rc, index, tries = 0, max_retries = 0, interval = 0;
-	int		 listen;
+	int		 listen, stopped = 0;
 
 	*handle = NULL;
 	engine_uuid(exec_id);
@@ -248,8 +261,14 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		c.outputs = json_object();
 		c.error_type = "NodeRunError";
 		rc = n->nt->run(&c);
-		if (rc == 0 || tries >= max_retries ||
-		    atomic_load(&r->stopping))
+		/* a node cut short by a stop failed because of it */
+		if (rc != 0 && (atomic_load(&r->stopping) ||
+		    run_stop_requested(r))) {
+			atomic_store(&r->stopping, 1);
+			stopped = 1;
+			break;
+		}
+		if (rc == 0 || tries >= max_retries)
 			break;
 		tries++;
 		if (listen) {
@@ -270,7 +289,9 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 			usleep((useconds_t)interval * 1000);
 	}
 	strategy = node_str(n, "error_strategy");
-	if (rc == 0) {
+	if (stopped)
+		status = "stopped";
+	else if (rc == 0) {
 		outputs = json_incref(c.outputs);
 		if (c.handle != NULL) {
 			snprintf(handle_buf, hbsz, "%s", c.handle);
@@ -318,6 +339,10 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 	json_decref(c.outputs);
 	json_decref(c.process_data);
 	json_decref(c.metadata);
+	if (stopped) {
+		engine_invalid(err, "stopped");
+		return -2;
+	}
 	if (strcmp(status, "failed") == 0) {
 		engine_invalid(err, "node '%s' (%s) failed: %s", n->title,
 		    n->id, c.err);
@@ -444,7 +469,7 @@ run_one(struct scope *s, size_t ni)
 	if (rc != 0) {
 		if (!s->failed && err[0] != '\0')
 			snprintf(s->err, sizeof(s->err), "%s", err);
-		s->failed = rc == -2 ? 2 : 1;
+		s->failed = rc == -2 || s->failed == 2 ? 2 : 1;
 		s->nstate[ni] = N_DONE;
 	} else
 		finish_node(s, ni, handle);

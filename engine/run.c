@@ -551,7 +551,8 @@ history_load(struct engine *e, const char *app_id, const char *conv_id,
 	json_t	*list = NULL, *m;
 	size_t	 i, n, from;
 
-	if (engine_message_list(e, app_id, NULL, conv_id, 10000, &list) != 0)
+	if (engine_message_list(e, app_id, NULL, conv_id, NULL, HISTORY_MAX,
+	    NULL, &list) != 0)
 		return;
 	n = json_array_size(json_object_get(list, "data"));
 	from = n > HISTORY_MAX ? n - HISTORY_MAX : 0;
@@ -625,6 +626,24 @@ finished_data(struct run *r, const char *status, int64_t end_ms)
 	    "exceptions_count", r->exceptions, "files");
 }
 
+/*
+ * Dify's usage object of the run: the tokens of every model answer it
+ * got, prices "0" (flowcgi knows no prices), latency in seconds.
+ */
+static json_t *
+run_usage(struct run *r, int64_t end_ms)
+{
+	return json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:I,s:s,s:s,"
+	    "s:f}", "prompt_tokens", (json_int_t)atomic_load(
+	    &r->prompt_tokens), "prompt_unit_price", "0", "prompt_price_unit",
+	    "0", "prompt_price", "0", "completion_tokens", (json_int_t)
+	    atomic_load(&r->completion_tokens), "completion_unit_price", "0",
+	    "completion_price_unit", "0", "completion_price", "0",
+	    "total_tokens", (json_int_t)atomic_load(&r->total_tokens),
+	    "total_price", "0", "currency", "USD", "latency", (double)(end_ms -
+	    r->started_ms) / 1000.0);
+}
+
 int
 engine_run(struct engine *e, const struct run_opts *o, char *err,
     json_t **out)
@@ -633,7 +652,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	struct run_write	 w = { NULL, NULL, NULL, NULL, NULL, 0 };
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
-	json_t			*files = NULL;
+	json_t			*files = NULL, *usage = NULL;
 	json_t			*legacy = NULL;
 	const char		*status, *mode;
 	long			 start;
@@ -693,16 +712,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = engine_invalid(err, "the workflow has no start node");
 		goto out;
 	}
-	if ((rc = start_inputs(e, o->app_id, &r.g->nodes[start], o->inputs,
-	    err, &inputs)) != 0 || (rc = sys_files(e, o->app_id, o->files, err,
-	    &files)) != 0)
-		goto out;
 	if (strcmp(mode, "advanced-chat") == 0 || r.legacy != NULL) {
 		r.chat = 1;
 		if (o->query == NULL && strcmp(mode, "completion") != 0) {
 			rc = engine_invalid(err, "query is required");
 			goto out;
 		}
+		/* Dify looks the conversation up before it reads the inputs */
 		if (o->conversation_id != NULL) {
 			if ((rc = conversation_load(e, o->app_id, o->user,
 			    o->conversation_id, &conv)) != 0) {
@@ -717,6 +733,15 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 			engine_uuid(r.conversation_id);
 		engine_uuid(r.message_id);
 	}
+	/* A conversation keeps the inputs of its first message, as in Dify:
+	 * those of a later one are not read. */
+	if (json_is_object(json_object_get(conv, "inputs")))
+		inputs = json_incref(json_object_get(conv, "inputs"));
+	else if ((rc = start_inputs(e, o->app_id, &r.g->nodes[start],
+	    o->inputs, err, &inputs)) != 0)
+		goto out;
+	if ((rc = sys_files(e, o->app_id, o->files, err, &files)) != 0)
+		goto out;
 	if ((r.pool = pool_new(NULL)) == NULL || (r.node_runs = json_array())
 	    == NULL || (r.outputs = json_object()) == NULL ||
 	    (r.streamed = json_object()) == NULL ||
@@ -802,16 +827,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	data = finished_data(&r, status, end_ms);
 	run_emit(&r, "workflow_finished", json_deep_copy(data));
 	if (r.chat) {
-		if (strcmp(status, "succeeded") == 0 ||
-		    strcmp(status, "partial-succeeded") == 0)
-			run_emit_top(&r, "message_end", json_pack("{s:s,s:{s:{"
-			    "s:I,s:I,s:I,s:s,s:s,s:f},s:[]}}", "id",
-			    r.message_id, "metadata", "usage", "prompt_tokens",
-			    (json_int_t)0, "completion_tokens", (json_int_t)0,
-			    "total_tokens", (json_int_t)atomic_load(
-			    &r.total_tokens), "total_price", "0", "currency",
-			    "USD", "latency", (double)(end_ms - r.started_ms) /
-			    1000.0, "retriever_resources"));
+		usage = run_usage(&r, end_ms);
+		/* a stopped chat ends as Dify's does: its message as far as
+		 * it got, then message_end */
+		if (strcmp(status, "failed") != 0)
+			run_emit_top(&r, "message_end", json_pack("{s:s,s:{s:O,"
+			    "s:[]}}", "id", r.message_id, "metadata", "usage",
+			    usage, "retriever_resources"));
 		else
 			run_emit_top(&r, "error", json_pack("{s:i,s:s,s:s}",
 			    "status", 500, "code", "workflow_failed",
@@ -821,22 +843,25 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    "id", r.conversation_id, "app_id", r.app_id, "name",
 		    conv && json_string_value(json_object_get(conv, "name")) ?
 		    json_string_value(json_object_get(conv, "name")) :
-		    o->query, "inputs", conv && json_object_get(conv,
-		    "inputs") ? json_object_get(conv, "inputs") : inputs,
+		    o->query ? o->query : "", "inputs", conv &&
+		    json_object_get(conv, "inputs") ? json_object_get(conv,
+		    "inputs") : inputs,
 		    "variables", cvars, "dialogue_count", (json_int_t)
 		    (json_integer_value(json_object_get(conv,
 		    "dialogue_count")) + 1), "created_at", conv ?
 		    json_integer_value(json_object_get(conv, "created_at")) :
 		    (json_int_t)(r.started_ms / 1000), "updated_at",
 		    (json_int_t)(end_ms / 1000), "from_end_user_id", o->user);
-		w.msg = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:s,s:s?,s:I}",
+		w.msg = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:s,s:s?,s:I,"
+		    "s:s?,s:O}",
 		    "id", r.message_id, "conversation_id", r.conversation_id,
 		    "app_id", r.app_id, "query", o->query ? o->query : "",
 		    "answer",
 		    r.answer ? r.answer : "", "inputs", inputs,
 		    "workflow_run_id", r.id, "status", status, "error",
 		    strcmp(status, "succeeded") ? r.error : NULL,
-		    "created_at", (json_int_t)(r.started_ms / 1000));
+		    "created_at", (json_int_t)(r.started_ms / 1000),
+		    "from_end_user_id", o->user, "usage", usage);
 	}
 	/* The final record and every node execution, in one transaction. */
 	if ((w.rec = json_copy(r.start_rec)) == NULL) {
@@ -865,15 +890,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	    != 0)
 		goto out;
 	if (r.chat)
-		*out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:{s:I,"
-		    "s:I,s:I},s:[]},s:I,s:s,s:s?}", "event", "message",
+		*out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:O,"
+		    "s:[]},s:I,s:s,s:s?}", "event", "message",
 		    "task_id", r.task_id, "id", r.message_id, "message_id",
 		    r.message_id, "conversation_id", r.conversation_id, "mode",
 		    mode, "answer", r.answer ? r.answer : "",
-		    "workflow_run_id", r.id, "metadata", "usage",
-		    "prompt_tokens", (json_int_t)0, "completion_tokens",
-		    (json_int_t)0, "total_tokens", (json_int_t)atomic_load(
-		    &r.total_tokens), "retriever_resources", "created_at",
+		    "workflow_run_id", r.id, "metadata", "usage", usage,
+		    "retriever_resources", "created_at",
 		    (json_int_t)(r.started_ms / 1000), "status", status,
 		    "error", strcmp(status, "succeeded") ? r.error : NULL);
 	else
@@ -884,6 +907,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 out:
 	if (live)
 		live_remove(&r);
+	json_decref(usage);
 	json_decref(r.start_rec);
 	json_decref(data);
 	json_decref(w.rec);
@@ -1027,6 +1051,123 @@ out:
 	}
 	*out = json_pack("{s:i,s:i,s:I,s:b,s:o}", "page", page, "limit",
 	    limit, "total", (json_int_t)total, "has_more", total > last,
+	    "data", data);
+	return *out ? 0 : ENGINE_ENOMEM;
+}
+
+/* 1 when run record rec is one engine_run_logs lists for q. */
+static int
+log_match(const json_t *rec, const struct run_log_query *q)
+{
+	json_int_t	 at = json_integer_value(json_object_get(rec,
+			    "created_at"));
+	const char	*user = var_str(rec, "created_by_end_user");
+	char		*text;
+	int		 hit;
+
+	/* Dify logs the runs of the API and the web app, not debug runs */
+	if (!field_is(rec, "invoke_from", "service-api") ||
+	    !field_is(rec, "mode", "workflow") ||
+	    (q->status != NULL && !field_is(rec, "status", q->status)) ||
+	    (q->after > 0 && at < q->after) ||
+	    (q->before > 0 && at > q->before) ||
+	    (q->user != NULL && (user == NULL || strcmp(user, q->user) != 0)))
+		return 0;
+	if (q->keyword == NULL || *q->keyword == '\0')
+		return 1;
+	if (user != NULL && strstr(user, q->keyword) != NULL)
+		return 1;
+	hit = 0;
+	if ((text = json_dumps(json_object_get(rec, "inputs"),
+	    JSON_ENCODE_ANY)) != NULL) {
+		hit = strstr(text, q->keyword) != NULL;
+		free(text);
+	}
+	if (!hit && (text = json_dumps(json_object_get(rec, "outputs"),
+	    JSON_ENCODE_ANY)) != NULL) {
+		hit = strstr(text, q->keyword) != NULL;
+		free(text);
+	}
+	return hit;
+}
+
+/* One entry of Dify's workflow app log for run record rec. */
+static json_t *
+log_entry(const json_t *rec)
+{
+	json_t *nul = json_null();
+
+#define F(k) (json_object_get(rec, (k)) ? json_object_get(rec, (k)) : nul)
+	return json_pack("{s:O,s:{s:O,s:s,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,"
+	    "s:O},s:s,s:s,s:n,s:{s:O,s:s,s:b,s:O},s:O}", "id", F("id"),
+	    "workflow_run", "id", F("id"), "version", var_str(rec,
+	    "workflow_id") && *var_str(rec, "workflow_id") ? "published" :
+	    "draft", "status", F("status"), "triggered_from", F("invoke_from"),
+	    "error", F("error"), "elapsed_time", F("elapsed_time"),
+	    "total_tokens", F("total_tokens"), "total_steps", F("total_steps"),
+	    "created_at", F("created_at"), "finished_at", F("finished_at"),
+	    "exceptions_count", F("exceptions_count"), "created_from",
+	    "service-api", "created_by_role", "end_user",
+	    "created_by_account", "created_by_end_user", "id",
+	    F("created_by_end_user"), "type", "service_api", "is_anonymous", 0,
+	    "session_id", F("created_by_end_user"), "created_at",
+	    F("created_at"));
+#undef F
+}
+
+int
+engine_run_logs(struct engine *e, const char *app_id,
+    const struct run_log_query *q, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*data = NULL, *rec;
+	char			 prefix[64], id[37], hi[64];
+	size_t			 plen;
+	int64_t			 total = 0, first, last;
+	int			 rc;
+
+	if (engine_uuid_check(app_id) != 0)
+		return ENGINE_ENOTFOUND;
+	first = (int64_t)(q->page - 1) * q->limit;
+	last = first + q->limit;
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", app_id);
+	snprintf(hi, sizeof(hi), "%s0", app_id);	/* '0' follows '/' */
+	if ((data = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	if ((rc = store_read_begin(e->store, &t)) != 0 ||
+	    (rc = store_cursor_open(t, STORE_DB_RUNS_BY_APP, &c)) != 0)
+		goto out;
+	/* Newest first, as engine_run_list; every record is read to filter */
+	rc = store_cursor_seek(c, hi, strlen(hi), &kv);
+	rc = rc == 0 ? store_cursor_prev(c, &kv) : store_cursor_last(c, &kv);
+	for (; rc == 0; rc = store_cursor_prev(c, &kv)) {
+		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+			break;
+		if (kv.vlen != 36)
+			continue;
+		memcpy(id, kv.v, 36);
+		id[36] = '\0';
+		if (store_get_json(t, STORE_DB_RUNS, id, &rec) != 0)
+			continue;
+		if (log_match(rec, q)) {
+			if (total >= first && total < last)
+				json_array_append_new(data, log_entry(rec));
+			total++;
+		}
+		json_decref(rec);
+	}
+	rc = rc == STORE_ENOTFOUND ? 0 : rc;
+out:
+	store_cursor_close(c);
+	store_read_end(t);
+	if (rc != 0) {
+		json_decref(data);
+		return engine_from_store(rc);
+	}
+	*out = json_pack("{s:i,s:i,s:I,s:b,s:o}", "page", q->page, "limit",
+	    q->limit, "total", (json_int_t)total, "has_more", total > last,
 	    "data", data);
 	return *out ? 0 : ENGINE_ENOMEM;
 }

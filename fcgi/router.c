@@ -19,6 +19,8 @@ static const struct route *const route_tables[] = {
 	console_model_routes,
 	console_sandbox_routes,
 	service_routes,
+	/* service API: conversations, messages, feedback */
+	service_conv_routes,
 	console_admin_routes,
 	NULL,
 };

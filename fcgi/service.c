@@ -1,14 +1,61 @@
 /*
  * service.c — Dify's service API (/v1, Authorization: Bearer <app key>):
  * workflow runs and chat messages, blocking or streamed as server-sent
- * events, stop, run detail, parameters and info.
+ * events, stop, run detail, workflow logs, parameters, info, meta and
+ * site. Conversations and messages are in service_conv.c.
  *
  * Streaming (sse.c): the run executes in this request's thread, each
  * event flushed as it happens, pings every 10 s.
  */
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "fcgi/internal.h"
+
+/*
+ * Seconds since the epoch of an ISO 8601 time ("2024-01-31T12:00:00",
+ * with a Z or +hh:mm, or a date alone), or -1 when it is not one.
+ */
+static int64_t
+iso_seconds(const char *s)
+{
+	struct tm	tm;
+	int		y, mo, d, h = 0, mi = 0, se = 0, oh = 0, om = 0, n = 0;
+	char		sign = 0;
+
+	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3)
+		return -1;
+	s += n;
+	if ((*s == 'T' || *s == ' ') && (sscanf(s + 1, "%2d:%2d%n", &h, &mi,
+	    &n) == 2)) {
+		s += 1 + n;
+		if (*s == ':' && sscanf(s + 1, "%2d%n", &se, &n) == 1)
+			s += 1 + n;
+		if (*s == '.')
+			for (s++; *s >= '0' && *s <= '9'; s++)
+				;
+	}
+	if (*s == 'Z')
+		s++;
+	else if ((*s == '+' || *s == '-') && sscanf(s + 1, "%2d:%2d%n", &oh,
+	    &om, &n) == 2) {
+		sign = *s;
+		s += 1 + n;
+	}
+	if (*s != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
+	    mi > 59 || se > 60)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	return (int64_t)timegm(&tm) - (sign == '+' ? 1 : sign == '-' ? -1 :
+	    0) * (int64_t)(oh * 3600 + om * 60);
+}
 
 /* ====== Runs ====== */
 
@@ -60,6 +107,12 @@ run_app(struct req *r, int chat)
 	    (chat == 1 && (req_json_string(r, "query", 1, &query) != 0 ||
 	    req_json_string(r, "conversation_id", 0, &conv) != 0)))
 		goto out;
+	/* Dify refuses an id that is no UUID before looking for it */
+	if (conv != NULL && *conv != '\0' && engine_uuid_check(conv) != 0) {
+		resp_error(r, 400, "invalid_param", "conversation_id: %.64s is "
+		    "not a valid uuid", conv);
+		goto out;
+	}
 	if (rmode != NULL && strcmp(rmode, "streaming") != 0 &&
 	    strcmp(rmode, "blocking") != 0) {
 		resp_error(r, 400, "invalid_param", "response_mode must be "
@@ -207,37 +260,69 @@ user_input_form(const json_t *wf)
 	return form;
 }
 
+/* Feature k of feat as Dify's parameters show it, or dflt (JSON text). */
+static json_t *
+feature(const json_t *feat, const char *k, const char *dflt)
+{
+	json_t *v = json_object_get(feat, k);
+
+	return v != NULL && !json_is_null(v) ? json_incref(v) :
+	    json_loads(dflt, JSON_DECODE_ANY, NULL);
+}
+
+/*
+ * GET /v1/parameters: a workflow's or chatflow's features and start
+ * inputs, or a chat, agent-chat or completion app's model_config (its
+ * features and user_input_form), each feature with Dify's default when
+ * the app does not set it.
+ */
 static void
 h_parameters(struct req *r)
 {
-	json_t *app, *dsl, *wf, *feat, *res;
+	json_t	*app, *dsl, *wf, *feat, *res, *form;
 
 	if ((app = app_draft(r)) == NULL)
 		return;
 	dsl = json_object_get(app, "dsl");
 	wf = json_object_get(dsl, "workflow");
-	feat = json_is_object(wf) ? json_object_get(wf, "features") :
-	    json_object_get(dsl, "model_config");
-	res = json_pack("{s:s,s:[],s:{s:b},s:{s:b},s:{s:b},s:{s:b},s:{s:b},"
-	    "s:{s:b},s:{s:b},s:o,s:{},s:{s:i,s:i,s:i,s:i,s:i,s:i}}",
-	    "opening_statement", json_string_value(json_object_get(feat,
-	    "opening_statement")) ? json_string_value(json_object_get(feat,
-	    "opening_statement")) : "", "suggested_questions",
-	    "suggested_questions_after_answer", "enabled", 0,
-	    "speech_to_text", "enabled", 0, "text_to_speech", "enabled", 0,
-	    "retriever_resource", "enabled", 0, "annotation_reply", "enabled",
-	    0, "more_like_this", "enabled", 0, "sensitive_word_avoidance",
-	    "enabled", 0, "user_input_form", user_input_form(wf),
-	    "file_upload", "system_parameters", "file_size_limit", 15,
-	    "image_file_size_limit", 10, "audio_file_size_limit", 50,
-	    "video_file_size_limit", 100, "workflow_file_upload_limit", 10,
-	    "image_file_batch_limit", 10);
-	if (res != NULL && json_is_array(json_object_get(feat,
-	    "suggested_questions")))
-		json_object_set(res, "suggested_questions",
-		    json_object_get(feat, "suggested_questions"));
+	if (json_is_object(wf)) {
+		feat = json_object_get(wf, "features");
+		form = user_input_form(wf);
+	} else {
+		feat = json_object_get(dsl, "model_config");
+		form = json_incref(json_object_get(feat, "user_input_form"));
+		if (!json_is_array(form)) {
+			json_decref(form);
+			form = json_array();
+		}
+	}
+	res = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,"
+	    "s:{s:i,s:i,s:i,s:i,s:i,s:i}}",
+	    "opening_statement", feature(feat, "opening_statement", "null"),
+	    "suggested_questions", feature(feat, "suggested_questions", "[]"),
+	    "suggested_questions_after_answer", feature(feat,
+	    "suggested_questions_after_answer", "{\"enabled\":false}"),
+	    "speech_to_text", feature(feat, "speech_to_text",
+	    "{\"enabled\":false}"), "text_to_speech", feature(feat,
+	    "text_to_speech", "{\"enabled\":false}"), "retriever_resource",
+	    feature(feat, "retriever_resource", "{\"enabled\":false}"),
+	    "annotation_reply", feature(feat, "annotation_reply",
+	    "{\"enabled\":false}"), "more_like_this", feature(feat,
+	    "more_like_this", "{\"enabled\":false}"),
+	    "sensitive_word_avoidance", feature(feat,
+	    "sensitive_word_avoidance", "{\"enabled\":false,\"type\":\"\","
+	    "\"configs\":[]}"), "user_input_form", form, "file_upload",
+	    feature(feat, "file_upload", "{\"image\":{\"enabled\":false,"
+	    "\"number_limits\":3,\"detail\":\"high\",\"transfer_methods\":"
+	    "[\"remote_url\",\"local_file\"]}}"), "system_parameters",
+	    "file_size_limit", 15, "image_file_size_limit", 10,
+	    "audio_file_size_limit", 50, "video_file_size_limit", 100,
+	    "workflow_file_upload_limit", 10, "image_file_batch_limit", 10);
 	json_decref(app);
-	resp_json(r, 200, res);
+	if (res == NULL)
+		resp_error(r, 500, "internal_server_error", "out of memory");
+	else
+		resp_json(r, 200, res);
 }
 
 static void
@@ -255,6 +340,122 @@ h_info(struct req *r)
 	    json_object_get(app, "description"), "tags", "mode",
 	    json_object_get(app, "mode"), "author_name", "flowcgi"));
 	json_decref(app);
+}
+
+/*
+ * GET /v1/meta: {tool_icons: {tool name: icon}} for the tools of the
+ * app's tool nodes or agent. flowcgi serves no tool icons, so each is
+ * the emoji icon Dify falls back to when it has none.
+ */
+static void
+h_meta(struct req *r)
+{
+	json_t		*app, *dsl, *icons, *nodes, *n, *t;
+	const char	*name, *type;
+	size_t		 i;
+
+	if ((app = app_draft(r)) == NULL)
+		return;
+	dsl = json_object_get(app, "dsl");
+	icons = json_object();
+	nodes = json_object_get(json_object_get(json_object_get(dsl,
+	    "workflow"), "graph"), "nodes");
+	json_array_foreach(nodes, i, n) {
+		type = json_string_value(json_object_get(json_object_get(n,
+		    "data"), "type"));
+		name = json_string_value(json_object_get(json_object_get(n,
+		    "data"), "tool_name"));
+		if (type != NULL && strcmp(type, "tool") == 0 && name != NULL)
+			json_object_set_new(icons, name, json_pack("{s:s,s:s}",
+			    "background", "#252525", "content",
+			    "\xf0\x9f\x98\x81"));
+	}
+	json_array_foreach(json_object_get(json_object_get(json_object_get(dsl,
+	    "model_config"), "agent_mode"), "tools"), i, t)
+		if ((name = json_string_value(json_object_get(t,
+		    "tool_name"))) != NULL)
+			json_object_set_new(icons, name, json_pack("{s:s,s:s}",
+			    "background", "#252525", "content",
+			    "\xf0\x9f\x98\x81"));
+	json_decref(app);
+	resp_json(r, 200, json_pack("{s:o}", "tool_icons", icons));
+}
+
+/*
+ * GET /v1/site: the app's web site settings, which flowcgi does not keep:
+ * Dify's defaults for a new app, with its name, icon and description.
+ */
+static void
+h_site(struct req *r)
+{
+	json_t	*app = NULL, *nul = json_null();
+	int	 rc;
+
+	if ((rc = engine_app_get(r->eng, r->app_id, &app)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return;
+	}
+#define F(k) (json_object_get(app, (k)) ? json_object_get(app, (k)) : nul)
+	resp_json(r, 200, json_pack("{s:O,s:n,s:b,s:O,s:O,s:O,s:n,s:O,s:n,"
+	    "s:n,s:n,s:s,s:b,s:O}", "title", F("name"), "chat_color_theme",
+	    "chat_color_theme_inverted", 0, "icon_type", F("icon_type"),
+	    "icon", F("icon"), "icon_background", F("icon_background"),
+	    "icon_url", "description", F("description"), "copyright",
+	    "privacy_policy", "custom_disclaimer", "default_language", "en-US",
+	    "show_workflow_steps", 1, "use_icon_as_answer_icon",
+	    json_is_true(json_object_get(app, "use_icon_as_answer_icon")) ?
+	    json_true() : json_false()));
+#undef F
+	json_decref(app);
+}
+
+/*
+ * GET /v1/workflows/logs?keyword=&status=&created_at__before=
+ * &created_at__after=&created_by_end_user_session_id=&page=&limit=
+ */
+static void
+h_workflow_logs(struct req *r)
+{
+	struct run_log_query	 q;
+	const char		*st, *v;
+	const char		*times[2] = { "created_at__after",
+				    "created_at__before" };
+	int64_t			*t[2];
+	json_t			*out = NULL;
+	int			 rc, i;
+
+	memset(&q, 0, sizeof(q));
+	t[0] = &q.after;
+	t[1] = &q.before;
+	if (req_query_int(r, "page", 1, 1, 99999, &q.page) != 0 ||
+	    req_query_int(r, "limit", 20, 1, 100, &q.limit) != 0)
+		return;
+	if ((st = req_query(r, "status")) != NULL && *st != '\0') {
+		if (strcmp(st, "succeeded") != 0 && strcmp(st, "failed") != 0 &&
+		    strcmp(st, "stopped") != 0) {
+			resp_error(r, 400, "invalid_param", "status must be "
+			    "succeeded, failed or stopped");
+			return;
+		}
+		q.status = st;
+	}
+	for (i = 0; i < 2; i++)
+		if ((v = req_query(r, times[i])) != NULL && *v != '\0' &&
+		    (*t[i] = iso_seconds(v)) < 0) {
+			resp_error(r, 400, "invalid_param", "%s must be an ISO "
+			    "8601 time such as 2024-01-31T12:00:00Z",
+			    times[i]);
+			return;
+		}
+	q.keyword = req_query(r, "keyword");
+	q.user = req_query(r, "created_by_end_user_session_id");
+	if (q.user != NULL && *q.user == '\0')
+		q.user = NULL;
+	if ((rc = engine_run_logs(r->eng, r->app_id, &q, &out)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return;
+	}
+	resp_json(r, 200, out);
 }
 
 /* POST /v1/files/upload: multipart with "file" and "user". */
@@ -299,104 +500,7 @@ h_upload(struct req *r)
 	resp_json(r, 201, out);
 }
 
-/*
- * The end user of a service request, from the query (GET) or the JSON
- * body: required, as in Dify. NULL after answering 400.
- */
-static const char *
-service_user(struct req *r, int from_body)
-{
-	const char *user = NULL;
-
-	if (from_body) {
-		if (req_read_json(r) != 0 ||
-		    req_json_string(r, "user", 1, &user) != 0)
-			return NULL;
-	} else
-		user = req_query(r, "user");
-	if (user == NULL || *user == '\0') {
-		resp_error(r, 400, "invalid_param", "user is required");
-		return NULL;
-	}
-	return user;
-}
-
-/* A conversation that is not the user's, in Dify's words. */
-static void
-conversation_error(struct req *r, int rc)
-{
-	if (rc == ENGINE_ENOTFOUND)
-		resp_error(r, 404, "not_found", "Conversation Not Exists.");
-	else
-		resp_engine_error(r, rc, "", "conversation");
-}
-
-/* GET /v1/conversations?user=&limit= */
-static void
-h_conversations(struct req *r)
-{
-	const char	*user;
-	json_t		*out = NULL;
-	int		 limit, rc;
-
-	if (req_query_int(r, "limit", 20, 1, 100, &limit) != 0 ||
-	    (user = service_user(r, 0)) == NULL)
-		return;
-	rc = engine_conversation_list(r->eng, r->app_id, user, limit, &out);
-	if (rc != 0) {
-		resp_engine_error(r, rc, "", "app");
-		return;
-	}
-	resp_json(r, 200, out);
-}
-
-/* GET /v1/messages?conversation_id=&user=&limit= */
-static void
-h_messages(struct req *r)
-{
-	const char	*conv = req_query(r, "conversation_id"), *user;
-	json_t		*out = NULL;
-	int		 limit, rc;
-
-	if (req_query_int(r, "limit", 20, 1, 100, &limit) != 0)
-		return;
-	if (conv == NULL || *conv == '\0') {
-		resp_error(r, 400, "invalid_param", "conversation_id is "
-		    "required");
-		return;
-	}
-	if ((user = service_user(r, 0)) == NULL)
-		return;
-	rc = engine_message_list(r->eng, r->app_id, user, conv, limit, &out);
-	if (rc != 0) {
-		conversation_error(r, rc);
-		return;
-	}
-	resp_json(r, 200, out);
-}
-
-/* DELETE /v1/conversations/{id} {user} */
-static void
-h_conversation_delete(struct req *r)
-{
-	const char	*user;
-	int		 rc;
-
-	if ((user = service_user(r, 1)) == NULL)
-		return;
-	rc = engine_conversation_delete(r->eng, r->app_id, user,
-	    r->captures[0]);
-	if (rc != 0) {
-		conversation_error(r, rc);
-		return;
-	}
-	resp_empty(r, 204);
-}
-
 const struct route service_routes[] = {
-	{ "GET", "/v1/conversations", h_conversations, AUTH_APP },
-	{ "DELETE", "/v1/conversations/{}", h_conversation_delete, AUTH_APP },
-	{ "GET", "/v1/messages", h_messages, AUTH_APP },
 	{ "POST", "/v1/files/upload", h_upload, AUTH_APP },
 	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP },
 	{ "POST", "/v1/chat-messages", h_chat, AUTH_APP },
@@ -407,5 +511,8 @@ const struct route service_routes[] = {
 	{ "GET", "/v1/workflows/run/{}", h_run_detail, AUTH_APP },
 	{ "GET", "/v1/parameters", h_parameters, AUTH_APP },
 	{ "GET", "/v1/info", h_info, AUTH_APP },
+	{ "GET", "/v1/meta", h_meta, AUTH_APP },
+	{ "GET", "/v1/site", h_site, AUTH_APP },
+	{ "GET", "/v1/workflows/logs", h_workflow_logs, AUTH_APP },
 	{ NULL, NULL, NULL, AUTH_NONE },
 };

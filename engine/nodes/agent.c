@@ -402,6 +402,8 @@ agent_run(struct node_ctx *c)
 			goto out;
 		}
 		a.tokens += rs.usage.total_tokens;
+		run_usage_add(c->run, rs.usage.prompt_tokens,
+		    rs.usage.completion_tokens, rs.usage.total_tokens);
 		agent_log(&a, "ROUND", "success", json_pack("{s:i,s:s}",
 		    "round", iter + 1, "thought", rs.text ? rs.text : ""));
 		if (!react && rs.ntool_calls > 0) {
@@ -511,7 +513,6 @@ agent_run(struct node_ctx *c)
 	json_object_set_new(c->outputs, "json", json_array());
 	c->process_data = json_pack("{s:O}", "agent_log", a.logs);
 	c->metadata = json_pack("{s:I}", "total_tokens", (json_int_t)a.tokens);
-	atomic_fetch_add(&c->run->total_tokens, a.tokens);
 	run_stream_text(c->run, c->node->id, "", 0);
 	rc = 0;
 out:

@@ -81,7 +81,8 @@ ask(struct node_ctx *c, const char *system, const char *user,
 	if (llm_chat(c->run->e, json_string_value(json_object_get(model,
 	    "provider")), &rq, c->err, rs) != 0)
 		return -1;
-	atomic_fetch_add(&c->run->total_tokens, rs->usage.total_tokens);
+	run_usage_add(c->run, rs->usage.prompt_tokens,
+	    rs->usage.completion_tokens, rs->usage.total_tokens);
 	c->metadata = json_pack("{s:I}", "total_tokens",
 	    (json_int_t)rs->usage.total_tokens);
 	return 0;

@@ -126,6 +126,7 @@ code_run(struct node_ctx *c)
 	struct sandbox_config	 cfg;
 	struct sandbox_code_req	 req;
 	struct sandbox_code_result res;
+	struct sandbox_cancel	 cancel = { node_stop_asked, c->run };
 	json_t			*vars, *decl, *v;
 	const char		*k, *type;
 	int			 rc;
@@ -137,6 +138,7 @@ code_run(struct node_ctx *c)
 	req.language = node_str(c->node, "code_language");
 	req.code = node_str(c->node, "code");
 	req.inputs = vars;
+	req.cancel = &cancel;	/* a stop kills the code at once */
 	if (req.language == NULL || req.code == NULL) {
 		json_decref(vars);
 		return node_fail(c, "code_language and code are required");

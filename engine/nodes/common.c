@@ -74,6 +74,12 @@ node_str(const struct gnode *n, const char *key)
 	return json_string_value(json_object_get(n->data, key));
 }
 
+int
+node_stop_asked(void *run)
+{
+	return run_stop_requested(run);
+}
+
 const char *
 node_selector_tail(const json_t *sel)
 {

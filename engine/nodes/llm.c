@@ -480,6 +480,7 @@ cu_bash(struct node_ctx *c, struct sandbox *sb, const char *cmd, char **out,
 {
 	struct sandbox_exec_req		 rq;
 	struct sandbox_exec_result	 res;
+	struct sandbox_cancel		 cancel = { node_stop_asked, c->run };
 	struct tpl_sb			 all = { NULL, 0, 0, 0 };
 	char				 tail[64];
 	int				 left;
@@ -492,6 +493,7 @@ cu_bash(struct node_ctx *c, struct sandbox *sb, const char *cmd, char **out,
 	if (left > c->run->e->conf->agent_command_timeout)
 		left = c->run->e->conf->agent_command_timeout;
 	rq.timeout_ms = (left > 1 ? left : 1) * 1000;
+	rq.cancel = &cancel;	/* a stop kills the command at once */
 	if (sandbox_exec(sb, &rq, c->err, &res) != 0)
 		return -1;
 	tpl_sb_add(&all, res.out ? res.out : "", res.out_len);
@@ -647,7 +649,8 @@ computer_use(struct node_ctx *c, struct prompt *p, const json_t *model,
 			c->error_type = "LLMNodeError";
 			goto out;
 		}
-		atomic_fetch_add(&c->run->total_tokens, rs.usage.total_tokens);
+		run_usage_add(c->run, rs.usage.prompt_tokens,
+		    rs.usage.completion_tokens, rs.usage.total_tokens);
 		if (rs.ntool_calls == 0) {
 			*final = rs;
 			rc = 0;
@@ -862,7 +865,8 @@ llm_run(struct node_ctx *c)
 	}
 	c->metadata = json_pack("{s:I,s:o}", "total_tokens",
 	    (json_int_t)rs.usage.total_tokens, "usage", llm_usage_json(&rs));
-	atomic_fetch_add(&c->run->total_tokens, rs.usage.total_tokens);
+	run_usage_add(c->run, rs.usage.prompt_tokens,
+	    rs.usage.completion_tokens, rs.usage.total_tokens);
 	rc = 0;
 out:
 	free(text);

@@ -39,6 +39,7 @@ command_run(struct node_ctx *c)
 	struct sandbox			*sb;
 	struct sandbox_exec_req		 rq;
 	struct sandbox_exec_result	 res;
+	struct sandbox_cancel		 cancel = { node_stop_asked, c->run };
 	char				*wd = NULL, *cmd = NULL, *q = NULL;
 	char				*script = NULL, *so = NULL, *se = NULL;
 	size_t				 n, solen, selen;
@@ -66,6 +67,7 @@ command_run(struct node_ctx *c)
 	snprintf(script, n, "cd %s && %s", q, cmd);
 	memset(&rq, 0, sizeof(rq));
 	rq.shell = script;
+	rq.cancel = &cancel;	/* a stop kills the command at once */
 	secs = c->run->e->conf->sandbox_timeout;	/* Dify: 60 s */
 	rq.timeout_ms = secs * 1000;
 	if (sandbox_exec(sb, &rq, c->err, &res) != 0)
@@ -83,6 +85,10 @@ command_run(struct node_ctx *c)
 	json_object_set_new(c->outputs, "exit_code",
 	    json_integer(res.exit_code));
 	json_object_set_new(c->outputs, "pid", json_integer(0));
+	if (res.cancelled) {
+		node_fail(c, "stopped");
+		goto out;
+	}
 	if (res.timed_out) {
 		node_fail(c, "the command ran longer than %d s "
 		    "(sandbox.timeout)", secs);

@@ -424,6 +424,10 @@ code_result(const struct language *lang, struct sandbox *sb,
 	res->log = log;
 	log = NULL;
 
+	if (r->cancelled) {
+		rc = sandbox_fail(err, ENGINE_ECONFLICT, "stopped");
+		goto out;
+	}
 	if (r->timed_out) {
 		if (req->timeout_ms > 0)
 			rc = fail_limit(err, "code ran longer than its time "
@@ -614,7 +618,7 @@ sandbox_code_finish(struct sandbox_runner *r,
 	done.complete = code_complete;
 	done.arg = r->mark;
 	rc = sandbox_local_wait(&r->proc, r->t0, req->timeout_ms,
-	    took > 0 ? &done : NULL, err, &x);
+	    took > 0 ? &done : NULL, req->cancel, err, &x);
 	if (rc != 0)
 		goto out;
 	rc = code_result(lang, r->sb, req, r->mark, &x, err, res);

@@ -1636,7 +1636,8 @@ done_read(int fd)
 /*
  * Feeds stdin_data to p's command, then EOF; drains its output until all
  * is closed and bwrap has ended; kills everything at t0 + timeout_ms (0:
- * the sandbox's timeout) and fills res (elapsed from t0). With dn, also
+ * the sandbox's timeout) or as soon as cancel (NULL: none) says so, and
+ * fills res (elapsed from t0). With dn, also
  * watches the command's control pipe: at its first 'D', when dn says the
  * output so far is complete, fills res from it as from a command that
  * exited 0 and returns with *early set and p's command still running
@@ -1647,8 +1648,8 @@ done_read(int fd)
 static int
 local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
     int64_t t0, int timeout_ms, int64_t max_output,
-    const struct sandbox_done *dn, int *early, char *err,
-    struct sandbox_exec_result *res)
+    const struct sandbox_done *dn, const struct sandbox_cancel *cancel,
+    int *early, char *err, struct sandbox_exec_result *res)
 {
 	struct local	*l = p->l;
 	struct stream	 so = {-1, {NULL, 0, 0, 0, 0, 0}};
@@ -1710,6 +1711,8 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 			ms = 0;
 		if (!exited && p->pidfd < 0 && ms > 5)
 			ms = 5;		/* look at the child now and then */
+		if (cancel != NULL && !killed && ms > SANDBOX_CANCEL_MS)
+			ms = SANDBOX_CANCEL_MS;	/* and at a stop */
 		if (nfd > 0)
 			(void)poll(pfd, (nfds_t)nfd, ms);
 		else if (ms > 0)
@@ -1762,10 +1765,13 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 		    errno == ECHILD))
 			exited = 1;	/* ECHILD: reaped elsewhere; bwrap's
 					 * status line still has the code */
-		if (!killed && sandbox_now_us() >= deadline) {
+		if (!killed && cancel != NULL && cancel->fn(cancel->arg))
+			res->cancelled = 1;
+		if (!killed && (res->cancelled ||
+		    sandbox_now_us() >= deadline)) {
 			/* bwrap's pid 1 dies with it (--die-with-parent), and
 			 * with pid 1 the whole pid namespace. */
-			res->timed_out = 1;
+			res->timed_out = !res->cancelled;
 			killed = 1;
 			(void)kill(-p->pid, SIGKILL);
 			(void)kill(p->pid, SIGKILL);
@@ -1807,11 +1813,11 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 			res->exit_code = WEXITSTATUS(status);
 		else if (WIFSIGNALED(status))
 			res->exit_code = 128 + WTERMSIG(status);
-		if (res->timed_out)
+		if (res->timed_out || res->cancelled)
 			res->exit_code = 128 + SIGKILL;
 		if (res->exit_code > 128 && res->exit_code < 128 + NSIG)
 			res->signal = res->exit_code - 128;
-		if (!started && !res->timed_out) {
+		if (!started && !res->timed_out && !res->cancelled) {
 			/* bwrap gave up before the command could start. */
 			if (se.b.p != NULL &&
 			    (nl = strchr(se.b.p, '\n')) != NULL)
@@ -1862,7 +1868,8 @@ local_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	if ((rc = local_spawn((struct local *)sb, req, -1, err, &p)) != 0)
 		return rc;
 	return local_wait(&p, req->stdin_data, req->stdin_len, t0,
-	    req->timeout_ms, req->max_output, NULL, &early, err, res);
+	    req->timeout_ms, req->max_output, NULL, req->cancel, &early, err,
+	    res);
 }
 
 /* ====== Commands for the code pool ====== */
@@ -1944,15 +1951,15 @@ sandbox_proc_send(struct sandbox_proc *p, const void *data, size_t len)
 
 int
 sandbox_local_wait(struct sandbox_proc **pp, int64_t t0, int timeout_ms,
-    const struct sandbox_done *dn, char *err,
-    struct sandbox_exec_result *res)
+    const struct sandbox_done *dn, const struct sandbox_cancel *cancel,
+    char *err, struct sandbox_exec_result *res)
 {
 	int rc, early;
 
 	memset(res, 0, sizeof(*res));
 	err[0] = '\0';
-	rc = local_wait(*pp, NULL, 0, t0, timeout_ms, 0, dn, &early, err,
-	    res);
+	rc = local_wait(*pp, NULL, 0, t0, timeout_ms, 0, dn, cancel, &early,
+	    err, res);
 	if (!early) {
 		free(*pp);
 		*pp = NULL;

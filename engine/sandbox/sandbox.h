@@ -59,6 +59,20 @@ void	sandbox_config_init(struct sandbox_config *cfg, const struct conf *c);
 
 /* ====== Commands ====== */
 
+/*
+ * A stop asked for from outside (a run being stopped): while a command
+ * runs, the local provider calls fn at least every SANDBOX_CANCEL_MS, and
+ * when it answers 1 kills the command and everything in its sandbox at
+ * once, as at its time limit. The ssh and e2b providers do not look at it:
+ * their commands run to their end or their limit.
+ */
+struct sandbox_cancel {
+	int	(*fn)(void *arg);
+	void	*arg;
+};
+
+#define SANDBOX_CANCEL_MS	50
+
 /* One command. Exactly one of argv and shell is set. */
 struct sandbox_exec_req {
 	const char *const *argv;	/* NULL-terminated; argv[0] via PATH */
@@ -69,6 +83,7 @@ struct sandbox_exec_req {
 	size_t		 stdin_len;
 	int		 timeout_ms;	/* 0: the config's timeout */
 	int64_t		 max_output;	/* 0: the config's max_output */
+	const struct sandbox_cancel *cancel;	/* NULL: none */
 };
 
 /*
@@ -86,6 +101,7 @@ struct sandbox_exec_result {
 					 * killed by signal n */
 	int	 signal;		/* n when killed by signal n, else 0 */
 	int	 timed_out;		/* killed at the wall-clock limit */
+	int	 cancelled;		/* killed because cancel said so */
 	int	 workspace_full;	/* the workspace is above its cap */
 	int64_t	 elapsed_us;		/* wall clock from start to end */
 };
@@ -313,7 +329,8 @@ struct sandbox_done {
 /*
  * Closes *pp's standard input, then does what exec does from there: output
  * up to the sandbox's max_output, everything killed at
- * sandbox_proc_deadline(*pp, t0, timeout_ms), res filled as exec fills it
+ * sandbox_proc_deadline(*pp, t0, timeout_ms) or when cancel (NULL: none)
+ * says so, res filled as exec fills it
  * with elapsed_us counted from t0; frees *pp and sets it to NULL. With dn
  * (NULL: none), the first 'D' on dn->fd asks dn->complete; when it says 1,
  * res is filled from the output so far as for an exit with status 0 and
@@ -321,8 +338,8 @@ struct sandbox_done {
  * sandbox_proc_kill (from any thread).
  */
 int	sandbox_local_wait(struct sandbox_proc **pp, int64_t t0, int timeout_ms,
-	    const struct sandbox_done *dn, char *err,
-	    struct sandbox_exec_result *res);
+	    const struct sandbox_done *dn, const struct sandbox_cancel *cancel,
+	    char *err, struct sandbox_exec_result *res);
 
 /*
  * Kills p's command and everything in its sandbox, reaps it, frees p. It
@@ -341,6 +358,7 @@ struct sandbox_code_req {
 	const char	*code;		/* defines main(...) */
 	const json_t	*inputs;	/* object: variable name -> value */
 	int		 timeout_ms;	/* 0: the config's timeout */
+	const struct sandbox_cancel *cancel;	/* NULL: none */
 };
 
 struct sandbox_code_result {
@@ -361,7 +379,8 @@ void	sandbox_code_result_release(struct sandbox_code_result *r);
  * exception: err has its type and message, and the traceback tail is in
  * res->log; a result that is not an object or not JSON), ENGINE_ELIMIT
  * (killed at sandbox.timeout, a CPU, memory or output limit; err names the
- * setting), or a provider error.
+ * setting), ENGINE_ECONFLICT (killed because req->cancel said so; err is
+ * "stopped"), or a provider error.
  */
 int	sandbox_run_code_in(struct sandbox *sb,
 	    const struct sandbox_code_req *req, char *err,
