@@ -41,8 +41,7 @@ slurp(const char *path, size_t *len)
 /*
  * Whether b keeps everything of a: every key of a mapping, every item of
  * a list, equal scalars; allowed differences are the normalisations of
- * dsl_check and dsl_export (ids as text, http body text, the aggregator's
- * old name, version).
+ * dsl_check and dsl_export (ids as text, http body text, version).
  */
 static int
 covers(const json_t *a, const json_t *b, const char *key, int depth)
@@ -86,11 +85,6 @@ covers(const json_t *a, const json_t *b, const char *key, int depth)
 	}
 	if (key != NULL && strcmp(key, "data") == 0 && json_is_string(a) &&
 	    json_is_array(b))
-		return 1;
-	if (key != NULL && strcmp(key, "type") == 0 &&
-	    json_is_string(a) && json_is_string(b) &&
-	    strcmp(json_string_value(a), "variable-assigner") == 0 &&
-	    strcmp(json_string_value(b), "variable-aggregator") == 0)
 		return 1;
 	return 0;
 }
