@@ -50,6 +50,19 @@ done
 is "$bad" 0 "all $n DSL files import"
 is "$unstable" 0 "export -> import -> export is stable for all $n"
 
+# An export gives each node the type it came with: variable-assigner, the
+# aggregator's first name, stays (Dify keeps it, and runs it as the
+# aggregator).
+spellings() { grep -cE "^ +type: variable-$1\$"; }
+for f in "$TOP"/tests/e2e/apps/dify/*Customer_Review_Analysis*.yml \
+    "$TOP"/tests/e2e/apps/dify/*Text_Summarization*.yml; do
+	import_file "$f"
+	req GET "$A/$(jqr .app_id)/export"
+	is "$(jqr .data | spellings assigner) $(jqr .data | spellings aggregator)" \
+	    "$(spellings assigner <"$f") $(spellings aggregator <"$f")" \
+	    "$(basename "$f" | cut -c1-24)...: the export keeps variable-assigner"
+done
+
 # bundle_export <app id> <file>: the app's bundle, downloaded
 bundle_export() {
 	req GET "$A/$1/export-bundle?include_secret=true"
