@@ -24,6 +24,17 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
 fi
 FPORT=$(free_port 9000)
 
+# Debian keeps nginx in /usr/sbin, which a user's PATH may not have.
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+# nginx's workers keep request bodies past their memory buffer in
+# $NGX/tmp, inside this checkout. Started by root, nginx would run them as
+# nobody, who cannot reach a checkout in a private directory (/root, or a
+# home made 0700) and answers every larger request with an HTML 500: they
+# run as the user who runs this, as flowcgi does. (Started by anyone else,
+# nginx cannot change user, and keeps it.)
+WORKER_USER=
+[ "$(id -u)" = 0 ] && WORKER_USER="user root;"
+
 cp /etc/nginx/fastcgi_params "$NGX/fastcgi_params"
 cp contrib/nginx/flowcgi_params "$NGX/flowcgi_params"
 cat >"$NGX/nginx.conf" <<NGINX
@@ -31,6 +42,7 @@ worker_processes 1;
 daemon off;
 pid $NGX/nginx.pid;
 error_log $NGX/error.log warn;
+$WORKER_USER
 events { worker_connections 1024; }
 http {
 	access_log $NGX/access.log;
@@ -51,7 +63,8 @@ NGINX
 
 FLOWCGI_SERVER_DATA_DIR=$VAR "$BIN" serve --listen "127.0.0.1:$FPORT" &
 FPID=$!
-nginx -p "$NGX" -c "$NGX/nginx.conf" &
+# -e: not even a first line to the system's log, which a user cannot open.
+"$NGINX" -p "$NGX" -e "$NGX/error.log" -c "$NGX/nginx.conf" &
 NPID=$!
 
 stop() {

@@ -23,12 +23,13 @@
  *    editor converts it; the old keys stay.
  *  - http-request body.data as a string becomes
  *    [{key: "", type: "text", value: <string>}] ("" becomes []).
- *  - data.type variable-assigner (the old name of the aggregator) becomes
- *    variable-aggregator.
  *  - question-classifier: instructions is copied to instruction and topics
  *    to classes when the new key is missing; the old keys stay.
  *  - parameter-extractor parameter types select -> string, bool -> boolean.
- * Accepted unchanged (the executor reads them): assigner v1 (write_mode,
+ * Accepted unchanged (the executor reads them): data.type
+ * variable-assigner, the aggregator's first name, which Dify keeps as
+ * written and runs as the aggregator (NodeType.LEGACY_VARIABLE_AGGREGATOR),
+ * so an export gives back the type it was given; assigner v1 (write_mode,
  * no version), iterations without an iteration-start node (start_node_id
  * names the first real child, startNodeType is set), end outputs without
  * value_type, llm variables, knowledge-retrieval single mode, edges with
@@ -534,11 +535,7 @@ node_normalise(json_t *node)
 	    (rc = id_to_string(data, "loop_id")) != 0)
 		return rc;
 	type = str_at(data, "type");
-	if (strcmp(type, "variable-assigner") == 0) {
-		if ((rc = set_new(data, "type",
-		    json_string("variable-aggregator"))) != 0)
-			return rc;
-	} else if (strcmp(type, "if-else") == 0)
+	if (strcmp(type, "if-else") == 0)
 		rc = legacy_if_else(data);
 	else if (strcmp(type, "http-request") == 0)
 		rc = legacy_http(data);
@@ -574,7 +571,8 @@ edge_normalise(json_t *edge)
 /* Node types whose only handle is "source" (plus fail-branch). */
 static const char *const plain_types[] = {
 	"start", "end", "answer", "llm", "code", "template-transform",
-	"http-request", "tool", "agent", "variable-aggregator", "assigner",
+	"http-request", "tool", "agent", "variable-aggregator",
+	"variable-assigner", "assigner",
 	"iteration", "iteration-start", "loop", "loop-start", "loop-end",
 	"parameter-extractor", "knowledge-retrieval", "document-extractor",
 	"list-operator", "command", "file-upload", NULL,

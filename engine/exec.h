@@ -333,6 +333,8 @@ struct node_type {
 
 /* The table of a node type, or NULL when flowcgi cannot run it. */
 const struct node_type *node_type_find(const char *type);
+/* The i-th node type flowcgi runs (from 0), or NULL past the last. */
+const struct node_type *node_type_at(size_t i);
 
 /* Helpers for node files (nodes/common.c). */
 const char *node_str(const struct gnode *n, const char *key);

@@ -1,12 +1,13 @@
 /*
  * console_admin.c — the admin page and the console endpoints it needs.
  *
- * The page: the files of fcgi/admin/ (plain HTML, CSS and one script) are
- * compiled into the binary by a GNUmakefile rule that turns each file into
- * a C array (od + sed, no other tool) in build/<flavour>/gen/admin_files.c,
- * listed in admin_files[]. It is served at <prefix>/admin/ with its own headers:
- * Cache-Control no-cache with an ETag (revalidated, answered 304), a strict
- * Content-Security-Policy (nothing inline, nothing from elsewhere),
+ * The page: the files of fcgi/admin/ (plain HTML, CSS, one script and an
+ * icon) are compiled into the binary by a GNUmakefile rule that turns each
+ * file into a C array (od + sed, no other tool) in
+ * build/<flavour>/gen/admin_files.c, listed in admin_files[]. It is served
+ * at <prefix>/admin/ with its own headers: an ETag (answered 304),
+ * Cache-Control no-cache (revalidated) except for the icon (kept a day), a
+ * strict Content-Security-Policy (nothing inline, nothing from elsewhere),
  * X-Frame-Options DENY.
  *
  * The console endpoints, in Dify's paths:
@@ -54,27 +55,45 @@ admin_file_find(const char *name)
 	return NULL;
 }
 
-/* Content-Type for an embedded file name. */
-static const char *
-admin_ctype(const char *name)
+/*
+ * Content-Type and Cache-Control of an embedded file, by its extension.
+ * The page, its script and its style are revalidated on every load (no-cache
+ * with the ETag), so a new binary shows at once; the icon, asked for on
+ * every page load and changed by a release at most, is kept for a day.
+ */
+struct admin_type {
+	const char	*ext;
+	const char	*ctype;
+	const char	*cache;
+};
+
+static const struct admin_type admin_types[] = {
+	{ ".html", "text/html; charset=utf-8", "no-cache" },
+	{ ".css", "text/css; charset=utf-8", "no-cache" },
+	{ ".js", "text/javascript; charset=utf-8", "no-cache" },
+	{ ".svg", "image/svg+xml", "max-age=86400" },
+	{ ".png", "image/png", "max-age=86400" },
+	{ ".ico", "image/x-icon", "max-age=86400" },
+	{ ".txt", "text/plain; charset=utf-8", "no-cache" },
+};
+
+static const struct admin_type admin_type_other = {
+	"", "application/octet-stream", "no-cache"
+};
+
+/* The type of an embedded file name (never NULL). */
+static const struct admin_type *
+admin_type(const char *name)
 {
-	static const char *const map[][2] = {
-		{ ".html", "text/html; charset=utf-8" },
-		{ ".css", "text/css; charset=utf-8" },
-		{ ".js", "text/javascript; charset=utf-8" },
-		{ ".svg", "image/svg+xml" },
-		{ ".png", "image/png" },
-		{ ".ico", "image/x-icon" },
-		{ ".txt", "text/plain; charset=utf-8" },
-	};
 	const char	*dot = strrchr(name, '.');
 	size_t		 i;
 
 	if (dot != NULL)
-		for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-			if (strcmp(dot, map[i][0]) == 0)
-				return map[i][1];
-	return "application/octet-stream";
+		for (i = 0; i < sizeof(admin_types) / sizeof(admin_types[0]);
+		    i++)
+			if (strcmp(dot, admin_types[i].ext) == 0)
+				return &admin_types[i];
+	return &admin_type_other;
 }
 
 /* A strong ETag of f: the first 64 bits of its SHA-256 and its length. */
@@ -89,14 +108,14 @@ admin_etag(const struct admin_file *f, char *buf, size_t bufsz)
 }
 
 /*
- * Sends a page response: the page's own headers (no-cache so the ETag
- * works, a strict CSP, no framing) and len bytes of body (NULL: none).
+ * Sends a page response: the page's own headers (cache as given, a strict
+ * CSP, no framing) and len bytes of body (NULL: none).
  */
 static void
-admin_send(struct req *r, int status, const char *ctype, const char *etag,
-    const char *location, const void *body, size_t len)
+admin_send(struct req *r, int status, const char *ctype, const char *cache,
+    const char *etag, const char *location, const void *body, size_t len)
 {
-	resp_header(r, "Cache-Control", "no-cache");
+	resp_header(r, "Cache-Control", cache);
 	resp_header(r, "X-Frame-Options", "DENY");
 	resp_header(r, "Referrer-Policy", "no-referrer");
 	resp_header(r, "Content-Security-Policy", ADMIN_CSP);
@@ -115,6 +134,7 @@ static void
 admin_serve(struct req *r, const char *name)
 {
 	const struct admin_file	*f = admin_file_find(name);
+	const struct admin_type	*t;
 	const char		*inm;
 	char			 etag[48];
 
@@ -122,13 +142,14 @@ admin_serve(struct req *r, const char *name)
 		resp_error(r, 404, "not_found", "no such admin file");
 		return;
 	}
+	t = admin_type(f->name);
 	admin_etag(f, etag, sizeof(etag));
 	inm = req_param(r, "HTTP_IF_NONE_MATCH");
 	if (inm != NULL && strstr(inm, etag) != NULL) {
-		admin_send(r, 304, NULL, etag, NULL, NULL, 0);
+		admin_send(r, 304, NULL, t->cache, etag, NULL, NULL, 0);
 		return;
 	}
-	admin_send(r, 200, admin_ctype(f->name), etag, NULL, f->data, f->len);
+	admin_send(r, 200, t->ctype, t->cache, etag, NULL, f->data, f->len);
 }
 
 /* GET /admin and /admin/: a redirect to admin/, then the page. */
@@ -140,8 +161,8 @@ h_admin_root(struct req *r)
 
 	if (n == 0 || r->path[n - 1] != '/') {
 		/* Relative: right under any prefix the server mounts us at. */
-		admin_send(r, 301, "text/plain; charset=utf-8", NULL, "admin/",
-		    msg, sizeof(msg) - 1);
+		admin_send(r, 301, "text/plain; charset=utf-8", "no-cache",
+		    NULL, "admin/", msg, sizeof(msg) - 1);
 		return;
 	}
 	admin_serve(r, "index.html");

@@ -68,6 +68,13 @@ node_type_find(const char *type)
 	return NULL;
 }
 
+const struct node_type *
+node_type_at(size_t i)
+{
+	return i < sizeof(node_types) / sizeof(node_types[0]) ?
+	    node_types[i] : NULL;
+}
+
 const char *
 node_str(const struct gnode *n, const char *key)
 {

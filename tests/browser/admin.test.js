@@ -98,8 +98,54 @@ const row = (page, name) => page.locator('#apps-table tbody tr', {
 const flash = (page) => page.locator('#flash .msg');
 
 async function run(page) {
+	/*
+	 * ---- the first load: nothing the page asks for is missing ----
+	 * (a browser asks for an icon on every load; without one it logs a
+	 * 404 in the console). Watched on the context, where the icon's
+	 * request shows.
+	 */
+	const ctx = page.context();
+	const loadErrors = [];
+	const onConsole = (m) => {
+		if (m.type() === 'error')
+			loadErrors.push('console: ' + m.text());
+	};
+	const onResponse = (r) => {
+		if (r.status() >= 400)
+			loadErrors.push(r.status() + ' ' + r.url());
+	};
+	const onFailed = (r) => loadErrors.push('failed: ' + r.url());
+	page.on('console', onConsole);
+	ctx.on('response', onResponse);
+	ctx.on('requestfailed', onFailed);
+	/*
+	 * The icon the page links, or the first error: without a link the
+	 * browser's own /favicon.ico 404 shows only in the console.
+	 */
+	const iconSeen = Promise.race([
+		ctx.waitForEvent('response',
+		    (r) => /\/favicon\.svg$/.test(r.url())),
+		page.waitForEvent('console', (m) => m.type() === 'error')
+		    .then(() => null),
+	].map((p) => p.catch(() => null)));
+	await page.goto(URL_, { waitUntil: 'load' });
+	const icon = await iconSeen;
+	if (icon !== null)
+		await icon.finished();
+	ok(icon !== null && icon.status() === 200 &&
+	    icon.headers()['content-type'] === 'image/svg+xml',
+	    'the page\'s icon loads: favicon.svg, image/svg+xml',
+	    icon && icon.status() + ' ' + icon.headers()['content-type']);
+	ok(icon !== null && icon.url() === new URL('favicon.svg', URL_).href,
+	    'the icon is asked for under the mount prefix', icon && icon.url());
+	await page.locator('#token').waitFor();
+	page.off('console', onConsole);
+	ctx.off('response', onResponse);
+	ctx.off('requestfailed', onFailed);
+	ok(loadErrors.length === 0, 'the first load logs no error and no ' +
+	    '404 in the console', loadErrors);
+
 	/* ---- a wrong token, then the right one ---- */
-	await page.goto(URL_);
 	ok(await page.locator('h1').textContent() === 'Sign in' &&
 	    !await page.locator('#nav').isVisible(),
 	    'the page opens on the sign-in form, no navigation yet');

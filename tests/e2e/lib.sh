@@ -13,12 +13,12 @@ NGINX_PID=
 FLOWCGI_PIDS=
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-ok() {	# ok <0|1 condition result> <description>
+ok() {	# ok <0|1 condition result> <description>; returns the result
 	T_N=$((T_N + 1))
 	if [ "$1" = 0 ]; then
 		T_PASS=$((T_PASS + 1)); echo "ok $T_N - $2"
 	else
-		T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $2"
+		T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $2"; return 1
 	fi
 }
 
@@ -28,7 +28,7 @@ skip() {	# skip <why>: a check that cannot run here, counted as skipped
 
 is() {	# is <got> <want> <description>
 	if [ "$1" = "$2" ]; then ok 0 "$3"; else
-		ok 1 "$3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; fi
+		ok 1 "$3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; return 1; fi
 }
 
 free_port() {

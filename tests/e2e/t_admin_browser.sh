@@ -48,6 +48,17 @@ is "$STATUS $BODY" "304 " "If-None-Match with its ETag answers 304"
 TOKEN=none req GET /admin/admin.css
 is "$STATUS $(hdr Content-Type)" "200 text/css; charset=utf-8" \
     "admin.css is text/css"
+TOKEN=none req GET /flow/admin/
+printf '%s' "$BODY" | grep -q '<link rel="icon" href="favicon.svg" type="image/svg+xml">'
+ok $? "the page links its icon (relative, so under any prefix)"
+TOKEN=none req GET /flow/admin/favicon.svg
+is "$STATUS $(hdr Content-Type) $(hdr Cache-Control)" \
+    "200 image/svg+xml max-age=86400" "favicon.svg is image/svg+xml, kept a day"
+case "$BODY" in "<svg xmlns=\"http://www.w3.org/2000/svg\""*) r=0 ;; *) r=1 ;; esac
+ok $r "the icon is an SVG image"
+etag=$(hdr ETag)
+TOKEN=none req GET /flow/admin/favicon.svg -H "If-None-Match: $etag"
+is "$STATUS $(hdr Cache-Control)" "304 max-age=86400" "... revalidated with its ETag"
 TOKEN=none req GET /admin/nothing.js
 is "$STATUS $(jqr .code)" "404 not_found" "an unknown file is a JSON 404"
 TOKEN=none req GET /admin/..%2fGNUmakefile

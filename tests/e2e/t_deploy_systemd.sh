@@ -93,7 +93,7 @@ if command -v systemd-socket-activate >/dev/null 2>&1; then
 	grep -q 'accepting on the socket systemd passed' "$T_DIR/ssa.log"
 	ok $? "systemd-socket-activate: flowcgi took the socket from fd 3"
 else
-	echo "# systemd-socket-activate is not installed; skipped"
+	skip "systemd-socket-activate (package systemd) is not installed"
 fi
 
 # ====== where the binary finds its configuration ======
@@ -160,5 +160,5 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 	is "$rc" 0 "systemd-analyze verify: exit 0"
 	is "$(grep -c . "$T_DIR/verify.out")" 0 "systemd-analyze verify: no warnings"
 else
-	echo "# systemd-analyze is not installed; unit files not verified"
+	skip "systemd-analyze is not installed: the unit files are not verified"
 fi

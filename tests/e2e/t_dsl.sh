@@ -1,15 +1,17 @@
-# t_dsl.sh — DSL import and export through nginx: every corpus file
-# imports and round-trips (export -> import -> export is byte-stable),
+# t_dsl.sh — DSL import and export through nginx: every DSL file of the
+# project (tests/e2e/apps, tests/e2e/apps/dify) and of the shared corpus
+# (when it is here) imports and round-trips (export -> import -> export is
+# byte-stable), every .zip bundle of tests/e2e/apps too (files and all),
 # pending / confirm, overwrite by app_id, secrets on export, yaml-url with
 # the SSRF guard, bundles with files, and the CLI.
 . "$(dirname "$0")/lib.sh"
 
+FILES=("$TOP"/tests/e2e/apps/*.yml "$TOP"/tests/e2e/apps/dify/*.yml)
 CORPUS=${FLOWCGI_CORPUS:-$TOP/../shared/dsl-corpus/files}
-FILES=("$CORPUS"/*.yml)
-if [ ! -d "$CORPUS" ]; then
-	# A user's clone has no corpus: round-trip the project's own apps.
-	skip "the DSL corpus (../shared/dsl-corpus/files, or FLOWCGI_CORPUS) is not here"
-	FILES=("$TOP"/tests/e2e/apps/*.yml "$TOP"/tests/e2e/apps/dify/*.yml)
+if [ -d "$CORPUS" ]; then
+	FILES+=("$CORPUS"/*.yml)
+else
+	skip "the shared DSL corpus (../shared/dsl-corpus/files, or FLOWCGI_CORPUS) is not here: the project's own files only"
 fi
 
 start_flowcgi fc
@@ -18,8 +20,8 @@ TOKEN=$(admin_token)
 J='Content-Type: application/json'
 A=/console/api/apps
 
-# Every corpus file: imported (200, or 202 pending for other versions),
-# then export -> import -> export gives identical YAML.
+# Every file: imported (200, or 202 pending for newer versions, then
+# confirmed), then export -> import -> export gives identical YAML.
 n=0; bad=0; unstable=0
 for f in "${FILES[@]}"; do
 	n=$((n + 1))
@@ -45,8 +47,64 @@ for f in "${FILES[@]}"; do
 		echo "# unstable: $(basename "$f")"
 	fi
 done
-is "$bad" 0 "all $n corpus files import"
+is "$bad" 0 "all $n DSL files import"
 is "$unstable" 0 "export -> import -> export is stable for all $n"
+
+# An export gives each node the type it came with: variable-assigner, the
+# aggregator's first name, stays (Dify keeps it, and runs it as the
+# aggregator).
+spellings() { grep -cE "^ +type: variable-$1\$"; }
+for f in "$TOP"/tests/e2e/apps/dify/*Customer_Review_Analysis*.yml \
+    "$TOP"/tests/e2e/apps/dify/*Text_Summarization*.yml; do
+	import_file "$f"
+	req GET "$A/$(jqr .app_id)/export"
+	is "$(jqr .data | spellings assigner) $(jqr .data | spellings aggregator)" \
+	    "$(spellings assigner <"$f") $(spellings aggregator <"$f")" \
+	    "$(basename "$f" | cut -c1-24)...: the export keeps variable-assigner"
+done
+
+# bundle_export <app id> <file>: the app's bundle, downloaded
+bundle_export() {
+	req GET "$A/$1/export-bundle?include_secret=true"
+	curl -sS -H "Authorization: Bearer $TOKEN" -o "$2" "$BASE$(jqr .download_url)"
+}
+
+# bundle_view <zip>: its DSL, its entries and each file's bytes (sha256),
+# and its manifest without the time it was made: what must not change
+bundle_view() {
+	local e
+	unzip -Z1 "$1" | sort
+	unzip -Z1 "$1" | grep -v '/$' | sort | while IFS= read -r e; do
+		case "$e" in
+		manifest.json) unzip -p "$1" "$e" | jq -S 'del(.generated_at)' ;;
+		*) printf '%s %s\n' "$(unzip -p "$1" "$e" | sha256sum | cut -c1-64)" "$e" ;;
+		esac
+	done
+}
+
+# Every bundle of the project: imported with its files, then export ->
+# import -> export gives the same DSL, files and manifest.
+for z in "$TOP"/tests/e2e/apps/*.zip; do
+	b=$(basename "$z")
+	req POST "$A/imports-bundle" -H 'Content-Type: application/zip' \
+	    --data-binary @"$z"
+	is "$STATUS $(jqr .status)" "200 completed" "$b: imports"
+	id=$(jqr .app_id)
+	req GET "$A/$id/assets/tree"
+	want=$(unzip -Z1 "$z" | grep -v '^manifest.json$' | grep / | grep -v '/$' |
+	    sed 's|^[^/]*/|/|' | sort | tr '\n' ,)
+	is "$(jqr '[.. | objects | select(.node_type? == "file") | .path] | sort | join(",")')," \
+	    "$want" "$b: its files are the app's files"
+	bundle_export "$id" "$T_DIR/x1.zip"
+	req POST "$A/imports-bundle" -H 'Content-Type: application/zip' \
+	    --data-binary @"$T_DIR/x1.zip"
+	bundle_export "$(jqr .app_id)" "$T_DIR/x2.zip"
+	bundle_view "$T_DIR/x1.zip" >"$T_DIR/v1"
+	bundle_view "$T_DIR/x2.zip" >"$T_DIR/v2"
+	[ -s "$T_DIR/v1" ] && cmp -s "$T_DIR/v1" "$T_DIR/v2"
+	ok $? "$b: export -> import -> export gives the same bundle" ||
+	    diff "$T_DIR/v1" "$T_DIR/v2" | head -20 | sed 's/^/# /'
+done
 
 # Versions: newer is held pending, confirmable once; older minor warns.
 cat >"$T_DIR/newer.yml" <<'YML'

@@ -1,35 +1,21 @@
 /*
- * t_engine_corpus_run.c — every corpus app whose nodes flowcgi implements
- * runs with inputs made from its start node and ends succeeded, partial or
- * failed with a message; apps that need what flowcgi lacks (LLM, tools)
- * are refused up front with a message naming the node types. Nothing
- * crashes or hangs (each run has a short time limit).
+ * t_engine_corpus_run.c — every app of tests/unit/dsl_files.h (the
+ * project's own DSL files, then the shared corpus when it is here) runs
+ * with inputs made from its start node against the fake model server and
+ * ends succeeded, partial or failed with a message; apps that need what
+ * flowcgi lacks are refused up front with a message naming the node
+ * types. Nothing crashes or hangs (each run has a short time limit).
  */
-#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
-#include "tap.h"
-
-static json_t *
-read_yaml(const char *path, char **text, size_t *len)
-{
-	FILE	*f = fopen(path, "rb");
-	long	 n;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	*text = malloc((size_t)n + 1);
-	*len = fread(*text, 1, (size_t)n, f);
-	(*text)[*len] = '\0';
-	fclose(f);
-	return json_true();
-}
+#include "tests/unit/dsl_files.h"
+#include "tests/unit/tap.h"
 
 /* Inputs for the start node's variables: text, first option, 1. */
 static json_t *
@@ -73,6 +59,56 @@ derive_inputs(struct engine *e, const char *app_id)
 	return inputs;
 }
 
+/*
+ * Starts tests/fakes/fake_llm.py as a child and reads the port it prints;
+ * *pid is the child's (killed by fake_stop). Returns the port or 0.
+ */
+static int
+fake_start(pid_t *pid)
+{
+	char	buf[32];
+	int	pfd[2];
+	ssize_t	n;
+	size_t	got = 0;
+
+	*pid = -1;
+	if (pipe(pfd) != 0)
+		return 0;
+	if ((*pid = fork()) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return 0;
+	}
+	if (*pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		execlp("python3", "python3", "tests/fakes/fake_llm.py",
+		    (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while (got < sizeof(buf) - 1 && (n = read(pfd[0], buf + got,
+	    sizeof(buf) - 1 - got)) > 0) {
+		got += (size_t)n;
+		if (memchr(buf, '\n', got) != NULL)
+			break;
+	}
+	close(pfd[0]);
+	buf[got] = '\0';
+	return (int)strtol(buf, NULL, 10);
+}
+
+/* Stops the fake that fake_start started (this one only). */
+static void
+fake_stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -80,26 +116,17 @@ main(void)
 	struct engine		*e = NULL;
 	struct import_opts	 io;
 	struct run_opts		 ro;
-	struct dirent		*de;
-	DIR			*d;
-	const char		*dir = getenv("FLOWCGI_CORPUS");
-	char			 err[ENGINE_ERRMAX], path[4096], tmp[] =
+	struct dsl_files	 f;
+	char			 err[ENGINE_ERRMAX], tmp[] =
 				    "/tmp/t_corpus_run.XXXXXX", *text;
-	const char		*status, *app_id, *mode;
-	FILE			*fake;
-	char			 port[32];
-	size_t			 len;
+	const char		*status, *app_id, *name;
+	size_t			 i, len;
 	json_t			*imp, *res, *inputs, *data;
-	int			 nrun = 0, nok = 0, nfail = 0, nrefused = 0, rc;
+	pid_t			 fake;
+	int			 nrun = 0, nok = 0, nfail = 0, nrefused = 0;
+	int			 rc, port;
 
-	if (dir == NULL)
-		dir = "../shared/dsl-corpus/files";
-	if ((d = opendir(dir)) == NULL) {
-		SKIP("the DSL corpus (../shared/dsl-corpus/files, or "
-		    "FLOWCGI_CORPUS) is not here");
-		return tap_done();
-	}
-	closedir(d);
+	dsl_files_collect(&f, DSL_FILES_YML);
 	conf_defaults(&c);
 	CHECK(mkdtemp(tmp) != NULL);
 	snprintf(c.data_dir, sizeof(c.data_dir), "%s", tmp);
@@ -109,24 +136,15 @@ main(void)
 	c.http_timeout = 5;
 	/* Models: every provider name reaches the fake OpenAI server, which
 	 * echoes the last user message (tests/fakes/fake_llm.py). */
-	if ((fake = popen("exec python3 tests/fakes/fake_llm.py", "r")) !=
-	    NULL && fgets(port, sizeof(port), fake) != NULL) {
-		port[strcspn(port, "\n")] = '\0';
+	if ((port = fake_start(&fake)) > 0)
 		snprintf(c.llm_base_url, sizeof(c.llm_base_url),
-		    "http://127.0.0.1:%s/v1", port);
-	}
+		    "http://127.0.0.1:%d/v1", port);
 	CHECK(c.llm_base_url[0] != '\0');
 	CHECK(engine_open(&c, err, &e) == 0);
-	if (!CHECK((d = opendir(dir)) != NULL))
-		return tap_done();
-	while ((de = readdir(d)) != NULL) {
-		if (strstr(de->d_name, ".yml") == NULL)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		text = NULL;
-		len = 0;
-		if (read_yaml(path, &text, &len) == NULL) {
-			CHECK(!"corpus file readable");
+	for (i = 0; e != NULL && i < f.n; i++) {
+		name = f.paths[i];
+		if ((text = dsl_files_slurp(name, &len)) == NULL) {
+			CHECK(!"DSL file readable");
 			continue;
 		}
 		memset(&io, 0, sizeof(io));
@@ -139,8 +157,7 @@ main(void)
 			continue;	/* import is t_engine_dsl_corpus's job */
 		}
 		app_id = json_string_value(json_object_get(imp, "app_id"));
-		mode = json_string_value(json_object_get(imp, "app_mode"));
-		(void)mode;	/* every mode runs, graph or model config */
+		/* every mode runs, graph or model config */
 		inputs = derive_inputs(e, app_id);
 		memset(&ro, 0, sizeof(ro));
 		ro.app_id = app_id;
@@ -154,10 +171,9 @@ main(void)
 			/* refused before running: it must say why */
 			nrefused++;
 			if (!CHECK(rc == ENGINE_EINVAL && err[0] != '\0'))
-				printf("# %s: rc %d\n", de->d_name, rc);
+				printf("# %s: rc %d\n", name, rc);
 			else
-				printf("# refused %s: %.120s\n", de->d_name,
-				    err);
+				printf("# refused %s: %.120s\n", name, err);
 		} else {
 			nrun++;
 			data = json_object_get(res, "data") ?
@@ -175,7 +191,7 @@ main(void)
 				    strcmp(status, "failed") == 0 &&
 				    json_string_length(json_object_get(data,
 				    "error")) > 0);
-				printf("# failed %s: %.160s\n", de->d_name,
+				printf("# failed %s: %.160s\n", name,
 				    json_string_value(json_object_get(data,
 				    "error")));
 			}
@@ -184,18 +200,13 @@ main(void)
 		json_decref(inputs);
 		json_decref(imp);
 	}
-	closedir(d);
 	printf("# ran %d (succeeded %d, failed with a reason %d), refused "
-	    "%d\n", nrun, nok, nfail, nrefused);
-	CHECK(nrun > 0);
-	engine_close(e);
-	if (fake != NULL) {
-		/* the fake runs until its stdout closes... kill it */
-		FILE *k = popen("pkill -f 'tests/fakes/fake_llm.py'", "r");
-
-		if (k != NULL)
-			pclose(k);
-		pclose(fake);
-	}
+	    "%d; %zu of the project's files, %zu of the shared corpus\n",
+	    nrun, nok, nfail, nrefused, f.nproject, f.n - f.nproject);
+	CHECK(nrun > 0 && nok > 0);
+	if (e != NULL)
+		engine_close(e);
+	fake_stop(fake);
+	dsl_files_free(&f);
 	return tap_done();
 }

@@ -352,8 +352,11 @@ test_legacy(void)
 	CHECK_STR(str(nodes, "2.data.body.data.0.key"), "");
 	CHECK_STR(str(nodes, "2.data.body.data.0.value"), "{\"a\": 1}");
 
-	/* variable-assigner is the aggregator's old name. */
-	CHECK_STR(str(nodes, "3.data.type"), "variable-aggregator");
+	/*
+	 * variable-assigner, the aggregator's old name, stays as written (as
+	 * in Dify): an export gives back the type it was given.
+	 */
+	CHECK_STR(str(nodes, "3.data.type"), "variable-assigner");
 
 	/* question-classifier instructions/topics. */
 	CHECK_STR(str(nodes, "4.data.instruction"), "be brief");

@@ -209,6 +209,36 @@ test_branches(void)
 	release(&r);
 }
 
+/*
+ * variable-assigner, the aggregator's first name, is kept as written (Dify
+ * keeps it too) and joins the branches the same way.
+ */
+static void
+test_branches_legacy_name(void)
+{
+	struct result	 r;
+	char		 g[sizeof(branches)];
+	const char	*p, *type = NULL;
+	json_t		*n;
+	size_t		 i;
+
+	if (!CHECK((p = strstr(branches, "variable-aggregator")) != NULL))
+		return;
+	snprintf(g, sizeof(g), "%.*svariable-assigner%s", (int)(p - branches),
+	    branches, p + strlen("variable-aggregator"));
+	CHECK(run(g, "{\"q\":\"b\"}", NULL, &r) == 0);
+	CHECK_STR(r.status, "succeeded");
+	CHECK_STR(ran(&r), "s if B C j e");
+	CHECK_STR(out_str(&r, "o"), "C");
+	json_array_foreach(json_object_get(r.nodes, "data"), i, n)
+		if (strcmp(json_string_value(json_object_get(n, "node_id")),
+		    "j") == 0)
+			type = json_string_value(json_object_get(n,
+			    "node_type"));
+	CHECK_STR(type, "variable-assigner");
+	release(&r);
+}
+
 #define SLEEPER(id) \
 	"    - id: " id "\n      data: {type: code, title: " id ", " \
 	"code_language: python3, variables: [], outputs: {t0: {type: number}, " \
@@ -629,6 +659,7 @@ main(void)
 		return 1;
 	}
 	test_branches();
+	test_branches_legacy_name();
 	test_parallel();
 	test_iteration();
 	test_loop();

@@ -2,15 +2,16 @@
  * t_engine_upgrade.c — "Upgrade to sandboxed runtime": agent nodes become
  * llm nodes with computer_use, references to LLM text are rewritten, the
  * sandbox feature is set, the original stays byte for byte, and every
- * corpus app upgrades to one that exports as a bundle and imports again.
+ * app of the project's DSL files and of the shared corpus (when it is
+ * here) upgrades to one that exports as a bundle and imports again.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
-#include "tap.h"
+#include "tests/unit/dsl_files.h"
+#include "tests/unit/tap.h"
 
 static struct engine *eng;
 
@@ -174,58 +175,45 @@ test_agent(void)
 	free(id);
 }
 
-/* Every corpus app: upgrade, export as a bundle, import the bundle. */
+/*
+ * Every app of tests/unit/dsl_files.h (the project's own, then the shared
+ * corpus when it is here): upgrade, export as a bundle, import the bundle.
+ * Chat modes have no workflow draft; sandboxed apps are upgraded already.
+ */
 static void
 test_corpus(void)
 {
-	const char	*dir = getenv("FLOWCGI_CORPUS");
-	DIR		*d;
-	struct dirent	*de;
-	char		 path[4096], err[ENGINE_ERRMAX], *text, *zip, *fname;
-	const char	*st, *nid;
-	size_t		 len, zlen;
-	long		 sz;
-	FILE		*f;
-	json_t		*res, *imp;
-	struct import_opts o;
-	int		 n = 0, good = 0, nodraft = 0;
+	struct dsl_files	 f;
+	struct import_opts	 o;
+	char			 err[ENGINE_ERRMAX], *text, *zip, *fname, *id;
+	const char		*st, *nid;
+	size_t			 i, len, zlen;
+	json_t			*res, *imp;
+	int			 n = 0, good = 0, nodraft = 0, already = 0;
 
-	if (dir == NULL)
-		dir = "../shared/dsl-corpus/files";
-	if ((d = opendir(dir)) == NULL) {
-		SKIP("the DSL corpus (../shared/dsl-corpus/files, or "
-		    "FLOWCGI_CORPUS) is not here");
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		char *id;
-
-		if (strstr(de->d_name, ".yml") == NULL)
+	dsl_files_collect(&f, DSL_FILES_YML);
+	for (i = 0; i < f.n; i++) {
+		if ((text = dsl_files_slurp(f.paths[i], &len)) == NULL)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if ((f = fopen(path, "rb")) == NULL)
-			continue;
-		fseek(f, 0, SEEK_END);
-		sz = ftell(f);
-		fseek(f, 0, SEEK_SET);
-		text = malloc((size_t)sz + 1);
-		len = fread(text, 1, (size_t)sz, f);
-		fclose(f);
 		id = import(text, len);
 		free(text);
 		if (id == NULL)
-			continue;
+			continue;	/* pending: t_engine_dsl_corpus's */
 		n++;
 		res = NULL;
 		if (engine_app_upgrade(eng, id, err, &res) != 0) {
 			CHECK(!"upgrade failed");
-			printf("# %s: %s\n", de->d_name, err);
+			printf("# %s: %s\n", f.paths[i], err);
 			free(id);
 			continue;
 		}
 		st = json_string_value(json_object_get(res, "result"));
-		if (strcmp(st, "no_draft") == 0) {	/* chat modes */
-			nodraft++;
+		if (strcmp(st, "no_draft") == 0 || strcmp(st,
+		    "already_sandboxed") == 0) {
+			if (st[0] == 'n')
+				nodraft++;
+			else
+				already++;
 			json_decref(res);
 			free(id);
 			continue;
@@ -240,18 +228,21 @@ test_corpus(void)
 		    json_object_get(imp, "status")), "completed") == 0)
 			good++;
 		else
-			printf("# %s: %s\n", de->d_name, err);
+			printf("# %s: %s\n", f.paths[i], err);
 		free(zip);
 		free(fname);
 		json_decref(imp);
 		json_decref(res);
 		free(id);
 	}
-	closedir(d);
-	printf("# %d corpus apps: %d upgraded and round-tripped as bundles, "
-	    "%d without a workflow draft\n", n, good, nodraft);
+	printf("# %d apps (%zu of the project's files, %zu of the shared "
+	    "corpus): %d upgraded and round-tripped as bundles, %d without a "
+	    "workflow draft, %d sandboxed already\n", n, f.nproject,
+	    f.n - f.nproject, good, nodraft, already);
 	CHECK(n > 0);
-	CHECK_INT(good + nodraft, n);
+	CHECK(good > 0 && nodraft > 0 && already > 0);
+	CHECK_INT(good + nodraft + already, n);
+	dsl_files_free(&f);
 }
 
 int
