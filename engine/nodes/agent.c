@@ -9,11 +9,12 @@
  * tool_name, settings {k: {value}}, parameters {k: {auto, value}}}],
  * instruction, query, maximum_iterations; memory on the node. The
  * mcp_server parameter of the MCP agent strategies Dify exports carry
- * (hjlarry/agent's "MCP FunctionCalling") adds every tool of the MCP
- * servers it names, after the configured tools: a URL, or a JSON object
- * {name: {url, headers, timeout, sse_read_timeout}}. Such a server is
- * trusted only when the admin registered that URL (mcp_server_for_url);
- * the run's MCP sessions are reused for every listing and call.
+ * (hjlarry/agent's "MCP FunctionCalling"; junjiem's mcp_servers_config)
+ * adds every tool of the MCP servers it names, after the configured
+ * tools: a URL, or a JSON object {name: {url, headers, timeout,
+ * sse_read_timeout}}. Such a server is trusted only when the admin
+ * registered that URL (mcp_server_for_url); the run's MCP sessions are
+ * reused for every listing and call.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,8 @@ mcp_servers(struct agent *a)
 	int			 rc = -1;
 	int			 max = c->run->e->conf->mcp_max_sessions;
 
+	if (v == NULL || json_is_null(v))	/* junjiem's MCP SSE agent */
+		v = aparam(c, "mcp_servers_config");
 	if (v == NULL || json_is_null(v))
 		return 0;
 	if (json_is_object(v))

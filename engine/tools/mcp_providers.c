@@ -216,8 +216,12 @@ mcp_server_from_record(struct engine *e, const json_t *rec, char *err,
 		return ENGINE_ENOMEM;
 	if (str_of(rec, "server_url_enc") == NULL) {
 		/* stored before secrets were sealed */
-		if (str_of(rec, "server_url") == NULL || (out->url =
-		    strdup(str_of(rec, "server_url"))) == NULL)
+		if (str_of(rec, "server_url") == NULL) {
+			rc = engine_invalid(err, "a stored MCP server has no "
+			    "server_url");
+			goto fail;
+		}
+		if ((out->url = strdup(str_of(rec, "server_url"))) == NULL)
 			goto fail_nomem;
 		json_object_foreach((json_t *)json_object_get(rec, "headers"),
 		    k, v)
@@ -798,11 +802,12 @@ tool_view(const json_t *t)
 			return NULL;
 		}
 	}
-	return json_pack("{s:s,s:s,s:o,s:o,s:o,s:[],s:O}", "author",
+	return json_pack("{s:s,s:s,s:o,s:o,s:o,s:[],s:o}", "author",
 	    "Anonymous", "name", name, "label", i18n(name), "description",
 	    i18n(desc), "parameters", params, "labels", "output_schema",
 	    json_is_object(json_object_get(t, "outputSchema")) ?
-	    json_object_get(t, "outputSchema") : json_object());
+	    json_deep_copy(json_object_get(t, "outputSchema")) :
+	    json_object());
 }
 
 json_t *

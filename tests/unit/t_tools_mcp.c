@@ -454,6 +454,13 @@ test_sse(void)
 	CHECK_INT(closed_streams(1), 1);
 	mcp_server_release(&s);
 
+	/* the guard holds on the event stream too */
+	s = srv(fake_url("/sse"), 0);
+	CHECK(mcp_list_tools(tn_engine, NULL, &s, err, &tools) ==
+	    ENGINE_EFETCH);
+	CHECK(strstr(err, "refused to connect to 127.0.0.1") != NULL);
+	mcp_server_release(&s);
+
 	s = srv(fake_url("/sse-elsewhere"), 1);
 	CHECK(mcp_list_tools(tn_engine, NULL, &s, err, &tools) ==
 	    ENGINE_EINVAL);
