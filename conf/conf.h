@@ -83,6 +83,10 @@ struct conf {
 	int	 http_allow_private;	/* let app content reach private nets */
 	int64_t	 http_max_text_response; /* http-request node: text body */
 	int64_t	 http_max_binary_response; /* http-request node: file body */
+	/* MCP servers (tool nodes, agents) */
+	int	 mcp_timeout;		/* seconds to connect, per request */
+	int	 mcp_sse_read_timeout;	/* seconds an answer may take */
+	int	 mcp_max_sessions;	/* servers with a session, per run */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */
 	int	 sandbox_network;	/* share the host's network */

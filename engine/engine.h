@@ -708,9 +708,10 @@ int	dsl_export(const json_t *doc, int include_secret, char *err,
 /*
  * Tool providers the admin adds, for tool nodes and agents: Dify's custom
  * tools (provider type "api", an OpenAPI 3 schema) and MCP servers
- * (provider type "mcp", Streamable HTTP). Each is kept in the settings
- * database under "tool_provider/<name>". A tool node finds one by its
- * provider_name, then by its provider_id as a name, then by id.
+ * (provider type "mcp", Streamable HTTP or HTTP+SSE). Each is kept in the
+ * settings database under "tool_provider/<name>". A tool node finds one
+ * by its provider_name, then by its provider_id as a name, then by id or
+ * (mcp) server_identifier.
  *
  * in for engine_tool_provider_put:
  *   {name (1-128 bytes, no control characters), type: "api" | "mcp",
@@ -721,14 +722,17 @@ int	dsl_export(const json_t *doc, int include_secret, char *err,
  *         api_key_header (default Authorization), api_key_value,
  *         api_key_header_prefix: bearer | basic | custom (default
  *         custom: the value as given), api_key_query_param (default key)},
- *    mcp: server_url (http or https), headers {name: value}}.
- * Credentials are stored as given (encryption is to come). Putting a name
- * that exists replaces it, keeping its id unless in gives one.
+ *    mcp: the fields of engine_mcp_provider_create; server_identifier
+ *         defaults to the name}.
+ * api credentials are stored as given (encryption is to come); an mcp
+ * server's URL, headers and OAuth client are sealed (secret_encrypt).
+ * Putting a name that exists replaces it, keeping its id unless in gives
+ * one.
  *
  * A view (what put and list answer) is the record without credentials,
- * headers and schema text: {id, name, type, description, server_url,
- * tools: [{name, description, method, path}] (api), created_at,
- * updated_at}.
+ * headers and schema text: {id, name, type, description, tools: [{name,
+ * description, method, path}], created_at, updated_at} for api; an mcp
+ * server's view is engine_mcp_provider_get's.
  */
 
 /* Checks and stores a provider. *out = its view. ENGINE_EINVAL with err
@@ -746,6 +750,58 @@ int	engine_tool_provider_list(struct engine *e, json_t **out);
 
 /* Removes provider name. ENGINE_ENOTFOUND if none. */
 int	engine_tool_provider_delete(struct engine *e, const char *name);
+
+/* ====== MCP servers (Dify's tool-provider/mcp) ====== */
+
+/*
+ * MCP servers the admin registers, in Dify's console shapes
+ * (api/controllers/console/workspace/tool_providers.py): custom tool
+ * providers of type "mcp". A registered server is trusted like a model
+ * provider (it may be on loopback); its URL, header values and OAuth
+ * client are sealed at rest and never shown: the URL's path and query
+ * are masked (each becomes six asterisks), every secret is
+ * ENGINE_SECRET_MASK,
+ * and that mask sent back in an update keeps the value it stands for.
+ *
+ * in for create: {name, server_url (http or https), server_identifier
+ * (what exported DSL names the server by: a tool's provider_id), icon,
+ * icon_type ("emoji": icon is one, with icon_background), headers {name:
+ * value}, configuration {timeout: 30, sse_read_timeout: 300} (seconds),
+ * authentication {client_id, client_secret} (kept sealed; flowcgi runs no
+ * OAuth flow)}. Names, URLs and identifiers are unique (ENGINE_EINVAL
+ * "MCP tool ... already exists", as Dify). Create then lists the
+ * server's tools, best effort; *out is the view: Dify's
+ * ToolProviderApiEntity {id, author, name, description, icon, label,
+ * type: "mcp", is_team_authorization (the tools could be listed), tools
+ * [Dify's ToolApiEntity], server_url (masked), server_identifier,
+ * configuration, masked_headers, updated_at, ...}.
+ *
+ * Update takes in's fields plus provider_id: absent headers clear them
+ * (Dify's rule); a server_url holding the mask, or equal to the masked
+ * one, keeps the URL; a new URL is tried first and refused with
+ * "Failed to re-connect MCP server: ..." when it does not answer (a
+ * server that asks for authorization is stored, unauthorized).
+ *
+ * refresh (Dify's update/{id} and, with auth, auth) lists the server's
+ * tools now and stores them; auth stores the failure too. A failure is
+ * ENGINE_EINVAL with "Failed to connect to MCP server: ..." (a server
+ * that wants authorization says so: flowcgi has no OAuth flow).
+ *
+ * Each returns 0, ENGINE_EINVAL with err, ENGINE_ENOTFOUND (no server of
+ * that provider_id) or a storage code.
+ */
+int	engine_mcp_provider_create(struct engine *e, const json_t *in,
+	    char *err, json_t **out);
+int	engine_mcp_provider_update(struct engine *e, const json_t *in,
+	    char *err);
+int	engine_mcp_provider_delete(struct engine *e, const char *provider_id);
+int	engine_mcp_provider_get(struct engine *e, const char *provider_id,
+	    json_t **out);
+/* Every registered server's view, in name order: *out a new array. */
+int	engine_mcp_provider_list(struct engine *e, json_t **out);
+/* *out (may be NULL) gets the view with the tools just read. */
+int	engine_mcp_provider_refresh(struct engine *e, const char *provider_id,
+	    int auth, char *err, json_t **out);
 
 /* ====== Model providers ====== */
 

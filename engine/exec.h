@@ -193,6 +193,8 @@ struct run {
 	json_t			*skills;	/* [{name, description, path}] */
 	char			*workspace_tar;	/* chatflow: saved at the end */
 	size_t			 workspace_len;
+	/* MCP sessions, one per server, made when first needed (sb_mu) */
+	struct mcp_pool		*mcp;
 	/* in progress (live.c) */
 	json_t			*start_rec;	/* the "running" record; never
 						 * changed once registered */
@@ -214,8 +216,19 @@ struct run {
 struct sandbox;
 int	run_sandbox(struct run *r, char *err, struct sandbox **out);
 
-/* Saves a chatflow's workspace (run->workspace_tar) and destroys the
- * sandbox; hex gets the saved workspace's hash, or "". */
+/*
+ * The run's MCP sessions (engine/tools/mcp.c), made on first use; NULL
+ * when memory ran out (each call then has a session of its own).
+ * Thread-safe.
+ */
+struct mcp_pool;
+struct mcp_pool *run_mcp(struct run *r);
+
+/*
+ * Ends what a run holds outside itself, once its nodes are done: closes
+ * its MCP sessions, saves a chatflow's workspace (run->workspace_tar) and
+ * destroys the sandbox; hex gets the saved workspace's hash, or "".
+ */
 void	run_sandbox_end(struct run *r, char hex[STORE_HASH_HEX]);
 
 /* Emits an SSE-shaped event {event, task_id, workflow_run_id, data}. */

@@ -251,6 +251,33 @@ int	outbound_fetch(struct engine *e, const struct outbound_req *req,
 	    char *err, struct outbound_resp *resp);
 void	outbound_resp_release(struct outbound_resp *resp);
 
+/*
+ * A response read as it arrives, for as long as its reader wants (the
+ * event stream of an MCP server on the HTTP+SSE transport): the same
+ * guard and limits as outbound_fetch, but no overall time limit and the
+ * transfer only moves while outbound_stream_wait runs. The body goes to
+ * req->on_data (required); req->max_bytes caps the whole stream.
+ *
+ * outbound_stream_open returns once the response's head is in (status
+ * through outbound_stream_status), or fails within req->timeout (0:
+ * http.timeout) with ENGINE_EFETCH / ENGINE_ELIMIT and err. req is
+ * copied, but what its pointers point to (url, headers, arg) must stay
+ * valid until outbound_stream_close.
+ *
+ * outbound_stream_wait moves the transfer along until done(arg) returns
+ * non-zero (checked first and after each arrival; NULL: never), which
+ * returns 0; the stream ending first or timeout_ms passing is
+ * ENGINE_EFETCH with err saying which. on_data is called from within it.
+ */
+struct outbound_stream;
+int	outbound_stream_open(struct engine *e, const struct outbound_req *req,
+	    char *err, struct outbound_stream **out);
+long	outbound_stream_status(const struct outbound_stream *s);
+int	outbound_stream_wait(struct outbound_stream *s, int timeout_ms,
+	    int (*done)(void *arg), void *arg, char *err);
+/* Ends the transfer (the server sees the connection close). NULL: no-op. */
+void	outbound_stream_close(struct outbound_stream *s);
+
 /* 1 when addr (AF_INET or AF_INET6 sockaddr) is private, loopback,
  * link-local, multicast or otherwise not a public unicast address. */
 struct sockaddr;

@@ -3,7 +3,8 @@
  * lazily from the active provider when a node first needs it, the app's
  * file system laid into skills/, a conversation's workspace restored from
  * the blob its last turn left; saved back and destroyed when the run ends,
- * whatever happened.
+ * whatever happened. The run's MCP sessions (made by run_mcp) end there
+ * too: both are what a run holds outside itself until its nodes are done.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "engine/exec.h"
 #include "engine/sandbox/sandbox.h"
+#include "engine/tools/tools.h"
 
 #define WORKSPACE_TAR	".flowcgi-workspace.tar"
 #define WORKSPACE_MAX	((int64_t)256 << 20)
@@ -192,10 +194,23 @@ out:
 	return rc == 0 ? 0 : -1;
 }
 
+struct mcp_pool *
+run_mcp(struct run *r)
+{
+	struct mcp_pool *p;
+
+	pthread_mutex_lock(&r->sb_mu);
+	if (r->mcp == NULL)
+		r->mcp = mcp_pool_new();
+	p = r->mcp;
+	pthread_mutex_unlock(&r->sb_mu);
+	return p;
+}
+
 /*
- * Saves a chatflow's workspace (without skills/) as a blob for its next
- * turn, then destroys the sandbox. Returns the blob's hash in hex (empty
- * when nothing was saved).
+ * Closes the run's MCP sessions; saves a chatflow's workspace (without
+ * skills/) as a blob for its next turn, then destroys the sandbox.
+ * Returns the blob's hash in hex (empty when nothing was saved).
  */
 void
 run_sandbox_end(struct run *r, char hex[STORE_HASH_HEX])
@@ -206,6 +221,9 @@ run_sandbox_end(struct run *r, char hex[STORE_HASH_HEX])
 	size_t				 len = 0;
 
 	hex[0] = '\0';
+	/* the run's other outside resource: its MCP sessions end too */
+	mcp_pool_free(r->e, r->mcp);
+	r->mcp = NULL;
 	if (r->sb == NULL)
 		return;
 	if (r->chat) {

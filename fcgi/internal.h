@@ -244,6 +244,7 @@ extern const struct route service_conv_routes[];
 extern const struct route console_model_routes[];
 extern const struct route console_sandbox_routes[];
 extern const struct route console_admin_routes[];
+extern const struct route console_tool_routes[];
 
 /* Handles one request completely: prefix, route, auth, handler. */
 void	router_dispatch(struct req *r);

@@ -7,7 +7,14 @@
  *
  * agent_parameters: model, tools [{enabled, type, provider_name,
  * tool_name, settings {k: {value}}, parameters {k: {auto, value}}}],
- * instruction, query, maximum_iterations; memory on the node.
+ * instruction, query, maximum_iterations; memory on the node. The
+ * mcp_server parameter of the MCP agent strategies Dify exports carry
+ * (hjlarry/agent's "MCP FunctionCalling"; junjiem's mcp_servers_config)
+ * adds every tool of the MCP servers it names, after the configured
+ * tools: a URL, or a JSON object {name: {url, headers, timeout,
+ * sse_read_timeout}}. Such a server is trusted only when the admin
+ * registered that URL (mcp_server_for_url); the run's MCP sessions are
+ * reused for every listing and call.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,21 +24,25 @@
 #include "engine/llm/llm.h"
 #include "engine/tools/tools.h"
 
-#define AGENT_MAX_TOOLS		32
+#define AGENT_MAX_TOOLS		64
 #define AGENT_MAX_MESSAGES	256
 
 struct agent_tool {
 	char		 name[65];	/* as the model sees it */
-	const json_t	*cfg;		/* the DSL's tool entry */
+	const json_t	*cfg;		/* the DSL's tool entry, or NULL */
 	json_t		*schema;	/* parameters JSON schema */
 	json_t		*fixed;		/* parameters the model does not set */
 	char		*description;
+	size_t		 server;	/* 1 + its mcp_server index, or 0 */
+	char		*mcp_name;	/* the tool's name on that server */
 };
 
 struct agent {
 	struct node_ctx		*c;
 	struct agent_tool	 tools[AGENT_MAX_TOOLS];
 	size_t			 ntools;
+	struct mcp_server	*servers;	/* mcp_server's */
+	size_t			 nservers;
 	struct llm_tool		 ltools[AGENT_MAX_TOOLS];
 	struct llm_message	 msgs[AGENT_MAX_MESSAGES];
 	size_t			 nmsgs;
@@ -92,6 +103,179 @@ agent_log(struct agent *a, const char *label, const char *status,
 
 /* ====== Tools ====== */
 
+/* A unique name of [A-Za-z0-9_-] for the model, from the tool's. */
+static void
+name_tool(struct agent *a, struct agent_tool *at, const char *name)
+{
+	size_t j;
+
+	snprintf(at->name, sizeof(at->name), "%.60s", name);
+	for (j = 0; at->name[j] != '\0'; j++)
+		if (!(at->name[j] == '_' || at->name[j] == '-' ||
+		    (at->name[j] >= 'a' && at->name[j] <= 'z') ||
+		    (at->name[j] >= 'A' && at->name[j] <= 'Z') ||
+		    (at->name[j] >= '0' && at->name[j] <= '9')))
+			at->name[j] = '_';
+	for (j = 0; j < a->ntools; j++)
+		if (strcmp(a->tools[j].name, at->name) == 0) {
+			char base[56];
+
+			snprintf(base, sizeof(base), "%.50s", at->name);
+			snprintf(at->name, sizeof(at->name), "%s_%d", base,
+			    (int)a->ntools % 100);
+			break;
+		}
+}
+
+/*
+ * The servers of the mcp_server parameter into a->servers: "" or absent
+ * is none, text starting with "{" the JSON form, anything else one URL.
+ * Returns 0, or -1 with the node failed.
+ */
+static int
+mcp_servers(struct agent *a)
+{
+	struct node_ctx		*c = a->c;
+	const json_t		*v = aparam(c, "mcp_server"), *sv;
+	json_t			*j = NULL, *list;
+	const char		*k, *url;
+	char			*text = NULL, *s, err[ENGINE_ERRMAX];
+	size_t			 n;
+	int			 rc = -1;
+	int			 max = c->run->e->conf->mcp_max_sessions;
+
+	if (v == NULL || json_is_null(v))	/* junjiem's MCP SSE agent */
+		v = aparam(c, "mcp_servers_config");
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (json_is_object(v))
+		j = json_incref((json_t *)v);
+	else if (json_is_string(v)) {
+		if (node_render(c, json_string_value(v), TPL_TEXT, &text) != 0)
+			return -1;
+		for (s = text; *s == ' ' || *s == '\t' || *s == '\n' ||
+		    *s == '\r'; s++)
+			;
+		n = strlen(s);
+		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' ||
+		    s[n - 1] == '\n' || s[n - 1] == '\r'))
+			s[--n] = '\0';
+		if (*s == '\0') {
+			free(text);
+			return 0;
+		}
+		if (*s == '{' && (j = json_loads(s, 0, NULL)) == NULL) {
+			free(text);
+			return node_fail(c, "mcp_server: neither a URL nor a "
+			    "JSON object of servers");
+		}
+		if (j == NULL)
+			j = json_pack("{s:{s:s}}", "mcp_server", "url", s);
+	} else
+		return node_fail(c, "mcp_server: a URL or a JSON object of "
+		    "servers");
+	/* {"mcpServers": {...}}, as clients' configuration files write it */
+	list = json_is_object(json_object_get(j, "mcpServers")) ?
+	    json_object_get(j, "mcpServers") : j;
+	if (list == NULL || (int)json_object_size(list) > max) {
+		node_fail(c, "mcp_server: more than %d MCP servers "
+		    "(mcp.max_sessions)", max);
+		goto out;
+	}
+	if ((a->servers = calloc(json_object_size(list) + 1,
+	    sizeof(*a->servers))) == NULL) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
+	json_object_foreach(list, k, sv) {
+		struct mcp_server *ms = &a->servers[a->nservers];
+
+		url = json_is_string(sv) ? json_string_value(sv) :
+		    json_string_value(json_object_get(sv, "url"));
+		if (url == NULL) {
+			node_fail(c, "mcp_server: server '%s' has no url", k);
+			goto out;
+		}
+		if (mcp_server_for_url(c->run->e, url, json_object_get(sv,
+		    "headers"), err, ms) != 0) {
+			node_fail(c, "mcp_server '%s': %s", k, err);
+			goto out;
+		}
+		if (!ms->trusted) {
+			/* the app's own timeouts, for a server it names */
+			if (json_is_number(json_object_get(sv, "timeout")))
+				ms->timeout = (int)json_number_value(
+				    json_object_get(sv, "timeout"));
+			if (json_is_number(json_object_get(sv,
+			    "sse_read_timeout")))
+				ms->read_timeout = (int)json_number_value(
+				    json_object_get(sv, "sse_read_timeout"));
+		}
+		a->nservers++;
+	}
+	rc = 0;
+out:
+	json_decref(j);
+	free(text);
+	return rc;
+}
+
+/* Every tool of the mcp_server servers, after the configured ones. */
+static int
+setup_mcp_tools(struct agent *a)
+{
+	struct node_ctx		*c = a->c;
+	struct agent_tool	*at;
+	json_t			*defs = NULL, *d;
+	const char		*name;
+	char			 err[ENGINE_ERRMAX], *mask = NULL;
+	size_t			 i, k;
+
+	for (k = 0; k < a->nservers; k++) {
+		if (mcp_list_tools(c->run->e, run_mcp(c->run), &a->servers[k],
+		    err, &defs) != 0) {
+			mcp_url_mask(a->servers[k].url, &mask);
+			node_fail(c, "MCP server %s: %s", mask ? mask : "?",
+			    err);
+			free(mask);
+			return -1;
+		}
+		json_array_foreach(defs, i, d) {
+			if (a->ntools == AGENT_MAX_TOOLS) {
+				json_decref(defs);
+				return node_fail(c, "more than %d tools",
+				    AGENT_MAX_TOOLS);
+			}
+			name = json_string_value(json_object_get(d, "name"));
+			at = &a->tools[a->ntools];
+			memset(at, 0, sizeof(*at));
+			name_tool(a, at, name);
+			at->server = k + 1;
+			at->mcp_name = strdup(name);
+			at->description = strdup(json_string_value(
+			    json_object_get(d, "description")) &&
+			    *json_string_value(json_object_get(d,
+			    "description")) ? json_string_value(
+			    json_object_get(d, "description")) : name);
+			at->schema = json_incref(json_object_get(d,
+			    "parameters"));
+			at->fixed = json_object();
+			if (at->mcp_name == NULL || at->description == NULL ||
+			    at->fixed == NULL) {
+				json_decref(defs);
+				return node_fail(c, "out of memory");
+			}
+			a->ltools[a->ntools].name = at->name;
+			a->ltools[a->ntools].description = at->description;
+			a->ltools[a->ntools].parameters = at->schema;
+			a->ntools++;
+		}
+		json_decref(defs);
+		defs = NULL;
+	}
+	return 0;
+}
+
 static int
 setup_tools(struct agent *a)
 {
@@ -99,9 +283,9 @@ setup_tools(struct agent *a)
 	const json_t		*list = aparam(c, "tools"), *t;
 	struct tool_call	 call;
 	json_t			*defs = NULL, *d, *props, *fixed, *pv;
-	const char		*k, *name;
+	const char		*k;
 	char			 err[ENGINE_ERRMAX];
-	size_t			 i, j;
+	size_t			 i;
 	void			*tmp;
 
 	json_array_foreach(list, i, t) {
@@ -119,6 +303,9 @@ setup_tools(struct agent *a)
 		    "type"));
 		call.tool = json_string_value(json_object_get(t, "tool_name"));
 		call.node = c->node->data;
+		if (call.provider_type != NULL && strcmp(call.provider_type,
+		    "mcp") == 0)
+			call.mcp = run_mcp(c->run);
 		defs = NULL;
 		if (call.provider == NULL || call.tool == NULL ||
 		    tool_describe(c->run->e, &call, err, &defs) != 0)
@@ -130,24 +317,7 @@ setup_tools(struct agent *a)
 		at = &a->tools[a->ntools];
 		memset(at, 0, sizeof(*at));
 		at->cfg = t;
-		/* a unique name of [A-Za-z0-9_-] for the model */
-		name = call.tool;
-		snprintf(at->name, sizeof(at->name), "%.60s", name);
-		for (j = 0; at->name[j] != '\0'; j++)
-			if (!(at->name[j] == '_' || at->name[j] == '-' ||
-			    (at->name[j] >= 'a' && at->name[j] <= 'z') ||
-			    (at->name[j] >= 'A' && at->name[j] <= 'Z') ||
-			    (at->name[j] >= '0' && at->name[j] <= '9')))
-				at->name[j] = '_';
-		for (j = 0; j < a->ntools; j++)
-			if (strcmp(a->tools[j].name, at->name) == 0) {
-				char base[56];
-
-				snprintf(base, sizeof(base), "%s", at->name);
-				snprintf(at->name, sizeof(at->name), "%s_%d",
-				    base, (int)a->ntools % 100);
-				break;
-			}
+		name_tool(a, at, call.tool);
 		at->description = strdup(json_string_value(json_object_get(d,
 		    "description")) ? json_string_value(json_object_get(d,
 		    "description")) : call.tool);
@@ -211,16 +381,26 @@ run_tool(struct agent *a, const char *name, const char *args, char **out)
 		params = json_object();
 	}
 	json_object_update(params, at->fixed);
-	memset(&call, 0, sizeof(call));
-	call.provider = json_string_value(json_object_get(at->cfg,
-	    "provider_name"));
-	call.provider_type = json_string_value(json_object_get(at->cfg,
-	    "type"));
-	call.tool = json_string_value(json_object_get(at->cfg, "tool_name"));
-	call.params = params;
-	call.node = a->c->node->data;
 	memset(&res, 0, sizeof(res));
-	rc = tool_invoke(a->c->run->e, &call, err, &res);
+	if (at->server > 0)
+		rc = mcp_call_tool(a->c->run->e, run_mcp(a->c->run),
+		    &a->servers[at->server - 1], at->mcp_name, params, err,
+		    &res);
+	else {
+		memset(&call, 0, sizeof(call));
+		call.provider = json_string_value(json_object_get(at->cfg,
+		    "provider_name"));
+		call.provider_type = json_string_value(json_object_get(at->cfg,
+		    "type"));
+		call.tool = json_string_value(json_object_get(at->cfg,
+		    "tool_name"));
+		call.params = params;
+		call.node = a->c->node->data;
+		if (call.provider_type != NULL && strcmp(call.provider_type,
+		    "mcp") == 0)
+			call.mcp = run_mcp(a->c->run);
+		rc = tool_invoke(a->c->run->e, &call, err, &res);
+	}
 	json_decref(params);
 	if (rc != 0) {
 		/* the model sees the failure and may try otherwise */
@@ -339,7 +519,8 @@ agent_run(struct node_ctx *c)
 		goto out;
 	}
 	react = strategy != NULL && strcmp(strategy, "ReAct") == 0;
-	if (setup_tools(&a) != 0)
+	if (setup_tools(&a) != 0 || mcp_servers(&a) != 0 ||
+	    setup_mcp_tools(&a) != 0)
 		goto out;
 	mi = aparam(c, "maximum_iterations");
 	max_iter = json_is_integer(mi) ? (int)json_integer_value(mi) :
@@ -520,7 +701,11 @@ out:
 		json_decref(a.tools[i].schema);
 		json_decref(a.tools[i].fixed);
 		free(a.tools[i].description);
+		free(a.tools[i].mcp_name);
 	}
+	for (i = 0; i < a.nservers; i++)
+		mcp_server_release(&a.servers[i]);
+	free(a.servers);
 	for (i = 0; i < AGENT_MAX_MESSAGES; i++)
 		free(a.calls[i]);
 	free(ins);

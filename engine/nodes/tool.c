@@ -74,6 +74,9 @@ tool_run(struct node_ctx *c)
 	call.provider_name = node_str(c->node, "provider_name");
 	call.tool = node_str(c->node, "tool_name");
 	call.node = c->node->data;
+	if (call.provider_type != NULL && strcmp(call.provider_type, "mcp") ==
+	    0)
+		call.mcp = run_mcp(c->run);
 	if (call.provider == NULL)
 		call.provider = call.provider_name;
 	if (call.provider == NULL || call.tool == NULL) {

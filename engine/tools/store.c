@@ -3,7 +3,7 @@
  * (engine.h, "Custom tool providers"): "tool_provider/<name>" -> {id,
  * name, type, description, created_at, updated_at, and for api: schema
  * (text), openapi (the parsed document), credentials, tools; for mcp:
- * server_url, headers}.
+ * what mcp_providers.c says}.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +11,9 @@
 
 #include "engine/tools/tools.h"
 
-#define TP_PREFIX	"tool_provider/"
+#define TP_PREFIX	TOOL_PROVIDER_PREFIX
 #define TP_MAX_NAME	128
-#define TP_MAX		1000
+#define TP_MAX		TOOL_PROVIDER_MAX
 
 struct tp_put {
 	const char	*name;
@@ -22,8 +22,8 @@ struct tp_put {
 	int		 keep_id;
 };
 
-static int
-name_ok(const char *name)
+int
+tool_provider_name_ok(const char *name)
 {
 	const unsigned char *s;
 
@@ -45,9 +45,13 @@ key_of(const char *name, char *buf, size_t bufsz)
 static json_t *
 view_of(const json_t *rec)
 {
-	json_t *v = json_deep_copy(rec);
+	json_t *v;
 
-	if (v == NULL)
+	if (json_string_value(json_object_get(rec, "type")) != NULL &&
+	    strcmp(json_string_value(json_object_get(rec, "type")), "mcp") ==
+	    0)
+		return mcp_provider_view(rec);
+	if ((v = json_deep_copy(rec)) == NULL)
 		return NULL;
 	json_object_del(v, "credentials");
 	json_object_del(v, "headers");
@@ -87,7 +91,7 @@ engine_tool_provider_put(struct engine *e, const json_t *in, char *err,
 {
 	struct tp_put	 p;
 	json_t		*rec = NULL, *doc = NULL, *tools = NULL, *cred;
-	const char	*name, *type, *id, *schema, *url;
+	const char	*name, *type, *id, *schema;
 	char		 uuid[37];
 	int64_t		 now = engine_now();
 	int		 rc;
@@ -97,7 +101,7 @@ engine_tool_provider_put(struct engine *e, const json_t *in, char *err,
 	name = json_string_value(json_object_get(in, "name"));
 	type = json_string_value(json_object_get(in, "type"));
 	id = json_string_value(json_object_get(in, "id"));
-	if (!name_ok(name)) {
+	if (!tool_provider_name_ok(name)) {
 		rc = engine_invalid(err, "name: 1 to %d characters, no control "
 		    "characters", TP_MAX_NAME);
 		goto out;
@@ -105,6 +109,11 @@ engine_tool_provider_put(struct engine *e, const json_t *in, char *err,
 	if (type == NULL || (strcmp(type, "api") != 0 &&
 	    strcmp(type, "mcp") != 0)) {
 		rc = engine_invalid(err, "type: \"api\" or \"mcp\"");
+		goto out;
+	}
+	if (strcmp(type, "mcp") == 0) {
+		/* secrets sealed, Dify's fields: mcp_providers.c */
+		rc = mcp_provider_put(e, in, err, out);
 		goto out;
 	}
 	if (id != NULL && (*id == '\0' || strlen(id) > 64)) {
@@ -146,24 +155,6 @@ engine_tool_provider_put(struct engine *e, const json_t *in, char *err,
 		json_object_set_new(rec, "credentials", cred ?
 		    json_deep_copy(cred) : json_pack("{s:s}", "auth_type",
 		    "none"));
-	} else {
-		url = json_string_value(json_object_get(in, "server_url"));
-		if (url == NULL || (strncmp(url, "http://", 7) != 0 &&
-		    strncmp(url, "https://", 8) != 0)) {
-			rc = engine_invalid(err, "server_url: an http or https "
-			    "URL is required");
-			goto out;
-		}
-		if (json_object_get(in, "headers") != NULL &&
-		    !json_is_object(json_object_get(in, "headers"))) {
-			rc = engine_invalid(err, "headers: an object of "
-			    "strings");
-			goto out;
-		}
-		json_object_set_new(rec, "server_url", json_string(url));
-		json_object_set_new(rec, "headers", json_object_get(in,
-		    "headers") ? json_deep_copy(json_object_get(in,
-		    "headers")) : json_object());
 	}
 	p.name = name;
 	p.orig = rec;
@@ -189,7 +180,7 @@ engine_tool_provider_get(struct engine *e, const char *name, json_t **out)
 	int			 rc;
 
 	*out = NULL;
-	if (!name_ok(name))
+	if (!tool_provider_name_ok(name))
 		return ENGINE_ENOTFOUND;
 	key_of(name, key, sizeof(key));
 	if ((rc = store_read_begin(e->store, &t)) != 0)
@@ -199,9 +190,8 @@ engine_tool_provider_get(struct engine *e, const char *name, json_t **out)
 	return engine_from_store(rc);
 }
 
-/* Every stored record (at most TP_MAX), in name order, as an array. */
-static int
-all_records(struct engine *e, json_t **out)
+int
+tool_provider_all(struct engine *e, json_t **out)
 {
 	struct store_txn	*t = NULL;
 	json_t			*all = NULL, *arr = NULL, *rec;
@@ -233,7 +223,7 @@ engine_tool_provider_list(struct engine *e, json_t **out)
 	int	 rc;
 
 	*out = NULL;
-	if ((rc = all_records(e, &all)) != 0)
+	if ((rc = tool_provider_all(e, &all)) != 0)
 		goto out;
 	if ((data = json_array()) == NULL) {
 		rc = ENGINE_ENOMEM;
@@ -262,7 +252,7 @@ engine_tool_provider_delete(struct engine *e, const char *name)
 {
 	char key[TP_MAX_NAME + 32];
 
-	if (!name_ok(name))
+	if (!tool_provider_name_ok(name))
 		return ENGINE_ENOTFOUND;
 	key_of(name, key, sizeof(key));
 	return engine_from_store(store_write(e->store, tp_del_fn, key));
@@ -274,7 +264,7 @@ tool_provider_record(struct engine *e, const struct tool_call *call,
 {
 	const char	*names[2] = { call->provider_name, call->provider };
 	json_t		*rec = NULL, *all = NULL, *r;
-	const char	*rt, *id;
+	const char	*rt, *id, *si;
 	size_t		 i;
 	int		 rc = ENGINE_ENOTFOUND;
 
@@ -292,13 +282,16 @@ tool_provider_record(struct engine *e, const struct tool_call *call,
 		}
 	}
 	if (rec == NULL && call->provider != NULL) {
-		if ((rc = all_records(e, &all)) != 0)
+		if ((rc = tool_provider_all(e, &all)) != 0)
 			goto out;
 		json_array_foreach(all, i, r) {
 			id = json_string_value(json_object_get(r, "id"));
 			rt = json_string_value(json_object_get(r, "type"));
-			if (id != NULL && rt != NULL && strcmp(id,
-			    call->provider) == 0 && strcmp(rt, type) == 0) {
+			si = json_string_value(json_object_get(r,
+			    "server_identifier"));
+			if (rt != NULL && strcmp(rt, type) == 0 && ((id !=
+			    NULL && strcmp(id, call->provider) == 0) || (si !=
+			    NULL && strcmp(si, call->provider) == 0))) {
 				rec = json_incref(r);
 				break;
 			}

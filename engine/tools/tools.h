@@ -6,8 +6,10 @@
  * (time, webscraper, json_process, code) answer from their own tables;
  * the `api` provider type reads an OpenAPI 3 schema stored with
  * engine_tool_provider_put; the `mcp` provider type talks to an MCP
- * server over Streamable HTTP. The tool node (engine/nodes/tool.c) and
- * the agent go through tool_invoke and tool_describe only.
+ * server over Streamable HTTP or HTTP+SSE. The tool node
+ * (engine/nodes/tool.c) and the agent go through tool_invoke and
+ * tool_describe, and the agent's mcp_server through mcp_list_tools and
+ * mcp_call_tool.
  *
  * Errors: 0 or a negative ENGINE_E* code with a message in err
  * (ENGINE_ERRMAX bytes). ENGINE_ENOTFOUND means flowcgi has no such
@@ -23,6 +25,9 @@
 #include <jansson.h>
 
 #include "engine/internal.h"
+#include "engine/llm/llm.h"
+
+struct mcp_pool;
 
 /* Limits every provider is held to. */
 #define TOOL_MAX_TEXT		(4 * 1024 * 1024)	/* bytes of text */
@@ -36,6 +41,7 @@ struct tool_call {
 	const char	*tool;		/* tool_name; NULL for tool_describe */
 	const json_t	*params;	/* object of resolved parameters */
 	const json_t	*node;		/* the tool node's data, or NULL */
+	struct mcp_pool	*mcp;		/* the run's MCP sessions, or NULL */
 };
 
 /*
@@ -204,11 +210,22 @@ int64_t	tz_days_from_civil(int64_t y, int m, int d);
 
 /* ====== Stored providers (store.c, api.c) ====== */
 
+/* Where custom providers live in the settings database, and how many. */
+#define TOOL_PROVIDER_PREFIX	"tool_provider/"
+#define TOOL_PROVIDER_MAX	1000
+
+/* 1 when name is a provider name: 1 to 128 bytes, no control bytes. */
+int	tool_provider_name_ok(const char *name);
+
+/* Every stored provider record, in name order: *out a new array. */
+int	tool_provider_all(struct engine *e, json_t **out);
+
 /*
  * The stored record of the custom provider a call names (see
  * engine_tool_provider_put), of type ("api" or "mcp"): by provider_name,
- * then provider as a name, then provider as an id. *out is a new
- * reference. ENGINE_ENOTFOUND (err names the provider) when none.
+ * then provider as a name, then provider as an id or (mcp) as a
+ * server_identifier. *out is a new reference. ENGINE_ENOTFOUND (err
+ * names the provider) when none.
  */
 int	tool_provider_record(struct engine *e, const struct tool_call *call,
 	    const char *type, char *err, json_t **out);
@@ -221,20 +238,148 @@ int	tool_provider_record(struct engine *e, const struct tool_call *call,
 int	api_schema_check(const char *text, char *err, json_t **doc,
 	    json_t **tools);
 
-/* ====== MCP servers (mcp.c) ====== */
+/* ====== MCP wire formats (mcp_wire.c) ====== */
 
 /*
- * The tools of the MCP server at url (Streamable HTTP; headers an object
- * of extra request headers or NULL), for an agent that names a server
- * directly (Dify's mcp_server agent parameter): *out is a new array of
- * {name, description, parameters (the tool's inputSchema)}.
+ * Reads an event stream of JSON-RPC messages (a Streamable HTTP answer,
+ * or the HTTP+SSE transport's stream) as it arrives. Responses and the
+ * server's requests are kept in msgs (at most 1024); notifications are
+ * dropped; an `endpoint` event's data goes to endpoint (endpoints counts
+ * them). An event larger than max bytes is ENGINE_ELIMIT; after an
+ * error, feeding returns it again. Init (0 or ENGINE_ENOMEM), feed,
+ * finish, then release (always, even after a failed init).
  */
-int	mcp_list_tools(struct engine *e, const char *url,
-	    const json_t *headers, char *err, json_t **out);
+struct mcp_reader {
+	struct llm_sse	 sse;
+	size_t		 max;
+	json_t		*msgs;
+	char		*endpoint;
+	int		 endpoints;
+	int		 rc;
+};
+int	mcp_reader_init(struct mcp_reader *r, size_t max);
+int	mcp_reader_feed(struct mcp_reader *r, const char *p, size_t n);
+int	mcp_reader_finish(struct mcp_reader *r);
+void	mcp_reader_release(struct mcp_reader *r);
+/* The response to id, taken out of r (new reference), or NULL. */
+json_t	*mcp_reader_take(struct mcp_reader *r, json_int_t id);
+/* The oldest request of the server's, taken out of r, or NULL. */
+json_t	*mcp_reader_take_request(struct mcp_reader *r);
 
-/* Calls tool name with args (an object, or NULL) on that server. */
-int	mcp_call_tool(struct engine *e, const char *url,
-	    const json_t *headers, const char *name, const json_t *args,
+/*
+ * The response to id in a whole POST answer: a JSON body (an object, or
+ * a batch array), or with sse an event stream (events of at most max
+ * bytes). New reference, or NULL when it holds none.
+ */
+json_t	*mcp_body_response(const char *body, size_t len, int sse, size_t max,
+	    json_int_t id);
+
+/*
+ * The URL the HTTP+SSE transport POSTs to: data of the `endpoint` event
+ * resolved against the stream's URL base. It must stay on base's origin
+ * (scheme, host, port), or the server's headers would go elsewhere.
+ * *out malloc'd. Returns 0, ENGINE_EINVAL (err says why) or ENGINE_ENOMEM.
+ */
+int	mcp_endpoint_url(const char *base, const char *data, char *err,
+	    char **out);
+
+/*
+ * 1 when header line (n bytes, no CR/LF) is Mcp-Session-Id with a value
+ * of visible ASCII shorter than bufsz, which goes to buf; else 0.
+ */
+int	mcp_session_header(const char *line, size_t n, char *buf,
+	    size_t bufsz);
+
+/* The tools of a tools/list result (those with a name). New array. */
+json_t	*mcp_tools_of(const json_t *result);
+
+/* MCP tools as tool_describe gives them: [{name, description,
+ * parameters (inputSchema)}]. New array, NULL when out of memory. */
+json_t	*mcp_tools_describe(const json_t *tools);
+
+/*
+ * A tools/call result into Dify's tool messages (mcp_wire.c says how).
+ * isError is ENGINE_EINVAL with the tool's text in err; a part that is
+ * not valid base64 ENGINE_EINVAL; too much text ENGINE_ELIMIT.
+ */
+int	mcp_call_result(const json_t *result, const char *tool, char *err,
+	    struct tool_result *out);
+
+/* url with its path and query masked (each becomes six asterisks), as
+ * the API shows a registered server. *out malloc'd. */
+int	mcp_url_mask(const char *url, char **out);
+
+/* ====== MCP servers (mcp.c, mcp_providers.c) ====== */
+
+/* A server to talk to. Owned: mcp_server_release. */
+struct mcp_server {
+	char	*url;
+	json_t	*headers;	/* {name: value}, plain */
+	int	 trusted;	/* registered by the admin: no SSRF guard */
+	int	 timeout;	/* seconds; 0: mcp.timeout */
+	int	 read_timeout;	/* seconds; 0: mcp.sse_read_timeout */
+};
+void	mcp_server_release(struct mcp_server *s);
+
+/* The server of registered record rec, its secrets opened. */
+int	mcp_server_from_record(struct engine *e, const json_t *rec, char *err,
+	    struct mcp_server *out);
+
+/*
+ * The server at url as app content names it: the registered server of
+ * exactly that URL (trusted, its own headers), or an untrusted one with
+ * headers (an object, or NULL). ENGINE_EINVAL for a URL that is not
+ * http(s).
+ */
+int	mcp_server_for_url(struct engine *e, const char *url,
+	    const json_t *headers, char *err, struct mcp_server *out);
+
+/*
+ * The server a tool call names: a registered one (tool_provider_record),
+ * else the node's own server_url / mcp_server (mcp_server_for_url).
+ * ENGINE_ENOTFOUND with err when neither.
+ */
+int	mcp_server_of_call(struct engine *e, const struct tool_call *call,
+	    char *err, struct mcp_server *out);
+
+/*
+ * The sessions of one run, one per server (at most mcp.max_sessions;
+ * past that a call has a session of its own). mcp_pool_free closes each
+ * (DELETE, or the event stream). Thread-safe; NULL from new when out of
+ * memory (then every call has a session of its own).
+ */
+struct mcp_pool *mcp_pool_new(void);
+void	mcp_pool_free(struct engine *e, struct mcp_pool *p);
+
+/*
+ * The tools of server s (pool: the run's sessions, or NULL for one
+ * exchange): mcp_tools gives the MCP tools as the server lists them,
+ * mcp_list_tools as tool_describe does. New references.
+ */
+int	mcp_tools(struct engine *e, struct mcp_pool *pool,
+	    const struct mcp_server *s, char *err, json_t **out);
+int	mcp_list_tools(struct engine *e, struct mcp_pool *pool,
+	    const struct mcp_server *s, char *err, json_t **out);
+
+/* Calls tool name with args (an object, or NULL) on server s. */
+int	mcp_call_tool(struct engine *e, struct mcp_pool *pool,
+	    const struct mcp_server *s, const char *name, const json_t *args,
 	    char *err, struct tool_result *out);
+
+/* A registered server as the API shows it (Dify's ToolProviderApiEntity,
+ * secrets masked). New reference, NULL when out of memory. */
+json_t	*mcp_provider_view(const json_t *rec);
+
+/*
+ * A registered server's record from the console's fields in (over old,
+ * the stored one, or NULL): secrets sealed, *url the URL in the clear
+ * (free it), *url_changed whether it differs from old's.
+ */
+int	mcp_record_build(struct engine *e, const json_t *in, const json_t *old,
+	    char *err, json_t **out, char **url, int *url_changed);
+
+/* engine_tool_provider_put for type mcp: *out is the view. */
+int	mcp_provider_put(struct engine *e, const json_t *in, char *err,
+	    json_t **out);
 
 #endif

@@ -11,9 +11,23 @@ serves until killed:
                    notification event first, then the response)
   POST /mcp-auth   like /mcp, but 401 without "Authorization: Bearer
                    secret"
+  POST /mcp-strict like /mcp-sse, with real sessions: initialize makes a
+                   new one ("strict-<n>"), a request without a live one is
+                   404, DELETE with its Mcp-Session-Id ends it;
+                   POST /forget ends them all (the server restarted)
+  DELETE /mcp...   ends the session (200), recorded like any request
       tools: "add" {a, b} -> text "<a+b>"; "weather" {city} -> text
-      holding a JSON object {"city": ..., "temp": 21}; "fail" -> isError.
+      holding a JSON object {"city": ..., "temp": 21}; "fail" -> isError;
+      "parts" -> two text parts and an image; "list" -> text "[1, "two"]";
+      "pinger" -> asks the client for a ping (a request of the server's,
+      id "srv-1") before answering "pong" (on event streams).
       initialize answers with an Mcp-Session-Id header.
+  GET /sse         the HTTP+SSE transport: an event stream that first
+                   announces "endpoint" /messages?sessionId=<n>, then
+                   carries the answers to what is POSTed there (202);
+                   /sse-elsewhere announces an endpoint on another origin.
+                   A stream the client closes is recorded as
+                   {"method": "CLOSED", "path": "/sse?sessionId=<n>"}
   /api/...         an HTTP service described by tests' OpenAPI schemas:
                    every request is answered with a JSON object echoing
                    {method, path, query, headers (lower-case), body}
@@ -24,7 +38,10 @@ serves until killed:
   GET /requests    the requests seen so far (JSON list of {method, path,
                    headers, body}); DELETE /requests clears them
 """
+import base64
+import itertools
 import json
+import queue
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +50,10 @@ from urllib.parse import urlsplit, parse_qs
 LOCK = threading.Lock()
 SEEN = []
 SESSION = "sess-4242"
+STRICT = set()          # live sessions of /mcp-strict
+STREAMS = {}            # HTTP+SSE session id -> queue of events
+COUNTER = itertools.count(1)
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 
 PAGE = """<!DOCTYPE html>
 <html><head><title>Test  Page</title>
@@ -61,6 +82,12 @@ TOOLS = [
                      "required": ["city"]}},
     {"name": "fail", "description": "Always fails",
      "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "parts", "description": "Two texts and an image",
+     "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "list", "description": "A JSON list that is not objects",
+     "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "pinger", "description": "Pings the client first",
+     "inputSchema": {"type": "object", "properties": {}}},
 ]
 
 
@@ -78,7 +105,42 @@ def call_tool(name, args):
     if name == "fail":
         return {"content": [{"type": "text", "text": "it broke"}],
                 "isError": True}
+    if name == "parts":
+        return {"content": [{"type": "text", "text": "first"},
+                            {"type": "image", "data": PNG,
+                             "mimeType": "image/png"},
+                            {"type": "text", "text": "second"}]}
+    if name == "list":
+        return {"content": [{"type": "text", "text": '[1, "two"]'}]}
+    if name == "pinger":
+        return {"content": [{"type": "text", "text": "pong"}]}
     return None
+
+
+def answer(msg):
+    """The messages a request gets: a request of the server's for
+    "pinger", then the response."""
+    method, mid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        result = {"protocolVersion": "2025-03-26",
+                  "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "fake", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        p = msg.get("params") or {}
+        result = call_tool(p.get("name"), p.get("arguments") or {})
+        if result is None:
+            return [{"jsonrpc": "2.0", "id": mid, "error": {
+                "code": -32602, "message": "Unknown tool: %s" %
+                p.get("name")}}]
+        if p.get("name") == "pinger":
+            return [{"jsonrpc": "2.0", "id": "srv-1", "method": "ping"},
+                    {"jsonrpc": "2.0", "id": mid, "result": result}]
+    else:
+        return [{"jsonrpc": "2.0", "id": mid, "error": {
+            "code": -32601, "message": "Method not found"}}]
+    return [{"jsonrpc": "2.0", "id": mid, "result": result}]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -116,7 +178,7 @@ class Handler(BaseHTTPRequestHandler):
         self._send(status, "application/json", json.dumps(obj), extra)
 
     # ------------------------------------------------------------------
-    def _mcp(self, body, sse):
+    def _mcp(self, body, sse, strict=False):
         try:
             msg = json.loads(body)
         except ValueError:
@@ -124,42 +186,85 @@ class Handler(BaseHTTPRequestHandler):
                 "code": -32700, "message": "Parse error"}})
             return
         method = msg.get("method")
-        mid = msg.get("id")
-        if mid is None:  # a notification
-            self._send(202, None, b"")
-            return
         extra = {}
-        if method == "initialize":
-            extra["Mcp-Session-Id"] = SESSION
-            result = {"protocolVersion": "2025-03-26",
-                      "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "fake", "version": "1"}}
-        elif method == "tools/list":
-            result = {"tools": TOOLS}
-        elif method == "tools/call":
-            p = msg.get("params") or {}
-            result = call_tool(p.get("name"), p.get("arguments") or {})
-            if result is None:
-                self._reply(sse, {"jsonrpc": "2.0", "id": mid, "error": {
-                    "code": -32602, "message": "Unknown tool: %s" %
-                    p.get("name")}}, extra)
+        if strict and method != "initialize":
+            with LOCK:
+                live = self.headers.get("Mcp-Session-Id") in STRICT
+            if not live:
+                self._send(404, "text/plain", "no such session")
                 return
-        else:
-            self._reply(sse, {"jsonrpc": "2.0", "id": mid, "error": {
-                "code": -32601, "message": "Method not found"}}, extra)
+        if msg.get("id") is None or not method:  # a notification, or
+            self._send(202, None, b"")            # an answer of ours
             return
-        self._reply(sse, {"jsonrpc": "2.0", "id": mid, "result": result},
-                    extra)
-
-    def _reply(self, sse, obj, extra):
+        if method == "initialize":
+            sid = SESSION
+            if strict:
+                sid = "strict-%d" % next(COUNTER)
+                with LOCK:
+                    STRICT.add(sid)
+            extra["Mcp-Session-Id"] = sid
+        events = answer(msg)
         if not sse:
-            self._json(200, obj, extra)
+            self._json(200, events[-1], extra)
             return
         note = {"jsonrpc": "2.0", "method": "notifications/message",
                 "params": {"level": "info", "data": "working"}}
-        data = ("event: message\ndata: %s\n\n" % json.dumps(note) +
-                "id: 1\nevent: message\ndata: %s\n\n" % json.dumps(obj))
+        data = "event: message\ndata: %s\n\n" % json.dumps(note)
+        for i, e in enumerate(events):
+            data += "id: %d\nevent: message\ndata: %s\n\n" % (
+                i + 1, json.dumps(e))
         self._send(200, "text/event-stream", data, extra)
+
+    # ------------------------------------------------------------------
+    def _sse_get(self, path):
+        sid = str(next(COUNTER))
+        q = queue.Queue()
+        with LOCK:
+            STREAMS[sid] = q
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        where = "/messages?sessionId=%s" % sid
+        if path == "/sse-elsewhere":
+            where = "http://elsewhere.invalid" + where
+        try:
+            self.wfile.write(("event: endpoint\ndata: %s\n\n" %
+                              where).encode())
+            self.wfile.flush()
+            while True:
+                try:
+                    ev = q.get(timeout=0.2)
+                    out = "event: message\ndata: %s\n\n" % json.dumps(ev)
+                except queue.Empty:
+                    out = ": keep-alive\n\n"
+                self.wfile.write(out.encode())
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+        with LOCK:
+            STREAMS.pop(sid, None)
+            SEEN.append({"method": "CLOSED", "path": "/sse?sessionId=" +
+                         sid, "headers": {}, "body": ""})
+        self.close_connection = True
+
+    def _sse_post(self, body):
+        sid = parse_qs(urlsplit(self.path).query).get("sessionId", [""])[0]
+        with LOCK:
+            q = STREAMS.get(sid)
+        if q is None:
+            self._send(404, "text/plain", "no such session")
+            return
+        try:
+            msg = json.loads(body)
+        except ValueError:
+            self._send(400, "text/plain", "bad JSON")
+            return
+        self._send(202, "text/plain", "Accepted")
+        if msg.get("id") is not None and msg.get("method"):
+            for e in answer(msg):
+                q.put(e)
 
     # ------------------------------------------------------------------
     def _api(self, body):
@@ -201,7 +306,20 @@ class Handler(BaseHTTPRequestHandler):
                     self._json(200, list(SEEN))
             return
         self._record(body)
-        if path in ("/mcp", "/mcp-sse", "/mcp-auth"):
+        if path == "/forget":
+            with LOCK:
+                STRICT.clear()
+            self._json(200, {"ok": True})
+        elif path in ("/sse", "/sse-elsewhere") and self.command == "GET":
+            self._sse_get(path)
+        elif path == "/messages" and self.command == "POST":
+            self._sse_post(body)
+        elif path in ("/mcp", "/mcp-sse", "/mcp-auth", "/mcp-strict"):
+            if self.command == "DELETE":
+                with LOCK:
+                    STRICT.discard(self.headers.get("Mcp-Session-Id"))
+                self._send(200, None, b"")
+                return
             if self.command != "POST":
                 self._send(405, "text/plain", "POST only")
                 return
@@ -209,7 +327,8 @@ class Handler(BaseHTTPRequestHandler):
                     self.headers.get("Authorization") != "Bearer secret":
                 self._send(401, "text/plain", "unauthorized")
                 return
-            self._mcp(body, path == "/mcp-sse")
+            self._mcp(body, path in ("/mcp-sse", "/mcp-strict"),
+                      path == "/mcp-strict")
         elif path.startswith("/api/"):
             self._api(body)
         elif path == "/page":
