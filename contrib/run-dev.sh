@@ -51,11 +51,17 @@ http {
 	proxy_temp_path $NGX/tmp/proxy;
 	uwsgi_temp_path $NGX/tmp/uwsgi;
 	scgi_temp_path $NGX/tmp/scgi;
+	upstream flowcgi {
+		server 127.0.0.1:$FPORT;
+		keepalive 8;
+		keepalive_timeout 20s;	# below flowcgi's server.read_timeout
+	}
 	server {
 		listen 127.0.0.1:$PORT;
 		location / {
 			include flowcgi_params;
-			fastcgi_pass 127.0.0.1:$FPORT;
+			fastcgi_pass flowcgi;
+			fastcgi_keep_conn on;
 		}
 	}
 }

@@ -220,12 +220,46 @@ sub_conditions(struct node_ctx *c, const char *op, const json_t *files,
 	return -1;
 }
 
+/*
+ * A condition's expected value with its {{#a.b#}} references filled in,
+ * as Dify's condition processor does (variable_pool.convert_template) for
+ * a string and for each string of a list. New reference, or NULL with the
+ * node failed.
+ */
+static json_t *
+expected_value(struct node_ctx *c, json_t *v)
+{
+	json_t	*out, *e, *r;
+	char	*text;
+	size_t	 i;
+
+	if (json_is_string(v) && strstr(json_string_value(v), "{{#") != NULL) {
+		if (node_render(c, json_string_value(v), TPL_TEXT, &text) != 0)
+			return NULL;
+		out = json_string(text);
+		free(text);
+		return out != NULL ? out : json_string("");
+	}
+	if (!json_is_array(v))
+		return json_incref(v);
+	if ((out = json_array()) == NULL)
+		return NULL;
+	json_array_foreach(v, i, e) {
+		if ((r = expected_value(c, e)) == NULL) {
+			json_decref(out);
+			return NULL;
+		}
+		json_array_append_new(out, r);
+	}
+	return out;
+}
+
 /* Evaluates a list of conditions joined by logical_operator. */
 static int
 conditions_match(struct node_ctx *c, const json_t *conds, const char *lop,
     json_t *trace)
 {
-	json_t		*cond, *actual, *sub;
+	json_t		*cond, *actual, *sub, *want;
 	const char	*op;
 	size_t		 i;
 	int		 or = lop != NULL && strcmp(lop, "or") == 0, r;
@@ -236,6 +270,11 @@ conditions_match(struct node_ctx *c, const json_t *conds, const char *lop,
 		if (op == NULL)
 			return node_fail(c, "condition %zu has no "
 			    "comparison_operator", i + 1);
+		want = NULL;
+		if (json_object_get(cond, "value") != NULL &&
+		    (want = expected_value(c, json_object_get(cond,
+		    "value"))) == NULL)
+			return -1;
 		actual = node_resolve(c, json_object_get(cond,
 		    "variable_selector"));
 		sub = json_object_get(cond, "sub_variable_condition");
@@ -243,17 +282,16 @@ conditions_match(struct node_ctx *c, const json_t *conds, const char *lop,
 		    json_array_size(json_object_get(sub, "conditions")) > 0)
 			r = sub_conditions(c, op, actual, sub);
 		else
-			r = compare(c, op, actual, json_object_get(cond,
-			    "value"));
+			r = compare(c, op, actual, want);
 		json_array_append_new(trace, json_pack("{s:O,s:s,s:O,s:o,s:b}",
 		    "actual_value", actual ? actual : json_null(),
 		    "comparison_operator", op, "expected_value",
-		    json_object_get(cond, "value") ? json_object_get(cond,
-		    "value") : json_null(), "variable_selector",
+		    want ? want : json_null(), "variable_selector",
 		    json_incref(json_object_get(cond, "variable_selector")) ?
 		    json_object_get(cond, "variable_selector") : json_null(),
 		    "result", r > 0));
 		json_decref(actual);
+		json_decref(want);
 		if (r < 0)
 			return -1;
 		if (or && r)

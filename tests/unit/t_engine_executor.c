@@ -210,6 +210,39 @@ test_branches(void)
 }
 
 /*
+ * A condition's value may name variables ({{#s.limit#}}), filled in before
+ * the comparison as Dify's condition processor does.
+ */
+static const char refvalue[] =
+    "    nodes:\n    - id: s\n      data: {type: start, title: S, "
+    "variables: [{variable: n, type: number, label: n}, {variable: limit, "
+    "type: number, label: limit}]}\n"
+    "    - id: if\n      data: {type: if-else, title: If, cases: [{case_id: "
+    "'true', logical_operator: and, conditions: [{variable_selector: [s, n], "
+    "comparison_operator: '\u2265', value: '{{#s.limit#}}'}]}]}\n"
+    TT("A", "A") TT("B", "B")
+    "    edges:\n"
+    "    - {id: x1, source: s, target: if}\n"
+    "    - {id: x2, source: if, sourceHandle: 'true', target: A}\n"
+    "    - {id: x3, source: if, sourceHandle: 'false', target: B}\n";
+
+static void
+test_condition_refs(void)
+{
+	struct result r;
+
+	CHECK(run(refvalue, "{\"n\":5,\"limit\":3}", NULL, &r) == 0);
+	CHECK_STR(r.status, "succeeded");
+	CHECK_STR(ran(&r), "s if A");
+	CHECK_STR(json_string_value(json_object_get(node_out(&r, "if"),
+	    "selected_case_id")), "true");
+	release(&r);
+	CHECK(run(refvalue, "{\"n\":2,\"limit\":3}", NULL, &r) == 0);
+	CHECK_STR(ran(&r), "s if B");
+	release(&r);
+}
+
+/*
  * variable-assigner, the aggregator's first name, is kept as written (Dify
  * keeps it too) and joins the branches the same way.
  */
@@ -660,6 +693,7 @@ main(void)
 	}
 	test_branches();
 	test_branches_legacy_name();
+	test_condition_refs();
 	test_parallel();
 	test_iteration();
 	test_loop();
