@@ -20,6 +20,8 @@ static const struct route *const route_tables[] = {
 	console_sandbox_routes,
 	service_routes,
 	console_admin_routes,
+	/* signed links to files: no token, the link's signature */
+	file_routes,
 	NULL,
 };
 
