@@ -168,11 +168,16 @@ h_bundle(struct req *r)
 	free(name);
 }
 
-/* GET /console/api/apps/{id}/export-bundle: {download_url, filename}. */
+/*
+ * GET /console/api/apps/{id}/export-bundle: {download_url, filename}. As
+ * Dify's, the link works without a token (a browser follows it) until
+ * assets.link_ttl is over.
+ */
 static void
 h_export_bundle(struct req *r)
 {
 	json_t		*rec = NULL;
+	const char	*url;
 	char		 name[401];
 	int		 rc;
 
@@ -182,10 +187,10 @@ h_export_bundle(struct req *r)
 	}
 	engine_bundle_filename(rec, name, sizeof(name));
 	json_decref(rec);
-	resp_json(r, 200, json_pack("{s:s,s:s}", "download_url", arena_printf(
-	    r->a, "%s/console/api/apps/%s/bundle?include_secret=%s",
-	    req_base_url(r), r->captures[0],
-	    query_bool(r, "include_secret") ? "true" : "false"),
+	if ((url = bundle_export_link(r, r->captures[0], query_bool(r,
+	    "include_secret"))) == NULL)
+		return;
+	resp_json(r, 200, json_pack("{s:s,s:s}", "download_url", url,
 	    "filename", name));
 }
 

@@ -1,6 +1,8 @@
 /*
  * files.c — signed links to files, /console/api/files/...: Dify's
- * presigned URLs, which a browser uses without a token. The link's
+ * presigned URLs, which a browser uses without a token (uploads and
+ * downloads of app files, the upload of a prepared bundle import, the
+ * download of an exported bundle). The link's
  * signature (engine/links.c) is the whole authorisation, so each handler
  * checks it before it reads a byte of the body: a PUT of the raw bytes
  * answers 204, a GET gives the file as an attachment. A link that was
@@ -15,7 +17,12 @@
 #include "fcgi/internal.h"
 
 #define BUNDLE_UPLOAD	"/console/api/files/bundle-imports/%s/upload"
+#define BUNDLE_EXPORT	"/console/api/files/app-bundles/%s/%s/download"
 #define ASSET_LINK	"/console/api/files/app-assets/%s/%s/%s"
+
+/* The path segment that says whether an exported bundle has secrets. */
+#define WITH_SECRETS	"with-secrets"
+#define NO_SECRETS	"without-secrets"
 
 /* ====== Making links ====== */
 
@@ -63,6 +70,19 @@ bundle_upload_link(struct req *r, const char *import_id)
 		return NULL;
 	}
 	return signed_url(r, "PUT", path, r->conf->bundle_import_ttl);
+}
+
+const char *
+bundle_export_link(struct req *r, const char *app_id, int include_secret)
+{
+	const char *path;
+
+	if ((path = arena_printf(r->a, BUNDLE_EXPORT, app_id, include_secret ?
+	    WITH_SECRETS : NO_SECRETS)) == NULL) {
+		resp_engine_error(r, ENGINE_ENOMEM, "", "link");
+		return NULL;
+	}
+	return signed_url(r, "GET", path, r->conf->asset_link_ttl);
 }
 
 /* ====== Checking them ====== */
@@ -135,6 +155,42 @@ h_bundle_upload(struct req *r)
 	resp_empty(r, 204);
 }
 
+/*
+ * GET .../app-bundles/{app}/{with-secrets|without-secrets}/download: the
+ * app's .zip bundle (what export-bundle's download_url names, as Dify's
+ * presigned export link does).
+ */
+static void
+h_bundle_download(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "", *zip = NULL, *name = NULL, *enc;
+	size_t	 len = 0;
+	int	 rc, secrets;
+
+	if (link_check(r, r->conf->asset_link_ttl) != 0)
+		return;
+	secrets = strcmp(r->captures[1], WITH_SECRETS) == 0;
+	if (!secrets && strcmp(r->captures[1], NO_SECRETS) != 0) {
+		resp_error(r, 404, "not_found", "no such endpoint");
+		return;
+	}
+	rc = engine_export_bundle(r->eng, r->captures[0], secrets, err, &zip,
+	    &len, &name);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "app");
+		return;
+	}
+	if ((enc = curl_easy_escape(NULL, name, 0)) != NULL) {
+		resp_header(r, "Content-Disposition", arena_printf(r->a,
+		    "attachment; filename*=UTF-8''%s", enc));
+		curl_free(enc);
+	}
+	resp_header(r, "Cache-Control", "private, no-store");
+	resp_bytes(r, 200, "application/zip", zip, len);
+	free(zip);
+	free(name);
+}
+
 /* GET .../app-assets/{app}/{node}/download: the file, as an attachment. */
 static void
 h_asset_download(struct req *r)
@@ -200,6 +256,8 @@ h_asset_upload(struct req *r)
 #define F "/console/api/files"
 const struct route file_routes[] = {
 	{ "PUT", F "/bundle-imports/{}/upload", h_bundle_upload, AUTH_NONE },
+	{ "GET", F "/app-bundles/{}/{}/download", h_bundle_download,
+	    AUTH_NONE },
 	{ "GET", F "/app-assets/{}/{}/download", h_asset_download, AUTH_NONE },
 	{ "PUT", F "/app-assets/{}/{}/upload", h_asset_upload, AUTH_NONE },
 	{ NULL, NULL, NULL, AUTH_NONE },

@@ -242,6 +242,13 @@ const char *asset_link(struct req *r, const char *app_id,
  */
 const char *bundle_upload_link(struct req *r, const char *import_id);
 
+/*
+ * The link to GET app_id's .zip bundle, with its secrets or without,
+ * living assets.link_ttl. NULL after answering 500.
+ */
+const char *bundle_export_link(struct req *r, const char *app_id,
+	    int include_secret);
+
 /* ====== Routing ====== */
 
 enum route_auth {

@@ -63,9 +63,21 @@ head -c 20000 /dev/urandom >"$T_DIR/r.bin"
 req POST "$A/$SRC/assets/files?name=r.bin&parent_id=$SK" \
     -H 'Content-Type: application/octet-stream' --data-binary @"$T_DIR/r.bin"
 req GET "$A/$SRC/export-bundle"
-curl -sS -H "Authorization: Bearer $TOKEN" -o "$T_DIR/b.zip" \
-    "$BASE$(jqr .download_url)"
-is "$(head -c 2 "$T_DIR/b.zip")" PK "the exported bundle is a zip"
+is "$STATUS $(jqr .filename)" "200 Report writer.zip" "export-bundle"
+EXPORT=$(jqr .download_url)
+has "$EXPORT" "/console/api/files/app-bundles/$SRC/without-secrets/download?" \
+    "its download_url is a signed link"
+get_link "$EXPORT" "$T_DIR/b.zip"
+is "$STATUS $(head -c 2 "$T_DIR/b.zip")" "200 PK" \
+    "which gives the zip without a token, as Dify's presigned link"
+grep -qi "^content-disposition: attachment; filename\*=UTF-8''Report%20writer.zip" \
+    "$T_DIR/link.h"
+ok $? "... named like the app"
+get_link "${EXPORT/without-secrets/with-secrets}" "$T_DIR/x"
+is "$STATUS" 403 "a link changed to include the secrets is 403"
+req GET "$A/$SRC/export-bundle?include_secret=true"
+has "$(jqr .download_url)" "/$SRC/with-secrets/download?" \
+    "include_secret=true signs a link with the secrets"
 
 # ---- The three steps ----
 n_apps=$(apps)
