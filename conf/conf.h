@@ -71,11 +71,15 @@ struct conf {
 	int	 asset_max_files;	/* files and folders of one app */
 	int	 asset_max_path;	/* bytes in a full path */
 	int	 asset_max_name;	/* bytes in one file or folder name */
+	int	 asset_batch_max_files;	/* nodes one batch-upload makes */
+	int64_t	 asset_link_ttl;	/* seconds a signed file link lives */
 	/* files uploaded through the service API */
 	int64_t	 upload_max_file;	/* bytes in one upload */
 	/* bundles: .zip exports of sandboxed apps */
 	int64_t	 bundle_max_size;	/* bytes, compressed and unpacked */
 	int	 bundle_max_ratio;	/* unpacked / compressed */
+	int64_t	 bundle_import_ttl;	/* seconds a prepared import waits */
+	int	 bundle_max_pending;	/* prepared imports at once */
 	/* outbound HTTP (http-request node, tools, yaml-url, LLM, E2B) */
 	int	 http_connect_timeout;	/* seconds */
 	int	 http_timeout;		/* seconds for a whole exchange */

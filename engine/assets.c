@@ -468,9 +468,14 @@ struct asset_op {
 	int		 kind;
 	char		*err;
 	json_t		*view;	/* out */
+	const char	*after_id;	/* OP_REORDER: NULL = first */
+	int64_t		 size;		/* OP_RESERVE: bytes to come */
 };
 
-enum { OP_MKDIR, OP_CREATE, OP_WRITE, OP_RENAME, OP_MOVE, OP_DELETE };
+enum {
+	OP_MKDIR, OP_CREATE, OP_WRITE, OP_RENAME, OP_MOVE, OP_DELETE,
+	OP_REORDER, OP_RESERVE,
+};
 
 static const char *
 name_extension(const char *name)
@@ -538,6 +543,101 @@ node_new(const char *type, const char *name, const char *parent,
 	    (json_int_t)now);
 }
 
+/*
+ * A name for a new node under parent that no sibling has, as Dify's
+ * ensure_unique_name makes it: name itself, else "<stem> 1<ext>",
+ * "<stem> 2<ext>", ... where a file's extension is what Python's
+ * os.path.splitext finds (the last dot not leading the name) and a folder
+ * has none. Into buf (bufsz bytes). Returns 0, ENGINE_EINVAL when name is
+ * refused or no suffix fits assets.max_name, or ENGINE_EEXIST.
+ */
+static int
+unique_name(const struct conf *c, const struct tree *tr, const char *parent,
+    const char *name, int is_file, char *buf, size_t bufsz, char *err)
+{
+	const char	*dot = NULL, *p;
+	size_t		 stem;
+	int		 i, rc;
+
+	if ((rc = name_check(c, name, err)) != 0)
+		return rc;
+	if (child_named(tr, parent, name) == NULL) {
+		snprintf(buf, bufsz, "%s", name);
+		return 0;
+	}
+	if (is_file && (dot = strrchr(name, '.')) != NULL) {
+		for (p = name; p < dot && *p == '.'; p++)
+			;
+		if (p == dot)
+			dot = NULL;	/* ".profile": no extension */
+	}
+	stem = dot != NULL ? (size_t)(dot - name) : strlen(name);
+	for (i = 1; i <= 10000; i++) {
+		if ((size_t)snprintf(buf, bufsz, "%.*s %d%s", (int)stem, name,
+		    i, dot != NULL ? dot : "") >= bufsz ||
+		    strlen(buf) > (size_t)c->asset_max_name)
+			return engine_invalid(err, "'%s' is taken and a "
+			    "numbered name would be longer than %d bytes "
+			    "(assets.max_name)", name, c->asset_max_name);
+		if (child_named(tr, parent, buf) == NULL)
+			return 0;
+	}
+	engine_invalid(err, "'%s' and its numbered names are taken", name);
+	return ENGINE_EEXIST;
+}
+
+/* 1 when node n's parent is parent (NULL: the root). */
+static int
+parent_is(const json_t *n, const char *parent)
+{
+	const char *p = node_str(n, "parent_id");
+
+	return p == NULL ? parent == NULL : parent != NULL &&
+	    strcmp(p, parent) == 0;
+}
+
+/*
+ * Moves n right after sibling a (NULL: first) and numbers the siblings 0,
+ * 1, ... in their new order, saving those whose number changed; n itself
+ * is saved by the caller.
+ */
+static int
+reorder_siblings(struct store_txn *t, const char *app_id, struct tree *tr,
+    json_t *n, const json_t *a)
+{
+	const char	*k, *parent = node_str(n, "parent_id");
+	json_t		*s, **sib = NULL;
+	size_t		 ns = 0, i, at = 0;
+	int64_t		 order = 0;
+	int		 rc = 0;
+
+	if ((sib = calloc(json_object_size(tr->nodes) + 1,
+	    sizeof(*sib))) == NULL)
+		return ENGINE_ENOMEM;
+	json_object_foreach(tr->nodes, k, s)
+		if (s != n && parent_is(s, parent))
+			sib[ns++] = s;
+	if (ns > 1)
+		qsort(sib, ns, sizeof(*sib), order_cmp);
+	if (a != NULL)
+		for (i = 0; i < ns; i++)
+			if (sib[i] == a)
+				at = i + 1;
+	memmove(sib + at + 1, sib + at, (ns - at) * sizeof(*sib));
+	sib[at] = n;
+	ns++;
+	for (i = 0; i < ns; i++, order++) {
+		if (json_integer_value(json_object_get(sib[i], "order")) ==
+		    order)
+			continue;
+		json_object_set_new(sib[i], "order", json_integer(order));
+		if (sib[i] != n && (rc = node_save(t, app_id, sib[i])) != 0)
+			break;
+	}
+	free(sib);
+	return rc;
+}
+
 /* Deletes n and, for a folder, everything below it. */
 static int
 delete_subtree(struct store_txn *t, const char *app_id, struct tree *tr,
@@ -568,6 +668,28 @@ delete_subtree(struct store_txn *t, const char *app_id, struct tree *tr,
 	return 0;
 }
 
+/*
+ * Checks that nnodes more nodes, files of bytes in all, fit the app: the
+ * node count (assets.max_files) and its files (assets.max_app_size).
+ */
+static int
+reserve_check(const struct conf *c, const struct tree *tr, size_t nnodes,
+    int64_t bytes, char *err)
+{
+	if (json_object_size(tr->nodes) + nnodes > (size_t)c->asset_max_files) {
+		engine_invalid(err, "the app would have more than %d files and "
+		    "folders (assets.max_files)", c->asset_max_files);
+		return ENGINE_ELIMIT;
+	}
+	if (bytes > c->asset_max_app_bytes - tr->bytes) {
+		engine_invalid(err, "the app's files would take more than %lld "
+		    "bytes (assets.max_app_size)",
+		    (long long)c->asset_max_app_bytes);
+		return ENGINE_ELIMIT;
+	}
+	return 0;
+}
+
 static int
 asset_op_fn(struct store_txn *t, void *arg)
 {
@@ -576,6 +698,7 @@ asset_op_fn(struct store_txn *t, void *arg)
 	struct tree		 tr = { NULL, 0 };
 	json_t			*n = NULL, *other;
 	const char		*p;
+	char			 uname[1100];
 	int			 rc;
 
 	json_decref(op->view);
@@ -688,6 +811,40 @@ asset_op_fn(struct store_txn *t, void *arg)
 	case OP_DELETE:
 		rc = delete_subtree(t, op->app_id, &tr, n, 0);
 		goto out;
+	case OP_REORDER:
+		other = NULL;
+		if (op->after_id != NULL &&
+		    ((other = json_object_get(tr.nodes, op->after_id)) ==
+		    NULL || !parent_is(other, node_str(n, "parent_id")))) {
+			rc = ENGINE_ENOTFOUND;
+			engine_invalid(op->err, "after_node_id '%s' is not a "
+			    "node of the same folder", op->after_id);
+			goto out;
+		}
+		if (other == n) {
+			rc = engine_invalid(op->err, "a node cannot be placed "
+			    "after itself");
+			goto out;
+		}
+		if ((rc = reorder_siblings(t, op->app_id, &tr, n, other)) != 0)
+			goto out;
+		break;
+	case OP_RESERVE:
+		if ((rc = parent_check(&tr, op->parent_id, op->err)) != 0 ||
+		    (rc = unique_name(c, &tr, op->parent_id, op->name, 1,
+		    uname, sizeof(uname), op->err)) != 0 ||
+		    (rc = path_check(c, &tr, op->parent_id, uname,
+		    op->err)) != 0 ||
+		    (rc = reserve_check(c, &tr, 1, op->size, op->err)) != 0)
+			goto out;
+		n = node_new("file", uname, op->parent_id, next_order(&tr,
+		    op->parent_id));
+		if (n == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		json_object_set_new(tr.nodes, node_str(n, "id"), n);
+		break;
 	}
 	if ((rc = node_save(t, op->app_id, n)) != 0)
 		goto out;
@@ -719,8 +876,8 @@ int
 engine_asset_mkdir(struct engine *e, const char *app_id,
     const char *parent_id, const char *name, char *err, json_t **out)
 {
-	struct asset_op op = { e, app_id, NULL, parent_id, name, NULL, 0, 0,
-	    OP_MKDIR, err, NULL };
+	struct asset_op op = { .e = e, .app_id = app_id, .parent_id = parent_id,
+	    .name = name, .kind = OP_MKDIR, .err = err };
 
 	return asset_op_run(&op, out);
 }
@@ -730,8 +887,9 @@ engine_asset_create(struct engine *e, const char *app_id,
     const char *parent_id, const char *name, const void *data, size_t len,
     int replace, char *err, json_t **out)
 {
-	struct asset_op op = { e, app_id, NULL, parent_id, name, data, len,
-	    replace, OP_CREATE, err, NULL };
+	struct asset_op op = { .e = e, .app_id = app_id, .parent_id = parent_id,
+	    .name = name, .data = data, .len = len, .replace = replace,
+	    .kind = OP_CREATE, .err = err };
 
 	return asset_op_run(&op, out);
 }
@@ -740,8 +898,8 @@ int
 engine_asset_write(struct engine *e, const char *app_id, const char *node_id,
     const void *data, size_t len, char *err, json_t **out)
 {
-	struct asset_op op = { e, app_id, node_id, NULL, NULL, data, len, 0,
-	    OP_WRITE, err, NULL };
+	struct asset_op op = { .e = e, .app_id = app_id, .node_id = node_id,
+	    .data = data, .len = len, .kind = OP_WRITE, .err = err };
 
 	return asset_op_run(&op, out);
 }
@@ -750,8 +908,8 @@ int
 engine_asset_rename(struct engine *e, const char *app_id,
     const char *node_id, const char *name, char *err, json_t **out)
 {
-	struct asset_op op = { e, app_id, node_id, NULL, name, NULL, 0, 0,
-	    OP_RENAME, err, NULL };
+	struct asset_op op = { .e = e, .app_id = app_id, .node_id = node_id,
+	    .name = name, .kind = OP_RENAME, .err = err };
 
 	return asset_op_run(&op, out);
 }
@@ -760,8 +918,8 @@ int
 engine_asset_move(struct engine *e, const char *app_id, const char *node_id,
     const char *parent_id, char *err, json_t **out)
 {
-	struct asset_op op = { e, app_id, node_id, parent_id, NULL, NULL, 0, 0,
-	    OP_MOVE, err, NULL };
+	struct asset_op op = { .e = e, .app_id = app_id, .node_id = node_id,
+	    .parent_id = parent_id, .kind = OP_MOVE, .err = err };
 
 	return asset_op_run(&op, out);
 }
@@ -770,10 +928,218 @@ int
 engine_asset_delete(struct engine *e, const char *app_id, const char *node_id,
     char *err)
 {
-	struct asset_op	op = { e, app_id, node_id, NULL, NULL, NULL, 0, 0,
-	    OP_DELETE, err, NULL };
+	struct asset_op op = { .e = e, .app_id = app_id, .node_id = node_id,
+	    .kind = OP_DELETE, .err = err };
 
 	return asset_op_run(&op, NULL);
+}
+
+int
+engine_asset_reorder(struct engine *e, const char *app_id,
+    const char *node_id, const char *after_id, char *err, json_t **out)
+{
+	struct asset_op op = { .e = e, .app_id = app_id, .node_id = node_id,
+	    .after_id = after_id, .kind = OP_REORDER, .err = err };
+
+	return asset_op_run(&op, out);
+}
+
+int
+engine_asset_reserve(struct engine *e, const char *app_id,
+    const char *parent_id, const char *name, int64_t size, char *err,
+    json_t **out)
+{
+	struct asset_op op = { .e = e, .app_id = app_id, .parent_id = parent_id,
+	    .name = name, .size = size, .kind = OP_RESERVE, .err = err };
+
+	if (size < 0)
+		return engine_invalid(err, "size must not be negative");
+	if (size > e->conf->asset_max_file) {
+		engine_invalid(err, "file of %lld bytes is larger than %lld "
+		    "bytes (assets.max_file_size)", (long long)size,
+		    (long long)e->conf->asset_max_file);
+		return ENGINE_ELIMIT;
+	}
+	return asset_op_run(&op, out);
+}
+
+/* ====== Batch upload: a tree made at once ====== */
+
+struct batch_op {
+	struct engine	*e;
+	const char	*app_id;
+	const char	*parent_id;
+	const json_t	*children;
+	char		*err;
+	json_t		*made;	/* out: the tree as made */
+};
+
+/* "<where>/<name>" for messages, into buf. */
+static const char *
+batch_label(char *buf, size_t bufsz, const char *where, const char *name)
+{
+	snprintf(buf, bufsz, "%s%s%s", where, *where ? "/" : "", name);
+	return buf;
+}
+
+/*
+ * Checks the fields of every entry of children (below where) and counts
+ * them into *nodes and their files' sizes into *bytes, before anything is
+ * made: a batch is refused whole.
+ */
+static int
+batch_scan(const struct conf *c, const json_t *children, const char *where,
+    int depth, size_t *nodes, int64_t *bytes, char *err)
+{
+	const json_t	*ch, *size, *kids;
+	const char	*name, *type;
+	char		 label[1200];
+	size_t		 i;
+	int		 rc;
+
+	if (!json_is_array(children))
+		return engine_invalid(err, "'%.100s': children must be an "
+		    "array", where);
+	if (depth > 256)
+		return engine_invalid(err, "'%.100s': folders nest too deep",
+		    where);
+	json_array_foreach(children, i, ch) {
+		name = json_string_value(json_object_get(ch, "name"));
+		type = json_string_value(json_object_get(ch, "node_type"));
+		if (!json_is_object(ch) || name == NULL)
+			return engine_invalid(err, "'%.100s': entry %zu needs "
+			    "a name", where, i);
+		batch_label(label, sizeof(label), where, name);
+		if (type == NULL || (strcmp(type, "file") != 0 &&
+		    strcmp(type, "folder") != 0))
+			return engine_invalid(err, "'%.100s': node_type must "
+			    "be file or folder", label);
+		if (++*nodes > (size_t)c->asset_batch_max_files) {
+			engine_invalid(err, "more than %d files and folders in "
+			    "one batch (assets.batch_max_files)",
+			    c->asset_batch_max_files);
+			return ENGINE_ELIMIT;
+		}
+		size = json_object_get(ch, "size");
+		if (size != NULL && !json_is_null(size) &&
+		    (!json_is_integer(size) || json_integer_value(size) < 0))
+			return engine_invalid(err, "'%.100s': size must be a "
+			    "number of bytes", label);
+		kids = json_object_get(ch, "children");
+		if (strcmp(type, "file") == 0) {
+			if (json_integer_value(size) > c->asset_max_file) {
+				engine_invalid(err, "'%.100s': %lld bytes is "
+				    "larger than %lld bytes "
+				    "(assets.max_file_size)",
+				    label, (long long)json_integer_value(size),
+				    (long long)c->asset_max_file);
+				return ENGINE_ELIMIT;
+			}
+			*bytes += json_integer_value(size);
+			if (json_array_size(kids) > 0)
+				return engine_invalid(err, "'%.100s': a file "
+				    "has no children", label);
+		} else if (kids != NULL && !json_is_null(kids) &&
+		    (rc = batch_scan(c, kids, label, depth + 1, nodes, bytes,
+		    err)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Makes the entries of children under parent, appending each to out. */
+static int
+batch_make(struct store_txn *t, struct batch_op *b, struct tree *tr,
+    const char *parent, const json_t *children, const char *where,
+    json_t *out)
+{
+	const struct conf	*c = b->e->conf;
+	const json_t		*ch, *kids;
+	const char		*name, *type;
+	char			 uname[1100], label[1200], path[4200];
+	char			 why[ENGINE_ERRMAX];
+	json_t			*n, *entry;
+	size_t			 i;
+	int			 rc, file;
+
+	json_array_foreach(children, i, ch) {
+		name = json_string_value(json_object_get(ch, "name"));
+		type = json_string_value(json_object_get(ch, "node_type"));
+		file = strcmp(type, "file") == 0;
+		batch_label(label, sizeof(label), where, name);
+		if ((rc = unique_name(c, tr, parent, name, file, uname,
+		    sizeof(uname), why)) != 0 ||
+		    (rc = path_check(c, tr, parent, uname, why)) != 0) {
+			snprintf(b->err, ENGINE_ERRMAX, "'%.60s': %.180s",
+			    label, why);
+			return rc;
+		}
+		n = node_new(type, uname, parent, next_order(tr, parent));
+		if (n == NULL || json_object_set_new(tr->nodes, node_str(n,
+		    "id"), n) != 0)
+			return ENGINE_ENOMEM;
+		if ((rc = node_save(t, b->app_id, n)) != 0)
+			return rc;
+		if (node_path(tr, node_str(n, "id"), path, sizeof(path)) < 0)
+			path[0] = '\0';
+		entry = json_pack("{s:s,s:s,s:s,s:I,s:s,s:[]}", "id",
+		    node_str(n, "id"), "name", uname, "node_type", type, "size",
+		    (json_int_t)(file ? json_integer_value(json_object_get(ch,
+		    "size")) : 0), "path", path, "children");
+		if (entry == NULL || json_array_append_new(out, entry) != 0)
+			return ENGINE_ENOMEM;
+		kids = json_object_get(ch, "children");
+		if (!file && json_is_array(kids) &&
+		    (rc = batch_make(t, b, tr, node_str(n, "id"), kids, label,
+		    json_object_get(entry, "children"))) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+batch_fn(struct store_txn *t, void *arg)
+{
+	struct batch_op		*b = arg;
+	const struct conf	*c = b->e->conf;
+	struct tree		 tr = { NULL, 0 };
+	size_t			 nodes = 0;
+	int64_t			 bytes = 0;
+	int			 rc;
+
+	json_decref(b->made);
+	if ((b->made = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	if ((rc = tree_load(t, b->app_id, b->err, &tr)) != 0)
+		return rc;
+	if ((rc = parent_check(&tr, b->parent_id, b->err)) != 0 ||
+	    (rc = batch_scan(c, b->children, "", 0, &nodes, &bytes,
+	    b->err)) != 0 ||
+	    (rc = reserve_check(c, &tr, nodes, bytes, b->err)) != 0)
+		goto out;
+	rc = batch_make(t, b, &tr, b->parent_id, b->children, "", b->made);
+out:
+	tree_release(&tr);
+	return rc;
+}
+
+int
+engine_asset_batch(struct engine *e, const char *app_id,
+    const char *parent_id, const json_t *children, char *err, json_t **out)
+{
+	struct batch_op	b = { e, app_id, parent_id, children, err, NULL };
+	int		rc;
+
+	if (json_array_size(children) == 0)
+		return engine_invalid(err, "children must be a non-empty "
+		    "array");
+	rc = engine_from_store(store_write(e->store, batch_fn, &b));
+	if (rc != 0) {
+		json_decref(b.made);
+		return rc;
+	}
+	*out = b.made;
+	return 0;
 }
 
 /* ====== Reading ====== */
@@ -821,6 +1187,29 @@ engine_asset_read(struct engine *e, const char *app_id, const char *node_id,
 out:
 	free(buf);
 	tree_release(&tr);
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+int
+engine_asset_get(struct engine *e, const char *app_id, const char *node_id,
+    char *err, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	struct tree		 tr = { NULL, 0 };
+	json_t			*n;
+	int			 rc;
+
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = tree_load(t, app_id, err, &tr)) != 0)
+		goto out;
+	if ((n = json_object_get(tr.nodes, node_id)) == NULL)
+		rc = ENGINE_ENOTFOUND;
+	else if ((*out = node_view(&tr, n)) == NULL)
+		rc = ENGINE_ENOMEM;
+	tree_release(&tr);
+out:
 	store_read_end(t);
 	return engine_from_store(rc);
 }

@@ -197,6 +197,10 @@ int	engine_asset_read(struct engine *e, const char *app_id,
 	    const char *node_id, char *err, char **data, size_t *len,
 	    json_t **node);
 
+/* The view of node_id (a file or a folder) alone, without reading data. */
+int	engine_asset_get(struct engine *e, const char *app_id,
+	    const char *node_id, char *err, json_t **out);
+
 /* Renames node_id. *out = node view. */
 int	engine_asset_rename(struct engine *e, const char *app_id,
 	    const char *node_id, const char *name, char *err, json_t **out);
@@ -209,6 +213,44 @@ int	engine_asset_move(struct engine *e, const char *app_id,
 /* Deletes node_id, and everything under it for a folder. */
 int	engine_asset_delete(struct engine *e, const char *app_id,
 	    const char *node_id, char *err);
+
+/*
+ * Places node_id among its siblings right after after_id (NULL: first),
+ * as Dify's reorder does: the siblings are numbered 0, 1, ... in their new
+ * order, all in one transaction. after_id must be another node of the same
+ * folder (ENGINE_ENOTFOUND otherwise, as for an unknown node_id). *out =
+ * node view.
+ */
+int	engine_asset_reorder(struct engine *e, const char *app_id,
+	    const char *node_id, const char *after_id, char *err,
+	    json_t **out);
+
+/*
+ * Creates an empty file for an upload to follow (Dify's upload URL
+ * request): name under parent_id, made unique among its siblings as Dify
+ * does ("report.txt" -> "report 1.txt"). size is what the client means to
+ * send: over assets.max_file_size, or past assets.max_app_size with the
+ * app's other files, it is ENGINE_ELIMIT and nothing is made. *out = node
+ * view.
+ */
+int	engine_asset_reserve(struct engine *e, const char *app_id,
+	    const char *parent_id, const char *name, int64_t size, char *err,
+	    json_t **out);
+
+/*
+ * Creates a tree of folders and empty files under parent_id (NULL: the
+ * root) in one transaction (Dify's batch-upload): children is an array of
+ * {name, node_type: "file" | "folder", size (files: bytes to come),
+ * children (folders)}. Names are made unique among their siblings as
+ * engine_asset_reserve does. Nothing is made when any entry is refused:
+ * ENGINE_EINVAL (a field, a name; err names the entry), ENGINE_ELIMIT
+ * (assets.batch_max_files, assets.max_files, assets.max_file_size,
+ * assets.max_app_size). *out = the same tree as it was made: each entry
+ * {id, name, node_type, size, path, children}.
+ */
+int	engine_asset_batch(struct engine *e, const char *app_id,
+	    const char *parent_id, const json_t *children, char *err,
+	    json_t **out);
 
 /* ====== Import and export ====== */
 
@@ -253,6 +295,36 @@ int	engine_import_confirm(struct engine *e, const char *import_id,
 	    char *err, json_t **out);
 
 /*
+ * Dify's bundle import in three steps: prepare, an upload of the .zip (to
+ * a signed link), confirm. A prepared import waits bundle.import_ttl
+ * seconds in the imports database (any process may take the next step);
+ * the pruner removes it after that, with its upload.
+ *
+ * engine_bundle_prepare: a new prepared import, its id (32 hex digits)
+ * into id and its expiry into *expires_at. ENGINE_ELIMIT when
+ * bundle.max_pending of them wait already.
+ *
+ * engine_bundle_upload: keeps zip (len bytes, at most bundle.max_size:
+ * else ENGINE_ELIMIT) as import id's bundle, replacing one uploaded
+ * before. ENGINE_ENOTFOUND when id is unknown, expired or confirmed.
+ *
+ * engine_bundle_confirm: imports the uploaded bundle as
+ * engine_import_bundle does (o->app_id is not used) and answers with the
+ * same Import object. The app, its files and the end of the prepared
+ * import are one transaction; a bundle that fails (damaged, a bomb, a bad
+ * DSL) ends the prepared import too, as in Dify. ENGINE_ENOTFOUND (id
+ * unknown, expired or confirmed already), ENGINE_EINVAL (nothing uploaded
+ * yet: the prepared import stays).
+ */
+#define ENGINE_BUNDLE_ID_LEN	32
+int	engine_bundle_prepare(struct engine *e,
+	    char id[ENGINE_BUNDLE_ID_LEN + 1], int64_t *expires_at);
+int	engine_bundle_upload(struct engine *e, const char *id, const void *zip,
+	    size_t len, char *err);
+int	engine_bundle_confirm(struct engine *e, const char *id,
+	    const struct import_opts *o, char *err, json_t **out);
+
+/*
  * The DSL of app_id as YAML (*yaml malloc'd, caller frees). With
  * include_secret its secrets (see engine_app_get_full) come in the clear;
  * without, they are blanked and credential ids dropped.
@@ -273,6 +345,39 @@ void	engine_bundle_filename(const json_t *rec, char *buf, size_t bufsz);
 
 /* 1 when record rec is a sandboxed app (workflow.features.sandbox). */
 int	engine_app_is_sandboxed(const json_t *rec);
+
+/* ====== Signed links ====== */
+
+/*
+ * Links that work without a token until they expire (engine/links.c), for
+ * a browser that uploads or downloads one file: a request method and path
+ * (as routed, without the mount prefix) plus the query parameters
+ * expires_at, nonce and sign, an HMAC-SHA256 keyed by the data
+ * directory's link.key. A link whose method, path, expiry or nonce was
+ * changed does not verify.
+ */
+#define ENGINE_LINK_QUERY_MAX	160
+
+/*
+ * The query "expires_at=...&nonce=...&sign=..." of a link to method and
+ * path living ttl seconds, into query (ENGINE_LINK_QUERY_MAX bytes);
+ * *expires_at (may be NULL) gets the expiry. Returns 0, or ENGINE_ESTORE
+ * (the key file) / ENGINE_ENOMEM with err saying why.
+ */
+int	engine_link_sign(struct engine *e, const char *method,
+	    const char *path, int64_t ttl, char *query, int64_t *expires_at,
+	    char *err);
+
+/*
+ * Checks a link's query values (any may be NULL) for method and path.
+ * Returns 0, or ENGINE_EINVAL with err saying why: values missing or
+ * malformed, a signature that does not match, an expired link, or one
+ * that would live longer than max_ttl seconds from now (no link made
+ * under the current settings does). ENGINE_ESTORE: the key file.
+ */
+int	engine_link_verify(struct engine *e, const char *method,
+	    const char *path, const char *expires_at, const char *nonce,
+	    const char *sign, int64_t max_ttl, char *err);
 
 /* ====== API keys ====== */
 
@@ -433,7 +538,8 @@ int	engine_run_nodes(struct engine *e, const char *run_id, json_t **out);
  * run.history_max_count, each with its node executions; a run whose status
  * is still "running" stays until it ends. It also removes the messages of
  * conversations that no longer exist, pending imports past their ten
- * minutes and blobs that nothing references (no reference count). It
+ * minutes, prepared bundle imports past bundle.import_ttl (with their
+ * uploads) and blobs that nothing references (no reference count). It
  * deletes run.prune_batch records per write transaction and pauses
  * between them, so runs that write are never held up for long. One process
  * of those sharing the data directory prunes at a time (a lock file there).
@@ -445,7 +551,7 @@ struct prune_stats {
 	int64_t	node_runs;	/* their node traces: one record per run
 				 * (one per execution before schema 3) */
 	int64_t	messages;	/* messages of conversations that are gone */
-	int64_t	imports;	/* expired pending imports */
+	int64_t	imports;	/* expired pending and prepared imports */
 	int64_t	blobs;		/* unreferenced blobs */
 	int64_t	running;	/* runs past a limit kept because running */
 	int	busy;		/* another process was pruning: nothing done */

@@ -7,11 +7,18 @@
  * bundle_blob?}. A pending bundle keeps its zip as a blob reference until
  * it is confirmed or expires.
  *
+ * Bundles also come in three steps, as Dify's web client sends them:
+ * prepare, an upload of the .zip, confirm. A prepared import is a record
+ * of the same database under a 32-hex-digit id (never a UUID, so neither
+ * confirm takes the other's), {kind: "bundle", created_at, expires_at,
+ * bundle_blob?, size?}, kept until confirmed or bundle.import_ttl is over.
+ *
  * Secrets the DSL carries (dsl_secrets) are sealed before anything is
  * stored: in the draft, in a pending doc, and a pending bundle's zip is
  * kept without its DSL file when that holds any. Export opens them with
  * include_secret and blanks them without.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +79,47 @@ struct pending_put {
 	json_t		*rec;
 	const void	*zip;
 	size_t		 zip_len;
+	const char	*consume;	/* a prepared bundle import it ends */
 };
+
+/*
+ * 1 when imports record rec is past its time: its expires_at (a prepared
+ * bundle import), else ten minutes after created_at (a pending one).
+ */
+static int
+import_expired(const json_t *rec, int64_t now)
+{
+	const json_t *exp = json_object_get(rec, "expires_at");
+
+	if (json_is_integer(exp))
+		return now >= json_integer_value(exp);
+	return now - json_integer_value(json_object_get(rec, "created_at")) >
+	    IMPORT_TTL;
+}
+
+/*
+ * Takes imports record id away inside t, with its bundle's blob
+ * reference: a confirm ends what it confirms in its own transaction. A
+ * record gone already (a confirm that raced this one, the pruner) is
+ * STORE_ENOTFOUND, so that one import never makes two apps.
+ */
+static int
+import_consume(struct store_txn *t, const char *id)
+{
+	json_t		*rec = NULL;
+	const char	*blob;
+	int		 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_IMPORTS, id, &rec)) != 0)
+		return rc;
+	blob = json_string_value(json_object_get(rec, "bundle_blob"));
+	if (blob != NULL && (rc = store_blob_unref(t, blob)) != 0)
+		goto out;
+	rc = store_del(t, STORE_DB_IMPORTS, id, strlen(id));
+out:
+	json_decref(rec);
+	return rc;
+}
 
 int
 imports_purge_expired(struct store_txn *t, int64_t *n)
@@ -93,8 +140,7 @@ imports_purge_expired(struct store_txn *t, int64_t *n)
 	     rc = store_cursor_next(c, &kv)) {
 		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
 			continue;
-		if (now - json_integer_value(json_object_get(rec,
-		    "created_at")) > IMPORT_TTL) {
+		if (import_expired(rec, now)) {
 			json_object_set_new(rec, "_key", json_stringn(kv.k,
 			    kv.klen));
 			json_array_append(old, rec);
@@ -128,6 +174,8 @@ pending_put_fn(struct store_txn *t, void *arg)
 	int			 rc;
 
 	if ((rc = imports_purge_expired(t, NULL)) != 0)
+		return rc;
+	if (p->consume != NULL && (rc = import_consume(t, p->consume)) != 0)
 		return rc;
 	if (p->zip != NULL) {
 		if ((rc = store_blob_ref(t, p->zip, p->zip_len, hex)) != 0)
@@ -179,7 +227,7 @@ struct import_put {
 	const char		*app_id;	/* overwrite: this app */
 	json_t			*dsl;		/* overwrite: its new draft */
 	const struct bundle	*bundle;
-	const char		*pending;	/* confirmed: drop this */
+	const char		*consume;	/* confirmed: end this */
 	char			*err;
 	char			 mode[32];	/* out: mode of app_id */
 };
@@ -189,19 +237,11 @@ import_put_fn(struct store_txn *t, void *arg)
 {
 	struct import_put	*p = arg;
 	json_t			*rec = NULL, *wf;
-	const char		*id, *blob;
-	json_t			*pend = NULL;
+	const char		*id;
 	int			 rc;
 
-	if (p->pending != NULL &&
-	    store_get_json(t, STORE_DB_IMPORTS, p->pending, &pend) == 0) {
-		blob = json_string_value(json_object_get(pend, "bundle_blob"));
-		if (blob != NULL && (rc = store_blob_unref(t, blob)) != 0)
-			goto out;
-		if ((rc = store_del(t, STORE_DB_IMPORTS, p->pending,
-		    strlen(p->pending))) != 0)
-			goto out;
-	}
+	if (p->consume != NULL && (rc = import_consume(t, p->consume)) != 0)
+		goto out;
 	if (p->rec != NULL) {
 		id = json_string_value(json_object_get(p->rec, "id"));
 		if ((rc = app_store_put(t, p->rec, STORE_NOOVERWRITE)) != 0)
@@ -231,7 +271,6 @@ import_put_fn(struct store_txn *t, void *arg)
 		rc = assets_import(t, p->e->conf, p->app_id, p->bundle, p->err);
 	}
 out:
-	json_decref(pend);
 	json_decref(rec);
 	return rc;
 }
@@ -252,11 +291,14 @@ field(json_t *fields, const char *k, const char *override, const json_t *app)
  * Finishes an import of the parsed document doc (and bundle b, if any):
  * checks it, holds it pending, or creates / overwrites the app. Always
  * answers with an Import object in *out, unless it returns an error code.
+ * pending_id: the pending import being confirmed (its id is the answer's);
+ * consume: the imports record the write ends (the confirmed pending
+ * import, or a prepared bundle import), which must still be there.
  */
 static int
 import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
     const void *zip, size_t zip_len, const struct import_opts *o,
-    const char *pending_id, char *err, json_t **out)
+    const char *pending_id, const char *consume, char *err, json_t **out)
 {
 	struct dsl_report	 rep;
 	struct import_put	 ip;
@@ -299,6 +341,7 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 		pp.id = id;
 		pp.zip = zip;
 		pp.zip_len = zip_len;
+		pp.consume = consume;
 		if (zip != NULL && b != NULL && !json_equal(sealed, doc)) {
 			if ((rc = pending_zip(b, msg, &szip, &szip_len)) != 0)
 				goto out;
@@ -315,6 +358,11 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 		rc = engine_from_store(store_write(e->store, pending_put_fn,
 		    &pp));
 		json_decref(pp.rec);
+		if (rc == ENGINE_ENOTFOUND && consume != NULL) {
+			rc = import_failed(id, rep.imported_version, "import "
+			    "expired or does not exist", out);
+			goto out;
+		}
 		if (rc != 0)
 			goto out;
 		*out = import_result(id, "pending", NULL, mode,
@@ -331,7 +379,7 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 	memset(&ip, 0, sizeof(ip));
 	ip.e = e;
 	ip.bundle = b;
-	ip.pending = pending_id;
+	ip.consume = consume;
 	ip.err = msg;
 	if (o->app_id != NULL && *o->app_id != '\0') {
 		/* Dify overwrites only workflow and advanced-chat apps, and
@@ -377,6 +425,11 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 	rc = engine_from_store(store_write(e->store, import_put_fn, &ip));
 	if (rc == ENGINE_EINVAL || rc == ENGINE_ELIMIT) {
 		rc = import_failed(id, rep.imported_version, msg, out);
+		goto out;
+	}
+	if (rc == ENGINE_ENOTFOUND && consume != NULL && ip.app_id == NULL) {
+		rc = import_failed(id, rep.imported_version, "import expired "
+		    "or does not exist", out);
 		goto out;
 	}
 	if (rc != 0)
@@ -425,7 +478,7 @@ engine_import(struct engine *e, const char *yaml, size_t len,
 	if ((rc = dsl_parse(yaml, len, &lim, msg, &doc)) != 0)
 		return rc == ENGINE_EINVAL ? import_failed(id, NULL, msg, out) :
 		    rc;
-	rc = import_doc(e, doc, NULL, NULL, 0, o, NULL, err, out);
+	rc = import_doc(e, doc, NULL, NULL, 0, o, NULL, NULL, err, out);
 	json_decref(doc);
 	return rc;
 }
@@ -502,7 +555,7 @@ engine_import_bundle(struct engine *e, const void *zip, size_t len,
 		    rc;
 		goto out;
 	}
-	rc = import_doc(e, doc, &b, zip, len, o, NULL, err, out);
+	rc = import_doc(e, doc, &b, zip, len, o, NULL, NULL, err, out);
 out:
 	json_decref(doc);
 	bundle_release(&b);
@@ -567,12 +620,255 @@ engine_import_confirm(struct engine *e, const char *import_id, char *err,
 		goto out;
 	}
 	rc = import_doc(e, json_object_get(pend, "doc"), have_bundle ? &b :
-	    NULL, NULL, 0, &o, import_id, err, out);
+	    NULL, NULL, 0, &o, import_id, import_id, err, out);
 out:
 	if (have_bundle)
 		bundle_release(&b);
 	free(zcopy);
 	json_decref(pend);
+	return rc;
+}
+
+/* ====== Bundle imports in three steps ====== */
+
+/* 1 when id has the form of a prepared import's id: 32 hex digits. */
+static int
+prepared_id_ok(const char *id)
+{
+	return id != NULL && strlen(id) == ENGINE_BUNDLE_ID_LEN &&
+	    strspn(id, "0123456789abcdef") == ENGINE_BUNDLE_ID_LEN;
+}
+
+/* The prepared import rec, when it is one and still waiting. */
+static int
+prepared_live(const json_t *rec, int64_t now)
+{
+	const char *kind = json_string_value(json_object_get(rec, "kind"));
+
+	return kind != NULL && strcmp(kind, "bundle") == 0 &&
+	    !import_expired(rec, now);
+}
+
+struct prepare_put {
+	const struct conf	*conf;
+	const char		*id;
+	json_t			*rec;
+};
+
+static int
+prepare_fn(struct store_txn *t, void *arg)
+{
+	struct prepare_put	*p = arg;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*rec;
+	int64_t			 now = engine_now(), n = 0;
+	int			 rc;
+
+	if ((rc = imports_purge_expired(t, NULL)) != 0)
+		return rc;
+	if ((rc = store_cursor_open(t, STORE_DB_IMPORTS, &c)) != 0)
+		return rc;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if (kv.klen != ENGINE_BUNDLE_ID_LEN ||
+		    (rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+			continue;
+		n += prepared_live(rec, now);
+		json_decref(rec);
+	}
+	store_cursor_close(c);
+	if (rc != STORE_ENOTFOUND)
+		return rc;
+	if (n >= p->conf->bundle_max_pending)
+		return ENGINE_ELIMIT;
+	return store_put_json(t, STORE_DB_IMPORTS, p->id, p->rec,
+	    STORE_NOOVERWRITE);
+}
+
+int
+engine_bundle_prepare(struct engine *e, char id[ENGINE_BUNDLE_ID_LEN + 1],
+    int64_t *expires_at)
+{
+	struct prepare_put	 p;
+	char			 uuid[37];
+	int64_t			 now = engine_now();
+	size_t			 i, n = 0;
+	int			 rc;
+
+	engine_uuid(uuid);
+	for (i = 0; uuid[i] != '\0'; i++)
+		if (uuid[i] != '-')
+			id[n++] = uuid[i];
+	id[n] = '\0';
+	p.conf = e->conf;
+	p.id = id;
+	p.rec = json_pack("{s:s,s:I,s:I}", "kind", "bundle", "created_at",
+	    (json_int_t)now, "expires_at",
+	    (json_int_t)(now + e->conf->bundle_import_ttl));
+	if (p.rec == NULL)
+		return ENGINE_ENOMEM;
+	rc = engine_from_store(store_write(e->store, prepare_fn, &p));
+	json_decref(p.rec);
+	if (rc == 0 && expires_at != NULL)
+		*expires_at = now + e->conf->bundle_import_ttl;
+	return rc;
+}
+
+struct upload_put {
+	const char	*id;
+	const void	*zip;
+	size_t		 len;
+};
+
+static int
+upload_fn(struct store_txn *t, void *arg)
+{
+	struct upload_put	*u = arg;
+	json_t			*rec = NULL;
+	const char		*old;
+	char			 hex[STORE_HASH_HEX];
+	int			 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_IMPORTS, u->id, &rec)) != 0)
+		return rc;
+	if (!prepared_live(rec, engine_now())) {
+		rc = STORE_ENOTFOUND;
+		goto out;
+	}
+	/* The new reference first: the same bytes again keep their blob. */
+	if ((rc = store_blob_ref(t, u->zip, u->len, hex)) != 0)
+		goto out;
+	old = json_string_value(json_object_get(rec, "bundle_blob"));
+	if (old != NULL && (rc = store_blob_unref(t, old)) != 0)
+		goto out;
+	if (json_object_set_new(rec, "bundle_blob", json_string(hex)) != 0 ||
+	    json_object_set_new(rec, "size", json_integer(
+	    (json_int_t)u->len)) != 0 ||
+	    json_object_set_new(rec, "uploaded_at", json_integer(
+	    engine_now())) != 0) {
+		rc = STORE_ENOMEM;
+		goto out;
+	}
+	rc = store_put_json(t, STORE_DB_IMPORTS, u->id, rec, 0);
+out:
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_bundle_upload(struct engine *e, const char *id, const void *zip,
+    size_t len, char *err)
+{
+	struct upload_put u = { id, zip, len };
+
+	if (!prepared_id_ok(id))
+		return ENGINE_ENOTFOUND;
+	if ((int64_t)len > e->conf->bundle_max_size) {
+		engine_invalid(err, "bundle of %zu bytes is larger than %lld "
+		    "bytes (bundle.max_size)", len,
+		    (long long)e->conf->bundle_max_size);
+		return ENGINE_ELIMIT;
+	}
+	return engine_from_store(store_write(e->store, upload_fn, &u));
+}
+
+static int
+drop_fn(struct store_txn *t, void *arg)
+{
+	return import_consume(t, arg);
+}
+
+/*
+ * Ends prepared import id after a confirm that failed on the bundle
+ * itself, as Dify ends its import session whatever the outcome; the next
+ * try starts with a new prepare. Gone already is fine.
+ */
+static void
+prepared_drop(struct engine *e, const char *id)
+{
+	int rc;
+
+	rc = store_write(e->store, drop_fn, (void *)(uintptr_t)id);
+	if (rc != 0 && rc != STORE_ENOTFOUND)
+		log_warn("prepared import %s: %s", id, store_strerror(rc));
+}
+
+int
+engine_bundle_confirm(struct engine *e, const char *id,
+    const struct import_opts *o, char *err, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	struct import_opts	 oo;
+	struct bundle		 b;
+	struct dsl_limits	 lim;
+	const void		*zip = NULL;
+	const char		*blob = NULL, *st;
+	size_t			 len = 0;
+	json_t			*rec = NULL, *doc = NULL;
+	char			 imp[37], msg[ENGINE_ERRMAX] = "";
+	char			*zcopy = NULL;
+	int			 rc, have_bundle = 0, failed = 0;
+
+	memset(&b, 0, sizeof(b));
+	if (!prepared_id_ok(id))
+		return ENGINE_ENOTFOUND;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = store_get_json(t, STORE_DB_IMPORTS, id, &rec);
+	if (rc == 0 && !prepared_live(rec, engine_now()))
+		rc = STORE_ENOTFOUND;
+	if (rc == 0 && (blob = json_string_value(json_object_get(rec,
+	    "bundle_blob"))) != NULL &&
+	    (rc = store_blob_get(t, blob, &zip, &len)) == 0) {
+		if ((zcopy = malloc(len ? len : 1)) != NULL)
+			memcpy(zcopy, zip, len);
+		else
+			rc = STORE_ENOMEM;
+	}
+	store_read_end(t);
+	if (rc != 0) {
+		rc = engine_from_store(rc);
+		goto out;
+	}
+	if (blob == NULL) {
+		rc = engine_invalid(err, "nothing was uploaded for this import "
+		    "yet: PUT the .zip to its upload_url first");
+		goto out;
+	}
+	oo = *o;
+	oo.app_id = NULL;
+	engine_uuid(imp);
+	if ((rc = bundle_read(e->conf, zcopy, len, msg, &b)) != 0) {
+		if (rc == ENGINE_EINVAL || rc == ENGINE_ELIMIT) {
+			failed = 1;
+			rc = import_failed(imp, NULL, msg, out);
+		}
+		goto out;
+	}
+	have_bundle = 1;
+	dsl_limits_default(&lim);
+	if ((rc = dsl_parse(b.dsl, b.dsl_len, &lim, msg, &doc)) != 0) {
+		if (rc == ENGINE_EINVAL) {
+			failed = 1;
+			rc = import_failed(imp, NULL, msg, out);
+		}
+		goto out;
+	}
+	rc = import_doc(e, doc, &b, zcopy, len, &oo, NULL, id, err, out);
+	st = rc == 0 ? json_string_value(json_object_get(*out, "status")) :
+	    NULL;
+	failed = st != NULL && strcmp(st, "failed") == 0;
+out:
+	if (failed)
+		prepared_drop(e, id);
+	if (err != NULL && msg[0] != '\0' && rc != 0)
+		snprintf(err, ENGINE_ERRMAX, "%s", msg);
+	if (have_bundle)
+		bundle_release(&b);
+	json_decref(doc);
+	json_decref(rec);
+	free(zcopy);
 	return rc;
 }
 

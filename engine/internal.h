@@ -111,8 +111,9 @@ int	knowledge_retrieve(struct engine *e, const char *dataset_id,
 int	runs_delete_all(struct store_txn *t, const char *app_id);
 
 /*
- * Drops pending imports older than their 10 minutes, with their bundle
- * blobs (import.c); *n (may be NULL) gets how many.
+ * Drops pending imports older than their 10 minutes and prepared bundle
+ * imports past their expires_at, with their bundle blobs (import.c); *n
+ * (may be NULL) gets how many.
  */
 int	imports_purge_expired(struct store_txn *t, int64_t *n);
 
@@ -449,6 +450,13 @@ int	secret_encrypt(struct engine *e, const char *aad, const char *plain,
 int	secret_decrypt(struct engine *e, const char *aad, const char *enc,
 	    char *err, char **out);
 void	secret_free(char *s);
+
+/*
+ * The 32-byte key that signs links (links.c), from the file link.key of
+ * the data directory (mode 0600, made on first use, like secret.key).
+ * Returns 0 or ENGINE_ESTORE with err saying why. Wipe key after use.
+ */
+int	secret_link_key(struct engine *e, unsigned char key[32], char *err);
 
 /*
  * The secrets an app's DSL carries (secrets.c lists the fields: secret

@@ -12,11 +12,13 @@
  *     "running" is left alone until it ends (and a pass after removes it);
  *  3. messages ("<conversation id>/<message id>") whose conversation is
  *     gone; those of a live conversation stay as long as it does;
- *  4. pending imports past their ten minutes, with their bundle blobs;
+ *  4. pending imports past their ten minutes and prepared bundle imports
+ *     past bundle.import_ttl, with their bundle blobs;
  *  5. blobs with no reference count. Every holder of a blob (app files,
- *     uploads, a chatflow's sandbox workspace, a pending bundle import)
- *     takes a reference in the transaction that stores it and drops it in
- *     the one that lets go, so a blob without one is referenced by nothing.
+ *     uploads, a chatflow's sandbox workspace, a pending or prepared
+ *     bundle import) takes a reference in the transaction that stores it
+ *     and drops it in the one that lets go, so a blob without one is
+ *     referenced by nothing.
  *
  * Keys are found in short read transactions that collect at most
  * run.prune_batch of them; write transactions then delete them, at most
@@ -544,7 +546,7 @@ out:
 	return rc;
 }
 
-/* ====== 4. Expired pending imports ====== */
+/* ====== 4. Expired pending and prepared imports ====== */
 
 static int
 imports_fn(struct store_txn *t, void *arg)

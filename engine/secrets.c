@@ -12,6 +12,9 @@
  * "model_providers/openai") is authenticated, so a value moved to another
  * place no longer decrypts.
  *
+ * The key that signs links to files (links.c) is kept the same way in
+ * its own file, link.key.
+ *
  * The secrets an app's DSL carries are sealed the same way in the stored
  * draft (dsl_secrets, below), opened for a run or an export with
  * include_secret, and masked out of what a run stores (secrets_scrub).
@@ -68,18 +71,19 @@ out:
 }
 
 /*
- * The key of e's data directory, made when missing. Returns 0, or
- * ENGINE_ESTORE with err saying why.
+ * The key in file name of e's data directory, made when missing. Returns
+ * 0, or ENGINE_ESTORE with err saying why.
  */
 static int
-key_load(struct engine *e, unsigned char key[KEY_LEN], char *err)
+key_load(struct engine *e, const char *name, unsigned char key[KEY_LEN],
+    char *err)
 {
 	const char	*dir = e->conf->data_dir;
 	char		 path[1100], tmp[1150] = "";
 	unsigned char	 raw[KEY_LEN], b64[64] = "";
 	int		 fd = -1, n, rc = ENGINE_ESTORE;
 
-	snprintf(path, sizeof(path), "%s/secret.key", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (key_read(path, key) == 0)
 		return 0;
 	if (errno != ENOENT) {
@@ -92,7 +96,7 @@ key_load(struct engine *e, unsigned char key[KEY_LEN], char *err)
 		goto out;
 	}
 	n = EVP_EncodeBlock(b64, raw, sizeof(raw));
-	snprintf(tmp, sizeof(tmp), "%s/.secret.key.%ld", dir, (long)getpid());
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, b64, (size_t)n) != n ||
 	    write(fd, "\n", 1) != 1 || fsync(fd) != 0) {
@@ -125,6 +129,14 @@ out:
 }
 
 int
+secret_link_key(struct engine *e, unsigned char key[32], char *err)
+{
+	/* Its own file: removing it revokes every link given out, and
+	 * nothing else. */
+	return key_load(e, "link.key", key, err);
+}
+
+int
 secret_encrypt(struct engine *e, const char *aad, const char *plain,
     char *err, char **out)
 {
@@ -140,7 +152,7 @@ secret_encrypt(struct engine *e, const char *aad, const char *plain,
 		    SECRET_MAX);
 		goto out;
 	}
-	if ((rc = key_load(e, key, err)) != 0)
+	if ((rc = key_load(e, "secret.key", key, err)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	blen = NONCE_LEN + plen + TAG_LEN;
@@ -205,7 +217,7 @@ secret_decrypt(struct engine *e, const char *aad, const char *enc,
 	}
 	while (pad < 2 && elen > pad && b64[elen - 1 - pad] == '=')
 		pad++;
-	if ((rc = key_load(e, key, err)) != 0)
+	if ((rc = key_load(e, "secret.key", key, err)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((buf = malloc(elen / 4 * 3 + 1)) == NULL ||

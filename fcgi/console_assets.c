@@ -1,7 +1,9 @@
 /*
  * console_assets.c — /console/api/apps/{id}/assets/...: the app file
- * system in Dify's paths (tree, folders, files, nodes), plus direct upload
- * (multipart or raw body) and download of the raw bytes.
+ * system in Dify's paths (tree, folders, files, nodes, reorder), plus
+ * direct upload (multipart or raw body) and download of the raw bytes, and
+ * Dify's signed-link flows: download-url, files/upload and batch-upload
+ * answer links (fcgi/files.c) that the browser uses without a token.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +331,151 @@ h_node_move(struct req *r)
 	resp_json(r, 200, node);
 }
 
+/* POST .../nodes/{node}/reorder {after_node_id}: null or absent = first. */
+static void
+h_node_reorder(struct req *r)
+{
+	const char	*after;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*node = NULL;
+	int		 rc;
+
+	if (req_read_json(r) != 0 ||
+	    req_json_string(r, "after_node_id", 0, &after) != 0)
+		return;
+	rc = engine_asset_reorder(r->eng, r->captures[0], r->captures[1],
+	    parent_or_root(after), err, &node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "file or folder");
+		return;
+	}
+	resp_json(r, 200, node);
+}
+
+/* GET .../files/{node}/download-url: {download_url}, a signed link. */
+static void
+h_download_url(struct req *r)
+{
+	char		 err[ENGINE_ERRMAX] = "";
+	const char	*url;
+	json_t		*node = NULL;
+	int		 rc;
+
+	rc = engine_asset_get(r->eng, r->captures[0], r->captures[1], err,
+	    &node);
+	if (rc == 0 && strcmp(json_string_value(json_object_get(node,
+	    "node_type")), "file") != 0)
+		rc = ENGINE_ENOTFOUND;
+	json_decref(node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, rc == ENGINE_ENOTFOUND ? "" : err,
+		    "file");
+		return;
+	}
+	if ((url = asset_link(r, r->captures[0], r->captures[1],
+	    "download")) == NULL)
+		return;
+	resp_json(r, 200, json_pack("{s:s}", "download_url", url));
+}
+
+/*
+ * POST .../files/upload {name, size, parent_id}: an empty file made for
+ * the upload to follow, {node, upload_url}; the client PUTs the bytes to
+ * upload_url.
+ */
+static void
+h_upload_url(struct req *r)
+{
+	const char	*name, *parent, *url;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*node = NULL, *size;
+	int		 rc;
+
+	if (req_read_json(r) != 0 ||
+	    req_json_string(r, "name", 1, &name) != 0 ||
+	    req_json_string(r, "parent_id", 0, &parent) != 0)
+		return;
+	size = json_object_get(r->json, "size");
+	if (!json_is_integer(size) || json_integer_value(size) < 0) {
+		resp_error(r, 400, "invalid_param", "size must be the number "
+		    "of bytes to upload");
+		return;
+	}
+	rc = engine_asset_reserve(r->eng, r->captures[0],
+	    parent_or_root(parent), name, json_integer_value(size), err,
+	    &node);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "app or folder");
+		return;
+	}
+	arena_json(r->a, node);
+	if ((url = asset_link(r, r->captures[0], json_string_value(
+	    json_object_get(node, "id")), "upload")) == NULL)
+		return;
+	resp_json(r, 201, json_pack("{s:O,s:s}", "node", node, "upload_url",
+	    url));
+}
+
+/* Adds upload_url to every file of a made batch (null for folders). */
+static int
+batch_links(struct req *r, json_t *nodes)
+{
+	const char	*type, *url;
+	json_t		*n;
+	size_t		 i;
+
+	json_array_foreach(nodes, i, n) {
+		type = json_string_value(json_object_get(n, "node_type"));
+		if (strcmp(type, "file") == 0) {
+			if ((url = asset_link(r, r->captures[0],
+			    json_string_value(json_object_get(n, "id")),
+			    "upload")) == NULL)
+				return -1;
+			json_object_set_new(n, "upload_url", json_string(url));
+		} else {
+			json_object_set_new(n, "upload_url", json_null());
+			if (batch_links(r, json_object_get(n, "children")) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * POST .../batch-upload {parent_id, children: [{name, node_type, size,
+ * children}]}: the whole tree made at once, {children} with an id and an
+ * upload_url for each file. Each file then is one PUT of its own: a failed
+ * one leaves that file empty and the others as they are, as in Dify.
+ */
+static void
+h_batch_upload(struct req *r)
+{
+	const char	*parent;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*made = NULL, *kids;
+	int		 rc;
+
+	if (req_read_json(r) != 0 ||
+	    req_json_string(r, "parent_id", 0, &parent) != 0)
+		return;
+	kids = json_object_get(r->json, "children");
+	if (!json_is_array(kids) || json_array_size(kids) == 0) {
+		resp_error(r, 400, "invalid_param", "children must be a "
+		    "non-empty array");
+		return;
+	}
+	rc = engine_asset_batch(r->eng, r->captures[0], parent_or_root(parent),
+	    kids, err, &made);
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "app or folder");
+		return;
+	}
+	arena_json(r->a, made);
+	if (batch_links(r, made) != 0)
+		return;
+	resp_json(r, 201, json_pack("{s:O}", "children", made));
+}
+
 #define A "/console/api/apps/{}/assets"
 const struct route console_asset_routes[] = {
 	{ "GET", A "/tree", h_tree, AUTH_ADMIN },
@@ -340,6 +487,10 @@ const struct route console_asset_routes[] = {
 	{ "DELETE", A "/nodes/{}", h_node_delete, AUTH_ADMIN },
 	{ "POST", A "/nodes/{}/rename", h_node_rename, AUTH_ADMIN },
 	{ "POST", A "/nodes/{}/move", h_node_move, AUTH_ADMIN },
+	{ "POST", A "/nodes/{}/reorder", h_node_reorder, AUTH_ADMIN },
+	{ "GET", A "/files/{}/download-url", h_download_url, AUTH_ADMIN },
+	{ "POST", A "/files/upload", h_upload_url, AUTH_ADMIN },
+	{ "POST", A "/batch-upload", h_batch_upload, AUTH_ADMIN },
 	{ NULL, NULL, NULL, AUTH_NONE },
 };
 #undef A

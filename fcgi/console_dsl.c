@@ -1,7 +1,8 @@
 /*
  * console_dsl.c — DSL import and export in Dify's console paths:
  * /console/api/apps/imports (+ /confirm), /apps/{id}/export, and bundles
- * (/apps/{id}/export-bundle, /apps/{id}/bundle, /apps/imports-bundle).
+ * (/apps/{id}/export-bundle, /apps/{id}/bundle, /apps/imports-bundle in
+ * one step, and in three: /prepare, a PUT to the upload_url, /confirm).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -167,11 +168,16 @@ h_bundle(struct req *r)
 	free(name);
 }
 
-/* GET /console/api/apps/{id}/export-bundle: {download_url, filename}. */
+/*
+ * GET /console/api/apps/{id}/export-bundle: {download_url, filename}. As
+ * Dify's, the link works without a token (a browser follows it) until
+ * assets.link_ttl is over.
+ */
 static void
 h_export_bundle(struct req *r)
 {
 	json_t		*rec = NULL;
+	const char	*url;
 	char		 name[401];
 	int		 rc;
 
@@ -181,10 +187,10 @@ h_export_bundle(struct req *r)
 	}
 	engine_bundle_filename(rec, name, sizeof(name));
 	json_decref(rec);
-	resp_json(r, 200, json_pack("{s:s,s:s}", "download_url", arena_printf(
-	    r->a, "%s/console/api/apps/%s/bundle?include_secret=%s",
-	    req_base_url(r), r->captures[0],
-	    query_bool(r, "include_secret") ? "true" : "false"),
+	if ((url = bundle_export_link(r, r->captures[0], query_bool(r,
+	    "include_secret"))) == NULL)
+		return;
+	resp_json(r, 200, json_pack("{s:s,s:s}", "download_url", url,
 	    "filename", name));
 }
 
@@ -246,12 +252,69 @@ h_import_bundle(struct req *r)
 	send_import(r, rc, err, imp);
 }
 
+/*
+ * POST /console/api/apps/imports-bundle/prepare: {import_id, upload_url};
+ * the client PUTs the .zip to upload_url, then confirms.
+ */
+static void
+h_bundle_prepare(struct req *r)
+{
+	char		 id[ENGINE_BUNDLE_ID_LEN + 1];
+	const char	*url;
+	int		 rc;
+
+	rc = engine_bundle_prepare(r->eng, id, NULL);
+	if (rc == ENGINE_ELIMIT) {
+		resp_error(r, 429, "too_many_requests", "%d bundle imports "
+		    "wait for their confirm already (bundle.max_pending): "
+		    "confirm them, or wait until they expire "
+		    "(bundle.import_ttl)", r->conf->bundle_max_pending);
+		return;
+	}
+	if (rc != 0) {
+		resp_engine_error(r, rc, "", "import");
+		return;
+	}
+	if ((url = bundle_upload_link(r, id)) == NULL)
+		return;
+	resp_json(r, 200, json_pack("{s:s,s:s}", "import_id", id, "upload_url",
+	    url));
+}
+
+/*
+ * POST /console/api/apps/imports-bundle/{import}/confirm with {name,
+ * description, icon_type, icon, icon_background}, all optional: the
+ * Import object, as the one-step import answers.
+ */
+static void
+h_bundle_confirm(struct req *r)
+{
+	struct import_opts	 o;
+	char			 err[ENGINE_ERRMAX] = "";
+	json_t			*imp = NULL;
+	int			 rc;
+
+	if (req_read_json(r) != 0 || read_opts(r, &o) != 0)
+		return;
+	rc = engine_bundle_confirm(r->eng, r->captures[0], &o, err, &imp);
+	if (rc == ENGINE_ENOTFOUND) {
+		resp_error(r, 404, "not_found", "import %s expired, was "
+		    "confirmed or does not exist", r->captures[0]);
+		return;
+	}
+	send_import(r, rc, err, imp);
+}
+
 const struct route console_dsl_routes[] = {
 	{ "POST", "/console/api/apps/imports", h_import, AUTH_ADMIN },
 	{ "POST", "/console/api/apps/imports/{}/confirm", h_confirm,
 	    AUTH_ADMIN },
 	{ "POST", "/console/api/apps/imports-bundle", h_import_bundle,
 	    AUTH_ADMIN },
+	{ "POST", "/console/api/apps/imports-bundle/prepare",
+	    h_bundle_prepare, AUTH_ADMIN },
+	{ "POST", "/console/api/apps/imports-bundle/{}/confirm",
+	    h_bundle_confirm, AUTH_ADMIN },
 	{ "GET", "/console/api/apps/{}/export", h_export, AUTH_ADMIN },
 	{ "GET", "/console/api/apps/{}/export-bundle", h_export_bundle,
 	    AUTH_ADMIN },

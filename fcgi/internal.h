@@ -218,6 +218,37 @@ int	run_admit(struct req *r, const char *app_id, struct run_opts *o,
 	    struct run_slot *s);
 void	run_release(struct run_slot *s);
 
+/* ====== Signed links (files.c) ====== */
+
+/*
+ * A signed link (engine_link_sign) to method on path (a route path, no
+ * mount prefix) living ttl seconds: the base URL (req_base_url), path and
+ * its query, in r's arena. NULL after answering 500.
+ */
+const char *signed_url(struct req *r, const char *method, const char *path,
+	    int64_t ttl);
+
+/*
+ * The link to download ("download", a GET) or upload ("upload", a PUT of
+ * the raw bytes) file node_id of app_id, living assets.link_ttl. NULL
+ * after answering 500.
+ */
+const char *asset_link(struct req *r, const char *app_id,
+	    const char *node_id, const char *what);
+
+/*
+ * The link to PUT the .zip of prepared bundle import import_id, living
+ * bundle.import_ttl. NULL after answering 500.
+ */
+const char *bundle_upload_link(struct req *r, const char *import_id);
+
+/*
+ * The link to GET app_id's .zip bundle, with its secrets or without,
+ * living assets.link_ttl. NULL after answering 500.
+ */
+const char *bundle_export_link(struct req *r, const char *app_id,
+	    int include_secret);
+
 /* ====== Routing ====== */
 
 enum route_auth {
@@ -245,6 +276,7 @@ extern const struct route console_model_routes[];
 extern const struct route console_sandbox_routes[];
 extern const struct route console_admin_routes[];
 extern const struct route console_tool_routes[];
+extern const struct route file_routes[];
 
 /* Handles one request completely: prefix, route, auth, handler. */
 void	router_dispatch(struct req *r);

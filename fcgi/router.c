@@ -24,6 +24,8 @@ static const struct route *const route_tables[] = {
 	/* service API: conversations, messages, feedback */
 	service_conv_routes,
 	console_admin_routes,
+	/* signed links to files: no token, the link's signature */
+	file_routes,
 	NULL,
 };
 

@@ -161,7 +161,8 @@ is "$STATUS $(jqr .api_base_url)" "200 /v1" \
     "api_base_url is relative without server.public_url"
 req GET "$A/$APP_A/export-bundle" -H 'Host: evil.example'
 is "$(printf '%s' "$BODY" | grep -c evil)" 0 "download_url ignores the Host header"
-is "$(jqr .download_url)" "/console/api/apps/$APP_A/bundle?include_secret=false" \
+is "$(jqr .download_url | sed 's/?.*//')" \
+    "/console/api/files/app-bundles/$APP_A/without-secrets/download" \
     "... and is relative"
 req GET "/flow$A/$APP_A" -H 'Host: evil.example'
 is "$(jqr .api_base_url)" "/flow/v1" "relative links keep the mount prefix"
@@ -178,8 +179,8 @@ kill "$FC_PID"; wait "$FC_PID" 2>/dev/null
 FLOWCGI_SERVER_PUBLIC_URL=https://example.com/apps/ start_flowcgi pub2
 start_nginx "127.0.0.1:$FC_PORT"
 req GET "/flow$A/$APP_A/export-bundle" -H 'Host: evil.example'
-is "$(jqr .download_url)" \
-    "https://example.com/apps/console/api/apps/$APP_A/bundle?include_secret=false" \
+is "$(jqr .download_url | sed 's/?.*//')" \
+    "https://example.com/apps/console/api/files/app-bundles/$APP_A/without-secrets/download" \
     "a public_url with a path names the mount point itself"
 stop_nginx
 kill "$FC_PID"; wait "$FC_PID" 2>/dev/null
