@@ -123,8 +123,11 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/flow/")
 is "$code" 302 "fcgid: the folder itself redirects to the admin page"
 # Never served: the settings beside the binary, the data (here outside
 # the web root), the binary's folder listing.
+# Keys that would sit in the folder if the data directory were put there.
+echo fca-leak >"$W/home/public_html/flow/secret.key"
+echo fca-leak >"$W/home/public_html/flow/link.key"
 for p in /flow/flowcgi.yml /flow/.htaccess /flow/../flowcgi-data/admin_token \
-    /flowcgi-data/admin_token; do
+    /flowcgi-data/admin_token /flow/secret.key /flow/link.key; do
 	code=$(curl -s --path-as-is -o "$T_DIR/leak" -w '%{http_code}' "$BASE$p")
 	case $code in 400|403|404) r=0 ;; *) r=1 ;; esac
 	grep -q "fca-" "$T_DIR/leak" && r=1

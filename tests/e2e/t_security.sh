@@ -142,7 +142,12 @@ is "$STATUS $(jqr '.data | length')" "200 0" "mallory's list does not show it"
 svc "$KEY_C" GET "/v1/conversations"
 is "$STATUS" 400 "conversations need the user"
 svc "$KEY_A" GET "/v1/messages?conversation_id=$CONV&user=alice"
-is "$STATUS" 404 "another app's key cannot read it even with alice's name"
+is "$STATUS" 400 "a workflow app's key has no messages (Dify's mode error)"
+import_app "$TOP/tests/e2e/apps/echo_chat.yml"
+KEY_C2=$KEY
+svc "$KEY_C2" GET "/v1/messages?conversation_id=$CONV&user=alice"
+is "$STATUS $(jqr .message)" "404 Conversation Not Exists." \
+    "another chat app's key cannot read it even with alice's name"
 
 svc "$KEY_C" POST /v1/chat-messages -H "$J" \
     -d "{\"inputs\":{},\"query\":\"more\",\"user\":\"alice\",\"conversation_id\":\"$CONV\",\"response_mode\":\"blocking\"}"
