@@ -1000,61 +1000,6 @@ engine_run_get(struct engine *e, const char *run_id, json_t **out)
 	return engine_from_store(rc);
 }
 
-int
-engine_run_list(struct engine *e, const char *app_id, int page, int limit,
-    json_t **out)
-{
-	struct store_txn	*t = NULL;
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*data = NULL, *rec;
-	char			 prefix[64], id[37], hi[64];
-	size_t			 plen;
-	int64_t			 total = 0, first, last;
-	int			 rc;
-
-	if (engine_uuid_check(app_id) != 0)
-		return ENGINE_ENOTFOUND;
-	first = (int64_t)(page - 1) * limit;
-	last = first + limit;
-	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", app_id);
-	snprintf(hi, sizeof(hi), "%s0", app_id);	/* '0' follows '/' */
-	if ((data = json_array()) == NULL)
-		return ENGINE_ENOMEM;
-	if ((rc = store_read_begin(e->store, &t)) != 0 ||
-	    (rc = store_get_json(t, STORE_DB_APPS, app_id, &rec)) != 0)
-		goto out;
-	json_decref(rec);
-	if ((rc = store_cursor_open(t, STORE_DB_RUNS_BY_APP, &c)) != 0)
-		goto out;
-	/* Newest first: start past the app's last key and walk back. */
-	rc = store_cursor_seek(c, hi, strlen(hi), &kv);
-	rc = rc == 0 ? store_cursor_prev(c, &kv) : store_cursor_last(c, &kv);
-	for (; rc == 0; rc = store_cursor_prev(c, &kv)) {
-		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
-			break;
-		if (total >= first && total < last && kv.vlen == 36) {
-			memcpy(id, kv.v, 36);
-			id[36] = '\0';
-			if (store_get_json(t, STORE_DB_RUNS, id, &rec) == 0)
-				json_array_append_new(data, rec);
-		}
-		total++;
-	}
-	rc = rc == STORE_ENOTFOUND ? 0 : rc;
-out:
-	store_cursor_close(c);
-	store_read_end(t);
-	if (rc != 0) {
-		json_decref(data);
-		return engine_from_store(rc);
-	}
-	*out = json_pack("{s:i,s:i,s:I,s:b,s:o}", "page", page, "limit",
-	    limit, "total", (json_int_t)total, "has_more", total > last,
-	    "data", data);
-	return *out ? 0 : ENGINE_ENOMEM;
-}
-
 /* 1 when run record rec is one engine_run_logs lists for q. */
 static int
 log_match(const json_t *rec, const struct run_log_query *q)
@@ -1115,8 +1060,13 @@ log_entry(const json_t *rec)
 #undef F
 }
 
-int
-engine_run_logs(struct engine *e, const char *app_id,
+/*
+ * A page of an app's runs, newest first: with q NULL every run as stored
+ * (only the page's records are read), else the runs Dify's workflow log
+ * shows for q, as log entries (every record is read to filter).
+ */
+static int
+runs_page(struct engine *e, const char *app_id, int page, int limit,
     const struct run_log_query *q, json_t **out)
 {
 	struct store_txn	*t = NULL;
@@ -1126,33 +1076,46 @@ engine_run_logs(struct engine *e, const char *app_id,
 	char			 prefix[64], id[37], hi[64];
 	size_t			 plen;
 	int64_t			 total = 0, first, last;
-	int			 rc;
+	int			 rc, in;
 
 	if (engine_uuid_check(app_id) != 0)
 		return ENGINE_ENOTFOUND;
-	first = (int64_t)(q->page - 1) * q->limit;
-	last = first + q->limit;
+	first = (int64_t)(page - 1) * limit;
+	last = first + limit;
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "%s/", app_id);
 	snprintf(hi, sizeof(hi), "%s0", app_id);	/* '0' follows '/' */
 	if ((data = json_array()) == NULL)
 		return ENGINE_ENOMEM;
 	if ((rc = store_read_begin(e->store, &t)) != 0 ||
-	    (rc = store_cursor_open(t, STORE_DB_RUNS_BY_APP, &c)) != 0)
+	    (rc = store_get_json(t, STORE_DB_APPS, app_id, &rec)) != 0)
 		goto out;
-	/* Newest first, as engine_run_list; every record is read to filter */
+	json_decref(rec);
+	if ((rc = store_cursor_open(t, STORE_DB_RUNS_BY_APP, &c)) != 0)
+		goto out;
+	/* Newest first: start past the app's last key and walk back. */
 	rc = store_cursor_seek(c, hi, strlen(hi), &kv);
 	rc = rc == 0 ? store_cursor_prev(c, &kv) : store_cursor_last(c, &kv);
 	for (; rc == 0; rc = store_cursor_prev(c, &kv)) {
 		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
 			break;
-		if (kv.vlen != 36)
+		in = total >= first && total < last;
+		if (kv.vlen != 36 || (q == NULL && !in)) {
+			total += q == NULL;
 			continue;
+		}
 		memcpy(id, kv.v, 36);
 		id[36] = '\0';
-		if (store_get_json(t, STORE_DB_RUNS, id, &rec) != 0)
+		if (store_get_json(t, STORE_DB_RUNS, id, &rec) != 0) {
+			total += q == NULL;
 			continue;
+		}
+		if (q == NULL) {
+			json_array_append_new(data, rec);
+			total++;
+			continue;
+		}
 		if (log_match(rec, q)) {
-			if (total >= first && total < last)
+			if (in)
 				json_array_append_new(data, log_entry(rec));
 			total++;
 		}
@@ -1166,10 +1129,24 @@ out:
 		json_decref(data);
 		return engine_from_store(rc);
 	}
-	*out = json_pack("{s:i,s:i,s:I,s:b,s:o}", "page", q->page, "limit",
-	    q->limit, "total", (json_int_t)total, "has_more", total > last,
+	*out = json_pack("{s:i,s:i,s:I,s:b,s:o}", "page", page, "limit",
+	    limit, "total", (json_int_t)total, "has_more", total > last,
 	    "data", data);
-	return *out ? 0 : ENGINE_ENOMEM;
+	return *out != NULL ? 0 : ENGINE_ENOMEM;
+}
+
+int
+engine_run_list(struct engine *e, const char *app_id, int page, int limit,
+    json_t **out)
+{
+	return runs_page(e, app_id, page, limit, NULL, out);
+}
+
+int
+engine_run_logs(struct engine *e, const char *app_id,
+    const struct run_log_query *q, json_t **out)
+{
+	return runs_page(e, app_id, q->page, q->limit, q, out);
 }
 
 int
