@@ -9,7 +9,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 #include <openssl/evp.h>
 
 #include "fcgi/internal.h"
@@ -221,7 +220,7 @@ h_file_get(struct req *r)
 static void
 h_file_download(struct req *r)
 {
-	char		 err[ENGINE_ERRMAX] = "", *data = NULL, *enc;
+	char		 err[ENGINE_ERRMAX] = "", *data = NULL;
 	const char	*name;
 	size_t		 len = 0;
 	json_t		*node = NULL;
@@ -234,11 +233,7 @@ h_file_download(struct req *r)
 		return;
 	}
 	name = json_string_value(json_object_get(node, "name"));
-	if ((enc = curl_easy_escape(NULL, name, 0)) != NULL) {
-		resp_header(r, "Content-Disposition", arena_printf(r->a,
-		    "attachment; filename*=UTF-8''%s", enc));
-		curl_free(enc);
-	}
+	resp_attachment(r, name);
 	resp_header(r, "ETag", arena_printf(r->a, "\"%s\"",
 	    json_string_value(json_object_get(node, "checksum"))));
 	resp_bytes(r, 200, mime_for(name), data, len);

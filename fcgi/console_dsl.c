@@ -8,7 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 
 #include "fcgi/internal.h"
 
@@ -148,7 +147,7 @@ h_export(struct req *r)
 static void
 h_bundle(struct req *r)
 {
-	char	 err[ENGINE_ERRMAX] = "", *zip = NULL, *name = NULL, *enc;
+	char	 err[ENGINE_ERRMAX] = "", *zip = NULL, *name = NULL;
 	size_t	 len = 0;
 	int	 rc;
 
@@ -158,11 +157,7 @@ h_bundle(struct req *r)
 		resp_engine_error(r, rc, err, "app");
 		return;
 	}
-	if ((enc = curl_easy_escape(NULL, name, 0)) != NULL) {
-		resp_header(r, "Content-Disposition", arena_printf(r->a,
-		    "attachment; filename*=UTF-8''%s", enc));
-		curl_free(enc);
-	}
+	resp_attachment(r, name);
 	resp_bytes(r, 200, "application/zip", zip, len);
 	free(zip);
 	free(name);

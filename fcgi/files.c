@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
 
 #include "fcgi/internal.h"
 
@@ -163,7 +162,7 @@ h_bundle_upload(struct req *r)
 static void
 h_bundle_download(struct req *r)
 {
-	char	 err[ENGINE_ERRMAX] = "", *zip = NULL, *name = NULL, *enc;
+	char	 err[ENGINE_ERRMAX] = "", *zip = NULL, *name = NULL;
 	size_t	 len = 0;
 	int	 rc, secrets;
 
@@ -180,11 +179,7 @@ h_bundle_download(struct req *r)
 		resp_engine_error(r, rc, err, "app");
 		return;
 	}
-	if ((enc = curl_easy_escape(NULL, name, 0)) != NULL) {
-		resp_header(r, "Content-Disposition", arena_printf(r->a,
-		    "attachment; filename*=UTF-8''%s", enc));
-		curl_free(enc);
-	}
+	resp_attachment(r, name);
 	resp_header(r, "Cache-Control", "private, no-store");
 	resp_bytes(r, 200, "application/zip", zip, len);
 	free(zip);
@@ -195,7 +190,7 @@ h_bundle_download(struct req *r)
 static void
 h_asset_download(struct req *r)
 {
-	char		 err[ENGINE_ERRMAX] = "", *data = NULL, *enc;
+	char		 err[ENGINE_ERRMAX] = "", *data = NULL;
 	const char	*name;
 	size_t		 len = 0;
 	json_t		*node = NULL;
@@ -214,11 +209,7 @@ h_asset_download(struct req *r)
 		return;
 	}
 	name = json_string_value(json_object_get(node, "name"));
-	if ((enc = curl_easy_escape(NULL, name, 0)) != NULL) {
-		resp_header(r, "Content-Disposition", arena_printf(r->a,
-		    "attachment; filename*=UTF-8''%s", enc));
-		curl_free(enc);
-	}
+	resp_attachment(r, name);
 	/* Anyone with the link gets it: never render it on our origin. */
 	resp_header(r, "X-Content-Type-Options", "nosniff");
 	resp_header(r, "Cache-Control", "private, no-store");

@@ -302,6 +302,19 @@ resp_header(struct req *r, const char *name, const char *value)
 	r->nhdrs++;
 }
 
+void
+resp_attachment(struct req *r, const char *filename)
+{
+	char *enc;
+
+	if (filename == NULL ||
+	    (enc = curl_easy_escape(NULL, filename, 0)) == NULL)
+		return;
+	resp_header(r, "Content-Disposition", arena_printf(r->a,
+	    "attachment; filename*=UTF-8''%s", enc));
+	curl_free(enc);
+}
+
 static void
 resp_head(struct req *r, int status, const char *ctype, size_t len,
     int has_len)

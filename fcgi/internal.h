@@ -132,6 +132,8 @@ int	req_json_string(struct req *r, const char *k, int required,
 
 /* Adds a response header for the next resp_* call. */
 void	resp_header(struct req *r, const char *name, const char *value);
+/* Content-Disposition: attachment with the file name (RFC 5987 form). */
+void	resp_attachment(struct req *r, const char *filename);
 
 /* Sends status and the JSON body (stolen: resp_json decrefs it). */
 void	resp_json(struct req *r, int status, json_t *body);
