@@ -250,35 +250,61 @@ fail:
 	return rc;
 }
 
-/* The registered server whose URL is url, or ENGINE_ENOTFOUND. */
+/*
+ * The first stored MCP server record that match takes, or
+ * ENGINE_ENOTFOUND. *out is a new reference.
+ */
 static int
-record_by_url(struct engine *e, const char *url, json_t **out)
+record_find(struct engine *e, int (*match)(const json_t *, const void *),
+    const void *arg, json_t **out)
 {
-	json_t		*all = NULL, *r;
-	char		 hex[65];
-	size_t		 i;
-	int		 rc;
+	json_t	*all = NULL, *r;
+	size_t	 i;
+	int	 rc;
 
 	*out = NULL;
-	url_hash(url, hex);
 	if ((rc = tool_provider_all(e, &all)) != 0)
 		return rc;
 	rc = ENGINE_ENOTFOUND;
-	json_array_foreach(all, i, r) {
-		if (str_of(r, "type") == NULL || strcmp(str_of(r, "type"),
-		    "mcp") != 0)
-			continue;
-		if ((str_of(r, "server_url_hash") != NULL && strcmp(str_of(r,
-		    "server_url_hash"), hex) == 0) || (str_of(r,
-		    "server_url_enc") == NULL && str_of(r, "server_url") !=
-		    NULL && strcmp(str_of(r, "server_url"), url) == 0)) {
+	json_array_foreach(all, i, r)
+		if (str_of(r, "type") != NULL && strcmp(str_of(r, "type"),
+		    "mcp") == 0 && match(r, arg)) {
 			*out = json_incref(r);
 			rc = 0;
 			break;
 		}
-	}
 	json_decref(all);
 	return rc;
+}
+
+/* Matches a record by its URL's hash (hex), or its plain URL in a record
+ * stored before URLs were encrypted. */
+static int
+match_url(const json_t *r, const void *arg)
+{
+	const char *const *u = arg;	/* { hex, url } */
+
+	return (str_of(r, "server_url_hash") != NULL &&
+	    strcmp(str_of(r, "server_url_hash"), u[0]) == 0) ||
+	    (str_of(r, "server_url_enc") == NULL && str_of(r, "server_url") !=
+	    NULL && strcmp(str_of(r, "server_url"), u[1]) == 0);
+}
+
+static int
+match_id(const json_t *r, const void *id)
+{
+	return str_of(r, "id") != NULL && strcmp(str_of(r, "id"), id) == 0;
+}
+
+/* The registered server whose URL is url, or ENGINE_ENOTFOUND. */
+static int
+record_by_url(struct engine *e, const char *url, json_t **out)
+{
+	char		 hex[65];
+	const char	*u[2] = { hex, url };
+
+	url_hash(url, hex);
+	return record_find(e, match_url, u, out);
 }
 
 int
@@ -677,30 +703,14 @@ record_store(struct engine *e, const json_t *rec, const char *old_name,
 	return rc;
 }
 
-/* The stored record of MCP server id (or server_identifier). */
+/* The stored record of MCP server id. */
 static int
 record_by_id(struct engine *e, const char *id, json_t **out)
 {
-	json_t	*all = NULL, *r;
-	size_t	 i;
-	int	 rc;
-
 	*out = NULL;
 	if (id == NULL)
 		return ENGINE_ENOTFOUND;
-	if ((rc = tool_provider_all(e, &all)) != 0)
-		return rc;
-	rc = ENGINE_ENOTFOUND;
-	json_array_foreach(all, i, r)
-		if (str_of(r, "type") != NULL && strcmp(str_of(r, "type"),
-		    "mcp") == 0 && str_of(r, "id") != NULL && strcmp(str_of(r,
-		    "id"), id) == 0) {
-			*out = json_incref(r);
-			rc = 0;
-			break;
-		}
-	json_decref(all);
-	return rc;
+	return record_find(e, match_id, id, out);
 }
 
 int
