@@ -65,7 +65,6 @@ struct conn {
 	uint32_t	 gen;		/* bumped on close: tells old events */
 	int64_t		 deadline;	/* ms: whole request by then */
 	atomic_int	 gone;		/* the peer hung up */
-	int		 keep;		/* FastCGI keep-alive: serve again */
 	int		 watched;	/* in the connections' epoll set */
 	int		 timed_out;	/* the loop cut it at the deadline */
 	_Atomic(const char *) why;	/* why it closed, logged once */
@@ -479,28 +478,34 @@ set_timeout(int fd, int opt, int seconds)
 }
 
 /*
- * Waits for the next request on a kept-alive connection. Under srv->mu
- * with the re-arm, so that a stop (close_idle) or the reaper never closes
- * it between the two. 0, or -1 when it must close (stopping, or epoll
- * refused).
+ * Makes c idle, its whole next request due within server.read_timeout,
+ * and arms it (op: EPOLL_CTL_ADD for a new one, MOD for a kept one).
+ * Called with srv->mu held, so that a stop (close_idle) or the reaper
+ * never sees it idle before it is armed. 0, or -1 with c not idle.
  */
+static int
+conn_wait(struct server *srv, struct conn *c, int op)
+{
+	c->state = CONN_IDLE;
+	c->deadline = now_ms() + (int64_t)srv->conf->read_timeout * 1000;
+	c->timed_out = 0;
+	atomic_store(&c->why, NULL);
+	if (conn_arm(srv, op, c, EPOLLIN | EPOLLRDHUP | EPOLLONESHOT) == 0)
+		return 0;
+	c->state = CONN_CLOSING;
+	return -1;
+}
+
+/* Waits for the next request on a kept-alive connection. 0, or -1 when
+ * it must close (stopping, or epoll refused). */
 static int
 conn_rearm(struct server *srv, struct conn *c)
 {
 	int rc = -1;
 
 	pthread_mutex_lock(&srv->mu);
-	if (!atomic_load(&srv->stopping)) {
-		c->state = CONN_IDLE;
-		c->deadline = now_ms() +
-		    (int64_t)srv->conf->read_timeout * 1000;
-		c->timed_out = 0;
-		atomic_store(&c->why, NULL);
-		rc = conn_arm(srv, EPOLL_CTL_MOD, c,
-		    EPOLLIN | EPOLLRDHUP | EPOLLONESHOT);
-		if (rc != 0)
-			c->state = CONN_FINISHING;
-	}
+	if (!atomic_load(&srv->stopping))
+		rc = conn_wait(srv, c, EPOLL_CTL_MOD);
 	pthread_mutex_unlock(&srv->mu);
 	return rc;
 }
@@ -519,7 +524,6 @@ serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
 	int			 timed_out;
 
 	sc->c = c;
-	c->keep = 0;
 	atomic_store(&c->gone, 0);
 	if (c->dfd < 0) {
 		if ((c->dfd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
@@ -567,14 +571,13 @@ serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
 	}
 	FCGX_Finish_r(&sc->fr);
 	if (sc->fr.ipcFd >= 0) {
-		/* kept open (the web server asked for keep-alive) */
+		/* kept open (the web server asked for keep-alive): wait for
+		 * its next request, unless its peer left (or we stop) */
 		c->dfd = sc->fr.ipcFd;
 		sc->fr.ipcFd = -1;
-		c->keep = !atomic_load(&c->gone) &&
-		    !atomic_load(&srv->stopping);
+		if (!atomic_load(&c->gone) && conn_rearm(srv, c) == 0)
+			return;
 	}
-	if (c->keep && conn_rearm(srv, c) == 0)
-		return;
 out:
 	pthread_mutex_lock(&srv->mu);
 	c->state = CONN_CLOSING;
@@ -682,7 +685,7 @@ static void
 accept_new(struct server *srv)
 {
 	struct conn	*c;
-	int		 fd;
+	int		 fd, watched;
 
 	while (open_conns(srv) < srv->conf->max_connections &&
 	    !atomic_load(&srv->stopping)) {
@@ -701,27 +704,19 @@ accept_new(struct server *srv)
 		srv->free_slots = c->qnext;
 		c->fd = fd;
 		c->dfd = -1;
-		c->state = CONN_IDLE;
-		c->deadline = now_ms() +
-		    (int64_t)srv->conf->read_timeout * 1000;
-		c->timed_out = 0;
-		c->keep = 0;
 		atomic_store(&c->gone, 0);
-		atomic_store(&c->why, NULL);
 		c->prev = NULL;
 		c->next = srv->all;
 		if (srv->all != NULL)
 			srv->all->prev = c;
 		srv->all = c;
 		srv->nconns++;
-		c->watched = conn_arm(srv, EPOLL_CTL_ADD, c,
-		    EPOLLIN | EPOLLRDHUP | EPOLLONESHOT) == 0;
-		if (!c->watched) {
-			c->state = CONN_CLOSING;
+		c->watched = conn_wait(srv, c, EPOLL_CTL_ADD) == 0;
+		if (!c->watched)
 			atomic_store(&c->why, "cannot watch the connection");
-		}
+		watched = c->watched;
 		pthread_mutex_unlock(&srv->mu);
-		if (c->state == CONN_CLOSING)
+		if (!watched)
 			conn_close(srv, c);
 	}
 }
