@@ -24,6 +24,7 @@
 #include "engine/sandbox/sandbox.h"
 #include "tests/unit/host_procs.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/tap_json.h"
 
 static char			top[256];
 static struct sandbox_config	cfg;
@@ -42,7 +43,6 @@ static struct {
 } cold[RUNS_MAX];
 static int	nrun;
 
-static const char *dump(const json_t *j);
 
 /* A pool of one warm runner per language made from cfg as it is now. */
 static void
@@ -94,30 +94,15 @@ run(const char *lang, const char *code, const char *inputs, int timeout_ms,
 		snprintf(cold[nrun].err, sizeof(cold[nrun].err), "%s", rc ?
 		    err : "");
 		snprintf(cold[nrun].out, sizeof(cold[nrun].out), "%s",
-		    dump(res->outputs));
+		    tap_json(res->outputs));
 	} else if (nrun < RUNS_MAX) {
 		CHECK_INT(rc, cold[nrun].rc);
 		CHECK_STR(rc ? err : "", cold[nrun].err);
-		CHECK_STR(dump(res->outputs), cold[nrun].out);
+		CHECK_STR(tap_json(res->outputs), cold[nrun].out);
 	}
 	nrun++;
 	json_decref(in);
 	return rc;
-}
-
-/* The outputs as compact JSON with sorted keys (static buffer). */
-static const char *
-dump(const json_t *j)
-{
-	static char	 buf[4096];
-	char		*s;
-
-	if (j == NULL)
-		return "(null)";
-	s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	snprintf(buf, sizeof(buf), "%s", s ? s : "(error)");
-	free(s);
-	return buf;
 }
 
 /* 1 when s ends with tail. */
@@ -173,7 +158,7 @@ test_python(void)
 	    "    print('more noise')\n"
 	    "    return {'sum': a + 1, 'b': b.upper(), 'c': c, 'u': b + '\u00e9'}\n",
 	    "{\"a\": 41, \"b\": \"h\\u00e9llo \\u4e16\"}", 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs),
+	CHECK_STR(tap_json(r.outputs),
 	    "{\"b\":\"H\u00c9LLO \u4e16\",\"c\":null,\"sum\":42,"
 	    "\"u\":\"h\u00e9llo \u4e16\u00e9\"}");
 	CHECK(r.log != NULL && strstr(r.log, "more noise") != NULL);
@@ -192,7 +177,7 @@ test_python(void)
 	    "            'j': json.loads('[1, 2]'), 'd': d.isoformat(),\n"
 	    "            'r': math.sqrt(16), 'f': 0.5}\n",
 	    "{\"s\": \"a1b22c333\"}", 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs),
+	CHECK_STR(tap_json(r.outputs),
 	    "{\"d\":\"2024-03-01\",\"f\":0.5,\"j\":[1,2],\"n\":3,\"r\":4.0}");
 	sandbox_code_result_release(&r);
 
@@ -283,7 +268,7 @@ test_python(void)
 	    "    sys.stdout.write('last words')\n"
 	    "    sys.stderr.write('err words')\n"
 	    "    return {'ok': 1}\n", NULL, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"ok\":1}");
+	CHECK_STR(tap_json(r.outputs), "{\"ok\":1}");
 	CHECK(ends_with(r.log, "xxxx\nlast words\nerr words"));
 	sandbox_code_result_release(&r);
 
@@ -294,7 +279,7 @@ test_python(void)
 	    "    p = subprocess.Popen(['sleep', '%s'])\n"
 	    "    return {'alive': p.poll() is None}\n", arg);
 	CHECK_INT(run("python3", code, NULL, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"alive\":true}");
+	CHECK_STR(tap_json(r.outputs), "{\"alive\":true}");
 	CHECK(sleeper_gone(needle) == 0);
 	sandbox_code_result_release(&r);
 
@@ -339,7 +324,7 @@ test_javascript(void)
 	    "  return {sum: a + 1, b: b.toUpperCase(), list: [1, 'x']};\n"
 	    "}\n",
 	    "{\"a\": 1, \"b\": \"x\"}", 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"b\":\"X\",\"list\":[1,\"x\"],\"sum\":2}");
+	CHECK_STR(tap_json(r.outputs), "{\"b\":\"X\",\"list\":[1,\"x\"],\"sum\":2}");
 	CHECK(r.log != NULL && strstr(r.log, "noise") != NULL);
 	printf("# javascript %s: %lld ms in the interpreter\n", pooled ?
 	    "on a warm runner" : "one sandbox per call",
@@ -353,7 +338,7 @@ test_javascript(void)
 	    "  h: crypto.createHash('sha256').update('a').digest('hex')"
 	    ".slice(0, 8)});\n",
 	    "{\"n\": 21}", 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"h\":\"ca978112\",\"n\":42}");
+	CHECK_STR(tap_json(r.outputs), "{\"h\":\"ca978112\",\"n\":42}");
 	sandbox_code_result_release(&r);
 
 	CHECK_INT(run("javascript",
@@ -395,7 +380,7 @@ test_javascript(void)
 	    "  process.stdout.write('last words');\n"
 	    "  process.stderr.write('err words');\n"
 	    "  return {ok: 1};\n}\n", NULL, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"ok\":1}");
+	CHECK_STR(tap_json(r.outputs), "{\"ok\":1}");
 	CHECK(ends_with(r.log, "xxxx\nlast words\nerr words"));
 	sandbox_code_result_release(&r);
 
@@ -408,7 +393,7 @@ test_javascript(void)
 	    "  setTimeout(() => {}, 1000000);\n"
 	    "  return {spawned: c.pid > 0};\n}\n", arg);
 	CHECK_INT(run("javascript", code, NULL, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"spawned\":true}");
+	CHECK_STR(tap_json(r.outputs), "{\"spawned\":true}");
 	CHECK(sleeper_gone(needle) == 0);
 	sandbox_code_result_release(&r);
 

@@ -30,6 +30,7 @@
 #include "engine/sandbox/sandbox.h"
 #include "tests/unit/host_procs.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/tap_json.h"
 
 /* How long a runner may take to be warm (a busy host). */
 #define WAIT_MS		60000
@@ -240,21 +241,6 @@ run(struct sandbox_code_pool *p, const struct sandbox_config *cfg,
 	return rc;
 }
 
-/* The outputs as compact JSON with sorted keys (static buffer). */
-static const char *
-dump(const json_t *j)
-{
-	static char	 buf[4096];
-	char		*s;
-
-	if (j == NULL)
-		return "(null)";
-	s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	snprintf(buf, sizeof(buf), "%s", s ? s : "(error)");
-	free(s);
-	return buf;
-}
-
 /* Runs code on a warm runner of p: waits for one, checks it was used. */
 static int
 run_warm(struct sandbox_code_pool *p, const struct sandbox_config *cfg,
@@ -340,19 +326,19 @@ test_no_reuse(void)
 	if (p == NULL)
 		return;
 	CHECK_INT(run_warm(p, &cfg, "python3", py_leave, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"before\":false,\"own\":true}");
+	CHECK_STR(tap_json(r.outputs), "{\"before\":false,\"own\":true}");
 	sandbox_code_result_release(&r);
 	CHECK_INT(run_warm(p, &cfg, "python3", py_look, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"builtins\":false,\"env\":false,"
+	CHECK_STR(tap_json(r.outputs), "{\"builtins\":false,\"env\":false,"
 	    "\"files\":[false,false,false],\"global\":false,\"main\":false,"
 	    "\"sys\":false,\"ws\":[]}");
 	sandbox_code_result_release(&r);
 
 	CHECK_INT(run_warm(p, &cfg, "javascript", js_leave, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"before\":false,\"own\":true}");
+	CHECK_STR(tap_json(r.outputs), "{\"before\":false,\"own\":true}");
 	sandbox_code_result_release(&r);
 	CHECK_INT(run_warm(p, &cfg, "javascript", js_look, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"env\":false,\"files\":[false,false,"
+	CHECK_STR(tap_json(r.outputs), "{\"env\":false,\"files\":[false,false,"
 	    "false],\"global\":false,\"module\":false,\"script\":false,"
 	    "\"ws\":[]}");
 	sandbox_code_result_release(&r);
@@ -405,7 +391,7 @@ test_killed(void)
 	CHECK(sandbox_code_pool_wait(p, "python3", 1, WAIT_MS) == 0);
 	CHECK_INT(run_warm(p, &cfg, "python3",
 	    "def main(): return {'ok': 1}\n", 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"ok\":1}");
+	CHECK_STR(tap_json(r.outputs), "{\"ok\":1}");
 	sandbox_code_result_release(&r);
 
 	/* killed just before a job takes it: the job still succeeds (on
@@ -418,7 +404,7 @@ test_killed(void)
 		CHECK(kill(pids[0], SIGKILL) == 0);
 	CHECK_INT(run(p, &cfg, "python3", "def main(): return {'ok': 2}\n",
 	    NULL, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"ok\":2}");
+	CHECK_STR(tap_json(r.outputs), "{\"ok\":2}");
 	sandbox_code_result_release(&r);
 	w.n = st0.died;
 	CHECK(wait_until(died_past, &w, WAIT_MS) == 0);
@@ -443,7 +429,7 @@ test_empty(void)
 	CHECK(p == NULL);
 	CHECK_INT(run(NULL, &cfg, "python3", "def main(): return {'a': 1}\n",
 	    NULL, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"a\":1}");
+	CHECK_STR(tap_json(r.outputs), "{\"a\":1}");
 	sandbox_code_result_release(&r);
 	CHECK_INT(threads(), t0);
 	CHECK_INT(runners("", "", pids, NULL, 8), 0);
@@ -459,7 +445,7 @@ test_empty(void)
 	cfg.timeout = base.timeout + 1;
 	CHECK_INT(run(p, &cfg, "python3", "def main(): return {'a': 2}\n",
 	    NULL, 0, err, &r), 0);
-	CHECK_STR(dump(r.outputs), "{\"a\":2}");
+	CHECK_STR(tap_json(r.outputs), "{\"a\":2}");
 	sandbox_code_result_release(&r);
 	sandbox_code_pool_stats(p, &st);
 	CHECK_INT(st.threads, 0);
@@ -606,7 +592,7 @@ test_discard(void)
 			    "  setInterval(() => {}, 1000);\n"
 			    "  return {ok: 1};\n}\n", arg);
 		CHECK_INT(run_warm(p, &cfg, lang[i], code, 0, err, &r), 0);
-		CHECK_STR(dump(r.outputs), "{\"ok\":1}");
+		CHECK_STR(tap_json(r.outputs), "{\"ok\":1}");
 		sandbox_code_result_release(&r);
 		/* the runner, what it started and its sandbox go; a fresh
 		 * runner takes its place */
