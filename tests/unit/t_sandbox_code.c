@@ -43,7 +43,6 @@ static struct {
 } cold[RUNS_MAX];
 static int	nrun;
 
-
 /* A pool of one warm runner per language made from cfg as it is now. */
 static void
 pool_for_cfg(void)
