@@ -23,42 +23,13 @@
 #include "engine/engine.h"
 #include "engine/internal.h"
 #include "engine/sandbox/sandbox.h"
+#include "tests/tools/bench_stats.h"
 
 struct timing {
 	double	t_start;	/* node_started of the code node, us */
 	double	t_end;		/* node_finished */
 	int	failed;
 };
-
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The p-th percentile of v[0..n) (sorts v). */
-static double
-pct(double *v, int n, double p)
-{
-	int i;
-
-	if (n == 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	i = (int)(p / 100.0 * (n - 1) + 0.5);
-	return v[i];
-}
 
 static void
 on_event(void *arg, const json_t *ev)

@@ -20,15 +20,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
-
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
+#include "tests/tools/bench_stats.h"
 
 /* CPU time of the whole process (every thread), microseconds. */
 static double
@@ -44,21 +36,6 @@ struct timing {
 	double	wall;	/* us per run */
 	double	cpu;	/* us of CPU per run */
 };
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /*
  * A workflow: start -> n simple nodes in a chain -> end, as DSL YAML. The

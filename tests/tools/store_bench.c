@@ -24,29 +24,7 @@
 
 #include <lmdb.h>
 
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "tests/tools/bench_stats.h"
 
 static MDB_dbi	dbi_runs, dbi_index, dbi_nodes;
 static char	rec[1536], node[400];
