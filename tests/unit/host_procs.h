@@ -12,6 +12,32 @@
 #include <unistd.h>
 
 /*
+ * The command line of process pid (a /proc entry's name), its arguments
+ * joined by spaces, into buf. Its length, or -1 when it has none (gone,
+ * a kernel thread).
+ */
+static inline ssize_t
+proc_cmdline(const char *pid, char *buf, size_t size)
+{
+	char	path[300];
+	ssize_t	len, i;
+	int	fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return -1;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	for (i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[len] = '\0';
+	return len;
+}
+
+/*
  * Host processes whose command line (arguments joined by spaces) contains
  * needle, begins with prefix (NULL: anything) and does not contain
  * exclude (NULL: nothing excluded). -1 when /proc cannot be read.
@@ -21,26 +47,15 @@ host_procs(const char *needle, const char *prefix, const char *exclude)
 {
 	DIR		*d = opendir("/proc");
 	struct dirent	*de;
-	char		 path[300], buf[4096];
-	int		 n = 0, fd;
-	ssize_t		 len, i;
+	char		 buf[4096];
+	int		 n = 0;
 
 	if (d == NULL)
 		return -1;
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' ||
+		    proc_cmdline(de->d_name, buf, sizeof(buf)) < 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-		if ((fd = open(path, O_RDONLY)) < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		for (i = 0; i < len; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[len] = '\0';
 		if (strstr(buf, needle) != NULL && (prefix == NULL ||
 		    strncmp(buf, prefix, strlen(prefix)) == 0) &&
 		    (exclude == NULL || strstr(buf, exclude) == NULL))

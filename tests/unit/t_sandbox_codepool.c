@@ -132,10 +132,9 @@ runners(const char *prefix, const char *needle, pid_t *pids,
 {
 	DIR		*d = opendir("/proc");
 	struct dirent	*de;
-	char		 path[64], buf[4096], *dir;
+	char		 buf[4096], *dir;
 	pid_t		 pid, q;
-	ssize_t		 len, i;
-	int		 n = 0, fd, depth;
+	int		 n = 0, depth;
 
 	if (d == NULL)
 		return -1;
@@ -146,19 +145,9 @@ runners(const char *prefix, const char *needle, pid_t *pids,
 		for (q = pid, depth = 0; q > 1 && q != getpid() && depth < 64;
 		    depth++)
 			q = parent_of(q);
-		if (q != getpid() || pid == getpid())
+		if (q != getpid() || pid == getpid() ||
+		    proc_cmdline(de->d_name, buf, sizeof(buf)) < 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-		if ((fd = open(path, O_RDONLY)) < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		for (i = 0; i < len; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[len] = '\0';
 		if (strncmp(buf, prefix, strlen(prefix)) != 0 ||
 		    strstr(buf, needle) == NULL)
 			continue;
