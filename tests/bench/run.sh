@@ -98,8 +98,10 @@ sleep 0.5	# let the workers settle before the idle figure
 IDLE_RSS=$(proc_kb "$FLOWCGI_PID" VmRSS)
 IDLE_ANON=$(proc_kb "$FLOWCGI_PID" RssAnon)
 
-# One nginx prefix per side.
-nginx_side flowcgi "127.0.0.1:$FC_PORT"
+# One nginx prefix per side, the same settings on both: no keep-alive to
+# the upstream, which libfcgi's accept loop cannot take (fsync.sh measures
+# flowcgi with it against the trivial responder with and without it).
+NGINX_KEEPALIVE=0 nginx_side flowcgi "127.0.0.1:$FC_PORT"
 FC_BASE=$BASE
 start_trivial "$THREADS"
 
