@@ -195,6 +195,23 @@ out:
 	return 0;
 }
 
+int
+engine_app_mode(struct engine *e, const char *id, char *mode, size_t len)
+{
+	json_t		*app = NULL;
+	const char	*m;
+	int		 rc, sealed;
+
+	/* without the cache, the record alone */
+	if ((rc = e->apps != NULL ? app_cache_get(e, id, &app, &sealed) :
+	    engine_app_get(e, id, &app)) != 0)
+		return rc;
+	m = json_string_value(json_object_get(app, "mode"));
+	snprintf(mode, len, "%s", m != NULL ? m : "");
+	json_decref(app);
+	return 0;
+}
+
 struct graph *
 app_cache_graph(struct engine *e, const json_t *app)
 {

@@ -325,9 +325,9 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	o.max_map_size = c->max_map_size;
 	o.sync = c->sync;
 	o.max_readers = 0;
-	/* Without flushes there is nothing to share: batching would only
-	 * add hand-offs between threads (measured: fsync.sh). */
-	o.batch_max = c->sync ? c->batch_max : 1;
+	/* With sync off too: a batch shares LMDB's write lock and its
+	 * commit even when there is no flush to share (fsync.sh). */
+	o.batch_max = c->batch_max;
 	if ((rc = store_open(c->data_dir, &o, &e->store)) != 0) {
 		snprintf(err, ENGINE_ERRMAX, "storage in '%.200s': %s",
 		    c->data_dir, store_strerror(rc));

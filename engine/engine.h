@@ -123,6 +123,14 @@ int	engine_app_create(struct engine *e, const json_t *in, char *err,
 int	engine_app_get(struct engine *e, const char *id, json_t **out);
 
 /*
+ * The mode of app id ("workflow", "advanced-chat", ...) into mode (len
+ * bytes), from the parsed apps the runs share (run.app_cache): what a run
+ * request checks first costs no parse.
+ */
+int	engine_app_mode(struct engine *e, const char *id, char *mode,
+	    size_t len);
+
+/*
  * The same with the whole draft DSL document under "dsl". Its secrets
  * (secret environment variables, http-request API keys, a tool or agent
  * node's inline headers) are as stored, sealed: an answer that shows the

@@ -68,18 +68,18 @@ run_app(struct req *r, int chat)
 {
 	struct run_opts	 o;
 	struct run_slot	 slot = { -1, 0 };
-	const char	*mode, *rmode, *user, *query = NULL, *conv = NULL;
-	char		 err[ENGINE_ERRMAX] = "";
-	json_t		*app = NULL, *inputs, *res = NULL;
+	const char	*rmode, *user, *query = NULL, *conv = NULL;
+	char		 err[ENGINE_ERRMAX] = "", mode[32];
+	json_t		*inputs, *res = NULL;
 	int		 rc, streaming;
 
 	if (req_read_json(r) != 0)
 		return;
-	if ((rc = engine_app_get(r->eng, r->app_id, &app)) != 0) {
+	if ((rc = engine_app_mode(r->eng, r->app_id, mode, sizeof(mode))) !=
+	    0) {
 		resp_engine_error(r, rc, "", "app");
 		return;
 	}
-	mode = json_string_value(json_object_get(app, "mode"));
 	if (!chat && strcmp(mode, "workflow") != 0) {
 		resp_error(r, 400, "not_workflow_app", "Please check if your "
 		    "app mode matches the right API route.");
@@ -146,7 +146,6 @@ run_app(struct req *r, int chat)
 out:
 	run_release(&slot);
 	json_decref(res);
-	json_decref(app);
 }
 
 static void
