@@ -796,10 +796,11 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	live = 1;
 	if (o->on_start != NULL)
 		o->on_start(o->arg, r.task_id, r.id);
-	run_emit(&r, "workflow_started", json_pack("{s:s,s:s,s:O,s:I,s:s}",
-	    "id", r.id, "workflow_id", r.workflow_id, "inputs", inputs,
-	    "created_at", (json_int_t)(r.started_ms / 1000), "reason",
-	    "initial"));
+	if (o->on_event != NULL)	/* a blocking run builds no events */
+		run_emit(&r, "workflow_started", json_pack("{s:s,s:s,s:O,s:I,"
+		    "s:s}", "id", r.id, "workflow_id", r.workflow_id, "inputs",
+		    inputs, "created_at", (json_int_t)(r.started_ms / 1000),
+		    "reason", "initial"));
 	rc = run_scope(&r, NULL, r.pool, NULL, NULL, r.error);
 	if (rc == 0)
 		status = r.exceptions > 0 ? "partial-succeeded" : "succeeded";
@@ -825,7 +826,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	}
 	end_ms = run_now_ms();
 	data = finished_data(&r, status, end_ms);
-	run_emit(&r, "workflow_finished", json_deep_copy(data));
+	if (o->on_event != NULL)
+		run_emit(&r, "workflow_finished", json_deep_copy(data));
 	if (r.chat) {
 		usage = run_usage(&r, end_ms);
 		/* a stopped chat ends as Dify's does: its message as far as

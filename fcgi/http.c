@@ -360,7 +360,8 @@ resp_json(struct req *r, int status, json_t *body)
 		json_decref(body);
 		return;
 	}
-	s = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	/* json_dumps' bytes, without its guard against loops (storage) */
+	s = body ? store_json_text(body, &n) : NULL;
 	json_decref(body);
 	if (s == NULL) {
 		static const char oom[] = "{\"code\":\"internal_server_error\","
@@ -370,7 +371,6 @@ resp_json(struct req *r, int status, json_t *body)
 		r->io->write(r->io->ctx, oom, sizeof(oom) - 1);
 		return;
 	}
-	n = strlen(s);
 	resp_head(r, status, "application/json", n, 1);
 	r->io->write(r->io->ctx, s, n);
 	free(s);

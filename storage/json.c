@@ -34,7 +34,7 @@ jt_add(struct jt *b, const char *s, size_t n)
 	if (b->fail)
 		return;
 	if (n > b->cap - b->len) {
-		cap = b->cap ? b->cap : 256;
+		cap = b->cap ? b->cap : 1024;
 		while (cap - b->len < n)
 			cap *= 2;
 		if ((np = realloc(b->p, cap)) == NULL) {

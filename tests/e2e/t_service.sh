@@ -19,6 +19,7 @@ is "$STATUS $(jqr .type) $(jqr '.token | startswith("app-")')" "201 app true" \
     "an API key is made"
 KEY=$(jqr .token)
 KID=$(jqr .id)
+KEY1=$KEY
 req GET $A/$WF/api-keys
 is "$(jqr '.data | length') $(jqr '.data[0].token | contains("...")')" \
     "1 true" "keys are listed masked, never in full"
@@ -106,6 +107,18 @@ is "$(jqr '.data[1].outputs.selected_case_id')" true "the trace keeps outputs"
 # Keys are revoked.
 req DELETE "$A/$WF/api-keys/$KID"
 is "$STATUS" 204 "revoke a key"
+# every serving thread remembers the last key it resolved: none may
+# still take the revoked one
+n=0
+KEY2=$KEY
+KEY=$KEY1
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+	svc POST /v1/workflows/run -H "$J" \
+	    -d '{"inputs":{"query":"x"},"user":"u1","response_mode":"blocking"}'
+	[ "$STATUS" = 401 ] && n=$((n + 1))
+done
+is "$n" 20 "a revoked key is refused at once, on every thread"
+KEY=$KEY2
 
 # Chatflow: answer streamed as message events; conversations continue.
 import_file "$CORPUS/difytest__answer_end_with_text.yml"
