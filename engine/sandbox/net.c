@@ -72,19 +72,26 @@ struct sandbox_net_allow {
 	int		 loopback;	/* an entry covers a loopback address */
 };
 
-/* 1 when s is a host name: letters, digits, '-', '_' and dots. */
+/* 1 when s is a host name: dot-separated labels of 1 to 63 letters,
+ * digits, '-' and '_', none starting or ending with '-'. */
 static int
 name_ok(const char *s)
 {
-	size_t n = strlen(s);
+	size_t	n = strlen(s), l;
 
-	if (n == 0 || n > 253 || s[0] == '.' || s[n - 1] == '.')
+	if (n == 0 || n > 253)
 		return 0;
-	for (; *s != '\0'; s++)
-		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' &&
-		    *s != '.')
+	for (;;) {
+		l = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+		    "VWXYZ0123456789-_");
+		if (l == 0 || l > 63 || s[0] == '-' || s[l - 1] == '-')
 			return 0;
-	return 1;
+		if (s[l] == '\0')
+			return 1;
+		if (s[l] != '.')
+			return 0;
+		s += l + 1;
+	}
 }
 
 /* The address in text (no brackets) into family and addr; 0 or -1. */
@@ -1103,4 +1110,109 @@ sandbox_net_env(const struct sandbox_config *cfg, char *buf, size_t bufsz,
 	for (i = 0; i < sizeof(fixed) / sizeof(*fixed) && n < max; i++)
 		env[n++] = fixed[i];
 	return n < max ? (int)n : -1;
+}
+
+/* ====== What the model is told ====== */
+
+/* Programs worth naming when the host's /usr/bin has them. */
+static const char *const note_tools[] = {
+	"python3", "node", "git", "curl", "wget", "jq", "sqlite3", "gcc",
+	"make", "zip", "unzip", "ffmpeg", "convert", "pandoc",
+};
+
+static pthread_once_t	note_once = PTHREAD_ONCE_INIT;
+static char		note_installed[512];
+
+/* "python3 (3.11) with pip, node with npm, git, ..." once per process:
+ * what the local sandbox shows of the host's /usr. */
+static void
+note_probe(void)
+{
+	char		 path[64], target[64], ver[80];
+	size_t		 i, o = 0;
+	ssize_t		 n;
+	int		 k;
+	const char	*extra;
+
+	for (i = 0; i < sizeof(note_tools) / sizeof(*note_tools); i++) {
+		snprintf(path, sizeof(path), "/usr/bin/%s", note_tools[i]);
+		if (access(path, X_OK) != 0)
+			continue;
+		extra = "";
+		ver[0] = '\0';
+		if (strcmp(note_tools[i], "python3") == 0) {
+			/* /usr/bin/python3 -> python3.11 */
+			if ((n = readlink(path, target, sizeof(target) - 1)) >
+			    7 && strncmp(target, "python", 6) == 0) {
+				target[n] = '\0';
+				snprintf(ver, sizeof(ver), " (%s)", target + 6);
+			}
+			if (access("/usr/lib/python3/dist-packages/pip",
+			    F_OK) == 0 || access("/usr/bin/pip3", X_OK) == 0)
+				extra = " with pip";
+		} else if (strcmp(note_tools[i], "node") == 0 &&
+		    access("/usr/bin/npm", X_OK) == 0)
+			extra = " with npm";
+		k = snprintf(note_installed + o, sizeof(note_installed) - o,
+		    "%s%s%s%s", o ? ", " : "", note_tools[i], ver, extra);
+		if (k < 0 || (size_t)k >= sizeof(note_installed) - o)
+			break;
+		o += (size_t)k;
+	}
+}
+
+char *
+sandbox_tool_note(const struct sandbox_provider *p,
+    const struct sandbox_config *cfg)
+{
+	struct sandbox_buf	b = SANDBOX_BUF_INIT;
+	const char		*list = cfg->network_allow, *s;
+	size_t			 n;
+	int			 first = 1;
+
+	if (p != NULL && strcmp(p->name, "ssh") == 0) {
+		sandbox_buf_str(&b, "Commands run on a remote host over ssh: "
+		    "its network and its installed tools are the host's.");
+		return sandbox_buf_take(&b, &n);
+	}
+	if (p != NULL && strcmp(p->name, "local") != 0) {
+		sandbox_buf_str(&b, cfg->network ? "The sandbox has network "
+		    "access." : "The sandbox has no network access: "
+		    "downloads and package installs fail.");
+		return sandbox_buf_take(&b, &n);
+	}
+	if (!cfg->network)
+		sandbox_buf_str(&b, "The sandbox has no network access: "
+		    "downloads, pip install and npm install fail; use what is "
+		    "installed.");
+	else {
+		sandbox_buf_str(&b, "The sandbox reaches the network only "
+		    "through an HTTP proxy (HTTP_PROXY and HTTPS_PROXY are "
+		    "set; curl, pip, npm, git over https and Python's "
+		    "urllib and requests use it). Hosts it may reach: ");
+		for (s = list; *(s += strspn(s, ", \t")) != '\0'; s += n) {
+			n = strcspn(s, ", \t");
+			if (!first)
+				sandbox_buf_str(&b, ", ");
+			if (n == 1 && *s == '*')
+				sandbox_buf_str(&b, "any public host");
+			else
+				sandbox_buf_add(&b, s, n);
+			first = 0;
+		}
+		if (first)
+			sandbox_buf_str(&b, "none");
+		sandbox_buf_str(&b, ". Any other host, and private or "
+		    "loopback addresses not listed, get HTTP 403 from the "
+		    "proxy. pip install and npm install -g put packages in "
+		    "/workspace/.local (its bin is on PATH); npm install "
+		    "puts node_modules in the current folder.");
+	}
+	pthread_once(&note_once, note_probe);
+	if (note_installed[0] != '\0') {
+		sandbox_buf_str(&b, " Installed: ");
+		sandbox_buf_str(&b, note_installed);
+		sandbox_buf_str(&b, ".");
+	}
+	return sandbox_buf_take(&b, &n);
 }
