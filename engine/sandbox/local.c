@@ -8,16 +8,20 @@
  *	<sandbox.dir>/<id>/tmp         -> /tmp
  *	<sandbox.dir>/<id>/shm         -> /dev/shm
  *	<sandbox.dir>/<id>/etc         passwd, group, hosts for /etc
+ *	<sandbox.dir>/<id>/net         with network: the proxy's socket
  *
  * so everything a sandboxed program can write lives under one cap.
  *
- * Each exec starts one bwrap with new pid, ipc, uts, cgroup and (unless
- * sandbox.network) network namespaces, a new session, --die-with-parent;
- * the folders of /usr read-only except /usr/local and /usr/src, the
- * merged-/usr symlinks, a short list of /etc files (below) plus a passwd,
- * group and (without network) hosts written for the sandbox, fresh /proc
- * and /dev, and the three folders above bound by file descriptor. Nothing
- * else of the host exists inside: not /home, /root, /usr/local,
+ * Each exec starts one bwrap with new pid, ipc, uts, cgroup and network
+ * namespaces, a new session, --die-with-parent; the folders of /usr
+ * read-only except /usr/local and /usr/src, the merged-/usr symlinks, a
+ * short list of /etc files (below) plus a passwd, group and hosts written
+ * for the sandbox, fresh /proc and /dev, and the three folders above
+ * bound by file descriptor. With sandbox.network the network namespace
+ * stays (loopback only) and the way out is net.c's proxy: its folder and
+ * this binary are bound under /run/flowcgi, and the command starts under
+ * the forwarder, this binary again, that takes 127.0.0.1:3128 to it.
+ * Nothing else of the host exists inside: not /home, /root, /usr/local,
  * /etc/shadow, the data directory or the sandbox folder's parents. When
  * the command ends, or is killed at the wall clock, bwrap's pid 1 goes and
  * the kernel kills everything left in the pid namespace, so no process
@@ -168,7 +172,7 @@ struct local {
  * certificates, name service switch, services, protocols, os-release.
  * passwd and group are written for the sandbox (its own user, root and
  * nobody: the host's account names are none of its business), and so is
- * hosts unless the sandbox has the network.
+ * hosts.
  */
 static const char *const etc_files[] = {
 	"/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives",
