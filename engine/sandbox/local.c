@@ -8,7 +8,7 @@
  *	<sandbox.dir>/<id>/tmp         -> /tmp
  *	<sandbox.dir>/<id>/shm         -> /dev/shm
  *	<sandbox.dir>/<id>/etc         passwd, group, hosts for /etc
- *	<sandbox.dir>/<id>/net         with network: the proxy's socket
+ *	<sandbox.dir>/<id>/net         with network: proxy socket, forwarder
  *
  * so everything a sandboxed program can write lives under one cap.
  *
@@ -18,9 +18,10 @@
  * short list of /etc files (below) plus a passwd, group and hosts written
  * for the sandbox, fresh /proc and /dev, and the three folders above
  * bound by file descriptor. With sandbox.network the network namespace
- * stays (loopback only) and the way out is net.c's proxy: its folder and
- * this binary are bound under /run/flowcgi, and the command starts under
- * the forwarder, this binary again, that takes 127.0.0.1:3128 to it.
+ * stays (loopback only) and the way out is net.c's proxy: its folder, with
+ * the proxy's socket and the forwarder's program, is bound as
+ * /run/flowcgi, and the command starts under the forwarder, which takes
+ * 127.0.0.1:3128 to the socket.
  * Nothing else of the host exists inside: not /home, /root, /usr/local,
  * /etc/shadow, the data directory or the sandbox folder's parents. When
  * the command ends, or is killed at the wall clock, bwrap's pid 1 goes and
@@ -122,12 +123,11 @@
 #define FD_HOSTS	10
 #define FD_CTL		SANDBOX_CTL_FD	/* the code pool's, else none */
 #define FD_NET		12	/* with network: the proxy's folder */
-#define FD_EXE		13	/* with network: this binary */
-#define FD_COUNT	14
+#define FD_COUNT	13
 
 /* Where the proxy's socket and the forwarder are inside. */
-#define NET_DIR		"/run/flowcgi/net"
-#define NET_FWD		"/run/flowcgi/" SANDBOX_NETFWD_NAME
+#define NET_DIR		"/run/flowcgi"
+#define NET_FWD		NET_DIR "/" SANDBOX_NETFWD_NAME
 
 #define NET_ENV_MAX	32	/* variables of sandbox_net_env */
 #define LIST_MAX_DEPTH	64
@@ -153,7 +153,6 @@ struct local {
 	int			 shm_fd;
 	int			 etc_fd[3];	/* passwd, group, hosts (O_PATH) */
 	int			 net_fd;	/* with network: <root>/net */
-	int			 exe_fd;	/* with network: this binary */
 	struct sandbox_proxy	*proxy;		/* with network */
 	int			 as_root;	/* commands drop to cfg.uid */
 	int			 mounted;	/* root is our tmpfs */
@@ -917,25 +916,45 @@ out:
 static void	local_close_fds(struct local *l);
 
 /*
- * With network: <root>/net with the proxy's socket (its thread started)
- * and this binary, both to be bound into every command's sandbox.
+ * With network: <root>/net with the forwarder's program and the proxy's
+ * socket (its thread started), bound read-only into every command's
+ * sandbox as NET_DIR.
  */
 static int
 net_start(struct local *l, char *err)
 {
-	int rc = 0;
+	size_t	off = 0;
+	ssize_t	n;
+	int	rc = 0, fd = -1;
 
 	if (mkdirat(l->root_fd, "net", 0755) != 0 ||
 	    fchmodat(l->root_fd, "net", 0755, 0) != 0 ||
 	    (l->net_fd = openat(l->root_fd, "net", O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    (l->exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC)) < 0) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/net': %s",
-		    l->root, strerror(errno));
-		goto out;
+	    (fd = openat(l->net_fd, SANDBOX_NETFWD_NAME, O_WRONLY | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0755)) < 0)
+		goto fail;
+	while (off < sandbox_netfwd_len) {
+		n = write(fd, sandbox_netfwd_bin + off,
+		    sandbox_netfwd_len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		off += (size_t)n;
 	}
+	if (fchmod(fd, 0755) != 0 || close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
 	rc = sandbox_proxy_start(&l->cfg, l->net_fd, err, &l->proxy);
+	goto out;
+fail:
+	rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/net': %s",
+	    l->root, errno ? strerror(errno) : "short write");
 out:
+	sandbox_close_fd(&fd);
 	return rc;
 }
 
@@ -956,7 +975,7 @@ local_create(const struct sandbox_config *cfg, char *err,
 	}
 	l->root_fd = l->ws_fd = l->tmp_fd = l->shm_fd = -1;
 	l->etc_fd[0] = l->etc_fd[1] = l->etc_fd[2] = -1;
-	l->net_fd = l->exe_fd = -1;
+	l->net_fd = -1;
 	l->cfg = *cfg;
 	l->cfg.options = NULL;
 	l->base.network = cfg->network;
@@ -1061,7 +1080,6 @@ local_close_fds(struct local *l)
 	sandbox_close_fd(&l->etc_fd[1]);
 	sandbox_close_fd(&l->etc_fd[2]);
 	sandbox_close_fd(&l->net_fd);
-	sandbox_close_fd(&l->exe_fd);
 	sandbox_close_fd(&l->root_fd);
 }
 
@@ -1505,16 +1523,9 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		strv_add(&av, "0755");
 		strv_add(&av, "--dir");
 		strv_add(&av, "/run");
-		strv_add(&av, "--perms");
-		strv_add(&av, "0755");
-		strv_add(&av, "--dir");
-		strv_add(&av, "/run/flowcgi");
 		strv_add(&av, "--ro-bind-fd");
 		strv_add(&av, "12");
 		strv_add(&av, NET_DIR);
-		strv_add(&av, "--ro-bind-fd");
-		strv_add(&av, "13");
-		strv_add(&av, NET_FWD);
 	}
 	strv_add(&av, "--proc");
 	strv_add(&av, "/proc");
@@ -1649,7 +1660,6 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	src[FD_HOSTS] = l->etc_fd[2];
 	src[FD_CTL] = ctl;
 	src[FD_NET] = l->net_fd;
-	src[FD_EXE] = l->exe_fd;
 	if ((pid = fork()) < 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
 		goto out;

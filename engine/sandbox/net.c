@@ -20,12 +20,10 @@
  *
  * Programs find the proxy through HTTP_PROXY, HTTPS_PROXY and their kin
  * (sandbox_net_env), which name 127.0.0.1:SANDBOX_PROXY_PORT inside the
- * sandbox. There a forwarder listens and relays each connection to the
- * unix socket: the binary holding this file started again as
- * SANDBOX_NETFWD_NAME (a constructor below catches that before main), as
- * the command's parent. It is no part of the enforcement: code in the
- * sandbox may kill it or talk to the socket itself, and meets the same
- * proxy.
+ * sandbox. There a forwarder (netfwd/netfwd.c, a program of its own) is
+ * the command's parent: it listens there and relays each connection to
+ * the unix socket. It is no part of the enforcement: code in the sandbox
+ * may kill it or talk to the socket itself, and meets the same proxy.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -40,18 +38,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/sandbox/relay.h"
 #include "engine/sandbox/sandbox.h"
 
 #define HEAD_MAX	16384	/* bytes of a request's head */
-#define RELAY_BUF	16384	/* bytes in flight each way */
 #define RULES_MAX	256	/* entries of network_allow */
 
 /* ====== Allow list ====== */
@@ -472,111 +468,6 @@ sandbox_proxy_rewrite(const char *buf, const struct sandbox_proxy_req *r,
 	return out->oom ? ENGINE_ENOMEM : 0;
 }
 
-/* ====== Relaying ====== */
-
-/* Writes all of data to fd (blocking); 0 or -1. */
-static int
-write_all(int fd, const void *data, size_t len)
-{
-	const char	*p = data;
-	ssize_t		 n;
-
-	while (len > 0) {
-		n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* One direction of a relay. */
-struct half {
-	char	buf[RELAY_BUF];
-	size_t	len, off;
-	int	eof;		/* its source ended */
-	int	shut;		/* its sink was shut for writing */
-};
-
-/*
- * Copies bytes both ways between a and b until both sides ended, one
- * failed, nothing moved for idle_ms, or stop (-1: none) became readable.
- * Blocking descriptors are fine: only what poll said is ready is read,
- * and writes go as far as they can without blocking.
- */
-static void
-relay(int a, int b, int stop, int idle_ms)
-{
-	struct half	*h = NULL;
-	struct pollfd	 pfd[3];
-	int		 fds[2] = {a, b}, i, n;
-	ssize_t		 got;
-
-	if ((h = calloc(2, sizeof(*h))) == NULL)
-		return;
-	/* h[0]: a to b, h[1]: b to a */
-	for (;;) {
-		if (h[0].shut && h[1].shut)
-			break;
-		for (i = 0; i < 2; i++) {
-			pfd[i].fd = fds[i];
-			pfd[i].events = 0;
-			pfd[i].revents = 0;
-			if (!h[i].eof && h[i].len == 0)
-				pfd[i].events |= POLLIN;
-			if (h[1 - i].len > h[1 - i].off)
-				pfd[i].events |= POLLOUT;
-		}
-		pfd[2].fd = stop;
-		pfd[2].events = POLLIN;
-		pfd[2].revents = 0;
-		n = poll(pfd, stop >= 0 ? 3 : 2, idle_ms);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || (stop >= 0 && pfd[2].revents != 0))
-			break;
-		for (i = 0; i < 2; i++) {
-			if ((pfd[i].revents & POLLOUT) &&
-			    h[1 - i].len > h[1 - i].off) {
-				got = send(fds[i], h[1 - i].buf +
-				    h[1 - i].off, h[1 - i].len - h[1 - i].off,
-				    MSG_NOSIGNAL | MSG_DONTWAIT);
-				if (got < 0 && errno != EAGAIN &&
-				    errno != EINTR)
-					goto out;
-				if (got > 0 && (h[1 - i].off += (size_t)got) ==
-				    h[1 - i].len)
-					h[1 - i].len = h[1 - i].off = 0;
-			}
-			if ((pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    !h[i].eof && h[i].len == 0) {
-				got = recv(fds[i], h[i].buf, sizeof(h[i].buf),
-				    MSG_DONTWAIT);
-				if (got < 0 && errno != EAGAIN &&
-				    errno != EINTR)
-					goto out;
-				if (got == 0)
-					h[i].eof = 1;
-				else if (got > 0)
-					h[i].len = (size_t)got;
-			}
-			if ((pfd[i].revents & (POLLERR | POLLNVAL)) != 0 &&
-			    !(pfd[i].revents & POLLIN))
-				goto out;
-		}
-		for (i = 0; i < 2; i++)
-			if (h[i].eof && h[i].len == 0 && !h[i].shut) {
-				(void)shutdown(fds[1 - i], SHUT_WR);
-				h[i].shut = 1;
-			}
-	}
-out:
-	free(h);
-}
-
 /* ====== The proxy (flowcgi's side) ====== */
 
 struct sandbox_proxy {
@@ -608,9 +499,9 @@ proxy_answer(int fd, int status, const char *reason, const char *text)
 	    "text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
 	    "X-Flowcgi-Proxy: refused\r\nConnection: close\r\n\r\n", status,
 	    reason, strlen(text) + 1);
-	if (write_all(fd, head, strlen(head)) == 0 &&
-	    write_all(fd, text, strlen(text)) == 0)
-		(void)write_all(fd, "\n", 1);
+	if (relay_write_all(fd, head, strlen(head)) == 0 &&
+	    relay_write_all(fd, text, strlen(text)) == 0)
+		(void)relay_write_all(fd, "\n", 1);
 }
 
 /*
@@ -765,18 +656,18 @@ proxy_conn_main(void *arg)
 		goto out;
 	}
 	if (r.connect) {
-		if (write_all(c->fd, ok, sizeof(ok) - 1) != 0)
+		if (relay_write_all(c->fd, ok, sizeof(ok) - 1) != 0)
 			goto out;
 	} else if (sandbox_proxy_rewrite(buf, &r, &head) != 0 ||
-	    write_all(up, head.p, head.len) != 0)
+	    relay_write_all(up, head.p, head.len) != 0)
 		goto out;
 	/* What came after the head is the body or the tunnel's start. */
-	if ((size_t)len > r.head_len && write_all(up, buf + r.head_len,
+	if ((size_t)len > r.head_len && relay_write_all(up, buf + r.head_len,
 	    (size_t)len - r.head_len) != 0)
 		goto out;
 	free(buf);
 	buf = NULL;
-	relay(c->fd, up, px->stop[0], px->idle_ms);
+	relay_copy(c->fd, up, px->stop[0], px->idle_ms);
 out:
 	if (res != NULL)
 		freeaddrinfo(res);
@@ -934,126 +825,6 @@ sandbox_proxy_stop(struct sandbox_proxy *px)
 	pthread_mutex_destroy(&px->mu);
 	pthread_cond_destroy(&px->cv);
 	free(px);
-}
-
-/* ====== Inside the sandbox: the forwarder ====== */
-
-/*
- * argv: SANDBOX_NETFWD_NAME port socket -- command...: listens on
- * 127.0.0.1:port, starts the command, relays each connection to the unix
- * socket in a process of its own, and ends as the command ends (its exit
- * status, or killed by the same signal). Never returns.
- */
-static void __attribute__((noreturn))
-netfwd(int argc, char **argv)
-{
-	struct sockaddr_in		 sin;
-	struct sockaddr_un		 sun;
-	struct signalfd_siginfo		 si;
-	struct pollfd			 pfd[2];
-	sigset_t			 chld, none;
-	pid_t				 cmd, pid;
-	int				 lfd, sfd, c, u, st, one = 1, null;
-
-	if (argc < 5 || strcmp(argv[3], "--") != 0) {
-		fprintf(stderr, "%s: usage: port socket -- command\n",
-		    argv[0]);
-		_exit(127);
-	}
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)strtol(argv[1], NULL, 10));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", argv[2]);
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, NULL);
-	/* Without a listener the command still runs: it then finds no
-	 * proxy and says so, which beats not starting at all. */
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd >= 0 && (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one,
-	    sizeof(one)) != 0 || bind(lfd, (struct sockaddr *)&sin,
-	    sizeof(sin)) != 0 || listen(lfd, 64) != 0)) {
-		close(lfd);
-		lfd = -1;
-	}
-	if ((cmd = fork()) < 0) {
-		fprintf(stderr, "%s: fork: %s\n", argv[0], strerror(errno));
-		_exit(126);
-	}
-	if (cmd == 0) {
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execvp(argv[4], argv + 4);
-		fprintf(stderr, "%s: %s\n", argv[4], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	/* The command holds its standard descriptors and the control pipe;
-	 * ours would keep them open after it closed them. */
-	if ((null = open("/dev/null", O_RDWR)) >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		if (null > 2)
-			close(null);
-	}
-	close(SANDBOX_CTL_FD);
-	sfd = signalfd(-1, &chld, SFD_CLOEXEC);
-	for (;;) {
-		pfd[0].fd = sfd;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = lfd;
-		pfd[1].events = POLLIN;
-		if (poll(pfd, lfd >= 0 ? 2 : 1, sfd >= 0 ? -1 : 100) < 0 &&
-		    errno != EINTR)
-			break;
-		if (sfd >= 0 && (pfd[0].revents & POLLIN))
-			(void)read(sfd, &si, sizeof(si));
-		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
-			if (pid == cmd) {
-				if (WIFSIGNALED(st)) {
-					signal(WTERMSIG(st), SIG_DFL);
-					sigprocmask(SIG_UNBLOCK, &chld, NULL);
-					sigemptyset(&none);
-					sigaddset(&none, WTERMSIG(st));
-					sigprocmask(SIG_UNBLOCK, &none, NULL);
-					kill(getpid(), WTERMSIG(st));
-					_exit(128 + WTERMSIG(st));
-				}
-				_exit(WEXITSTATUS(st));
-			}
-		if (lfd < 0 || !(pfd[1].revents & POLLIN))
-			continue;
-		if ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
-			continue;
-		if (fork() == 0) {
-			close(lfd);
-			u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-			if (u >= 0 && connect(u, (struct sockaddr *)&sun,
-			    sizeof(sun)) == 0)
-				relay(c, u, -1, 24 * 3600 * 1000);
-			_exit(0);
-		}
-		close(c);
-	}
-	_exit(126);
-}
-
-/* Runs before main: the forwarder is this very binary, started again. */
-__attribute__((constructor)) static void
-netfwd_hook(int argc, char **argv, char **envp)
-{
-	const char *base;
-
-	(void)envp;
-	if (argc < 1 || argv == NULL || argv[0] == NULL)
-		return;
-	base = strrchr(argv[0], '/');
-	if (strcmp(base != NULL ? base + 1 : argv[0], SANDBOX_NETFWD_NAME) ==
-	    0)
-		netfwd(argc, argv);
 }
 
 /* ====== What the command sees ====== */

@@ -290,8 +290,13 @@ int	sandbox_local_probe(const struct conf *c, char *err);
 
 /* The port of the forwarder inside the sandbox, on 127.0.0.1. */
 #define SANDBOX_PROXY_PORT	3128
-/* argv[0]'s last component that makes this binary the forwarder. */
+/*
+ * The forwarder (engine/sandbox/netfwd/netfwd.c, built by GNUmakefile):
+ * the bytes of its program, written into each sandbox with network.
+ */
 #define SANDBOX_NETFWD_NAME	"flowcgi-netfwd"
+extern const unsigned char	sandbox_netfwd_bin[];
+extern const size_t		sandbox_netfwd_len;
 
 /* sandbox.network_allow, parsed. */
 struct sandbox_net_allow;
