@@ -694,7 +694,7 @@ proxy_main(void *arg)
 	pthread_t		 t;
 	sigset_t		 all;
 	char			 msg[160];
-	int			 fd, n, busy;
+	int			 fd, n, busy, started;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
@@ -722,6 +722,7 @@ proxy_main(void *arg)
 			close(fd);
 			continue;
 		}
+		started = 0;
 		if ((c = calloc(1, sizeof(*c))) != NULL) {
 			c->px = px;
 			c->fd = fd;
@@ -729,11 +730,11 @@ proxy_main(void *arg)
 			pthread_attr_setdetachstate(&attr,
 			    PTHREAD_CREATE_DETACHED);
 			pthread_attr_setstacksize(&attr, 128 << 10);
-			if (pthread_create(&t, &attr, proxy_conn_main, c) == 0)
-				c = NULL;
+			started = pthread_create(&t, &attr, proxy_conn_main,
+			    c) == 0;
 			pthread_attr_destroy(&attr);
 		}
-		if (c != NULL || fd < 0) {
+		if (!started) {
 			free(c);
 			close(fd);
 			pthread_mutex_lock(&px->mu);
