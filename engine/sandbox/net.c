@@ -397,6 +397,18 @@ sandbox_proxy_parse(const char *buf, size_t len, struct sandbox_proxy_req *r)
 	    sp2[8] != '1'))
 		return SANDBOX_PROXY_BAD;
 	r->minor = sp2[8] - '0';
+	/* header lines: "name: value"; no folded lines (a fold of a header
+	 * the rewrite drops would join the one before it) */
+	for (p = memchr(buf, '\n', r->head_len) + 1; p < buf + r->head_len;
+	     p = e + 1) {
+		e = memchr(p, '\n', r->head_len - (size_t)(p - buf));
+		if (e == p || (e == p + 1 && *p == '\r'))
+			break;
+		for (t = p; t < e && tchar((unsigned char)*t); t++)
+			;
+		if (t == p || *t != ':')
+			return SANDBOX_PROXY_BAD;
+	}
 	t = sp1 + 1;
 	n = (size_t)(sp2 - t);
 	if (strcmp(r->method, "CONNECT") == 0) {

@@ -165,6 +165,11 @@ test_parse(void)
 		"\r\n\r\n",
 		" GET http://a/ HTTP/1.1\r\n\r\n",
 		"GET http://a/\x01 HTTP/1.1\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\nHost: a\r\n b\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\nHost: a\r\n\tb\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\nno colon\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\n: empty name\r\n\r\n",
+		"CONNECT a:1 HTTP/1.1\r\nBad Name: x\r\n\r\n",
 	};
 
 	CHECK_INT(parse("CONNECT Files.PythonHosted.org:443 HTTP/1.1\r\n"
