@@ -144,7 +144,7 @@ sandbox_net_allow_parse(const char *list, char *err,
 {
 	struct sandbox_net_allow	*a = NULL;
 	struct net_rule			*r;
-	char				 w[300], *slash, *end;
+	char				 w[256], *slash, *end;
 	const char			*p = list;
 	size_t				 n, i;
 	long				 bits;
