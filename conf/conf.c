@@ -21,6 +21,7 @@ enum setting_type {
 	SET_LEVEL,	/* error, warn, info, debug */
 	SET_MODE,	/* file permissions in octal: "0660" */
 	SET_DURATION,	/* seconds, with an optional s, m, h or d suffix */
+	SET_LIST,	/* words; kept as one string, comma-separated */
 };
 
 struct setting {
@@ -34,6 +35,9 @@ struct setting {
 
 #define S_STR(n, f, d)                                                        \
 	{ n, SET_STR, offsetof(struct conf, f),                               \
+	    sizeof(((struct conf *)0)->f), d, 0, 0 }
+#define S_LIST(n, f, d)                                                       \
+	{ n, SET_LIST, offsetof(struct conf, f),                              \
 	    sizeof(((struct conf *)0)->f), d, 0, 0 }
 #define S_INT(n, t, f, d, lo, hi)                                             \
 	{ n, t, offsetof(struct conf, f), sizeof(((struct conf *)0)->f), d,   \
@@ -131,6 +135,11 @@ static const struct setting settings[] = {
 	S_INT("mcp.max_sessions", SET_INT, mcp_max_sessions, "8", 1, 256),
 	S_STR("sandbox.dir", sandbox_dir, ""),
 	S_INT("sandbox.network", SET_BOOL, sandbox_network, "false", 0, 1),
+	S_LIST("sandbox.network_allow", sandbox_network_allow, "*"),
+	S_INT("sandbox.network_connections", SET_INT,
+	    sandbox_network_connections, "32", 1, 4096),
+	S_INT("sandbox.network_idle", SET_INT, sandbox_network_idle, "60", 1,
+	    86400),
 	S_INT("sandbox.memory", SET_SIZE, sandbox_memory, "512m", 16 << 20,
 	    (int64_t)1 << 40),
 	S_INT("sandbox.cpu_seconds", SET_INT, sandbox_cpu_seconds, "30", 1,
@@ -203,6 +212,39 @@ type_want(enum setting_type t)
 }
 
 /*
+ * A list setting from text: words separated by commas or blanks, each of
+ * printable characters but the separators, kept in p (size bytes) joined
+ * by single commas; "" is the empty list. Returns 0 or -1 with why.
+ */
+static int
+list_set(char *p, size_t size, const char *text, char *why, size_t whysz)
+{
+	size_t	o = 0, n;
+
+	for (;;) {
+		text += strspn(text, ", \t\r\n");
+		if (*text == '\0')
+			break;
+		n = strcspn(text, ", \t\r\n");
+		if (o + (o > 0) + n >= size) {
+			snprintf(why, whysz, "longer than %zu bytes", size - 1);
+			return -1;
+		}
+		if (o > 0)
+			p[o++] = ',';
+		memcpy(p + o, text, n);
+		for (; n > 0; n--, o++, text++)
+			if (!isprint((unsigned char)*text)) {
+				snprintf(why, whysz, "a list entry holds a "
+				    "control character");
+				return -1;
+			}
+	}
+	p[o] = '\0';
+	return 0;
+}
+
+/*
  * The multiplier of unit suffix u of a value of type t: k, m, g (powers of
  * 1024) for sizes; s, m, h, d (seconds) for durations. 0 when u is none.
  */
@@ -242,6 +284,8 @@ setting_set(struct conf *c, const struct setting *st, const char *text,
 		}
 		memcpy(p, text, strlen(text) + 1);
 		return 0;
+	case SET_LIST:
+		return list_set(p, st->size, text, why, whysz);
 	case SET_BOOL:
 		if (strcmp(text, "true") == 0 || strcmp(text, "yes") == 0)
 			v = 1;
@@ -362,6 +406,9 @@ conf_setting_format(const struct conf *c, size_t i, char *buf, size_t bufsz)
 	case SET_STR:
 		snprintf(buf, bufsz, "\"%s\"", p);
 		break;
+	case SET_LIST:
+		snprintf(buf, bufsz, "[%s]", p);
+		break;
 	case SET_BOOL:
 		snprintf(buf, bufsz, "%s", *(const int *)p ? "true" : "false");
 		break;
@@ -382,6 +429,33 @@ conf_setting_format(const struct conf *c, size_t i, char *buf, size_t bufsz)
 
 /* ====== YAML file ====== */
 
+/* The scalars of sequence seq joined by commas into buf; -1 when one is
+ * not a scalar or they do not fit. */
+static int
+list_join(yaml_document_t *doc, yaml_node_t *seq, char *buf, size_t bufsz)
+{
+	yaml_node_item_t	*it;
+	yaml_node_t		*v;
+	size_t			 o = 0, n;
+
+	buf[0] = '\0';
+	for (it = seq->data.sequence.items.start;
+	     it < seq->data.sequence.items.top; it++) {
+		v = yaml_document_get_node(doc, *it);
+		if (v == NULL || v->type != YAML_SCALAR_NODE)
+			return -1;
+		n = v->data.scalar.length;
+		if (o + 1 + n >= bufsz)
+			return -1;
+		if (o > 0)
+			buf[o++] = ',';
+		memcpy(buf + o, v->data.scalar.value, n);
+		o += n;
+		buf[o] = '\0';
+	}
+	return 0;
+}
+
 /*
  * The file is a mapping of sections, each a mapping of scalar settings:
  *
@@ -396,7 +470,7 @@ conf_load_file(struct conf *c, const char *path, char *err)
 	yaml_document_t	 doc;
 	yaml_node_t	*root, *sec, *key, *val, *k2;
 	yaml_node_pair_t *sp, *kp;
-	char		 name[128], why[128];
+	char		 name[128], why[128], text[8192];
 	const struct setting *st;
 	int		 rc = -1, have_parser = 0, have_doc = 0;
 
@@ -461,14 +535,26 @@ conf_load_file(struct conf *c, const char *path, char *err)
 				    k2->start_mark.line + 1, name);
 				goto out;
 			}
-			if (val->type != YAML_SCALAR_NODE) {
+			if (st->type == SET_LIST &&
+			    val->type == YAML_SEQUENCE_NODE) {
+				if (list_join(&doc, val, text, sizeof(text)) !=
+				    0) {
+					snprintf(err, CONF_ERRMAX, "%s:%zu: key "
+					    "'%s': expected a list of words "
+					    "shorter than %zu bytes in all",
+					    path, val->start_mark.line + 1,
+					    name, sizeof(text));
+					goto out;
+				}
+			} else if (val->type != YAML_SCALAR_NODE) {
 				snprintf(err, CONF_ERRMAX, "%s:%zu: key '%s': "
 				    "expected a single value", path,
 				    val->start_mark.line + 1, name);
 				goto out;
-			}
-			if (setting_set(c, st, (char *)val->data.scalar.value,
-			    why, sizeof(why)) != 0) {
+			} else
+				snprintf(text, sizeof(text), "%s",
+				    (char *)val->data.scalar.value);
+			if (setting_set(c, st, text, why, sizeof(why)) != 0) {
 				snprintf(err, CONF_ERRMAX, "%s:%zu: key '%s': "
 				    "%s", path, val->start_mark.line + 1, name,
 				    why);

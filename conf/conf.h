@@ -93,7 +93,10 @@ struct conf {
 	int	 mcp_max_sessions;	/* servers with a session, per run */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */
-	int	 sandbox_network;	/* share the host's network */
+	int	 sandbox_network;	/* egress through the proxy */
+	char	 sandbox_network_allow[4096]; /* hosts, comma-separated */
+	int	 sandbox_network_connections; /* open at once, per sandbox */
+	int	 sandbox_network_idle;	/* seconds a silent connection lives */
 	int64_t	 sandbox_memory;	/* RLIMIT_DATA per process, bytes */
 	int	 sandbox_cpu_seconds;	/* RLIMIT_CPU per process */
 	int	 sandbox_processes;	/* RLIMIT_NPROC of the sandbox uid */

@@ -275,6 +275,12 @@ error_hint(const struct sandbox *sb, const char *msg)
 			if (strstr(msg, net[i]) != NULL)
 				return " [the sandbox has no network: "
 				    "sandbox.network is false]";
+	if (sb->network && sb->provider == &sandbox_provider_local &&
+	    (strstr(msg, "HTTP Error 403") != NULL ||
+	    strstr(msg, "403 Forbidden") != NULL ||
+	    strstr(msg, "Tunnel connection failed: 403") != NULL))
+		return " [the sandbox reaches only the hosts of "
+		    "sandbox.network_allow, through its proxy]";
 	return "";
 }
 

@@ -123,6 +123,9 @@ static int
 cfg_same(const struct sandbox_config *a, const struct sandbox_config *b)
 {
 	return strcmp(a->dir, b->dir) == 0 && a->network == b->network &&
+	    strcmp(a->network_allow, b->network_allow) == 0 &&
+	    a->network_connections == b->network_connections &&
+	    a->network_idle == b->network_idle &&
 	    a->memory == b->memory && a->cpu_seconds == b->cpu_seconds &&
 	    a->processes == b->processes && a->file_size == b->file_size &&
 	    a->workspace_size == b->workspace_size &&

@@ -8,16 +8,21 @@
  *	<sandbox.dir>/<id>/tmp         -> /tmp
  *	<sandbox.dir>/<id>/shm         -> /dev/shm
  *	<sandbox.dir>/<id>/etc         passwd, group, hosts for /etc
+ *	<sandbox.dir>/<id>/net         with network: proxy socket, forwarder
  *
  * so everything a sandboxed program can write lives under one cap.
  *
- * Each exec starts one bwrap with new pid, ipc, uts, cgroup and (unless
- * sandbox.network) network namespaces, a new session, --die-with-parent;
- * the folders of /usr read-only except /usr/local and /usr/src, the
- * merged-/usr symlinks, a short list of /etc files (below) plus a passwd,
- * group and (without network) hosts written for the sandbox, fresh /proc
- * and /dev, and the three folders above bound by file descriptor. Nothing
- * else of the host exists inside: not /home, /root, /usr/local,
+ * Each exec starts one bwrap with new pid, ipc, uts, cgroup and network
+ * namespaces, a new session, --die-with-parent; the folders of /usr
+ * read-only except /usr/local and /usr/src, the merged-/usr symlinks, a
+ * short list of /etc files (below) plus a passwd, group and hosts written
+ * for the sandbox, fresh /proc and /dev, and the three folders above
+ * bound by file descriptor. With sandbox.network the network namespace
+ * stays (loopback only) and the way out is net.c's proxy: its folder, with
+ * the proxy's socket and the forwarder's program, is bound as
+ * /run/flowcgi, and the command starts under the forwarder, which takes
+ * 127.0.0.1:3128 to the socket.
+ * Nothing else of the host exists inside: not /home, /root, /usr/local,
  * /etc/shadow, the data directory or the sandbox folder's parents. When
  * the command ends, or is killed at the wall clock, bwrap's pid 1 goes and
  * the kernel kills everything left in the pid namespace, so no process
@@ -115,10 +120,16 @@
 #define FD_SECCOMP	7
 #define FD_PASSWD	8
 #define FD_GROUP	9
-#define FD_HOSTS	10	/* none when the sandbox has the network */
+#define FD_HOSTS	10
 #define FD_CTL		SANDBOX_CTL_FD	/* the code pool's, else none */
-#define FD_COUNT	12
+#define FD_NET		12	/* with network: the proxy's folder */
+#define FD_COUNT	13
 
+/* Where the proxy's socket and the forwarder are inside. */
+#define NET_DIR		"/run/flowcgi"
+#define NET_FWD		NET_DIR "/" SANDBOX_NETFWD_NAME
+
+#define NET_ENV_MAX	32	/* variables of sandbox_net_env */
 #define LIST_MAX_DEPTH	64
 #define USAGE_MAX_FILES	200000
 #define USR_MAX		48	/* entries of /usr bound into a sandbox */
@@ -141,6 +152,8 @@ struct local {
 	int			 tmp_fd;
 	int			 shm_fd;
 	int			 etc_fd[3];	/* passwd, group, hosts (O_PATH) */
+	int			 net_fd;	/* with network: <root>/net */
+	struct sandbox_proxy	*proxy;		/* with network */
 	int			 as_root;	/* commands drop to cfg.uid */
 	int			 mounted;	/* root is our tmpfs */
 	int			 destroyed;
@@ -158,7 +171,7 @@ struct local {
  * certificates, name service switch, services, protocols, os-release.
  * passwd and group are written for the sandbox (its own user, root and
  * nobody: the host's account names are none of its business), and so is
- * hosts unless the sandbox has the network.
+ * hosts.
  */
 static const char *const etc_files[] = {
 	"/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives",
@@ -793,16 +806,14 @@ etc_write(struct local *l, char *err)
 	if ((rc = etc_file(l, fd, "passwd", passwd, err)) != 0 ||
 	    (rc = etc_file(l, fd, "group", group, err)) != 0)
 		goto out;
-	if (!l->cfg.network && (rc = etc_file(l, fd, "hosts", etc_hosts,
-	    err)) != 0)
+	if ((rc = etc_file(l, fd, "hosts", etc_hosts, err)) != 0)
 		goto out;
 	/* Bound by descriptor, like the folders: no host path in bwrap's
 	 * command line, which the sandbox can read as pid 1's. */
 	if ((l->etc_fd[0] = openat(fd, "passwd", O_PATH | O_NOFOLLOW |
 	    O_CLOEXEC)) < 0 || (l->etc_fd[1] = openat(fd, "group", O_PATH |
-	    O_NOFOLLOW | O_CLOEXEC)) < 0 || (!l->cfg.network &&
-	    (l->etc_fd[2] = openat(fd, "hosts", O_PATH | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0))
+	    O_NOFOLLOW | O_CLOEXEC)) < 0 || (l->etc_fd[2] = openat(fd,
+	    "hosts", O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/etc': %s",
 		    l->root, strerror(errno));
 out:
@@ -904,6 +915,49 @@ out:
 
 static void	local_close_fds(struct local *l);
 
+/*
+ * With network: <root>/net with the forwarder's program and the proxy's
+ * socket (its thread started), bound read-only into every command's
+ * sandbox as NET_DIR.
+ */
+static int
+net_start(struct local *l, char *err)
+{
+	size_t	off = 0;
+	ssize_t	n;
+	int	rc = 0, fd = -1;
+
+	if (mkdirat(l->root_fd, "net", 0755) != 0 ||
+	    fchmodat(l->root_fd, "net", 0755, 0) != 0 ||
+	    (l->net_fd = openat(l->root_fd, "net", O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (fd = openat(l->net_fd, SANDBOX_NETFWD_NAME, O_WRONLY | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0755)) < 0)
+		goto fail;
+	while (off < sandbox_netfwd_len) {
+		n = write(fd, sandbox_netfwd_bin + off,
+		    sandbox_netfwd_len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		off += (size_t)n;
+	}
+	if (fchmod(fd, 0755) != 0 || close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	rc = sandbox_proxy_start(&l->cfg, l->net_fd, err, &l->proxy);
+	goto out;
+fail:
+	rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/net': %s",
+	    l->root, errno ? strerror(errno) : "short write");
+out:
+	sandbox_close_fd(&fd);
+	return rc;
+}
+
 static int
 local_create(const struct sandbox_config *cfg, char *err,
     struct sandbox **out)
@@ -921,6 +975,7 @@ local_create(const struct sandbox_config *cfg, char *err,
 	}
 	l->root_fd = l->ws_fd = l->tmp_fd = l->shm_fd = -1;
 	l->etc_fd[0] = l->etc_fd[1] = l->etc_fd[2] = -1;
+	l->net_fd = -1;
 	l->cfg = *cfg;
 	l->cfg.options = NULL;
 	l->base.network = cfg->network;
@@ -996,12 +1051,14 @@ local_create(const struct sandbox_config *cfg, char *err,
 			goto out;
 		}
 	}
-	if ((rc = etc_write(l, err)) != 0)
+	if ((rc = etc_write(l, err)) != 0 ||
+	    (cfg->network && (rc = net_start(l, err)) != 0))
 		goto out;
 	*out = &l->base;
 	l = NULL;
 out:
 	if (l != NULL) {
+		sandbox_proxy_stop(l->proxy);
 		local_close_fds(l);
 		if (l->mounted)
 			(void)umount2(l->root, MNT_DETACH);
@@ -1022,6 +1079,7 @@ local_close_fds(struct local *l)
 	sandbox_close_fd(&l->etc_fd[0]);
 	sandbox_close_fd(&l->etc_fd[1]);
 	sandbox_close_fd(&l->etc_fd[2]);
+	sandbox_close_fd(&l->net_fd);
 	sandbox_close_fd(&l->root_fd);
 }
 
@@ -1034,7 +1092,10 @@ local_destroy(struct sandbox *sb, char *err)
 	if (l->destroyed)
 		goto out;
 	l->destroyed = 1;
-	/* No process outlives an exec (see the top), so only files remain. */
+	/* No process outlives an exec (see the top), so only the proxy's
+	 * threads and files remain. */
+	sandbox_proxy_stop(l->proxy);
+	l->proxy = NULL;
 	local_close_fds(l);
 	if (l->mounted && umount2(l->root, MNT_DETACH) != 0)
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s': unmount: %s",
@@ -1325,7 +1386,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	struct rlimit	 lim[6];
 	struct stat	 sst;
 	char		 links[6][PATH_MAX], chdir_to[PATH_MAX + 16];
-	char		 ids[3][48];
+	char		 ids[3][48], net_env[1024];
 	int		 rcs[6], pin[2] = {-1, -1}, pout[2] = {-1, -1};
 	int		 perr[2] = {-1, -1}, pst[2] = {-1, -1}, src[FD_COUNT];
 	int		 sfd = -1;
@@ -1363,7 +1424,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		nenv++;
 	av.cap = 160 + 3 * (sizeof(etc_files) / sizeof(*etc_files)) +
 	    3 * l->nusr + nargs;
-	ev.cap = 16 + nenv;
+	ev.cap = 16 + NET_ENV_MAX + nenv;
 	if ((av.v = calloc(av.cap, sizeof(*av.v))) == NULL ||
 	    (ev.v = calloc(ev.cap, sizeof(*ev.v))) == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
@@ -1387,8 +1448,8 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	strv_add(&av, "--unshare-ipc");
 	strv_add(&av, "--unshare-uts");
 	strv_add(&av, "--unshare-cgroup-try");
-	if (!l->cfg.network)
-		strv_add(&av, "--unshare-net");
+	/* With network too: the proxy is the way out (net.c). */
+	strv_add(&av, "--unshare-net");
 	strv_add(&av, "--hostname");
 	strv_add(&av, "sandbox");
 	strv_add(&av, "--die-with-parent");
@@ -1454,17 +1515,17 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	strv_add(&av, "--ro-bind-fd");
 	strv_add(&av, "9");
 	strv_add(&av, "/etc/group");
+	strv_add(&av, "--ro-bind-fd");
+	strv_add(&av, "10");
+	strv_add(&av, "/etc/hosts");
 	if (l->cfg.network) {
-		strv_add(&av, "--ro-bind-try");
-		strv_add(&av, "/etc/hosts");
-		strv_add(&av, "/etc/hosts");
-		strv_add(&av, "--ro-bind-try");
-		strv_add(&av, "/etc/resolv.conf");
-		strv_add(&av, "/etc/resolv.conf");
-	} else {
+		strv_add(&av, "--perms");
+		strv_add(&av, "0755");
+		strv_add(&av, "--dir");
+		strv_add(&av, "/run");
 		strv_add(&av, "--ro-bind-fd");
-		strv_add(&av, "10");
-		strv_add(&av, "/etc/hosts");
+		strv_add(&av, "12");
+		strv_add(&av, NET_DIR);
 	}
 	strv_add(&av, "--proc");
 	strv_add(&av, "/proc");
@@ -1504,6 +1565,13 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		strv_add(&av, "--bounding-set=-all");
 	}
 	strv_add(&av, "--");
+	if (l->cfg.network) {
+		snprintf(ids[2], sizeof(ids[2]), "%d", SANDBOX_PROXY_PORT);
+		strv_add(&av, NET_FWD);
+		strv_add(&av, ids[2]);
+		strv_add(&av, NET_DIR "/proxy.sock");
+		strv_add(&av, "--");
+	}
 	if (req->shell != NULL) {
 		strv_add(&av, "/bin/sh");
 		strv_add(&av, "-c");
@@ -1512,10 +1580,25 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		for (k = 0; k < nargs; k++)
 			strv_add(&av, req->argv[k]);
 
-	/* The command's environment: the caller's, then the defaults. */
+	/* The command's environment: the caller's, then the network's, then
+	 * the defaults. */
 	for (k = 0; k < nenv; k++)
 		if (!env_has(&ev, req->env[k]))
 			strv_add(&ev, req->env[k]);
+	if (l->cfg.network) {
+		const char	*ne[NET_ENV_MAX];
+		int		 nn;
+
+		if ((nn = sandbox_net_env(&l->cfg, net_env, sizeof(net_env),
+		    ne, NET_ENV_MAX)) < 0) {
+			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: network "
+			    "environment too long");
+			goto out;
+		}
+		for (k = 0; k < (size_t)nn; k++)
+			if (!env_has(&ev, ne[k]))
+				strv_add(&ev, ne[k]);
+	}
 	{
 		static const char *const defaults[] = {
 			"PATH=/usr/bin:/bin",
@@ -1576,6 +1659,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	src[FD_GROUP] = l->etc_fd[1];
 	src[FD_HOSTS] = l->etc_fd[2];
 	src[FD_CTL] = ctl;
+	src[FD_NET] = l->net_fd;
 	if ((pid = fork()) < 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
 		goto out;

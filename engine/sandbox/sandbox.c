@@ -50,6 +50,10 @@ sandbox_config_init(struct sandbox_config *cfg, const struct conf *c)
 		snprintf(cfg->dir, sizeof(cfg->dir), "%s/sandboxes",
 		    c->data_dir);
 	cfg->network = c->sandbox_network;
+	snprintf(cfg->network_allow, sizeof(cfg->network_allow), "%s",
+	    c->sandbox_network_allow);
+	cfg->network_connections = c->sandbox_network_connections;
+	cfg->network_idle = c->sandbox_network_idle;
 	cfg->memory = c->sandbox_memory;
 	cfg->cpu_seconds = c->sandbox_cpu_seconds;
 	cfg->processes = c->sandbox_processes;

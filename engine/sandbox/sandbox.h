@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/socket.h>
+
 #include <jansson.h>
 
 #include "engine/internal.h"
@@ -40,7 +42,10 @@
  */
 struct sandbox_config {
 	char		 dir[1100];	/* local: where workspaces live */
-	int		 network;	/* share the host's network */
+	int		 network;	/* egress through the proxy */
+	char		 network_allow[4096]; /* hosts, comma-separated */
+	int		 network_connections; /* per sandbox, at once */
+	int		 network_idle;	/* seconds, silent connection */
 	int64_t		 memory;	/* bytes per process (RLIMIT_DATA) */
 	int		 cpu_seconds;	/* per process (RLIMIT_CPU) */
 	int		 processes;	/* RLIMIT_NPROC */
@@ -273,6 +278,127 @@ char	*sandbox_buf_take(struct sandbox_buf *b, size_t *len);
  * not writable, the sandbox uid unusable.
  */
 int	sandbox_local_probe(const struct conf *c, char *err);
+
+/* ====== Network of local sandboxes (net.c) ====== */
+
+/*
+ * sandbox.network for the local provider: the sandbox keeps a network
+ * namespace of its own (loopback only) and reaches out through an HTTP
+ * proxy of flowcgi's that lets through only the hosts of
+ * sandbox.network_allow (see net.c and docs/sandbox.md).
+ */
+
+/* The port of the forwarder inside the sandbox, on 127.0.0.1. */
+#define SANDBOX_PROXY_PORT	3128
+/*
+ * The forwarder (engine/sandbox/netfwd/netfwd.c, built by GNUmakefile):
+ * the bytes of its program, written into each sandbox with network.
+ */
+#define SANDBOX_NETFWD_NAME	"flowcgi-netfwd"
+extern const unsigned char	sandbox_netfwd_bin[];
+extern const size_t		sandbox_netfwd_len;
+
+/* sandbox.network_allow, parsed. */
+struct sandbox_net_allow;
+
+/*
+ * Parses list (entries separated by commas or blanks: "name",
+ * "*.suffix", "*", an IPv4 or IPv6 address, "addr/bits") into *out
+ * (sandbox_net_allow_free). Returns 0, ENGINE_EINVAL naming the bad
+ * entry, or ENGINE_ENOMEM.
+ */
+int	sandbox_net_allow_parse(const char *list, char *err,
+	    struct sandbox_net_allow **out);
+void	sandbox_net_allow_free(struct sandbox_net_allow *a);
+
+/* 1 when an entry of a covers a loopback address or names localhost. */
+int	sandbox_net_allow_loopback(const struct sandbox_net_allow *a);
+
+/*
+ * 1 when host (lower case; a name, or an address without brackets) may be
+ * asked for: "*", the same name, a name under a "*.suffix" entry (not the
+ * suffix itself), or an address inside an address or CIDR entry.
+ */
+int	sandbox_net_host_allowed(const struct sandbox_net_allow *a,
+	    const char *host);
+
+/*
+ * NULL when the proxy may connect to sa, else why not ("a loopback
+ * address", "a link-local address", "a private or reserved address"):
+ * the special ranges of outbound_addr_private, unless an address or CIDR
+ * entry of a covers sa.
+ */
+const char *sandbox_net_addr_refused(const struct sandbox_net_allow *a,
+	    const struct sockaddr *sa);
+
+/* A request to the proxy, as sandbox_proxy_parse found it. */
+struct sandbox_proxy_req {
+	char	method[24];
+	char	host[256];	/* lower case, IPv6 without brackets */
+	int	port;
+	int	connect;	/* CONNECT host:port */
+	int	minor;		/* HTTP/1.minor */
+	size_t	auth_off, auth_len;	/* absolute URI: its authority */
+	size_t	path_off, path_len;	/* and what follows it */
+	size_t	head_len;	/* bytes up to and with the empty line */
+};
+
+#define SANDBOX_PROXY_OK	0
+#define SANDBOX_PROXY_MORE	1	/* no end of the head yet */
+#define SANDBOX_PROXY_BAD	(-1)	/* not a request we serve */
+
+/*
+ * Parses the head at the start of buf (len bytes, at most 16 KiB
+ * matter): "CONNECT host:port HTTP/1.x" or "METHOD http://authority/path
+ * HTTP/1.x", then header lines to an empty line. No userinfo, no other
+ * scheme. r's offsets point into buf.
+ */
+int	sandbox_proxy_parse(const char *buf, size_t len,
+	    struct sandbox_proxy_req *r);
+
+/*
+ * The head of a parsed absolute-URI request as the origin gets it: the
+ * path only, Host set to the URL's authority, Connection, Keep-Alive,
+ * Proxy-Connection and Proxy-Authorization dropped, "Connection: close".
+ * Appends to out; 0 or ENGINE_ENOMEM.
+ */
+int	sandbox_proxy_rewrite(const char *buf,
+	    const struct sandbox_proxy_req *r, struct sandbox_buf *out);
+
+/* A running proxy of one sandbox. */
+struct sandbox_proxy;
+
+/*
+ * Makes proxy.sock in the folder dirfd and serves it on a thread of its
+ * own (a thread per connection, at most cfg->network_connections) with
+ * cfg's allow list. *out: sandbox_proxy_stop. Returns 0, ENGINE_EINVAL
+ * (a bad allow list) or SANDBOX_EFAIL.
+ */
+int	sandbox_proxy_start(const struct sandbox_config *cfg, int dirfd,
+	    char *err, struct sandbox_proxy **out);
+
+/* Closes every connection, waits for its threads, frees. NULL is fine. */
+void	sandbox_proxy_stop(struct sandbox_proxy *px);
+
+/*
+ * The environment of a command in a sandbox with network: the proxy
+ * variables (curl, pip, npm, git, python and node libraries), NO_PROXY,
+ * and pip and npm installing into /workspace/.local with its bin first
+ * on PATH. Up to max pointers into env (strings in buf or static).
+ * Returns how many, or -1 when buf or max is too small.
+ */
+int	sandbox_net_env(const struct sandbox_config *cfg, char *buf,
+	    size_t bufsz, const char **env, size_t max);
+
+/*
+ * What the bash tool's description should add about the sandbox that p
+ * makes from cfg: whether it has network and which hosts it may reach,
+ * where pip and npm install, and which interpreters and tools it has (for
+ * the local provider: looked for once per process in the host's /usr,
+ * which the sandbox shows). A malloc'd string, or NULL when out of memory.
+ */
+char	*sandbox_tool_note(const struct sandbox_provider *p,
+	    const struct sandbox_config *cfg);
 
 /* ====== Started commands, for code runners (local.c) ====== */
 

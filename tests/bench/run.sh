@@ -272,7 +272,7 @@ DSL_LINE=$(mkdir -p "$ROOT_DIR/dsl" && \
 # pruning run history beside runs that write (tests/tools/prune_bench.c)
 PRUNE_LINE=$(mkdir -p "$ROOT_DIR/prune" && \
     "$BUILD/tools/prune_bench" "$ROOT_DIR/prune" 20000)
-SBX_LINE=$("$BUILD/tools/sandbox_bench" 2>&1 | tail -3)
+SBX_LINE=$("$BUILD/tools/sandbox_bench" 2>&1 | tail -4)
 E2B_LINE=$(cd "$(dirname "$0")/../.." && "$BUILD/tools/sandbox_e2b_bench" 200 2>&1 | tail -5)
 # The ssh provider against a real sshd on loopback: the provider's test
 # starts one and measures exec through the provider against a raw ssh over

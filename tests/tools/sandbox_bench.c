@@ -1,7 +1,10 @@
 /*
  * sandbox_bench.c — what the local sandbox adds to running a program:
  * N runs of `true` through sandbox_exec against N plain fork/exec/wait of
- * the same program, and the ratio.
+ * the same program, and the ratio; then what sandbox.network adds (the
+ * forwarder and the proxy's mount, engine/sandbox/net.c): N runs in a
+ * sandbox with network against N in one without, taken in turns so that
+ * both see the same load.
  *
  *	sandbox_bench [runs]	(default 200; needs bwrap)
  */
@@ -30,13 +33,14 @@ main(int argc, char **argv)
 	struct sandbox_exec_req		 req = {0};
 	struct sandbox_exec_result	 res;
 	struct sandbox_config		 cfg;
-	struct sandbox			*sb = NULL;
+	struct sandbox			*sb = NULL, *sbn = NULL;
 	struct conf			 c;
 	char				 err[ENGINE_ERRMAX], dir[] =
 	    "/tmp/sandbox_bench_XXXXXX", rm[64];
 	int				 n = argc > 1 ? (int)strtol(argv[1],
 	    NULL, 10) : 200, i, st, bad = 0;
 	double				 t0, plain, boxed, create, destroy;
+	double				 net_on = 0, net_off = 0;
 	pid_t				 pid;
 
 	if (n <= 0 || mkdtemp(dir) == NULL)
@@ -71,6 +75,21 @@ main(int argc, char **argv)
 		sandbox_exec_result_release(&res);
 	}
 	boxed = (now_ms() - t0) / n;
+	cfg.network = 1;
+	if (sandbox_create(&sandbox_provider_local, &cfg, err, &sbn) != 0) {
+		fprintf(stderr, "sandbox_bench: network: %s\n", err);
+		return 1;
+	}
+	for (i = 0; i < 2 * n; i++) {
+		t0 = now_ms();
+		if (sandbox_exec(i % 2 ? sbn : sb, &req, err, &res) != 0 ||
+		    res.exit_code != 0)
+			bad++;
+		*(i % 2 ? &net_on : &net_off) += now_ms() - t0;
+		sandbox_exec_result_release(&res);
+	}
+	sandbox_free(sbn);
+	cfg.network = 0;
 	t0 = now_ms();
 	sandbox_free(sb);
 	destroy = now_ms() - t0;
@@ -85,6 +104,8 @@ main(int argc, char **argv)
 	printf("sandbox exec of true:    %8.3f ms per run\n", boxed);
 	printf("ratio:                   %8.1fx (+%.3f ms per run)\n",
 	    boxed / plain, boxed - plain);
+	printf("with sandbox.network:    %8.3f ms per run, without %.3f "
+	    "(in turns): %.2fx\n", net_on / n, net_off / n, net_on / net_off);
 	printf("sandbox create: %.3f ms, destroy: %.3f ms\n", create, destroy);
 	if (bad)
 		printf("failed runs: %d\n", bad);

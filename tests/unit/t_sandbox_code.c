@@ -48,7 +48,8 @@ static void
 pool_for_cfg(void)
 {
 	if (pool != NULL && pool_cfg.timeout == cfg.timeout &&
-	    pool_cfg.memory == cfg.memory)
+	    pool_cfg.memory == cfg.memory && pool_cfg.network == cfg.network &&
+	    strcmp(pool_cfg.network_allow, cfg.network_allow) == 0)
 		return;
 	sandbox_code_pool_free(pool);
 	pool = NULL;
@@ -250,6 +251,17 @@ test_python(void)
 	    "    return {}\n", NULL, 0, err, &r), ENGINE_EINVAL);
 	CHECK(strstr(err, "sandbox.network is false") != NULL);
 	sandbox_code_result_release(&r);
+	/* with network, a host not on the list: the error says why */
+	cfg.network = 1;
+	snprintf(cfg.network_allow, sizeof(cfg.network_allow), "pypi.org");
+	CHECK_INT(run("python3", "import urllib.request\ndef main():\n"
+	    "    urllib.request.urlopen('http://example.com/', timeout=10)\n"
+	    "    return {}\n", NULL, 0, err, &r), ENGINE_EINVAL);
+	CHECK(strstr(err, "HTTP Error 403") != NULL &&
+	    strstr(err, "sandbox.network_allow") != NULL);
+	sandbox_code_result_release(&r);
+	cfg.network = 0;
+	snprintf(cfg.network_allow, sizeof(cfg.network_allow), "*");
 	/* sys.exit in user code is a failure with the exit status */
 	CHECK_INT(run("python3", "import sys\ndef main():\n    sys.exit(3)\n",
 	    NULL, 0, err, &r), ENGINE_EINVAL);

@@ -462,28 +462,181 @@ test_network(void)
 	c = accept(ls, NULL, NULL);
 	CHECK(c < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
 	sandbox_free(sb);
+	close(ls);
+}
 
-	/* with sandbox.network the host's network (and loopback) is there */
+/* A tiny origin on the host's loopback: answers "hello" to each request
+ * and keeps the last request head it got. */
+struct origin {
+	int		ls;
+	int		port;
+	int		served;
+	char		last[2048];
+	pthread_t	t;
+};
+
+static void *
+origin_main(void *arg)
+{
+	struct origin	*o = arg;
+	char		 buf[2048];
+	size_t		 len;
+	ssize_t		 n;
+	int		 c;
+	static const char hello[] = "HTTP/1.0 200 OK\r\nContent-Length: 5\r\n"
+	    "\r\nhello";
+
+	while ((c = accept(o->ls, NULL, NULL)) >= 0) {
+		len = 0;
+		while (len < sizeof(buf) - 1 &&
+		    (n = read(c, buf + len, sizeof(buf) - 1 - len)) > 0) {
+			len += (size_t)n;
+			buf[len] = '\0';
+			if (strstr(buf, "\r\n\r\n") != NULL)
+				break;
+		}
+		buf[len] = '\0';
+		memcpy(o->last, buf, len + 1);
+		o->served++;
+		if (write(c, hello, sizeof(hello) - 1) < 0)
+			printf("# origin: write: %s\n", strerror(errno));
+		close(c);
+	}
+	return NULL;
+}
+
+static int
+origin_start(struct origin *o)
+{
+	struct sockaddr_in	sa;
+	socklen_t		salen = sizeof(sa);
+
+	memset(o, 0, sizeof(*o));
+	o->ls = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(o->ls, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    listen(o->ls, 8) != 0 ||
+	    getsockname(o->ls, (struct sockaddr *)&sa, &salen) != 0)
+		return -1;
+	o->port = ntohs(sa.sin_port);
+	return pthread_create(&o->t, NULL, origin_main, o);
+}
+
+static void
+origin_stop(struct origin *o)
+{
+	shutdown(o->ls, SHUT_RDWR);
+	pthread_join(o->t, NULL);
+	close(o->ls);
+}
+
+/* A python3 fetch of url through the proxy the environment names:
+ * prints "body <text>" or "http <code> <message>" or "error <text>". */
+static const char fetch_py[] = "python3 -c '\n"
+    "import sys, urllib.request, urllib.error\n"
+    "try:\n"
+    "    print(\"body\", urllib.request.urlopen(sys.argv[1], timeout=10)"
+    ".read().decode())\n"
+    "except urllib.error.HTTPError as e:\n"
+    "    print(\"http\", e.code, e.read().decode())\n"
+    "except Exception as e:\n"
+    "    print(\"error\", e)\n"
+    "' ";
+
+static void
+test_network_proxy(void)
+{
+	struct sandbox_config		 cfg;
+	struct sandbox			*sb;
+	struct sandbox_exec_result	 r = {0};
+	struct origin			 o;
+	char				 cmd[2048];
+
+	if (!CHECK(origin_start(&o) == 0))
+		return;
+	/* the default list ("*"): public hosts only, so not the host's
+	 * loopback; and no direct way out at all */
+	config(&cfg);
 	cfg.network = 1;
 	if (!CHECK((sb = make(&cfg)) != NULL))
-		return;
-	snprintf(cmd, sizeof(cmd), "python3 -c '\n"
+		goto out;
+	snprintf(cmd, sizeof(cmd), "NO_PROXY= no_proxy= %shttp://127.0.0.1:%d/x;"
+	    " %shttp://10.1.2.3/; %shttp://[fe80::1]:8080/; python3 -c '\n"
 	    "import socket\n"
-	    "socket.create_connection((\"127.0.0.1\", %d), timeout=3)\n"
-	    "print(\"connected\")\n"
-	    "'; test -s /etc/resolv.conf && echo resolv", ntohs(sa.sin_port));
+	    "for host, port in ((\"1.1.1.1\", 53), (\"127.0.0.1\", %d)):\n"
+	    "    try:\n"
+	    "        socket.create_connection((host, port), timeout=3)\n"
+	    "        print(\"connected\", host)\n"
+	    "    except OSError as e:\n"
+	    "        print(\"refused\", host, e.errno)\n"
+	    "'; ls /sys/class/net; echo \"$HTTPS_PROXY $PIP_BREAK_SYSTEM_PACKAGES"
+	    " $PYTHONUSERBASE $PATH\"", fetch_py, o.port, fetch_py, fetch_py,
+	    o.port);
 	CHECK_INT(sh(sb, cmd, 0, &r), 0);
-	CHECK(strstr(r.out, "connected") != NULL);
-	if (access("/etc/resolv.conf", R_OK) == 0)
-		CHECK(strstr(r.out, "resolv") != NULL);
+	printf("# network, default list: %s%s", r.out, r.err);
+	CHECK(strstr(r.out, "http 403 flowcgi sandbox proxy: '127.0.0.1' "
+	    "resolves to 127.0.0.1, a loopback address") != NULL);
+	CHECK(strstr(r.out, "http 403 flowcgi sandbox proxy: '10.1.2.3' "
+	    "resolves to 10.1.2.3, a private or reserved address") != NULL);
+	CHECK(strstr(r.out, "http 403 flowcgi sandbox proxy: 'fe80::1' "
+	    "resolves to fe80::1, a link-local address") != NULL);
+	CHECK(strstr(r.out, "refused 1.1.1.1") != NULL);
+	CHECK(strstr(r.out, "refused 127.0.0.1") != NULL);
+	CHECK(strstr(r.out, "connected") == NULL);
+	CHECK(strstr(r.out, "eth") == NULL);
+	CHECK(strstr(r.out, "http://127.0.0.1:3128 1 /workspace/.local "
+	    "/workspace/.local/bin:") != NULL);
+	CHECK_INT(o.served, 0);
 	sandbox_exec_result_release(&r);
-	usleep(100000);
-	c = accept(ls, NULL, NULL);
-	CHECK(c >= 0);
-	if (c >= 0)
-		close(c);
+	/* the command's own status and signal come through the forwarder */
+	CHECK_INT(sh(sb, "exit 7", 0, &r), 0);
+	CHECK_INT(r.exit_code, 7);
+	sandbox_exec_result_release(&r);
+	CHECK_INT(sh(sb, "kill -9 $$", 0, &r), 0);
+	CHECK_INT(r.signal, 9);
+	sandbox_exec_result_release(&r);
 	sandbox_free(sb);
-	close(ls);
+
+	/* the host's loopback listed: plain HTTP and CONNECT reach it */
+	snprintf(cfg.network_allow, sizeof(cfg.network_allow), "127.0.0.1");
+	if (!CHECK((sb = make(&cfg)) != NULL))
+		goto out;
+	snprintf(cmd, sizeof(cmd), "%shttp://127.0.0.1:%d/x?y=1; python3 -c '\n"
+	    "import socket\n"
+	    "s = socket.create_connection((\"127.0.0.1\", 3128))\n"
+	    "s.sendall(b\"CONNECT 127.0.0.1:%d HTTP/1.1\\r\\n\\r\\n\")\n"
+	    "print(s.recv(100).decode().split(\"\\r\")[0])\n"
+	    "s.sendall(b\"GET /t HTTP/1.0\\r\\n\\r\\n\")\n"
+	    "print(\"tunnel\", s.makefile(\"rb\").read().decode()"
+	    ".split(\"\\r\\n\\r\\n\")[1])\n"
+	    "'", fetch_py, o.port, o.port);
+	CHECK_INT(sh(sb, cmd, 0, &r), 0);
+	printf("# network, 127.0.0.1 listed: %s%s", r.out, r.err);
+	CHECK(strstr(r.out, "body hello") != NULL);
+	CHECK(strstr(r.out, "HTTP/1.1 200 Connection established") != NULL);
+	CHECK(strstr(r.out, "tunnel hello") != NULL);
+	CHECK_INT(o.served, 2);
+	sandbox_exec_result_release(&r);
+	sandbox_free(sb);
+
+	/* a name on the list, the address not: the name is refused */
+	snprintf(cfg.network_allow, sizeof(cfg.network_allow),
+	    "pypi.org  *.pythonhosted.org,");
+	if (!CHECK((sb = make(&cfg)) != NULL))
+		goto out;
+	snprintf(cmd, sizeof(cmd), "NO_PROXY= no_proxy= %shttp://127.0.0.1:%d/x",
+	    fetch_py, o.port);
+	CHECK_INT(sh(sb, cmd, 0, &r), 0);
+	CHECK(strstr(r.out, "http 403 flowcgi sandbox proxy: '127.0.0.1' is "
+	    "not an allowed host; the sandbox may reach only: pypi.org, "
+	    "*.pythonhosted.org") != NULL);
+	CHECK_INT(o.served, 2);
+	sandbox_exec_result_release(&r);
+	sandbox_free(sb);
+out:
+	origin_stop(&o);
 }
 
 static void
@@ -811,6 +964,7 @@ main(void)
 	test_files();
 	test_secrets();
 	test_network();
+	test_network_proxy();
 	test_fork_bomb();
 	test_memory_cpu();
 	test_sizes(0);
