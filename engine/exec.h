@@ -191,6 +191,9 @@ struct run {
 	pthread_mutex_t		 sb_mu;
 	struct sandbox		*sb;
 	json_t			*skills;	/* [{name, description, path}] */
+	json_t			*skill_tools;	/* [{provider, tool_name,
+						 * uuid}] the skill files
+						 * reference */
 	char			*workspace_tar;	/* chatflow: saved at the end */
 	size_t			 workspace_len;
 	/* MCP sessions, one per server, made when first needed (sb_mu) */

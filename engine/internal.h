@@ -171,6 +171,21 @@ int	skill_refs(const char *text, size_t len, json_t *tools, json_t *files);
  */
 char	*skill_relpath(const char *from, const char *to);
 
+/*
+ * The name a tool is offered to a model under (the sandboxed Agent's
+ * function tools): tool_name, or with provider "<provider>_<tool_name>",
+ * bytes outside [A-Za-z0-9_-] as "_", at most 61 bytes, into buf.
+ */
+void	skill_tool_name(const char *provider, const char *tool, char *buf,
+	    size_t size);
+
+/*
+ * How a compiled text names a tool the model can call: "[Tool: <name>]"
+ * (Dify's says "[Executable: <name>_<uuid> --help command]" for its CLI).
+ * Malloc'd; NULL when out of memory.
+ */
+char	*skill_tool_text(const char *name);
+
 /* ====== Bundles (bundle.c) ====== */
 
 struct bundle;

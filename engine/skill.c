@@ -417,3 +417,32 @@ skill_relpath(const char *from, const char *to)
 	tpl_sb_str(&sb, "");
 	return tpl_sb_take(&sb);
 }
+
+void
+skill_tool_name(const char *provider, const char *tool, char *buf,
+    size_t size)
+{
+	size_t j;
+
+	if (provider != NULL)
+		snprintf(buf, size, "%.30s_%.30s", provider, tool);
+	else
+		snprintf(buf, size, "%.60s", tool);
+	for (j = 0; buf[j] != '\0'; j++)
+		if (!(buf[j] == '_' || buf[j] == '-' ||
+		    (buf[j] >= 'a' && buf[j] <= 'z') ||
+		    (buf[j] >= 'A' && buf[j] <= 'Z') ||
+		    (buf[j] >= '0' && buf[j] <= '9')))
+			buf[j] = '_';
+}
+
+char *
+skill_tool_text(const char *name)
+{
+	size_t	 n = strlen(name) + 32;
+	char	*s = malloc(n);
+
+	if (s != NULL)
+		snprintf(s, n, "[Tool: %s]", name);
+	return s;
+}

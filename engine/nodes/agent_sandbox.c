@@ -13,8 +13,14 @@
 #include "engine/nodes/files.h"
 #include "engine/nodes/llm.h"
 #include "engine/sandbox/sandbox.h"
+#include "engine/tools/tools.h"
 
-#define CU_DEFAULT_ITERATIONS	10
+/*
+ * max_iterations: Dify's LLM node has no default of its own (None runs
+ * its agent strategy's, 100 when upgraded from an Agent); 100 caps it.
+ */
+#define CU_DEFAULT_ITERATIONS	100
+#define CU_MAX_ITERATIONS	100
 
 static const char cu_bash_doc[] =
     "Run a bash command in the workspace of a Linux sandbox and get its "
@@ -179,31 +185,356 @@ cu_skills_text(struct run *r)
 	return tpl_sb_take(&sb);
 }
 
+/* ====== Function tools: the tools the classic Agent had ====== */
+
+/*
+ * Every tool the node names is offered to the model as a function tool
+ * beside bash, run through the tool layer (engine/tools/) by flowcgi
+ * itself: the tools of the node's `tools` list (what the upgrade mapped
+ * from a classic Agent), those the prompt's skill metadata and tokens
+ * reference, and those the app's skill files reference. A tool flowcgi
+ * does not have is left out (its token reads "[Tool not found or
+ * disabled: ...]").
+ */
+#define AS_MAX_TOOLS	64
+
+struct as_tool {
+	char		 name[64];	/* as the model calls it */
+	json_t		*cfg;		/* {type, provider_name, tool_name,
+					 * settings, parameters} */
+	char		*description;
+	json_t		*schema;
+	json_t		*fixed;
+	int		 disabled;	/* tool_settings says so */
+};
+
+struct as_state {
+	struct node_ctx	*c;
+	struct as_tool	 tools[AS_MAX_TOOLS];
+	size_t		 ntools;
+	struct llm_tool	 ltools[AS_MAX_TOOLS + 1];	/* bash first */
+	json_t		*meta;		/* prompt metadata: {uuid: {...}} */
+	json_t		*paths;		/* asset id -> "/path" */
+};
+
+static void
+as_state_release(struct as_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->ntools; i++) {
+		json_decref(st->tools[i].cfg);
+		free(st->tools[i].description);
+		json_decref(st->tools[i].schema);
+		json_decref(st->tools[i].fixed);
+	}
+	json_decref(st->meta);
+	json_decref(st->paths);
+}
+
+static const char *
+jstr(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+static struct as_tool *
+as_find(struct as_state *st, const char *provider, const char *tool)
+{
+	size_t i;
+
+	for (i = 0; i < st->ntools; i++)
+		if (strcmp(jstr(st->tools[i].cfg, "provider_name"), provider) ==
+		    0 && strcmp(jstr(st->tools[i].cfg, "tool_name"), tool) == 0)
+			return &st->tools[i];
+	return NULL;
+}
+
+/* Adds the tool of entry cfg (a new reference, taken) unless known. */
+static void
+as_add(struct as_state *st, json_t *cfg)
+{
+	struct as_tool	*t;
+	char		 err[ENGINE_ERRMAX], name[64];
+	const char	*prov = jstr(cfg, "provider_name");
+	const char	*tool = jstr(cfg, "tool_name");
+	size_t		 i;
+
+	if (cfg == NULL || *prov == '\0' || *tool == '\0' ||
+	    as_find(st, prov, tool) != NULL || st->ntools == AS_MAX_TOOLS) {
+		json_decref(cfg);
+		return;
+	}
+	t = &st->tools[st->ntools];
+	memset(t, 0, sizeof(*t));
+	if (tool_configured(st->c->run->e, cfg, st->c->node->data,
+	    run_mcp(st->c->run), err, &t->description, &t->schema,
+	    &t->fixed) != 0) {
+		json_decref(cfg);
+		return;
+	}
+	t->cfg = cfg;
+	/* the tool's name, else (taken) provider_tool */
+	skill_tool_name(NULL, tool, name, sizeof(name));
+	for (i = 0; i < st->ntools; i++)
+		if (strcmp(st->tools[i].name, name) == 0)
+			break;
+	if (strcmp(name, "bash") == 0 || i < st->ntools)
+		skill_tool_name(prov, tool, name, sizeof(name));
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	json_array_foreach(json_object_get(st->c->node->data,
+	    "tool_settings"), i, cfg)
+		if (strcmp(jstr(cfg, "provider"), prov) == 0 &&
+		    strcmp(jstr(cfg, "tool_name"), tool) == 0 &&
+		    json_is_false(json_object_get(cfg, "enabled")))
+			t->disabled = 1;
+	st->ntools++;
+}
+
+/* An entry for a tool a token names: a builtin without settings. */
+static json_t *
+as_entry(const char *type, const char *provider, const char *tool)
+{
+	return json_pack("{s:s,s:s,s:s,s:{},s:{}}", "type", type ? type :
+	    "builtin", "provider_name", provider, "tool_name", tool,
+	    "settings", "parameters");
+}
+
+/* The tools of the node, of its prompt and of the app's skill files. */
+static void
+as_collect(struct as_state *st)
+{
+	const json_t	*data = st->c->node->data, *t, *m, *refs;
+	json_t		*found, *r;
+	const char	*uuid;
+	size_t		 i, j;
+
+	json_array_foreach(json_object_get(data, "tools"), i, t)
+		if (!json_is_false(json_object_get(t, "enabled")))
+			as_add(st, json_deep_copy(t));
+	st->meta = json_object();
+	json_array_foreach(json_object_get(data, "prompt_template"), i, m) {
+		json_object_update(st->meta, json_object_get(json_object_get(m,
+		    "metadata"), "tools"));
+		if ((found = json_array()) == NULL)
+			continue;
+		skill_refs(jstr(m, "text"), strlen(jstr(m, "text")), found,
+		    NULL);
+		json_array_foreach(found, j, r) {
+			uuid = jstr(r, "uuid");
+			t = json_object_get(st->meta, uuid);
+			if (json_is_false(json_object_get(t, "enabled")))
+				continue;
+			as_add(st, as_entry(json_string_value(json_object_get(
+			    t, "type")), jstr(r, "provider"), jstr(r,
+			    "tool_name")));
+		}
+		json_decref(found);
+	}
+	refs = st->c->run->skill_tools;
+	json_array_foreach(refs, i, r)
+		as_add(st, as_entry(NULL, jstr(r, "provider"), jstr(r,
+		    "tool_name")));
+}
+
+/* "skills/<path>" of an asset, for a prompt (Dify's base path). */
+static char *
+as_file_text(void *arg, const char *asset_id)
+{
+	struct as_state	*st = arg;
+	const char	*path;
+	size_t		 n;
+	char		*s;
+
+	if ((path = json_string_value(json_object_get(st->paths, asset_id))) ==
+	    NULL)
+		return NULL;
+	n = strlen(path) + 8;
+	if ((s = malloc(n)) != NULL)
+		snprintf(s, n, "skills%s", path);
+	return s;
+}
+
+static char *
+as_tool_text(void *arg, const char *provider, const char *name,
+    const char *uuid)
+{
+	struct as_state	*st = arg;
+	struct as_tool	*t = as_find(st, provider, name);
+	json_t		*m = json_object_get(st->meta, uuid);
+
+	if (json_is_false(json_object_get(m, "enabled")) ||
+	    (t != NULL && t->disabled))
+		return strdup("");
+	return t != NULL ? skill_tool_text(t->name) : NULL;
+}
+
+/* Asset ids to paths, from the app's file tree. */
+static void
+as_paths(struct as_state *st)
+{
+	json_t		*tree = NULL, *stack[SKILL_MAX_DEPTH], *kids, *n;
+	char		 err[ENGINE_ERRMAX];
+	size_t		 top = 0, i;
+
+	st->paths = json_object();
+	if (engine_asset_tree(st->c->run->e, st->c->run->app_id, err,
+	    &tree) != 0)
+		return;
+	stack[top++] = json_object_get(tree, "children");
+	while (top > 0) {
+		kids = stack[--top];
+		json_array_foreach(kids, i, n) {
+			if (json_string_value(json_object_get(n, "id")) !=
+			    NULL && json_string_value(json_object_get(n,
+			    "path")) != NULL)
+				json_object_set(st->paths, jstr(n, "id"),
+				    json_object_get(n, "path"));
+			if (top < SKILL_MAX_DEPTH && json_array_size(
+			    json_object_get(n, "children")) > 0)
+				stack[top++] = json_object_get(n, "children");
+		}
+	}
+	json_decref(tree);
+}
+
+/* Compiles the prompt's messages (rendered already) with Dify's rules. */
+static int
+as_compile_prompt(struct as_state *st, struct prompt *p)
+{
+	struct skill_resolver	 r = { as_file_text, as_tool_text, st };
+	const char		*old;
+	char			*out;
+	size_t			 i, k;
+	int			 rc;
+
+	for (i = 0; i < p->n; i++) {
+		if ((old = p->msgs[i].content) == NULL ||
+		    strstr(old, "\xC2\xA7") == NULL)
+			continue;
+		if (st->paths == NULL)
+			as_paths(st);
+		if ((rc = skill_compile(old, strlen(old), &r, TOOL_MAX_TEXT,
+		    &out, NULL)) != 0)
+			return node_fail(st->c, "compiling the prompt's "
+			    "skill references: %s", rc == ENGINE_ELIMIT ?
+			    "the result is too long" : "out of memory");
+		p->msgs[i].content = prompt_keep(p, out);
+		/* a vision message's text part is the same text */
+		for (k = 0; p->msgs[i].parts == p->parts && k < p->nparts; k++)
+			if (p->parts[k].type == LLM_PART_TEXT &&
+			    p->parts[k].text == old)
+				p->parts[k].text = p->msgs[i].content;
+	}
+	return 0;
+}
+
+/* ====== The loop ====== */
+
+/* Characters (code points) in well-formed UTF-8 s, as Python's len. */
+static size_t
+as_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+/* Runs one function tool call; *out is what the model sees. */
+static int
+as_call_tool(struct as_state *st, const char *name, const char *args,
+    char **out, json_t **files, int *failed)
+{
+	size_t i;
+
+	*failed = 0;
+	for (i = 0; i < st->ntools; i++)
+		if (strcmp(st->tools[i].name, name) == 0 &&
+		    !st->tools[i].disabled)
+			break;
+	if (i == st->ntools) {
+		*failed = 1;
+		*out = strdup("there is no tool of that name");
+		return *out ? 0 : node_fail(st->c, "out of memory");
+	}
+	if (tool_run_configured(st->c->run->e, st->tools[i].cfg,
+	    st->tools[i].fixed, args, st->c->node->data, run_mcp(st->c->run),
+	    out, files) != 0)
+		return node_fail(st->c, "out of memory");
+	*failed = strncmp(*out, "tool error: ", 12) == 0;
+	return 0;
+}
+
+/* The agent_log data of a call: {tool_name, tool_input[, output,
+ * exit_code]}; tool_input is the command for bash, else the arguments. */
+static json_t *
+as_log_data(const char *tool, const char *cmd, const char *args,
+    const char *output, int exit_code)
+{
+	json_t *d, *in;
+
+	if (cmd != NULL)
+		in = json_string(cmd);
+	else if (!json_is_object(in = json_loads(args ? args : "", 0,
+	    NULL))) {
+		json_decref(in);
+		in = json_object();
+	}
+	d = json_pack("{s:s,s:o}", "tool_name", tool, "tool_input", in);
+	if (d != NULL && output != NULL) {
+		json_object_set_new(d, "output", json_string(output));
+		if (cmd != NULL)
+			json_object_set_new(d, "exit_code",
+			    json_integer(exit_code));
+	}
+	return d;
+}
+
 int
 agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
-    struct llm_response *final, json_t *calls, json_t **files)
+    struct llm_response *final, json_t *gen, json_t **files)
 {
+	struct as_state		 st;
 	struct sandbox		*sb;
 	struct llm_request	 rq;
 	struct llm_response	 rs;
-	struct llm_tool		 bash;
+	struct stream_ctx	 sc;
 	json_t			*schema = json_pack("{s:s,s:{s:{s:s,s:s}},s:[s]}",
 				    "type", "object", "properties", "bash",
 				    "type", "string", "description",
 				    "the command", "required", "bash");
+	json_t			*calls = json_object_get(gen, "tool_calls");
+	json_t			*seq = json_object_get(gen, "sequence");
+	json_t			*reasons = json_object_get(gen,
+				    "reasoning_content");
+	json_t			*tfiles;
 	const char		*provider = json_string_value(json_object_get(
 				    model, "provider"));
+	struct tpl_sb		 content = { NULL, 0, 0, 0 };
 	char			*skills, *out, *sys;
 	json_t			*args;
-	int			 iter, max_iter, rc = -1, code;
-	size_t			 i, k;
+	int			 iter, max_iter, rc = -1, code, failed, stream;
+	size_t			 i, k, pos = 0;
 	int64_t			 t0;
 
+	memset(&st, 0, sizeof(st));
+	st.c = c;
 	max_iter = (int)json_integer_value(json_object_get(c->node->data,
 	    "max_iterations"));
-	if (max_iter <= 0 || max_iter > 99)
-		max_iter = max_iter <= 0 ? CU_DEFAULT_ITERATIONS : 99;
-	if (run_sandbox(c->run, c->err, &sb) != 0)
+	if (max_iter <= 0 || max_iter > CU_MAX_ITERATIONS)
+		max_iter = max_iter <= 0 ? CU_DEFAULT_ITERATIONS :
+		    CU_MAX_ITERATIONS;
+	if (run_sandbox(c->run, c->err, &sb) != 0) {
+		llm_trace(c, p, model);
+		goto out;
+	}
+	as_collect(&st);
+	if (as_compile_prompt(&st, p) != 0)
 		goto out;
 	/* tell the model about the skills, after the first system message */
 	if ((skills = cu_skills_text(c->run)) != NULL) {
@@ -229,10 +560,21 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		}
 		free(skills);
 	}
-	memset(&bash, 0, sizeof(bash));
-	bash.name = "bash";
-	bash.description = cu_bash_doc;
-	bash.parameters = schema;
+	llm_trace(c, p, model);
+	st.ltools[0].name = "bash";
+	st.ltools[0].description = cu_bash_doc;
+	st.ltools[0].parameters = schema;
+	for (i = 0, k = 1; i < st.ntools; i++) {
+		if (st.tools[i].disabled)
+			continue;
+		st.ltools[k].name = st.tools[i].name;
+		st.ltools[k].description = st.tools[i].description;
+		st.ltools[k].parameters = st.tools[i].schema;
+		k++;
+	}
+	stream = llm_streams_field(c, "generation.content");
+	memset(&sc, 0, sizeof(sc));
+	sc.c = c;
 	for (iter = 0; iter < max_iter; iter++) {
 		if (run_stop_requested(c->run)) {
 			atomic_store(&c->run->stopping, 1);
@@ -245,8 +587,15 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		rq.messages = p->msgs;
 		rq.nmessages = p->n;
 		rq.params = json_object_get(model, "completion_params");
-		rq.tools = &bash;
-		rq.ntools = 1;
+		rq.tools = st.ltools;
+		rq.ntools = k;
+		if (stream) {
+			/* each turn's text goes out as it comes, as Dify's
+			 * sandboxed LLM node streams its content */
+			rq.stream = 1;
+			rq.on_delta = llm_on_delta;
+			rq.arg = &sc;
+		}
 		if (llm_chat(c->run->e, provider, &rq, c->err, &rs) != 0) {
 			llm_response_release(&rs);
 			c->error_type = "LLMNodeError";
@@ -254,6 +603,23 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		}
 		run_usage_add(c->run, rs.usage.prompt_tokens,
 		    rs.usage.completion_tokens, rs.usage.total_tokens);
+		/* Dify's sequence: reasoning, content spans, tool calls */
+		if (rs.reasoning_len > 0) {
+			json_array_append_new(reasons, json_string(
+			    rs.reasoning));
+			json_array_append_new(seq, json_pack("{s:s,s:I}",
+			    "type", "reasoning", "index", (json_int_t)(
+			    json_array_size(reasons) - 1)));
+		}
+		if (rs.text != NULL && rs.text[0] != '\0') {
+			size_t n = as_chars(rs.text);
+
+			tpl_sb_str(&content, rs.text);
+			json_array_append_new(seq, json_pack("{s:s,s:I,s:I}",
+			    "type", "content", "start", (json_int_t)pos,
+			    "end", (json_int_t)(pos + n)));
+			pos += n;
+		}
 		if (rs.ntool_calls == 0) {
 			*final = rs;
 			rc = 0;
@@ -268,22 +634,19 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		{
 			struct llm_tool_call *tc = calloc(rs.ntool_calls,
 			    sizeof(*tc));
-			json_t *hold = json_array();
 
-			if (tc == NULL || hold == NULL) {
-				free(tc);
-				json_decref(hold);
+			if (tc == NULL) {
 				llm_response_release(&rs);
 				node_fail(c, "out of memory");
 				goto out;
 			}
-			for (k = 0; k < rs.ntool_calls; k++) {
-				tc[k].id = (char *)prompt_keep(p,
-				    strdup(rs.tool_calls[k].id));
-				tc[k].name = (char *)prompt_keep(p,
-				    strdup(rs.tool_calls[k].name));
-				tc[k].arguments = (char *)prompt_keep(p,
-				    strdup(rs.tool_calls[k].arguments));
+			for (i = 0; i < rs.ntool_calls; i++) {
+				tc[i].id = (char *)prompt_keep(p,
+				    strdup(rs.tool_calls[i].id));
+				tc[i].name = (char *)prompt_keep(p,
+				    strdup(rs.tool_calls[i].name));
+				tc[i].arguments = (char *)prompt_keep(p,
+				    strdup(rs.tool_calls[i].arguments));
 			}
 			/* the calls array lives as long as the prompt */
 			p->allocs[p->nallocs++] = tc;
@@ -291,47 +654,62 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 			    strdup(rs.text ? rs.text : "")));
 			p->msgs[p->n - 1].tool_calls = tc;
 			p->msgs[p->n - 1].ntool_calls = rs.ntool_calls;
-			for (k = 0; k < rs.ntool_calls; k++) {
-				const char *cmd;
+			for (i = 0; i < rs.ntool_calls; i++) {
+				const char	*cmd = NULL;
+				int		 is_bash = strcmp(tc[i].name,
+						    "bash") == 0;
 
-				args = json_loads(tc[k].arguments, 0, NULL);
-				cmd = json_string_value(json_object_get(args,
-				    "bash"));
-				if (cmd == NULL)
+				args = json_loads(tc[i].arguments, 0, NULL);
+				if (is_bash && (cmd = json_string_value(
+				    json_object_get(args, "bash"))) == NULL)
 					cmd = json_string_value(json_object_get(
 					    args, "command"));
-				cu_log(c, "bash", "start", json_pack("{s:s,s:s}",
-				    "tool_name", "bash", "tool_input", cmd ?
-				    cmd : ""));
+				cu_log(c, tc[i].name, "start", as_log_data(
+				    tc[i].name, is_bash ? (cmd ? cmd : "") :
+				    NULL, tc[i].arguments, NULL, 0));
 				t0 = run_now_ms();
 				code = 0;
-				if (strcmp(tc[k].name, "bash") != 0 ||
-				    cmd == NULL)
+				failed = 0;
+				tfiles = NULL;
+				if (is_bash && cmd == NULL) {
 					out = strdup("call the bash tool with "
 					    "{\"bash\": \"<command>\"}");
-				else if (cu_bash(c, sb, cmd, &out, &code) !=
-				    0) {
+					failed = 1;
+				} else if (is_bash) {
+					if (cu_bash(c, sb, cmd, &out, &code) !=
+					    0) {
+						json_decref(args);
+						llm_response_release(&rs);
+						goto out;
+					}
+					failed = code != 0;
+				} else if (as_call_tool(&st, tc[i].name,
+				    tc[i].arguments, &out, &tfiles,
+				    &failed) != 0) {
 					json_decref(args);
-					json_decref(hold);
 					llm_response_release(&rs);
 					goto out;
 				}
-				cu_log(c, "bash", "success", json_pack("{s:s,"
-				    "s:s}", "tool_name", "bash", "output",
-				    out ? out : ""));
+				cu_log(c, tc[i].name, failed ? "error" :
+				    "success", as_log_data(tc[i].name, is_bash ?
+				    (cmd ? cmd : "") : NULL, tc[i].arguments,
+				    out ? out : "", code));
 				json_array_append_new(calls, json_pack("{s:s,"
-				    "s:s,s:s,s:s,s:[],s:s,s:f}", "id", tc[k].id,
-				    "name", tc[k].name, "arguments",
-				    tc[k].arguments, "output", out ? out : "",
-				    "files", "status", code == 0 ? "success" :
-				    "error", "elapsed_time", (double)(
-				    run_now_ms() - t0) / 1000.0));
+				    "s:s,s:s,s:s,s:o,s:s,s:f}", "id", tc[i].id,
+				    "name", tc[i].name, "arguments",
+				    tc[i].arguments, "output", out ? out : "",
+				    "files", tfiles ? tfiles : json_array(),
+				    "status", failed ? "error" : "success",
+				    "elapsed_time", (double)(run_now_ms() - t0) /
+				    1000.0));
+				json_array_append_new(seq, json_pack("{s:s,s:I}",
+				    "type", "tool_call", "index", (json_int_t)(
+				    json_array_size(calls) - 1)));
 				prompt_add(c, p, LLM_TOOL, prompt_keep(p, out));
-				p->msgs[p->n - 1].tool_call_id = tc[k].id;
-				p->msgs[p->n - 1].name = "bash";
+				p->msgs[p->n - 1].tool_call_id = tc[i].id;
+				p->msgs[p->n - 1].name = tc[i].name;
 				json_decref(args);
 			}
-			json_decref(hold);
 		}
 		llm_response_release(&rs);
 	}
@@ -340,8 +718,25 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		    "(max_iterations)", max_iter);
 		goto out;
 	}
+	if (content.oom) {
+		rc = node_fail(c, "out of memory");
+		goto out;
+	}
+	json_object_set_new(gen, "content", json_string(content.p ?
+	    content.p : ""));
+	if (stream) {
+		char key[160];
+
+		snprintf(key, sizeof(key), "%s.generation.content",
+		    c->node->id);
+		pthread_mutex_lock(&c->run->mu);
+		json_object_set_new(c->run->streamed, key, json_true());
+		pthread_mutex_unlock(&c->run->mu);
+	}
 	*files = cu_output_files(c, sb);
 out:
+	tpl_sb_release(&content);
+	as_state_release(&st);
 	json_decref(schema);
 	return rc;
 }

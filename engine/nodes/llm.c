@@ -320,16 +320,40 @@ out:
 
 /* ====== Streaming ====== */
 
+/* 1 when selector s is [id, the parts of field ("a.b")]. */
+static int
+selector_is(const json_t *s, const char *id, const char *field)
+{
+	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	const char	*part;
+	size_t		 i;
+	int		 yes;
+
+	if (json_array_size(s) < 2 || (part = json_string_value(
+	    json_array_get(s, 0))) == NULL || strcmp(part, id) != 0)
+		return 0;
+	for (i = 1; i < json_array_size(s); i++) {
+		if ((part = json_string_value(json_array_get(s, i))) == NULL)
+			part = "";
+		if (i > 1)
+			tpl_sb_str(&sb, ".");
+		tpl_sb_str(&sb, part);
+	}
+	yes = !sb.oom && sb.p != NULL && strcmp(sb.p, field) == 0;
+	tpl_sb_release(&sb);
+	return yes;
+}
+
 int
-llm_streams_text(struct node_ctx *c)
+llm_streams_field(struct node_ctx *c, const char *field)
 {
 	const struct graph	*g = c->run->g;
-	char			 want[128];
+	char			 want[192];
 	const char		*t;
 	json_t			*o;
 	size_t			 i, j;
 
-	snprintf(want, sizeof(want), "{{#%s.text#}}", c->node->id);
+	snprintf(want, sizeof(want), "{{#%s.%s#}}", c->node->id, field);
 	for (i = 0; i < g->nnodes; i++) {
 		if (strcmp(g->nodes[i].type, "answer") == 0 &&
 		    (t = node_str(&g->nodes[i], "answer")) != NULL &&
@@ -337,23 +361,35 @@ llm_streams_text(struct node_ctx *c)
 			return 1;
 		if (!c->run->chat && strcmp(g->nodes[i].type, "end") == 0)
 			json_array_foreach(json_object_get(g->nodes[i].data,
-			    "outputs"), j, o) {
-				json_t *s = json_object_get(o,
-				    "value_selector");
-
-				if (json_array_size(s) == 2 && strcmp(
-				    json_string_value(json_array_get(s, 0)) ?
-				    json_string_value(json_array_get(s, 0)) :
-				    "", c->node->id) == 0 && strcmp(
-				    json_string_value(json_array_get(s, 1)) ?
-				    json_string_value(json_array_get(s, 1)) :
-				    "", "text") == 0)
+			    "outputs"), j, o)
+				if (selector_is(json_object_get(o,
+				    "value_selector"), c->node->id, field))
 					return 1;
-			}
 	}
 	return 0;
 }
 
+void
+llm_trace(struct node_ctx *c, const struct prompt *p, const json_t *model)
+{
+	json_t	*msgs;
+	size_t	 i;
+
+	if ((msgs = json_array()) == NULL)
+		return;
+	for (i = 0; i < p->n; i++)
+		json_array_append_new(msgs, json_pack("{s:s,s:s}", "role",
+		    p->msgs[i].role == LLM_SYSTEM ? "system" :
+		    p->msgs[i].role == LLM_ASSISTANT ? "assistant" : "user",
+		    "text", p->msgs[i].content ? p->msgs[i].content : ""));
+	json_decref(c->process_data);
+	c->process_data = json_pack("{s:o,s:O,s:s}", "prompts", msgs,
+	    "model_mode", json_object_get(model, "mode") ?
+	    json_object_get(model, "mode") : json_string("chat"),
+	    "model_provider", json_string_value(json_object_get(model,
+	    "provider")) ? json_string_value(json_object_get(model,
+	    "provider")) : "");
+}
 
 int
 llm_on_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
@@ -409,10 +445,10 @@ llm_run(struct node_ctx *c)
 	struct llm_response	 rs;
 	struct stream_ctx	 sc;
 	json_t			*model = json_object_get(c->node->data, "model");
-	json_t			*so, *msgs, *parsed;
+	json_t			*so, *parsed, *gen = NULL;
 	const char		*provider, *name, *rf;
 	char			*text = NULL, *reasoning = NULL, key[128];
-	json_t			*calls = NULL, *files = NULL;
+	json_t			*files = NULL;
 	size_t			 i;
 	int			 rc = -1;
 
@@ -442,44 +478,37 @@ llm_run(struct node_ctx *c)
 	memset(&sc, 0, sizeof(sc));
 	sc.c = c;
 	if (rq.response_schema == NULL && !json_is_true(json_object_get(
-	    c->node->data, "computer_use")) && llm_streams_text(c)) {
+	    c->node->data, "computer_use")) && llm_streams_field(c, "text")) {
 		rq.stream = 1;
 		rq.on_delta = llm_on_delta;
 		rq.arg = &sc;
 		snprintf(key, sizeof(key), "%s.text", c->node->id);
 	}
-	/* the trace: the messages as sent */
-	if ((msgs = json_array()) != NULL) {
-		for (i = 0; i < p.n; i++)
-			json_array_append_new(msgs, json_pack("{s:s,s:s}",
-			    "role", p.msgs[i].role == LLM_SYSTEM ? "system" :
-			    p.msgs[i].role == LLM_ASSISTANT ? "assistant" :
-			    "user", "text", p.msgs[i].content ?
-			    p.msgs[i].content : ""));
-		c->process_data = json_pack("{s:o,s:O,s:s}", "prompts", msgs,
-		    "model_mode", json_object_get(model, "mode") ?
-		    json_object_get(model, "mode") : json_string("chat"),
-		    "model_provider", provider);
-	}
 	if (json_is_true(json_object_get(c->node->data, "computer_use"))) {
-		/* the sandboxed runtime's Agent: bash in the run's sandbox */
-		if ((calls = json_array()) == NULL ||
-		    agent_sandbox_run(c, &p, model, &rs, calls, &files) != 0)
+		/* the sandboxed runtime's Agent: bash and the node's tools */
+		if ((gen = json_pack("{s:s,s:[],s:[],s:[]}", "content", "",
+		    "reasoning_content", "tool_calls", "sequence")) == NULL ||
+		    agent_sandbox_run(c, &p, model, &rs, gen, &files) != 0)
 			goto out;
-	} else if (llm_chat(c->run->e, provider, &rq, c->err, &rs) != 0) {
-		c->error_type = "LLMNodeError";
-		goto out;
+		text = strdup(json_string_value(json_object_get(gen,
+		    "content")));
+	} else {
+		llm_trace(c, &p, model);
+		if (llm_chat(c->run->e, provider, &rq, c->err, &rs) != 0) {
+			c->error_type = "LLMNodeError";
+			goto out;
+		}
+		text = strdup(rs.text ? rs.text : "");
 	}
 	if (rq.stream) {
 		pthread_mutex_lock(&c->run->mu);
 		json_object_set_new(c->run->streamed, key, json_true());
 		pthread_mutex_unlock(&c->run->mu);
 	}
-	text = strdup(rs.text ? rs.text : "");
 	reasoning = rs.reasoning_len ? strdup(rs.reasoning) : NULL;
 	rf = node_str(c->node, "reasoning_format");
 	if (rf != NULL && strcmp(rf, "separated") == 0 && reasoning == NULL &&
-	    text != NULL)
+	    text != NULL && gen == NULL)
 		split_think(&text, &reasoning);
 	if (text == NULL) {
 		node_fail(c, "out of memory");
@@ -492,10 +521,11 @@ llm_run(struct node_ctx *c)
 	json_object_set_new(c->outputs, "finish_reason",
 	    json_string(rs.finish_reason));
 	/* the sandboxed runtime's view of the same answer */
-	json_object_set_new(c->outputs, "generation", json_pack("{s:s,s:[s],"
-	    "s:o,s:[]}", "content", text, "reasoning_content", reasoning ?
-	    reasoning : "", "tool_calls", calls ? json_incref(calls) :
-	    json_array(), "sequence"));
+	if (gen == NULL)
+		gen = json_pack("{s:s,s:[s],s:[],s:[]}", "content", text,
+		    "reasoning_content", reasoning ? reasoning : "",
+		    "tool_calls", "sequence");
+	json_object_set(c->outputs, "generation", gen);
 	json_object_set_new(c->outputs, "files", files ? json_incref(files) :
 	    json_array());
 	if (rq.response_schema != NULL) {
@@ -516,7 +546,7 @@ out:
 	for (i = 0; i < p.nallocs; i++)
 		free(p.allocs[i]);
 	json_decref(p.keep);
-	json_decref(calls);
+	json_decref(gen);
 	json_decref(files);
 	return rc;
 }

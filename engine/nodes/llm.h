@@ -31,10 +31,15 @@ int	prompt_add(struct node_ctx *c, struct prompt *p, enum llm_role role,
 	    const char *text);
 
 /*
- * Does a downstream answer start with {{#id.text#}}, or (workflows) an
- * end node output [id, text]? Then deltas stream as they come.
+ * Does a downstream answer start with {{#id.<field>#}}, or (workflows) an
+ * end node output [id, <field's parts>]? Then deltas stream as they come.
+ * field: "text", or "generation.content" for the sandboxed Agent.
  */
-int	llm_streams_text(struct node_ctx *c);
+int	llm_streams_field(struct node_ctx *c, const char *field);
+
+/* The node's trace (process_data): p's messages as sent, the model. */
+void	llm_trace(struct node_ctx *c, const struct prompt *p,
+	    const json_t *model);
 
 /* What llm_on_delta needs; zero it and set c. */
 struct stream_ctx {
@@ -50,15 +55,18 @@ int	llm_on_delta(void *arg, enum llm_delta kind, const char *text,
 	    size_t len);
 
 /*
- * The sandboxed runtime's Agent (agent_sandbox.c): the model may call
- * bash in the run's sandbox until it answers, at most max_iterations
- * times. Fills *final with the final answer's response (release it),
- * calls with the tool calls made ({id, name, arguments, output, files,
- * status, elapsed_time}) and *files with the files left under output/
- * (a new array). Returns 0, or -1 with the node failed.
+ * The sandboxed runtime's Agent (agent_sandbox.c): p compiled (skill
+ * references), the model may call bash in the run's sandbox and the
+ * node's tools until it answers, at most max_iterations times. Fills
+ * *final with the final answer's response (release it), gen (an object
+ * with the arrays reasoning_content, tool_calls and sequence) as Dify's
+ * generation output: content (the text of every turn), reasoning per
+ * turn, tool calls ({id, name, arguments, output, files, status,
+ * elapsed_time}) and the sequence of them; *files with the files left
+ * under output/ (a new array). Returns 0, or -1 with the node failed.
  */
 int	agent_sandbox_run(struct node_ctx *c, struct prompt *p,
-	    const json_t *model, struct llm_response *final, json_t *calls,
+	    const json_t *model, struct llm_response *final, json_t *gen,
 	    json_t **files);
 
 #endif
