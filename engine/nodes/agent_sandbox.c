@@ -109,6 +109,7 @@ cu_bash(struct node_ctx *c, struct sandbox *sb, const char *cmd, char **out,
 		left = c->run->e->conf->agent_command_timeout;
 	rq.timeout_ms = (left > 1 ? left : 1) * 1000;
 	rq.cancel = &cancel;	/* a stop kills the command at once */
+	rq.readonly = "skills";	/* the app's files: read, not write */
 	if (sandbox_exec(sb, &rq, c->err, &res) != 0)
 		return -1;
 	tpl_sb_add(&all, res.out ? res.out : "", res.out_len);

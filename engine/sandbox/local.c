@@ -117,7 +117,8 @@
 #define FD_GROUP	9
 #define FD_HOSTS	10	/* none when the sandbox has the network */
 #define FD_CTL		SANDBOX_CTL_FD	/* the code pool's, else none */
-#define FD_COUNT	12
+#define FD_RO		12	/* the req's readonly folder, else none */
+#define FD_COUNT	13
 
 #define LIST_MAX_DEPTH	64
 #define USAGE_MAX_FILES	200000
@@ -1312,6 +1313,31 @@ proc_end(struct sandbox_proc *p)
 }
 
 /*
+ * The workspace folder name (one component, at most 40 bytes) opened
+ * O_PATH without following a symlink, for a read-only bind: -1 when
+ * there is none or it is not a real folder (nothing to protect then).
+ */
+static int
+ro_folder(struct local *l, const char *name)
+{
+	struct stat	st;
+	int		fd;
+
+	if (name == NULL || *name == '\0' || strchr(name, '/') != NULL ||
+	    strlen(name) > 40 || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		return -1;
+	if ((fd = openat(l->ws_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * Starts req in sandbox l: bwrap with the sandbox's namespaces, mounts,
  * filter and limits, the command in it. ctl, when >= 0, becomes the
  * command's descriptor FD_CTL. Fills p; its standard input stays open
@@ -1325,10 +1351,10 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	struct rlimit	 lim[6];
 	struct stat	 sst;
 	char		 links[6][PATH_MAX], chdir_to[PATH_MAX + 16];
-	char		 ids[3][48];
+	char		 ids[3][48], rodest[64];
 	int		 rcs[6], pin[2] = {-1, -1}, pout[2] = {-1, -1};
 	int		 perr[2] = {-1, -1}, pst[2] = {-1, -1}, src[FD_COUNT];
-	int		 sfd = -1;
+	int		 sfd = -1, rofd = -1;
 	int		 rc = 0, dfd = -1;
 	size_t		 nargs = 0, nenv = 0, k;
 	const char	*leaf;
@@ -1357,6 +1383,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		}
 		snprintf(chdir_to, sizeof(chdir_to), "/workspace/%s", req->cwd);
 	}
+	rofd = ro_folder(l, req->readonly);
 	for (k = 0; req->argv != NULL && req->argv[k] != NULL; k++)
 		nargs++;
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++)
@@ -1479,6 +1506,13 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	strv_add(&av, "--bind-fd");
 	strv_add(&av, "5");
 	strv_add(&av, "/dev/shm");
+	if (rofd >= 0) {
+		snprintf(rodest, sizeof(rodest), "/workspace/%s",
+		    req->readonly);
+		strv_add(&av, "--ro-bind-fd");
+		strv_add(&av, "12");
+		strv_add(&av, rodest);
+	}
 	/* bwrap's root tmpfs has no size cap: nothing may be written there
 	 * (the binds above stay writable). */
 	strv_add(&av, "--remount-ro");
@@ -1576,6 +1610,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	src[FD_GROUP] = l->etc_fd[1];
 	src[FD_HOSTS] = l->etc_fd[2];
 	src[FD_CTL] = ctl;
+	src[FD_RO] = rofd;
 	if ((pid = fork()) < 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
 		goto out;
@@ -1609,6 +1644,7 @@ out:
 	sandbox_close_fd(&pst[1]);
 	sandbox_close_fd(&dfd);
 	sandbox_close_fd(&sfd);
+	sandbox_close_fd(&rofd);
 	free(av.v);
 	free(ev.v);
 	return rc;
