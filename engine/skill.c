@@ -446,3 +446,151 @@ skill_tool_text(const char *name)
 		snprintf(s, n, "[Tool: %s]", name);
 	return s;
 }
+
+/* ====== The draft's skill references (Dify's SkillService) ====== */
+
+#define SKILL_MAX_FILES	64	/* skill files one node's prompts reach */
+
+/* Adds {type, provider, tool_name, enabled} to deps unless it is there. */
+static void
+dep_add(json_t *deps, const char *type, const char *provider,
+    const char *tool)
+{
+	json_t	*d;
+	size_t	 i;
+
+	json_array_foreach(deps, i, d)
+		if (strcmp(json_string_value(json_object_get(d, "provider")),
+		    provider) == 0 && strcmp(json_string_value(
+		    json_object_get(d, "tool_name")), tool) == 0)
+			return;
+	json_array_append_new(deps, json_pack("{s:s,s:s,s:s,s:b}", "type",
+	    type ? type : "builtin", "provider", provider, "tool_name", tool,
+	    "enabled", 1));
+}
+
+/*
+ * The tools text references: with meta (a prompt's metadata.tools) only
+ * tokens it describes, as Dify's _parse_metadata; without (a skill file,
+ * which flowcgi stores without metadata) every token. Skill files the
+ * text references (.md assets) are followed, each once.
+ */
+static void
+deps_of(struct engine *e, const char *app_id, const char *text,
+    const json_t *meta, json_t *deps, json_t *seen)
+{
+	json_t		*tools = json_array(), *files = json_array(), *t, *m;
+	json_t		*node;
+	char		 err[ENGINE_ERRMAX], *data;
+	const char	*id, *name;
+	size_t		 i, len;
+
+	if (tools == NULL || files == NULL ||
+	    skill_refs(text, strlen(text), tools, files) != 0)
+		goto out;
+	json_array_foreach(tools, i, t) {
+		m = json_object_get(meta, json_string_value(json_object_get(t,
+		    "uuid")));
+		if (meta != NULL && m == NULL)
+			continue;
+		dep_add(deps, json_string_value(json_object_get(m, "type")),
+		    json_string_value(json_object_get(t, "provider")),
+		    json_string_value(json_object_get(t, "tool_name")));
+	}
+	json_array_foreach(files, i, t) {
+		id = json_string_value(json_object_get(t, "asset_id"));
+		if (json_object_get(seen, id) != NULL ||
+		    json_object_size(seen) >= SKILL_MAX_FILES)
+			continue;
+		json_object_set_new(seen, id, json_true());
+		node = NULL;
+		data = NULL;
+		if (engine_asset_read(e, app_id, id, err, &data, &len,
+		    &node) == 0 && (name = json_string_value(json_object_get(
+		    node, "name"))) != NULL && strlen(name) > 3 &&
+		    strcmp(name + strlen(name) - 3, ".md") == 0 &&
+		    strlen(data) == len)
+			deps_of(e, app_id, data, NULL, deps, seen);
+		free(data);
+		json_decref(node);
+	}
+out:
+	json_decref(tools);
+	json_decref(files);
+}
+
+/* {node_id, tool_dependencies} of llm node n, or NULL without skills. */
+static json_t *
+node_skills(struct engine *e, const char *app_id, const json_t *n)
+{
+	const json_t	*data = json_object_get(n, "data"), *m;
+	json_t		*deps, *seen;
+	size_t		 i;
+	int		 any = 0;
+
+	json_array_foreach(json_object_get(data, "prompt_template"), i, m)
+		any |= json_is_true(json_object_get(m, "skill"));
+	if (!any)
+		return NULL;
+	deps = json_array();
+	seen = json_object();
+	json_array_foreach(json_object_get(data, "prompt_template"), i, m) {
+		const json_t *meta = json_object_get(json_object_get(m,
+		    "metadata"), "tools");
+
+		if (json_is_true(json_object_get(m, "skill")) &&
+		    json_is_string(json_object_get(m, "text")))
+			deps_of(e, app_id, json_string_value(json_object_get(m,
+			    "text")), json_is_object(meta) ? meta : json_null(),
+			    deps, seen);
+	}
+	json_decref(seen);
+	return json_pack("{s:O,s:o}", "node_id", json_object_get(n, "id"),
+	    "tool_dependencies", deps ? deps : json_array());
+}
+
+int
+engine_app_skills(struct engine *e, const char *app_id, const char *node_id,
+    char *err, json_t **out)
+{
+	json_t		*app = NULL, *wf, *nodes, *n, *list = NULL, *one;
+	const char	*type, *id;
+	size_t		 i;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = engine_app_get_full(e, app_id, &app)) != 0)
+		return rc;
+	wf = json_object_get(json_object_get(app, "dsl"), "workflow");
+	nodes = json_object_get(json_object_get(wf, "graph"), "nodes");
+	if (!json_is_array(nodes)) {
+		engine_invalid(err, "the app has no workflow draft");
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	if ((list = json_array()) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	json_array_foreach(nodes, i, n) {
+		type = json_string_value(json_object_get(json_object_get(n,
+		    "data"), "type"));
+		id = json_string_value(json_object_get(n, "id"));
+		if (type == NULL || id == NULL || strcmp(type, "llm") != 0 ||
+		    (node_id != NULL && strcmp(id, node_id) != 0))
+			continue;
+		if ((one = node_skills(e, app_id, n)) != NULL)
+			json_array_append_new(list, one);
+	}
+	if (node_id != NULL)	/* Dify's NodeSkillInfo.empty when none */
+		*out = json_array_size(list) > 0 ? json_incref(json_array_get(
+		    list, 0)) : json_pack("{s:s,s:[]}", "node_id", node_id,
+		    "tool_dependencies");
+	else
+		*out = json_pack("{s:O}", "nodes", list);
+	rc = *out != NULL ? 0 : ENGINE_ENOMEM;
+out:
+	json_decref(list);
+	json_decref(app);
+	return rc;
+}

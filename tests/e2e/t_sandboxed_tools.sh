@@ -28,6 +28,14 @@ is "$(jqr .skipped_nodes | jq length)" 0 "no node skipped"
 UP_APP=$(jqr .new_app_id)
 req POST "$A/$UP_APP/api-keys"
 KEY=$(jqr .token)
+req GET "$A/$UP_APP/workflows/draft/skills"
+is "$(jqr '.nodes | map(.node_id + ":" + (.tool_dependencies | map(.provider + "/" + .tool_name + "/" + .type) | join(","))) | join(" ")')" \
+    "agent:time/current_time/builtin,time/weekday/builtin" \
+    "draft/skills: the Agent's skill prompt depends on both tools"
+req GET "$A/$UP_APP/workflows/draft/nodes/agent/skills"
+is "$(jqr '.tool_dependencies | length')" 2 "draft/nodes/agent/skills: the same, for one node"
+req GET "$A/$UP_APP/workflows/draft/nodes/nope/skills"
+is "$(printf '%s' "$BODY" | jq -c .)" '{"node_id":"nope","tool_dependencies":[]}' "an unknown node has none"
 
 llm_script '{"responses": [
   {"match": "which day", "tool_calls": [
