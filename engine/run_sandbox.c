@@ -21,7 +21,7 @@
 
 struct skill_lay {
 	struct run	*r;
-	const char	*from;		/* the compiled file's "/path" */
+	const char	*from;	/* the compiled file's "/path" */
 	json_t		*paths;		/* asset id -> "/path" */
 };
 
@@ -69,7 +69,8 @@ skills_compile(struct run *r, const json_t *nodes, struct bundle_file *files,
     size_t nfiles)
 {
 	struct skill_lay	 sl = { r, NULL, NULL };
-	struct skill_resolver	 res = { skill_lay_file, skill_lay_tool, &sl };
+	struct skill_resolver	 res = { skill_lay_file, skill_lay_tool,
+				    &sl };
 	const json_t		*n;
 	const char		*name;
 	char			*out;

@@ -449,7 +449,8 @@ skill_tool_text(const char *name)
 
 /* ====== The draft's skill references (Dify's SkillService) ====== */
 
-#define SKILL_MAX_FILES	64	/* skill files one node's prompts reach */
+/* skill files one node's prompts reach, at most */
+#define SKILL_MAX_FILES	64
 
 /* Adds {type, provider, tool_name, enabled} to deps unless it is there. */
 static void
@@ -479,7 +480,8 @@ static void
 deps_of(struct engine *e, const char *app_id, const char *text,
     const json_t *meta, json_t *deps, json_t *seen)
 {
-	json_t		*tools = json_array(), *files = json_array(), *t, *m;
+	json_t		*tools = json_array(), *files = json_array();
+	json_t		*t, *m;
 	json_t		*node;
 	char		 err[ENGINE_ERRMAX], *data;
 	const char	*id, *name;

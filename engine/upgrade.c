@@ -3,9 +3,11 @@
  * AppRuntimeUpgradeService): a copy of a classic workflow app named
  * "<name> (Sandboxed)", the original untouched, in which
  *
- *  - every `agent` node becomes an `llm` node with computer_use when it had
- *    tools (field mapping in reference/dify-runtime.md §5); an agent
- *    without a usable model is left as it is and counted as skipped;
+ *  - every `agent` node becomes an `llm` node, with computer_use when it
+ *    had tools, field by field as Dify's _agent_data_to_llm_data maps it
+ *    (tool tokens in the system message, skill on each message); an
+ *    agent without a usable model is left as it is, counted as skipped
+ *    and listed in the answer's skipped_nodes with the reason;
  *  - every reference to an LLM node's text / reasoning_content, as a
  *    selector or inside a {{#...#}} template anywhere in the graph, is
  *    rewritten to generation.content / generation.reasoning_content;
@@ -71,7 +73,8 @@ static char *
 system_text(const char *ins, const json_t *tools, json_t *meta)
 {
 	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
-	json_t		*groups = json_object(), *order = json_array(), *g, *t;
+	json_t		*groups = json_object(), *order = json_array();
+	json_t		*g, *t;
 	json_t		*ref;
 	const char	*prov, *cred;
 	char		 uuid[37];
@@ -150,8 +153,8 @@ default_values(const json_t *dv)
 		if (json_is_object(d) && sval(d, "key") != NULL &&
 		    strcmp(sval(d, "key"), "text") == 0 &&
 		    json_object_get(d, "value") != NULL)
-			json_array_append_new(out, json_pack("{s:s,s:s,s:{s:O}}",
-			    "key", "generation", "type", "object", "value",
+			json_array_append_new(out, json_pack(
+			    "{s:s,s:s,s:{s:O}}", "key", "generation", "type", "object", "value",
 			    "content", json_object_get(d, "value")));
 	}
 	return out;

@@ -201,8 +201,8 @@ cu_skills_text(struct run *r)
 
 struct as_tool {
 	char		 name[64];	/* as the model calls it */
-	json_t		*cfg;		/* {type, provider_name, tool_name,
-					 * settings, parameters} */
+	json_t		*cfg;	/* {type, provider_name, tool_name,
+				 * settings, parameters} */
 	char		*description;
 	json_t		*schema;
 	json_t		*fixed;
@@ -213,8 +213,8 @@ struct as_state {
 	struct node_ctx	*c;
 	struct as_tool	 tools[AS_MAX_TOOLS];
 	size_t		 ntools;
-	struct llm_tool	 ltools[AS_MAX_TOOLS + 1];	/* bash first */
-	json_t		*meta;		/* prompt metadata: {uuid: {...}} */
+	struct llm_tool	 ltools[AS_MAX_TOOLS + 1];  /* bash first */
+	json_t		*meta;		/* {uuid: {...}} of the prompt */
 	json_t		*paths;		/* asset id -> "/path" */
 };
 
@@ -701,11 +701,11 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 				    tc[i].arguments, "output", out ? out : "",
 				    "files", tfiles ? tfiles : json_array(),
 				    "status", failed ? "error" : "success",
-				    "elapsed_time", (double)(run_now_ms() - t0) /
-				    1000.0));
-				json_array_append_new(seq, json_pack("{s:s,s:I}",
-				    "type", "tool_call", "index", (json_int_t)(
-				    json_array_size(calls) - 1)));
+				    "elapsed_time", (double)(run_now_ms() -
+				    t0) / 1000.0));
+				json_array_append_new(seq, json_pack(
+				    "{s:s,s:I}", "type", "tool_call", "index",
+				    (json_int_t)(json_array_size(calls) - 1)));
 				prompt_add(c, p, LLM_TOOL, prompt_keep(p, out));
 				p->msgs[p->n - 1].tool_call_id = tc[i].id;
 				p->msgs[p->n - 1].name = tc[i].name;

@@ -117,7 +117,7 @@
 #define FD_GROUP	9
 #define FD_HOSTS	10	/* none when the sandbox has the network */
 #define FD_CTL		SANDBOX_CTL_FD	/* the code pool's, else none */
-#define FD_RO		12	/* the req's readonly folder, else none */
+#define FD_RO		12	/* req->readonly's folder, else none */
 #define FD_COUNT	13
 
 #define LIST_MAX_DEPTH	64

@@ -102,13 +102,21 @@ UP=$(curl -s -H "Authorization: Bearer $KEY" -F "file=@$T_DIR/data.txt" -F user=
 
 llm_script '{"responses": [
   {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
-  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "echo x > skills/report/new.txt; rm -f skills/report/table.csv; ls skills/report"}}]},
+  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "echo x > skills/report/new.txt; rm -f skills/report/table.csv; ls skills/report; touch skills/report/z"}}]},
   {"text": "Done."}
 ]}'
 curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
-    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\"}" \
-    "$BASE/v1/chat-messages" >"$T_DIR/b.txt"
-is "$(jq -r .answer "$T_DIR/b.txt")" "Done." "the skill run answers"
+    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
+    "$BASE/v1/chat-messages" >"$T_DIR/s.txt"
+is "$(ev | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" "Done." "the skill run answers"
+# what the admin Run page reads: each command with its output and exit code
+is "$(ev | jq -c 'select(.event=="agent_log" and .data.label=="bash") | [.data.status, .data.data.tool_name, .data.data.tool_input, .data.data.exit_code]' | head -2 | tr '\n' ' ')" \
+    '["start","bash","cat skills/report/SKILL.md",null] ["success","bash","cat skills/report/SKILL.md",0] ' \
+    "agent_log: a bash command starts, then succeeds with exit code 0"
+is "$(ev | jq -c 'select(.event=="agent_log" and .data.label=="bash" and .data.status!="start") | [.data.status, .data.data.exit_code]' | tail -1)" \
+    '["error",1]' "... a failing command ends as an error with its exit code"
+ev | jq -r 'select(.event=="agent_log" and .data.status=="success") | .data.data.output' | grep -q '^Read ./table.csv'
+ok $? "... and with the output the model saw"
 reqs=$(curl -s "$LLM/_requests")
 is "$(printf '%s' "$reqs" | jq -r '.[1].body.messages[-1].content' | grep '^Read')" \
     "Read ./table.csv, then date it with [Tool: weekday]." \
