@@ -187,11 +187,10 @@ agent_to_llm(const json_t *d, const char **why)
 		return NULL;
 	}
 	*why = "out of memory";
-	llm = json_pack("{s:s,s:O,s:O,s:{s:s,s:s,s:s,s:o}}", "type", "llm",
-	    "title", json_is_string(json_object_get(d, "title")) ?
-	    json_object_get(d, "title") : json_string("LLM"), "desc",
-	    json_is_string(json_object_get(d, "desc")) ? json_object_get(d,
-	    "desc") : json_string(""), "model", "provider", provider, "name",
+	llm = json_pack("{s:s,s:s,s:s,s:{s:s,s:s,s:s,s:o}}", "type", "llm",
+	    "title", sval(d, "title") ? sval(d, "title") : "LLM", "desc",
+	    sval(d, "desc") ? sval(d, "desc") : "", "model", "provider",
+	    provider, "name",
 	    name, "mode", sval(model, "mode") ? sval(model, "mode") : "chat",
 	    "completion_params", obj_or_empty(model, "completion_params"));
 	if (llm == NULL)

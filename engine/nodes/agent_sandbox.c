@@ -324,9 +324,11 @@ as_collect(struct as_state *st)
 		skill_refs(jstr(m, "text"), strlen(jstr(m, "text")), found,
 		    NULL);
 		json_array_foreach(found, j, r) {
+			/* as Dify's _parse_metadata: described tokens only */
 			uuid = jstr(r, "uuid");
 			t = json_object_get(st->meta, uuid);
-			if (json_is_false(json_object_get(t, "enabled")))
+			if (t == NULL || json_is_false(json_object_get(t,
+			    "enabled")))
 				continue;
 			as_add(st, as_entry(json_string_value(json_object_get(
 			    t, "type")), jstr(r, "provider"), jstr(r,
@@ -366,6 +368,8 @@ as_tool_text(void *arg, const char *provider, const char *name,
 	struct as_tool	*t = as_find(st, provider, name);
 	json_t		*m = json_object_get(st->meta, uuid);
 
+	if (m == NULL)		/* Dify: "not found" without metadata */
+		return NULL;
 	if (json_is_false(json_object_get(m, "enabled")) ||
 	    (t != NULL && t->disabled))
 		return strdup("");
