@@ -19,7 +19,8 @@
  *
  * Python's \s is Unicode white space; here it is the ASCII one (space, \t,
  * \n, \v, \f, \r): a group with another space in it stays separate tokens,
- * each still compiled by step 3.
+ * each still compiled by step 3. A part never holds a NUL byte (it becomes
+ * a C string), where Python's [^\]] and "." would take one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,7 @@ name_len(const char *s, const char *end)
 {
 	const char *p = s;
 
-	while (p < end && *p != ']')
+	while (p < end && *p != ']' && *p != '\0')
 		p++;
 	return (size_t)(p - s);
 }
@@ -121,9 +122,12 @@ lazy_tool_at(const char *s, const char *end, const char **ps, size_t *pl)
 	if ((size_t)(end - s) < olen || memcmp(s, tool_open, olen) != 0)
 		return 0;
 	p = s + olen;
+	/* "." is not a newline; nor, here, a NUL (parts become C strings) */
 	nl = memchr(p, '\n', (size_t)(end - p));
 	if (nl == NULL)
 		nl = end;
+	if ((d1 = memchr(p, '\0', (size_t)(nl - p))) != NULL)
+		nl = d1;
 	if ((d1 = find(p, nl, "].[", 3)) == NULL ||
 	    (d2 = find(d1 + 3, nl, "].[", 3)) == NULL ||
 	    (d3 = find(d2 + 3, nl, "]\xC2\xA7", 1 + SECT_LEN)) == NULL)
@@ -367,16 +371,18 @@ skill_refs(const char *text, size_t len, json_t *tools, json_t *files)
 }
 
 /* Splits path s at "/" into at most max parts (pointers into s, with
- * lengths); the number of parts. */
+ * lengths; empty parts skipped); the number of parts. */
 static size_t
 split_path(const char *s, const char **ps, size_t *pl, size_t max)
 {
 	const char	*slash;
 	size_t		 n = 0;
 
-	while (*s == '/')
-		s++;
 	while (*s != '\0' && n < max) {
+		while (*s == '/')
+			s++;
+		if (*s == '\0')
+			break;
 		slash = strchr(s, '/');
 		ps[n] = s;
 		pl[n] = slash ? (size_t)(slash - s) : strlen(s);
