@@ -92,6 +92,16 @@ main(void)
 	check(S "[tool].[p].[n].[a]b]" S, "[T:p/n]");
 	check(S "[tool].[p].[n].[gone]x]" S, "[Tool not found or disabled: "
 	    "gone]x]");
+	/* a part never holds a NUL (C strings from here on) */
+	{
+		static const char in[] = S "[tool].[p].[n\0x].[u]" S;
+
+		out = NULL;
+		CHECK_INT(skill_compile(in, sizeof(in) - 1, &res, 1 << 20, &out,
+		    NULL), 0);
+		CHECK(out != NULL && memcmp(out, in, 3) == 0);
+		free(out);
+	}
 	/* not on one line: no match */
 	check(S "[tool].[p].[n\n].[u]" S, S "[tool].[p].[n\n].[u]" S);
 
@@ -148,5 +158,6 @@ main(void)
 	rel("/foo/a.md", "/bar/b.md", "../bar/b.md");
 	rel("/foo/sub/a.md", "/foo", "..");
 	rel("/foo/a.md", "/foo", "./");
+	rel("/foo//sub/a.md", "//foo/b.md", "../b.md");	/* empty parts */
 	return tap_done();
 }
