@@ -428,6 +428,18 @@ int	engine_upload_get(struct engine *e, const char *app_id, const char *id,
 /* ====== Upgrade to the sandboxed runtime ====== */
 
 /*
+ * The skill references of the draft's llm nodes, as Dify's SkillService
+ * answers: {"nodes": [{node_id, tool_dependencies: [{type, provider,
+ * tool_name, enabled}]}]} for every llm node with a skill prompt, or with
+ * node_id that node's {node_id, tool_dependencies} (empty when it has
+ * none). Tools come from the skill prompts' tokens their metadata
+ * describes and from the tokens of the .md assets they reference.
+ * ENGINE_ENOTFOUND for an unknown app or one without a workflow draft.
+ */
+int	engine_app_skills(struct engine *e, const char *app_id,
+	    const char *node_id, char *err, json_t **out);
+
+/*
  * Dify's "Upgrade to sandboxed runtime": a copy of app_id named "<name>
  * (Sandboxed)" whose agent nodes become llm nodes (computer_use when they
  * had tools), whose references to LLM text become generation.content, and

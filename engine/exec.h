@@ -190,7 +190,11 @@ struct run {
 	int			 sandboxed;
 	pthread_mutex_t		 sb_mu;
 	struct sandbox		*sb;
+	char			*sb_note;	/* sandbox_tool_note of sb */
 	json_t			*skills;	/* [{name, description, path}] */
+	json_t			*skill_tools;	/* [{provider, tool_name,
+						 * uuid}] the skill files
+						 * reference */
 	char			*workspace_tar;	/* chatflow: saved at the end */
 	size_t			 workspace_len;
 	/* MCP sessions, one per server, made when first needed (sb_mu) */

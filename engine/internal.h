@@ -128,6 +128,64 @@ int	assets_delete_all(struct store_txn *t, const char *app_id);
 /* Copies every asset node of src to dst (same node ids, shared blobs). */
 int	assets_copy_all(struct store_txn *t, const char *src, const char *dst);
 
+/* ====== Skills: Dify's placeholders (skill.c) ====== */
+
+#define SKILL_MAX_DEPTH	64	/* folders in an asset path */
+
+/*
+ * What the placeholders of a text stand for. Each callback returns a
+ * malloc'd string (the compiler frees it):
+ *  - file: the text for asset asset_id, NULL when there is none;
+ *  - tool: the text for the tool a token names, "" when the tool is
+ *    disabled (left out), NULL when it is not found.
+ * A NULL callback finds nothing.
+ */
+struct skill_resolver {
+	char	*(*file)(void *arg, const char *asset_id);
+	char	*(*tool)(void *arg, const char *provider, const char *name,
+		    const char *uuid);
+	void	*arg;
+};
+
+/*
+ * Compiles text (len bytes, any bytes) with Dify's rules (skill.c's
+ * header): *out is malloc'd and NUL-terminated, *outlen (if not NULL) its
+ * length. Returns 0, ENGINE_ENOMEM, or ENGINE_ELIMIT when the result
+ * would pass max bytes.
+ */
+int	skill_compile(const char *text, size_t len,
+	    const struct skill_resolver *r, size_t max, char **out,
+	    size_t *outlen);
+
+/*
+ * Appends the well-formed references in text to tools ({provider,
+ * tool_name, uuid}) and files ({source, asset_id}); either may be NULL.
+ * Returns 0 or ENGINE_ENOMEM.
+ */
+int	skill_refs(const char *text, size_t len, json_t *tools, json_t *files);
+
+/*
+ * The path of asset to as a file at from refers to it (both "/a/b.md"
+ * paths of the asset tree), as Dify's AppAssetFileTree.relative_path:
+ * "./b.md", "./sub/b.md", "../b.md". Malloc'd; NULL when out of memory.
+ */
+char	*skill_relpath(const char *from, const char *to);
+
+/*
+ * The name a tool is offered to a model under (the sandboxed Agent's
+ * function tools): tool_name, or with provider "<provider>_<tool_name>",
+ * bytes outside [A-Za-z0-9_-] as "_", at most 61 bytes, into buf.
+ */
+void	skill_tool_name(const char *provider, const char *tool, char *buf,
+	    size_t size);
+
+/*
+ * How a compiled text names a tool the model can call: "[Tool: <name>]"
+ * (Dify's says "[Executable: <name>_<uuid> --help command]" for its CLI).
+ * Malloc'd; NULL when out of memory.
+ */
+char	*skill_tool_text(const char *name);
+
 /* ====== Bundles (bundle.c) ====== */
 
 struct bundle;

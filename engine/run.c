@@ -746,7 +746,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	    == NULL || (r.outputs = json_object()) == NULL ||
 	    (r.streamed = json_object()) == NULL ||
 	    (r.history = json_array()) == NULL ||
-	    (r.skills = json_array()) == NULL) {
+	    (r.skills = json_array()) == NULL ||
+	    (r.skill_tools = json_array()) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
@@ -927,12 +928,14 @@ out:
 	json_decref(r.streamed);
 	json_decref(r.history);
 	json_decref(r.skills);
+	json_decref(r.skill_tools);
 	if (r.sb != NULL) {
 		char hex[STORE_HASH_HEX];
 
 		run_sandbox_end(&r, hex);
 	}
 	free(r.workspace_tar);
+	free(r.sb_note);
 	pthread_mutex_destroy(&r.sb_mu);
 	free(r.answer);
 	pool_free(r.pool);

@@ -17,6 +17,92 @@
 #define WORKSPACE_TAR	".flowcgi-workspace.tar"
 #define WORKSPACE_MAX	((int64_t)256 << 20)
 
+/* ====== Skill files: compiled as they are laid (skill.c) ====== */
+
+struct skill_lay {
+	struct run	*r;
+	const char	*from;	/* the compiled file's "/path" */
+	json_t		*paths;		/* asset id -> "/path" */
+};
+
+static char *
+skill_lay_file(void *arg, const char *asset_id)
+{
+	struct skill_lay	*sl = arg;
+	const char		*to = json_string_value(json_object_get(
+				    sl->paths, asset_id));
+
+	return to != NULL ? skill_relpath(sl->from, to) : NULL;
+}
+
+/* A tool flowcgi has, named as the Agent offers it (agent_sandbox.c). */
+static char *
+skill_lay_tool(void *arg, const char *provider, const char *name,
+    const char *uuid)
+{
+	struct skill_lay	*sl = arg;
+	struct tool_call	 call;
+	json_t			*defs = NULL;
+	char			 err[ENGINE_ERRMAX], fn[64];
+
+	memset(&call, 0, sizeof(call));
+	call.provider = provider;
+	call.tool = name;
+	if (tool_describe(sl->r->e, &call, err, &defs) != 0)
+		return NULL;
+	json_decref(defs);
+	json_array_append_new(sl->r->skill_tools, json_pack("{s:s,s:s,s:s}",
+	    "provider", provider, "tool_name", name, "uuid", uuid));
+	skill_tool_name(NULL, name, fn, sizeof(fn));
+	return skill_tool_text(fn);
+}
+
+/*
+ * Compiles the app's Markdown files in place before they are laid, as
+ * Dify's SkillBuilder compiles every .md asset: file references become
+ * paths relative to the file, tool references name the Agent's function
+ * tools (which r->skill_tools lists). A file that cannot be compiled is
+ * laid as it is.
+ */
+static void
+skills_compile(struct run *r, const json_t *nodes, struct bundle_file *files,
+    size_t nfiles)
+{
+	struct skill_lay	 sl = { r, NULL, NULL };
+	struct skill_resolver	 res = { skill_lay_file, skill_lay_tool,
+				    &sl };
+	const json_t		*n;
+	const char		*name;
+	char			*out;
+	size_t			 i, len;
+
+	if ((sl.paths = json_object()) == NULL)
+		return;
+	json_array_foreach(nodes, i, n)
+		if (json_is_string(json_object_get(n, "id")))
+			json_object_set(sl.paths, json_string_value(
+			    json_object_get(n, "id")), json_object_get(n,
+			    "path"));
+	for (i = 0; i < nfiles && i < json_array_size(nodes); i++) {
+		n = json_array_get(nodes, i);
+		name = json_string_value(json_object_get(n, "name"));
+		if (files[i].is_dir || name == NULL || strlen(name) < 3 ||
+		    strcmp(name + strlen(name) - 3, ".md") != 0 ||
+		    files[i].len == 0 || memmem(files[i].data, files[i].len,
+		    "\xC2\xA7", 2) == NULL)
+			continue;
+		sl.from = json_string_value(json_object_get(n, "path"));
+		if (sl.from == NULL || skill_compile((const char *)
+		    files[i].data, files[i].len, &res,
+		    (size_t)r->e->conf->asset_max_file, &out, &len) != 0)
+			continue;
+		free(files[i].data);
+		files[i].data = (unsigned char *)out;
+		files[i].len = len;
+	}
+	json_decref(sl.paths);
+}
+
 /* Uploads every asset of the app under skills/; lists the skills. */
 static int
 lay_assets(struct run *r, struct sandbox *sb, char *err)
@@ -41,6 +127,7 @@ lay_assets(struct run *r, struct sandbox *sb, char *err)
 		engine_invalid(err, "reading the app's files failed");
 		goto out;
 	}
+	skills_compile(r, nodes, files, nfiles);
 	for (i = 0; i < nfiles; i++) {
 		if (files[i].is_dir)
 			continue;
@@ -177,6 +264,9 @@ run_sandbox(struct run *r, char *err, struct sandbox **out)
 		if ((rc = sandbox_active(r->e, err, &p, &cfg)) != 0)
 			goto out;
 		rc = sandbox_create(p, &cfg, err, &sb);
+		/* what the bash tool tells the model about this sandbox */
+		if (rc == 0 && r->sb_note == NULL)
+			r->sb_note = sandbox_tool_note(p, &cfg);
 		sandbox_config_release(&cfg);
 		if (rc != 0)
 			goto out;

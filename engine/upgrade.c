@@ -3,9 +3,11 @@
  * AppRuntimeUpgradeService): a copy of a classic workflow app named
  * "<name> (Sandboxed)", the original untouched, in which
  *
- *  - every `agent` node becomes an `llm` node with computer_use when it had
- *    tools (field mapping in reference/dify-runtime.md §5); an agent
- *    without a usable model is left as it is and counted as skipped;
+ *  - every `agent` node becomes an `llm` node, with computer_use when it
+ *    had tools, field by field as Dify's _agent_data_to_llm_data maps it
+ *    (tool tokens in the system message, skill on each message); an
+ *    agent without a usable model is left as it is, counted as skipped
+ *    and listed in the answer's skipped_nodes with the reason;
  *  - every reference to an LLM node's text / reasoning_content, as a
  *    selector or inside a {{#...#}} template anywhere in the graph, is
  *    rewritten to generation.content / generation.reasoning_content;
@@ -60,143 +62,224 @@ selector_template(const json_t *sel)
 }
 
 /*
- * The llm node data for agent data d, or NULL when it has no usable model
- * (then the agent is skipped).
+ * The system text: the instruction, then a blank line and the tool
+ * tokens, one group per provider in the order first seen (a group of one
+ * is the bare token, of more "[tok,tok]"), groups joined by a space; as
+ * Dify's _build_prompt_template writes it. *meta gets each token's
+ * reference {type, configuration: {fields: []}, enabled[, credential_id]}
+ * by uuid. NULL when out of memory.
+ */
+static char *
+system_text(const char *ins, const json_t *tools, json_t *meta)
+{
+	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	json_t		*groups = json_object(), *order = json_array();
+	json_t		*g, *t;
+	json_t		*ref;
+	const char	*prov, *cred;
+	char		 uuid[37];
+	size_t		 i, j;
+
+	if (groups == NULL || order == NULL)
+		goto out;
+	json_array_foreach(tools, i, t) {
+		if (!json_is_object(t))
+			continue;
+		engine_uuid(uuid);
+		prov = sval(t, "provider_name") ? sval(t, "provider_name") : "";
+		if ((g = json_object_get(groups, prov)) == NULL) {
+			json_object_set_new(groups, prov, g = json_array());
+			json_array_append_new(order, json_string(prov));
+		}
+		{
+			struct tpl_sb tok = { NULL, 0, 0, 0 };
+
+			tpl_sb_str(&tok, "\xC2\xA7[tool].[");
+			tpl_sb_str(&tok, prov);
+			tpl_sb_str(&tok, "].[");
+			tpl_sb_str(&tok, sval(t, "tool_name") ? sval(t,
+			    "tool_name") : "");
+			tpl_sb_str(&tok, "].[");
+			tpl_sb_str(&tok, uuid);
+			tpl_sb_str(&tok, "]\xC2\xA7");
+			json_array_append_new(g, json_string(tok.p ? tok.p :
+			    ""));
+			tpl_sb_release(&tok);
+		}
+		ref = json_pack("{s:s,s:{s:[]},s:b}", "type", sval(t, "type") ?
+		    sval(t, "type") : "builtin", "configuration", "fields",
+		    "enabled", 1);
+		if ((cred = sval(t, "credential_id")) != NULL && *cred != '\0')
+			json_object_set_new(ref, "credential_id",
+			    json_string(cred));
+		json_object_set_new(meta, uuid, ref);
+	}
+	tpl_sb_str(&sb, ins ? ins : "");
+	json_array_foreach(order, i, t) {
+		g = json_object_get(groups, json_string_value(t));
+		if (i == 0 && sb.len > 0)
+			tpl_sb_str(&sb, "\n\n");
+		else if (i > 0)
+			tpl_sb_str(&sb, " ");
+		if (json_array_size(g) > 1)
+			tpl_sb_str(&sb, "[");
+		json_array_foreach(g, j, ref) {
+			if (j > 0)
+				tpl_sb_str(&sb, ",");
+			tpl_sb_str(&sb, json_string_value(ref));
+		}
+		if (json_array_size(g) > 1)
+			tpl_sb_str(&sb, "]");
+	}
+	tpl_sb_str(&sb, "");
+out:
+	json_decref(groups);
+	json_decref(order);
+	return tpl_sb_take(&sb);
+}
+
+/*
+ * default_value of an agent: the text entry also fills generation, as
+ * the upgraded graph reads generation.content where it read text.
  */
 static json_t *
-agent_to_llm(const json_t *d)
+default_values(const json_t *dv)
+{
+	json_t	*out = json_deep_copy(dv), *d;
+	size_t	 i, n = json_array_size(dv);
+
+	for (i = 0; i < n; i++) {
+		d = json_array_get(dv, i);
+		if (json_is_object(d) && sval(d, "key") != NULL &&
+		    strcmp(sval(d, "key"), "text") == 0 &&
+		    json_object_get(d, "value") != NULL)
+			json_array_append_new(out, json_pack(
+			    "{s:s,s:s,s:{s:O}}", "key", "generation", "type", "object", "value",
+			    "content", json_object_get(d, "value")));
+	}
+	return out;
+}
+
+/*
+ * The llm node data for agent data d, as Dify's _agent_data_to_llm_data
+ * makes it, or NULL when it has no usable model (then the agent is
+ * skipped and *why says so).
+ */
+static json_t *
+agent_to_llm(const json_t *d, const char **why)
 {
 	json_t		*model = agent_param(d, "model"), *tools, *t, *llm;
-	json_t		*ntools, *tsettings, *msgs, *sys, *meta, *query, *v;
-	json_t		*groups;
-	const char	*name, *provider, *k;
-	char		 uuid[37], tok[512];
+	json_t		*ntools, *tsettings, *msgs, *meta, *query, *v, *mi;
+	const char	*name, *provider, *ins;
+	char		*text;
 	size_t		 i;
-	int		 iters;
-	static const char *const pass[] = { "title", "desc", "version",
-	    "error_strategy", "default_value", "retry_config", "selected",
-	    "parent_node_id", "isInLoop", "loop_id", "isInIteration",
-	    "iteration_id", NULL };
+	int		 iters, skill;
+	static const char *const pass[] = { "version", "error_strategy",
+	    "retry_config", "parent_node_id", "isInLoop", "loop_id",
+	    "isInIteration", "iteration_id", NULL };
 
 	name = sval(model, "model");
 	provider = sval(model, "provider");
 	if (!json_is_object(model) || name == NULL || *name == '\0' ||
-	    provider == NULL || *provider == '\0')
+	    provider == NULL || *provider == '\0') {
+		*why = "the agent has no model to convert "
+		    "(agent_parameters.model needs provider and model)";
 		return NULL;
-	llm = json_pack("{s:s,s:{s:s,s:s,s:s,s:o}}", "type", "llm", "model",
-	    "provider", provider, "name", name, "mode", sval(model, "mode") ?
-	    sval(model, "mode") : "chat", "completion_params",
-	    obj_or_empty(model, "completion_params"));
+	}
+	*why = "out of memory";
+	llm = json_pack("{s:s,s:s,s:s,s:{s:s,s:s,s:s,s:o}}", "type", "llm",
+	    "title", sval(d, "title") ? sval(d, "title") : "LLM", "desc",
+	    sval(d, "desc") ? sval(d, "desc") : "", "model", "provider",
+	    provider, "name",
+	    name, "mode", sval(model, "mode") ? sval(model, "mode") : "chat",
+	    "completion_params", obj_or_empty(model, "completion_params"));
 	if (llm == NULL)
 		return NULL;
-	for (i = 0; pass[i] != NULL; i++)
-		if ((v = json_object_get(d, pass[i])) != NULL)
-			json_object_set(llm, pass[i], v);
 	ntools = json_array();
 	tsettings = json_array();
 	meta = json_object();
-	groups = json_object();	/* provider -> " §[tool]...§" tokens */
 	tools = agent_param(d, "tools");
+	if (!json_is_array(tools))
+		tools = NULL;
 	json_array_foreach(tools, i, t) {
-		const char *skey = json_is_object(json_object_get(t,
-		    "settings")) ? "settings" : "tool_configuration";
-
-		json_array_append_new(ntools, json_pack("{s:O,s:s,s:s,s:s,s:s?,"
-		    "s:s?,s:o,s:o,s:o}", "enabled", json_object_get(t,
-		    "enabled") ? json_object_get(t, "enabled") : json_true(),
-		    "type", sval(t, "type") ? sval(t, "type") : "builtin",
-		    "provider_name", sval(t, "provider_name") ?
-		    sval(t, "provider_name") : "", "tool_name",
-		    sval(t, "tool_name") ? sval(t, "tool_name") : "",
-		    "plugin_unique_identifier", sval(t,
-		    "plugin_unique_identifier"), "credential_id", sval(t,
-		    "credential_id"), "parameters", obj_or_empty(t,
-		    "parameters"), "settings", obj_or_empty(t, skey), "extra",
-		    obj_or_empty(t, "extra")));
-		json_array_append_new(tsettings, json_pack("{s:s,s:s,s:s,s:O}",
+		if (!json_is_object(t))
+			continue;
+		json_array_append_new(ntools, json_pack("{s:b,s:s,s:s,s:s,s:O,"
+		    "s:O,s:o,s:o,s:o}", "enabled", 1, "type", sval(t, "type") ?
+		    sval(t, "type") : "builtin", "provider_name", sval(t,
+		    "provider_name") ? sval(t, "provider_name") : "",
+		    "tool_name", sval(t, "tool_name") ? sval(t, "tool_name") :
+		    "", "plugin_unique_identifier", json_object_get(t,
+		    "plugin_unique_identifier") ? json_object_get(t,
+		    "plugin_unique_identifier") : json_null(), "credential_id",
+		    json_object_get(t, "credential_id") ? json_object_get(t,
+		    "credential_id") : json_null(), "parameters",
+		    obj_or_empty(t, "parameters"), "settings", json_object_size(
+		    json_object_get(t, "settings")) > 0 ? obj_or_empty(t,
+		    "settings") : obj_or_empty(t, "tool_configuration"),
+		    "extra", obj_or_empty(t, "extra")));
+		json_array_append_new(tsettings, json_pack("{s:s,s:s,s:s,s:b}",
 		    "type", sval(t, "type") ? sval(t, "type") : "builtin",
 		    "provider", sval(t, "provider_name") ? sval(t,
 		    "provider_name") : "", "tool_name", sval(t, "tool_name") ?
-		    sval(t, "tool_name") : "", "enabled", json_object_get(t,
-		    "enabled") ? json_object_get(t, "enabled") : json_true()));
-		engine_uuid(uuid);
-		json_object_set_new(meta, uuid, json_pack("{s:s,s:s,s:s,s:s,"
-		    "s:O,s:s?,s:{s:[]}}", "uuid", uuid, "type", sval(t, "type") ?
-		    sval(t, "type") : "builtin", "provider", sval(t,
-		    "provider_name") ? sval(t, "provider_name") : "",
-		    "tool_name", sval(t, "tool_name") ? sval(t, "tool_name") :
-		    "", "enabled", json_object_get(t, "enabled") ?
-		    json_object_get(t, "enabled") : json_true(),
-		    "credential_id", sval(t, "credential_id"),
-		    "configuration", "fields"));
-		snprintf(tok, sizeof(tok), "§[tool].[%s].[%s].[%s]§",
-		    sval(t, "provider_name") ? sval(t, "provider_name") : "",
-		    sval(t, "tool_name") ? sval(t, "tool_name") : "", uuid);
-		k = sval(t, "provider_name") ? sval(t, "provider_name") : "";
-		if (json_object_get(groups, k) == NULL)
-			json_object_set_new(groups, k, json_array());
-		json_array_append_new(json_object_get(groups, k),
-		    json_string(tok));
+		    sval(t, "tool_name") : "", "enabled", 1));
 	}
-	/* instruction -> system message, with the tools as a skill */
-	{
-		const char	*ins = json_string_value(agent_param(d,
-				    "instruction"));
-		size_t		 cap = (ins ? strlen(ins) : 0) + 64 +
-				    json_array_size(tools) * 512, n = 0;
-		char		*text = malloc(cap);
-		json_t		*g, *tk;
-		size_t		 j;
+	skill = json_array_size(ntools) > 0;
+	/* instruction and tool tokens -> the system message */
+	ins = json_string_value(agent_param(d, "instruction"));
+	text = system_text(ins, skill ? tools : NULL, meta);
+	msgs = json_array();
+	if (text != NULL && *text != '\0') {
+		json_t *sys = json_pack("{s:s,s:s,s:b}", "role", "system",
+		    "text", text, "skill", skill);
 
-		if (text != NULL) {
-			n += (size_t)snprintf(text, cap, "%s", ins ? ins : "");
-			json_object_foreach(groups, k, g) {
-				n += (size_t)snprintf(text + n, cap - n, "%s[",
-				    n ? "\n" : "");
-				json_array_foreach(g, j, tk)
-					n += (size_t)snprintf(text + n, cap - n,
-					    "%s%s", j ? ", " : "",
-					    json_string_value(tk));
-				n += (size_t)snprintf(text + n, cap - n, "]");
-			}
-		}
-		sys = json_pack("{s:s,s:s,s:s}", "id", "system", "role",
-		    "system", "text", text ? text : "");
-		free(text);
-		if (json_array_size(tools) > 0) {
-			json_object_set_new(sys, "skill", json_true());
-			json_object_set_new(sys, "metadata", json_pack("{s:O,"
-			    "s:[]}", "tools", meta, "files"));
-		}
+		if (json_object_size(meta) > 0)
+			json_object_set_new(sys, "metadata", json_pack(
+			    "{s:O,s:[]}", "tools", meta, "files"));
+		json_array_append_new(msgs, sys);
 	}
+	free(text);
 	query = agent_param(d, "query");
-	msgs = json_pack("[o,{s:s,s:o}]", sys, "role", "user", "text",
-	    json_is_array(query) ? selector_template(query) :
-	    json_string(json_string_value(query) ? json_string_value(query) :
-	    "{{#sys.query#}}"));
+	if (json_is_array(query) && json_array_size(query) >= 2)
+		json_array_append_new(msgs, json_pack("{s:s,s:o,s:b}", "role",
+		    "user", "text", selector_template(query), "skill", skill));
+	else if (json_is_string(query) && *json_string_value(query) != '\0')
+		json_array_append_new(msgs, json_pack("{s:s,s:O,s:b}", "role",
+		    "user", "text", query, "skill", skill));
+	if (json_array_size(msgs) == 0)
+		json_array_append_new(msgs, json_pack("{s:s,s:s,s:b}", "role",
+		    "user", "text", "", "skill", skill));
 	json_object_set_new(llm, "prompt_template", msgs);
 	json_object_set_new(llm, "prompt_config", json_pack("{s:[]}",
 	    "jinja2_variables"));
-	iters = (int)json_integer_value(agent_param(d, "maximum_iterations"));
-	if (iters <= 0 && json_is_string(agent_param(d,
-	    "maximum_iterations")))
-		iters = (int)strtol(json_string_value(agent_param(d,
-		    "maximum_iterations")), NULL, 10);
-	json_object_set_new(llm, "max_iterations", json_integer(iters > 0 ?
-	    iters : 100));
-	if ((v = json_object_get(d, "memory")) != NULL ||
-	    (v = agent_param(d, "memory")) != NULL)
-		json_object_set(llm, "memory", v);
-	json_object_set_new(llm, "context", json_pack("{s:b,s:[]}", "enabled",
-	    0, "variable_selector"));
+	v = json_object_get(d, "memory");
+	json_object_set(llm, "memory", v ? v : json_null());
+	json_object_set_new(llm, "context", json_pack("{s:b}", "enabled", 0));
 	json_object_set_new(llm, "vision", json_pack("{s:b}", "enabled", 0));
+	json_object_set_new(llm, "computer_use", json_boolean(skill));
+	json_object_set_new(llm, "structured_output_switch_on", json_false());
 	json_object_set_new(llm, "reasoning_format", json_string("separated"));
-	json_object_set_new(llm, "computer_use",
-	    json_boolean(json_array_size(tools) > 0));
 	json_object_set_new(llm, "tools", ntools);
 	json_object_set_new(llm, "tool_settings", tsettings);
+	/* maximum_iterations.value as it is; 100 when not given */
+	mi = json_object_get(json_object_get(json_object_get(d,
+	    "agent_parameters"), "maximum_iterations"), "value");
+	iters = 100;
+	if (json_is_integer(mi))
+		iters = (int)json_integer_value(mi);
+	else if (json_is_string(mi))
+		iters = (int)strtol(json_string_value(mi), NULL, 10);
+	else if (json_is_real(mi))
+		iters = (int)json_real_value(mi);
+	json_object_set_new(llm, "max_iterations", json_integer(iters));
+	for (i = 0; pass[i] != NULL; i++)
+		if ((v = json_object_get(d, pass[i])) != NULL)
+			json_object_set(llm, pass[i], v);
+	if ((v = json_object_get(d, "default_value")) != NULL)
+		json_object_set_new(llm, "default_value", json_is_array(v) ?
+		    default_values(v) : json_incref(v));
 	json_decref(meta);
-	json_decref(groups);
+	*why = NULL;
 	return llm;
 }
 
@@ -327,7 +410,8 @@ engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 	struct upgrade_put	 up = { NULL, app_id };
 	json_t			*src = NULL, *dsl, *wf, *nodes, *n, *data, *llm;
 	json_t			*llm_ids = NULL, *fields = NULL, *features;
-	const char		*type;
+	json_t			*skipped_nodes = NULL;
+	const char		*type, *why;
 	char			 name[600];
 	size_t			 i;
 	int			 rc, converted = 0, skipped = 0;
@@ -350,6 +434,7 @@ engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 		goto out;
 	}
 	llm_ids = json_object();
+	skipped_nodes = json_array();
 	nodes = json_object_get(json_object_get(wf, "graph"), "nodes");
 	json_array_foreach(nodes, i, n) {
 		data = json_object_get(n, "data");
@@ -357,7 +442,12 @@ engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 		if (type == NULL || sval(n, "id") == NULL)
 			continue;
 		if (strcmp(type, "agent") == 0) {
-			if ((llm = agent_to_llm(data)) == NULL) {
+			if ((llm = agent_to_llm(data, &why)) == NULL) {
+				/* the answer says which and why */
+				json_array_append_new(skipped_nodes, json_pack(
+				    "{s:s,s:s?,s:s}", "node_id", sval(n, "id"),
+				    "title", sval(data, "title"), "reason",
+				    why));
 				skipped++;
 				continue;
 			}
@@ -393,14 +483,16 @@ engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 	if ((rc = engine_from_store(store_write(e->store, upgrade_put_fn,
 	    &up))) != 0)
 		goto out;
-	*out = json_pack("{s:s,s:O,s:i,s:i}", "result", "success",
+	*out = json_pack("{s:s,s:O,s:i,s:i,s:O}", "result", "success",
 	    "new_app_id", json_object_get(up.rec, "id"), "converted_agents",
-	    converted, "skipped_agents", skipped);
+	    converted, "skipped_agents", skipped, "skipped_nodes",
+	    skipped_nodes);
 	rc = *out ? 0 : ENGINE_ENOMEM;
 out:
 	json_decref(up.rec);
 	json_decref(fields);
 	json_decref(llm_ids);
+	json_decref(skipped_nodes);
 	json_decref(dsl);
 	json_decref(src);
 	return rc;

@@ -260,9 +260,30 @@ h_app_upgrade(struct req *r)
 	resp_json(r, 200, res);
 }
 
+/* GET /console/api/apps/{id}/workflows/draft/skills and
+ * .../workflows/draft/nodes/{node}/skills (Dify's skills controller) */
+static void
+h_app_skills(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*res = NULL;
+	int	 rc;
+
+	if ((rc = engine_app_skills(r->eng, r->captures[0], r->ncaptures > 1 ?
+	    r->captures[1] : NULL, err, &res)) != 0) {
+		resp_engine_error(r, rc, err, "workflow");
+		return;
+	}
+	resp_json(r, 200, res);
+}
+
 const struct route console_app_routes[] = {
 	{ "POST", "/console/api/apps/{}/upgrade-runtime", h_app_upgrade,
 	    AUTH_ADMIN },
+	{ "GET", "/console/api/apps/{}/workflows/draft/skills", h_app_skills,
+	    AUTH_ADMIN },
+	{ "GET", "/console/api/apps/{}/workflows/draft/nodes/{}/skills",
+	    h_app_skills, AUTH_ADMIN },
 	{ "GET", "/console/api/apps", h_apps_list, AUTH_ADMIN },
 	{ "POST", "/console/api/apps", h_apps_create, AUTH_ADMIN },
 	{ "GET", "/console/api/apps/{}", h_app_get, AUTH_ADMIN },

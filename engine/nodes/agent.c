@@ -281,12 +281,9 @@ setup_tools(struct agent *a)
 {
 	struct node_ctx		*c = a->c;
 	const json_t		*list = aparam(c, "tools"), *t;
-	struct tool_call	 call;
-	json_t			*defs = NULL, *d, *props, *fixed, *pv;
-	const char		*k;
+	const char		*prov, *tool;
 	char			 err[ENGINE_ERRMAX];
 	size_t			 i;
-	void			*tmp;
 
 	json_array_foreach(list, i, t) {
 		struct agent_tool *at;
@@ -296,62 +293,23 @@ setup_tools(struct agent *a)
 		if (a->ntools == AGENT_MAX_TOOLS)
 			return node_fail(c, "more than %d tools",
 			    AGENT_MAX_TOOLS);
-		memset(&call, 0, sizeof(call));
-		call.provider = json_string_value(json_object_get(t,
-		    "provider_name"));
-		call.provider_type = json_string_value(json_object_get(t,
-		    "type"));
-		call.tool = json_string_value(json_object_get(t, "tool_name"));
-		call.node = c->node->data;
-		if (call.provider_type != NULL && strcmp(call.provider_type,
-		    "mcp") == 0)
-			call.mcp = run_mcp(c->run);
-		defs = NULL;
-		if (call.provider == NULL || call.tool == NULL ||
-		    tool_describe(c->run->e, &call, err, &defs) != 0)
-			return node_fail(c, "tool '%s/%s' is not available in "
-			    "flowcgi%s%s", call.provider ? call.provider : "?",
-			    call.tool ? call.tool : "?", err[0] ? ": " : "",
-			    err[0] ? err : "");
-		d = json_array_get(defs, 0);
+		prov = json_string_value(json_object_get(t, "provider_name"));
+		tool = json_string_value(json_object_get(t, "tool_name"));
 		at = &a->tools[a->ntools];
 		memset(at, 0, sizeof(*at));
 		at->cfg = t;
-		name_tool(a, at, call.tool);
-		at->description = strdup(json_string_value(json_object_get(d,
-		    "description")) ? json_string_value(json_object_get(d,
-		    "description")) : call.tool);
-		at->schema = json_deep_copy(json_object_get(d, "parameters"));
-		if (!json_is_object(at->schema)) {
-			json_decref(at->schema);
-			at->schema = json_pack("{s:s,s:{}}", "type", "object",
-			    "properties");
-		}
-		/* settings and non-auto parameters are fixed by the node */
-		fixed = json_object();
-		json_object_foreach((json_t *)json_object_get(t, "settings"),
-		    k, pv)
-			if (json_object_get(pv, "value") != NULL &&
-			    !json_is_null(json_object_get(pv, "value")))
-				json_object_set(fixed, k, json_object_get(pv,
-				    "value"));
-		props = json_object_get(at->schema, "properties");
-		json_object_foreach_safe((json_t *)json_object_get(t,
-		    "parameters"), tmp, k, pv)
-			if (json_integer_value(json_object_get(pv, "auto")) ==
-			    0 && json_object_get(pv, "value") != NULL &&
-			    !json_is_null(json_object_get(pv, "value")))
-				json_object_set(fixed, k, json_object_get(pv,
-				    "value"));
-		json_object_foreach_safe(props, tmp, k, pv)
-			if (json_object_get(fixed, k) != NULL)
-				json_object_del(props, k);
-		at->fixed = fixed;
+		err[0] = '\0';
+		if (prov == NULL || tool == NULL || tool_configured(c->run->e,
+		    t, c->node->data, run_mcp(c->run), err, &at->description,
+		    &at->schema, &at->fixed) != 0)
+			return node_fail(c, "tool '%s/%s' is not available in "
+			    "flowcgi%s%s", prov ? prov : "?", tool ? tool : "?",
+			    err[0] ? ": " : "", err[0] ? err : "");
+		name_tool(a, at, tool);
 		a->ltools[a->ntools].name = at->name;
 		a->ltools[a->ntools].description = at->description;
 		a->ltools[a->ntools].parameters = at->schema;
 		a->ntools++;
-		json_decref(defs);
 	}
 	return 0;
 }
@@ -361,7 +319,6 @@ static int
 run_tool(struct agent *a, const char *name, const char *args, char **out)
 {
 	struct agent_tool	*at = NULL;
-	struct tool_call	 call;
 	struct tool_result	 res;
 	json_t			*params;
 	char			 err[ENGINE_ERRMAX] = "";
@@ -375,6 +332,12 @@ run_tool(struct agent *a, const char *name, const char *args, char **out)
 		*out = strdup("there is no tool of that name");
 		return 0;
 	}
+	if (at->server == 0) {
+		if (tool_run_configured(a->c->run->e, at->cfg, at->fixed, args,
+		    a->c->node->data, run_mcp(a->c->run), out, NULL) != 0)
+			return node_fail(a->c, "out of memory");
+		return 0;
+	}
 	params = json_loads(args && *args ? args : "{}", 0, NULL);
 	if (!json_is_object(params)) {
 		json_decref(params);
@@ -382,25 +345,8 @@ run_tool(struct agent *a, const char *name, const char *args, char **out)
 	}
 	json_object_update(params, at->fixed);
 	memset(&res, 0, sizeof(res));
-	if (at->server > 0)
-		rc = mcp_call_tool(a->c->run->e, run_mcp(a->c->run),
-		    &a->servers[at->server - 1], at->mcp_name, params, err,
-		    &res);
-	else {
-		memset(&call, 0, sizeof(call));
-		call.provider = json_string_value(json_object_get(at->cfg,
-		    "provider_name"));
-		call.provider_type = json_string_value(json_object_get(at->cfg,
-		    "type"));
-		call.tool = json_string_value(json_object_get(at->cfg,
-		    "tool_name"));
-		call.params = params;
-		call.node = a->c->node->data;
-		if (call.provider_type != NULL && strcmp(call.provider_type,
-		    "mcp") == 0)
-			call.mcp = run_mcp(a->c->run);
-		rc = tool_invoke(a->c->run->e, &call, err, &res);
-	}
+	rc = mcp_call_tool(a->c->run->e, run_mcp(a->c->run),
+	    &a->servers[at->server - 1], at->mcp_name, params, err, &res);
 	json_decref(params);
 	if (rc != 0) {
 		/* the model sees the failure and may try otherwise */

@@ -9,35 +9,51 @@
 
 /*
  * How much of the rendered text went out already: an LLM node whose text
- * this template starts with streamed it as it was generated.
+ * this template starts with streamed it as it was generated ({{#id.text#}},
+ * or the sandboxed Agent's {{#id.generation.content#}}).
  */
 static size_t
 already_sent(struct node_ctx *c, const char *tpl, const char *text)
 {
-	const char	*dot, *end;
-	char		 key[160], *val = NULL;
+	static const char *const fields[] = { "text", "generation.content",
+	    NULL };
+	const char	*dot, *end, *parts[3];
+	char		 key[192], *val = NULL;
 	json_t		*v;
-	size_t		 n = 0;
-	const char	*parts[2];
+	size_t		 n = 0, np, i, flen;
 	char		 id[128];
 
 	if (tpl == NULL || strncmp(tpl, "{{#", 3) != 0 ||
 	    (end = strstr(tpl, "#}}")) == NULL ||
 	    (dot = memchr(tpl + 3, '.', (size_t)(end - tpl - 3))) == NULL ||
-	    strncmp(dot, ".text#}}", 8) != 0 ||
 	    (size_t)(dot - tpl - 3) >= sizeof(id))
+		return 0;
+	for (i = 0; fields[i] != NULL; i++) {
+		flen = strlen(fields[i]);
+		if ((size_t)(end - dot - 1) == flen &&
+		    strncmp(dot + 1, fields[i], flen) == 0)
+			break;
+	}
+	if (fields[i] == NULL)
 		return 0;
 	memcpy(id, tpl + 3, (size_t)(dot - tpl - 3));
 	id[dot - tpl - 3] = '\0';
-	snprintf(key, sizeof(key), "%s.text", id);
+	snprintf(key, sizeof(key), "%s.%s", id, fields[i]);
 	pthread_mutex_lock(&c->run->mu);
 	v = json_object_get(c->run->streamed, key);
 	pthread_mutex_unlock(&c->run->mu);
 	if (v == NULL)
 		return 0;
 	parts[0] = id;
-	parts[1] = "text";
-	if ((v = pool_get_parts(c->pool, parts, 2)) != NULL &&
+	if (i == 0) {
+		parts[1] = "text";
+		np = 2;
+	} else {
+		parts[1] = "generation";
+		parts[2] = "content";
+		np = 3;
+	}
+	if ((v = pool_get_parts(c->pool, parts, np)) != NULL &&
 	    tpl_value_text(v, TPL_MARKDOWN, &val) == 0 &&
 	    strncmp(text, val, strlen(val)) == 0)
 		n = strlen(val);

@@ -123,7 +123,8 @@
 #define FD_HOSTS	10
 #define FD_CTL		SANDBOX_CTL_FD	/* the code pool's, else none */
 #define FD_NET		12	/* with network: the proxy's folder */
-#define FD_COUNT	13
+#define FD_RO		13	/* req->readonly's folder, else none */
+#define FD_COUNT	14
 
 /* Where the proxy's socket and the forwarder are inside. */
 #define NET_DIR		"/run/flowcgi"
@@ -1373,6 +1374,31 @@ proc_end(struct sandbox_proc *p)
 }
 
 /*
+ * The workspace folder name (one component, at most 40 bytes) opened
+ * O_PATH without following a symlink, for a read-only bind: -1 when
+ * there is none or it is not a real folder (nothing to protect then).
+ */
+static int
+ro_folder(struct local *l, const char *name)
+{
+	struct stat	st;
+	int		fd;
+
+	if (name == NULL || *name == '\0' || strchr(name, '/') != NULL ||
+	    strlen(name) > 40 || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		return -1;
+	if ((fd = openat(l->ws_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * Starts req in sandbox l: bwrap with the sandbox's namespaces, mounts,
  * filter and limits, the command in it. ctl, when >= 0, becomes the
  * command's descriptor FD_CTL. Fills p; its standard input stays open
@@ -1386,10 +1412,10 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	struct rlimit	 lim[6];
 	struct stat	 sst;
 	char		 links[6][PATH_MAX], chdir_to[PATH_MAX + 16];
-	char		 ids[3][48], net_env[1024];
+	char		 ids[3][48], net_env[1024], rodest[64];
 	int		 rcs[6], pin[2] = {-1, -1}, pout[2] = {-1, -1};
 	int		 perr[2] = {-1, -1}, pst[2] = {-1, -1}, src[FD_COUNT];
-	int		 sfd = -1;
+	int		 sfd = -1, rofd = -1;
 	int		 rc = 0, dfd = -1;
 	size_t		 nargs = 0, nenv = 0, k;
 	const char	*leaf;
@@ -1418,6 +1444,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		}
 		snprintf(chdir_to, sizeof(chdir_to), "/workspace/%s", req->cwd);
 	}
+	rofd = ro_folder(l, req->readonly);
 	for (k = 0; req->argv != NULL && req->argv[k] != NULL; k++)
 		nargs++;
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++)
@@ -1524,7 +1551,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		strv_add(&av, "--dir");
 		strv_add(&av, "/run");
 		strv_add(&av, "--ro-bind-fd");
-		strv_add(&av, "12");
+		strv_add(&av, "12");	/* FD_NET */
 		strv_add(&av, NET_DIR);
 	}
 	strv_add(&av, "--proc");
@@ -1540,6 +1567,13 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	strv_add(&av, "--bind-fd");
 	strv_add(&av, "5");
 	strv_add(&av, "/dev/shm");
+	if (rofd >= 0) {
+		snprintf(rodest, sizeof(rodest), "/workspace/%s",
+		    req->readonly);
+		strv_add(&av, "--ro-bind-fd");
+		strv_add(&av, "13");	/* FD_RO */
+		strv_add(&av, rodest);
+	}
 	/* bwrap's root tmpfs has no size cap: nothing may be written there
 	 * (the binds above stay writable). */
 	strv_add(&av, "--remount-ro");
@@ -1660,6 +1694,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	src[FD_HOSTS] = l->etc_fd[2];
 	src[FD_CTL] = ctl;
 	src[FD_NET] = l->net_fd;
+	src[FD_RO] = rofd;
 	if ((pid = fork()) < 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
 		goto out;
@@ -1693,6 +1728,7 @@ out:
 	sandbox_close_fd(&pst[1]);
 	sandbox_close_fd(&dfd);
 	sandbox_close_fd(&sfd);
+	sandbox_close_fd(&rofd);
 	free(av.v);
 	free(ev.v);
 	return rc;

@@ -89,6 +89,12 @@ struct sandbox_exec_req {
 	int		 timeout_ms;	/* 0: the config's timeout */
 	int64_t		 max_output;	/* 0: the config's max_output */
 	const struct sandbox_cancel *cancel;	/* NULL: none */
+	/*
+	 * A folder of the workspace (one name, "skills") the command sees
+	 * read-only, or NULL. The local provider binds it read-only over
+	 * itself when it is a real folder; ssh and e2b ignore it.
+	 */
+	const char	*readonly;
 };
 
 /*

@@ -124,6 +124,124 @@ out:
 	return rc;
 }
 
+/* ====== Tools an agent configured ====== */
+
+int
+tool_configured(struct engine *e, const json_t *cfg, const json_t *node,
+    struct mcp_pool *mcp, char *err, char **description, json_t **schema,
+    json_t **fixed)
+{
+	struct tool_call	 call;
+	json_t			*defs = NULL, *d, *props, *pv, *sch = NULL;
+	json_t			*fx = NULL;
+	const char		*k, *desc;
+	void			*tmp;
+	int			 rc;
+
+	*description = NULL;
+	*schema = *fixed = NULL;
+	memset(&call, 0, sizeof(call));
+	call.provider = json_string_value(json_object_get(cfg,
+	    "provider_name"));
+	call.provider_type = json_string_value(json_object_get(cfg, "type"));
+	call.tool = json_string_value(json_object_get(cfg, "tool_name"));
+	call.node = node;
+	if (call.provider_type != NULL && strcmp(call.provider_type, "mcp") ==
+	    0)
+		call.mcp = mcp;
+	err[0] = '\0';
+	if (call.provider == NULL || call.tool == NULL)
+		return engine_invalid(err, "the tool has no provider_name or "
+		    "tool_name");
+	if ((rc = tool_describe(e, &call, err, &defs)) != 0)
+		return rc;
+	d = json_array_get(defs, 0);
+	desc = json_string_value(json_object_get(d, "description"));
+	sch = json_deep_copy(json_object_get(d, "parameters"));
+	if (!json_is_object(sch)) {
+		json_decref(sch);
+		sch = json_pack("{s:s,s:{}}", "type", "object", "properties");
+	}
+	/* settings and non-auto parameters are fixed by the node */
+	fx = json_object();
+	json_object_foreach((json_t *)json_object_get(cfg, "settings"), k, pv)
+		if (json_object_get(pv, "value") != NULL &&
+		    !json_is_null(json_object_get(pv, "value")))
+			json_object_set(fx, k, json_object_get(pv, "value"));
+	json_object_foreach_safe((json_t *)json_object_get(cfg, "parameters"),
+	    tmp, k, pv)
+		if (json_integer_value(json_object_get(pv, "auto")) == 0 &&
+		    json_object_get(pv, "value") != NULL &&
+		    !json_is_null(json_object_get(pv, "value")))
+			json_object_set(fx, k, json_object_get(pv, "value"));
+	props = json_object_get(sch, "properties");
+	json_object_foreach_safe(props, tmp, k, pv)
+		if (json_object_get(fx, k) != NULL)
+			json_object_del(props, k);
+	*description = strdup(desc ? desc : call.tool);
+	json_decref(defs);
+	if (sch == NULL || fx == NULL || *description == NULL) {
+		free(*description);
+		*description = NULL;
+		json_decref(sch);
+		json_decref(fx);
+		return ENGINE_ENOMEM;
+	}
+	*schema = sch;
+	*fixed = fx;
+	return 0;
+}
+
+int
+tool_run_configured(struct engine *e, const json_t *cfg, const json_t *fixed,
+    const char *args, const json_t *node, struct mcp_pool *mcp, char **out,
+    json_t **files)
+{
+	struct tool_call	 call;
+	struct tool_result	 res;
+	json_t			*params;
+	char			 err[ENGINE_ERRMAX] = "";
+	int			 rc;
+
+	*out = NULL;
+	params = json_loads(args && *args ? args : "{}", 0, NULL);
+	if (!json_is_object(params)) {
+		json_decref(params);
+		params = json_object();
+	}
+	json_object_update(params, (json_t *)fixed);
+	memset(&res, 0, sizeof(res));
+	memset(&call, 0, sizeof(call));
+	call.provider = json_string_value(json_object_get(cfg,
+	    "provider_name"));
+	call.provider_type = json_string_value(json_object_get(cfg, "type"));
+	call.tool = json_string_value(json_object_get(cfg, "tool_name"));
+	call.params = params;
+	call.node = node;
+	if (call.provider_type != NULL && strcmp(call.provider_type, "mcp") ==
+	    0)
+		call.mcp = mcp;
+	rc = tool_invoke(e, &call, err, &res);
+	json_decref(params);
+	if (rc != 0) {
+		/* the model sees the failure and may try otherwise */
+		size_t n = strlen(err) + 32;
+
+		if ((*out = malloc(n)) != NULL)
+			snprintf(*out, n, "tool error: %s", err);
+		tool_result_release(&res);
+		return *out != NULL ? 0 : ENGINE_ENOMEM;
+	}
+	if (res.text.len > 0 || res.json == NULL)
+		*out = strdup(res.text.p ? res.text.p : "");
+	else
+		tool_json_dumps(res.json, 0, out);
+	if (files != NULL)
+		*files = res.files ? json_incref(res.files) : NULL;
+	tool_result_release(&res);
+	return *out != NULL ? 0 : ENGINE_ENOMEM;
+}
+
 /* ====== Results ====== */
 
 int

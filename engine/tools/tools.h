@@ -111,6 +111,33 @@ int	tool_invoke(struct engine *e, const struct tool_call *call, char *err,
 int	tool_describe(struct engine *e, const struct tool_call *call,
 	    char *err, json_t **out);
 
+/* ====== Tools an agent configured (tools.c) ====== */
+
+/*
+ * A tool entry of an agent's configuration as a model sees it. cfg is
+ * the DSL's entry ({type, provider_name, tool_name, settings {k: {value}},
+ * parameters {k: {auto, value}}}): *description (malloc'd), *schema (the
+ * tool's JSON schema without the parameters the entry fixes) and *fixed
+ * ({k: value} of the settings and the non-auto parameters), new
+ * references. mcp: the run's MCP sessions, for an mcp entry. Returns 0,
+ * or an ENGINE_E* code with err saying why (ENGINE_ENOTFOUND: flowcgi has
+ * no such tool).
+ */
+int	tool_configured(struct engine *e, const json_t *cfg, const json_t *node,
+	    struct mcp_pool *mcp, char *err, char **description,
+	    json_t **schema, json_t **fixed);
+
+/*
+ * Runs the tool of entry cfg with a model's arguments (JSON text; not an
+ * object counts as {}) overlaid by fixed: *out (malloc'd) is what the
+ * model sees, the text messages or else the JSON ones, or "tool error:
+ * ..." when the tool failed; *files (if files is not NULL) the files it
+ * made, a new reference or NULL. Returns 0 or ENGINE_ENOMEM.
+ */
+int	tool_run_configured(struct engine *e, const json_t *cfg,
+	    const json_t *fixed, const char *args, const json_t *node,
+	    struct mcp_pool *mcp, char **out, json_t **files);
+
 /* ====== Helpers for providers (tools.c) ====== */
 
 /* A builtin tool's parameter, for its JSON schema. */

@@ -62,6 +62,7 @@ static const char agent_app[] =
     "    - id: s\n      data: {type: start, title: S, variables: []}\n"
     "    - id: ag\n      data:\n        type: agent\n        title: Agent\n"
     "        error_strategy: default-value\n"
+    "        default_value: [{key: text, type: string, value: sorry}]\n"
     "        agent_parameters:\n"
     "          model: {type: constant, value: {provider: "
     "langgenius/openai/openai, model: gpt-4o-mini, mode: chat, "
@@ -72,6 +73,10 @@ static const char agent_app[] =
     "          tools:\n            type: constant\n            value:\n"
     "            - {enabled: true, type: builtin, provider_name: time, "
     "tool_name: current_time, settings: {format: {value: '%H'}}}\n"
+    "            - {type: builtin, provider_name: time, "
+    "tool_name: weekday}\n"
+    "            - {type: builtin, provider_name: webscraper, "
+    "tool_name: webscraper}\n"
     "    - id: bad\n      data: {type: agent, title: No model, "
     "agent_parameters: {query: {type: constant, value: x}}}\n"
     "    - id: l\n      data: {type: llm, title: L, model: {provider: "
@@ -130,8 +135,27 @@ test_agent(void)
 	CHECK_STR(json_string_value(json_object_get(json_array_get(pt, 0),
 	    "role")), "system");
 	CHECK(strstr(json_string_value(json_object_get(json_array_get(pt, 0),
-	    "text")), "Be brief.\n[§[tool].[time].[current_time].[") != NULL);
+	    "text")), "Be brief.\n\n[§[tool].[time].[current_time].[") != NULL);
+	/* one group per provider: "[a,b]" for two, the bare token for one */
+	CHECK(strstr(json_string_value(json_object_get(json_array_get(pt, 0),
+	    "text")), "]§,§[tool].[time].[weekday].[") != NULL);
+	CHECK(strstr(json_string_value(json_object_get(json_array_get(pt, 0),
+	    "text")), "]§] §[tool].[webscraper].[webscraper].[") != NULL);
 	CHECK(json_is_true(json_object_get(json_array_get(pt, 0), "skill")));
+	CHECK(json_object_get(json_array_get(pt, 0), "id") == NULL);
+	CHECK(json_is_true(json_object_get(json_array_get(pt, 1), "skill")));
+	CHECK_INT(json_object_size(json_object_get(json_object_get(
+	    json_array_get(pt, 0), "metadata"), "tools")), 3);
+	CHECK(json_is_false(json_object_get(d, "structured_output_switch_on")));
+	CHECK(equal_text(json_object_get(d, "default_value"),
+	    "[{\"key\": \"text\", \"type\": \"string\", \"value\": \"sorry\"},"
+	    " {\"key\": \"generation\", \"type\": \"object\", \"value\":"
+	    " {\"content\": \"sorry\"}}]"));
+	CHECK_STR(json_string_value(json_object_get(json_array_get(
+	    json_object_get(res, "skipped_nodes"), 0), "node_id")), "bad");
+	CHECK(strstr(json_string_value(json_object_get(json_array_get(
+	    json_object_get(res, "skipped_nodes"), 0), "reason")), "model") !=
+	    NULL);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(pt, 1),
 	    "text")), "{{#sys.query#}}");
 	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(

@@ -1,0 +1,72 @@
+/*
+ * llm.h — what the llm node (llm.c) shares with the sandboxed runtime's
+ * Agent (agent_sandbox.c), the llm node with computer_use on. Private to
+ * engine/nodes/.
+ */
+#ifndef FLOWCGI_ENGINE_NODES_LLM_H
+#define FLOWCGI_ENGINE_NODES_LLM_H
+
+#include "engine/exec.h"
+#include "engine/llm/llm.h"
+
+#define LLM_MAX_MESSAGES 256
+
+/* The messages of one model call, and what they point to. */
+struct prompt {
+	struct llm_message	 msgs[LLM_MAX_MESSAGES];
+	size_t			 n;
+	json_t			*keep;		/* strings the messages point to */
+	struct llm_part		*parts;
+	size_t			 nparts;
+	void			*allocs[LLM_MAX_MESSAGES];	/* tool calls */
+	size_t			 nallocs;
+};
+
+/* s (malloc'd, taken; NULL allowed) kept as long as p; "" when out of
+ * memory. */
+const char	*prompt_keep(struct prompt *p, char *s);
+
+/* Appends a message (text borrowed); -1 with the node failed when full. */
+int	prompt_add(struct node_ctx *c, struct prompt *p, enum llm_role role,
+	    const char *text);
+
+/*
+ * Does a downstream answer start with {{#id.<field>#}}, or (workflows) an
+ * end node output [id, <field's parts>]? Then deltas stream as they come.
+ * field: "text", or "generation.content" for the sandboxed Agent.
+ */
+int	llm_streams_field(struct node_ctx *c, const char *field);
+
+/* The node's trace (process_data): p's messages as sent, the model. */
+void	llm_trace(struct node_ctx *c, const struct prompt *p,
+	    const json_t *model);
+
+/* What llm_on_delta needs; zero it and set c. */
+struct stream_ctx {
+	struct node_ctx	*c;
+	int		 in_think;	/* inside <think> ... </think> */
+	int		 separated;
+	double		 stop_checked;	/* llm_clock() of the last look */
+};
+
+/* The llm_request on_delta callback: text deltas to the run's stream,
+ * 1 (stop) when the run is asked to stop. */
+int	llm_on_delta(void *arg, enum llm_delta kind, const char *text,
+	    size_t len);
+
+/*
+ * The sandboxed runtime's Agent (agent_sandbox.c): p compiled (skill
+ * references), the model may call bash in the run's sandbox and the
+ * node's tools until it answers, at most max_iterations times. Fills
+ * *final with the final answer's response (release it), gen (an object
+ * with the arrays reasoning_content, tool_calls and sequence) as Dify's
+ * generation output: content (the text of every turn), reasoning per
+ * turn, tool calls ({id, name, arguments, output, files, status,
+ * elapsed_time}) and the sequence of them; *files with the files left
+ * under output/ (a new array). Returns 0, or -1 with the node failed.
+ */
+int	agent_sandbox_run(struct node_ctx *c, struct prompt *p,
+	    const json_t *model, struct llm_response *final, json_t *gen,
+	    json_t **files);
+
+#endif
