@@ -888,6 +888,7 @@
 			    n.error ? el('div', { class: 'msg error',
 				text: n.error }) : null,
 			    io('Inputs', n.inputs),
+			    nodeSandbox(n),
 			    io('Process data', n.process_data),
 			    io('Outputs', n.outputs))))]);
 		document.getElementById('trace-title').focus();
@@ -1041,6 +1042,71 @@
 		    /\.(png|jpe?g|gif|webp|svg)$/i.test(f.filename || '');
 	}
 
+	/* An output file: a download, an image with its preview. */
+	function fileItem(f) {
+		const name = f.filename || 'file';
+		return el('li', { class: 'outfile' },
+		    el('div', { class: 'row' },
+			el('a', { class: 'button', href: f.url, download: name,
+			    text: 'Download ' + name }),
+			el('span', { class: 'muted small', text: [f.mime_type,
+			    fmtSize(f.size)].filter(Boolean).join(', ') })),
+		    isImage(f) ? el('img', { class: 'preview', src: f.url,
+			alt: name }) : null);
+	}
+
+	/* Without exit_code: the "[exit code N]" line an output ends with
+	 * when the command did not exit 0 (older runs), else null. */
+	function exitOf(code, output) {
+		if (typeof code === 'number')
+			return code;
+		const tail = /\n\[exit code (\d+)\]$/.exec(output || '');
+		return tail ? Number(tail[1]) : null;
+	}
+
+	/* One command of the Agent: "$ cmd", its exit code, its output. */
+	function commandItem(input, output, code, status) {
+		const failed = status === 'error' || (code !== null &&
+		    code !== 0);
+		return el('li', { class: 'cmd' },
+		    el('div', { class: 'row' },
+			el('code', { class: 'command', text: '$ ' +
+			    (input || '') }),
+			badge(code !== null ? 'exit ' + code : status ||
+			    'done', failed ? 'failed' : 'succeeded')),
+		    outputBlock(output, 'output'));
+	}
+
+	/*
+	 * The commands and output files a finished node of a sandboxed run
+	 * kept in its outputs (generation.tool_calls, files), for the
+	 * trace; null when it has none.
+	 */
+	function nodeSandbox(n) {
+		const out = n.outputs || {};
+		const calls = ((out.generation || {}).tool_calls || [])
+		    .filter((c) => c && c.name === 'bash');
+		const files = (Array.isArray(out.files) ? out.files : [])
+		    .filter((f) => f && f.url);
+		if (!calls.length && !files.length)
+			return null;
+		const cmd = (c) => {
+			let a = c.arguments;
+			try {
+				a = typeof a === 'string' ? JSON.parse(a) : a;
+			} catch (e) { /* as it is */ }
+			return a && typeof a === 'object' ? a.bash ||
+			    a.command || JSON.stringify(a) : String(a || '');
+		};
+		return [calls.length ? [el('h3', { text: 'Commands' }),
+		    el('ol', { class: 'cmds' }, calls.map((c) =>
+			commandItem(cmd(c), c.output, exitOf(c.exit_code,
+			c.output), c.status)))] : null,
+		    files.length ? [el('h3', { text: 'Output files' }),
+			el('ul', { class: 'outfiles' }, files.map(fileItem))] :
+		    null];
+	}
+
 	/*
 	 * Follows a run's events into box: each bash command of the Agent
 	 * (agent_log "start", then its "success" / "error" entry, paired in
@@ -1087,19 +1153,9 @@
 				started(data);
 				p = pending.pop();
 			}
-			/* without exit_code, the "[exit code N]" line the
-			 * output ends with when it was not 0 */
-			const tail = /\n\[exit code (\d+)\]$/.exec(
-			    data.output || '');
-			const code = typeof data.exit_code === 'number' ?
-			    data.exit_code : tail ? Number(tail[1]) : null;
-			const status = d.status === 'error' || (code !== null &&
-			    code !== 0) ? 'failed' : 'succeeded';
-			const row = p.item.firstChild;
-			row.lastChild.remove();
-			add(row, [badge(code !== null ? 'exit ' + code :
-			    d.status || 'done', status)]);
-			p.item.append(outputBlock(data.output, 'output'));
+			p.item.replaceWith(commandItem(p.input !== undefined ?
+			    p.input : data.tool_input, data.output,
+			    exitOf(data.exit_code, data.output), d.status));
 		}
 
 		function addFiles(list) {
@@ -1108,19 +1164,8 @@
 				    seen.has(f.url))
 					continue;
 				seen.add(f.url);
-				const name = f.filename || 'file';
 				fileHead.hidden = false;
-				fileList.append(el('li', { class: 'outfile' },
-				    el('div', { class: 'row' },
-					el('a', { class: 'button', href: f.url,
-					    download: name, text: 'Download ' +
-					    name }),
-					el('span', { class: 'muted small',
-					    text: [f.mime_type,
-					    fmtSize(f.size)].filter(Boolean)
-					    .join(', ') })),
-				    isImage(f) ? el('img', { class: 'preview',
-					src: f.url, alt: name }) : null));
+				fileList.append(fileItem(f));
 			}
 		}
 

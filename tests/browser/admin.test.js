@@ -141,7 +141,8 @@ function pngOf(w, h) {
  * A sandboxed app's run on the Run tab, the fake LLM scripted to run
  * three commands: each shows with its output (a long one collapsed) and
  * exit code, the image it left under output/ shows as a download with a
- * preview, and the workspace tree after the run offers its files.
+ * preview, and the workspace tree after the run offers its files; the
+ * run's trace shows the commands and the image again.
  */
 async function sandboxedRun(page) {
 	const png = pngOf(96, 48).toString('base64');
@@ -224,6 +225,24 @@ async function sandboxedRun(page) {
 	    TOKEN } });
 	ok(after.status === 404 && await page.locator('#run-commands')
 	    .count() === 0, 'Reset workspace empties the draft workspace');
+	/* the run's trace keeps the commands and files for later */
+	await page.getByRole('link', { name: 'Runs' }).click();
+	await page.locator('#runs-table tbody tr').first()
+	    .getByRole('link', { name: 'Trace' }).click();
+	const agent = page.locator('#trace-nodes details.trace',
+	    { hasText: 'Agent' });
+	await agent.locator(':scope > summary').click();
+	const tcodes = await agent.locator('ol.cmds li .badge')
+	    .allTextContents();
+	ok(tcodes.length === 3 && tcodes[2] === 'exit 2' && /^\$ seq 1 40$/
+	    .test(await agent.locator('ol.cmds li code').nth(1)
+	    .textContent()), 'the trace of the run lists the commands',
+	    tcodes);
+	const timg = agent.locator('img.preview');
+	await timg.waitFor();
+	ok(await timg.evaluate((i) => i.complete && i.naturalWidth === 96),
+	    'and previews the output image');
+	await shot(page, 'app-trace-sandboxed');
 	/* the app list later counts the apps made before this one */
 	const del = await fetch(ORIGIN_PREFIX + 'console/api/apps/' + app,
 	    { method: 'DELETE', headers: { Authorization: 'Bearer ' +
