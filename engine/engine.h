@@ -735,6 +735,24 @@ int	engine_workspace_read(struct engine *e, const struct workspace_ref *w,
 	    const char *path, char *err, char **data, size_t *len);
 
 /*
+ * Path in (workspace-relative) cleaned into out as the functions below
+ * read it: "" for the root. Returns 0, or -1 when it is absolute, holds
+ * "..", or does not fit.
+ */
+int	engine_workspace_path(const char *in, char *out, size_t outsz);
+
+/*
+ * What Dify's download gives for path: a file's bytes (*archive 0), or a
+ * folder (the root: "" or ".") as a .tar.gz of its entries named as in
+ * the workspace (*archive 1). *data is malloc'd (caller frees).
+ * ENGINE_EINVAL for a bad path, ENGINE_ENOTFOUND (err says what) when
+ * missing.
+ */
+int	engine_workspace_download(struct engine *e,
+	    const struct workspace_ref *w, const char *path, char *err,
+	    char **data, size_t *len, int *archive);
+
+/*
  * Forgets user's draft workspace of app_id (the next draft run starts
  * empty). *had (may be NULL) says whether there was one. Returns 0, or
  * ENGINE_ENOTFOUND for an unknown app.

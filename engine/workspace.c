@@ -8,6 +8,7 @@
  * blob. Listing and reading a workspace parse the tar with libarchive,
  * without a sandbox.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,14 @@ workspace_path_clean(const char *in, char *out, size_t outsz, char *err)
 	return 0;
 }
 
+int
+engine_workspace_path(const char *in, char *out, size_t outsz)
+{
+	char err[ENGINE_ERRMAX];
+
+	return workspace_path_clean(in, out, outsz, err) == 0 ? 0 : -1;
+}
+
 /* ====== Listing and reading ====== */
 
 /* The entry's path without "./" and a trailing "/"; "" for the root. */
@@ -474,5 +483,179 @@ out:
 	if (a != NULL)
 		archive_read_free(a);
 	free(tar);
+	return rc;
+}
+
+/* ====== Folders as .tar.gz ====== */
+
+/*
+ * What path (cleaned; "" the root) is in the tar: 1 a file, 2 a folder
+ * (an entry of its own or one under it), 0 missing, -1 unreadable.
+ */
+static int
+tar_kind(const char *tar, size_t len, const char *want)
+{
+	struct archive		*a;
+	struct archive_entry	*ae;
+	char			 p[4200];
+	size_t			 wl = strlen(want);
+	int			 kind = wl == 0 ? 2 : 0;
+
+	if ((a = tar_open(tar, len)) == NULL)
+		return -1;
+	while (kind == 0 && archive_read_next_header(a, &ae) == ARCHIVE_OK) {
+		entry_path(ae, p, sizeof(p));
+		if (strcmp(p, want) == 0)
+			kind = archive_entry_filetype(ae) == AE_IFDIR ? 2 : 1;
+		else if (strncmp(p, want, wl) == 0 && p[wl] == '/')
+			kind = 2;
+	}
+	archive_read_free(a);
+	return kind;
+}
+
+/* Growing output of the .tar.gz writer, at most max bytes. */
+struct gz_out {
+	char	*p;
+	size_t	 len, cap, max;
+};
+
+static la_ssize_t
+gz_write(struct archive *a, void *arg, const void *buf, size_t n)
+{
+	struct gz_out	*o = arg;
+	char		*np;
+	size_t		 cap;
+
+	if (n > o->max - o->len) {
+		archive_set_error(a, ENOMEM, "archive too large");
+		return -1;
+	}
+	if (o->len + n > o->cap) {
+		cap = o->cap ? o->cap : 65536;
+		while (cap < o->len + n)
+			cap *= 2;
+		if (cap > o->max)
+			cap = o->max;
+		if ((np = realloc(o->p, cap)) == NULL) {
+			archive_set_error(a, ENOMEM, "out of memory");
+			return -1;
+		}
+		o->p = np;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->len, buf, n);
+	o->len += n;
+	return (la_ssize_t)n;
+}
+
+/*
+ * Folder want of the tar as a .tar.gz of its entries, named as they are
+ * in the workspace ("./..." for the root, as tar -C workspace . names
+ * them; "<want>/..." otherwise).
+ */
+static int
+tar_subtree(const char *tar, size_t len, const char *want, char *err,
+    char **out, size_t *outlen)
+{
+	struct archive		*in = NULL, *w = NULL;
+	struct archive_entry	*ae;
+	struct gz_out		 o = { NULL, 0, 0, 0 };
+	char			 p[4200], buf[16384];
+	size_t			 wl = strlen(want), k;
+	la_ssize_t		 n;
+	int			 rc = ENGINE_ENOMEM;
+
+	/* gzip never grows what it cannot shrink by more than a little */
+	o.max = len + len / 64 + 65536;
+	if ((in = tar_open(tar, len)) == NULL) {
+		rc = engine_invalid(err, "the saved workspace is not a "
+		    "readable tar");
+		goto out;
+	}
+	if ((w = archive_write_new()) == NULL ||
+	    archive_write_set_format_gnutar(w) != ARCHIVE_OK ||
+	    archive_write_add_filter_gzip(w) != ARCHIVE_OK ||
+	    archive_write_open2(w, &o, NULL, gz_write, NULL, NULL) !=
+	    ARCHIVE_OK)
+		goto out;
+	while (archive_read_next_header(in, &ae) == ARCHIVE_OK) {
+		entry_path(ae, p, sizeof(p));
+		if (wl > 0 && strcmp(p, want) != 0 && (strncmp(p, want,
+		    wl) != 0 || p[wl] != '/'))
+			continue;
+		if (wl > 0) {
+			/* named from the workspace, as tar -C names them */
+			if (archive_entry_filetype(ae) == AE_IFDIR &&
+			    (k = strlen(p)) + 1 < sizeof(p)) {
+				p[k] = '/';
+				p[k + 1] = '\0';
+			}
+			archive_entry_set_pathname(ae, p);
+		}
+		if (archive_write_header(w, ae) != ARCHIVE_OK)
+			goto out;
+		while ((n = archive_read_data(in, buf, sizeof(buf))) > 0)
+			if (archive_write_data(w, buf, (size_t)n) != n)
+				goto out;
+		if (n < 0) {
+			rc = engine_invalid(err, "the saved workspace is cut "
+			    "short");
+			goto out;
+		}
+	}
+	if (archive_write_close(w) != ARCHIVE_OK)
+		goto out;
+	*out = o.p;
+	*outlen = o.len;
+	o.p = NULL;
+	rc = 0;
+out:
+	if (w != NULL)
+		archive_write_free(w);
+	if (in != NULL)
+		archive_read_free(in);
+	free(o.p);
+	return rc;
+}
+
+int
+engine_workspace_download(struct engine *e, const struct workspace_ref *w,
+    const char *path, char *err, char **data, size_t *len, int *archive)
+{
+	char	*tar = NULL, want[1024];
+	size_t	 tlen;
+	int	 rc, kind;
+
+	*data = NULL;
+	*len = 0;
+	*archive = 0;
+	if ((rc = workspace_path_clean(path, want, sizeof(want), err)) != 0)
+		return rc;
+	if ((rc = workspace_load(e, w, &tar, &tlen)) != 0) {
+		if (rc == ENGINE_ENOTFOUND)
+			snprintf(err, ENGINE_ERRMAX, "no saved sandbox "
+			    "workspace for this %s", w->conversation_id ?
+			    "conversation" : "app and user");
+		return rc;
+	}
+	kind = tar_kind(tar, tlen, want);
+	free(tar);
+	if (kind == 1)
+		return engine_workspace_read(e, w, path, err, data, len);
+	if (kind == 0) {
+		snprintf(err, ENGINE_ERRMAX, "no %.200s in the workspace",
+		    want);
+		return ENGINE_ENOTFOUND;
+	}
+	if (kind < 0)
+		return engine_invalid(err, "the saved workspace is not a "
+		    "readable tar");
+	if ((rc = workspace_load(e, w, &tar, &tlen)) != 0)
+		return rc;
+	rc = tar_subtree(tar, tlen, want, err, data, len);
+	free(tar);
+	if (rc == 0)
+		*archive = 1;
 	return rc;
 }

@@ -4,7 +4,8 @@
  *   GET  /console/api/apps/{id}/sandbox/files?path=&recursive=
  *        [{path, is_dir, size, mtime, extension}], sorted by path
  *   POST /console/api/apps/{id}/sandbox/files/download  {path}
- *        {download_url, expires_in, export_id}
+ *        {download_url, expires_in, export_id}; a folder downloads as
+ *        <name>.tar.gz, as Dify's export does
  * plus the link that ticket points at, GET .../sandbox/files/download
  * ?path= (the file's bytes, as an attachment; it needs the admin token as
  * everything under /console does), and POST .../sandbox/reset, which
@@ -159,9 +160,10 @@ h_download(struct req *r)
 {
 	struct workspace_ref	 w;
 	char			 err[ENGINE_ERRMAX] = "", *data = NULL;
+	char			 clean[1024];
 	const char		*path = req_query(r, "path"), *base;
 	size_t			 len = 0;
-	int			 rc;
+	int			 rc, archive = 0;
 
 	if (workspace_of(r, 0, &w) != 0)
 		return;
@@ -169,15 +171,22 @@ h_download(struct req *r)
 		resp_error(r, 400, "invalid_param", "path is required");
 		return;
 	}
-	if ((rc = engine_workspace_read(r->eng, &w, path, err, &data, &len))
-	    != 0) {
+	if ((rc = engine_workspace_download(r->eng, &w, path, err, &data,
+	    &len, &archive)) != 0) {
 		workspace_error(r, rc, err);
 		return;
 	}
-	base = strrchr(path, '/');
-	resp_attachment(r, base ? base + 1 : path);
+	/* a folder comes as <name>.tar.gz, the root as workspace.tar.gz */
+	if (engine_workspace_path(path, clean, sizeof(clean)) != 0 ||
+	    *clean == '\0')
+		snprintf(clean, sizeof(clean), "workspace");
+	base = strrchr(clean, '/');
+	base = base ? base + 1 : clean;
+	resp_attachment(r, archive ? arena_printf(r->a, "%s.tar.gz", base) :
+	    base);
 	resp_header(r, "Cache-Control", "no-store");
-	resp_bytes(r, 200, mime_of(path), data, len);
+	resp_bytes(r, 200, archive ? "application/gzip" : mime_of(clean),
+	    data, len);
 	free(data);
 }
 
@@ -207,14 +216,14 @@ h_ticket(struct req *r)
 	char			 err[ENGINE_ERRMAX] = "", *data = NULL, id[37];
 	const char		*path, *url;
 	size_t			 len = 0;
-	int			 rc;
+	int			 rc, archive;
 
 	if (req_read_json(r) != 0 || req_json_string(r, "path", 1, &path) != 0
 	    || workspace_of(r, 1, &w) != 0)
 		return;
-	/* the ticket is for a file that is there now */
-	if ((rc = engine_workspace_read(r->eng, &w, path, err, &data, &len))
-	    != 0) {
+	/* the ticket is for a file or folder that is there now */
+	if ((rc = engine_workspace_download(r->eng, &w, path, err, &data,
+	    &len, &archive)) != 0) {
 		workspace_error(r, rc, err);
 		return;
 	}

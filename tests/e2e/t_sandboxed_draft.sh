@@ -89,8 +89,20 @@ req GET "$A/$APP/sandbox/files/download?path=/etc/passwd"
 is "$STATUS $(jqr .code)" "400 invalid_path" "an absolute path is 400"
 req GET "$A/$APP/sandbox/files/download?path=out/a/../../../x"
 is "$STATUS $(jqr .code)" "400 invalid_path" ".. deeper in is 400 too"
-req GET "$A/$APP/sandbox/files/download?path=out"
-is "$STATUS $(jqr .code)" "400 invalid_path" "a folder is not a file"
+
+# A folder downloads as a .tar.gz of it, as Dify's export does.
+curl -sS -D "$T_DIR/dh" -H "Authorization: Bearer $TOKEN" \
+    "$BASE$A/$APP/sandbox/files/download?path=out/" >"$T_DIR/out.tgz"
+is "$(tar -tzf "$T_DIR/out.tgz" | sort | tr '\n' ' ')" \
+    "out/ out/note.txt out/pic.png " "a folder downloads as a .tar.gz of it"
+grep -qi "^content-disposition: attachment; filename\*=UTF-8''out.tar.gz" "$T_DIR/dh"
+ok $? "named out.tar.gz"
+is "$(tar -xzOf "$T_DIR/out.tgz" out/note.txt)" hello "with the files' bytes"
+req POST "$A/$APP/sandbox/files/download" -H "$J" -d '{"path":"."}'
+curl -sS -H "Authorization: Bearer $TOKEN" "$BASE$(jqr .download_url)" \
+    >"$T_DIR/all.tgz"
+is "$(tar -tzf "$T_DIR/all.tgz" | sort | tr '\n' ' ')" \
+    "./ ./out/ ./out/note.txt ./out/pic.png " "the root: the whole workspace"
 req GET "$A/$APP/sandbox/files/download?path=out/none.txt"
 is "$STATUS $(jqr .code)" "404 sandbox_file_not_found" "a missing file is 404"
 req GET "$A/$APP/sandbox/files?recursive=maybe"

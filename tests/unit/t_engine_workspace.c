@@ -1,9 +1,9 @@
 /*
  * t_engine_workspace.c — saved sandbox workspaces (engine/workspace.c):
  * path cleaning; a draft workspace kept per app and user, listed one level
- * or recursively in path order, read back, refused past
- * sandbox.workspace_list_max; replacing, resetting and deleting the app
- * drop the blob references.
+ * or recursively in path order, read back (a folder as a .tar.gz),
+ * refused past sandbox.workspace_list_max; replacing, resetting and
+ * deleting the app drop the blob references.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +54,9 @@ test_paths(void)
 	clean_is("..", NULL, __LINE__);
 	clean_is("a/../b", NULL, __LINE__);
 	clean_is("a/..", NULL, __LINE__);
-	clean_is("a/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
-	    NULL, __LINE__);
+	/* 64 bytes of room: a longer path is refused, not cut */
+	clean_is("a/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	    "bbbbbbbbbbbbb", NULL, __LINE__);
 }
 
 /* ====== Draft workspaces ====== */
@@ -97,6 +98,32 @@ make_tar(size_t *len)
 	archive_write_close(a);
 	archive_write_free(a);
 	*len = used;
+	return buf;
+}
+
+/* The entries of a .tar.gz: "name" for folders, "name:size" else. */
+static const char *
+gz_names(const char *gz, size_t len)
+{
+	static char		 buf[512];
+	struct archive		*a = archive_read_new();
+	struct archive_entry	*ae;
+	size_t			 k = 0;
+
+	buf[0] = '\0';
+	archive_read_support_filter_gzip(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_memory(a, gz, len) != ARCHIVE_OK) {
+		archive_read_free(a);
+		return "unreadable";
+	}
+	while (archive_read_next_header(a, &ae) == ARCHIVE_OK &&
+	    k < sizeof(buf))
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k,
+		    archive_entry_filetype(ae) == AE_IFDIR ? "%s%s" :
+		    "%s%s:%lld", k ? " " : "", archive_entry_pathname(ae),
+		    (long long)archive_entry_size(ae));
+	archive_read_free(a);
 	return buf;
 }
 
@@ -173,7 +200,7 @@ test_draft(void)
 	char			 err[ENGINE_ERRMAX] = "", *tar, *tar2;
 	char			*data = NULL;
 	size_t			 len, len2, dlen = 0;
-	int			 had = 0;
+	int			 had = 0, arch = 0;
 
 	in = json_pack("{s:s,s:s}", "name", "ws", "mode", "workflow");
 	CHECK_INT(engine_app_create(eng, in, err, &rec), 0);
@@ -227,10 +254,36 @@ test_draft(void)
 	CHECK_INT(engine_workspace_read(eng, &bob, "a.txt", err, &data,
 	    &dlen), ENGINE_ENOTFOUND);
 
+	/* Dify's download: a file as it is, a folder as a .tar.gz */
+	CHECK_INT(engine_workspace_download(eng, &alice, "./a.txt", err,
+	    &data, &dlen, &arch), 0);
+	CHECK(arch == 0 && dlen == 5 && memcmp(data, "hello", 5) == 0);
+	free(data);
+	data = NULL;
+	CHECK_INT(engine_workspace_download(eng, &alice, "d/", err, &data,
+	    &dlen, &arch), 0);
+	CHECK(arch == 1);
+	CHECK_STR(gz_names(data, dlen), "d/ d/b.png:4 d/e/ d/e/c:2");
+	free(data);
+	data = NULL;
+	CHECK_INT(engine_workspace_download(eng, &alice, ".", err, &data,
+	    &dlen, &arch), 0);
+	CHECK_STR(gz_names(data, dlen), "./ ./z.txt:2 ./d/ ./d/b.png:4 "
+	    "./d/e/ ./d/e/c:2 ./a.txt:5");
+	free(data);
+	data = NULL;
+	CHECK_INT(engine_workspace_download(eng, &alice, "d/x", err, &data,
+	    &dlen, &arch), ENGINE_ENOTFOUND);
+	CHECK_INT(engine_workspace_download(eng, &alice, "d/../..", err,
+	    &data, &dlen, &arch), ENGINE_EINVAL);
+	CHECK_INT(engine_workspace_download(eng, &bob, "d", err, &data,
+	    &dlen, &arch), ENGINE_ENOTFOUND);
+
 	/* the listing limit names its setting */
 	conf.sandbox_workspace_list_max = 2;
 	CHECK_STR(paths(&alice, NULL, 1), "error a configured limit was "
-	    "reached: the folder holds more than sandbox.workspace_list_max (2) entries");
+	    "reached: the folder holds more than "
+	    "sandbox.workspace_list_max (2) entries");
 	conf.sandbox_workspace_list_max = 10000;
 
 	/* the same bytes for bob: one blob, a reference per record; a
