@@ -260,23 +260,20 @@ engine_workspace_path(const char *in, char *out, size_t outsz)
 
 /* ====== Listing and reading ====== */
 
-/* The entry's path without "./" and a trailing "/"; "" for the root. */
-static void
+/*
+ * The entry's path cleaned as a request's is ("" for the root); -1 for a
+ * name that is absolute, holds "..", or is too long. The saved tar is
+ * made inside the sandbox, so such names can be there: they are skipped,
+ * never listed, read or handed on.
+ */
+static int
 entry_path(struct archive_entry *ae, char *buf, size_t bufsz)
 {
 	const char	*p = archive_entry_pathname(ae);
-	size_t		 n;
+	char		 err[ENGINE_ERRMAX];
 
-	if (p == NULL)
-		p = "";
-	while (p[0] == '.' && p[1] == '/')
-		p += 2;
-	if (strcmp(p, ".") == 0)
-		p = "";
-	snprintf(buf, bufsz, "%s", p);
-	n = strlen(buf);
-	while (n > 0 && buf[n - 1] == '/')
-		buf[--n] = '\0';
+	return p != NULL && workspace_path_clean(p, buf, bufsz, err) == 0 ?
+	    0 : -1;
 }
 
 static int
@@ -346,10 +343,9 @@ engine_workspace_list(struct engine *e, const struct workspace_ref *w,
 	}
 	found = wl == 0;
 	while (archive_read_next_header(a, &ae) == ARCHIVE_OK) {
-		entry_path(ae, p, sizeof(p));
-		is_dir = archive_entry_filetype(ae) == AE_IFDIR;
-		if (*p == '\0')
+		if (entry_path(ae, p, sizeof(p)) != 0 || *p == '\0')
 			continue;
+		is_dir = archive_entry_filetype(ae) == AE_IFDIR;
 		if (wl > 0 && strcmp(p, want) == 0) {
 			found = 1;
 			if (is_dir)
@@ -443,8 +439,7 @@ engine_workspace_read(struct engine *e, const struct workspace_ref *w,
 	rc = ENGINE_ENOTFOUND;
 	snprintf(err, ENGINE_ERRMAX, "no file %.200s in the workspace", want);
 	while (archive_read_next_header(a, &ae) == ARCHIVE_OK) {
-		entry_path(ae, p, sizeof(p));
-		if (strcmp(p, want) != 0)
+		if (entry_path(ae, p, sizeof(p)) != 0 || strcmp(p, want) != 0)
 			continue;
 		if (archive_entry_filetype(ae) != AE_IFREG) {
 			rc = engine_invalid(err, "%.200s is not a file",
@@ -504,7 +499,8 @@ tar_kind(const char *tar, size_t len, const char *want)
 	if ((a = tar_open(tar, len)) == NULL)
 		return -1;
 	while (kind == 0 && archive_read_next_header(a, &ae) == ARCHIVE_OK) {
-		entry_path(ae, p, sizeof(p));
+		if (entry_path(ae, p, sizeof(p)) != 0)
+			continue;
 		if (strcmp(p, want) == 0)
 			kind = archive_entry_filetype(ae) == AE_IFDIR ? 2 : 1;
 		else if (strncmp(p, want, wl) == 0 && p[wl] == '/')
@@ -561,7 +557,7 @@ tar_subtree(const char *tar, size_t len, const char *want, char *err,
 	struct archive		*in = NULL, *w = NULL;
 	struct archive_entry	*ae;
 	struct gz_out		 o = { NULL, 0, 0, 0 };
-	char			 p[4200], buf[16384];
+	char			 p[4200], q[4200], buf[16384];
 	size_t			 wl = strlen(want), k;
 	la_ssize_t		 n;
 	int			 rc = ENGINE_ENOMEM;
@@ -580,19 +576,20 @@ tar_subtree(const char *tar, size_t len, const char *want, char *err,
 	    ARCHIVE_OK)
 		goto out;
 	while (archive_read_next_header(in, &ae) == ARCHIVE_OK) {
-		entry_path(ae, p, sizeof(p));
-		if (wl > 0 && strcmp(p, want) != 0 && (strncmp(p, want,
-		    wl) != 0 || p[wl] != '/'))
+		if (entry_path(ae, q, sizeof(q)) != 0 || (wl > 0 &&
+		    strcmp(q, want) != 0 && (strncmp(q, want, wl) != 0 ||
+		    q[wl] != '/')))
 			continue;
-		if (wl > 0) {
-			/* named from the workspace, as tar -C names them */
-			if (archive_entry_filetype(ae) == AE_IFDIR &&
-			    (k = strlen(p)) + 1 < sizeof(p)) {
-				p[k] = '/';
-				p[k + 1] = '\0';
-			}
-			archive_entry_set_pathname(ae, p);
+		/* named from the workspace as tar -C workspace <path> names
+		 * them: "./..." for the root, "<path>/..." else */
+		k = (size_t)snprintf(p, sizeof(p), "%s%s", wl ? "" :
+		    *q ? "./" : ".", q);
+		if (archive_entry_filetype(ae) == AE_IFDIR && k + 1 <
+		    sizeof(p)) {
+			p[k] = '/';
+			p[k + 1] = '\0';
 		}
+		archive_entry_set_pathname(ae, p);
 		if (archive_write_header(w, ae) != ARCHIVE_OK)
 			goto out;
 		while ((n = archive_read_data(in, buf, sizeof(buf))) > 0)

@@ -1,6 +1,7 @@
 /*
  * t_engine_workspace.c — saved sandbox workspaces (engine/workspace.c):
- * path cleaning; a draft workspace kept per app and user, listed one level
+ * path cleaning; a draft workspace kept per app and user (names that
+ * leave the workspace skipped), listed one level
  * or recursively in path order, read back (a folder as a .tar.gz),
  * refused past sandbox.workspace_list_max; replacing, resetting and
  * deleting the app drop the blob references.
@@ -61,7 +62,10 @@ test_paths(void)
 
 /* ====== Draft workspaces ====== */
 
-/* A tar as GNU tar -cf x . makes it: "./" names, folders too. */
+/*
+ * A tar as GNU tar -cf x . makes it ("./" names, folders too), and names
+ * that climb out of the workspace.
+ */
 static char *
 make_tar(size_t *len)
 {
@@ -69,6 +73,9 @@ make_tar(size_t *len)
 		{ "./", NULL }, { "./z.txt", "zz" }, { "./d/", NULL },
 		{ "./d/b.png", "\x89PNG" }, { "./d/e/", NULL },
 		{ "./d/e/c", "cc" }, { "./a.txt", "hello" },
+		/* what a tampered tar could hold: skipped everywhere */
+		{ "../evil", "x" }, { "/etc/evil", "x" },
+		{ "./d/../../evil", "x" },
 	};
 	struct archive		*a = archive_write_new();
 	struct archive_entry	*ae;
@@ -209,6 +216,9 @@ test_draft(void)
 	    rec, "id")));
 	json_decref(rec);
 	tar = make_tar(&len);
+	/* the climbing names are in the tar as written */
+	CHECK(memmem(tar, len, "../evil", 7) != NULL &&
+	    memmem(tar, len, "/etc/evil", 9) != NULL);
 	CHECK_STR(paths(&alice, NULL, 0), "error not found: no saved "
 	    "sandbox workspace for this app and user");
 	CHECK_INT(put("alice", tar, len), 0);
