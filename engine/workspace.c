@@ -262,18 +262,26 @@ engine_workspace_path(const char *in, char *out, size_t outsz)
 
 /*
  * The entry's path cleaned as a request's is ("" for the root); -1 for a
- * name that is absolute, holds "..", or is too long. The saved tar is
- * made inside the sandbox, so such names can be there: they are skipped,
- * never listed, read or handed on.
+ * name that is absolute, holds "..", is too long or is not UTF-8 (JSON
+ * cannot carry it). The saved tar is made inside the sandbox, so such
+ * names can be there: they are skipped, never listed, read or handed on.
  */
 static int
 entry_path(struct archive_entry *ae, char *buf, size_t bufsz)
 {
-	const char	*p = archive_entry_pathname(ae);
-	char		 err[ENGINE_ERRMAX];
+	const unsigned char	*u;
+	const char		*p = archive_entry_pathname(ae);
+	char			 err[ENGINE_ERRMAX];
+	size_t			 len, i, k;
 
-	return p != NULL && workspace_path_clean(p, buf, bufsz, err) == 0 ?
-	    0 : -1;
+	if (p == NULL)
+		return -1;
+	u = (const unsigned char *)p;
+	len = strlen(p);
+	for (i = 0; i < len; i += k)
+		if ((k = engine_utf8_seq(u + i, len - i)) == 0)
+			return -1;
+	return workspace_path_clean(p, buf, bufsz, err) == 0 ? 0 : -1;
 }
 
 static int
