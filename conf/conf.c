@@ -150,6 +150,8 @@ static const struct setting settings[] = {
 	    (int64_t)1 << 40),
 	S_INT("sandbox.workspace_size", SET_SIZE, sandbox_workspace_size,
 	    "256m", 1 << 20, (int64_t)1 << 40),
+	S_INT("sandbox.workspace_list_max", SET_INT,
+	    sandbox_workspace_list_max, "10000", 1, 1000000),
 	S_INT("sandbox.open_files", SET_INT, sandbox_open_files, "256", 16,
 	    65536),
 	S_INT("sandbox.timeout", SET_INT, sandbox_timeout, "60", 1, 86400),

@@ -102,6 +102,7 @@ struct conf {
 	int	 sandbox_processes;	/* RLIMIT_NPROC of the sandbox uid */
 	int64_t	 sandbox_file_size;	/* RLIMIT_FSIZE, bytes */
 	int64_t	 sandbox_workspace_size; /* all files of one sandbox, bytes */
+	int	 sandbox_workspace_list_max; /* entries a listing answers */
 	int	 sandbox_open_files;	/* RLIMIT_NOFILE */
 	int	 sandbox_timeout;	/* wall-clock seconds per command */
 	int64_t	 sandbox_max_output;	/* bytes kept of stdout, of stderr */

@@ -505,7 +505,8 @@ app_delete_fn(struct store_txn *t, void *arg)
 	    rc != STORE_ENOTFOUND)
 		return rc;
 	if ((rc = keys_delete_all(t, id)) != 0 ||
-	    (rc = runs_delete_all(t, id)) != 0)
+	    (rc = runs_delete_all(t, id)) != 0 ||
+	    (rc = workspace_draft_delete_all(t, id)) != 0)
 		return rc;
 	return assets_delete_all(t, id);
 }

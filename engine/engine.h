@@ -713,6 +713,65 @@ int	engine_conversation_autoname(struct engine *e, const char *app_id,
 int	engine_message_suggested(struct engine *e, const char *app_id,
 	    const char *user, const char *msg_id, char *err, json_t **out);
 
+/* ====== Saved sandbox workspaces (workspace.c) ====== */
+
+/*
+ * Which saved workspace: a conversation's (conversation_id set; with
+ * user, only when that end user started it), else the draft workspace
+ * console user user keeps for the app (draft test runs share it until it
+ * is reset). Another app's or user's is ENGINE_ENOTFOUND.
+ */
+struct workspace_ref {
+	const char	*app_id;
+	const char	*user;
+	const char	*conversation_id;
+};
+
+/*
+ * Lists the saved workspace under path (relative; "" or NULL: its root;
+ * no "..", not absolute: ENGINE_EINVAL), one level or recursive, as
+ * Dify's SandboxFileNode list sorted by path: [{path, is_dir, size,
+ * mtime, extension}]. A file path lists itself. ENGINE_ENOTFOUND (err
+ * says what) when the workspace or path is missing; ENGINE_ELIMIT past
+ * sandbox.workspace_list_max entries. *out is a new reference.
+ */
+int	engine_workspace_list(struct engine *e, const struct workspace_ref *w,
+	    const char *path, int recursive, char *err, json_t **out);
+
+/*
+ * The bytes of file path of the saved workspace: *data (malloc'd, caller
+ * frees), *len. ENGINE_EINVAL for a bad path or a folder,
+ * ENGINE_ENOTFOUND (err says what) when missing.
+ */
+int	engine_workspace_read(struct engine *e, const struct workspace_ref *w,
+	    const char *path, char *err, char **data, size_t *len);
+
+/*
+ * Path in (workspace-relative) cleaned into out as the functions below
+ * read it: "" for the root. Returns 0, or -1 when it is absolute, holds
+ * "..", or does not fit.
+ */
+int	engine_workspace_path(const char *in, char *out, size_t outsz);
+
+/*
+ * What Dify's download gives for path: a file's bytes (*archive 0), or a
+ * folder (the root: "" or ".") as a .tar.gz of its entries named as in
+ * the workspace (*archive 1). *data is malloc'd (caller frees).
+ * ENGINE_EINVAL for a bad path, ENGINE_ENOTFOUND (err says what) when
+ * missing.
+ */
+int	engine_workspace_download(struct engine *e,
+	    const struct workspace_ref *w, const char *path, char *err,
+	    char **data, size_t *len, int *archive);
+
+/*
+ * Forgets user's draft workspace of app_id (the next draft run starts
+ * empty). *had (may be NULL) says whether there was one. Returns 0, or
+ * ENGINE_ENOTFOUND for an unknown app.
+ */
+int	engine_workspace_reset(struct engine *e, const char *app_id,
+	    const char *user, int *had);
+
 /* ====== DSL ====== */
 
 /*

@@ -197,6 +197,10 @@ struct run {
 						 * reference */
 	char			*workspace_tar;	/* chatflow: saved at the end */
 	size_t			 workspace_len;
+	const char		*draft_user;	/* a draft test run: the
+						 * console user whose draft
+						 * workspace it keeps (not
+						 * the conversation's) */
 	/* MCP sessions, one per server, made when first needed (sb_mu) */
 	struct mcp_pool		*mcp;
 	/* in progress (live.c) */
@@ -213,9 +217,10 @@ struct run {
 
 /*
  * The run's sandbox, created on first use from the active provider with
- * the app's files laid into skills/ (and, for a chatflow, the
- * conversation's workspace restored). Returns 0 with *out (owned by the
- * run), or -1 with err set. Thread-safe.
+ * the app's files laid into skills/ and the workspace restored (a draft
+ * run's: its user's draft workspace, else a chatflow conversation's).
+ * Returns 0 with *out (owned by the run), or -1 with err set.
+ * Thread-safe.
  */
 struct sandbox;
 int	run_sandbox(struct run *r, char *err, struct sandbox **out);
@@ -230,8 +235,9 @@ struct mcp_pool *run_mcp(struct run *r);
 
 /*
  * Ends what a run holds outside itself, once its nodes are done: closes
- * its MCP sessions, saves a chatflow's workspace (run->workspace_tar) and
- * destroys the sandbox; hex gets the saved workspace's hash, or "".
+ * its MCP sessions, saves a draft run's or a chatflow's workspace
+ * (run->workspace_tar) and destroys the sandbox; hex gets the saved
+ * workspace's hash, or "".
  */
 void	run_sandbox_end(struct run *r, char hex[STORE_HASH_HEX]);
 

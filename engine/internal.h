@@ -73,6 +73,35 @@ int	records_collect(struct store_txn *t, enum store_db db,
 int	record_owned(const json_t *rec, const char *app_id,
 	    const char *user_key, const char *user);
 
+/* ====== Saved workspaces (workspace.c) ====== */
+
+/*
+ * Keeps tar[0..len) as user's draft workspace of app_id in t, dropping
+ * the one it replaces (run.c, with the run's final write). No user: 0,
+ * nothing kept. Returns 0 or a STORE_E* code.
+ */
+int	workspace_draft_put(struct store_txn *t, const char *app_id,
+	    const char *user, const void *tar, size_t len);
+
+/* Deletes every draft workspace of app_id (app.c). 0 or STORE_E*. */
+int	workspace_draft_delete_all(struct store_txn *t, const char *app_id);
+
+/*
+ * A copy of the saved workspace tar w names: *out (malloc'd, caller
+ * frees), *len. 0, ENGINE_ENOTFOUND, or another ENGINE_E* code.
+ */
+struct workspace_ref;
+int	workspace_load(struct engine *e, const struct workspace_ref *w,
+	    char **out, size_t *len);
+
+/*
+ * Cleans a workspace-relative path into out: "." parts and repeated or
+ * trailing "/" dropped, "" for the root. An absolute path or a ".." part
+ * is ENGINE_EINVAL with err saying so.
+ */
+int	workspace_path_clean(const char *in, char *out, size_t outsz,
+	    char *err);
+
 /* ====== Apps (app.c) ====== */
 
 /*

@@ -15,10 +15,10 @@
  *  4. pending imports past their ten minutes and prepared bundle imports
  *     past bundle.import_ttl, with their bundle blobs;
  *  5. blobs with no reference count. Every holder of a blob (app files,
- *     uploads, a chatflow's sandbox workspace, a pending or prepared
- *     bundle import) takes a reference in the transaction that stores it
- *     and drops it in the one that lets go, so a blob without one is
- *     referenced by nothing.
+ *     uploads, a chatflow's or a draft run's sandbox workspace, a pending
+ *     or prepared bundle import) takes a reference in the transaction that
+ *     stores it and drops it in the one that lets go, so a blob without
+ *     one is referenced by nothing.
  *
  * Keys are found in short read transactions that collect at most
  * run.prune_batch of them; write transactions then delete them, at most

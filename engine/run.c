@@ -191,6 +191,9 @@ struct run_write {
 	json_t		*msg;		/* chatflow: the message, or NULL */
 	const char	*ws;		/* sandboxed chatflow: its workspace */
 	size_t		 ws_len;
+	const char	*draft_user;	/* a draft run's: kept for this user */
+	const char	*draft_ws;	/* instead of the conversation's */
+	size_t		 draft_ws_len;
 };
 
 static int
@@ -219,6 +222,9 @@ run_write_fn(struct store_txn *t, void *arg)
 	json_decref(old);
 	if ((rc = run_record_put(t, w->rec)) != 0 ||
 	    (rc = store_put_json(t, STORE_DB_NODE_RUNS, id, w->nodes, 0)) != 0)
+		return rc;
+	if (w->draft_ws != NULL && (rc = workspace_draft_put(t, app,
+	    w->draft_user, w->draft_ws, w->draft_ws_len)) != 0)
 		return rc;
 	if (w->conv != NULL) {
 		json_t		*prev = NULL;
@@ -649,7 +655,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
     json_t **out)
 {
 	struct run		 r;
-	struct run_write	 w = { NULL, NULL, NULL, NULL, NULL, 0 };
+	struct run_write	 w = { NULL, NULL, NULL, NULL, NULL, 0, NULL,
+				    NULL, 0 };
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
 	json_t			*files = NULL, *usage = NULL;
@@ -694,6 +701,11 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	}
 	r.sandboxed = json_is_true(json_object_get(json_object_get(
 	    json_object_get(wf, "features"), "sandbox"), "enabled"));
+	/* Dify keeps a draft test run's workspace per console user until
+	 * it is reset; the service API's stays per conversation */
+	if (r.sandboxed && o->invoke_from != NULL && strcmp(o->invoke_from,
+	    "debugger") == 0 && o->user != NULL && *o->user != '\0')
+		r.draft_user = o->user;
 	/* The stored draft's secrets, in the clear for this run only. */
 	if ((r.secrets = json_array()) == NULL) {
 		rc = ENGINE_ENOMEM;
@@ -820,7 +832,11 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 
 		/* the sandbox goes now, whatever happened */
 		run_sandbox_end(&r, hex);
-		if (hex[0] != '\0') {
+		if (hex[0] != '\0' && r.draft_user != NULL) {
+			w.draft_user = r.draft_user;
+			w.draft_ws = r.workspace_tar;
+			w.draft_ws_len = r.workspace_len;
+		} else if (hex[0] != '\0') {
 			w.ws = r.workspace_tar;
 			w.ws_len = r.workspace_len;
 		}

@@ -2,7 +2,8 @@
  * run_sandbox.c — the sandboxed runtime's sandbox for one run: created
  * lazily from the active provider when a node first needs it, the app's
  * file system laid into skills/, a conversation's workspace restored from
- * the blob its last turn left; saved back and destroyed when the run ends,
+ * the blob its last turn left (a draft test run's: the user's draft
+ * workspace, workspace.c); saved back and destroyed when the run ends,
  * whatever happened. The run's MCP sessions (made by run_mcp) end there
  * too: both are what a run holds outside itself until its nodes are done.
  */
@@ -202,13 +203,36 @@ skills_describe(struct run *r)
 	json_decref(tree);
 }
 
+/* Unpacks a saved workspace tar (copy, len bytes) into the sandbox. */
+static int
+workspace_untar(struct sandbox *sb, const char *copy, size_t len,
+    const char *what, char *err)
+{
+	struct sandbox_exec_req		 rq;
+	struct sandbox_exec_result	 res;
+	int				 rc;
+
+	if ((rc = sandbox_upload(sb, WORKSPACE_TAR, copy, len, err)) != 0)
+		return rc;
+	memset(&rq, 0, sizeof(rq));
+	memset(&res, 0, sizeof(res));
+	/* as root, tar would restore setuid / setgid / sticky bits
+	 * and owners: the saved workspace never brings those back */
+	rq.shell = "tar --no-same-owner --no-same-permissions -xf "
+	    WORKSPACE_TAR " && rm -f " WORKSPACE_TAR;
+	rc = sandbox_exec(sb, &rq, err, &res);
+	if (rc == 0 && res.exit_code != 0)
+		rc = engine_invalid(err, "restoring the %s workspace failed: "
+		    "%.200s", what, res.err ? res.err : "");
+	sandbox_exec_result_release(&res);
+	return rc;
+}
+
 /* Restores the workspace a conversation's last turn saved. */
 static int
 restore_workspace(struct run *r, struct sandbox *sb, char *err)
 {
 	struct store_txn		*t = NULL;
-	struct sandbox_exec_req		 rq;
-	struct sandbox_exec_result	 res;
 	const void			*blob = NULL;
 	size_t				 len = 0;
 	json_t				*conv = NULL;
@@ -227,19 +251,29 @@ restore_workspace(struct run *r, struct sandbox *sb, char *err)
 	json_decref(conv);
 	if (copy == NULL)
 		return 0;
-	if ((rc = sandbox_upload(sb, WORKSPACE_TAR, copy, len, err)) == 0) {
-		memset(&rq, 0, sizeof(rq));
-		memset(&res, 0, sizeof(res));
-		/* as root, tar would restore setuid / setgid / sticky bits
-		 * and owners: the saved workspace never brings those back */
-		rq.shell = "tar --no-same-owner --no-same-permissions -xf "
-		    WORKSPACE_TAR " && rm -f " WORKSPACE_TAR;
-		rc = sandbox_exec(sb, &rq, err, &res);
-		if (rc == 0 && res.exit_code != 0)
-			rc = engine_invalid(err, "restoring the conversation's "
-			    "workspace failed: %.200s", res.err ? res.err : "");
-		sandbox_exec_result_release(&res);
-	}
+	rc = workspace_untar(sb, copy, len, "conversation's", err);
+	free(copy);
+	return rc;
+}
+
+/*
+ * A draft test run: restores the draft workspace of (app, console user)
+ * that the user's last draft run left, unless it was reset.
+ */
+static int
+restore_draft_workspace(struct run *r, struct sandbox *sb, char *err)
+{
+	struct workspace_ref	 w = { r->app_id, r->draft_user, NULL };
+	char			*copy = NULL;
+	size_t			 len = 0;
+	int			 rc;
+
+	if ((rc = workspace_load(r->e, &w, &copy, &len)) == ENGINE_ENOTFOUND)
+		return 0;	/* the first run, or just reset */
+	if (rc != 0)
+		return engine_invalid(err, "reading the draft workspace "
+		    "failed: %s", engine_strerror(rc));
+	rc = workspace_untar(sb, copy, len, "draft", err);
 	free(copy);
 	return rc;
 }
@@ -272,7 +306,8 @@ run_sandbox(struct run *r, char *err, struct sandbox **out)
 			goto out;
 	}
 	if ((rc = lay_assets(r, sb, err)) != 0 ||
-	    (rc = restore_workspace(r, sb, err)) != 0) {
+	    (rc = r->draft_user != NULL ? restore_draft_workspace(r, sb, err) :
+	    restore_workspace(r, sb, err)) != 0) {
 		sandbox_free(sb);
 		goto out;
 	}
@@ -299,7 +334,8 @@ run_mcp(struct run *r)
 
 /*
  * Closes the run's MCP sessions; saves a chatflow's workspace (without
- * skills/) as a blob for its next turn, then destroys the sandbox.
+ * skills/) as a blob for its next turn, or a draft run's for the user's
+ * next draft run, then destroys the sandbox.
  * Returns the blob's hash in hex (empty when nothing was saved).
  */
 void
@@ -316,7 +352,7 @@ run_sandbox_end(struct run *r, char hex[STORE_HASH_HEX])
 	r->mcp = NULL;
 	if (r->sb == NULL)
 		return;
-	if (r->chat) {
+	if (r->chat || r->draft_user != NULL) {
 		memset(&rq, 0, sizeof(rq));
 		memset(&res, 0, sizeof(res));
 		rq.shell = "tar --exclude=./skills --exclude=./" WORKSPACE_TAR

@@ -17,7 +17,9 @@
  *   POST /console/api/apps/{id}/workflows/draft/run   {inputs, files?}
  *   POST /console/api/apps/{id}/advanced-chat/workflows/draft/run
  *        {query, inputs, conversation_id?, files?}
- *        both stream server-sent events as /v1/workflows/run does.
+ *        both stream server-sent events as /v1/workflows/run does; with
+ *        "user" (default "admin") they run as that console user, whose
+ *        draft sandbox workspace they keep (console_workspace.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -250,6 +252,7 @@ draft_run(struct req *r, int chat)
 	struct run_opts		 o;
 	struct run_slot		 slot = { -1, 0 };
 	const char		*mode, *query = NULL, *conv = NULL;
+	const char		*user = NULL;
 	char			 err[ENGINE_ERRMAX] = "";
 	json_t			*app = NULL, *inputs, *res = NULL;
 	int			 rc;
@@ -283,10 +286,21 @@ draft_run(struct req *r, int chat)
 	if (chat && (req_json_string(r, "query", 1, &query) != 0 ||
 	    req_json_string(r, "conversation_id", 0, &conv) != 0))
 		goto out;
+	/* the console user whose draft sandbox workspace the run keeps
+	 * (console_workspace.c): "admin" unless the body names one */
+	if (req_json_string(r, "user", 0, &user) != 0)
+		goto out;
+	if (user == NULL || *user == '\0')
+		user = "admin";
+	else if (strlen(user) > 200) {
+		resp_error(r, 400, "invalid_param", "user is longer than 200 "
+		    "bytes");
+		goto out;
+	}
 	memset(&o, 0, sizeof(o));
 	o.app_id = r->captures[0];
 	o.inputs = inputs;
-	o.user = "admin";
+	o.user = user;
 	o.query = query;
 	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
 	o.files = json_object_get(r->json, "files");

@@ -276,6 +276,7 @@ extern const struct route service_routes[];
 extern const struct route service_conv_routes[];
 extern const struct route console_model_routes[];
 extern const struct route console_sandbox_routes[];
+extern const struct route console_workspace_routes[];
 extern const struct route console_admin_routes[];
 extern const struct route console_tool_routes[];
 extern const struct route file_routes[];

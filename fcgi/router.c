@@ -18,6 +18,7 @@ static const struct route *const route_tables[] = {
 	console_run_routes,
 	console_model_routes,
 	console_sandbox_routes,
+	console_workspace_routes,
 	/* MCP servers: Dify's tool-provider/mcp family */
 	console_tool_routes,
 	service_routes,

@@ -9,6 +9,7 @@
  *   CHROMIUM     the browser binary (/usr/bin/chromium)
  *   CORPUS       the DSL corpus folder; FIXTURES this folder's fixtures/
  *   OUT_DIR      where downloads, the profile and screenshots go
+ *   LLM          the fake LLM (tests/fakes/fake_llm.py) flowcgi calls
  */
 'use strict';
 const fs = require('node:fs');
@@ -46,11 +47,11 @@ async function shot(page, name) {
 const SSH = { port: process.env.SSH_PORT, user: process.env.SSH_USER,
     pass: process.env.SSH_PASS, base: process.env.SSH_BASE };
 
-/* The whole run has 75 s; a hang must not hold the test suite. */
+/* The whole run has 100 s; a hang must not hold the test suite. */
 const watchdog = setTimeout(() => {
-	console.log('not ok - the browser test finished within 75 s');
+	console.log('not ok - the browser test finished within 100 s');
 	process.exit(1);
-}, 75000);
+}, 100000);
 
 async function main() {
 	const profile = fs.mkdtempSync(path.join(OUT, 'chromium-profile-'));
@@ -96,6 +97,158 @@ const row = (page, name) => page.locator('#apps-table tbody tr', {
 	has: page.locator('a.app-name', { hasText: new RegExp('^' +
 	    name.replace(/[()[\]\\.*+?^$|{}]/g, '\\$&') + '$') }) });
 const flash = (page) => page.locator('#flash .msg');
+
+/* A w x h PNG of colour bands (for the output image preview). */
+function pngOf(w, h) {
+	const zlib = require('node:zlib');
+	const crcT = [];
+	for (let n = 0; n < 256; n++) {
+		let c = n;
+		for (let k = 0; k < 8; k++)
+			c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+		crcT[n] = c >>> 0;
+	}
+	const crc = (b) => {
+		let c = 0xffffffff;
+		for (const x of b)
+			c = crcT[(c ^ x) & 0xff] ^ (c >>> 8);
+		return (c ^ 0xffffffff) >>> 0;
+	};
+	const chunk = (t, d) => {
+		const len = Buffer.alloc(4), sum = Buffer.alloc(4);
+		const td = Buffer.concat([Buffer.from(t), d]);
+		len.writeUInt32BE(d.length);
+		sum.writeUInt32BE(crc(td));
+		return Buffer.concat([len, td, sum]);
+	};
+	const hdr = Buffer.alloc(13);
+	hdr.writeUInt32BE(w, 0);
+	hdr.writeUInt32BE(h, 4);
+	hdr[8] = 8;
+	hdr[9] = 2;	/* RGB */
+	const raw = Buffer.alloc((w * 3 + 1) * h);
+	for (let y = 0; y < h; y++)
+		for (let x = 0; x < w; x++)
+			raw.set(x < w / 3 ? [31, 95, 209] : x < 2 * w / 3 ?
+			    [6, 118, 71] : [245, 165, 36],
+			    y * (w * 3 + 1) + 1 + x * 3);
+	return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+	    chunk('IHDR', hdr), chunk('IDAT', zlib.deflateSync(raw)),
+	    chunk('IEND', Buffer.alloc(0))]);
+}
+
+/*
+ * A sandboxed app's run on the Run tab, the fake LLM scripted to run
+ * three commands: each shows with its output (a long one collapsed) and
+ * exit code, the image it left under output/ shows as a download with a
+ * preview, and the workspace tree after the run offers its files; the
+ * run's trace shows the commands and the image again.
+ */
+async function sandboxedRun(page) {
+	const png = pngOf(96, 48).toString('base64');
+	const call = (id, c) => ({ tool_calls: [{ id, name: 'bash',
+	    arguments: { bash: c } }] });
+	const script = await fetch(process.env.LLM + '/_script', {
+		method: 'POST', headers: { 'Content-Type': 'application/json' },
+		body: JSON.stringify({ responses: [
+			call('a', 'mkdir -p output && echo ' + png +
+			    ' | base64 -d > output/chart.png && echo drawn'),
+			call('b', 'seq 1 40'),
+			call('c', 'ls nothere'),
+			{ text: 'The chart is in output/chart.png.' },
+		] }),
+	});
+	ok(script.ok, 'the fake LLM is scripted');
+	await page.goto(URL_ + '#/apps');
+	await page.locator('#import-file').setInputFiles(path.join(FIXTURES,
+	    'sandboxed_agent.yml'));
+	await page.locator('#import-form button[type=submit]').click();
+	await row(page, 'sandboxed agent').locator('a.app-name').click();
+	await page.locator('#app-title').waitFor();
+	await page.getByRole('link', { name: 'Run', exact: true }).click();
+	await page.locator('#run-form').waitFor();
+	await page.locator('#run-button').click();
+	await page.locator('#events li[data-event="workflow_finished"]')
+	    .waitFor({ timeout: 30000 });
+	await page.locator('#run-workspace h2').waitFor();
+	const cmds = page.locator('#run-commands li');
+	ok(await cmds.count() === 3, 'the Run tab lists the three commands',
+	    await cmds.count());
+	const first = await cmds.nth(0).locator('code.command').textContent();
+	ok(first.startsWith('$ mkdir -p output && echo iVBOR'),
+	    'each command as the Agent ran it', first);
+	ok(/drawn/.test(await cmds.nth(0).locator('pre').textContent()) &&
+	    await cmds.nth(0).locator('details[open]').count() === 1,
+	    'a short output shows open');
+	const long = cmds.nth(1).locator('details.output');
+	ok(await long.getAttribute('open') === null &&
+	    /40 lines|41 lines/.test(await long.locator('summary')
+	    .textContent()), 'a long output starts collapsed, its line ' +
+	    'count shown', await long.locator('summary').textContent());
+	await long.locator('summary').click();
+	ok(/^1\n2\n[\s\S]*\n40/.test(await long.locator('pre')
+	    .textContent()), 'opened, it shows the whole output');
+	const codes = await page.locator('#run-commands li .badge')
+	    .allTextContents();
+	/* older engines send no exit_code: the status stands in for it */
+	ok(/^(exit 0|success)$/.test(codes[0]) && codes[2] === 'exit 2' &&
+	    /No such file/.test(
+	    await cmds.nth(2).locator('pre').textContent()),
+	    'each command shows its exit code and output', codes);
+	const file = page.locator('#run-files li');
+	ok(await file.count() === 1 && await file.locator('a')
+	    .getAttribute('download') === 'chart.png',
+	    'the output file is offered as a download');
+	const img = file.locator('img.preview');
+	await img.waitFor();
+	ok(await img.evaluate((i) => i.complete && i.naturalWidth === 96 &&
+	    i.naturalHeight === 48), 'with a preview of the image');
+	const tree = page.locator('#run-workspace');
+	ok(await tree.locator('li[data-path="output"]').count() === 1 &&
+	    await tree.locator('li[data-path="output/chart.png"]').count() ===
+	    1 && await tree.locator('li[data-path^="skills"]').count() === 0,
+	    'the workspace tree after the run (without skills/)',
+	    await tree.textContent());
+	const [dl] = await Promise.all([page.waitForEvent('download'),
+	    tree.getByRole('button', { name: 'Download output/chart.png' })
+	    .click()]);
+	const got = fs.readFileSync(await dl.path());
+	ok(dl.suggestedFilename() === 'chart.png' &&
+	    got.equals(Buffer.from(png, 'base64')),
+	    'a workspace file downloads with its bytes');
+	await shot(page, 'app-run-sandboxed');
+	await page.locator('#reset-workspace').click();
+	await flash(page).waitFor();
+	const app = page.url().match(/#\/app\/([^/]+)/)[1];
+	const after = await fetch(ORIGIN_PREFIX + 'console/api/apps/' + app +
+	    '/sandbox/files', { headers: { Authorization: 'Bearer ' +
+	    TOKEN } });
+	ok(after.status === 404 && await page.locator('#run-commands')
+	    .count() === 0, 'Reset workspace empties the draft workspace');
+	/* the run's trace keeps the commands and files for later */
+	await page.getByRole('link', { name: 'Runs' }).click();
+	await page.locator('#runs-table tbody tr').first()
+	    .getByRole('link', { name: 'Trace' }).click();
+	const agent = page.locator('#trace-nodes details.trace',
+	    { hasText: 'Agent' });
+	await agent.locator(':scope > summary').click();
+	const tcodes = await agent.locator('ol.cmds li .badge')
+	    .allTextContents();
+	ok(tcodes.length === 3 && tcodes[2] === 'exit 2' && /^\$ seq 1 40$/
+	    .test(await agent.locator('ol.cmds li code').nth(1)
+	    .textContent()), 'the trace of the run lists the commands',
+	    tcodes);
+	const timg = agent.locator('img.preview');
+	await timg.waitFor();
+	ok(await timg.evaluate((i) => i.complete && i.naturalWidth === 96),
+	    'and previews the output image');
+	await shot(page, 'app-trace-sandboxed');
+	/* the app list later counts the apps made before this one */
+	const del = await fetch(ORIGIN_PREFIX + 'console/api/apps/' + app,
+	    { method: 'DELETE', headers: { Authorization: 'Bearer ' +
+	    TOKEN } });
+	ok(del.ok, 'the sandboxed app is deleted again');
+}
 
 async function run(page) {
 	/*
@@ -379,6 +532,8 @@ async function run(page) {
 	    /Outputs/.test(codeText) && /Hello, Ada/.test(codeText),
 	    'a node of the trace shows its inputs and outputs');
 	await shot(page, 'app-trace');
+
+	await sandboxedRun(page);
 
 	/* ---- Settings > Sandbox Provider, against the test's sshd ---- */
 	await page.getByRole('link', { name: 'Sandbox Provider' }).click();

@@ -14,7 +14,9 @@ CORPUS=$TOP/tests/e2e/apps/dify
 CHROMIUM=${FLOWCGI_CHROMIUM:-/usr/bin/chromium}
 BROWSER_DIR=$TOP/tests/browser
 
-start_flowcgi fc || exit 1
+# the sandboxed run of the Run tab asks the fake LLM
+start_fake llm LLM
+FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
 start_nginx "127.0.0.1:$FC_PORT" || exit 1
 TOKEN=$(admin_token)
 
@@ -118,8 +120,8 @@ start_sshd sbadmin 61237 "$SSH_PASS" || { ok 1 "sshd started"; exit 1; }
 ADMIN_URL="$BASE/flow/admin/" ADMIN_TOKEN="$TOKEN" CHROMIUM="$CHROMIUM" \
 CORPUS="$CORPUS" FIXTURES="$BROWSER_DIR/fixtures" OUT_DIR="$T_DIR" \
 SSH_PORT="$SSH_PORT" SSH_USER=sbadmin SSH_PASS="$SSH_PASS" \
-SSH_BASE="$SSHD_DIR/home/work" \
-    timeout 90 node "$BROWSER_DIR/admin.test.js" >"$T_DIR/browser.tap" 2>&1
+SSH_BASE="$SSHD_DIR/home/work" LLM="$LLM" \
+    timeout 120 node "$BROWSER_DIR/admin.test.js" >"$T_DIR/browser.tap" 2>&1
 rc=$?
 while IFS= read -r line; do
 	case "$line" in

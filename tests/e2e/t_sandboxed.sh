@@ -3,7 +3,7 @@
 # file into the workspace, a command node counts its bytes, the Agent (llm
 # with computer_use) reads a skill and writes output/report.txt, which
 # comes back as a file; the workspace carries over to the conversation's
-# next turn.
+# next turn, and Dify's workspace routes read it.
 . "$(dirname "$0")/lib.sh"
 
 start_fake llm LLM
@@ -64,6 +64,20 @@ curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
 is "$(jq -r .answer "$T_DIR/b.txt")" "Still there." "second turn answered"
 is "$(curl -s "$LLM/_requests" | jq -r '.[-1].body.messages[-1].content')" "done" \
     "output/report.txt from the first turn is still in the workspace"
+
+# Dify's workspace routes read a conversation's workspace too.
+req GET "$A/$APP/sandbox/files?conversation_id=$CONV&recursive=true"
+is "$STATUS $(jqr 'map(.path) | index("output/report.txt") != null')" \
+    "200 true" "sandbox/files lists the conversation's workspace"
+is "$(jqr 'map(.path) | map(select(startswith("skills"))) | length')" 0 \
+    "without skills/"
+req GET "$A/$APP/sandbox/files/download?conversation_id=$CONV&user=u&path=output/report.txt"
+is "$STATUS $(printf %s "$BODY")" "200 done" \
+    "and downloads its files for its end user"
+req GET "$A/$APP/sandbox/files?conversation_id=$CONV&user=someone-else"
+is "$STATUS" 404 "another end user's conversation is 404"
+req GET "$A/00000000-0000-4000-8000-000000000000/sandbox/files?conversation_id=$CONV"
+is "$STATUS" 404 "so is the conversation under another app id"
 
 # Deleting the conversation frees its stored workspace (a blob of its own).
 blobs() { mdb_stat -s blobs "$T_DIR/data" | awk '/Entries:/ {print $2}'; }
