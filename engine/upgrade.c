@@ -480,6 +480,9 @@ engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 	    != 0)
 		goto out;
 	json_object_set(up.rec, "dsl", dsl);
+	/* kept for the admin page's Overview: what the upgrade left out */
+	json_object_set_new(up.rec, "upgraded_from", json_pack("{s:s,s:O}",
+	    "app_id", app_id, "skipped_nodes", skipped_nodes));
 	if ((rc = engine_from_store(store_write(e->store, upgrade_put_fn,
 	    &up))) != 0)
 		goto out;

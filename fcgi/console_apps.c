@@ -72,6 +72,11 @@ app_view(struct req *r, const json_t *rec, int list)
 	json_object_set_new(v, "api_base_url", json_sprintf("%s/v1",
 	    req_base_url(r)));
 	json_object_set(v, "revision", json_object_get(rec, "revision"));
+	/* flowcgi's own: the classic app a sandboxed copy was made from,
+	 * and the nodes its upgrade skipped ({node_id, title, reason}) */
+	if (json_object_get(rec, "upgraded_from") != NULL)
+		json_object_set(v, "upgraded_from", json_object_get(rec,
+		    "upgraded_from"));
 	return v;
 }
 

@@ -485,9 +485,12 @@
 			return;
 		}
 		const n = (x) => Array.isArray(x) ? x.length : (x || 0);
+		const sk = (r.skipped_nodes || []).map((k) =>
+		    (k.title || k.node_id) + ': ' + (k.reason || ''));
 		flash('Upgraded to the sandboxed runtime: ' +
 		    n(r.converted_agents) + ' agent node(s) converted, ' +
-		    n(r.skipped_agents) + ' skipped. ', 'ok',
+		    n(r.skipped_agents) + ' skipped' + (sk.length ? ' (' +
+		    sk.join('; ') + ')' : '') + '. ', 'ok',
 		    el('a', { href: '#/app/' + enc(r.new_app_id),
 			text: 'Open the new app' }));
 		await reload();
@@ -551,6 +554,21 @@
 		const d = await draft(app);
 		if (app.description)
 			pane.append(el('p', { text: app.description }));
+		const up = app.upgraded_from;
+		if (up && up.app_id) {
+			pane.append(el('p', { id: 'upgraded-from' },
+			    'A sandboxed copy of ', el('a', { href: '#/app/' +
+				enc(up.app_id), text: 'a classic app' }), '.'));
+			const sk = Array.isArray(up.skipped_nodes) ?
+			    up.skipped_nodes : [];
+			if (sk.length)
+				pane.append(el('h2', { text: 'Skipped by the ' +
+				    'upgrade' }), el('ul', { id: 'upgrade-skipped' },
+				    sk.map((k) => el('li', {}, el('strong',
+					{ text: k.title || k.node_id }), ' (',
+					el('code', { text: k.node_id }), '): ' +
+					(k.reason || '')))));
+		}
 		if (!d) {
 			pane.append(el('p', { class: 'muted', text: 'This ' +
 			    app.mode + ' app has no workflow graph.' }));

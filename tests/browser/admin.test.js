@@ -402,6 +402,11 @@ async function run(page) {
 	await page.locator('#app-title').waitFor();
 	ok(await page.locator('#app-title').textContent() ===
 	    'Agent工具调用 (Sandboxed)', 'the app page opens');
+	await page.locator('#upgraded-from').waitFor();
+	ok(/A sandboxed copy of a classic app/.test(await page.locator(
+	    '#upgraded-from').textContent()) && await page.locator(
+	    '#upgraded-from a').getAttribute('href') !== null,
+	    'the Overview says which classic app the copy was made from');
 	await page.getByRole('link', { name: 'Files' }).click();
 	await page.locator('#mkdir-form').waitFor();
 	await page.locator('#mkdir-name').fill('report');

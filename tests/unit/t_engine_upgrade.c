@@ -156,6 +156,12 @@ test_agent(void)
 	CHECK(strstr(json_string_value(json_object_get(json_array_get(
 	    json_object_get(res, "skipped_nodes"), 0), "reason")), "model") !=
 	    NULL);
+	/* the new app's record keeps where it came from and what was
+	 * skipped, for the admin page's Overview */
+	CHECK_STR(json_string_value(json_object_get(json_object_get(up,
+	    "upgraded_from"), "app_id")), id);
+	CHECK(json_equal(json_object_get(json_object_get(up, "upgraded_from"),
+	    "skipped_nodes"), json_object_get(res, "skipped_nodes")));
 	CHECK_STR(json_string_value(json_object_get(json_array_get(pt, 1),
 	    "text")), "{{#sys.query#}}");
 	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(
