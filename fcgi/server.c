@@ -511,6 +511,34 @@ conn_rearm(struct server *srv, struct conn *c)
 }
 
 /*
+ * A kept connection's next request must start at a record boundary, but an
+ * answer may come before the body was read (a refused upload, a wrong
+ * key). Reads and drops the rest of the body; 1 if it ended, 0 when it
+ * did not within DRAIN_MAX bytes or the request's deadline (the
+ * connection then closes after the answer: cheaper than reading a large
+ * refused upload).
+ */
+#define DRAIN_MAX	(1024 * 1024)
+
+static int
+stdin_drained(struct serve_ctx *sc)
+{
+	char	buf[8192];
+	size_t	total = 0;
+	int	n;
+
+	while (FCGX_HasSeenEOF(sc->fr.in) != EOF) {
+		if (total >= DRAIN_MAX || now_ms() > sc->c->deadline)
+			return 0;
+		if ((n = FCGX_GetStr(buf, (int)sizeof(buf), sc->fr.in)) <= 0)
+			break;
+		total += (size_t)n;
+	}
+	return FCGX_HasSeenEOF(sc->fr.in) == EOF &&
+	    FCGX_GetError(sc->fr.in) == 0;
+}
+
+/*
  * Reads one request from c (on a dup, so that c->fd stays ours and the
  * loop may shut it down at the deadline), serves it, and re-arms c for the
  * next request or closes it. The dup and the socket's time limits are made
@@ -563,6 +591,8 @@ serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
 	pthread_mutex_lock(&srv->mu);
 	c->state = CONN_FINISHING;	/* a hang-up now is the normal end */
 	pthread_mutex_unlock(&srv->mu);
+	if (sc->fr.keepConnection && !stdin_drained(sc))
+		sc->fr.keepConnection = 0;	/* ends with this answer */
 	if (!sc->fr.keepConnection) {
 		/* the web server closes it after the answer (libfcgi read
 		 * FCGI_KEEP_CONN): unwatched now, that hang-up wakes nobody */

@@ -83,6 +83,25 @@ ok $? "another data directory has another token"
 TOKEN=$(cat "$T_DIR/other.tok") req GET /console/api/apps
 is "$STATUS" 401 "... which this server refuses"
 
+# ---- a kept connection after an answer that left the body unread ----
+# nginx keeps its FastCGI connections (fastcgi_keep_conn) when it sent the
+# whole body, which a small one fits in the socket's buffers: a refusal
+# that comes before the body is read (an unsigned upload link) must not
+# leave the rest of that body to be taken for the next request's records
+# (flowcgi waited for a request that never came whole, nginx answered 502).
+# 20 and 60 KB are more than libfcgi reads ahead and are drained; 3 MB
+# nginx cannot send before the answer, and does not keep the connection.
+n=0
+for size in 20000 60000 3000000 20000 60000 3000000; do
+	head -c $size /dev/zero | tr '\0' a >"$T_DIR/body"
+	a=$(curl -s -o /dev/null -w '%{http_code}' -X PUT \
+	    --data-binary "@$T_DIR/body" \
+	    "$BASE/console/api/files/bundle-imports/0/upload")
+	req GET /console/api/apps
+	[ "$a" = 403 ] && [ "$STATUS" = 200 ] && n=$((n + 1))
+done
+is "$n" 6 "an unread body does not spoil the kept connection's next request"
+
 # ---- SIGTERM: prompt exit 0 ----
 t0=$(date +%s%N)
 kill -TERM "$FC_PID"
