@@ -216,6 +216,20 @@ workspace_load(struct engine *e, const struct workspace_ref *w, char **out,
 	return rc;
 }
 
+/* workspace_load, with err saying whose workspace is missing. */
+static int
+workspace_load_err(struct engine *e, const struct workspace_ref *w,
+    char **out, size_t *len, char *err)
+{
+	int rc;
+
+	if ((rc = workspace_load(e, w, out, len)) == ENGINE_ENOTFOUND)
+		snprintf(err, ENGINE_ERRMAX, "no saved sandbox workspace for "
+		    "this %s", w->conversation_id ? "conversation" :
+		    "app and user");
+	return rc;
+}
+
 /* ====== Paths ====== */
 
 int
@@ -335,13 +349,8 @@ engine_workspace_list(struct engine *e, const struct workspace_ref *w,
 
 	if ((rc = workspace_path_clean(path, want, sizeof(want), err)) != 0)
 		return rc;
-	if ((rc = workspace_load(e, w, &tar, &len)) != 0) {
-		if (rc == ENGINE_ENOTFOUND)
-			snprintf(err, ENGINE_ERRMAX, "no saved sandbox "
-			    "workspace for this %s", w->conversation_id ?
-			    "conversation" : "app and user");
+	if ((rc = workspace_load_err(e, w, &tar, &len, err)) != 0)
 		return rc;
-	}
 	wl = strlen(want);
 	if ((list = json_array()) == NULL || (a = tar_open(tar, len)) ==
 	    NULL) {
@@ -432,13 +441,8 @@ engine_workspace_read(struct engine *e, const struct workspace_ref *w,
 	if (*want == '\0')
 		return engine_invalid(err, "path names a folder (the "
 		    "workspace); give a file");
-	if ((rc = workspace_load(e, w, &tar, &tlen)) != 0) {
-		if (rc == ENGINE_ENOTFOUND)
-			snprintf(err, ENGINE_ERRMAX, "no saved sandbox "
-			    "workspace for this %s", w->conversation_id ?
-			    "conversation" : "app and user");
+	if ((rc = workspace_load_err(e, w, &tar, &tlen, err)) != 0)
 		return rc;
-	}
 	if ((a = tar_open(tar, tlen)) == NULL) {
 		rc = engine_invalid(err, "the saved workspace is not a "
 		    "readable tar");
@@ -637,13 +641,8 @@ engine_workspace_download(struct engine *e, const struct workspace_ref *w,
 	*archive = 0;
 	if ((rc = workspace_path_clean(path, want, sizeof(want), err)) != 0)
 		return rc;
-	if ((rc = workspace_load(e, w, &tar, &tlen)) != 0) {
-		if (rc == ENGINE_ENOTFOUND)
-			snprintf(err, ENGINE_ERRMAX, "no saved sandbox "
-			    "workspace for this %s", w->conversation_id ?
-			    "conversation" : "app and user");
+	if ((rc = workspace_load_err(e, w, &tar, &tlen, err)) != 0)
 		return rc;
-	}
 	kind = tar_kind(tar, tlen, want);
 	free(tar);
 	if (kind == 1)
