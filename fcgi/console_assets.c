@@ -36,38 +36,6 @@ utf8_valid(const char *s, size_t len)
 	return 1;
 }
 
-static const char *
-mime_for(const char *name)
-{
-	static const char *const map[][2] = {
-		{ "md", "text/markdown; charset=utf-8" },
-		{ "txt", "text/plain; charset=utf-8" },
-		{ "json", "application/json" },
-		{ "yml", "application/yaml" },
-		{ "yaml", "application/yaml" },
-		{ "csv", "text/csv; charset=utf-8" },
-		{ "html", "text/html; charset=utf-8" },
-		{ "py", "text/x-python; charset=utf-8" },
-		{ "js", "text/javascript; charset=utf-8" },
-		{ "sh", "text/x-shellscript; charset=utf-8" },
-		{ "png", "image/png" },
-		{ "jpg", "image/jpeg" },
-		{ "jpeg", "image/jpeg" },
-		{ "gif", "image/gif" },
-		{ "svg", "image/svg+xml" },
-		{ "pdf", "application/pdf" },
-		{ "zip", "application/zip" },
-	};
-	const char	*dot = strrchr(name, '.');
-	size_t		 i;
-
-	if (dot != NULL)
-		for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-			if (strcasecmp(dot + 1, map[i][0]) == 0)
-				return map[i][1];
-	return "application/octet-stream";
-}
-
 /* ====== Handlers ====== */
 
 static void
@@ -236,7 +204,7 @@ h_file_download(struct req *r)
 	resp_attachment(r, name);
 	resp_header(r, "ETag", arena_printf(r->a, "\"%s\"",
 	    json_string_value(json_object_get(node, "checksum"))));
-	resp_bytes(r, 200, mime_for(name), data, len);
+	resp_bytes(r, 200, resp_mime_of(name), data, len);
 	free(data);
 	json_decref(node);
 }

@@ -106,32 +106,6 @@ query_bool(struct req *r, const char *name, int *out)
 	return -1;
 }
 
-static const char *
-mime_of(const char *path)
-{
-	static const char *const map[][2] = {
-		{ "txt", "text/plain; charset=utf-8" },
-		{ "md", "text/markdown; charset=utf-8" },
-		{ "csv", "text/csv; charset=utf-8" },
-		{ "json", "application/json" },
-		{ "png", "image/png" },
-		{ "jpg", "image/jpeg" },
-		{ "jpeg", "image/jpeg" },
-		{ "gif", "image/gif" },
-		{ "webp", "image/webp" },
-		{ "svg", "image/svg+xml" },
-		{ "pdf", "application/pdf" },
-	};
-	const char	*dot = strrchr(path, '.');
-	size_t		 i;
-
-	if (dot != NULL && strchr(dot, '/') == NULL)
-		for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-			if (strcasecmp(dot + 1, map[i][0]) == 0)
-				return map[i][1];
-	return "application/octet-stream";
-}
-
 /* ====== Handlers ====== */
 
 /* GET .../sandbox/files?path=&recursive= */
@@ -185,7 +159,7 @@ h_download(struct req *r)
 	resp_attachment(r, archive ? arena_printf(r->a, "%s.tar.gz", base) :
 	    base);
 	resp_header(r, "Cache-Control", "no-store");
-	resp_bytes(r, 200, archive ? "application/gzip" : mime_of(clean),
+	resp_bytes(r, 200, archive ? "application/gzip" : resp_mime_of(clean),
 	    data, len);
 	free(data);
 }

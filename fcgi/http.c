@@ -315,6 +315,40 @@ resp_attachment(struct req *r, const char *filename)
 	curl_free(enc);
 }
 
+const char *
+resp_mime_of(const char *name)
+{
+	static const char *const map[][2] = {
+		{ "md", "text/markdown; charset=utf-8" },
+		{ "txt", "text/plain; charset=utf-8" },
+		{ "json", "application/json" },
+		{ "yml", "application/yaml" },
+		{ "yaml", "application/yaml" },
+		{ "csv", "text/csv; charset=utf-8" },
+		{ "html", "text/html; charset=utf-8" },
+		{ "py", "text/x-python; charset=utf-8" },
+		{ "js", "text/javascript; charset=utf-8" },
+		{ "sh", "text/x-shellscript; charset=utf-8" },
+		{ "png", "image/png" },
+		{ "jpg", "image/jpeg" },
+		{ "jpeg", "image/jpeg" },
+		{ "gif", "image/gif" },
+		{ "webp", "image/webp" },
+		{ "svg", "image/svg+xml" },
+		{ "pdf", "application/pdf" },
+		{ "zip", "application/zip" },
+	};
+	const char	*dot = strrchr(name, '.');
+	size_t		 i;
+
+	/* a dot in a folder's name is no extension */
+	if (dot != NULL && strchr(dot, '/') == NULL)
+		for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			if (strcasecmp(dot + 1, map[i][0]) == 0)
+				return map[i][1];
+	return "application/octet-stream";
+}
+
 static void
 resp_head(struct req *r, int status, const char *ctype, size_t len,
     int has_len)

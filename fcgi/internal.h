@@ -134,6 +134,9 @@ int	req_json_string(struct req *r, const char *k, int required,
 void	resp_header(struct req *r, const char *name, const char *value);
 /* Content-Disposition: attachment with the file name (RFC 5987 form). */
 void	resp_attachment(struct req *r, const char *filename);
+/* The Content-Type of a downloaded file, by the extension of its name
+ * (a path's last part); application/octet-stream when unknown. */
+const char *resp_mime_of(const char *name);
 
 /* Sends status and the JSON body (stolen: resp_json decrefs it). */
 void	resp_json(struct req *r, int status, json_t *body);

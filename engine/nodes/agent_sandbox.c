@@ -521,7 +521,8 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 	const char		*provider = json_string_value(json_object_get(
 				    model, "provider"));
 	struct tpl_sb		 content = { NULL, 0, 0, 0 };
-	char			*skills, *out, *sys, *doc;
+	char			*skills, *out, *sys;
+	struct tpl_sb		 doc = { NULL, 0, 0, 0 };
 	json_t			*args;
 	int			 iter, max_iter, rc = -1, code, failed, stream;
 	size_t			 i, k, pos = 0;
@@ -567,14 +568,15 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 	}
 	llm_trace(c, p, model);
 	st.ltools[0].name = "bash";
-	if (c->run->sb_note != NULL && *c->run->sb_note != '\0' &&
-	    (doc = malloc(sizeof(cu_bash_doc) + strlen(c->run->sb_note) + 1))
-	    != NULL) {
-		snprintf(doc, sizeof(cu_bash_doc) + strlen(c->run->sb_note) + 1,
-		    "%s %s", cu_bash_doc, c->run->sb_note);
-		st.ltools[0].description = prompt_keep(p, doc);
-	} else
-		st.ltools[0].description = cu_bash_doc;
+	st.ltools[0].description = cu_bash_doc;
+	if (c->run->sb_note != NULL && *c->run->sb_note != '\0') {
+		/* what this sandbox can reach and has (sandbox_tool_note) */
+		tpl_sb_str(&doc, cu_bash_doc);
+		tpl_sb_str(&doc, " ");
+		tpl_sb_str(&doc, c->run->sb_note);
+		if ((sys = tpl_sb_take(&doc)) != NULL)
+			st.ltools[0].description = prompt_keep(p, sys);
+	}
 	st.ltools[0].parameters = schema;
 	for (i = 0, k = 1; i < st.ntools; i++) {
 		if (st.tools[i].disabled)
