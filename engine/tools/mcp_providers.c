@@ -30,7 +30,6 @@
 #include <string.h>
 
 #include <curl/curl.h>
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "engine/tools/tools.h"
@@ -170,10 +169,7 @@ unseal(struct engine *e, const json_t *obj, const char *k, const char *id,
 void
 mcp_server_release(struct mcp_server *s)
 {
-	if (s->url != NULL) {
-		OPENSSL_cleanse(s->url, strlen(s->url));
-		free(s->url);
-	}
+	secret_free(s->url);
 	json_decref(s->headers);
 	memset(s, 0, sizeof(*s));
 }
@@ -602,9 +598,8 @@ record_fill(struct engine *e, json_t *rec, const json_t *old,
 	    "timeout", t, "sse_read_timeout", r));
 	rc = 0;
 out:
-	if (rc != 0 && *url != NULL) {
-		OPENSSL_cleanse(*url, strlen(*url));
-		free(*url);
+	if (rc != 0) {
+		secret_free(*url);
 		*url = NULL;
 	}
 	mcp_server_release(&old_srv);
@@ -952,10 +947,7 @@ engine_mcp_provider_create(struct engine *e, const json_t *in, char *err,
 	if ((*out = mcp_provider_view(rec)) == NULL)
 		rc = ENGINE_ENOMEM;
 out:
-	if (url != NULL) {
-		OPENSSL_cleanse(url, strlen(url));
-		free(url);
-	}
+	secret_free(url);
 	json_decref(rec);
 	json_decref(in2);
 	return rc;
@@ -993,10 +985,7 @@ engine_mcp_provider_update(struct engine *e, const json_t *in, char *err)
 	}
 	rc = record_store(e, rec, str_of(old, "name"), 0, err);
 out:
-	if (url != NULL) {
-		OPENSSL_cleanse(url, strlen(url));
-		free(url);
-	}
+	secret_free(url);
 	json_decref(old);
 	json_decref(rec);
 	json_decref(in2);
@@ -1034,10 +1023,7 @@ mcp_provider_put(struct engine *e, const json_t *in, char *err,
 	if ((*out = mcp_provider_view(rec)) == NULL)
 		rc = ENGINE_ENOMEM;
 out:
-	if (url != NULL) {
-		OPENSSL_cleanse(url, strlen(url));
-		free(url);
-	}
+	secret_free(url);
 	json_decref(old);
 	json_decref(in2);
 	json_decref(rec);
