@@ -64,8 +64,10 @@ struct store {
 	pthread_mutex_t		 wq_lock;	/* wq_head, wq_tail, leading */
 	struct store_writer	*wq_head, **wq_tail;
 	int			 leading;	/* a batch is being written */
+	pthread_mutex_t		 flush_lock;	/* one mdb_env_sync at a time */
+	atomic_uint_fast64_t	 flushed;	/* txns up to this are durable */
 	atomic_uint_fast64_t	 n_writes, n_commits, n_syncs, n_retries;
-	atomic_uint_fast64_t	 n_largest, n_waiting;
+	atomic_uint_fast64_t	 n_largest, n_waiting, n_flushes;
 };
 
 struct store_txn {
@@ -291,6 +293,16 @@ stat_largest(struct store *s, uint_fast64_t n)
 		;
 }
 
+static void
+flushed_at_least(struct store *s, uint64_t id)
+{
+	uint_fast64_t cur = atomic_load(&s->flushed);
+
+	while (id > cur && !atomic_compare_exchange_weak(&s->flushed, &cur,
+	    id))
+		;
+}
+
 /*
  * Runs the writers of list in order, in as few transactions as it can, and
  * settles each. Normally that is one transaction and one commit. Otherwise:
@@ -302,12 +314,13 @@ stat_largest(struct store *s, uint_fast64_t n)
  *    alone from then on, so that the verdict is its own.
  */
 static void
-batch_run(struct store *s, struct store_writer *list)
+batch_run(struct store *s, struct store_writer *list, uint64_t *committed)
 {
 	struct store_txn	 t = { s, NULL };
 	struct store_writer	*first, *last, *w, *failed;
 	MDB_envinfo		 info;
 	int			 rc, alone = 0, again = 0, n;
+	uint64_t		 id;
 
 	while ((first = next_pending(list)) != NULL) {
 		if (again++ > 0)
@@ -332,12 +345,16 @@ batch_run(struct store *s, struct store_writer *list)
 				break;
 			}
 		}
+		id = mdb_txn_id(t.txn);
 		if (rc == 0)
 			rc = mdb_err(mdb_txn_commit(t.txn), "commit");
 		else
 			mdb_txn_abort(t.txn);
 		pthread_rwlock_unlock(&s->resize_lock);
 		if (rc == 0) {
+			*committed = id;
+			/* Its flush made the meta page before it durable. */
+			flushed_at_least(s, id - 1);
 			atomic_fetch_add(&s->n_commits, 1);
 			if (s->sync)
 				atomic_fetch_add(&s->n_syncs, 1);
@@ -362,10 +379,51 @@ batch_run(struct store *s, struct store_writer *list)
 	}
 }
 
+/*
+ * Makes the commit of txn id durable: LMDB flushed its pages before writing
+ * its meta page (MDB_NOMETASYNC), and the next flush of the file, by any
+ * commit or by this, makes the meta page durable too. One flush at a time;
+ * it covers every commit whose meta page was written before it began.
+ */
+static int
+flush_to(struct store *s, uint64_t id)
+{
+	MDB_envinfo	info;
+	int		rc = 0;
+
+	if (id == 0 || atomic_load(&s->flushed) >= id)
+		return 0;
+	pthread_mutex_lock(&s->flush_lock);
+	if (atomic_load(&s->flushed) < id) {
+		pthread_rwlock_rdlock(&s->resize_lock);
+		mdb_env_info(s->env, &info);
+		pthread_rwlock_unlock(&s->resize_lock);
+		atomic_fetch_add(&s->n_flushes, 1);
+		if ((rc = mdb_err(mdb_env_sync(s->env, 1), "flush")) == 0)
+			flushed_at_least(s, info.me_last_txnid);
+	}
+	pthread_mutex_unlock(&s->flush_lock);
+	return rc;
+}
+
+/* A flush that failed fails every write of the batch it was for. */
+static void
+flush_batch(struct store *s, struct store_writer *list, uint64_t id)
+{
+	int rc;
+
+	if (!s->sync || (rc = flush_to(s, id)) == 0)
+		return;
+	for (; list != NULL; list = list->next)
+		if (list->rc == 0)
+			list->rc = rc;
+}
+
 int
 store_write(struct store *s, store_write_fn fn, void *arg)
 {
 	struct store_writer	 me, *w, *next, *head;
+	uint64_t		 last = 0;
 	int			 n;
 
 	if (writing == s) {
@@ -377,8 +435,9 @@ store_write(struct store *s, store_write_fn fn, void *arg)
 	me.arg = arg;
 	if (s->batch_max <= 1) {
 		writing = s;
-		batch_run(s, &me);
+		batch_run(s, &me, &last);
 		writing = NULL;
+		flush_batch(s, &me, last);
 		atomic_fetch_add(&s->n_writes, 1);
 		return me.rc;
 	}
@@ -410,21 +469,25 @@ store_write(struct store *s, store_write_fn fn, void *arg)
 		atomic_fetch_sub(&s->n_waiting, (uint_fast64_t)n);
 		pthread_mutex_unlock(&s->wq_lock);
 		writing = s;
-		batch_run(s, &me);
+		batch_run(s, &me, &last);
 		writing = NULL;
+		/* Hand the lead on rather than write everyone's batches, and
+		 * before the flush, which the next batch need not wait for. */
+		pthread_mutex_lock(&s->wq_lock);
+		s->leading = 0;
+		head = s->wq_head;
+		pthread_mutex_unlock(&s->wq_lock);
+		if (head != NULL)
+			sem_post(&head->wake);
+		flush_batch(s, &me, last);
 		pthread_mutex_lock(&s->wq_lock);
 		for (w = &me; w != NULL; w = w->next)
 			w->done = 1;
-		s->leading = 0;
-		/* Hand the lead on rather than write everyone's batches. */
-		head = s->wq_head;
 		pthread_mutex_unlock(&s->wq_lock);
 		for (w = me.next; w != NULL; w = next) {
 			next = w->next;	/* w may return once posted */
 			sem_post(&w->wake);
 		}
-		if (head != NULL)
-			sem_post(&head->wake);
 	} else
 		pthread_mutex_unlock(&s->wq_lock);
 out:
@@ -442,6 +505,14 @@ store_stats(struct store *s, struct store_stats *out)
 	out->retries = atomic_load(&s->n_retries);
 	out->batch_largest = atomic_load(&s->n_largest);
 	out->waiting = atomic_load(&s->n_waiting);
+	out->flushes = atomic_load(&s->n_flushes);
+	out->durable = atomic_load(&s->flushed);
+}
+
+uint64_t
+store_txn_id(const struct store_txn *t)
+{
+	return mdb_txn_id(t->txn);
 }
 
 /* ====== Records ====== */
@@ -746,6 +817,7 @@ store_open(const char *dir, const struct store_opts *o, struct store **out)
 	s->sync = o->sync;
 	s->batch_max = o->batch_max;
 	pthread_mutex_init(&s->wq_lock, NULL);
+	pthread_mutex_init(&s->flush_lock, NULL);
 	s->wq_tail = &s->wq_head;
 	if ((rc = mdb_env_create(&s->env)) != 0) {
 		rc = mdb_err(rc, "create environment");
@@ -755,6 +827,8 @@ store_open(const char *dir, const struct store_opts *o, struct store **out)
 	mdb_env_set_maxreaders(s->env, o->max_readers > 0 ? (unsigned)o->max_readers : 1024);
 	if (!o->sync)
 		flags |= MDB_NOSYNC;
+	else
+		flags |= MDB_NOMETASYNC;	/* flushed by flush_to */
 	if ((rc = mdb_env_open(s->env, dir, flags, 0600)) != 0) {
 		rc = mdb_err(rc, "open environment");
 		goto fail;

@@ -990,6 +990,108 @@ test_group_batch(void)
 	store_close(s);
 }
 
+/* ====== Durable before answered (sync on) ====== */
+
+#define NDURABLE	16
+#define DURABLE_WRITES	20
+
+struct dur {
+	struct store	*s;
+	int		 id;
+	int		 errors;	/* writes that failed */
+	int		 early;		/* answered before their flush */
+};
+
+struct dur_arg {
+	int		 p[2];
+	uint64_t	 txn;
+};
+
+static int
+dur_fn(struct store_txn *t, void *arg)
+{
+	struct dur_arg *a = arg;
+
+	a->txn = store_txn_id(t);
+	return incr_fn(t, a->p);
+}
+
+static void *
+dur_main(void *arg)
+{
+	struct dur		*d = arg;
+	struct dur_arg		 a;
+	struct store_stats	 st;
+	int			 i;
+
+	for (i = 0; i < DURABLE_WRITES; i++) {
+		a.p[0] = d->id;
+		a.p[1] = i;
+		if (store_write(d->s, dur_fn, &a) != 0) {
+			d->errors++;
+			continue;
+		}
+		store_stats(d->s, &st);
+		if (st.durable < a.txn)
+			d->early++;
+	}
+	return NULL;
+}
+
+/*
+ * With sync on a commit's meta page is flushed after the lead has passed
+ * on: no writer may be answered before the flush that covers its commit,
+ * and flushes are shared.
+ */
+static void
+test_group_durable(void)
+{
+	struct store_opts	 o = { MIB, 64 * MIB, 1, 0, 64 };
+	struct store		*s = NULL;
+	struct store_stats	 a, b;
+	struct dur		 d[NDURABLE];
+	struct dur_arg		 one = { { 500, 0 }, 0 };
+	pthread_t		 pt[NDURABLE];
+	int			 i, errors = 0, early = 0;
+
+	CHECK_INT(store_open(new_dir("durable"), &o, &s), 0);
+	if (s == NULL)
+		return;
+	/* alone: its own flush, then the answer */
+	store_stats(s, &a);
+	CHECK_INT(store_write(s, dur_fn, &one), 0);
+	store_stats(s, &b);
+	CHECK(one.txn > 0);
+	CHECK(b.durable >= one.txn);
+	CHECK_INT(b.flushes - a.flushes, 1);
+
+	for (i = 0; i < NDURABLE; i++) {
+		memset(&d[i], 0, sizeof(d[i]));
+		d[i].s = s;
+		d[i].id = 600 + i;
+	}
+	store_stats(s, &a);
+	for (i = 0; i < NDURABLE; i++)
+		pthread_create(&pt[i], NULL, dur_main, &d[i]);
+	for (i = 0; i < NDURABLE; i++) {
+		pthread_join(pt[i], NULL);
+		errors += d[i].errors;
+		early += d[i].early;
+	}
+	store_stats(s, &b);
+	CHECK_INT(errors, 0);
+	CHECK_INT(early, 0);
+	CHECK_INT(counter(s), 1 + NDURABLE * DURABLE_WRITES);
+	CHECK(b.flushes - a.flushes <= b.commits - a.commits);
+	CHECK(b.syncs - a.syncs == b.commits - a.commits);
+	printf("# %d threads, sync on: %llu writes, %llu commits, %llu "
+	    "flushes of meta pages\n", NDURABLE,
+	    (unsigned long long)(b.writes - a.writes),
+	    (unsigned long long)(b.commits - a.commits),
+	    (unsigned long long)(b.flushes - a.flushes));
+	store_close(s);
+}
+
 static void
 test_group_fail(void)
 {
@@ -1330,6 +1432,7 @@ main(void)
 	test_abort();
 	test_threads();
 	test_group_batch();
+	test_group_durable();
 	test_group_fail();
 	test_group_growth();
 	test_group_limits();
