@@ -26,6 +26,7 @@ enum store_err {
 	STORE_EINVAL = -106,	/* stored bytes are not the expected JSON */
 	STORE_EMAPFULL = -107,	/* internal: the map must grow, then retry */
 	STORE_EBUSY = -108,	/* too many readers or a lock problem */
+	STORE_ENOSPC = -109,	/* the disk has no room for the map to grow */
 };
 
 /* The named databases; DESIGN.md says what each one keys and holds. */

@@ -13,12 +13,17 @@
  * first writer still queued. Processes are serialized by LMDB's own write
  * lock, as before; docs/architecture.md says why and what it costs.
  */
+#include <sys/file.h>
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lmdb.h>
 
@@ -60,6 +65,7 @@ struct store {
 	pthread_rwlock_t	 resize_lock;
 	int64_t			 max_map_size;
 	int			 sync;
+	int			 writemap;	/* MDB_WRITEMAP */
 	int			 batch_max;
 	pthread_mutex_t		 wq_lock;	/* wq_head, wq_tail, leading */
 	struct store_writer	*wq_head, **wq_tail;
@@ -98,6 +104,7 @@ store_strerror(int rc)
 	case STORE_ENOTFOUND: return "not found";
 	case STORE_EEXIST: return "already exists";
 	case STORE_EFULL: return "storage is full (storage.max_map_size)";
+	case STORE_ENOSPC: return "no space left on the disk for the database";
 	case STORE_EIO: return "storage input/output error";
 	case STORE_ENOMEM: return "out of memory";
 	case STORE_EVERSION: return "data directory written by a newer flowcgi";
@@ -127,16 +134,108 @@ mdb_err(int rc, const char *what)
 
 /* ====== Map growth ====== */
 
-/* Adopts a map size: 0 = the size another process set. */
+/*
+ * With sync off the map is written in place (MDB_WRITEMAP): a commit is
+ * then stores into the map, not a pwrite of each dirty page from a copy,
+ * about a quarter of a run's CPU through nginx. (With sync on it costs more
+ * than it saves: each flush write-protects the pages it wrote, and the next
+ * commit's stores fault them back in one by one.) Every page of the map
+ * must then have its blocks on the disk before LMDB can touch it: a store into a hole of a
+ * sparse file on a full disk is a SIGBUS, not an error. And LMDB sets the
+ * data file's length to the map size (ftruncate) whenever the map is set, so
+ * a process that set a smaller map than another's would cut the file under
+ * that other process's map (a SIGBUS there). Hence every change of the map
+ * size, at open, at growth and when adopting another process's growth:
+ *  - holds resize_lock for writing (this process's transactions) and an
+ *    exclusive flock on the data file (the other processes' changes);
+ *  - never asks for less than the file's length;
+ *  - reserves the blocks (posix_fallocate) before LMDB maps them.
+ * The data file thus takes its map size on disk: at most about twice what
+ * it holds, as the map doubles when full.
+ */
+
 static int
-store_set_mapsize(struct store *s, size_t size)
+file_lock(struct store *s, int op)
+{
+	int	fd;
+
+	if (mdb_env_get_fd(s->env, &fd) != 0)
+		return STORE_EIO;
+	while (flock(fd, op) != 0)
+		if (errno != EINTR) {
+			log_error("storage: lock the data file: %s",
+			    strerror(errno));
+			return STORE_EIO;
+		}
+	return 0;
+}
+
+static int64_t
+file_size(struct store *s)
+{
+	struct stat	st;
+	int		fd;
+
+	if (mdb_env_get_fd(s->env, &fd) != 0 || fstat(fd, &st) != 0)
+		return -1;
+	return (int64_t)st.st_size;
+}
+
+/* Reserves the blocks of the first size bytes of the data file. */
+static int
+map_reserve(struct store *s, size_t size)
+{
+	int	fd, rc;
+
+	if (!s->writemap)
+		return 0;	/* LMDB writes with pwrite: ENOSPC there */
+	if (mdb_env_get_fd(s->env, &fd) != 0)
+		return STORE_EIO;
+	if ((rc = posix_fallocate(fd, 0, (off_t)size)) == 0)
+		return 0;
+	log_error("storage: reserve %zu bytes for the map: %s", size,
+	    strerror(rc));
+	/* EFBIG: past the process's file size limit, as good as full */
+	return rc == ENOSPC || rc == EDQUOT || rc == EFBIG ? STORE_ENOSPC :
+	    STORE_EIO;
+}
+
+/*
+ * Sets the map to at least want bytes and at least the data file's length
+ * (0: just the file's length, adopting another process's growth). Called
+ * with resize_lock held for writing.
+ */
+static int
+map_set(struct store *s, size_t want)
+{
+	int64_t	len;
+	int	rc;
+
+	if ((rc = file_lock(s, LOCK_EX)) != 0)
+		return rc;
+	if ((len = file_size(s)) < 0)
+		rc = STORE_EIO;
+	else {
+		if ((size_t)len > want)
+			want = (size_t)len;
+		if ((rc = map_reserve(s, want)) == 0)
+			rc = mdb_err(mdb_env_set_mapsize(s->env, want),
+			    "set map size");
+	}
+	(void)file_lock(s, LOCK_UN);
+	return rc;
+}
+
+/* Adopts the map size another process grew the map to. */
+static int
+store_adopt_mapsize(struct store *s)
 {
 	int rc;
 
 	pthread_rwlock_wrlock(&s->resize_lock);
-	rc = mdb_env_set_mapsize(s->env, size);
+	rc = map_set(s, 0);
 	pthread_rwlock_unlock(&s->resize_lock);
-	return mdb_err(rc, "set map size");
+	return rc;
 }
 
 int64_t
@@ -159,31 +258,31 @@ store_grow(struct store *s, size_t seen)
 {
 	MDB_envinfo	info;
 	size_t		cur, next;
-	int		rc;
+	int64_t		len;
+	int		rc = 0;
 
 	pthread_rwlock_wrlock(&s->resize_lock);
 	mdb_env_info(s->env, &info);
 	cur = info.me_mapsize;
-	if (cur > seen) {
-		rc = 0;
+	if (cur > seen)
+		goto out;
+	/* Another process may have grown the map already: adopt that first. */
+	if ((len = file_size(s)) > (int64_t)cur) {
+		rc = map_set(s, 0);
 		goto out;
 	}
-	/* Another process may have grown the map already: adopt that first. */
-	if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0 &&
-	    mdb_env_info(s->env, &info) == 0 && info.me_mapsize > cur)
-		goto out;
 	if ((int64_t)cur >= s->max_map_size) {
-		pthread_rwlock_unlock(&s->resize_lock);
-		return STORE_EFULL;
+		rc = STORE_EFULL;
+		goto out;
 	}
 	next = cur * 2;
 	if ((int64_t)next > s->max_map_size)
 		next = (size_t)s->max_map_size;
 	log_info("storage: map full at %zu bytes, growing to %zu", cur, next);
-	rc = mdb_env_set_mapsize(s->env, next);
+	rc = map_set(s, next);
 out:
 	pthread_rwlock_unlock(&s->resize_lock);
-	return mdb_err(rc, "grow map");
+	return rc;
 }
 
 /* ====== Transactions ====== */
@@ -201,7 +300,7 @@ txn_begin(struct store *s, unsigned flags, MDB_txn **out)
 		pthread_rwlock_unlock(&s->resize_lock);
 		if (rc != MDB_MAP_RESIZED)
 			return mdb_err(rc, "begin transaction");
-		if ((rc = store_set_mapsize(s, 0)) != 0)
+		if ((rc = store_adopt_mapsize(s)) != 0)
 			return rc;
 	}
 }
@@ -793,12 +892,42 @@ open_dbis(struct store_txn *t, void *arg)
 	return 0;
 }
 
+/*
+ * Opens dir's data file (creating it empty: LMDB takes an empty file for a
+ * new one) and takes its file lock, as map_set does.
+ */
+static int
+data_file_lock(const char *dir)
+{
+	char	path[4096];
+	int	fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/data.mdb", dir) >=
+	    sizeof(path)) {
+		log_error("storage: data directory path too long");
+		return -1;
+	}
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		log_error("storage: open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR) {
+			log_error("storage: lock %s: %s", path,
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
 int
 store_open(const char *dir, const struct store_opts *o, struct store **out)
 {
 	struct store	*s = NULL;
+	struct stat	 st;
 	unsigned	 flags = MDB_NOTLS;
-	int		 rc, dead;
+	int		 rc, dead, lockfd;
 	int64_t		 size;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
@@ -825,19 +954,31 @@ store_open(const char *dir, const struct store_opts *o, struct store **out)
 	}
 	mdb_env_set_maxdbs(s->env, STORE_DB__COUNT + 4);
 	mdb_env_set_maxreaders(s->env, o->max_readers > 0 ? (unsigned)o->max_readers : 1024);
+	/* In place without flushes; with them, LMDB's own writes (see map
+	 * growth above, and docs/architecture.md). */
+	s->writemap = !o->sync;
 	if (!o->sync)
-		flags |= MDB_NOSYNC;
+		flags |= MDB_NOSYNC | MDB_WRITEMAP;
 	else
 		flags |= MDB_NOMETASYNC;	/* flushed by flush_to */
-	if ((rc = mdb_env_open(s->env, dir, flags, 0600)) != 0) {
-		rc = mdb_err(rc, "open environment");
+	/* The map LMDB opens with sets the file's length: never less than it
+	 * is (another process's map) nor than storage.map_size, decided and
+	 * reserved under the file lock. */
+	if ((lockfd = data_file_lock(dir)) < 0) {
+		rc = STORE_EIO;
 		goto fail;
 	}
-	/* Keep a map that another process already grew; never shrink it. */
-	size = store_map_size(s);
-	if (size < o->map_size &&
-	    (rc = mdb_err(mdb_env_set_mapsize(s->env, (size_t)o->map_size),
-	    "set map size")) != 0)
+	if (fstat(lockfd, &st) != 0)
+		st.st_size = 0;
+	size = st.st_size > o->map_size ? st.st_size : o->map_size;
+	if ((rc = mdb_err(mdb_env_set_mapsize(s->env, (size_t)size),
+	    "set map size")) == 0 &&
+	    (rc = mdb_env_open(s->env, dir, flags, 0600)) != 0)
+		rc = mdb_err(rc, "open environment");
+	if (rc == 0)
+		rc = map_reserve(s, (size_t)store_map_size(s));
+	close(lockfd);	/* and its lock */
+	if (rc != 0)
 		goto fail;
 	/* Free the reader slots of processes that died holding them. */
 	mdb_reader_check(s->env, &dead);

@@ -8,10 +8,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1411,6 +1413,132 @@ test_processes(void)
 	store_close(s);
 }
 
+/* ====== The map on disk (written in place) ====== */
+
+/* The data file of dir: its length, and whether all of it has blocks. */
+static int64_t
+data_length(const char *dir, int *whole)
+{
+	struct stat	st;
+	char		path[512];
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	if (stat(path, &st) != 0)
+		return -1;
+	*whole = (int64_t)st.st_blocks * 512 >= (int64_t)st.st_size;
+	return (int64_t)st.st_size;
+}
+
+/* A process that opens with a smaller map than the file never cuts it. */
+static int
+small_opener(const char *dir)
+{
+	struct store	*s = NULL;
+	int		 p[2] = { 900, 1 };
+
+	if (open_store(dir, MIB, 512 * MIB, &s) != 0)
+		return 10;
+	if (store_write(s, incr_fn, p) != 0)
+		return 11;
+	store_close(s);
+	return 0;
+}
+
+/* A file size limit stands for a full disk: growth fails, nothing dies. */
+static int
+full_disk(const char *dir)
+{
+	struct rlimit	 rl = { 6 * MIB, 6 * MIB };
+	struct store	*s = NULL;
+	struct bulk_arg	 b;
+	int		 i, rc = 0;
+
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+		return 20;
+	if (open_store(dir, MIB, 512 * MIB, &s) != 0)
+		return 21;
+	for (i = 0; i < 64 && rc == 0; i++) {
+		memset(&b, 0, sizeof(b));
+		b.first = i * 16;
+		b.count = 16;
+		b.vsize = 16 * 1024;
+		rc = store_write(s, bulk_fn, &b);
+	}
+	if (rc != STORE_ENOSPC)
+		return 22;
+	/* what was answered is there, and the store still works */
+	if (bulk_count(s, 0, (i - 1) * 16, 16 * 1024) != (i - 1) * 16)
+		return 23;
+	memset(&b, 0, sizeof(b));
+	b.first = 100000;
+	b.count = 1;
+	b.vsize = 100;
+	if (store_write(s, bulk_fn, &b) != 0)
+		return 24;
+	store_close(s);
+	return 0;
+}
+
+static int
+run_child(int (*fn)(const char *), const char *dir)
+{
+	pid_t	pid;
+	int	st;
+
+	fflush(stdout);
+	if ((pid = fork()) == 0)
+		_exit(fn(dir));
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (!WIFEXITED(st)) {
+		printf("# child killed by signal %d\n", WTERMSIG(st));
+		return -1;
+	}
+	return WEXITSTATUS(st);
+}
+
+static void
+test_map_file(void)
+{
+	struct store	*s = NULL;
+	struct bulk_arg	 b;
+	const char	*dir = new_dir("mapfile");
+	int64_t		 len, len2;
+	int		 whole = 0;
+
+	CHECK_INT(open_store(dir, MIB, 512 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	len = data_length(dir, &whole);
+	CHECK(len >= MIB);
+	CHECK(whole);	/* reserved, not sparse */
+	memset(&b, 0, sizeof(b));
+	b.count = 256;
+	b.vsize = 16 * 1024;
+	CHECK_INT(store_write(s, bulk_fn, &b), 0);	/* 4 MiB: grows */
+	len = data_length(dir, &whole);
+	CHECK(len >= 4 * MIB);
+	CHECK_INT(len, store_map_size(s));
+	CHECK(whole);
+	/* another process opens it configured for 1 MiB, while this one
+	 * keeps its map: the file keeps its length, this map stays usable */
+	CHECK_INT(run_child(small_opener, dir), 0);
+	len2 = data_length(dir, &whole);
+	CHECK_INT(len2, len);
+	memset(&b, 0, sizeof(b));
+	b.first = 1000;
+	b.count = 64;
+	b.vsize = 16 * 1024;
+	CHECK_INT(store_write(s, bulk_fn, &b), 0);
+	CHECK_INT(bulk_count(s, 0, 256, 16 * 1024), 256);
+	CHECK_INT(bulk_count(s, 1000, 64, 16 * 1024), 64);
+	store_close(s);
+
+	CHECK_INT(run_child(full_disk, new_dir("fulldisk")), 0);
+	CHECK(strstr(store_strerror(STORE_ENOSPC), "space") != NULL);
+}
+
 int
 main(void)
 {
@@ -1437,6 +1565,7 @@ main(void)
 	test_group_growth();
 	test_group_limits();
 	test_processes();
+	test_map_file();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", topdir);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", topdir);
