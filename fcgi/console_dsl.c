@@ -24,10 +24,23 @@ import_status(const json_t *imp)
 	return 200;
 }
 
+/*
+ * The import fields of the body; "publish": false (flowcgi's own) keeps
+ * what is imported a draft, which the service API runs only if the app
+ * was never published.
+ */
 static int
 read_opts(struct req *r, struct import_opts *o)
 {
+	json_t *pub = json_object_get(r->json, "publish");
+
 	memset(o, 0, sizeof(*o));
+	if (pub != NULL && !json_is_boolean(pub)) {
+		resp_error(r, 400, "invalid_param", "publish must be true or "
+		    "false");
+		return -1;
+	}
+	o->draft_only = json_is_false(pub);
 	return req_json_string(r, "name", 0, &o->name) ||
 	    req_json_string(r, "description", 0, &o->description) ||
 	    req_json_string(r, "icon_type", 0, &o->icon_type) ||
@@ -125,16 +138,24 @@ query_bool(struct req *r, const char *k)
 	    strcmp(v, "1") == 0);
 }
 
-/* GET /console/api/apps/{id}/export?include_secret= */
+/*
+ * GET /console/api/apps/{id}/export?include_secret=&workflow_id=: the
+ * draft, or the published version workflow_id, as Dify's.
+ */
 static void
 h_export(struct req *r)
 {
-	char	 err[ENGINE_ERRMAX] = "", *yaml = NULL;
-	size_t	 len = 0;
-	int	 rc;
+	const char	*vid = req_query(r, "workflow_id");
+	char		 err[ENGINE_ERRMAX] = "", *yaml = NULL;
+	size_t		 len = 0;
+	int		 rc;
 
-	rc = engine_export(r->eng, r->captures[0], query_bool(r,
-	    "include_secret"), err, &yaml, &len);
+	if (vid != NULL && *vid != '\0')
+		rc = engine_export_version(r->eng, r->captures[0], vid,
+		    query_bool(r, "include_secret"), err, &yaml, &len);
+	else
+		rc = engine_export(r->eng, r->captures[0], query_bool(r,
+		    "include_secret"), err, &yaml, &len);
 	if (rc != 0) {
 		resp_engine_error(r, rc, err, "app");
 		return;
