@@ -9,9 +9,9 @@
  * change made by any process (an import, a draft save, a publish, a
  * delete) is seen at once, with no invalidation to forget. An entry is
  * found by the app's id and its source's (the version id, "" for the
- * draft): an app never published has one entry for both kinds of run. Entries
- * are shared read-only between runs: jansson's reference counts are atomic
- * and reading an object changes nothing. What a run must change (a draft
+ * draft): an app never published has one entry for both kinds of run.
+ * Entries are shared read-only between runs: jansson's reference counts
+ * are atomic and reading an object changes nothing. What a run must change (a draft
  * whose secrets it opens) it changes in its own copy (run.c).
  *
  * run.app_cache bounds the entries; the least recently used one goes.

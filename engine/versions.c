@@ -343,11 +343,12 @@ engine_versions_list(struct engine *e, const char *app_id, int page,
 	const void		*val;
 	size_t			 vlen, plen;
 	char			 key[VER_KEY_MAX];
-	int64_t			 seen = 0, first = (int64_t)(page - 1) * limit;
+	int64_t			 seen = 0, first;
 	int			 rc, more = 0;
 
 	if (engine_uuid_check(app_id) != 0)
 		return ENGINE_ENOTFOUND;
+	first = (int64_t)(page - 1) * limit;
 	if ((items = json_array()) == NULL)
 		return ENGINE_ENOMEM;
 	if ((rc = store_read_begin(e->store, &t)) != 0)
@@ -370,8 +371,8 @@ engine_versions_list(struct engine *e, const char *app_id, int page,
 			rc = STORE_EINVAL;
 			goto out;
 		}
-		if (named_only && *json_string_value(json_object_get(rec,
-		    "marked_name")) == '\0') {
+		if (named_only && json_string_length(json_object_get(rec,
+		    "marked_name")) == 0) {
 			json_decref(rec);
 			continue;
 		}
