@@ -934,8 +934,48 @@ window.FlowGraph = (function () {
 			}
 		}
 
+		/* the published versions, newest first; one restored into
+		 * the draft shows at once */
+		function versions() {
+			const ol = el('ol', { id: 'versions' });
+			const load = () => guarded(async () => {
+				const res = await o.edit.api('GET', base +
+				    '?limit=20');
+				ol.replaceChildren(...res.items.map((v) =>
+				    el('li', { 'data-id': v.id }, v.version,
+				    v.marked_name ? ' — ' + v.marked_name : '',
+				    ' ', el('button', { type: 'button',
+					text: 'Restore', 'aria-label': 'Restore ' +
+					v.version, on: { click: () => guarded(
+					async () => {
+						await o.edit.api('POST', base +
+						    '/' + encodeURIComponent(v.id) +
+						    '/restore');
+						const nd = await o.edit.api('GET',
+						    base + '/draft');
+						box.replaceChildren();
+						show(box, nd, o);
+						say('Version ' + v.version +
+						    ' restored into the draft.',
+						    'ok');
+					}) } }))));
+				if (!res.items.length)
+					ol.append(el('li', { class: 'muted',
+					    text: 'Never published: the service ' +
+					    'API runs the draft.' }));
+			});
+			const det = el('details', { class: 'card',
+			    id: 'versions-box' }, el('summary',
+			    { text: 'Published versions' }), ol);
+			det.addEventListener('toggle', () => {
+				if (det.open)
+					load();
+			});
+			return det;
+		}
+
 		if (o.edit) {
-			editBar.append(envEditor(), el('div',
+			editBar.append(envEditor(), versions(), el('div',
 			    { class: 'row graph-actions' },
 			    el('button', { type: 'button', id: 'save-draft',
 				text: 'Save draft', on: { click: () =>

@@ -464,6 +464,19 @@ async function graphAndEdits(page) {
 	ok(after.text === 'plain answer' && after.tools === 0,
 	    'the next service-API run calls the model without tools', after);
 	await shot(page, 'graph-edit');
+	/* the version from the import restored into the draft */
+	await page.locator('#versions-box summary').click();
+	const vs = page.locator('#versions li');
+	await vs.nth(1).waitFor();
+	ok(await vs.count() === 2, 'the two published versions are listed',
+	    await vs.count());
+	await vs.nth(1).getByRole('button', { name: /^Restore/ }).click();
+	await flash(page).filter({ hasText: 'restored' }).waitFor();
+	await page.locator('#graph .gnode[data-id="agent"]').click();
+	ok(await page.locator('#agent-mode').isChecked() && (await api('GET',
+	    'apps/' + ag.app_id + '/workflows/draft')).graph.nodes.find((n) =>
+	    n.id === 'agent').data.computer_use === true, 'Restore puts the ' +
+	    'imported version back into the draft');
 	for (const a of [imp, br, ag])
 		await api('DELETE', 'apps/' + a.app_id);
 }
