@@ -212,8 +212,8 @@ h_export_bundle(struct req *r)
 
 /*
  * POST /console/api/apps/imports-bundle: the .zip as the body (raw, or the
- * "file" part of a multipart form); name, description, icon fields and
- * app_id in the query or the form.
+ * "file" part of a multipart form); name, description, icon fields,
+ * app_id and publish (false: keep it a draft) in the query or the form.
  */
 static void
 h_import_bundle(struct req *r)
@@ -235,6 +235,8 @@ h_import_bundle(struct req *r)
 	o.icon = req_query(r, "icon");
 	o.icon_background = req_query(r, "icon_background");
 	o.app_id = req_query(r, "app_id");
+	o.draft_only = req_query(r, "publish") != NULL &&
+	    strcmp(req_query(r, "publish"), "false") == 0;
 	if (multipart_is_form(r->content_type)) {
 		if (multipart_parse(r->a, r->content_type, r->body,
 		    r->body_len, 16, &parts, &n, err, sizeof(err)) != 0) {
@@ -254,6 +256,9 @@ h_import_bundle(struct req *r)
 				o.description = v;
 			else if (strcmp(parts[i].name, "app_id") == 0)
 				o.app_id = v;
+			else if (strcmp(parts[i].name, "publish") == 0)
+				o.draft_only = v != NULL &&
+				    strcmp(v, "false") == 0;
 		}
 		if (zip == NULL) {
 			resp_error(r, 400, "invalid_param", "multipart body "

@@ -6,7 +6,7 @@
 # it is published; versions list newest first, paged; a version restored
 # into the draft; export of the draft and of a version; a run record names
 # the version that ran; a secret sent back masked keeps its value; an
-# import that asks not to publish; a chat app's model config.
+# import (YAML or bundle) that asks not to publish; a chat app's model config.
 . "$(dirname "$0")/lib.sh"
 
 J='Content-Type: application/json'
@@ -207,6 +207,18 @@ jq '.publish = true' "$T_DIR/imp2.json" >"$T_DIR/imp3.json"
 req POST "$A/imports" -H "$J" --data-binary @"$T_DIR/imp3.json"
 run_out "$KEY"
 is "$OUT" "new hi" "an overwrite that publishes runs at once, as before"
+
+for q in "" "?publish=false"; do
+	req POST "$A/imports-bundle$q" -H 'Content-Type: application/zip' \
+	    --data-binary @"$TOP/tests/e2e/apps/report_bundle.zip"
+	B=$(jqr .app_id)
+	req GET "$A/$B/workflows/publish"
+	if [ -z "$q" ]; then
+		is "$(jqr '.id | length')" 36 "a bundle import publishes too"
+	else
+		is "$BODY" null "a bundle import with publish=false does not"
+	fi
+done
 
 # ====== Secrets stay sealed at rest ======
 
