@@ -46,6 +46,7 @@ enum store_db {
 	STORE_DB_IMPORTS,
 	STORE_DB_DRAFTS,	/* app id -> draft DSL document */
 	STORE_DB_UPLOADS,	/* upload id -> file record (bytes in blobs) */
+	STORE_DB_VERSIONS,	/* app id/version id -> published version */
 	STORE_DB__COUNT
 };
 
@@ -53,7 +54,7 @@ enum store_db {
 int	store_db_find(const char *name);
 
 /* The schema version this build writes; store_open migrates older data. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 struct store;
 struct store_txn;

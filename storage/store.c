@@ -46,6 +46,7 @@ static const char *const db_names[STORE_DB__COUNT] = {
 	[STORE_DB_IMPORTS] = "imports",
 	[STORE_DB_DRAFTS] = "drafts",
 	[STORE_DB_UPLOADS] = "uploads",
+	[STORE_DB_VERSIONS] = "versions",
 };
 
 /* A caller of store_write, queued on its own stack until it is done. */
@@ -841,10 +842,24 @@ migrate_2_to_3(struct store_txn *t)
 	return 0;
 }
 
+/*
+ * Version 4 keeps published versions of workflow apps (versions, opened
+ * empty at store_open). An app never published runs its draft, so nothing
+ * moves; the version keeps an older flowcgi, which would run the draft of
+ * a published app, from opening the data.
+ */
+static int
+migrate_3_to_4(struct store_txn *t)
+{
+	(void)t;
+	return 0;
+}
+
 static const store_migrate_fn migrations[STORE_SCHEMA_VERSION] = {
 	migrate_0_to_1,
 	migrate_1_to_2,
 	migrate_2_to_3,
+	migrate_3_to_4,
 };
 
 static int
