@@ -391,5 +391,6 @@ engine_sandbox_stop(struct engine *e)
 int
 engine_sandbox_probe(struct engine *e, char *err)
 {
+	sandbox_sweep_active(e);
 	return sandbox_local_probe(e->conf, err);
 }

@@ -21,6 +21,7 @@ static const struct sandbox_provider *const providers[] = {
 	&sandbox_provider_local,
 	&sandbox_provider_ssh,
 	&sandbox_provider_e2b,
+	&sandbox_provider_docker,
 };
 
 const struct sandbox_provider *

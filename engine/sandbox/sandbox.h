@@ -653,6 +653,25 @@ extern const struct sandbox_provider sandbox_provider_ssh;
 /* The e2b provider (e2b.c); options documented at the top of e2b.c. */
 extern const struct sandbox_provider sandbox_provider_e2b;
 
+/* The docker provider (docker.c); options documented at the top of
+ * docker.c. */
+extern const struct sandbox_provider sandbox_provider_docker;
+
+/*
+ * Test connection of the docker provider: the engine's version and
+ * whether the options' image is on it. *info (malloc'd) says both, for the
+ * admin. Returns 0, or SANDBOX_EFAIL / ENGINE_EINVAL with err naming the
+ * cause (engine unreachable, image missing).
+ */
+int	sandbox_docker_probe(const json_t *options, char *err, char **info);
+
+/*
+ * Removes the containers of the engine in options that flowcgi processes
+ * of this host left behind (label flowcgi.sandbox, process gone), with
+ * their volumes; *removed counts them. Returns 0 or an error in err.
+ */
+int	sandbox_docker_sweep(const json_t *options, char *err, int *removed);
+
 /* sandbox_upload_tree and sandbox_download_tree exist. */
 #define SANDBOX_HAVE_TREES 1
 
@@ -696,5 +715,12 @@ int	sandbox_active(struct engine *e, char *err,
 
 /* Drops cfg->options (set by sandbox_active); cfg stays usable. */
 void	sandbox_config_release(struct sandbox_config *cfg);
+
+/*
+ * At start-up: when the active provider is docker, removes the containers
+ * that dead flowcgi processes of this host left (sandbox_docker_sweep);
+ * failures are logged.
+ */
+void	sandbox_sweep_active(struct engine *e);
 
 #endif

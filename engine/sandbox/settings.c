@@ -14,6 +14,8 @@
  * sandbox_provider_find knows; local needs no config and is the default.
  * Saving validates by connecting: the provider's own create, exec `true`
  * and destroy, so a wrong config is refused with the provider's message.
+ * docker: the engine and the image are checked first
+ * (sandbox_docker_probe), and Test connection answers what it found.
  * ssh: when no host key is pinned for the host and port (ssh_host_key
  * empty or the host changed), saving or testing scans it first (trust on
  * first use, by the admin's action); afterwards a different server key is
@@ -63,10 +65,30 @@ static const struct field e2b_fields[] = {
 	    "envd URL override (optional)" },
 };
 
+static const struct field docker_fields[] = {
+	{ "docker_sock", "text-input", 1, "unix:///var/run/docker.sock",
+	    "Engine socket or URL (unix:///..., tcp://host:2376)" },
+	{ "docker_image", "text-input", 1, "langgenius/dify-agentbox:latest",
+	    "Image" },
+	{ "docker_network", "text-input", 0, NULL,
+	    "Network (empty: none)" },
+	{ "docker_user", "text-input", 0, NULL,
+	    "User (empty: the image's)" },
+	{ "docker_memory", "text-input", 0, NULL,
+	    "Memory limit, e.g. 512m (empty: sandbox.memory)" },
+	{ "docker_cpus", "text-input", 0, "1", "CPUs" },
+	{ "docker_pids", "text-input", 0, NULL,
+	    "Process limit (empty: sandbox.processes)" },
+	{ "docker_cert_path", "text-input", 0, NULL,
+	    "TLS folder for tcp:// (ca.pem, cert.pem, key.pem)" },
+};
+
 static const struct schema schemas[] = {
 	{ "local", NULL, 0 },
 	{ "ssh", ssh_fields, sizeof(ssh_fields) / sizeof(*ssh_fields) },
 	{ "e2b", e2b_fields, sizeof(e2b_fields) / sizeof(*e2b_fields) },
+	{ "docker", docker_fields, sizeof(docker_fields) /
+	    sizeof(*docker_fields) },
 };
 #define NSCHEMAS (sizeof(schemas) / sizeof(*schemas))
 
@@ -367,7 +389,7 @@ out:
  */
 static int
 config_check(struct engine *e, const struct schema *s, json_t *cfg,
-    char *err)
+    char *err, char **info)
 {
 	const struct sandbox_provider	*p = sandbox_provider_find(s->type);
 	struct sandbox_config		 sc;
@@ -380,6 +402,10 @@ config_check(struct engine *e, const struct schema *s, json_t *cfg,
 	int				 rc;
 
 	memset(&res, 0, sizeof(res));
+	/* docker: the engine and the image first, each failure by name. */
+	if (strcmp(s->type, "docker") == 0 && (rc = sandbox_docker_probe(cfg,
+	    err, info)) != 0)
+		goto out;
 	if (strcmp(s->type, "ssh") == 0) {
 		pin = json_string_value(json_object_get(cfg, "ssh_host_key"));
 		if (pin == NULL || pin[0] == '\0') {
@@ -538,6 +564,7 @@ engine_sandbox_provider_set(struct engine *e, const char *type,
 	const struct schema	*s = schema_find(type);
 	struct write_arg	 a;
 	json_t			*rec = NULL, *cfg = NULL, *ent = NULL;
+	char			*info = NULL;
 	int			 rc;
 
 	memset(&a, 0, sizeof(a));
@@ -552,7 +579,7 @@ engine_sandbox_provider_set(struct engine *e, const char *type,
 	}
 	if ((rc = record_load(e, &rec)) != 0 ||
 	    (rc = config_merge(e, s, rec, in, err, &cfg)) != 0 ||
-	    (rc = config_check(e, s, cfg, err)) != 0 ||
+	    (rc = config_check(e, s, cfg, err, &info)) != 0 ||
 	    (rc = entry_make(e, s, cfg, err, &ent)) != 0)
 		goto out;
 	a.type = type;
@@ -562,6 +589,7 @@ out:
 	json_decref(rec);
 	json_decref(cfg);
 	json_decref(ent);
+	free(info);
 	return rc;
 }
 
@@ -573,6 +601,7 @@ engine_sandbox_provider_test(struct engine *e, const char *type,
 	struct write_arg	 a;
 	json_t			*rec = NULL, *cfg = NULL, *old;
 	const char		*pin, *before = NULL;
+	char			*info = NULL;
 	int			 rc;
 
 	memset(&a, 0, sizeof(a));
@@ -588,7 +617,7 @@ engine_sandbox_provider_test(struct engine *e, const char *type,
 	old = json_object_get(json_object_get(entry_of(rec, type), "config"),
 	    "ssh_host_key");
 	before = json_string_value(old);
-	if ((rc = config_check(e, s, cfg, err)) != 0)
+	if ((rc = config_check(e, s, cfg, err, &info)) != 0)
 		goto out;
 	pin = json_string_value(json_object_get(cfg, "ssh_host_key"));
 	/* A key pinned now is kept with the stored config. */
@@ -602,11 +631,17 @@ engine_sandbox_provider_test(struct engine *e, const char *type,
 	}
 	*out = pin != NULL ? json_pack("{s:s, s:s}", "result", "success",
 	    "ssh_host_key", pin) : json_pack("{s:s}", "result", "success");
+	if (*out != NULL && info != NULL && json_object_set_new(*out,
+	    "message", json_string(info)) != 0) {
+		json_decref(*out);
+		*out = NULL;
+	}
 	if (*out == NULL)
 		rc = ENGINE_ENOMEM;
 out:
 	json_decref(rec);
 	json_decref(cfg);
+	free(info);
 	return rc;
 }
 
@@ -686,4 +721,26 @@ sandbox_config_release(struct sandbox_config *cfg)
 {
 	json_decref((json_t *)(uintptr_t)cfg->options);
 	cfg->options = NULL;
+}
+
+void
+sandbox_sweep_active(struct engine *e)
+{
+	const struct sandbox_provider	*p;
+	struct sandbox_config		 cfg;
+	char				 err[ENGINE_ERRMAX];
+	int				 n = 0;
+
+	if (sandbox_active(e, err, &p, &cfg) != 0) {
+		log_warn("sandbox: %s", err);
+		return;
+	}
+	if (p == &sandbox_provider_docker) {
+		if (sandbox_docker_sweep(cfg.options, err, &n) != 0)
+			log_warn("sandbox: %s", err);
+		else if (n > 0)
+			log_info("sandbox: removed %d docker container(s) left "
+			    "by flowcgi processes that are gone", n);
+	}
+	sandbox_config_release(&cfg);
 }
