@@ -15,6 +15,9 @@ PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapac
 PKGS="$PKGS bubblewrap python3 python3-venv nodejs"
 # The ssh sandbox provider (client) and its tests (a private sshd on loopback).
 PKGS="$PKGS openssh-client openssh-server"
+# The docker sandbox provider's tests (a private dockerd; busybox-static and
+# python3 make their images with docker import).
+PKGS="$PKGS docker.io busybox-static"
 # The admin page's browser tests (tests/browser: playwright-core from npm).
 PKGS="$PKGS chromium npm"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").

@@ -280,6 +280,15 @@ E2B_LINE=$(cd "$(dirname "$0")/../.." && "$BUILD/tools/sandbox_e2b_bench" 200 2>
 SSH_LINE=$("$BUILD/tests/t_sandbox_ssh" 2>&1 | sed -n 's/^# bench: //p' | awk -F': ' '
 	{ v[$1] = $2 + 0; print "  " $0 }
 	END { if (v["raw ssh -S true"] > 0) printf "  ssh exec / raw ssh over the same ControlMaster: %.2f\n", v["ssh exec true"] / v["raw ssh -S true"] }')
+# The docker provider against a private dockerd: the provider's test starts
+# one and measures exec through the provider against `docker exec` run by
+# hand in the same container (its "# bench:" lines).
+DOCKER_LINE=$(cd "$(dirname "$0")/../.." &&
+    "$BUILD/tests/t_sandbox_conformance_docker" 2>&1 | sed -n 's/^# bench: //p' | awk -F': ' '
+	{ v[$1] = $2 + 0; print "  " $0 }
+	END { if (v["docker CLI exec true"] > 0) printf "  docker exec / docker CLI exec in the same container: %.2f\n", v["docker exec true"] / v["docker CLI exec true"] }')
+[ -n "$DOCKER_LINE" ] ||
+    DOCKER_LINE="  no figures: its test printed none (no private dockerd here?)"
 
 # ====== 10 MB through flowcgi's file API vs nginx on its own ======
 
@@ -348,6 +357,8 @@ DOWN_NG=$(time_curl 5 "http://127.0.0.1:$S_PORT/static/ten.bin")
 	echo "$E2B_LINE"
 	echo "ssh provider against a real sshd on loopback (mean of 20 execs, 10 creates):"
 	echo "$SSH_LINE"
+	echo "docker provider against a private dockerd (mean of 20 execs, 5 creates):"
+	echo "$DOCKER_LINE"
 	echo
 	echo "10 MB file, median of 5 (curl time_total)"
 	awk -v a="$UP_FC" -v b="$UP_NG" 'BEGIN { printf "  upload:   flowcgi %.3f s, nginx alone %.3f s, ratio %.2f\n", a, b, (b > 0 ? a / b : 0) }'

@@ -47,6 +47,77 @@ async function shot(page, name) {
 const SSH = { port: process.env.SSH_PORT, user: process.env.SSH_USER,
     pass: process.env.SSH_PASS, base: process.env.SSH_BASE };
 
+/* The test's private dockerd when one could start (t_admin_browser.sh). */
+const DOCKER = { sock: process.env.DOCKER_SOCK, why: process.env.DOCKER_WHY };
+
+/*
+ * Settings > Sandbox Provider, the docker card: its fields, Test connection
+ * against a dead socket and, with the test's dockerd, a missing image, the
+ * engine found, Save, Activate and Remove.
+ */
+async function dockerCard(page) {
+	const card = () => page.locator('.provider[data-type="docker"]');
+	const field = (n) => card().locator('input[name="' + n + '"]');
+	const test = async () => {
+		await card().locator('.out').evaluate((e) => {
+			e.textContent = '';
+		});
+		await card().getByRole('button', { name: 'Test connection' })
+		    .click();
+		const m = card().locator('.out .msg');
+		await m.waitFor();
+		return { error: /\berror\b/.test(await m.getAttribute('class')),
+		    text: await m.textContent() };
+	};
+	ok(await card().count() === 1 && await field('docker_sock')
+	    .inputValue() === 'unix:///var/run/docker.sock' && await
+	    field('docker_image').inputValue() ===
+	    'langgenius/dify-agentbox:latest' && await field('docker_network')
+	    .count() === 1 && await field('docker_memory').count() === 1 &&
+	    await field('docker_cpus').count() === 1 && await
+	    field('docker_pids').count() === 1, 'the docker card: Dify\'s ' +
+	    'fields with their defaults, and ours (network, limits)');
+	await field('docker_sock').fill('unix:///nonexistent/docker.sock');
+	let m = await test();
+	ok(m.error && /cannot reach the engine at unix:\/\/\/nonexistent\/docker\.sock/
+	    .test(m.text), 'docker: Test connection against a dead engine ' +
+	    'names it', m.text);
+	if (!DOCKER.sock) {
+		console.log('skip - docker: ' + (DOCKER.why ||
+		    'no private dockerd'));
+		return;
+	}
+	await field('docker_sock').fill(DOCKER.sock);
+	await field('docker_image').fill('flowcgi-test/missing:1');
+	m = await test();
+	ok(m.error && /image 'flowcgi-test\/missing:1' is not on the engine/
+	    .test(m.text), 'docker: a missing image is named', m.text);
+	await field('docker_image').fill('flowcgi-test/busybox:1');
+	m = await test();
+	ok(!m.error && /^Docker Engine .*image flowcgi-test\/busybox:1 is present$/
+	    .test(m.text), 'docker: Test connection shows the engine\'s ' +
+	    'version and the image', m.text);
+	await card().getByRole('button', { name: 'Save' }).click();
+	await card().locator('.badge.cfg').waitFor();
+	ok(await field('docker_image').inputValue() ===
+	    'flowcgi-test/busybox:1', 'docker: saved, the card shows it');
+	await card().getByRole('button', { name: 'Activate' }).click();
+	await card().locator('.badge.active').waitFor();
+	ok(await page.locator('.provider[data-type="local"] .badge.active')
+	    .count() === 0, 'docker: Activate makes it the active one');
+	await shot(page, 'settings-sandbox-docker');
+	await page.locator('.provider[data-type="local"]').getByRole('button',
+	    { name: 'Activate' }).click();
+	await page.locator('.provider[data-type="local"] .badge.active')
+	    .waitFor();
+	await card().getByRole('button', { name: 'Remove' }).click();
+	await page.locator('#dlg[open]').waitFor();
+	await page.locator('#dlg-ok').click();
+	await card().locator('.badge.cfg').waitFor({ state: 'detached' });
+	ok(await card().getByRole('button', { name: 'Remove' }).count() === 0,
+	    'docker: Remove, back to local');
+}
+
 /* The whole run has 160 s; a hang must not hold the test suite. */
 const watchdog = setTimeout(() => {
 	console.log('not ok - the browser test finished within 160 s');
@@ -827,6 +898,7 @@ async function run(page) {
 	await card('ssh').locator('.badge.cfg').waitFor({ state: 'detached' });
 	ok(await card('ssh').getByRole('button', { name: 'Remove' }).count() ===
 	    0, 'Remove: ssh is no longer configured');
+	await dockerCard(page);
 	await page.getByRole('link', { name: 'Model Providers' }).click();
 	await page.locator('h1', { hasText: 'Model Providers' }).waitFor();
 	await page.locator('.provider h2', { hasText: 'Add a provider' })
