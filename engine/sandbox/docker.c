@@ -203,8 +203,8 @@ dk_conn_opts(struct dk *x, const json_t *o, char *err)
 		goto out;
 	}
 	if (strlen(s) > 1000 || strpbrk(s, " \t\r\n\"<>\\^`{|}") != NULL) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_sock '%.80s'"
-		    " is not a socket path or URL", s);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_sock "
+		    "'%.80s' is not a socket path or URL", s);
 		goto out;
 	}
 	if ((x->where = strdup(s)) == NULL)
@@ -213,9 +213,9 @@ dk_conn_opts(struct dk *x, const json_t *o, char *err)
 		if (s[0] != '/')
 			s += 7;
 		if (s[0] != '/' || strlen(s) >= 108) {
-			rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_sock "
-			    "'%.80s' is not an absolute socket path (at most "
-			    "107 bytes)", x->where);
+			rc = sandbox_fail(err, ENGINE_EINVAL, "docker: "
+			    "docker_sock '%.80s' is not an absolute socket "
+			    "path (at most 107 bytes)", x->where);
 			goto out;
 		}
 		if ((x->sock = strdup(s)) == NULL ||
@@ -231,9 +231,9 @@ dk_conn_opts(struct dk *x, const json_t *o, char *err)
 		if ((x->url = dup_trim(s)) == NULL)
 			goto oom;
 	} else {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_sock '%.80s'"
-		    ": give unix:///path, tcp://host:port or an http(s) URL",
-		    s);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_sock "
+		    "'%.80s': give unix:///path, tcp://host:port or an http(s) "
+		    "URL", s);
 		goto out;
 	}
 	if (cert != NULL && (x->cert = dup_trim(cert)) == NULL)
@@ -282,7 +282,8 @@ struct dk_req {
 struct dk_resp {
 	long			 status;
 	struct sandbox_buf	 body;
-	char			 stat[1024];	/* X-Docker-Container-Path-Stat */
+	char			 stat[1024];	/* X-Docker-Container-Path-
+						 * Stat, base64 JSON */
 	int			 stopped;	/* on_data or on_tick said so */
 	const struct dk_req	*rq;
 };
@@ -483,19 +484,25 @@ dk_call(const struct dk *x, const struct dk_req *rq, char *err,
 	if (cc == CURLE_WRITE_ERROR && rs->body.oom)
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 	else if (cc == CURLE_WRITE_ERROR)
-		rc = sandbox_fail(err, ENGINE_ELIMIT, "docker %s %.60s: the "
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "docker %s %.*s: the "
 		    "answer is above %" PRId64 " bytes", rq->method ?
-		    rq->method : "GET", rq->path, rs->body.max);
+		    rq->method : "GET", (int)strcspn(rq->path, "?"), rq->path,
+		    rs->body.max);
 	else if (cc == CURLE_OPERATION_TIMEDOUT && timed_out != NULL)
 		*timed_out = 1;
-	else if (cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST)
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker: cannot reach the "
-		    "engine at %.80s: %s (is it running, and may this user "
+	else if (cc == CURLE_COULDNT_CONNECT ||
+	    cc == CURLE_COULDNT_RESOLVE_HOST)
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker: cannot reach "
+		    "the engine at %.80s: %s (is it running, and may this user "
 		    "use it?)", x->where, curl_easy_strerror(cc));
 	else if (cc != CURLE_OK)
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker %s %.60s at %.60s: "
-		    "%s", rq->method ? rq->method : "GET", rq->path, x->where,
-		    curl_easy_strerror(cc));
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker %s %.*s at "
+		    "%.60s: %s%s", rq->method ? rq->method : "GET",
+		    (int)strcspn(rq->path, "?"), rq->path, x->where,
+		    curl_easy_strerror(cc), x->sock == NULL &&
+		    x->cert == NULL && (cc == CURLE_RECV_ERROR ||
+		    cc == CURLE_GOT_NOTHING) ?
+		    " (an engine with TLS needs docker_cert_path)" : "");
 out:
 	curl_slist_free_all(hdrs);
 	if (h != NULL)
@@ -532,8 +539,8 @@ dk_json(const struct dk *x, const char *what, const struct dk_req *rq,
 	}
 	if (out != NULL && rs.body.len > 0 && (*out = json_loadb(rs.body.p,
 	    rs.body.len, 0, NULL)) == NULL)
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker %s: the answer is "
-		    "not JSON", what);
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker %s: the answer "
+		    "is not JSON", what);
 out:
 	free(rs.body.p);
 	return rc;
@@ -726,8 +733,8 @@ pull_open(struct dk *x, const char *abs, char *err, struct dk_pull *pl)
 	}
 	pull_pump(pl, 1);
 	if (pl->rs.status == 0) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker: cannot reach the "
-		    "engine at %.80s: %s", x->where,
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker: cannot reach "
+		    "the engine at %.80s: %s", x->where,
 		    curl_easy_strerror(pl->result));
 		goto out;
 	}
@@ -795,8 +802,8 @@ sweep_first(const json_t *o)
 		if (sandbox_docker_sweep(o, err, &n) != 0)
 			log_warn("sandbox: %s", err);
 		else if (n > 0)
-			log_info("sandbox: removed %d docker container(s) "
-			    "left by flowcgi processes that are gone", n);
+			log_info("sandbox: removed %d docker container(s) left "
+			    "by flowcgi processes that are gone", n);
 	}
 	pthread_mutex_unlock(&sweep_mu);
 }
@@ -871,8 +878,8 @@ dk_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 
 	*out = NULL;
 	if (!json_is_object(o)) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: the provider needs "
-		    "its options (docker_sock, docker_image)");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: the provider "
+		    "needs its options (docker_sock, docker_image)");
 		goto out;
 	}
 	if ((x = calloc(1, sizeof(*x))) == NULL) {
@@ -886,14 +893,14 @@ dk_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 		goto out;
 	if (sandbox_opt_str(o, "docker_image", DK_DEFAULT_IMAGE, &s) != 0 ||
 	    strlen(s) > 500 || (x->image = strdup(s)) == NULL) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_image must "
-		    "be an image name");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_image "
+		    "must be an image name");
 		goto out;
 	}
 	if (sandbox_opt_str(o, "docker_network", NULL, &s) != 0 || (s != NULL &&
 	    (strlen(s) > 200 || (x->network = strdup(s)) == NULL))) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_network must "
-		    "be a network name");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_network "
+		    "must be a network name");
 		goto out;
 	}
 	if (x->network != NULL && strcmp(x->network, "none") == 0) {
@@ -902,28 +909,28 @@ dk_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	}
 	if (sandbox_opt_str(o, "docker_user", NULL, &s) != 0 || (s != NULL &&
 	    (strlen(s) > 200 || (x->user = strdup(s)) == NULL))) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_user must be "
-		    "a user[:group]");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_user "
+		    "must be a user[:group]");
 		goto out;
 	}
 	x->memory = cfg->memory;
 	if (sandbox_opt_str(o, "docker_memory", NULL, &s) != 0 ||
 	    (s != NULL && (x->memory = size_parse(s)) < 6 * 1024 * 1024)) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_memory must "
-		    "be a size of at least 6m (\"512m\", \"2g\")");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_memory "
+		    "must be a size of at least 6m (\"512m\", \"2g\")");
 		goto out;
 	}
 	x->nano_cpus = 1000000000;
 	if (sandbox_opt_str(o, "docker_cpus", NULL, &s) != 0 ||
 	    (s != NULL && (x->nano_cpus = cpus_parse(s)) < 0)) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_cpus must be "
-		    "a number of CPUs from 0.01 (\"1.5\")");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_cpus "
+		    "must be a number of CPUs from 0.01 (\"1.5\")");
 		goto out;
 	}
 	if (sandbox_opt_int(o, "docker_pids", cfg->processes, 4, 1000000,
 	    &pids) != 0) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_pids must be "
-		    "a whole number from 4");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_pids "
+		    "must be a whole number from 4");
 		goto out;
 	}
 	x->pids = pids;
@@ -942,8 +949,8 @@ dk_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	rc = dk_post(x, "create container", path, body, DK_CREATE_TIMEOUT *
 	    1000L, 201, err, &res);
 	if (rc == ENGINE_ENOTFOUND) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker: image '%.100s' is "
-		    "not on the engine at %.60s (docker pull it there)",
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker: image '%.100s' "
+		    "is not on the engine at %.60s (docker pull it there)",
 		    x->image, x->where);
 		goto out;
 	}
@@ -952,8 +959,8 @@ dk_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	s = json_string_value(json_object_get(res, "Id"));
 	if (s == NULL || strlen(s) >= sizeof(x->cid) || strspn(s,
 	    "0123456789abcdef") != strlen(s)) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker create container: "
-		    "the answer has no Id");
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker create "
+		    "container: the answer has no Id");
 		goto out;
 	}
 	snprintf(x->cid, sizeof(x->cid), "%s", s);
@@ -1140,8 +1147,8 @@ dk_upload(struct sandbox *sb, const char *path, const void *data,
 	    (rc = ws_path(path, 0, err, abs, sizeof(abs))) != 0)
 		goto out;
 	if ((int64_t)len > x->cfg.file_size) {
-		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes "
-		    "is above sandbox.file_size", path, len);
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu "
+		    "bytes is above sandbox.file_size", path, len);
 		goto out;
 	}
 	rc = dk_put(x, path, data, len, err);
@@ -1194,8 +1201,8 @@ dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		goto out;
 	}
 	if (size > max) {
-		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': above "
-		    "the limit of %" PRId64 " bytes", path, max);
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': "
+		    "above the limit of %" PRId64 " bytes", path, max);
 		goto out;
 	}
 	b.max = max;
@@ -1203,20 +1210,21 @@ dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	    archive_read_support_format_tar(a) != ARCHIVE_OK ||
 	    archive_read_open(a, &pl, NULL, pull_read, NULL) != ARCHIVE_OK ||
 	    archive_read_next_header(a, &e) != ARCHIVE_OK) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker download '%.100s': "
-		    "%s", path, a ? archive_error_string(a) : "out of memory");
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker download "
+		    "'%.100s': %s",
+		    path, a ? archive_error_string(a) : "out of memory");
 		goto out;
 	}
 	if (archive_entry_filetype(e) != AE_IFREG) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "download '%.120s': not a "
-		    "regular file", path);
+		rc = sandbox_fail(err, ENGINE_EINVAL, "download '%.120s': not "
+		    "a regular file", path);
 		goto out;
 	}
 	while ((got = archive_read_data(a, chunk, sizeof(chunk))) > 0)
 		sandbox_buf_add(&b, chunk, (size_t)got);
 	if (got < 0) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker download '%.100s': "
-		    "%s", path, archive_error_string(a));
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker download "
+		    "'%.100s': %s", path, archive_error_string(a));
 		goto out;
 	}
 	if (b.oom) {
@@ -1224,8 +1232,8 @@ dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		goto out;
 	}
 	if (b.truncated) {
-		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': above "
-		    "the limit of %" PRId64 " bytes", path, max);
+		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': "
+		    "above the limit of %" PRId64 " bytes", path, max);
 		goto out;
 	}
 	if ((*data = sandbox_buf_take(&b, len)) == NULL)
@@ -1277,8 +1285,8 @@ dk_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	if ((a = archive_read_new()) == NULL ||
 	    archive_read_support_format_tar(a) != ARCHIVE_OK ||
 	    archive_read_open(a, &pl, NULL, pull_read, NULL) != ARCHIVE_OK) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker list '%.100s': %s",
-		    dir, a ? archive_error_string(a) : "out of memory");
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker list '%.100s': "
+		    "%s", dir, a ? archive_error_string(a) : "out of memory");
 		goto out;
 	}
 	/* Names start with the folder's own name: "l/c/d.bin" for "l". */
@@ -1302,8 +1310,8 @@ dk_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		if (sandbox_path_check(rel, 0, err) != 0)
 			continue;
 		if (k >= max) {
-			rc = sandbox_fail(err, ENGINE_ELIMIT, "list: more than %zu "
-			    "entries", max);
+			rc = sandbox_fail(err, ENGINE_ELIMIT, "list: more than "
+			    "%zu entries", max);
 			goto out;
 		}
 		if ((v[k].path = strdup(rel)) == NULL) {
@@ -1316,8 +1324,8 @@ dk_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		k++;
 	}
 	if (r != ARCHIVE_EOF) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker list '%.100s': %s",
-		    dir, archive_error_string(a));
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker list '%.100s': "
+		    "%s", dir, archive_error_string(a));
 		goto out;
 	}
 	err[0] = '\0';
@@ -1429,14 +1437,14 @@ exec_create(struct dk *x, const char *const *argv, const char *const *env,
 	ev = json_object_get(body, "Env");
 	for (k = 0; argv[k] != NULL; k++)
 		if (json_array_append_new(a, json_string(argv[k])) != 0) {
-			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: an argument "
-			    "is not UTF-8");
+			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: an "
+			    "argument is not UTF-8");
 			goto out;
 		}
 	for (k = 0; env != NULL && env[k] != NULL; k++)
 		if (json_array_append_new(ev, json_string(env[k])) != 0) {
-			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: environment "
-			    "entry '%.60s' is not UTF-8", env[k]);
+			rc = sandbox_fail(err, ENGINE_EINVAL, "exec: "
+			    "environment entry '%.60s' is not UTF-8", env[k]);
 			goto out;
 		}
 	if (x->user != NULL)
@@ -1577,8 +1585,8 @@ dk_gone(struct dk *x, char *err)
 	else
 		snprintf(serr, sizeof(serr), "removed");
 	json_decref(res);
-	return sandbox_fail(err, SANDBOX_EFAIL, "docker: the container %.12s of "
-	    "sandbox %.8s %s", x->cid, x->base.id, serr);
+	return sandbox_fail(err, SANDBOX_EFAIL, "docker: the container %.12s "
+	    "of sandbox %.8s %s", x->cid, x->base.id, serr);
 }
 
 /*
@@ -1717,14 +1725,15 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	} else {
 		if ((rc = exec_exit(x, eid, err, &code)) != 0)
 			goto kill;
-		/* The wrapper died (a signal, the container): no cleanup ran. */
+		/* The wrapper died (a signal, the container): no cleanup
+		 * ran. */
 		if (code < 0 || code > 128) {
 			if ((rc = dk_cleanup(x, err)) != 0)
 				goto out;
 		}
 		if (code < 0) {
-			rc = sandbox_fail(err, SANDBOX_EFAIL, "docker exec: the "
-			    "engine never reported the command's end");
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "docker exec: "
+			    "the engine never reported the command's end");
 			goto out;
 		}
 	}
@@ -1778,8 +1787,8 @@ sandbox_docker_probe(const json_t *options, char *err, char **info)
 		goto out;
 	if (sandbox_opt_str(options, "docker_image", DK_DEFAULT_IMAGE, &image)
 	    != 0 || dk_escape(esc, sizeof(esc), image) != 0) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_image must "
-		    "be an image name");
+		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_image "
+		    "must be an image name");
 		goto out;
 	}
 	memset(&rq, 0, sizeof(rq));
@@ -1793,8 +1802,9 @@ sandbox_docker_probe(const json_t *options, char *err, char **info)
 	rq.path = path;
 	rc = dk_json(x, "image inspect", &rq, 200, 0, err, &status, &img);
 	if (rc == ENGINE_ENOTFOUND) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker: image '%.100s' is "
-		    "not on the engine at %.60s (docker pull it there)", image,
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker: image '%.100s' "
+		    "is not on the engine at %.60s (docker pull it there)",
+		    image,
 		    x->where);
 		goto out;
 	}
@@ -1856,8 +1866,8 @@ sandbox_docker_sweep(const json_t *options, char *err, int *removed)
 		lab = json_object_get(c, "Labels");
 		p = json_string_value(json_object_get(lab, "flowcgi.pid"));
 		pid = p != NULL ? strtol(p, NULL, 10) : 0;
-		if (id == NULL || strspn(id, "0123456789abcdef") != strlen(id) ||
-		    strlen(id) > 80)
+		if (id == NULL || strlen(id) > 80 ||
+		    strspn(id, "0123456789abcdef") != strlen(id))
 			continue;
 		/* A process still alive (here or under another user) keeps
 		 * its containers. */

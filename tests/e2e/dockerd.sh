@@ -2,10 +2,12 @@
 # dockerd.sh — a private Docker engine for the tests of the docker sandbox
 # provider, never the system's one, and the test images it runs.
 #
-#	dockerd.sh start DIR [python]	starts dockerd with everything in DIR
-#					(socket DIR/docker.sock, pid DIR/docker.pid)
-#					and imports flowcgi-test/busybox:1, plus
-#					flowcgi-test/python:1 with "python"
+#	dockerd.sh start DIR [python] [tls]
+#		starts dockerd with everything in DIR (socket DIR/docker.sock,
+#		pid DIR/docker.pid) and imports flowcgi-test/busybox:1, plus
+#		flowcgi-test/python:1 with "python"; with "tls" it also
+#		listens on tcp://127.0.0.1:$(cat DIR/tcp.port) with TLS, its
+#		client's ca.pem, cert.pem and key.pem in DIR/tls
 #	dockerd.sh stop DIR		stops it by its pid, removes DIR
 #
 # The images are made with `docker import` from a root file system put
@@ -61,8 +63,38 @@ python() {
 	return 0
 }
 
+# certs DIR: a CA, a server certificate for 127.0.0.1 and a client one.
+certs() {
+	(cd "$1" && for n in ca server key; do
+		openssl genpkey -algorithm EC -pkeyopt \
+		    ec_paramgen_curve:prime256v1 -out "$n-key.pem" || exit 1
+	done && mv key-key.pem key.pem &&
+	openssl req -x509 -new -key ca-key.pem -subj /CN=flowcgi-test-ca \
+	    -days 2 -out ca.pem &&
+	openssl req -new -key server-key.pem -subj /CN=127.0.0.1 \
+	    -out server.csr &&
+	printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' \
+	    >server.ext &&
+	openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem \
+	    -CAcreateserial -days 2 -extfile server.ext -out server.pem &&
+	openssl req -new -key key.pem -subj /CN=flowcgi -out client.csr &&
+	printf 'extendedKeyUsage=clientAuth\n' >client.ext &&
+	openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem \
+	    -CAcreateserial -days 2 -extfile client.ext -out cert.pem
+	) >/dev/null 2>&1
+}
+
 start() {
 	d=$1
+	shift
+	py= tcp=
+	for a in "$@"; do
+		case $a in
+		python) py=1 ;;
+		tls) tcp=1 ;;
+		*) die "unknown option $a" ;;
+		esac
+	done
 	[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
 	for p in dockerd docker; do
 		command -v $p >/dev/null 2>&1 ||
@@ -71,8 +103,20 @@ start() {
 	[ -x /bin/busybox ] ||
 	    { echo "/bin/busybox is missing (Debian: busybox-static)"; exit 77; }
 	mkdir -p "$d/data" "$d/exec" || die "cannot make $d"
+	set --
+	if [ -n "$tcp" ]; then
+		mkdir -p "$d/tls" && certs "$d/tls" ||
+		    die "cannot make the TLS certificates"
+		port=$(python3 -c 'import socket; s = socket.socket();
+s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
+		    die "no free port"
+		echo "$port" >"$d/tcp.port"
+		set -- -H "tcp://127.0.0.1:$port" --tlsverify \
+		    --tlscacert "$d/tls/ca.pem" --tlscert "$d/tls/server.pem" \
+		    --tlskey "$d/tls/server-key.pem"
+	fi
 	dockerd --data-root "$d/data" --exec-root "$d/exec" \
-	    -H "unix://$d/docker.sock" --pidfile "$d/docker.pid" \
+	    -H "unix://$d/docker.sock" "$@" --pidfile "$d/docker.pid" \
 	    --storage-driver=vfs --iptables=false --ip-masq=false \
 	    --bridge=none --log-level=warn >"$d/dockerd.log" 2>&1 &
 	i=0
@@ -88,7 +132,7 @@ start() {
 	tar -C "$d/rootfs" -cf - . | docker -H "unix://$d/docker.sock" \
 	    import - flowcgi-test/busybox:1 >/dev/null ||
 	    die "docker import of the busybox image failed"
-	if [ "${2:-}" = python ]; then
+	if [ -n "$py" ]; then
 		python "$d/rootfs" || die "cannot add python3"
 		tar -C "$d/rootfs" -cf - . | docker -H "unix://$d/docker.sock" \
 		    import - flowcgi-test/python:1 >/dev/null ||
@@ -116,8 +160,8 @@ stop() {
 }
 
 case "${1:-}" in
-start) [ $# -ge 2 ] || die "usage: dockerd.sh start DIR [python]"
-	start "$2" "${3:-}" ;;
+start) [ $# -ge 2 ] || die "usage: dockerd.sh start DIR [python] [tls]"
+	shift; start "$@" ;;
 stop) [ $# -eq 2 ] || die "usage: dockerd.sh stop DIR"; stop "$2" ;;
 *) die "usage: dockerd.sh start|stop DIR" ;;
 esac

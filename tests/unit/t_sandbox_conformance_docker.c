@@ -2,8 +2,8 @@
  * t_sandbox_conformance_docker.c — the provider conformance suite
  * (sandbox_conformance.h) on the docker provider, then what is its own:
  * the container's hardening, a dead engine, a missing image, a container
- * killed mid-command, the sweep of leftovers, and the bench lines that
- * `make bench` reads.
+ * killed mid-command, a remote engine over TCP with TLS, the sweep of
+ * leftovers, and the bench lines that `make bench` reads.
  *
  * A private dockerd is started for the test (tests/e2e/dockerd.sh, with a
  * busybox image made by `docker import`, never pulled) and stopped by its
@@ -67,7 +67,7 @@ labelled(const char *label)
 	snprintf(cmd, sizeof(cmd), "docker -H unix://%s ps -aq --filter "
 	    "label=%s | wc -l", sock, label);
 	sh_line(cmd, line, sizeof(line));
-	return line[0] != '\0' ? atoi(line) : -1;
+	return line[0] != '\0' ? (int)strtol(line, NULL, 10) : -1;
 }
 
 static int
@@ -116,19 +116,20 @@ hardening(const struct sandbox_config *cfg)
 	}
 	container_of(sb, cid, sizeof(cid));
 	CHECK(cid[0] != '\0');
-	snprintf(cmd, sizeof(cmd), "docker -H unix://%s inspect -f '{{.HostConfig"
-	    ".Privileged}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}} "
-	    "{{.HostConfig.ReadonlyRootfs}} {{.HostConfig.NetworkMode}} "
-	    "{{.HostConfig.Memory}} {{.HostConfig.PidsLimit}} "
-	    "{{.HostConfig.NanoCpus}}' %s", sock, cid);
+	snprintf(cmd, sizeof(cmd), "docker -H unix://%s inspect -f "
+	    "'{{.HostConfig.Privileged}} {{.HostConfig.CapDrop}} "
+	    "{{.HostConfig.SecurityOpt}} {{.HostConfig.ReadonlyRootfs}} "
+	    "{{.HostConfig.NetworkMode}} {{.HostConfig.Memory}} "
+	    "{{.HostConfig.PidsLimit}} {{.HostConfig.NanoCpus}}' %s",
+	    sock, cid);
 	sh_line(cmd, line, sizeof(line));
 	snprintf(cmd, sizeof(cmd), "false [ALL] [no-new-privileges] true none "
 	    "%lld %d 1000000000", (long long)cfg->memory, cfg->processes);
 	CHECK_STR(line, cmd);
 	/* Inside: no capabilities, a read-only root, the workspace capped. */
 	CHECK_INT(conf_sh(sb, "grep CapEff /proc/self/status; touch /etc/x "
-	    "2>/dev/null && echo wrote-root; df -k /workspace | tail -1 | "
-	    "awk '{print $2}'; touch /tmp/t && echo tmp-ok", 0, 0, &r), 0);
+	    "2>/dev/null && echo wrote-root; df -k /workspace | tail -1 | awk "
+	    "'{print $2}'; touch /tmp/t && echo tmp-ok", 0, 0, &r), 0);
 	snprintf(line, sizeof(line), "CapEff:\t0000000000000000\n%lld\n"
 	    "tmp-ok\n", (long long)(cfg->workspace_size / 1024));
 	CHECK_STR(r.out, line);
@@ -170,7 +171,8 @@ failures(const struct sandbox_config *good)
 	struct killer			 k;
 	pthread_t			 th;
 	json_t				*o;
-	char				 err[ENGINE_ERRMAX], dead[400], *info = NULL;
+	char				 err[ENGINE_ERRMAX], dead[400];
+	char				*info = NULL;
 	int				 rc;
 
 	printf("# failures\n");
@@ -193,8 +195,8 @@ failures(const struct sandbox_config *good)
 	cfg.options = o;
 	CHECK_INT(sandbox_create(&sandbox_provider_docker, &cfg, err, &sb),
 	    SANDBOX_EFAIL);
-	CHECK(strstr(err, "image 'flowcgi-test/missing:1' is not on the "
-	    "engine") != NULL);
+	CHECK(strstr(err, "image 'flowcgi-test/missing:1' is not on the engine"
+	    ) != NULL);
 	printf("# %s\n", err);
 	CHECK_INT(sandbox_docker_probe(o, err, &info), SANDBOX_EFAIL);
 	CHECK(strstr(err, "flowcgi-test/missing:1") != NULL);
@@ -244,6 +246,63 @@ failures(const struct sandbox_config *good)
 	CHECK_INT(sandbox_destroy(sb, err), 0);
 	CHECK_INT(workspace_exists(sb), 0);
 	sandbox_free(sb);
+}
+
+/* ====== A remote engine: TCP with TLS ====== */
+
+static void
+tls(const struct sandbox_config *good)
+{
+	struct sandbox_config		 cfg = *good;
+	struct sandbox			*sb = NULL;
+	struct sandbox_exec_result	 r;
+	json_t				*o = NULL;
+	char				 err[ENGINE_ERRMAX], url[100];
+	char				 certs[300], line[32], path[300];
+	char				*data = NULL, *info = NULL;
+	size_t				 len = 0;
+	FILE				*f;
+
+	printf("# tcp with tls\n");
+	memset(&r, 0, sizeof(r));
+	snprintf(path, sizeof(path), "%s/tcp.port", top);
+	if (!CHECK((f = fopen(path, "r")) != NULL))
+		return;
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%s", line);
+	snprintf(certs, sizeof(certs), "%s/tls", top);
+	/* Without the client certificate the engine refuses. */
+	o = options(url, IMAGE);
+	cfg.options = o;
+	CHECK(sandbox_create(&sandbox_provider_docker, &cfg, err, &sb) != 0);
+	CHECK(strstr(err, "docker_cert_path") != NULL);
+	printf("# %s\n", err);
+	json_object_set_new(o, "docker_cert_path", json_string(certs));
+	CHECK_INT(sandbox_docker_probe(o, err, &info), 0);
+	CHECK(info != NULL && strstr(info, url) != NULL);
+	free(info);
+	if (!CHECK(sandbox_create(&sandbox_provider_docker, &cfg, err, &sb) ==
+	    0)) {
+		printf("# %s\n", err);
+		goto out;
+	}
+	CHECK_INT(sandbox_upload(sb, "in/a.txt", "over tls", 8, err), 0);
+	CHECK_INT(conf_sh(sb, "cat in/a.txt; echo ' ok' >> in/a.txt", 0, 0,
+	    &r), 0);
+	CHECK_STR(r.out, "over tls");
+	sandbox_exec_result_release(&r);
+	CHECK_INT(sandbox_download(sb, "in/a.txt", 100, err, &data, &len), 0);
+	CHECK(data != NULL && len == 12 && memcmp(data, "over tls ok\n", 12)
+	    == 0);
+	free(data);
+	CHECK_INT(sandbox_destroy(sb, err), 0);
+	CHECK_INT(workspace_exists(sb), 0);
+out:
+	sandbox_free(sb);
+	json_decref(o);
 }
 
 /* ====== Leftovers ====== */
@@ -319,7 +378,8 @@ bench(const struct sandbox_config *cfg)
 	t0 = conf_now_us();
 	for (i = 0; i < 5; i++) {
 		sb = NULL;
-		if (sandbox_create(&sandbox_provider_docker, cfg, err, &sb) == 0)
+		if (sandbox_create(&sandbox_provider_docker, cfg, err, &sb) ==
+		    0)
 			sandbox_free(sb);
 	}
 	printf("# bench: docker create+destroy: %.2f ms\n",
@@ -342,7 +402,8 @@ main(void)
 		return 1;
 	}
 	snprintf(sock, sizeof(sock), "%s/docker.sock", top);
-	snprintf(cmd, sizeof(cmd), "sh tests/e2e/dockerd.sh start '%s'", top);
+	snprintf(cmd, sizeof(cmd), "sh tests/e2e/dockerd.sh start '%s' tls",
+	    top);
 	rc = sh_run(cmd);
 	if (rc == 77) {
 		tap_skip("docker: no private engine here (see above: root, "
@@ -365,6 +426,7 @@ main(void)
 	conformance_run(&sandbox_provider_docker, &cfg);
 	hardening(&cfg);
 	failures(&cfg);
+	tls(&cfg);
 	sweep(&cfg);
 	bench(&cfg);
 	printf("# nothing left\n");
