@@ -58,8 +58,8 @@
  *
  * Files go through PUT and GET /containers/{id}/archive: uploads as a tar
  * built with libarchive holding the file and its folders (owned by the
- * container's user: copyUIDGID), downloads and listings read with
- * libarchive as they arrive. Paths are checked lexically
+ * uid and gid of commands, looked up once with `id`), downloads and
+ * listings read with libarchive as they arrive. Paths are checked lexically
  * (sandbox_path_check); the engine resolves what remains inside the
  * container, whose root is read-only, and a symlink at the end of a path is
  * returned as a link, which download refuses.
@@ -112,6 +112,8 @@ struct dk {
 	int64_t			 nano_cpus;
 	int			 pids;
 	char			 cid[80];	/* the container's id */
+	int			 ids;		/* uid and gid looked up */
+	long			 uid, gid;	/* of commands: own uploads */
 	int			 destroyed;
 };
 
@@ -1040,6 +1042,35 @@ dk_alive(const struct dk *x, char *err)
 
 /* ====== Files ====== */
 
+static int	exec_simple(struct dk *x, const char *const *argv, char *err,
+		    int *code, char *out, size_t outsz);
+
+/*
+ * The uid and gid commands run as (the image's user or docker_user), once
+ * per sandbox: uploads are theirs, so that commands may change them. The
+ * engine's own copyUIDGID cannot do it: it looks docker_user up as a
+ * name, "1000:1000" included. Unknown (no `id`): root's.
+ */
+static int
+dk_ids(struct dk *x, char *err)
+{
+	static const char *const	 argv[] = {"/bin/sh", "-c",
+	    "id -u && id -g", NULL};
+	char				 out[64], *end;
+	int				 code, rc;
+
+	if (x->ids)
+		return 0;
+	if ((rc = exec_simple(x, argv, err, &code, out, sizeof(out))) != 0)
+		return rc;
+	x->ids = 1;
+	x->uid = strtol(out, &end, 10);
+	x->gid = code == 0 && *end == '\n' ? strtol(end + 1, &end, 10) : -1;
+	if (code != 0 || x->uid < 0 || x->gid < 0 || *end != '\n')
+		x->uid = x->gid = 0;
+	return 0;
+}
+
 static la_ssize_t
 tar_write(struct archive *a, void *arg, const void *p, size_t n)
 {
@@ -1052,8 +1083,8 @@ tar_write(struct archive *a, void *arg, const void *p, size_t n)
 
 /* Adds one entry; 0 or -1. */
 static int
-tar_add(struct archive *a, const char *name, const void *data, size_t len,
-    int dir)
+tar_add(struct archive *a, const struct dk *x, const char *name,
+    const void *data, size_t len, int dir)
 {
 	struct archive_entry	*e;
 	int			 rc = -1;
@@ -1063,6 +1094,8 @@ tar_add(struct archive *a, const char *name, const void *data, size_t len,
 	archive_entry_set_pathname(e, name);
 	archive_entry_set_filetype(e, dir ? AE_IFDIR : AE_IFREG);
 	archive_entry_set_perm(e, dir ? 0755 : 0644);
+	archive_entry_set_uid(e, x->uid);
+	archive_entry_set_gid(e, x->gid);
 	archive_entry_set_size(e, dir ? 0 : (la_int64_t)len);
 	archive_entry_set_mtime(e, time(NULL), 0);
 	if (archive_write_header(a, e) != ARCHIVE_OK)
@@ -1093,6 +1126,8 @@ dk_put(struct dk *x, const char *path, const void *data, size_t len,
 	int			 rc = 0;
 
 	DK_RESP_INIT(&rs);
+	if ((rc = dk_ids(x, err)) != 0)
+		goto out;
 	if ((a = archive_write_new()) == NULL ||
 	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
 	    archive_write_open2(a, &tar, NULL, tar_write, NULL, NULL) !=
@@ -1100,15 +1135,15 @@ dk_put(struct dk *x, const char *path, const void *data, size_t len,
 		goto oom;
 	for (sl = strchr(path, '/'); sl != NULL; sl = strchr(sl + 1, '/')) {
 		snprintf(dir, sizeof(dir), "%.*s", (int)(sl - path), path);
-		if (tar_add(a, dir, NULL, 0, 1) != 0)
+		if (tar_add(a, x, dir, NULL, 0, 1) != 0)
 			goto oom;
 	}
-	if (tar_add(a, path, data, len, 0) != 0 || archive_write_close(a) !=
+	if (tar_add(a, x, path, data, len, 0) != 0 || archive_write_close(a) !=
 	    ARCHIVE_OK || tar.oom)
 		goto oom;
 	memset(&rq, 0, sizeof(rq));
-	snprintf(q, sizeof(q), "/containers/%s/archive?path=" DK_WORKDIR
-	    "&copyUIDGID=1", x->cid);
+	snprintf(q, sizeof(q), "/containers/%s/archive?path=" DK_WORKDIR,
+	    x->cid);
 	rq.method = "PUT";
 	rq.path = q;
 	rq.body = tar.p;
@@ -1509,11 +1544,13 @@ out:
 }
 
 /*
- * Runs argv in the container to its end, output discarded up to the
- * 8-byte frames (a cleanup, a probe). *code its exit code.
+ * Runs argv in the container to its end (a cleanup, a look-up): *code its
+ * exit code, its standard output into out (outsz bytes, NUL-terminated;
+ * NULL: discarded).
  */
 static int
-exec_simple(struct dk *x, const char *const *argv, char *err, int *code)
+exec_simple(struct dk *x, const char *const *argv, char *err, int *code,
+    char *out, size_t outsz)
 {
 	struct dk_stream	 st;
 	struct dk_req		 rq;
@@ -1539,6 +1576,8 @@ exec_simple(struct dk *x, const char *const *argv, char *err, int *code)
 	if ((rc = dk_call(x, &rq, err, &rs, NULL)) != 0 || rs.status != 200)
 		goto out;
 	rc = exec_exit(x, eid, err, code);
+	if (out != NULL)
+		snprintf(out, outsz, "%s", st.out.p != NULL ? st.out.p : "");
 out:
 	free(rs.body.p);
 	free(st.out.p);
@@ -1600,7 +1639,7 @@ dk_cleanup(struct dk *x, char *err)
 	    NULL};
 	int				code, rc;
 
-	rc = exec_simple(x, argv, err, &code);
+	rc = exec_simple(x, argv, err, &code, NULL, 0);
 	if (rc == 0 && code != 0)
 		rc = dk_gone(x, err);
 	return rc;

@@ -68,8 +68,9 @@ void	sandbox_config_init(struct sandbox_config *cfg, const struct conf *c);
  * A stop asked for from outside (a run being stopped): while a command
  * runs, the local provider calls fn at least every SANDBOX_CANCEL_MS, and
  * when it answers 1 kills the command and everything in its sandbox at
- * once, as at its time limit. The ssh and e2b providers do not look at it:
- * their commands run to their end or their limit.
+ * once, as at its time limit. The docker provider asks too, about once a
+ * second while a command is silent. The ssh and e2b providers do not look
+ * at it: their commands run to their end or their limit.
  */
 struct sandbox_cancel {
 	int	(*fn)(void *arg);
@@ -92,7 +93,7 @@ struct sandbox_exec_req {
 	/*
 	 * A folder of the workspace (one name, "skills") the command sees
 	 * read-only, or NULL. The local provider binds it read-only over
-	 * itself when it is a real folder; ssh and e2b ignore it.
+	 * itself when it is a real folder; ssh, e2b and docker ignore it.
 	 */
 	const char	*readonly;
 };

@@ -142,6 +142,71 @@ hardening(const struct sandbox_config *cfg)
 	sandbox_free(sb);
 }
 
+/* ====== Another user, a stop ====== */
+
+static int
+cancel_after(void *arg)
+{
+	return conf_now_us() >= *(int64_t *)arg;
+}
+
+static void
+user_and_stop(const struct sandbox_config *good)
+{
+	struct sandbox_config		 cfg = *good;
+	struct sandbox			*sb = NULL;
+	struct sandbox_exec_result	 r;
+	struct sandbox_exec_req		 req;
+	struct sandbox_cancel		 cancel;
+	json_t				*o;
+	char				 err[ENGINE_ERRMAX], cmd[64];
+	char				*data = NULL;
+	size_t				 len = 0;
+	int64_t				 t0, at;
+
+	printf("# another user, a stop\n");
+	memset(&r, 0, sizeof(r));
+	o = json_deep_copy(good->options);
+	json_object_set_new(o, "docker_user", json_string("65534:65534"));
+	cfg.options = o;
+	if (!CHECK(sandbox_create(&sandbox_provider_docker, &cfg, err, &sb) ==
+	    0)) {
+		printf("# %s\n", err);
+		goto out;
+	}
+	/* Uploads belong to the commands' user: they can write there. */
+	CHECK_INT(sandbox_upload(sb, "d/e/f.txt", "f", 1, err), 0);
+	CHECK_INT(conf_sh(sb, "id -u; echo g > d/e/g.txt && cat d/e/f.txt",
+	    0, 0, &r), 0);
+	CHECK_STR(r.out, "65534\nf");
+	sandbox_exec_result_release(&r);
+	CHECK_INT(sandbox_download(sb, "d/e/g.txt", 10, err, &data, &len), 0);
+	CHECK(data != NULL && len == 2 && memcmp(data, "g\n", 2) == 0);
+	free(data);
+	/* A stop asked for from outside kills the command at once. */
+	at = conf_now_us() + 1000000;
+	cancel.fn = cancel_after;
+	cancel.arg = &at;
+	memset(&req, 0, sizeof(req));
+	snprintf(cmd, sizeof(cmd), "sleep %s9; echo never", conf_mark);
+	req.shell = cmd;
+	req.cancel = &cancel;
+	t0 = conf_now_us();
+	CHECK_INT(sandbox_exec(sb, &req, err, &r), 0);
+	CHECK_INT(r.cancelled, 1);
+	CHECK_INT(r.timed_out, 0);
+	CHECK_INT(r.exit_code, 137);
+	CHECK(conf_now_us() - t0 < 5000000);
+	sandbox_exec_result_release(&r);
+	CHECK_INT(conf_wait_marked_gone(sb), 0);
+	CHECK_INT(conf_sh(sb, "echo still", 0, 0, &r), 0);
+	CHECK_STR(r.out, "still\n");
+	sandbox_exec_result_release(&r);
+out:
+	sandbox_free(sb);
+	json_decref(o);
+}
+
 /* ====== Failures, each by name ====== */
 
 struct killer {
@@ -425,6 +490,7 @@ main(void)
 	conformance_opts.workspace_exists = workspace_exists;
 	conformance_run(&sandbox_provider_docker, &cfg);
 	hardening(&cfg);
+	user_and_stop(&cfg);
 	failures(&cfg);
 	tls(&cfg);
 	sweep(&cfg);
