@@ -9,7 +9,7 @@
  *			(the default), an absolute socket path, tcp://host:port,
  *			http:// or https:// URL
  *	docker_image	the image, default langgenius/dify-agentbox:latest;
- *			any image with a POSIX sh, kill and sleep
+ *			any image with a POSIX sh, kill, sleep and id
  *	docker_network	a network the containers join; empty: none at all
  *	docker_user	user[:group] commands run as; empty: the image's
  *	docker_memory	memory of the container ("512m"); empty:
