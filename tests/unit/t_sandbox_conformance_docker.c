@@ -2,8 +2,9 @@
  * t_sandbox_conformance_docker.c — the provider conformance suite
  * (sandbox_conformance.h) on the docker provider, then what is its own:
  * the container's hardening, a dead engine, a missing image, a container
- * killed mid-command, a remote engine over TCP with TLS, the sweep of
- * leftovers, and the bench lines that `make bench` reads.
+ * killed mid-command, a named network, another user, a stop from outside,
+ * a remote engine over TCP with TLS, the sweep of leftovers, and the
+ * bench lines that `make bench` reads.
  *
  * A private dockerd is started for the test (tests/e2e/dockerd.sh, with a
  * busybox image made by `docker import`, never pulled) and stopped by its
@@ -140,6 +141,40 @@ hardening(const struct sandbox_config *cfg)
 	CHECK_STR(r.out, "lo ");
 	sandbox_exec_result_release(&r);
 	sandbox_free(sb);
+}
+
+/* ====== A named network ====== */
+
+static void
+network(const struct sandbox_config *good)
+{
+	struct sandbox_config		 cfg = *good;
+	struct sandbox			*sb = NULL;
+	struct sandbox_exec_result	 r;
+	json_t				*o;
+	char				 err[ENGINE_ERRMAX], cmd[600];
+
+	printf("# a named network\n");
+	memset(&r, 0, sizeof(r));
+	snprintf(cmd, sizeof(cmd), "docker -H unix://%s network create "
+	    "--internal flowcgi-test-net >/dev/null", sock);
+	if (!CHECK(sh_run(cmd) == 0))
+		return;
+	o = json_deep_copy(good->options);
+	json_object_set_new(o, "docker_network", json_string(
+	    "flowcgi-test-net"));
+	cfg.options = o;
+	if (CHECK(sandbox_create(&sandbox_provider_docker, &cfg, err, &sb) ==
+	    0)) {
+		CHECK_INT(sb->network, 1);
+		CHECK_INT(conf_sh(sb, "ls /sys/class/net | tr '\\n' ' '", 0, 0,
+		    &r), 0);
+		CHECK_STR(r.out, "eth0 lo ");
+		sandbox_exec_result_release(&r);
+	} else
+		printf("# %s\n", err);
+	sandbox_free(sb);
+	json_decref(o);
 }
 
 /* ====== Another user, a stop ====== */
@@ -490,6 +525,7 @@ main(void)
 	conformance_opts.workspace_exists = workspace_exists;
 	conformance_run(&sandbox_provider_docker, &cfg);
 	hardening(&cfg);
+	network(&cfg);
 	user_and_stop(&cfg);
 	failures(&cfg);
 	tls(&cfg);
