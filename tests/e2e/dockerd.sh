@@ -87,7 +87,7 @@ certs() {
 start() {
 	d=$1
 	shift
-	py= tcp=
+	py='' tcp=''
 	for a in "$@"; do
 		case $a in
 		python) py=1 ;;
