@@ -35,6 +35,7 @@
 #include "engine/internal.h"
 
 #define CONTENT_MAX	(16 * 1024)	/* bytes of a content attribute */
+#define STOP_WAIT	2		/* s the exit waits for the exporter */
 
 struct span {
 	char		 trace_id[33];
@@ -530,7 +531,8 @@ trace_start(struct engine *e)
 void
 trace_stop(struct engine *e)
 {
-	struct tracer *t = tracer;
+	struct tracer	*t = tracer;
+	struct timespec	 ts;
 
 	if (t == NULL || t->e != e)
 		return;
@@ -540,10 +542,17 @@ trace_stop(struct engine *e)
 	t->quit = 1;
 	pthread_cond_signal(&t->cv);
 	pthread_mutex_unlock(&t->mu);
-	pthread_join(t->tid, NULL);
-	pthread_mutex_lock(&t->mu);
+	/* A stuck collector must not hold up the exit: after a few seconds
+	 * the thread is left to the process's end, with what it uses. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += STOP_WAIT;
+	if (pthread_timedjoin_np(t->tid, NULL, &ts) != 0) {
+		log_warn("tracing: the collector did not answer within %d s; "
+		    "exiting without the last spans", STOP_WAIT);
+		tracer = NULL;
+		return;
+	}
 	tracer = NULL;
-	pthread_mutex_unlock(&t->mu);
 	json_decref(t->queue);
 	json_decref(t->resource);
 	curl_slist_free_all(t->headers);

@@ -307,6 +307,7 @@ batch_run(struct store *s, struct store_writer *list)
 	struct store_txn	 t = { s, NULL };
 	struct store_writer	*first, *last, *w, *failed;
 	MDB_envinfo		 info;
+	double			 t0;
 	int			 rc, alone = 0, again = 0, n;
 
 	while ((first = next_pending(list)) != NULL) {
@@ -332,15 +333,20 @@ batch_run(struct store *s, struct store_writer *list)
 				break;
 			}
 		}
-		if (rc == 0)
+		if (rc == 0) {
+			t0 = metric_clock();
 			rc = mdb_err(mdb_txn_commit(t.txn), "commit");
-		else
+			metric_observe(METRIC_STORE_COMMIT_DURATION, NULL,
+			    metric_clock() - t0);
+		} else
 			mdb_txn_abort(t.txn);
 		pthread_rwlock_unlock(&s->resize_lock);
 		if (rc == 0) {
 			atomic_fetch_add(&s->n_commits, 1);
-			if (s->sync)
+			if (s->sync) {
 				atomic_fetch_add(&s->n_syncs, 1);
+				metric_add(METRIC_STORE_FSYNCS, NULL, 1);
+			}
 			stat_largest(s, (uint_fast64_t)n);
 			settle(first, last, 0);
 			continue;

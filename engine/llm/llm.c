@@ -408,7 +408,8 @@ llm_span_start(const char *label, const struct llm_endpoint *ep,
 	struct span	*s;
 	json_t		*v;
 
-	if (!trace_enabled())
+	/* within a run's trace only */
+	if (!trace_enabled() || span_current() == NULL)
 		return NULL;
 	snprintf(name, sizeof(name), "chat %s", rq->model ? rq->model : "");
 	if ((s = span_start(name, span_current(), SPAN_CLIENT)) == NULL)

@@ -317,11 +317,13 @@ sandbox_observe(struct span *s, const char *provider, const char *op,
 	span_end(s);
 }
 
+/* A span for op inside a run's trace (warm code runners made ahead of
+ * any run have none). */
 static struct span *
 sandbox_span(const char *op)
 {
-	return trace_enabled() ? span_start(op, span_current(), SPAN_CLIENT) :
-	    NULL;
+	return span_current() != NULL ? span_start(op, span_current(),
+	    SPAN_CLIENT) : NULL;
 }
 
 int

@@ -66,7 +66,7 @@ tool_invoke(struct engine *e, const struct tool_call *call, char *err,
 	char				 name[160];
 	int				 rc;
 
-	if (trace_enabled()) {
+	if (span_current() != NULL) {	/* within a run's trace */
 		snprintf(name, sizeof(name), "execute_tool %s", call->tool ?
 		    call->tool : "");
 		s = span_start(name, span_current(), SPAN_INTERNAL);
