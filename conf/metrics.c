@@ -31,6 +31,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -637,9 +638,12 @@ share_snapshot(void)
 static void *
 share_main(void *arg)
 {
-	struct timespec ts;
+	struct timespec	ts;
+	sigset_t	all;
 
 	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);	/* signals are the server's */
 	pthread_mutex_lock(&share_mu);
 	while (!share_quit) {
 		pthread_mutex_unlock(&share_mu);

@@ -21,7 +21,9 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,27 +39,42 @@
 #define CONTENT_MAX	(16 * 1024)	/* bytes of a content attribute */
 #define STOP_WAIT	2		/* s the exit waits for the exporter */
 
+/* Text that grows, with a sticky out-of-memory flag. */
+struct tbuf {
+	char	*p;
+	size_t	 len, cap;
+	int	 oom;
+};
+
 struct span {
 	char		 trace_id[33];
 	char		 span_id[17];
 	char		 parent_id[17];
-	char		*name;
 	int		 kind;
 	int64_t		 start_ns;
-	json_t		*attrs;		/* OTLP KeyValue list */
+	struct tbuf	 name;		/* escaped */
+	struct tbuf	 attrs;		/* OTLP KeyValue objects, comma-joined */
+	struct tbuf	 message;	/* escaped status message */
 	int		 error;
-	char		*message;	/* status message when error */
+};
+
+/* A finished span, its OTLP JSON text, queued for the exporter. */
+struct qspan {
+	struct qspan	*next;
+	size_t		 len;
+	char		 text[];
 };
 
 struct tracer {
 	struct engine	*e;
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv;
-	json_t		*queue;		/* OTLP span objects, oldest first */
+	struct qspan	*head, **tail;	/* oldest first */
+	size_t		 queued;
 	int		 quit;
 	pthread_t	 tid;
 	struct curl_slist *headers;
-	json_t		*resource;	/* OTLP resource object */
+	char		*resource;	/* OTLP resource object, JSON text */
 	int64_t		 last_warn;	/* s: one warning a minute at most */
 };
 
@@ -95,15 +112,18 @@ rand64(void)
 static void
 hex_id(char *out, size_t bytes)
 {
-	uint64_t	v = 0;
-	size_t		i;
+	static const char	 hex[] = "0123456789abcdef";
+	uint64_t		 v = 0;
+	size_t			 i;
 
 	for (i = 0; i < bytes; i++) {
 		if (i % 8 == 0)
 			v = rand64();
-		snprintf(out + 2 * i, 3, "%02x", (unsigned)(v & 0xff));
+		out[2 * i] = hex[(v >> 4) & 0xf];
+		out[2 * i + 1] = hex[v & 0xf];
 		v >>= 8;
 	}
+	out[2 * bytes] = '\0';
 }
 
 static int64_t
@@ -113,6 +133,87 @@ now_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ====== Text ====== */
+
+static void
+tb_add(struct tbuf *b, const char *s, size_t n)
+{
+	char	*np;
+	size_t	 cap;
+
+	if (b->oom || n == 0)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		cap = b->cap ? b->cap : 1024;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		if ((np = realloc(b->p, cap)) == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void
+tb_str(struct tbuf *b, const char *s)
+{
+	tb_add(b, s, strlen(s));
+}
+
+/*
+ * s[0..n) as the inside of a JSON string: quotes, backslashes and control
+ * characters escaped, a byte that does not start a well-formed UTF-8
+ * sequence made '?', so that a collector never sees invalid JSON.
+ */
+static void
+tb_esc(struct tbuf *b, const char *s, size_t n)
+{
+	const unsigned char	*p = (const unsigned char *)s, *end = p + n;
+	const unsigned char	*run = p;
+	char			 u[8];
+	size_t			 k, i;
+
+	while (p < end) {
+		if (*p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80) {
+			p++;
+			continue;
+		}
+		tb_add(b, (const char *)run, (size_t)(p - run));
+		if (*p < 0x80) {
+			if (*p == '"' || *p == '\\') {
+				u[0] = '\\';
+				u[1] = (char)*p;
+				tb_add(b, u, 2);
+			} else {
+				snprintf(u, sizeof(u), "\\u%04x", *p);
+				tb_add(b, u, 6);
+			}
+			run = ++p;
+			continue;
+		}
+		k = *p >= 0xf0 && *p < 0xf5 ? 4 : *p >= 0xe0 ? 3 :
+		    *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
+		if (k == 3 && *p >= 0xf0)
+			k = 0;
+		for (i = 1; k > 0 && i < k; i++)
+			if (p + i >= end || (p[i] & 0xc0) != 0x80)
+				k = 0;
+		if (k == 0) {
+			tb_add(b, "?", 1);
+			run = ++p;
+		} else {
+			tb_add(b, (const char *)p, k);
+			run = p += k;
+		}
+	}
+	tb_add(b, (const char *)run, (size_t)(p - run));
 }
 
 /* ====== Spans ====== */
@@ -138,12 +239,9 @@ span_start(const char *name, struct span *parent, enum span_kind kind)
 		return NULL;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
-	if ((s->name = strdup(name != NULL && *name != '\0' ? name :
-	    "span")) == NULL || (s->attrs = json_array()) == NULL) {
-		free(s->name);
-		free(s);
-		return NULL;
-	}
+	if (name == NULL || *name == '\0')
+		name = "span";
+	tb_esc(&s->name, name, strlen(name));
 	if (parent != NULL) {
 		memcpy(s->trace_id, parent->trace_id, sizeof(s->trace_id));
 		memcpy(s->parent_id, parent->span_id, sizeof(s->parent_id));
@@ -155,77 +253,90 @@ span_start(const char *name, struct span *parent, enum span_kind kind)
 	return s;
 }
 
+/* Opens attribute k: {"key":"k","value":{ ... the caller closes "}}". */
 static void
-attr_add(struct span *s, const char *k, json_t *v)
+attr_open(struct span *s, const char *k)
 {
-	if (s == NULL || v == NULL) {
-		json_decref(v);
-		return;
-	}
-	json_array_append_new(s->attrs, json_pack("{s:s,s:o}", "key", k,
-	    "value", v));
+	if (s->attrs.len > 0)
+		tb_add(&s->attrs, ",", 1);
+	tb_str(&s->attrs, "{\"key\":\"");
+	tb_esc(&s->attrs, k, strlen(k));
+	tb_str(&s->attrs, "\",\"value\":{");
 }
 
 void
 span_attr_str(struct span *s, const char *k, const char *v)
 {
-	if (s != NULL && v != NULL)
-		attr_add(s, k, json_pack("{s:s}", "stringValue", v));
+	if (s == NULL || v == NULL)
+		return;
+	attr_open(s, k);
+	tb_str(&s->attrs, "\"stringValue\":\"");
+	tb_esc(&s->attrs, v, strlen(v));
+	tb_str(&s->attrs, "\"}}");
 }
 
 void
 span_attr_int(struct span *s, const char *k, int64_t v)
 {
-	char buf[32];
+	char buf[48];
 
-	/* OTLP JSON carries 64-bit integers as strings */
 	if (s == NULL)
 		return;
-	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	attr_add(s, k, json_pack("{s:s}", "intValue", buf));
+	attr_open(s, k);
+	/* OTLP JSON carries 64-bit integers as strings */
+	snprintf(buf, sizeof(buf), "\"intValue\":\"%" PRId64 "\"}}", v);
+	tb_str(&s->attrs, buf);
 }
 
 void
 span_attr_double(struct span *s, const char *k, double v)
 {
-	if (s != NULL)
-		attr_add(s, k, json_pack("{s:f}", "doubleValue", v));
+	char buf[64];
+
+	if (s == NULL)
+		return;
+	if (isnan(v) || isinf(v))
+		v = 0;
+	attr_open(s, k);
+	snprintf(buf, sizeof(buf), "\"doubleValue\":%.17g}}", v);
+	tb_str(&s->attrs, buf);
 }
 
 void
 span_attr_strings(struct span *s, const char *k, const char *const *v,
     size_t n)
 {
-	json_t	*vals;
-	size_t	 i;
+	size_t i;
 
-	if (s == NULL || (vals = json_array()) == NULL)
+	if (s == NULL)
 		return;
-	for (i = 0; i < n; i++)
-		json_array_append_new(vals, json_pack("{s:s}", "stringValue",
-		    v[i] ? v[i] : ""));
-	attr_add(s, k, json_pack("{s:{s:o}}", "arrayValue", "values", vals));
+	attr_open(s, k);
+	tb_str(&s->attrs, "\"arrayValue\":{\"values\":[");
+	for (i = 0; i < n; i++) {
+		tb_str(&s->attrs, i > 0 ? ",{\"stringValue\":\"" :
+		    "{\"stringValue\":\"");
+		tb_esc(&s->attrs, v[i] ? v[i] : "", v[i] ? strlen(v[i]) : 0);
+		tb_str(&s->attrs, "\"}");
+	}
+	tb_str(&s->attrs, "]}}}");
 }
 
 void
 span_attr_content(struct span *s, const char *k, const char *text)
 {
-	char	*cut;
-	size_t	 n;
+	size_t n;
 
 	if (s == NULL || text == NULL || !include_content)
 		return;
-	if ((n = strlen(text)) <= CONTENT_MAX) {
-		span_attr_str(s, k, text);
-		return;
-	}
-	/* cut on a character boundary, so that the JSON stays valid */
-	for (n = CONTENT_MAX; n > 0 && ((unsigned char)text[n] & 0xc0) ==
-	    0x80; n--)
-		;
-	if ((cut = strndup(text, n)) != NULL)
-		span_attr_str(s, k, cut);
-	free(cut);
+	/* cut on a character boundary */
+	if ((n = strlen(text)) > CONTENT_MAX)
+		for (n = CONTENT_MAX; n > 0 &&
+		    ((unsigned char)text[n] & 0xc0) == 0x80; n--)
+			;
+	attr_open(s, k);
+	tb_str(&s->attrs, "\"stringValue\":\"");
+	tb_esc(&s->attrs, text, n);
+	tb_str(&s->attrs, "\"}}");
 }
 
 void
@@ -246,8 +357,9 @@ span_error(struct span *s, const char *message)
 	if (s == NULL)
 		return;
 	s->error = 1;
-	free(s->message);
-	s->message = message != NULL ? strdup(message) : NULL;
+	s->message.len = 0;
+	if (message != NULL)
+		tb_esc(&s->message, message, strlen(message));
 }
 
 struct span *
@@ -274,9 +386,9 @@ span_trace_id(const struct span *s)
 static void
 span_free(struct span *s)
 {
-	free(s->name);
-	free(s->message);
-	json_decref(s->attrs);
+	free(s->name.p);
+	free(s->attrs.p);
+	free(s->message.p);
 	free(s);
 }
 
@@ -284,40 +396,57 @@ void
 span_end(struct span *s)
 {
 	struct tracer	*t = tracer;
-	json_t		*o;
-	char		 start[24], end[24];
+	struct qspan	*q = NULL;
+	char		 head[256], tail[64];
+	size_t		 hl, tl, n;
 	int		 dropped = 0;
 
 	if (s == NULL)
 		return;
 	if (current == s)
 		current = NULL;
-	snprintf(start, sizeof(start), "%" PRId64, s->start_ns);
-	snprintf(end, sizeof(end), "%" PRId64, now_ns());
-	o = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s,s:O,s:{s:i,s:s?}}",
-	    "traceId", s->trace_id, "spanId", s->span_id, "name", s->name,
-	    "kind", s->kind, "startTimeUnixNano", start, "endTimeUnixNano",
-	    end, "attributes", s->attrs, "status", "code", s->error ? 2 : 1,
-	    "message", s->error ? s->message : NULL);
-	if (o != NULL && s->parent_id[0] != '\0')
-		json_object_set_new(o, "parentSpanId",
-		    json_string(s->parent_id));
+	hl = (size_t)snprintf(head, sizeof(head), "{\"traceId\":\"%s\","
+	    "\"spanId\":\"%s\",%s%s%s\"kind\":%d,\"startTimeUnixNano\":\"%"
+	    PRId64 "\",\"endTimeUnixNano\":\"%" PRId64 "\",\"name\":\"",
+	    s->trace_id, s->span_id, s->parent_id[0] ? "\"parentSpanId\":\"" :
+	    "", s->parent_id, s->parent_id[0] ? "\"," : "", s->kind,
+	    s->start_ns, now_ns());
+	tl = (size_t)snprintf(tail, sizeof(tail), "],\"status\":{\"code\":%d%s",
+	    s->error ? 2 : 1, s->error ? ",\"message\":\"" : "}}");
+	/* one allocation: the span's text is written straight into it */
+	n = hl + s->name.len + 17 + s->attrs.len + tl + s->message.len + 4;
+	if (t != NULL && !s->name.oom && !s->attrs.oom && !s->message.oom &&
+	    hl < sizeof(head) && (q = malloc(sizeof(*q) + n)) != NULL) {
+		q->next = NULL;
+		q->len = 0;
+#define PUT(p, k) (memcpy(q->text + q->len, (p), (k)), q->len += (k))
+		PUT(head, hl);
+		PUT(s->name.p, s->name.len);
+		PUT("\",\"attributes\":[", 16);
+		PUT(s->attrs.p, s->attrs.len);
+		PUT(tail, tl);
+		if (s->error) {
+			PUT(s->message.p, s->message.len);
+			PUT("\"}}", 3);
+		}
+#undef PUT
+		q->text[q->len] = '\0';
+	}
 	span_free(s);
-	if (o == NULL || t == NULL)
+	if (q == NULL)
 		return;
 	pthread_mutex_lock(&t->mu);
-	if (json_array_size(t->queue) >=
-	    (size_t)t->e->conf->tracing_queue_max)
+	if (t->queued >= (size_t)t->e->conf->tracing_queue_max)
 		dropped = 1;
 	else {
-		json_array_append_new(t->queue, o);
-		o = NULL;
-		if (json_array_size(t->queue) >=
-		    (size_t)t->e->conf->tracing_batch_max)
+		*t->tail = q;
+		t->tail = &q->next;
+		q = NULL;
+		if (++t->queued >= (size_t)t->e->conf->tracing_batch_max)
 			pthread_cond_signal(&t->cv);
 	}
 	pthread_mutex_unlock(&t->mu);
-	json_decref(o);
+	free(q);
 	if (dropped)
 		metric_add(METRIC_TRACE_SPANS, METRIC_LABELS("dropped"), 1);
 }
@@ -365,31 +494,38 @@ headers_make(const char *spec)
 	return h;
 }
 
-/* Sends spans (an array, stolen); counts them exported or failed. */
+/* Sends the n spans of list (freed here); counts them exported or
+ * failed. */
 static void
-export_batch(struct tracer *t, json_t *spans)
+export_batch(struct tracer *t, struct qspan *list, size_t n)
 {
 	struct outbound_req	 rq;
 	struct outbound_resp	 rs;
-	json_t			*body;
-	char			*text, err[ENGINE_ERRMAX] = "";
-	size_t			 n = json_array_size(spans), len;
+	struct tbuf		 b = { NULL, 0, 0, 0 };
+	struct qspan		*q, *next;
+	char			 err[ENGINE_ERRMAX] = "";
 	int			 ok = 0;
 
-	body = json_pack("{s:[{s:O,s:[{s:{s:s,s:s},s:o}]}]}", "resourceSpans",
-	    "resource", t->resource, "scopeSpans", "scope", "name", "flowcgi",
-	    "version", FLOWCGI_VERSION, "spans", spans);
-	text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
-	json_decref(body);
-	if (text != NULL) {
-		len = strlen(text);
+	tb_str(&b, "{\"resourceSpans\":[{\"resource\":");
+	tb_str(&b, t->resource);
+	tb_str(&b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"flowcgi\","
+	    "\"version\":\"" FLOWCGI_VERSION "\"},\"spans\":[");
+	for (q = list; q != NULL; q = next) {
+		next = q->next;
+		if (q != list)
+			tb_add(&b, ",", 1);
+		tb_add(&b, q->text, q->len);
+		free(q);
+	}
+	tb_str(&b, "]}]}]}");
+	if (!b.oom) {
 		memset(&rq, 0, sizeof(rq));
 		memset(&rs, 0, sizeof(rs));
 		rq.method = "POST";
 		rq.url = t->e->conf->tracing_endpoint;
 		rq.headers = t->headers;
-		rq.body = text;
-		rq.body_len = len;
+		rq.body = b.p;
+		rq.body_len = b.len;
 		rq.trusted = 1;
 		rq.timeout = t->e->conf->tracing_timeout;
 		rq.connect_timeout = t->e->conf->tracing_timeout;
@@ -400,9 +536,9 @@ export_batch(struct tracer *t, json_t *spans)
 				snprintf(err, sizeof(err), "HTTP %ld", rs.status);
 			outbound_resp_release(&rs);
 		}
-		free(text);
 	} else
 		snprintf(err, sizeof(err), "out of memory");
+	free(b.p);
 	metric_add(METRIC_TRACE_SPANS, METRIC_LABELS(ok ? "exported" :
 	    "failed"), (int64_t)n);
 	if (!ok && time(NULL) - t->last_warn >= 60) {
@@ -413,34 +549,27 @@ export_batch(struct tracer *t, json_t *spans)
 	}
 }
 
-/* Takes up to batch_max queued spans (called with t->mu held). */
-static json_t *
-queue_take(struct tracer *t)
+/* Takes up to batch_max queued spans (called with t->mu held); *n gets
+ * their number. */
+static struct qspan *
+queue_take(struct tracer *t, size_t *n)
 {
-	json_t	*batch, *rest;
-	size_t	 n = json_array_size(t->queue), max;
+	struct qspan	*list = t->head, *q;
+	size_t		 max = (size_t)t->e->conf->tracing_batch_max, i;
 
-	max = (size_t)t->e->conf->tracing_batch_max;
-	if (n <= max) {
-		batch = t->queue;
-		t->queue = json_array();
-		if (t->queue == NULL) {	/* keep the old one: drop its spans */
-			t->queue = batch;
-			json_array_clear(batch);
-			return NULL;
-		}
-		return batch;
-	}
-	if ((batch = json_array()) == NULL || (rest = json_array()) == NULL) {
-		json_decref(batch);
+	if (list == NULL) {
+		*n = 0;
 		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		json_array_append(i < max ? batch : rest,
-		    json_array_get(t->queue, i));
-	json_decref(t->queue);
-	t->queue = rest;
-	return batch;
+	for (q = list, i = 1; i < max && q->next != NULL; i++)
+		q = q->next;
+	t->head = q->next;
+	q->next = NULL;
+	if (t->head == NULL)
+		t->tail = &t->head;
+	t->queued -= i;
+	*n = i;
+	return list;
 }
 
 static void *
@@ -448,10 +577,16 @@ exporter_main(void *arg)
 {
 	struct tracer	*t = arg;
 	struct timespec	 ts;
-	json_t		*batch;
+	struct qspan	*batch;
+	sigset_t	 all;
 	int64_t		 due;
+	size_t		 n;
 	int		 quit;
 
+	/* Started before the server blocks its signals: a SIGTERM must
+	 * reach the server's signalfd, never this thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_mutex_lock(&t->mu);
 	for (;;) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -459,18 +594,14 @@ exporter_main(void *arg)
 		    t->e->conf->tracing_flush_ms;
 		ts.tv_sec = (time_t)(due / 1000);
 		ts.tv_nsec = (long)(due % 1000) * 1000000;
-		while (!t->quit && json_array_size(t->queue) <
+		while (!t->quit && t->queued <
 		    (size_t)t->e->conf->tracing_batch_max &&
 		    pthread_cond_timedwait(&t->cv, &t->mu, &ts) != ETIMEDOUT)
 			;
 		quit = t->quit;
-		if (json_array_size(t->queue) > 0 &&
-		    (batch = queue_take(t)) != NULL) {
+		if ((batch = queue_take(t, &n)) != NULL) {
 			pthread_mutex_unlock(&t->mu);
-			if (json_array_size(batch) > 0)
-				export_batch(t, batch);
-			else
-				json_decref(batch);
+			export_batch(t, batch, n);
 			pthread_mutex_lock(&t->mu);
 		}
 		/* stopping: one batch, not a wait per batch on a collector
@@ -482,13 +613,27 @@ exporter_main(void *arg)
 	return NULL;
 }
 
+/* "<host>:<pid>", as metrics' instance label, into buf. */
+static const char *
+metrics_instance_id(char *buf, size_t n)
+{
+	char host[64];
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(buf, n, "%s:%ld", host, (long)getpid());
+	return buf;
+}
+
 int
 trace_start(struct engine *e)
 {
 	const struct conf	*c = e->conf;
 	struct tracer		*t;
 	pthread_condattr_t	 ca;
-	char			 host[64];
+	json_t			*res;
+	char			 host[64], pid[96];
 
 	if (c->tracing_endpoint[0] == '\0' || tracer != NULL)
 		return 0;
@@ -503,19 +648,19 @@ trace_start(struct engine *e)
 	if (gethostname(host, sizeof(host)) != 0)
 		snprintf(host, sizeof(host), "localhost");
 	host[sizeof(host) - 1] = '\0';
-	t->queue = json_array();
+	t->tail = &t->head;
 	t->headers = headers_make(c->tracing_headers);
-	t->resource = json_pack("{s:[{s:s,s:{s:s}},{s:s,s:{s:s}},"
-	    "{s:s,s:{s:s}},{s:s,s:{s:I}}]}", "attributes",
-	    "key", "service.name", "value", "stringValue",
-	    c->tracing_service_name, "key", "service.version", "value",
-	    "stringValue", FLOWCGI_VERSION, "key", "host.name", "value",
-	    "stringValue", host, "key", "process.pid", "value", "intValue",
-	    (json_int_t)getpid());
-	if (t->queue == NULL || t->headers == NULL || t->resource == NULL ||
+	res = json_pack("{s:[{s:s,s:{s:s}},{s:s,s:{s:s}},{s:s,s:{s:s}},"
+	    "{s:s,s:{s:s}}]}", "attributes", "key", "service.name", "value",
+	    "stringValue", c->tracing_service_name, "key", "service.version",
+	    "value", "stringValue", FLOWCGI_VERSION, "key", "host.name",
+	    "value", "stringValue", host, "key", "service.instance.id",
+	    "value", "stringValue", metrics_instance_id(pid, sizeof(pid)));
+	t->resource = res != NULL ? json_dumps(res, JSON_COMPACT) : NULL;
+	json_decref(res);
+	if (t->headers == NULL || t->resource == NULL ||
 	    pthread_create(&t->tid, NULL, exporter_main, t) != 0) {
-		json_decref(t->queue);
-		json_decref(t->resource);
+		free(t->resource);
 		curl_slist_free_all(t->headers);
 		pthread_cond_destroy(&t->cv);
 		pthread_mutex_destroy(&t->mu);
@@ -532,6 +677,7 @@ void
 trace_stop(struct engine *e)
 {
 	struct tracer	*t = tracer;
+	struct qspan	*q, *next;
 	struct timespec	 ts;
 
 	if (t == NULL || t->e != e)
@@ -553,8 +699,11 @@ trace_stop(struct engine *e)
 		return;
 	}
 	tracer = NULL;
-	json_decref(t->queue);
-	json_decref(t->resource);
+	for (q = t->head; q != NULL; q = next) {
+		next = q->next;
+		free(q);
+	}
+	free(t->resource);
 	curl_slist_free_all(t->headers);
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->mu);

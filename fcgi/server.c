@@ -324,7 +324,7 @@ serve_one(const struct conf *conf, struct engine *eng,
 	struct req	 r;
 	struct timespec	 t0;
 	const char	*cl;
-	char		*end;
+	char		*end, where[512];
 	double		 ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -366,7 +366,8 @@ out:
 	if (r.route == NULL)
 		r.route = "unmatched";
 	request_observe(&r, ms);
-	log_request(r.method, r.path, r.status, ms);
+	snprintf(where, sizeof(where), "%s%s", r.prefix, r.path);
+	log_request(r.method, where, r.status, ms);
 	log_context_clear();
 	arena_free(r.a);
 }
