@@ -244,6 +244,14 @@ struct node_obs {
 void	node_observe_start(struct node_obs *ob, struct run *r,
 	    const struct gnode *n, const char *exec_id, int index,
 	    const char *iter, const char *loop);
+/*
+ * An agent's iterations: ends prev (NULL: none) and starts the span of
+ * iteration iter under node (the agent node's span), current from then
+ * on; agent_iteration_end ends the last and makes node current again.
+ */
+struct span *agent_iteration_next(struct span *prev, struct span *node,
+	    int iter);
+void	agent_iteration_end(struct span *last, struct span *node);
 /* rec: the node's trace as stored (trace_pack, scrubbed), or NULL. */
 void	node_observe_end(struct node_obs *ob, struct run *r,
 	    const struct gnode *n, const char *status, const char *error,

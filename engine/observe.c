@@ -9,6 +9,7 @@
  * tracing.include_content, taken from the records as stored, so a secret
  * of the DSL never reaches a collector either.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/exec.h"
@@ -162,4 +163,31 @@ node_observe_end(struct node_obs *ob, struct run *r, const struct gnode *n,
 		span_attr_content_json(s, "dify.process_data", pd);
 	json_decref(t);
 	span_end(s);
+}
+
+/* ====== An agent's iterations ====== */
+
+struct span *
+agent_iteration_next(struct span *prev, struct span *node, int iter)
+{
+	struct span	*s;
+	char		 name[48];
+
+	span_end(prev);
+	if (node == NULL) {
+		span_set_current(NULL);
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "agent iteration %d", iter + 1);
+	if ((s = span_start(name, node, SPAN_INTERNAL)) != NULL)
+		span_attr_int(s, "dify.agent.iteration", iter + 1);
+	span_set_current(s != NULL ? s : node);
+	return s;
+}
+
+void
+agent_iteration_end(struct span *last, struct span *node)
+{
+	span_end(last);
+	span_set_current(node);
 }

@@ -154,6 +154,46 @@ is "$(q '[.[] | select(.parentSpanId == null) |
 is "$(q '[.[] | select(.attributes["gen_ai.completion"] != null)] | length')" \
     1 "the model request's span holds the completion"
 
+# ====== An agent: iterations, tool calls ======
+
+AKEY_APP=$APP AKEY=$KEY
+import_app "$TOP/tests/e2e/apps/agent.yml"
+llm_script '{"responses": [
+  {"match": "which day", "tool_calls": [
+     {"id": "c1", "name": "current_time", "arguments": {"timezone": "UTC"}},
+     {"id": "c2", "name": "weekday", "arguments": {"year": 2024, "month": 1, "day": 1}}]},
+  {"text": "A Monday."}
+]}'
+curl -s -m 5 -X POST -d '' "$OTLP/_reset" >/dev/null
+svc "$KEY" POST /v1/chat-messages -H 'Content-Type: application/json' \
+    -d '{"inputs":{},"query":"which day is it","user":"u",
+    "response_mode":"blocking"}'
+is "$(jqr .answer)" "A Monday." "an agent chat runs traced"
+# run, start, agent, answer; 2 iterations, 2 model requests, 2 tool calls
+spans_wait 10
+is "$(q '[.[] | select(.name | startswith("agent iteration"))] |
+    map(.name) | sort | join(",")')" "agent iteration 1,agent iteration 2" \
+    "a span per agent iteration"
+is "$(jq -r '(map(select(.attributes["dify.node.type"] == "agent") |
+    {(.spanId): 1}) | add) as $agent | [.[] | select(.name |
+    startswith("agent iteration")) | select($agent[.parentSpanId] == 1)] |
+    length' "$T_DIR/spans.json")" 2 "iterations are children of the agent node"
+is "$(jq -r '(map(select(.name | startswith("agent iteration")) |
+    {(.spanId): .name}) | add) as $it | [.[] |
+    select(.attributes["gen_ai.operation.name"] == "execute_tool") |
+    $it[.parentSpanId] + ":" + .attributes["gen_ai.tool.name"]] | sort |
+    join(",")' "$T_DIR/spans.json")" \
+    "agent iteration 1:current_time,agent iteration 1:weekday" \
+    "tool calls under the iteration that made them"
+is "$(jq -r '(map(select(.name | startswith("agent iteration")) |
+    {(.spanId): 1}) | add) as $it | [.[] |
+    select(.attributes["gen_ai.operation.name"] == "chat") |
+    select($it[.parentSpanId] == 1)] | length' "$T_DIR/spans.json")" 2 \
+    "model requests under their iterations"
+is "$(q '[.[] | select(.parentSpanId == null)] | .[0].attributes["session.id"] != null')" \
+    true "a chat's run span carries its conversation as session.id"
+APP=$AKEY_APP KEY=$AKEY
+
 # ====== Collector down ======
 
 DEAD=$(free_port)
