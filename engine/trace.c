@@ -24,6 +24,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,11 +40,13 @@
 #define CONTENT_MAX	(16 * 1024)	/* bytes of a content attribute */
 #define STOP_WAIT	2		/* s the exit waits for the exporter */
 
-/* Text that grows, with a sticky out-of-memory flag. */
+/* Text that grows, with a sticky out-of-memory flag. It may start in a
+ * caller's array (heap 0): most spans never need the heap for theirs. */
 struct tbuf {
 	char	*p;
 	size_t	 len, cap;
 	int	 oom;
+	int	 heap;		/* p is malloc'd */
 };
 
 struct span {
@@ -56,6 +59,8 @@ struct span {
 	struct tbuf	 attrs;		/* OTLP KeyValue objects, comma-joined */
 	struct tbuf	 message;	/* escaped status message */
 	int		 error;
+	char		 name_buf[128];
+	char		 attrs_buf[1536];
 };
 
 /* A finished span, its OTLP JSON text, queued for the exporter. */
@@ -149,12 +154,15 @@ tb_add(struct tbuf *b, const char *s, size_t n)
 		cap = b->cap ? b->cap : 1024;
 		while (cap < b->len + n + 1)
 			cap *= 2;
-		if ((np = realloc(b->p, cap)) == NULL) {
+		if ((np = b->heap ? realloc(b->p, cap) : malloc(cap)) == NULL) {
 			b->oom = 1;
 			return;
 		}
+		if (!b->heap && b->len > 0)
+			memcpy(np, b->p, b->len);
 		b->p = np;
 		b->cap = cap;
+		b->heap = 1;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
@@ -237,8 +245,13 @@ span_start(const char *name, struct span *parent, enum span_kind kind)
 
 	if (!trace_enabled())
 		return NULL;
-	if ((s = calloc(1, sizeof(*s))) == NULL)
+	if ((s = malloc(sizeof(*s))) == NULL)
 		return NULL;
+	memset(s, 0, offsetof(struct span, name_buf));
+	s->name.p = s->name_buf;
+	s->name.cap = sizeof(s->name_buf);
+	s->attrs.p = s->attrs_buf;
+	s->attrs.cap = sizeof(s->attrs_buf);
 	if (name == NULL || *name == '\0')
 		name = "span";
 	tb_esc(&s->name, name, strlen(name));
@@ -386,9 +399,12 @@ span_trace_id(const struct span *s)
 static void
 span_free(struct span *s)
 {
-	free(s->name.p);
-	free(s->attrs.p);
-	free(s->message.p);
+	if (s->name.heap)
+		free(s->name.p);
+	if (s->attrs.heap)
+		free(s->attrs.p);
+	if (s->message.heap)
+		free(s->message.p);
 	free(s);
 }
 
@@ -501,7 +517,7 @@ export_batch(struct tracer *t, struct qspan *list, size_t n)
 {
 	struct outbound_req	 rq;
 	struct outbound_resp	 rs;
-	struct tbuf		 b = { NULL, 0, 0, 0 };
+	struct tbuf		 b = { NULL, 0, 0, 0, 0 };
 	struct qspan		*q, *next;
 	char			 err[ENGINE_ERRMAX] = "";
 	int			 ok = 0;
