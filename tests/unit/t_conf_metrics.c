@@ -285,10 +285,12 @@ write_text(const char *path, const char *text)
 static void
 test_share(void)
 {
-	char		 dir[] = "/tmp/t_metrics.XXXXXX", path[512], *t;
-	const char	*p, *next;
+	char		 dir[256], path[1024], *t;
+	const char	*p, *next, *tmp = getenv("TMPDIR");
 	int		 live, rc;
 
+	snprintf(dir, sizeof(dir), "%s/t_metrics.XXXXXX", tmp && *tmp ? tmp :
+	    "/tmp");
 	if (mkdtemp(dir) == NULL) {
 		CHECK(0);
 		return;
