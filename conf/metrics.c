@@ -126,7 +126,8 @@ static const struct family families[METRIC__COUNT] = {
 	    "commit counts once), flush included.", METRIC_HISTOGRAM, L(NULL),
 	    b_store, NB(b_store) },
 	[METRIC_STORE_FSYNCS] = { "flowcgi_storage_fsyncs_total",
-	    "Commits flushed to disk (storage.sync).", METRIC_COUNTER, L(NULL),
+	    "Flushes to disk (storage.sync): of commits, and of the "
+	    "meta pages committed without one.", METRIC_COUNTER, L(NULL),
 	    NULL, 0 },
 	[METRIC_CONNECTIONS] = { "flowcgi_connections_open",
 	    "FastCGI connections open in this process now.", METRIC_GAUGE,

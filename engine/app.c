@@ -10,6 +10,9 @@
  *	 dsl: {the whole draft DSL document: version, kind, app, workflow or
  *	       model_config, dependencies, and anything else it carried}}
  *
+ * dsl is kept in the drafts database (app_store_put); published versions
+ * of a workflow app are in the versions database (versions.c).
+ *
  * The app header inside dsl is stale by design: the record's own fields
  * (renamed by PUT) win, and export writes them into the document.
  * revision counts the updates; it backs the HTTP ETag / If-Match pair.
@@ -505,6 +508,7 @@ app_delete_fn(struct store_txn *t, void *arg)
 	    rc != STORE_ENOTFOUND)
 		return rc;
 	if ((rc = keys_delete_all(t, id)) != 0 ||
+	    (rc = versions_delete_all(t, id)) != 0 ||
 	    (rc = runs_delete_all(t, id)) != 0 ||
 	    (rc = workspace_draft_delete_all(t, id)) != 0)
 		return rc;

@@ -2,13 +2,16 @@
  * app_cache.c — apps parsed once and reused by every run while their stored
  * bytes stay the same.
  *
- * Parsing an app's draft (its whole DSL) was the largest fixed cost of a
- * run. An entry keeps a copy of the two stored values it was parsed from
- * (the apps record and the draft); a lookup reads both in a snapshot and
- * compares bytes, so a change made by any process (an import, a draft
- * save, a delete) is seen at once, with no invalidation to forget. Entries
- * are shared read-only between runs: jansson's reference counts are atomic
- * and reading an object changes nothing. What a run must change (a draft
+ * Parsing an app's DSL was the largest fixed cost of a run. An entry keeps
+ * a copy of the two stored values it was parsed from (the apps record and
+ * the source: the draft, or the published version the service API runs,
+ * versions.c); a lookup reads both in a snapshot and compares bytes, so a
+ * change made by any process (an import, a draft save, a publish, a
+ * delete) is seen at once, with no invalidation to forget. An entry is
+ * found by the app's id and its source's (the version id, "" for the
+ * draft): an app never published has one entry for both kinds of run.
+ * Entries are shared read-only between runs: jansson's reference counts
+ * are atomic and reading an object changes nothing. What a run must change (a draft
  * whose secrets it opens) it changes in its own copy (run.c).
  *
  * run.app_cache bounds the entries; the least recently used one goes.
@@ -20,9 +23,10 @@
 
 struct app_entry {
 	char		 id[37];
+	char		 vid[37];	/* the version parsed, "" the draft */
 	void		*rec;		/* the stored apps record */
 	size_t		 rec_len;
-	void		*draft;		/* the stored draft, or NULL */
+	void		*draft;		/* the stored source, or NULL */
 	size_t		 draft_len;
 	json_t		*app;		/* parsed, with "dsl" */
 	int		 sealed;	/* the draft may hold sealed secrets */
@@ -90,14 +94,16 @@ same(const void *a, size_t alen, const void *b, size_t blen)
 
 /* Keeps app, parsed from rec and draft, in the slot of id or the LRU one. */
 static void
-cache_put(struct app_cache *c, const char *id, const void *rec,
-    size_t rec_len, const void *draft, size_t draft_len, json_t *app)
+cache_put(struct app_cache *c, const char *id, const char *vid,
+    const void *rec, size_t rec_len, const void *draft, size_t draft_len,
+    json_t *app)
 {
 	struct app_entry	*a = NULL;
 	size_t			 i;
 
 	for (i = 0; i < c->n && a == NULL; i++)
-		if (strcmp(c->e[i].id, id) == 0)
+		if (strcmp(c->e[i].id, id) == 0 &&
+		    strcmp(c->e[i].vid, vid) == 0)
 			a = &c->e[i];
 	if (a == NULL && c->n < c->max)
 		a = &c->e[c->n++];
@@ -115,6 +121,7 @@ cache_put(struct app_cache *c, const char *id, const void *rec,
 		return;
 	}
 	snprintf(a->id, sizeof(a->id), "%s", id);
+	snprintf(a->vid, sizeof(a->vid), "%s", vid);
 	memcpy(a->rec, rec, rec_len);
 	a->rec_len = rec_len;
 	if (draft != NULL)
@@ -125,38 +132,83 @@ cache_put(struct app_cache *c, const char *id, const void *rec,
 	a->used = ++c->tick;
 }
 
+/* The app record rec with "dsl" parsed from the source (NULL: none). */
+static json_t *
+app_parse(const void *rec, size_t rec_len, const char *vid,
+    const void *src, size_t src_len)
+{
+	json_t *app, *dsl = NULL, *ver = NULL;
+
+	if ((app = json_loadb(rec, rec_len, 0, NULL)) == NULL ||
+	    !json_is_object(app))
+		goto fail;
+	if (src != NULL && *vid == '\0' &&
+	    (dsl = json_loadb(src, src_len, 0, NULL)) == NULL)
+		goto fail;
+	if (src != NULL && *vid != '\0') {
+		if ((ver = json_loadb(src, src_len, 0, NULL)) == NULL ||
+		    (dsl = json_incref(json_object_get(ver, "dsl"))) == NULL)
+			goto fail;
+		if (json_object_set_new(app, "run_version", json_pack(
+		    "{s:s,s:O?}", "id", vid, "version", json_object_get(ver,
+		    "version"))) != 0)
+			goto fail;
+		json_decref(ver);
+	}
+	if (json_object_set_new(app, "dsl", dsl ? dsl : json_null()) != 0)
+		goto fail;
+	return app;
+fail:
+	json_decref(dsl);
+	json_decref(ver);
+	json_decref(app);
+	return NULL;
+}
+
 int
-app_cache_get(struct engine *e, const char *id, json_t **out, int *sealed)
+app_cache_get(struct engine *e, const char *id, int draft, json_t **out,
+    int *sealed)
 {
 	struct app_cache	*c = e->apps;
 	struct store_txn	*t = NULL;
 	struct app_entry	*a;
-	const void		*rec, *draft = NULL;
-	size_t			 rec_len, draft_len = 0, i;
-	json_t			*app = NULL, *dsl;
+	const void		*rec, *src = NULL;
+	size_t			 rec_len, src_len = 0, i;
+	json_t			*app = NULL;
+	char			 vid[37] = "";
 	int			 rc;
 
-	*sealed = 0;	/* without the cache the app is the caller's own */
-	if (c == NULL)
-		return engine_app_get_full(e, id, out);
+	*sealed = 0;
 	if (engine_uuid_check(id) != 0)
 		return ENGINE_ENOTFOUND;
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
 	if ((rc = store_get(t, STORE_DB_APPS, id, 36, &rec, &rec_len)) != 0)
 		goto out;
-	rc = store_get(t, STORE_DB_DRAFTS, id, 36, &draft, &draft_len);
+	/* the latest published version, else the draft */
+	rc = draft ? STORE_ENOTFOUND : versions_latest(t, id, vid, &src,
+	    &src_len);
+	if (rc == STORE_ENOTFOUND) {
+		vid[0] = '\0';
+		rc = store_get(t, STORE_DB_DRAFTS, id, 36, &src, &src_len);
+	}
 	if (rc != 0 && rc != STORE_ENOTFOUND)
 		goto out;
 	if (rc == STORE_ENOTFOUND)
-		draft = NULL;
+		src = NULL;
+	if (c == NULL) {
+		/* without the cache the app is the caller's own */
+		rc = (app = app_parse(rec, rec_len, vid, src, src_len)) ?
+		    0 : STORE_EINVAL;
+		goto out;
+	}
 	pthread_mutex_lock(&c->mu);
 	for (i = 0; i < c->n; i++) {
 		a = &c->e[i];
-		if (strcmp(a->id, id) == 0 && same(a->rec, a->rec_len, rec,
-		    rec_len) && (draft == NULL ? a->draft == NULL :
-		    a->draft != NULL && same(a->draft, a->draft_len, draft,
-		    draft_len))) {
+		if (strcmp(a->id, id) == 0 && strcmp(a->vid, vid) == 0 &&
+		    same(a->rec, a->rec_len, rec, rec_len) && (src == NULL ?
+		    a->draft == NULL : a->draft != NULL && same(a->draft,
+		    a->draft_len, src, src_len))) {
 			a->used = ++c->tick;
 			app = json_incref(a->app);
 			*sealed = a->sealed;
@@ -168,21 +220,13 @@ app_cache_get(struct engine *e, const char *id, json_t **out, int *sealed)
 		rc = 0;
 		goto out;
 	}
-	/* parsed as app_store_get does, then kept */
-	if ((app = json_loadb(rec, rec_len, 0, NULL)) == NULL ||
-	    !json_is_object(app)) {
+	if ((app = app_parse(rec, rec_len, vid, src, src_len)) == NULL) {
 		rc = STORE_EINVAL;
 		goto out;
 	}
-	dsl = draft != NULL ? json_loadb(draft, draft_len, 0, NULL) : NULL;
-	if (draft != NULL && dsl == NULL) {
-		rc = STORE_EINVAL;
-		goto out;
-	}
-	json_object_set_new(app, "dsl", dsl ? dsl : json_null());
-	*sealed = draft != NULL && secrets_maybe_sealed(draft, draft_len);
+	*sealed = src != NULL && secrets_maybe_sealed(src, src_len);
 	pthread_mutex_lock(&c->mu);
-	cache_put(c, id, rec, rec_len, draft, draft_len, app);
+	cache_put(c, id, vid, rec, rec_len, src, src_len, app);
 	pthread_mutex_unlock(&c->mu);
 	rc = 0;
 out:
@@ -196,6 +240,14 @@ out:
 }
 
 int
+engine_app_get_live(struct engine *e, const char *id, json_t **out)
+{
+	int sealed;
+
+	return app_cache_get(e, id, 0, out, &sealed);
+}
+
+int
 engine_app_mode(struct engine *e, const char *id, char *mode, size_t len)
 {
 	json_t		*app = NULL;
@@ -203,7 +255,7 @@ engine_app_mode(struct engine *e, const char *id, char *mode, size_t len)
 	int		 rc, sealed;
 
 	/* without the cache, the record alone */
-	if ((rc = e->apps != NULL ? app_cache_get(e, id, &app, &sealed) :
+	if ((rc = e->apps != NULL ? app_cache_get(e, id, 0, &app, &sealed) :
 	    engine_app_get(e, id, &app)) != 0)
 		return rc;
 	m = json_string_value(json_object_get(app, "mode"));

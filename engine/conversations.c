@@ -610,7 +610,7 @@ engine_conversation_variables(struct engine *e, const char *app_id,
 		snprintf(err, ENGINE_ERRMAX, "Conversation Not Exists.");
 		return rc;
 	}
-	if ((rc = app_cache_get(e, app_id, &app, &sealed)) != 0)
+	if ((rc = app_cache_get(e, app_id, 0, &app, &sealed)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((data = json_array()) == NULL)

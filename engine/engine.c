@@ -27,7 +27,8 @@ engine_strerror(int rc)
 	case ENGINE_ECONFLICT: return "the record changed since it was read";
 	case ENGINE_ESTORE: return "storage error";
 	case ENGINE_ENOMEM: return "out of memory";
-	case ENGINE_EFULL: return "storage is full (storage.max_map_size)";
+	case ENGINE_EFULL:
+		return "storage is full (storage.max_map_size, or the disk)";
 	case ENGINE_EEXIST: return "already exists";
 	case ENGINE_ELIMIT: return "a configured limit was reached";
 	case ENGINE_EFETCH: return "outbound request failed";
@@ -44,6 +45,7 @@ engine_from_store(int rc)
 	case STORE_ENOTFOUND: return ENGINE_ENOTFOUND;
 	case STORE_ENOMEM: return ENGINE_ENOMEM;
 	case STORE_EFULL: return ENGINE_EFULL;
+	case STORE_ENOSPC: return ENGINE_EFULL;
 	default:
 		/* Codes of the engine's own range pass through unchanged. */
 		if (rc <= ENGINE_EINVAL && rc > ENGINE_EINVAL - 100)

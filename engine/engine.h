@@ -139,6 +139,13 @@ int	engine_app_mode(struct engine *e, const char *id, char *mode,
 int	engine_app_get_full(struct engine *e, const char *id, json_t **out);
 
 /*
+ * The same with the DSL the service API runs: the latest published
+ * version, or the draft of an app never published. Shared with the runs:
+ * the caller must not change it. Its secrets are sealed.
+ */
+int	engine_app_get_live(struct engine *e, const char *id, json_t **out);
+
+/*
  * Replaces every secret that the DSL document dsl carries (see
  * engine_app_get_full) by ENGINE_SECRET_MASK, in place; empty values stay
  * empty. Returns 0 or ENGINE_ENOMEM.
@@ -163,6 +170,60 @@ int	engine_app_delete(struct engine *e, const char *id);
  */
 int	engine_app_copy(struct engine *e, const char *id, const json_t *in,
 	    char *err, json_t **out);
+
+/* ====== Draft and published versions (versions.c) ====== */
+
+/*
+ * A workflow or advanced-chat app has a draft, which the console edits,
+ * and published versions; the service API runs the latest published one,
+ * or the draft of an app never published. Views are Dify's Workflow
+ * objects: {id, graph, features, hash, version ("draft" or the time of
+ * publishing), marked_name, marked_comment, created_by, created_at,
+ * updated_by, updated_at, tool_published, environment_variables,
+ * conversation_variables, rag_pipeline_variables}, secrets masked.
+ */
+
+/* The draft's view, with app_mode and runtime_type. ENGINE_EINVAL: the
+ * app has no workflow (a chat, agent-chat or completion app). */
+int	engine_draft_view(struct engine *e, const char *app_id, json_t **out);
+
+/*
+ * Saves the draft from Dify's sync body {graph, features,
+ * environment_variables, conversation_variables, hash}: hash must be the
+ * stored draft's (else ENGINE_ECONFLICT, nothing changes); the document
+ * is checked and normalised as an import is; a secret sent back as
+ * ENGINE_SECRET_MASK keeps its stored value. *out = {result, hash,
+ * updated_at, warnings (as an import's)}.
+ */
+int	engine_draft_save(struct engine *e, const char *app_id,
+	    const json_t *in, char *err, json_t **out);
+
+/*
+ * Publishes the draft as a new version (name and comment may be NULL).
+ * *out = {id, app_id, version, marked_name, marked_comment, created_at,
+ * created_by}.
+ */
+int	engine_publish(struct engine *e, const char *app_id, const char *name,
+	    const char *comment, char *err, json_t **out);
+
+/* A page of the versions, newest first: {items, page, limit, has_more}. */
+int	engine_versions_list(struct engine *e, const char *app_id, int page,
+	    int limit, int named_only, json_t **out);
+
+/* The view of version vid (NULL: the latest); ENGINE_ENOTFOUND: none. */
+int	engine_version_view(struct engine *e, const char *app_id,
+	    const char *vid, json_t **out);
+
+/* Copies version vid into the draft. *out = {result, hash, updated_at}. */
+int	engine_version_restore(struct engine *e, const char *app_id,
+	    const char *vid, char *err, json_t **out);
+
+/*
+ * Replaces the model config of a chat, agent-chat or completion app with
+ * mc (Dify's model-config body, whole); the app runs it from then on.
+ */
+int	engine_model_config_set(struct engine *e, const char *app_id,
+	    const json_t *mc, char *err);
 
 /* ====== App file system ====== */
 
@@ -274,12 +335,14 @@ struct import_opts {
 	const char	*icon;
 	const char	*icon_background;
 	const char	*app_id;
+	int		 draft_only;	/* do not publish what is imported */
 };
 
 /*
- * Imports DSL text as Dify does. *out is always an Import object {id,
- * status, app_id, app_mode, current_dsl_version, imported_dsl_version,
- * error}: status completed or completed-with-warnings (app made, and
+ * Imports DSL text as Dify does; a workflow or advanced-chat app is then
+ * published (the service API runs what was imported) unless draft_only.
+ * *out is always an Import object {id, status, app_id, app_mode,
+ * current_dsl_version, imported_dsl_version, error}: status completed or completed-with-warnings (app made, and
  * then also warnings: the graph problems of dsl_check's report, each
  * {node_id, edge_id?, field, message}; a graph with some of them is kept
  * as a draft but refused at run time), pending (another version: confirm
@@ -339,6 +402,12 @@ int	engine_bundle_confirm(struct engine *e, const char *id,
  */
 int	engine_export(struct engine *e, const char *app_id, int include_secret,
 	    char *err, char **yaml, size_t *len);
+
+/* The same for published version vid of the app (ENGINE_ENOTFOUND: no
+ * such version). */
+int	engine_export_version(struct engine *e, const char *app_id,
+	    const char *vid, int include_secret, char *err, char **yaml,
+	    size_t *len);
 
 /*
  * The app as a .zip bundle: <name>.yml, manifest.json, <name>/files.

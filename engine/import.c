@@ -55,10 +55,10 @@ import_failed(const char *id, const char *imported, const char *error,
 static json_t *
 opts_json(const struct import_opts *o)
 {
-	return json_pack("{s:s?,s:s?,s:s?,s:s?,s:s?,s:s?}", "name", o->name,
-	    "description", o->description, "icon_type", o->icon_type, "icon",
-	    o->icon, "icon_background", o->icon_background, "app_id",
-	    o->app_id);
+	return json_pack("{s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:b}", "name",
+	    o->name, "description", o->description, "icon_type", o->icon_type,
+	    "icon", o->icon, "icon_background", o->icon_background, "app_id",
+	    o->app_id, "draft_only", o->draft_only);
 }
 
 static void
@@ -72,6 +72,7 @@ opts_from_json(const json_t *j, struct import_opts *o)
 	o->icon_background = json_string_value(json_object_get(j,
 	    "icon_background"));
 	o->app_id = json_string_value(json_object_get(j, "app_id"));
+	o->draft_only = json_is_true(json_object_get(j, "draft_only"));
 }
 
 struct pending_put {
@@ -228,6 +229,7 @@ struct import_put {
 	json_t			*dsl;		/* overwrite: its new draft */
 	const struct bundle	*bundle;
 	const char		*consume;	/* confirmed: end this */
+	int			 publish;	/* a workflow: publish it */
 	char			*err;
 	char			 mode[32];	/* out: mode of app_id */
 };
@@ -245,6 +247,9 @@ import_put_fn(struct store_txn *t, void *arg)
 	if (p->rec != NULL) {
 		id = json_string_value(json_object_get(p->rec, "id"));
 		if ((rc = app_store_put(t, p->rec, STORE_NOOVERWRITE)) != 0)
+			goto out;
+		if (p->publish && (rc = versions_publish(t, p->e->conf, id,
+		    json_object_get(p->rec, "dsl"), NULL, NULL, NULL)) != 0)
 			goto out;
 		if (p->bundle != NULL)
 			rc = assets_import(t, p->e->conf, id, p->bundle,
@@ -264,6 +269,9 @@ import_put_fn(struct store_txn *t, void *arg)
 		json_object_set_new(wf, "updated_at",
 		    json_integer(engine_now()));
 	if ((rc = app_store_put(t, rec, 0)) != 0)
+		goto out;
+	if (p->publish && (rc = versions_publish(t, p->e->conf, p->app_id,
+	    p->dsl, NULL, NULL, NULL)) != 0)
 		goto out;
 	if (p->bundle != NULL) {
 		if ((rc = assets_delete_all(t, p->app_id)) != 0)
@@ -381,6 +389,9 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 	ip.bundle = b;
 	ip.consume = consume;
 	ip.err = msg;
+	/* what is imported runs at once, as before versions existed */
+	ip.publish = !o->draft_only && (strcmp(mode, "workflow") == 0 ||
+	    strcmp(mode, "advanced-chat") == 0);
 	if (o->app_id != NULL && *o->app_id != '\0') {
 		/* Dify overwrites only workflow and advanced-chat apps, and
 		 * only with a DSL of the same mode. */
@@ -922,6 +933,30 @@ engine_export(struct engine *e, const char *app_id, int include_secret,
 	if ((rc = export_doc(e, rec, include_secret, err, &doc)) == 0)
 		rc = dsl_emit(doc, err, yaml, len);
 	json_decref(doc);
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_export_version(struct engine *e, const char *app_id, const char *vid,
+    int include_secret, char *err, char **yaml, size_t *len)
+{
+	json_t	*rec = NULL, *ver = NULL, *doc = NULL;
+	int	 rc;
+
+	if ((rc = engine_app_get(e, app_id, &rec)) != 0)
+		return rc;
+	if ((rc = version_get(e, app_id, vid, &ver)) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "workflow %s is no published "
+		    "version of this app", vid);
+		goto out;
+	}
+	json_object_set(rec, "dsl", json_object_get(ver, "dsl"));
+	if ((rc = export_doc(e, rec, include_secret, err, &doc)) == 0)
+		rc = dsl_emit(doc, err, yaml, len);
+out:
+	json_decref(doc);
+	json_decref(ver);
 	json_decref(rec);
 	return rc;
 }

@@ -33,15 +33,46 @@ int	live_init(struct engine *e);
 void	live_fini(struct engine *e);
 
 /*
- * The app's record with its draft as "dsl" (as engine_app_get_full), from
+ * The app's record with the DSL it runs as "dsl": with draft set its draft
+ * (as engine_app_get_full), else its latest published version, or the
+ * draft when it was never published (versions.c); a version also brings
+ * "run_version": {id, version}. From
  * the cache of parsed apps (app_cache.c) while its stored bytes are
  * unchanged: shared, so the caller must not change it. *sealed is 1 when
  * the shared draft may hold sealed secrets (then dsl_secrets OPEN would
  * change it: work on a copy). init/fini go with the engine.
  */
-int	app_cache_get(struct engine *e, const char *id, json_t **out,
-	    int *sealed);
+int	app_cache_get(struct engine *e, const char *id, int draft,
+	    json_t **out, int *sealed);
 int	app_cache_init(struct engine *e);
+
+/* ====== Published versions (versions.c) ====== */
+
+/*
+ * The latest published version of app_id in t: its id into vid, its
+ * stored record into *val (valid until t ends). STORE_ENOTFOUND: none.
+ */
+int	versions_latest(struct store_txn *t, const char *app_id, char vid[37],
+	    const void **val, size_t *len);
+
+/*
+ * Publishes dsl (the stored draft, secrets sealed) as a new version of
+ * app_id in t, dropping the oldest past workflow.max_versions. *out (may
+ * be NULL) gets the version record without its dsl.
+ */
+int	versions_publish(struct store_txn *t, const struct conf *c,
+	    const char *app_id, const json_t *dsl, const char *name,
+	    const char *comment, json_t **out);
+
+/* Deletes every version of app_id (the app goes). */
+int	versions_delete_all(struct store_txn *t, const char *app_id);
+
+/* The draft hash of a DSL document (versions.c says what it covers). */
+void	draft_hash(const json_t *dsl, char hex[STORE_HASH_HEX]);
+
+/* Version vid of app_id (NULL: the latest), as stored, with its dsl. */
+int	version_get(struct engine *e, const char *app_id, const char *vid,
+	    json_t **out);
 void	app_cache_fini(struct engine *e);
 
 /* ====== Traces (trace.c) ====== */
@@ -621,6 +652,14 @@ enum dsl_secret_op {
 };
 int	dsl_secrets(struct engine *e, json_t *wf, enum dsl_secret_op op,
 	    json_t *found, char *err);
+
+/*
+ * A workflow sent back by a client holds ENGINE_SECRET_MASK where it got a
+ * secret masked: each such value of wf becomes the value at the same place
+ * of old (the stored workflow, opened), found by the variable's name or
+ * the node's id, or "" where old has none. Returns 0 or ENGINE_ENOMEM.
+ */
+int	dsl_secrets_keep(json_t *wf, const json_t *old);
 
 /*
  * v (stolen) with every occurrence of a string of secrets (an array of

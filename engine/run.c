@@ -660,7 +660,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
 	json_t			*files = NULL, *usage = NULL;
-	json_t			*legacy = NULL;
+	json_t			*legacy = NULL, *rv;
 	const char		*status = NULL, *mode;
 	long			 start;
 	int64_t			 end_ms;
@@ -675,7 +675,10 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	r.lim.max_seconds = e->conf->workflow_max_time;
 	r.lim.max_parallel = e->conf->workflow_max_parallel;
 	r.lim.max_loop = e->conf->workflow_max_loop;
-	if ((rc = app_cache_get(e, o->app_id, &app, &sealed)) != 0)
+	/* the console's test runs run the draft; the others what the app
+	 * published last (or its draft, never published) */
+	if ((rc = app_cache_get(e, o->app_id, o->invoke_from != NULL &&
+	    strcmp(o->invoke_from, "debugger") == 0, &app, &sealed)) != 0)
 		goto out;
 	if (sealed) {
 		/* opening its secrets below changes it: this run's own copy */
@@ -766,9 +769,12 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	engine_uuid(r.id);
 	memcpy(r.task_id, r.id, sizeof(r.id));	/* stop by either id */
 	snprintf(r.app_id, sizeof(r.app_id), "%s", o->app_id);
-	snprintf(r.workflow_id, sizeof(r.workflow_id), "%s", var_str(
-	    json_object_get(app, "workflow"), "id") ? var_str(
-	    json_object_get(app, "workflow"), "id") : "");
+	/* the version that runs: Dify's workflow_id and version */
+	rv = json_object_get(app, "run_version");
+	snprintf(r.workflow_id, sizeof(r.workflow_id), "%s", var_str(rv,
+	    "id") ? var_str(rv, "id") : var_str(json_object_get(app,
+	    "workflow"), "id") ? var_str(json_object_get(app, "workflow"),
+	    "id") : "");
 	r.started_ms = run_now_ms();
 	sys = json_pack("{s:s,s:o,s:s,s:s,s:s,s:s,s:I,s:s?,s:I}",
 	    "query", o->query ? o->query : "", "files", json_incref(files),
@@ -792,10 +798,11 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		history_load(e, r.app_id, r.conversation_id, r.history);
 	/* The start node's outputs: the inputs, plus sys.* copies. */
 	pool_set_all(r.pool, r.g->nodes[start].id, inputs);
-	r.start_rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,s:s?,"
-	    "s:s}",
+	r.start_rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,"
+	    "s:s?,s:s}",
 	    "id", r.id, "task_id", r.task_id, "app_id", r.app_id,
-	    "workflow_id", r.workflow_id, "mode", mode, "inputs", inputs,
+	    "workflow_id", r.workflow_id, "version", var_str(rv, "version") ?
+	    var_str(rv, "version") : "draft", "mode", mode, "inputs", inputs,
 	    "status", "running", "created_at",
 	    (json_int_t)(r.started_ms / 1000), "stop_requested", 0,
 	    "created_by_end_user", o->user, "invoke_from", o->invoke_from ?
@@ -1069,6 +1076,7 @@ log_entry(const json_t *rec)
 	return json_pack("{s:O,s:{s:O,s:s,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,"
 	    "s:O},s:s,s:s,s:n,s:{s:O,s:s,s:b,s:O},s:O}", "id", F("id"),
 	    "workflow_run", "id", F("id"), "version", var_str(rec,
+	    "version") ? var_str(rec, "version") : var_str(rec,
 	    "workflow_id") && *var_str(rec, "workflow_id") ? "published" :
 	    "draft", "status", F("status"), "triggered_from", F("invoke_from"),
 	    "error", F("error"), "elapsed_time", F("elapsed_time"),

@@ -592,3 +592,69 @@ secrets_maybe_sealed(const void *raw, size_t len)
 	/* a sealed value is a JSON string that starts with the prefix */
 	return memmem(raw, len, "\"" PREFIX, sizeof("\"" PREFIX) - 1) != NULL;
 }
+
+/* ====== Secrets sent back masked ====== */
+
+/* obj[key] becomes old[key] ("" without one) when it is the mask. */
+static int
+keep_field(json_t *obj, const char *key, const json_t *old)
+{
+	const char	*s = json_string_value(json_object_get(obj, key));
+	const char	*o = json_string_value(json_object_get(old, key));
+
+	if (s == NULL || strcmp(s, ENGINE_SECRET_MASK) != 0)
+		return 0;
+	return json_object_set_new(obj, key, json_string(o != NULL ? o : ""))
+	    == 0 ? 0 : ENGINE_ENOMEM;
+}
+
+/* The element of array list whose string member k is v, or NULL. */
+static json_t *
+find_by(const json_t *list, const char *k, const char *v)
+{
+	json_t	*x;
+	size_t	 i;
+
+	if (v == NULL)
+		return NULL;
+	json_array_foreach(list, i, x)
+		if (json_is_string(json_object_get(x, k)) &&
+		    strcmp(json_string_value(json_object_get(x, k)), v) == 0)
+			return x;
+	return NULL;
+}
+
+int
+dsl_secrets_keep(json_t *wf, const json_t *old)
+{
+	json_t		*var, *node, *data, *odata, *hdrs, *v;
+	const char	*k;
+	size_t		 i;
+	int		 rc = 0;
+
+	json_array_foreach(json_object_get(wf, "environment_variables"), i,
+	    var)
+		if ((rc = keep_field(var, "value", find_by(json_object_get(old,
+		    "environment_variables"), "name", json_string_value(
+		    json_object_get(var, "name"))))) != 0)
+			return rc;
+	json_array_foreach(json_object_get(json_object_get(wf, "graph"),
+	    "nodes"), i, node) {
+		data = json_object_get(node, "data");
+		odata = json_object_get(find_by(json_object_get(
+		    json_object_get(old, "graph"), "nodes"), "id",
+		    json_string_value(json_object_get(node, "id"))), "data");
+		if ((rc = keep_field(json_object_get(json_object_get(data,
+		    "authorization"), "config"), "api_key", json_object_get(
+		    json_object_get(odata, "authorization"), "config"))) != 0)
+			return rc;
+		hdrs = json_object_get(data, "headers");
+		if (!json_is_object(hdrs))
+			continue;
+		json_object_foreach(hdrs, k, v)
+			if ((rc = keep_field(hdrs, k, json_object_get(odata,
+			    "headers"))) != 0)
+				return rc;
+	}
+	return rc;
+}

@@ -160,7 +160,7 @@ engine_conversation_autoname(struct engine *e, const char *app_id,
 		goto out;
 	first = json_array_get(json_object_get(list, "data"), 0);
 	query = json_string_value(json_object_get(first, "query"));
-	if ((rc = app_cache_get(e, app_id, &app, &sealed)) != 0)
+	if ((rc = app_cache_get(e, app_id, 0, &app, &sealed)) != 0)
 		goto out;
 	if (query != NULL && *query != '\0' && (model = app_model(app)) !=
 	    NULL) {
@@ -242,7 +242,7 @@ engine_message_suggested(struct engine *e, const char *app_id,
 		snprintf(err, ENGINE_ERRMAX, "Message Not Exists.");
 		goto out;
 	}
-	if ((rc = app_cache_get(e, app_id, &app, &sealed)) != 0)
+	if ((rc = app_cache_get(e, app_id, 0, &app, &sealed)) != 0)
 		goto out;
 	if (!suggest_enabled(app)) {
 		rc = engine_invalid(err, "Function Suggested questions after "

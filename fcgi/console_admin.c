@@ -10,10 +10,8 @@
  * strict Content-Security-Policy (nothing inline, nothing from elsewhere),
  * X-Frame-Options DENY.
  *
- * The console endpoints, in Dify's paths:
- *   GET  /console/api/apps/{id}/workflows/draft
- *        {graph, features, environment_variables, conversation_variables}
- *        of the draft (secret variable values masked)
+ * The console endpoints, in Dify's paths (the draft itself and its
+ * versions: console_workflows.c):
  *   POST /console/api/apps/{id}/workflows/draft/run   {inputs, files?}
  *   POST /console/api/apps/{id}/advanced-chat/workflows/draft/run
  *        {query, inputs, conversation_id?, files?}
@@ -177,67 +175,6 @@ h_admin_file(struct req *r)
 	admin_serve(r, r->captures[0]);
 }
 
-/* ====== The draft as JSON ====== */
-
-/* An array field of wf, or a new empty array. */
-static json_t *
-wf_array(const json_t *wf, const char *k)
-{
-	json_t *v = json_object_get(wf, k);
-
-	return json_is_array(v) ? json_incref(v) : json_array();
-}
-
-/* GET /console/api/apps/{id}/workflows/draft */
-static void
-h_draft_get(struct req *r)
-{
-	json_t	*rec = NULL, *wf, *graph, *feat, *meta, *res = NULL;
-	int	 rc;
-
-	if ((rc = engine_app_get_full(r->eng, r->captures[0], &rec)) != 0) {
-		resp_engine_error(r, rc, "", "app");
-		goto out;
-	}
-	if (engine_dsl_mask_secrets(json_object_get(rec, "dsl")) != 0) {
-		resp_error(r, 500, "internal_server_error", "out of memory");
-		goto out;
-	}
-	wf = json_object_get(json_object_get(rec, "dsl"), "workflow");
-	if (!json_is_object(wf)) {
-		resp_error(r, 404, "draft_workflow_not_exist", "Workflow not "
-		    "initialized: a %s app has no workflow draft",
-		    json_string_value(json_object_get(rec, "mode")) ?
-		    json_string_value(json_object_get(rec, "mode")) : "");
-		goto out;
-	}
-	graph = json_object_get(wf, "graph");
-	feat = json_object_get(wf, "features");
-	meta = json_object_get(rec, "workflow");
-	res = json_pack("{s:O,s:O,s:O,s:o,s:o,s:O,s:O,s:O,s:s}",
-	    "id", json_object_get(meta, "id") ? json_object_get(meta, "id") :
-	    json_null(),
-	    "graph", json_is_object(graph) ? graph : json_null(),
-	    "features", json_is_object(feat) ? feat : json_null(),
-	    "environment_variables", wf_array(wf, "environment_variables"),
-	    "conversation_variables", wf_array(wf, "conversation_variables"),
-	    "created_at", json_object_get(meta, "created_at") ?
-	    json_object_get(meta, "created_at") : json_null(),
-	    "updated_at", json_object_get(meta, "updated_at") ?
-	    json_object_get(meta, "updated_at") : json_null(),
-	    "app_mode", json_object_get(rec, "mode") ? json_object_get(rec,
-	    "mode") : json_null(),
-	    "runtime_type", engine_app_is_sandboxed(rec) ? "sandboxed" :
-	    "classic");
-	if (res == NULL) {
-		resp_error(r, 500, "internal_server_error", "out of memory");
-		goto out;
-	}
-	resp_json(r, 200, res);
-out:
-	json_decref(rec);
-}
-
 /* ====== Draft runs, streamed ====== */
 
 /*
@@ -330,7 +267,6 @@ h_chat_draft_run(struct req *r)
 const struct route console_admin_routes[] = {
 	{ "GET", "/admin", h_admin_root, AUTH_NONE },
 	{ "GET", "/admin/{}", h_admin_file, AUTH_NONE },
-	{ "GET", A "/workflows/draft", h_draft_get, AUTH_ADMIN },
 	{ "POST", A "/workflows/draft/run", h_draft_run, AUTH_ADMIN },
 	{ "POST", A "/advanced-chat/workflows/draft/run", h_chat_draft_run,
 	    AUTH_ADMIN },

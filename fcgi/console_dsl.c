@@ -24,10 +24,23 @@ import_status(const json_t *imp)
 	return 200;
 }
 
+/*
+ * The import fields of the body; "publish": false (flowcgi's own) keeps
+ * what is imported a draft, which the service API runs only if the app
+ * was never published.
+ */
 static int
 read_opts(struct req *r, struct import_opts *o)
 {
+	json_t *pub = json_object_get(r->json, "publish");
+
 	memset(o, 0, sizeof(*o));
+	if (pub != NULL && !json_is_boolean(pub)) {
+		resp_error(r, 400, "invalid_param", "publish must be true or "
+		    "false");
+		return -1;
+	}
+	o->draft_only = json_is_false(pub);
 	return req_json_string(r, "name", 0, &o->name) ||
 	    req_json_string(r, "description", 0, &o->description) ||
 	    req_json_string(r, "icon_type", 0, &o->icon_type) ||
@@ -125,16 +138,24 @@ query_bool(struct req *r, const char *k)
 	    strcmp(v, "1") == 0);
 }
 
-/* GET /console/api/apps/{id}/export?include_secret= */
+/*
+ * GET /console/api/apps/{id}/export?include_secret=&workflow_id=: the
+ * draft, or the published version workflow_id, as Dify's.
+ */
 static void
 h_export(struct req *r)
 {
-	char	 err[ENGINE_ERRMAX] = "", *yaml = NULL;
-	size_t	 len = 0;
-	int	 rc;
+	const char	*vid = req_query(r, "workflow_id");
+	char		 err[ENGINE_ERRMAX] = "", *yaml = NULL;
+	size_t		 len = 0;
+	int		 rc;
 
-	rc = engine_export(r->eng, r->captures[0], query_bool(r,
-	    "include_secret"), err, &yaml, &len);
+	if (vid != NULL && *vid != '\0')
+		rc = engine_export_version(r->eng, r->captures[0], vid,
+		    query_bool(r, "include_secret"), err, &yaml, &len);
+	else
+		rc = engine_export(r->eng, r->captures[0], query_bool(r,
+		    "include_secret"), err, &yaml, &len);
 	if (rc != 0) {
 		resp_engine_error(r, rc, err, "app");
 		return;
@@ -191,8 +212,8 @@ h_export_bundle(struct req *r)
 
 /*
  * POST /console/api/apps/imports-bundle: the .zip as the body (raw, or the
- * "file" part of a multipart form); name, description, icon fields and
- * app_id in the query or the form.
+ * "file" part of a multipart form); name, description, icon fields,
+ * app_id and publish (false: keep it a draft) in the query or the form.
  */
 static void
 h_import_bundle(struct req *r)
@@ -214,6 +235,8 @@ h_import_bundle(struct req *r)
 	o.icon = req_query(r, "icon");
 	o.icon_background = req_query(r, "icon_background");
 	o.app_id = req_query(r, "app_id");
+	o.draft_only = req_query(r, "publish") != NULL &&
+	    strcmp(req_query(r, "publish"), "false") == 0;
 	if (multipart_is_form(r->content_type)) {
 		if (multipart_parse(r->a, r->content_type, r->body,
 		    r->body_len, 16, &parts, &n, err, sizeof(err)) != 0) {
@@ -233,6 +256,9 @@ h_import_bundle(struct req *r)
 				o.description = v;
 			else if (strcmp(parts[i].name, "app_id") == 0)
 				o.app_id = v;
+			else if (strcmp(parts[i].name, "publish") == 0)
+				o.draft_only = v != NULL &&
+				    strcmp(v, "false") == 0;
 		}
 		if (zip == NULL) {
 			resp_error(r, 400, "invalid_param", "multipart body "

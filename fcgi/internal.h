@@ -284,6 +284,7 @@ extern const struct route console_model_routes[];
 extern const struct route console_sandbox_routes[];
 extern const struct route console_workspace_routes[];
 extern const struct route console_admin_routes[];
+extern const struct route console_workflow_routes[];
 extern const struct route console_tool_routes[];
 extern const struct route file_routes[];
 

@@ -14,6 +14,8 @@ static const struct route *const route_tables[] = {
 	system_routes,
 	console_dsl_routes,
 	console_app_routes,
+	/* drafts, published versions, chat apps' model config */
+	console_workflow_routes,
 	console_asset_routes,
 	console_run_routes,
 	console_model_routes,

@@ -218,13 +218,15 @@ h_run_detail(struct req *r)
 
 /* ====== App description ====== */
 
+/* The app with the DSL it runs (shared: read only), or NULL after an
+ * answer. */
 static json_t *
-app_draft(struct req *r)
+app_live(struct req *r)
 {
 	json_t	*app = NULL;
 	int	 rc;
 
-	if ((rc = engine_app_get_full(r->eng, r->app_id, &app)) != 0) {
+	if ((rc = engine_app_get_live(r->eng, r->app_id, &app)) != 0) {
 		resp_engine_error(r, rc, "", "app");
 		return NULL;
 	}
@@ -280,7 +282,7 @@ h_parameters(struct req *r)
 {
 	json_t	*app, *dsl, *wf, *feat, *res, *form;
 
-	if ((app = app_draft(r)) == NULL)
+	if ((app = app_live(r)) == NULL)
 		return;
 	dsl = json_object_get(app, "dsl");
 	wf = json_object_get(dsl, "workflow");
@@ -353,7 +355,7 @@ h_meta(struct req *r)
 	const char	*name, *type;
 	size_t		 i;
 
-	if ((app = app_draft(r)) == NULL)
+	if ((app = app_live(r)) == NULL)
 		return;
 	dsl = json_object_get(app, "dsl");
 	icons = json_object();

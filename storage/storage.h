@@ -26,6 +26,7 @@ enum store_err {
 	STORE_EINVAL = -106,	/* stored bytes are not the expected JSON */
 	STORE_EMAPFULL = -107,	/* internal: the map must grow, then retry */
 	STORE_EBUSY = -108,	/* too many readers or a lock problem */
+	STORE_ENOSPC = -109,	/* the disk has no room for the map to grow */
 };
 
 /* The named databases; DESIGN.md says what each one keys and holds. */
@@ -45,6 +46,7 @@ enum store_db {
 	STORE_DB_IMPORTS,
 	STORE_DB_DRAFTS,	/* app id -> draft DSL document */
 	STORE_DB_UPLOADS,	/* upload id -> file record (bytes in blobs) */
+	STORE_DB_VERSIONS,	/* app id/version id -> published version */
 	STORE_DB__COUNT
 };
 
@@ -52,7 +54,7 @@ enum store_db {
 int	store_db_find(const char *name);
 
 /* The schema version this build writes; store_open migrates older data. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 struct store;
 struct store_txn;
@@ -90,7 +92,10 @@ void	store_read_end(struct store_txn *t);
 /*
  * Runs fn in a write transaction and returns 0 once its changes are
  * committed (on disk, with sync on); any other return of fn is returned and
- * leaves no trace.
+ * leaves no trace. With sync on, a commit flushes its pages and the flush of
+ * its meta page comes after the lead has passed to the next batch (a flush
+ * covers every commit written before it), so that the next batch does not
+ * wait for it; the writers are answered after both.
  *
  * Group commit: the writers of this process that arrive together share one
  * transaction and one flush (up to batch_max of them). One of them, the
@@ -121,8 +126,16 @@ struct store_stats {
 	uint64_t	retries;	/* transactions run again (store_write) */
 	uint64_t	batch_largest;	/* most writes in one commit */
 	uint64_t	waiting;	/* writers queued behind a batch now */
+	uint64_t	flushes;	/* flushes of committed meta pages
+					   (sync on: one may cover many
+					   commits) */
+	uint64_t	durable;	/* transactions up to this id are on
+					   disk (sync on) */
 };
 void	store_stats(struct store *s, struct store_stats *out);
+
+/* The id of a write transaction, as store_stats' durable counts them. */
+uint64_t store_txn_id(const struct store_txn *t);
 
 /*
  * Raw access. *val points into the map and is valid until the transaction

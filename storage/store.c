@@ -13,12 +13,17 @@
  * first writer still queued. Processes are serialized by LMDB's own write
  * lock, as before; docs/architecture.md says why and what it costs.
  */
+#include <sys/file.h>
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lmdb.h>
 
@@ -41,6 +46,7 @@ static const char *const db_names[STORE_DB__COUNT] = {
 	[STORE_DB_IMPORTS] = "imports",
 	[STORE_DB_DRAFTS] = "drafts",
 	[STORE_DB_UPLOADS] = "uploads",
+	[STORE_DB_VERSIONS] = "versions",
 };
 
 /* A caller of store_write, queued on its own stack until it is done. */
@@ -60,12 +66,15 @@ struct store {
 	pthread_rwlock_t	 resize_lock;
 	int64_t			 max_map_size;
 	int			 sync;
+	int			 writemap;	/* MDB_WRITEMAP */
 	int			 batch_max;
 	pthread_mutex_t		 wq_lock;	/* wq_head, wq_tail, leading */
 	struct store_writer	*wq_head, **wq_tail;
 	int			 leading;	/* a batch is being written */
+	pthread_mutex_t		 flush_lock;	/* one mdb_env_sync at a time */
+	atomic_uint_fast64_t	 flushed;	/* txns up to this are durable */
 	atomic_uint_fast64_t	 n_writes, n_commits, n_syncs, n_retries;
-	atomic_uint_fast64_t	 n_largest, n_waiting;
+	atomic_uint_fast64_t	 n_largest, n_waiting, n_flushes;
 };
 
 struct store_txn {
@@ -96,6 +105,7 @@ store_strerror(int rc)
 	case STORE_ENOTFOUND: return "not found";
 	case STORE_EEXIST: return "already exists";
 	case STORE_EFULL: return "storage is full (storage.max_map_size)";
+	case STORE_ENOSPC: return "no space left on the disk for the database";
 	case STORE_EIO: return "storage input/output error";
 	case STORE_ENOMEM: return "out of memory";
 	case STORE_EVERSION: return "data directory written by a newer flowcgi";
@@ -125,16 +135,108 @@ mdb_err(int rc, const char *what)
 
 /* ====== Map growth ====== */
 
-/* Adopts a map size: 0 = the size another process set. */
+/*
+ * With sync off the map is written in place (MDB_WRITEMAP): a commit is
+ * then stores into the map, not a pwrite of each dirty page from a copy,
+ * about a quarter of a run's CPU through nginx. (With sync on it costs more
+ * than it saves: each flush write-protects the pages it wrote, and the next
+ * commit's stores fault them back in one by one.) Every page of the map
+ * must then have its blocks on the disk before LMDB can touch it: a store into a hole of a
+ * sparse file on a full disk is a SIGBUS, not an error. And LMDB sets the
+ * data file's length to the map size (ftruncate) whenever the map is set, so
+ * a process that set a smaller map than another's would cut the file under
+ * that other process's map (a SIGBUS there). Hence every change of the map
+ * size, at open, at growth and when adopting another process's growth:
+ *  - holds resize_lock for writing (this process's transactions) and an
+ *    exclusive flock on the data file (the other processes' changes);
+ *  - never asks for less than the file's length;
+ *  - reserves the blocks (posix_fallocate) before LMDB maps them.
+ * The data file thus takes its map size on disk: at most about twice what
+ * it holds, as the map doubles when full.
+ */
+
 static int
-store_set_mapsize(struct store *s, size_t size)
+file_lock(struct store *s, int op)
+{
+	int	fd;
+
+	if (mdb_env_get_fd(s->env, &fd) != 0)
+		return STORE_EIO;
+	while (flock(fd, op) != 0)
+		if (errno != EINTR) {
+			log_error("storage: lock the data file: %s",
+			    strerror(errno));
+			return STORE_EIO;
+		}
+	return 0;
+}
+
+static int64_t
+file_size(struct store *s)
+{
+	struct stat	st;
+	int		fd;
+
+	if (mdb_env_get_fd(s->env, &fd) != 0 || fstat(fd, &st) != 0)
+		return -1;
+	return (int64_t)st.st_size;
+}
+
+/* Reserves the blocks of the first size bytes of the data file. */
+static int
+map_reserve(struct store *s, size_t size)
+{
+	int	fd, rc;
+
+	if (!s->writemap)
+		return 0;	/* LMDB writes with pwrite: ENOSPC there */
+	if (mdb_env_get_fd(s->env, &fd) != 0)
+		return STORE_EIO;
+	if ((rc = posix_fallocate(fd, 0, (off_t)size)) == 0)
+		return 0;
+	log_error("storage: reserve %zu bytes for the map: %s", size,
+	    strerror(rc));
+	/* EFBIG: past the process's file size limit, as good as full */
+	return rc == ENOSPC || rc == EDQUOT || rc == EFBIG ? STORE_ENOSPC :
+	    STORE_EIO;
+}
+
+/*
+ * Sets the map to at least want bytes and at least the data file's length
+ * (0: just the file's length, adopting another process's growth). Called
+ * with resize_lock held for writing.
+ */
+static int
+map_set(struct store *s, size_t want)
+{
+	int64_t	len;
+	int	rc;
+
+	if ((rc = file_lock(s, LOCK_EX)) != 0)
+		return rc;
+	if ((len = file_size(s)) < 0)
+		rc = STORE_EIO;
+	else {
+		if ((size_t)len > want)
+			want = (size_t)len;
+		if ((rc = map_reserve(s, want)) == 0)
+			rc = mdb_err(mdb_env_set_mapsize(s->env, want),
+			    "set map size");
+	}
+	(void)file_lock(s, LOCK_UN);
+	return rc;
+}
+
+/* Adopts the map size another process grew the map to. */
+static int
+store_adopt_mapsize(struct store *s)
 {
 	int rc;
 
 	pthread_rwlock_wrlock(&s->resize_lock);
-	rc = mdb_env_set_mapsize(s->env, size);
+	rc = map_set(s, 0);
 	pthread_rwlock_unlock(&s->resize_lock);
-	return mdb_err(rc, "set map size");
+	return rc;
 }
 
 int64_t
@@ -157,31 +259,31 @@ store_grow(struct store *s, size_t seen)
 {
 	MDB_envinfo	info;
 	size_t		cur, next;
-	int		rc;
+	int64_t		len;
+	int		rc = 0;
 
 	pthread_rwlock_wrlock(&s->resize_lock);
 	mdb_env_info(s->env, &info);
 	cur = info.me_mapsize;
-	if (cur > seen) {
-		rc = 0;
+	if (cur > seen)
+		goto out;
+	/* Another process may have grown the map already: adopt that first. */
+	if ((len = file_size(s)) > (int64_t)cur) {
+		rc = map_set(s, 0);
 		goto out;
 	}
-	/* Another process may have grown the map already: adopt that first. */
-	if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0 &&
-	    mdb_env_info(s->env, &info) == 0 && info.me_mapsize > cur)
-		goto out;
 	if ((int64_t)cur >= s->max_map_size) {
-		pthread_rwlock_unlock(&s->resize_lock);
-		return STORE_EFULL;
+		rc = STORE_EFULL;
+		goto out;
 	}
 	next = cur * 2;
 	if ((int64_t)next > s->max_map_size)
 		next = (size_t)s->max_map_size;
 	log_info("storage: map full at %zu bytes, growing to %zu", cur, next);
-	rc = mdb_env_set_mapsize(s->env, next);
+	rc = map_set(s, next);
 out:
 	pthread_rwlock_unlock(&s->resize_lock);
-	return mdb_err(rc, "grow map");
+	return rc;
 }
 
 /* ====== Transactions ====== */
@@ -199,7 +301,7 @@ txn_begin(struct store *s, unsigned flags, MDB_txn **out)
 		pthread_rwlock_unlock(&s->resize_lock);
 		if (rc != MDB_MAP_RESIZED)
 			return mdb_err(rc, "begin transaction");
-		if ((rc = store_set_mapsize(s, 0)) != 0)
+		if ((rc = store_adopt_mapsize(s)) != 0)
 			return rc;
 	}
 }
@@ -291,6 +393,16 @@ stat_largest(struct store *s, uint_fast64_t n)
 		;
 }
 
+static void
+flushed_at_least(struct store *s, uint64_t id)
+{
+	uint_fast64_t cur = atomic_load(&s->flushed);
+
+	while (id > cur && !atomic_compare_exchange_weak(&s->flushed, &cur,
+	    id))
+		;
+}
+
 /*
  * Runs the writers of list in order, in as few transactions as it can, and
  * settles each. Normally that is one transaction and one commit. Otherwise:
@@ -302,13 +414,14 @@ stat_largest(struct store *s, uint_fast64_t n)
  *    alone from then on, so that the verdict is its own.
  */
 static void
-batch_run(struct store *s, struct store_writer *list)
+batch_run(struct store *s, struct store_writer *list, uint64_t *committed)
 {
 	struct store_txn	 t = { s, NULL };
 	struct store_writer	*first, *last, *w, *failed;
 	MDB_envinfo		 info;
 	double			 t0;
 	int			 rc, alone = 0, again = 0, n;
+	uint64_t		 id;
 
 	while ((first = next_pending(list)) != NULL) {
 		if (again++ > 0)
@@ -333,6 +446,7 @@ batch_run(struct store *s, struct store_writer *list)
 				break;
 			}
 		}
+		id = mdb_txn_id(t.txn);
 		if (rc == 0) {
 			t0 = metric_clock();
 			rc = mdb_err(mdb_txn_commit(t.txn), "commit");
@@ -342,6 +456,9 @@ batch_run(struct store *s, struct store_writer *list)
 			mdb_txn_abort(t.txn);
 		pthread_rwlock_unlock(&s->resize_lock);
 		if (rc == 0) {
+			*committed = id;
+			/* Its flush made the meta page before it durable. */
+			flushed_at_least(s, id - 1);
 			atomic_fetch_add(&s->n_commits, 1);
 			if (s->sync) {
 				atomic_fetch_add(&s->n_syncs, 1);
@@ -368,10 +485,52 @@ batch_run(struct store *s, struct store_writer *list)
 	}
 }
 
+/*
+ * Makes the commit of txn id durable: LMDB flushed its pages before writing
+ * its meta page (MDB_NOMETASYNC), and the next flush of the file, by any
+ * commit or by this, makes the meta page durable too. One flush at a time;
+ * it covers every commit whose meta page was written before it began.
+ */
+static int
+flush_to(struct store *s, uint64_t id)
+{
+	MDB_envinfo	info;
+	int		rc = 0;
+
+	if (id == 0 || atomic_load(&s->flushed) >= id)
+		return 0;
+	pthread_mutex_lock(&s->flush_lock);
+	if (atomic_load(&s->flushed) < id) {
+		pthread_rwlock_rdlock(&s->resize_lock);
+		mdb_env_info(s->env, &info);
+		pthread_rwlock_unlock(&s->resize_lock);
+		atomic_fetch_add(&s->n_flushes, 1);
+		metric_add(METRIC_STORE_FSYNCS, NULL, 1);
+		if ((rc = mdb_err(mdb_env_sync(s->env, 1), "flush")) == 0)
+			flushed_at_least(s, info.me_last_txnid);
+	}
+	pthread_mutex_unlock(&s->flush_lock);
+	return rc;
+}
+
+/* A flush that failed fails every write of the batch it was for. */
+static void
+flush_batch(struct store *s, struct store_writer *list, uint64_t id)
+{
+	int rc;
+
+	if (!s->sync || (rc = flush_to(s, id)) == 0)
+		return;
+	for (; list != NULL; list = list->next)
+		if (list->rc == 0)
+			list->rc = rc;
+}
+
 int
 store_write(struct store *s, store_write_fn fn, void *arg)
 {
 	struct store_writer	 me, *w, *next, *head;
+	uint64_t		 last = 0;
 	int			 n;
 
 	if (writing == s) {
@@ -383,8 +542,9 @@ store_write(struct store *s, store_write_fn fn, void *arg)
 	me.arg = arg;
 	if (s->batch_max <= 1) {
 		writing = s;
-		batch_run(s, &me);
+		batch_run(s, &me, &last);
 		writing = NULL;
+		flush_batch(s, &me, last);
 		atomic_fetch_add(&s->n_writes, 1);
 		return me.rc;
 	}
@@ -416,21 +576,25 @@ store_write(struct store *s, store_write_fn fn, void *arg)
 		atomic_fetch_sub(&s->n_waiting, (uint_fast64_t)n);
 		pthread_mutex_unlock(&s->wq_lock);
 		writing = s;
-		batch_run(s, &me);
+		batch_run(s, &me, &last);
 		writing = NULL;
+		/* Hand the lead on rather than write everyone's batches, and
+		 * before the flush, which the next batch need not wait for. */
+		pthread_mutex_lock(&s->wq_lock);
+		s->leading = 0;
+		head = s->wq_head;
+		pthread_mutex_unlock(&s->wq_lock);
+		if (head != NULL)
+			sem_post(&head->wake);
+		flush_batch(s, &me, last);
 		pthread_mutex_lock(&s->wq_lock);
 		for (w = &me; w != NULL; w = w->next)
 			w->done = 1;
-		s->leading = 0;
-		/* Hand the lead on rather than write everyone's batches. */
-		head = s->wq_head;
 		pthread_mutex_unlock(&s->wq_lock);
 		for (w = me.next; w != NULL; w = next) {
 			next = w->next;	/* w may return once posted */
 			sem_post(&w->wake);
 		}
-		if (head != NULL)
-			sem_post(&head->wake);
 	} else
 		pthread_mutex_unlock(&s->wq_lock);
 out:
@@ -448,6 +612,14 @@ store_stats(struct store *s, struct store_stats *out)
 	out->retries = atomic_load(&s->n_retries);
 	out->batch_largest = atomic_load(&s->n_largest);
 	out->waiting = atomic_load(&s->n_waiting);
+	out->flushes = atomic_load(&s->n_flushes);
+	out->durable = atomic_load(&s->flushed);
+}
+
+uint64_t
+store_txn_id(const struct store_txn *t)
+{
+	return mdb_txn_id(t->txn);
 }
 
 /* ====== Records ====== */
@@ -677,10 +849,24 @@ migrate_2_to_3(struct store_txn *t)
 	return 0;
 }
 
+/*
+ * Version 4 keeps published versions of workflow apps (versions, opened
+ * empty at store_open). An app never published runs its draft, so nothing
+ * moves; the version keeps an older flowcgi, which would run the draft of
+ * a published app, from opening the data.
+ */
+static int
+migrate_3_to_4(struct store_txn *t)
+{
+	(void)t;
+	return 0;
+}
+
 static const store_migrate_fn migrations[STORE_SCHEMA_VERSION] = {
 	migrate_0_to_1,
 	migrate_1_to_2,
 	migrate_2_to_3,
+	migrate_3_to_4,
 };
 
 static int
@@ -728,12 +914,42 @@ open_dbis(struct store_txn *t, void *arg)
 	return 0;
 }
 
+/*
+ * Opens dir's data file (creating it empty: LMDB takes an empty file for a
+ * new one) and takes its file lock, as map_set does.
+ */
+static int
+data_file_lock(const char *dir)
+{
+	char	path[4096];
+	int	fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/data.mdb", dir) >=
+	    sizeof(path)) {
+		log_error("storage: data directory path too long");
+		return -1;
+	}
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		log_error("storage: open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR) {
+			log_error("storage: lock %s: %s", path,
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
 int
 store_open(const char *dir, const struct store_opts *o, struct store **out)
 {
 	struct store	*s = NULL;
+	struct stat	 st;
 	unsigned	 flags = MDB_NOTLS;
-	int		 rc, dead;
+	int		 rc, dead, lockfd;
 	int64_t		 size;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
@@ -752,6 +968,7 @@ store_open(const char *dir, const struct store_opts *o, struct store **out)
 	s->sync = o->sync;
 	s->batch_max = o->batch_max;
 	pthread_mutex_init(&s->wq_lock, NULL);
+	pthread_mutex_init(&s->flush_lock, NULL);
 	s->wq_tail = &s->wq_head;
 	if ((rc = mdb_env_create(&s->env)) != 0) {
 		rc = mdb_err(rc, "create environment");
@@ -759,17 +976,31 @@ store_open(const char *dir, const struct store_opts *o, struct store **out)
 	}
 	mdb_env_set_maxdbs(s->env, STORE_DB__COUNT + 4);
 	mdb_env_set_maxreaders(s->env, o->max_readers > 0 ? (unsigned)o->max_readers : 1024);
+	/* In place without flushes; with them, LMDB's own writes (see map
+	 * growth above, and docs/architecture.md). */
+	s->writemap = !o->sync;
 	if (!o->sync)
-		flags |= MDB_NOSYNC;
-	if ((rc = mdb_env_open(s->env, dir, flags, 0600)) != 0) {
-		rc = mdb_err(rc, "open environment");
+		flags |= MDB_NOSYNC | MDB_WRITEMAP;
+	else
+		flags |= MDB_NOMETASYNC;	/* flushed by flush_to */
+	/* The map LMDB opens with sets the file's length: never less than it
+	 * is (another process's map) nor than storage.map_size, decided and
+	 * reserved under the file lock. */
+	if ((lockfd = data_file_lock(dir)) < 0) {
+		rc = STORE_EIO;
 		goto fail;
 	}
-	/* Keep a map that another process already grew; never shrink it. */
-	size = store_map_size(s);
-	if (size < o->map_size &&
-	    (rc = mdb_err(mdb_env_set_mapsize(s->env, (size_t)o->map_size),
-	    "set map size")) != 0)
+	if (fstat(lockfd, &st) != 0)
+		st.st_size = 0;
+	size = st.st_size > o->map_size ? st.st_size : o->map_size;
+	if ((rc = mdb_err(mdb_env_set_mapsize(s->env, (size_t)size),
+	    "set map size")) == 0 &&
+	    (rc = mdb_env_open(s->env, dir, flags, 0600)) != 0)
+		rc = mdb_err(rc, "open environment");
+	if (rc == 0)
+		rc = map_reserve(s, (size_t)store_map_size(s));
+	close(lockfd);	/* and its lock */
+	if (rc != 0)
 		goto fail;
 	/* Free the reader slots of processes that died holding them. */
 	mdb_reader_check(s->env, &dead);

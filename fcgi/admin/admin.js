@@ -574,6 +574,7 @@
 			    app.mode + ' app has no workflow graph.' }));
 			return;
 		}
+		graphSection(app, d, pane);
 		const nodes = (d.graph && d.graph.nodes) || [];
 		const edges = (d.graph && d.graph.edges) || [];
 		const count = {};
@@ -604,6 +605,32 @@
 				el('code', { text: v.variable }), ' — ' +
 				(v.label || '') + ' (' + v.type +
 				(v.required ? ', required' : '') + ')'))));
+	}
+
+	/* --- the graph (graph.js), edited through the draft API --- */
+
+	function graphSection(app, d, pane) {
+		const box = el('section', { id: 'graph', 'aria-label':
+		    'Graph' });
+		pane.append(el('h2', { text: 'Graph' }), box);
+		window.FlowGraph.show(box, d, { edit: { app, api, flash } });
+	}
+
+	/* A run's trace on the graph of the version that ran. */
+	async function traceGraph(app, run, execs, before) {
+		let d = null;
+		if (run.version && run.version !== 'draft') {
+			const vs = await api('GET', 'apps/' + enc(app.id) +
+			    '/workflows?limit=100').catch(() => null);
+			d = vs && vs.items.find((v) => v.id === run.workflow_id);
+		}
+		d = d || await draft(app);
+		if (!d)
+			return;
+		const box = el('section', { id: 'trace-graph',
+		    'aria-label': 'Trace on the graph' });
+		before.before(el('h3', { text: 'Graph' }), box);
+		window.FlowGraph.show(box, d, { trace: execs });
 	}
 
 	/* --- files --- */
@@ -879,10 +906,10 @@
 				href: '#/app/' + enc(app.id) + '/runs/' +
 				enc(r.id) }))))))), trace);
 		if (runId)
-			await runTrace(base, runId, trace);
+			await runTrace(base, runId, trace, app);
 	}
 
-	async function runTrace(base, runId, box) {
+	async function runTrace(base, runId, box, app) {
 		const [run, nodes] = await Promise.all([
 			api('GET', base + '/' + enc(runId)),
 			api('GET', base + '/' + enc(runId) + '/node-executions'),
@@ -909,6 +936,8 @@
 			    nodeSandbox(n),
 			    io('Process data', n.process_data),
 			    io('Outputs', n.outputs))))]);
+		await traceGraph(app, run, nodes.data,
+		    document.getElementById('trace-nodes').previousSibling);
 		document.getElementById('trace-title').focus();
 	}
 

@@ -265,9 +265,9 @@ for c in 1 "$CONNS"; do
 			    (trk > 0 ? rps / trk : 0), by, p50 }'
 	done
 done
-echo "flushes counted with: $COUNTER (fdatasync + fsync + msync calls;" \
-    "LMDB also writes its meta page through an O_DSYNC descriptor, one" \
-    "more durable write per commit that no syscall count shows)"
+echo "flushes counted with: $COUNTER (fdatasync + fsync + msync calls:" \
+    "with sync on, a commit's flush of its pages and the shared flushes" \
+    "of meta pages after it; with batch_max 1 both are the writer's own)"
 echo "load: $BUSY of $(getconf _NPROCESSORS_ONLN) CPUs busy before," \
     "load average $LOAD0 before, $LOAD1 after"
 echo

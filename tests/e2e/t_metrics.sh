@@ -66,11 +66,22 @@ TOKEN= req GET /metrics
 is "$STATUS" 401 "/metrics without a token is 401"
 TOKEN=wrong req GET /metrics
 is "$STATUS" 401 "/metrics with a wrong token is 401"
-TOKEN=$MTOKEN req GET /metrics
+# samples <metric filter>: the sum over every instance of matching samples
+samples() { awk -v f="$1" 'index($0, f) == 1 { s += $NF } END { print s + 0 }' \
+    "$T_DIR/metrics.txt"; }
+FIN="flowcgi_runs_finished_total{app=\"$APP\",mode=\"workflow\",status=\"succeeded\""
+# The other process's series are as fresh as its last write (every
+# metrics.share_interval, 1 s here): wait for both to have counted.
+i=0
+while :; do
+	TOKEN=$MTOKEN req GET /metrics
+	printf '%s\n' "$BODY" >"$T_DIR/metrics.txt"
+	[ "$(samples "$FIN")" = "$N" ] || [ $i -ge 50 ] && break
+	i=$((i + 1)); sleep 0.1
+done
 is "$STATUS" 200 "/metrics with metrics.token"
 ok "$(grep -qi '^content-type: text/plain; version=0.0.4' <<<"$HDRS"; \
     echo $?)" "in the text exposition format 0.0.4"
-printf '%s\n' "$BODY" >"$T_DIR/metrics.txt"
 req GET /metrics
 is "$STATUS" 200 "/metrics with the admin token"
 if command -v promtool >/dev/null 2>&1; then
@@ -81,11 +92,7 @@ if command -v promtool >/dev/null 2>&1; then
 else
 	skip "promtool not installed (Debian package prometheus)"
 fi
-# samples <metric filter>: the sum over every instance of matching samples
-samples() { awk -v f="$1" 'index($0, f) == 1 { s += $NF } END { print s + 0 }' \
-    "$T_DIR/metrics.txt"; }
-is "$(samples "flowcgi_runs_finished_total{app=\"$APP\",mode=\"workflow\",status=\"succeeded\"")" \
-    "$N" "runs finished, summed over both processes"
+is "$(samples "$FIN")" "$N" "runs finished, summed over both processes"
 is "$(samples 'flowcgi_node_duration_seconds_count{node_type="llm",status="succeeded"')" \
     "$N" "LLM node executions in the node duration histogram"
 is "$(grep -c '^flowcgi_runs_in_progress{' "$T_DIR/metrics.txt")" 2 \

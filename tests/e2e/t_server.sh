@@ -238,7 +238,11 @@ kill "$NGINX_PID"; wait "$NGINX_PID" 2>/dev/null
 FC_DATA=$T_DIR/full FLOWCGI_STORAGE_MAP_SIZE=1m FLOWCGI_STORAGE_MAX_MAP_SIZE=1m \
     FLOWCGI_STORAGE_SYNC=false start_flowcgi full || exit 1
 start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(FC_DATA=$T_DIR/full admin_token)
+# The command line opens the store too: with the server's settings, as from
+# one configuration file (a process with a larger map makes the file larger,
+# and no process ever cuts the file under another's map).
+TOKEN=$(FC_DATA=$T_DIR/full FLOWCGI_STORAGE_MAP_SIZE=1m \
+    FLOWCGI_STORAGE_MAX_MAP_SIZE=1m admin_token)
 PAD=$(for i in $(seq 400); do printf '💾'; done)
 ICON=$(for i in $(seq 1024); do printf '💾'; done)
 made=0

@@ -2,7 +2,8 @@
  * t_secrets_dsl.c — the secrets an app's DSL carries (dsl_secrets): which
  * fields are secrets, seal / open / mask / blank, a reference left alone,
  * aad binding, values stored before sealing, the basic key's base64 form;
- * engine_dsl_mask_secrets; and secrets_scrub over traces.
+ * engine_dsl_mask_secrets; dsl_secrets_keep (a draft saved with masked
+ * secrets); and secrets_scrub over traces.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,38 @@ test_mask_public(void)
 	json_decref(doc);
 }
 
+/*
+ * A workflow sent back masked: each mask takes the stored value at the
+ * same place (by variable name, by node id), a new value stays, a mask
+ * with nothing stored at its place becomes "".
+ */
+static void
+test_keep(void)
+{
+	json_t	*old = json_loads(doc_text, 0, NULL);
+	json_t	*wf = json_loads(doc_text, 0, NULL);
+	json_t	*doc = json_pack("{s:O}", "workflow", wf);
+	json_t	*env;
+
+	CHECK(engine_dsl_mask_secrets(doc) == 0);
+	CHECK_STR(json_string_value(KEY_AT(wf, 0)), ENGINE_SECRET_MASK);
+	json_object_set_new(json_object_get(json_object_get(NODE_AT(wf, 1),
+	    "authorization"), "config"), "api_key", json_string("new:pw"));
+	env = json_array_get(json_object_get(wf, "environment_variables"), 0);
+	json_object_set_new(env, "name", json_string("renamed"));
+	CHECK(dsl_secrets_keep(wf, old) == 0);
+	CHECK_STR(json_string_value(ENV_AT(wf, 0)), "");
+	CHECK_STR(json_string_value(KEY_AT(wf, 0)), "key-bearer");
+	CHECK_STR(json_string_value(KEY_AT(wf, 1)), "new:pw");
+	CHECK_STR(json_string_value(KEY_AT(wf, 2)), " {{#env.k#}} ");
+	CHECK_STR(json_string_value(HDR_AT(wf, 4, "Authorization")),
+	    "Bearer mcp-tok");
+	CHECK_STR(json_string_value(HDR_AT(wf, 5, "A")), "not-a-secret");
+	json_decref(doc);
+	json_decref(wf);
+	json_decref(old);
+}
+
 static void
 test_scrub(void)
 {
@@ -213,6 +246,7 @@ main(void)
 		test_fields(e);
 		test_binding(e);
 		test_mask_public();
+		test_keep();
 		test_scrub();
 		engine_close(e);
 	}

@@ -8,10 +8,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -990,6 +992,108 @@ test_group_batch(void)
 	store_close(s);
 }
 
+/* ====== Durable before answered (sync on) ====== */
+
+#define NDURABLE	16
+#define DURABLE_WRITES	20
+
+struct dur {
+	struct store	*s;
+	int		 id;
+	int		 errors;	/* writes that failed */
+	int		 early;		/* answered before their flush */
+};
+
+struct dur_arg {
+	int		 p[2];
+	uint64_t	 txn;
+};
+
+static int
+dur_fn(struct store_txn *t, void *arg)
+{
+	struct dur_arg *a = arg;
+
+	a->txn = store_txn_id(t);
+	return incr_fn(t, a->p);
+}
+
+static void *
+dur_main(void *arg)
+{
+	struct dur		*d = arg;
+	struct dur_arg		 a;
+	struct store_stats	 st;
+	int			 i;
+
+	for (i = 0; i < DURABLE_WRITES; i++) {
+		a.p[0] = d->id;
+		a.p[1] = i;
+		if (store_write(d->s, dur_fn, &a) != 0) {
+			d->errors++;
+			continue;
+		}
+		store_stats(d->s, &st);
+		if (st.durable < a.txn)
+			d->early++;
+	}
+	return NULL;
+}
+
+/*
+ * With sync on a commit's meta page is flushed after the lead has passed
+ * on: no writer may be answered before the flush that covers its commit,
+ * and flushes are shared.
+ */
+static void
+test_group_durable(void)
+{
+	struct store_opts	 o = { MIB, 64 * MIB, 1, 0, 64 };
+	struct store		*s = NULL;
+	struct store_stats	 a, b;
+	struct dur		 d[NDURABLE];
+	struct dur_arg		 one = { { 500, 0 }, 0 };
+	pthread_t		 pt[NDURABLE];
+	int			 i, errors = 0, early = 0;
+
+	CHECK_INT(store_open(new_dir("durable"), &o, &s), 0);
+	if (s == NULL)
+		return;
+	/* alone: its own flush, then the answer */
+	store_stats(s, &a);
+	CHECK_INT(store_write(s, dur_fn, &one), 0);
+	store_stats(s, &b);
+	CHECK(one.txn > 0);
+	CHECK(b.durable >= one.txn);
+	CHECK_INT(b.flushes - a.flushes, 1);
+
+	for (i = 0; i < NDURABLE; i++) {
+		memset(&d[i], 0, sizeof(d[i]));
+		d[i].s = s;
+		d[i].id = 600 + i;
+	}
+	store_stats(s, &a);
+	for (i = 0; i < NDURABLE; i++)
+		pthread_create(&pt[i], NULL, dur_main, &d[i]);
+	for (i = 0; i < NDURABLE; i++) {
+		pthread_join(pt[i], NULL);
+		errors += d[i].errors;
+		early += d[i].early;
+	}
+	store_stats(s, &b);
+	CHECK_INT(errors, 0);
+	CHECK_INT(early, 0);
+	CHECK_INT(counter(s), 1 + NDURABLE * DURABLE_WRITES);
+	CHECK(b.flushes - a.flushes <= b.commits - a.commits);
+	CHECK(b.syncs - a.syncs == b.commits - a.commits);
+	printf("# %d threads, sync on: %llu writes, %llu commits, %llu "
+	    "flushes of meta pages\n", NDURABLE,
+	    (unsigned long long)(b.writes - a.writes),
+	    (unsigned long long)(b.commits - a.commits),
+	    (unsigned long long)(b.flushes - a.flushes));
+	store_close(s);
+}
+
 static void
 test_group_fail(void)
 {
@@ -1309,6 +1413,132 @@ test_processes(void)
 	store_close(s);
 }
 
+/* ====== The map on disk (written in place) ====== */
+
+/* The data file of dir: its length, and whether all of it has blocks. */
+static int64_t
+data_length(const char *dir, int *whole)
+{
+	struct stat	st;
+	char		path[512];
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	if (stat(path, &st) != 0)
+		return -1;
+	*whole = (int64_t)st.st_blocks * 512 >= (int64_t)st.st_size;
+	return (int64_t)st.st_size;
+}
+
+/* A process that opens with a smaller map than the file never cuts it. */
+static int
+small_opener(const char *dir)
+{
+	struct store	*s = NULL;
+	int		 p[2] = { 900, 1 };
+
+	if (open_store(dir, MIB, 512 * MIB, &s) != 0)
+		return 10;
+	if (store_write(s, incr_fn, p) != 0)
+		return 11;
+	store_close(s);
+	return 0;
+}
+
+/* A file size limit stands for a full disk: growth fails, nothing dies. */
+static int
+full_disk(const char *dir)
+{
+	struct rlimit	 rl = { 6 * MIB, 6 * MIB };
+	struct store	*s = NULL;
+	struct bulk_arg	 b;
+	int		 i, rc = 0;
+
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+		return 20;
+	if (open_store(dir, MIB, 512 * MIB, &s) != 0)
+		return 21;
+	for (i = 0; i < 64 && rc == 0; i++) {
+		memset(&b, 0, sizeof(b));
+		b.first = i * 16;
+		b.count = 16;
+		b.vsize = 16 * 1024;
+		rc = store_write(s, bulk_fn, &b);
+	}
+	if (rc != STORE_ENOSPC)
+		return 22;
+	/* what was answered is there, and the store still works */
+	if (bulk_count(s, 0, (i - 1) * 16, 16 * 1024) != (i - 1) * 16)
+		return 23;
+	memset(&b, 0, sizeof(b));
+	b.first = 100000;
+	b.count = 1;
+	b.vsize = 100;
+	if (store_write(s, bulk_fn, &b) != 0)
+		return 24;
+	store_close(s);
+	return 0;
+}
+
+static int
+run_child(int (*fn)(const char *), const char *dir)
+{
+	pid_t	pid;
+	int	st;
+
+	fflush(stdout);
+	if ((pid = fork()) == 0)
+		_exit(fn(dir));
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (!WIFEXITED(st)) {
+		printf("# child killed by signal %d\n", WTERMSIG(st));
+		return -1;
+	}
+	return WEXITSTATUS(st);
+}
+
+static void
+test_map_file(void)
+{
+	struct store	*s = NULL;
+	struct bulk_arg	 b;
+	const char	*dir = new_dir("mapfile");
+	int64_t		 len, len2;
+	int		 whole = 0;
+
+	CHECK_INT(open_store(dir, MIB, 512 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	len = data_length(dir, &whole);
+	CHECK(len >= MIB);
+	CHECK(whole);	/* reserved, not sparse */
+	memset(&b, 0, sizeof(b));
+	b.count = 256;
+	b.vsize = 16 * 1024;
+	CHECK_INT(store_write(s, bulk_fn, &b), 0);	/* 4 MiB: grows */
+	len = data_length(dir, &whole);
+	CHECK(len >= 4 * MIB);
+	CHECK_INT(len, store_map_size(s));
+	CHECK(whole);
+	/* another process opens it configured for 1 MiB, while this one
+	 * keeps its map: the file keeps its length, this map stays usable */
+	CHECK_INT(run_child(small_opener, dir), 0);
+	len2 = data_length(dir, &whole);
+	CHECK_INT(len2, len);
+	memset(&b, 0, sizeof(b));
+	b.first = 1000;
+	b.count = 64;
+	b.vsize = 16 * 1024;
+	CHECK_INT(store_write(s, bulk_fn, &b), 0);
+	CHECK_INT(bulk_count(s, 0, 256, 16 * 1024), 256);
+	CHECK_INT(bulk_count(s, 1000, 64, 16 * 1024), 64);
+	store_close(s);
+
+	CHECK_INT(run_child(full_disk, new_dir("fulldisk")), 0);
+	CHECK(strstr(store_strerror(STORE_ENOSPC), "space") != NULL);
+}
+
 int
 main(void)
 {
@@ -1330,10 +1560,12 @@ main(void)
 	test_abort();
 	test_threads();
 	test_group_batch();
+	test_group_durable();
 	test_group_fail();
 	test_group_growth();
 	test_group_limits();
 	test_processes();
+	test_map_file();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", topdir);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", topdir);
