@@ -22,6 +22,7 @@ enum setting_type {
 	SET_MODE,	/* file permissions in octal: "0660" */
 	SET_DURATION,	/* seconds, with an optional s, m, h or d suffix */
 	SET_LIST,	/* words; kept as one string, comma-separated */
+	SET_LOGFMT,	/* text, json */
 };
 
 struct setting {
@@ -179,12 +180,34 @@ static const struct setting settings[] = {
 	S_INT("llm.backoff_ms", SET_INT, llm_backoff_ms, "1000", 0, 600000),
 	S_INT("llm.max_backoff_ms", SET_INT, llm_max_backoff_ms, "30000", 0,
 	    3600000),
+	S_INT("metrics.enabled", SET_BOOL, metrics_enabled, "false", 0, 1),
+	S_STR("metrics.token", metrics_token, ""),
+	S_LIST("metrics.allow", metrics_allow, ""),
+	S_INT("metrics.max_series", SET_INT, metrics_max_series, "1000", 10,
+	    1000000),
+	S_INT("metrics.share_interval", SET_INT, metrics_share_interval, "10",
+	    0, 3600),
+	S_STR("tracing.otlp_endpoint", tracing_endpoint, ""),
+	S_STR("tracing.headers", tracing_headers, ""),
+	S_INT("tracing.include_content", SET_BOOL, tracing_include_content,
+	    "false", 0, 1),
+	S_INT("tracing.queue_max", SET_INT, tracing_queue_max, "8192", 16,
+	    10000000),
+	S_INT("tracing.batch_max", SET_INT, tracing_batch_max, "512", 1,
+	    100000),
+	S_INT("tracing.flush_ms", SET_INT, tracing_flush_ms, "1000", 10,
+	    600000),
+	S_INT("tracing.timeout", SET_INT, tracing_timeout, "10", 1, 600),
+	S_STR("tracing.service_name", tracing_service_name, "flowcgi"),
 	S_INT("log.level", SET_LEVEL, log_level, "info", 0, 3),
 	S_STR("log.file", log_file, ""),
+	S_INT("log.format", SET_LOGFMT, log_format, "text", 0, 1),
+	S_INT("log.requests", SET_BOOL, log_requests, "false", 0, 1),
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
+static const char *const format_names[] = {"text", "json"};
 
 /* ====== Values ====== */
 
@@ -312,6 +335,16 @@ setting_set(struct conf *c, const struct setting *st, const char *text,
 		}
 		*(int *)p = (int)i;
 		return 0;
+	case SET_LOGFMT:
+		for (i = 0; i < 2; i++)
+			if (strcmp(text, format_names[i]) == 0)
+				break;
+		if (i == 2) {
+			snprintf(why, whysz, "expected text or json");
+			return -1;
+		}
+		*(int *)p = (int)i;
+		return 0;
 	case SET_MODE:
 		errno = 0;
 		v = strtoll(text, &end, 8);
@@ -418,6 +451,9 @@ conf_setting_format(const struct conf *c, size_t i, char *buf, size_t bufsz)
 		break;
 	case SET_LEVEL:
 		snprintf(buf, bufsz, "%s", level_names[*(const int *)p & 3]);
+		break;
+	case SET_LOGFMT:
+		snprintf(buf, bufsz, "%s", format_names[*(const int *)p & 1]);
 		break;
 	case SET_MODE:
 		snprintf(buf, bufsz, "%04o", (unsigned)*(const int *)p);

@@ -21,6 +21,11 @@ enum conf_log_level {
 	CONF_LOG_DEBUG,
 };
 
+enum conf_log_format {
+	CONF_LOG_TEXT = 0,
+	CONF_LOG_JSON,		/* one JSON object per line */
+};
+
 struct conf {
 	/* server */
 	char	 listen[256];		/* host:port or unix:/path */
@@ -124,9 +129,26 @@ struct conf {
 	int	 llm_retries;		/* retries of a 429 / 5xx answer */
 	int	 llm_backoff_ms;	/* first wait before a retry */
 	int	 llm_max_backoff_ms;	/* longest wait before a retry */
+	/* metrics (GET /metrics) and traces (OTLP) */
+	int	 metrics_enabled;	/* answer GET /metrics */
+	char	 metrics_token[256];	/* its own bearer token; "" = admin's */
+	char	 metrics_allow[1024];	/* client addresses; "" = any */
+	int	 metrics_max_series;	/* label sets per metric */
+	int	 metrics_share_interval; /* s between writes for the other
+					 * processes; 0 = none */
+	char	 tracing_endpoint[1024]; /* OTLP/HTTP traces URL; "" = off */
+	char	 tracing_headers[2048];	/* "k=v,k2=v2", values %-encoded */
+	int	 tracing_include_content; /* prompts, inputs, outputs */
+	int	 tracing_queue_max;	/* spans waiting to be sent */
+	int	 tracing_batch_max;	/* spans in one request */
+	int	 tracing_flush_ms;	/* longest a span waits */
+	int	 tracing_timeout;	/* s for one export request */
+	char	 tracing_service_name[128]; /* resource service.name */
 	/* logging */
 	int	 log_level;		/* enum conf_log_level */
 	char	 log_file[1024];	/* "" = standard error */
+	int	 log_format;		/* enum conf_log_format */
+	int	 log_requests;		/* a line per request at info */
 };
 
 /* Fills c with the built-in defaults. Never fails. */
@@ -164,11 +186,124 @@ const char *conf_setting_format(const struct conf *c, size_t i, char *buf,
  * standard error. Returns 0 or -1 when the file cannot be opened.
  */
 int	log_init(int level, const char *path);
+/* CONF_LOG_TEXT (the default) or CONF_LOG_JSON. */
+void	log_set_format(int format);
+/* 1: log_request lines at info (log.requests); 0: at debug. */
+void	log_set_requests(int on);
+
+/*
+ * What the lines a thread logs are about, written into each JSON line
+ * (request_id, route, app, run_id; NULL or "" leaves one out). The
+ * request's strings are borrowed until the next call or
+ * log_context_clear; the run's are copied.
+ */
+void	log_context_request(const char *request_id, const char *route);
+void	log_context_run(const char *app, const char *run_id);
+void	log_context_clear(void);
+/* The request id of the calling thread's request, or NULL. */
+const char *log_context_request_id(void);
+
+/*
+ * One line about an answered request, with its method, path, status and
+ * duration in ms (JSON: members method, status, duration_ms): at info
+ * level with log.requests on, else at debug.
+ */
+void	log_request(const char *method, const char *path, int status,
+	    double ms);
 
 /* One line each, prefixed with time and level; thread-safe. */
 void	log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ====== Metrics ====== */
+
+/*
+ * Counters, gauges and histograms that any module updates and GET /metrics
+ * shows in the Prometheus text format (metrics.c). Updating one is a few
+ * atomic operations and takes no lock (the first use of a new set of
+ * label values takes one, once); with metrics.enabled off it is a load
+ * and a branch. Label values must come from bounded sets (app ids, node
+ * types, provider and model names, route patterns, statuses), never from
+ * end users; each is cut to 64 bytes and a metric keeps at most
+ * metrics.max_series sets of them (the rest count in one "_overflow"
+ * series). The label names of each metric are fixed in metrics.c, in the
+ * order given here.
+ */
+enum metric_kind { METRIC_COUNTER, METRIC_GAUGE, METRIC_HISTOGRAM };
+
+enum metric_id {
+	METRIC_RUNS_STARTED,		/* app, mode */
+	METRIC_RUNS_FINISHED,		/* app, mode, status */
+	METRIC_RUN_DURATION,		/* app, mode; seconds */
+	METRIC_RUNS_ACTIVE,		/* gauge */
+	METRIC_STREAMS_ACTIVE,		/* gauge */
+	METRIC_NODE_DURATION,		/* node_type, status; seconds */
+	METRIC_REJECTED,		/* limit, status */
+	METRIC_LLM_CALLS,		/* provider, model, status */
+	METRIC_LLM_DURATION,		/* provider, model; seconds */
+	METRIC_LLM_TOKENS,		/* provider, model, type */
+	METRIC_SANDBOX_OPS,		/* provider, op, status */
+	METRIC_SANDBOX_DURATION,	/* provider, op; seconds */
+	METRIC_HTTP_REQUESTS,		/* route, status */
+	METRIC_HTTP_DURATION,		/* route; seconds */
+	METRIC_STORE_COMMIT_DURATION,	/* seconds */
+	METRIC_STORE_FSYNCS,
+	METRIC_CONNECTIONS,		/* gauge */
+	METRIC_TRACE_SPANS,		/* outcome */
+	METRIC_PROCESS_RSS,		/* gauge, bytes */
+	METRIC_PROCESS_THREADS,		/* gauge */
+	METRIC_PROCESS_START,		/* gauge, s since the epoch */
+	METRIC_SERIES_OVERFLOW,		/* family */
+	METRIC__COUNT
+};
+
+/* The label values of one update: METRIC_LABELS(app, mode). */
+#define METRIC_LABELS(...) ((const char *const[]){ __VA_ARGS__ })
+
+/*
+ * Turns metrics on with at most max_series label sets per metric (a no-op
+ * when enabled is 0: every update then costs a branch). Returns 0, or -1
+ * when out of memory. Called once, before any thread counts.
+ */
+int	metrics_init(int enabled, int max_series);
+int	metrics_enabled(void);
+/* "<host>:<pid>", the instance label of this process's series. */
+const char *metrics_instance(void);
+
+/* Adds n to a counter (n >= 0) or a gauge (any n). */
+void	metric_add(enum metric_id id, const char *const *labels, int64_t n);
+/* Sets a gauge. */
+void	metric_set(enum metric_id id, const char *const *labels, int64_t v);
+/* Counts one observation v in a histogram. */
+void	metric_observe(enum metric_id id, const char *const *labels,
+	    double v);
+/* Monotonic seconds, for durations. */
+double	metric_clock(void);
+
+/*
+ * Shares this process's series with the others on data_dir: they go to
+ * <data_dir>/metrics/<pid>.prom every interval seconds and before each
+ * scrape, and a scrape shows the series of every live process. 0 (also
+ * when metrics are off or interval is 0), or -1 with errno.
+ */
+int	metrics_share_start(const char *data_dir, int interval);
+void	metrics_share_stop(void);
+
+/*
+ * The exposition (text format 0.0.4) of every metric, with the series of
+ * the other processes when shared. 0 with *out malloc'd (caller frees),
+ * or -1 (metrics off, out of memory).
+ */
+int	metrics_render(char **out, size_t *len);
+
+/*
+ * Escapes s[0..n) for the text format into out (outsz bytes, cut to fit):
+ * backslash and newline, and with help 0 (a label value) the double quote.
+ * Returns the length written.
+ */
+size_t	metrics_escape(const char *s, size_t n, int help, char *out,
+	    size_t outsz);
 
 #endif

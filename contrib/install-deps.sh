@@ -10,6 +10,8 @@ libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev libseccomp-dev
 libjemalloc-dev nginx-light"
 # Tests and benchmarks.
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
+# GET /metrics scraped by a real Prometheus (tests/e2e/t_metrics.sh).
+PKGS="$PKGS prometheus"
 # The local sandbox and the code node's interpreters (python3-venv: pip
 # into a venv inside the sandbox).
 PKGS="$PKGS bubblewrap python3 python3-venv nodejs"
@@ -59,10 +61,10 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing
-# Debian starts nginx and apache2 on port 80 and sshd on port 22 when they
-# are installed; the tests start their own, each with its own configuration
-# on free ports, and need no system one.
-for svc in nginx apache2 ssh; do
+# Debian starts nginx and apache2 on port 80, sshd on port 22 and prometheus
+# on port 9090 when they are installed; the tests start their own, each
+# with its own configuration on free ports, and need no system one.
+for svc in nginx apache2 ssh prometheus; do
 	if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
 		$SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
 	elif [ -x "/etc/init.d/$svc" ]; then

@@ -342,7 +342,7 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	sandbox_config_init(&sc, c);
 	if ((rc = sandbox_code_pool_new(&sc, c->code_pool_size,
 	    c->code_pool_idle, &e->code_pool)) != 0 ||
-	    (rc = app_cache_init(e)) != 0) {
+	    (rc = app_cache_init(e)) != 0 || (rc = trace_start(e)) != 0) {
 		snprintf(err, ENGINE_ERRMAX, "out of memory");
 		engine_close(e);
 		return rc;
@@ -356,6 +356,7 @@ engine_close(struct engine *e)
 {
 	if (e == NULL)
 		return;
+	trace_stop(e);
 	sandbox_code_pool_free(e->code_pool);
 	live_fini(e);
 	app_cache_fini(e);

@@ -544,6 +544,8 @@ struct run_opts {
 	const json_t	*files;		/* sys.files (array) or NULL */
 	const char	*conversation_id; /* chatflow: continue this one */
 	const char	*invoke_from;	/* "service-api", "console", "cli" */
+	const char	*request_id;	/* the HTTP request's, or NULL: kept
+					 * in the run's record and trace */
 	/*
 	 * Called for every event, in order, one call at a time, from the
 	 * run's threads: ev is {event, task_id, workflow_run_id, data, ...}

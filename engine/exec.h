@@ -213,7 +213,49 @@ struct run {
 	atomic_int		 stop_flag;	/* a stop was asked for */
 	atomic_llong		 stop_polled;	/* monotonic ms of the last
 						 * read of its record */
+	/* metrics and trace (observe.c) */
+	struct span		*span;		/* the run's, or NULL */
+	struct span		*obs_prev;	/* the thread's before it */
+	const char		*obs_mode;
+	double			 obs_t0;
+	int			 observed;
 };
+
+/* ====== Metrics and traces of runs and nodes (observe.c) ====== */
+
+/*
+ * Counts run r started (r's ids and start_rec set; the request id goes
+ * into start_rec) and starts its span, current in the calling thread.
+ * run_observe_end counts it finished with status (NULL: failed), ends
+ * the span with rec (the stored record, for content; may be NULL); it
+ * does nothing for a run not started.
+ */
+void	run_observe_start(struct run *r, const json_t *app,
+	    const char *mode);
+void	run_observe_end(struct run *r, const char *status,
+	    const json_t *rec);
+
+/* One node execution: its span (current while it runs) and duration. */
+struct node_obs {
+	struct span	*span;
+	struct span	*prev;
+	double		 t0;
+};
+void	node_observe_start(struct node_obs *ob, struct run *r,
+	    const struct gnode *n, const char *exec_id, int index,
+	    const char *iter, const char *loop);
+/*
+ * An agent's iterations: ends prev (NULL: none) and starts the span of
+ * iteration iter under node (the agent node's span), current from then
+ * on; agent_iteration_end ends the last and makes node current again.
+ */
+struct span *agent_iteration_next(struct span *prev, struct span *node,
+	    int iter);
+void	agent_iteration_end(struct span *last, struct span *node);
+/* rec: the node's trace as stored (trace_pack, scrubbed), or NULL. */
+void	node_observe_end(struct node_obs *ob, struct run *r,
+	    const struct gnode *n, const char *status, const char *error,
+	    const json_t *metadata, json_t *rec);
 
 /*
  * The run's sandbox, created on first use from the active provider with

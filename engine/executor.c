@@ -216,6 +216,7 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
     const char **handle, char *handle_buf, size_t hbsz, char *err)
 {
 	struct node_ctx	 c;
+	struct node_obs	 ob;
 	json_t		*ev = NULL, *retry, *rec, *outputs = NULL;
 	const char	*strategy, *status = "succeeded";
 	char		 exec_id[37];
@@ -231,6 +232,7 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		    "(workflow.max_steps)", r->lim.max_steps);
 		return -1;
 	}
+	node_observe_start(&ob, r, n, exec_id, index, iter, loop);
 	/* events are made only for a listener (an app without a graph has
 	 * none for nodes); the trace is kept in the compact form of run.c */
 	listen = r->opts->on_event != NULL && r->legacy == NULL;
@@ -321,6 +323,7 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 	    outputs, status, strcmp(status, "succeeded") == 0 ? NULL : c.err,
 	    t0, t1, c.metadata, iter, loop);
 	rec = secrets_scrub(r->secrets, rec);	/* traces never hold one */
+	node_observe_end(&ob, r, n, status, c.err, c.metadata, rec);
 	if (listen) {
 		/* node_finished is the trace in object form, less its id key */
 		json_t *done = rec != NULL ? trace_unpack(rec) : NULL;
@@ -367,6 +370,7 @@ struct scope {
 	int			 nrunning;
 	int			 failed;
 	char			 err[ENGINE_ERRMAX];
+	struct span		*span;		/* parent of the nodes' */
 };
 
 static int
@@ -483,6 +487,7 @@ job_main(void *arg)
 {
 	struct job *j = arg;
 
+	span_set_current(j->s->span);
 	run_one(j->s, j->ni);
 	return NULL;
 }
@@ -503,6 +508,7 @@ run_scope(struct run *r, const char *container, struct pool *p,
 	s.pool = p;
 	s.iter = iter;
 	s.loop = loop;
+	s.span = span_current();
 	/* A graph that cannot run fails whole, before its first node. */
 	if (container == NULL && (rc = graph_refuse(r->g, err)) != 0)
 		return rc;

@@ -75,6 +75,57 @@ int	version_get(struct engine *e, const char *app_id, const char *vid,
 	    json_t **out);
 void	app_cache_fini(struct engine *e);
 
+/* ====== Traces (trace.c) ====== */
+
+/*
+ * Spans of OpenTelemetry traces, exported over OTLP/HTTP JSON when
+ * tracing.otlp_endpoint is set. With tracing off span_start returns NULL,
+ * and every other call takes NULL and does nothing, so a hook costs a
+ * branch. A span belongs to the thread that started it until span_end,
+ * which sends it (the span is gone after it). Attribute strings are
+ * copied.
+ */
+enum span_kind { SPAN_INTERNAL = 1, SPAN_SERVER = 2, SPAN_CLIENT = 3 };
+struct span;
+
+/* Starts the exporter thread (no-op without an endpoint); 0 or
+ * ENGINE_ENOMEM. trace_stop sends what is queued (one try) and ends it;
+ * called when no run is left. */
+int	trace_start(struct engine *e);
+void	trace_stop(struct engine *e);
+int	trace_enabled(void);
+/* 1 when prompts, inputs and outputs go into spans
+ * (tracing.include_content). */
+int	trace_content(void);
+
+/* A new span under parent, or the root of a new trace when parent is
+ * NULL. NULL when tracing is off or out of memory. */
+struct span *span_start(const char *name, struct span *parent,
+	    enum span_kind kind);
+void	span_attr_str(struct span *s, const char *k, const char *v);
+void	span_attr_int(struct span *s, const char *k, int64_t v);
+void	span_attr_double(struct span *s, const char *k, double v);
+void	span_attr_strings(struct span *s, const char *k,
+	    const char *const *v, size_t n);
+/* Content attributes (text, or JSON made text): set only with
+ * tracing.include_content, cut to 16 KB. */
+void	span_attr_content(struct span *s, const char *k, const char *text);
+void	span_attr_content_json(struct span *s, const char *k,
+	    const json_t *v);
+/* Marks the span failed with message (copied). */
+void	span_error(struct span *s, const char *message);
+void	span_end(struct span *s);
+/* The 32 hex digits of s's trace, or NULL. */
+const char *span_trace_id(const struct span *s);
+
+/*
+ * The calling thread's current span, the parent of spans started below
+ * it (a node's model requests, tool calls, commands); set returns the one
+ * it replaces.
+ */
+struct span *span_current(void);
+struct span *span_set_current(struct span *s);
+
 /* Maps a STORE_E* code to the ENGINE_E* code the engine returns. */
 int	engine_from_store(int rc);
 

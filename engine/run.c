@@ -661,7 +661,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	json_t			*sys = NULL, *conv = NULL, *cvars;
 	json_t			*files = NULL, *usage = NULL;
 	json_t			*legacy = NULL, *rv;
-	const char		*status, *mode;
+	const char		*status = NULL, *mode;
 	long			 start;
 	int64_t			 end_ms;
 	int			 rc, had_conv, had_msg, live = 0, sealed;
@@ -811,6 +811,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
+	run_observe_start(&r, app, mode);
 	if ((rc = engine_from_store(live_add(&r))) != 0)
 		goto out;
 	live = 1;
@@ -931,6 +932,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	if (*out == NULL)
 		rc = ENGINE_ENOMEM;
 out:
+	run_observe_end(&r, status, w.rec);
 	if (live)
 		live_remove(&r);
 	json_decref(usage);

@@ -85,12 +85,15 @@ run_admit(struct req *r, const char *app_id, struct run_opts *o,
 
 	s->app_fd = -1;
 	s->counted = 0;
+	o->request_id = r->request_id;
 	o->cancelled = run_cancelled;
 	o->cancel_arg = r;
 	n = atomic_fetch_add(&runs_now, 1) + 1;
 	s->counted = 1;
 	if (n > max_runs(c)) {
 		run_release(s);
+		metric_add(METRIC_REJECTED, METRIC_LABELS("server.max_runs",
+		    "503"), 1);
 		resp_header(r, "Retry-After", "1");
 		resp_error(r, 503, "server_busy", "The server is running as "
 		    "many runs as it may (%d, server.max_runs); try again "
@@ -107,6 +110,8 @@ run_admit(struct req *r, const char *app_id, struct run_opts *o,
 		    "app's active requests (app.max_active_requests)");
 		return -1;
 	}
+	metric_add(METRIC_REJECTED, METRIC_LABELS("app.max_active_requests",
+	    "429"), 1);
 	resp_header(r, "Retry-After", "1");
 	resp_error(r, 429, "too_many_requests", "Too many requests. Please "
 	    "try again later. The current maximum concurrent requests allowed "

@@ -57,7 +57,7 @@ int	server_cancelling(void);
 void	cond_init_monotonic(pthread_cond_t *cv);
 
 #define REQ_MAX_CAPTURES 4
-#define REQ_MAX_HEADERS 8
+#define REQ_MAX_HEADERS 9
 
 struct req {
 	struct arena		*a;
@@ -85,6 +85,9 @@ struct req {
 	int		 nhdrs;
 	int		 status;	/* sent status, 0 before */
 	char		 app_id[37];	/* AUTH_APP: the key's app */
+	const char	*route;		/* the matched route's pattern, or
+					 * "unmatched": a metric label */
+	char		 request_id[65]; /* X-Request-Id, given or made */
 };
 
 /* A CGI/FastCGI parameter such as "HTTP_IF_MATCH", or NULL. */

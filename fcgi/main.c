@@ -487,6 +487,8 @@ load_conf(struct conf *c, const char *path, const char *listen,
 		    c->log_file);
 		goto fail;
 	}
+	log_set_format(c->log_format);
+	log_set_requests(c->log_requests);
 	return 0;
 fail:
 	fprintf(stderr, "flowcgi: configuration: %s\n", err);

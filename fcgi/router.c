@@ -34,7 +34,7 @@ static const struct route *const route_tables[] = {
 
 /* First path segments of flowcgi's own URL space. */
 static const char *const url_roots[] = {
-	"/console/api", "/v1", "/admin", "/healthz", NULL,
+	"/console/api", "/v1", "/admin", "/healthz", "/metrics", NULL,
 };
 
 /*
@@ -177,6 +177,8 @@ router_dispatch(struct req *r)
 	}
 	/* route_match clobbered the captures while trying others: redo. */
 	route_match(r, found->pattern, r->path);
+	r->route = found->pattern;
+	log_context_request(r->request_id, r->route);
 	if (found->auth == AUTH_ADMIN && auth_check_admin(r) != 0) {
 		resp_header(r, "WWW-Authenticate", "Bearer");
 		resp_error(r, 401, "unauthorized", "missing or wrong admin "

@@ -277,6 +277,42 @@ ms_since(const struct timespec *t0)
 	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/*
+ * The request's id: the client's X-Request-Id when it is a short token
+ * of safe characters (a proxy's id carries through), else a new one. It
+ * goes back as a response header and into the log lines, the run's record
+ * and its trace.
+ */
+static void
+request_id_set(struct req *r)
+{
+	const char	*h = req_param(r, "HTTP_X_REQUEST_ID");
+	size_t		 n = h != NULL ? strlen(h) : 0;
+
+	if (n > 0 && n < sizeof(r->request_id) && strspn(h,
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	    "-_.:") == n)
+		memcpy(r->request_id, h, n + 1);
+	else
+		engine_uuid(r->request_id);
+	resp_header(r, "X-Request-Id", r->request_id);
+	log_context_request(r->request_id, NULL);
+}
+
+/* Counts an answered request by route pattern and status. */
+static void
+request_observe(struct req *r, double ms)
+{
+	char status[8];
+
+	if (!metrics_enabled())
+		return;
+	snprintf(status, sizeof(status), "%d", r->status);
+	metric_add(METRIC_HTTP_REQUESTS, METRIC_LABELS(r->route, status), 1);
+	metric_observe(METRIC_HTTP_DURATION, METRIC_LABELS(r->route),
+	    ms / 1000.0);
+}
+
 static void
 serve_one(const struct conf *conf, struct engine *eng,
     const unsigned char *token_hash, const struct req_io *io)
@@ -288,7 +324,8 @@ serve_one(const struct conf *conf, struct engine *eng,
 	struct req	 r;
 	struct timespec	 t0;
 	const char	*cl;
-	char		*end;
+	char		*end, where[512];
+	double		 ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&r, 0, sizeof(r));
@@ -322,10 +359,16 @@ serve_one(const struct conf *conf, struct engine *eng,
 			goto out;
 		}
 	}
+	request_id_set(&r);
 	router_dispatch(&r);
 out:
-	log_debug("%s %s%s %d %.2fms", r.method, r.prefix, r.path, r.status,
-	    ms_since(&t0));
+	ms = ms_since(&t0);
+	if (r.route == NULL)
+		r.route = "unmatched";
+	request_observe(&r, ms);
+	snprintf(where, sizeof(where), "%s%s", r.prefix, r.path);
+	log_request(r.method, where, r.status, ms);
+	log_context_clear();
 	arena_free(r.a);
 }
 
@@ -382,6 +425,7 @@ conn_close(struct server *srv, struct conn *c)
 	 * to the end of a stop */
 	wake = srv->nconns-- == srv->conf->max_connections ||
 	    atomic_load(&srv->stopping);
+	metric_add(METRIC_CONNECTIONS, NULL, -1);
 	pthread_mutex_unlock(&srv->mu);
 	if (wake)
 		wake_loop(srv);
@@ -741,6 +785,7 @@ accept_new(struct server *srv)
 			srv->all->prev = c;
 		srv->all = c;
 		srv->nconns++;
+		metric_add(METRIC_CONNECTIONS, NULL, 1);
 		c->watched = conn_wait(srv, c, EPOLL_CTL_ADD) == 0;
 		if (!c->watched)
 			atomic_store(&c->why, "cannot watch the connection");
@@ -1126,6 +1171,10 @@ server_run(const struct conf *c, struct engine *e)
 		return 1;
 	}
 	auth_hash(srv.token, srv.token_hash);
+	if (metrics_init(c->metrics_enabled, c->metrics_max_series) != 0) {
+		log_error("no memory for metrics (metrics.max_series)");
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0) {
 		log_error("cannot initialise libfcgi");
@@ -1160,7 +1209,11 @@ server_run(const struct conf *c, struct engine *e)
 	}
 	/* run history pruning (run.prune_interval); signals stay blocked */
 	(void)engine_pruner_start(e, &pruner);
+	if (metrics_share_start(c->data_dir, c->metrics_share_interval) != 0)
+		log_warn("metrics.share_interval: cannot share metrics in "
+		    "'%s/metrics': %s", c->data_dir, strerror(errno));
 	(void)loop(&srv, 0);
+	metrics_share_stop();
 	engine_pruner_stop(pruner);	/* ends within one transaction */
 
 	/* Stop: no new connections, idle ones closed, requests in flight

@@ -204,8 +204,10 @@ sse_run(struct req *r, struct run_opts *o, char *err, json_t **out)
 	o->on_start = on_start;
 	o->on_event = on_event;
 	o->arg = &s;
+	metric_add(METRIC_STREAMS_ACTIVE, NULL, 1);
 	rc = engine_run(r->eng, o, err, out);
 	sse_end(&s, rc, err);
+	metric_add(METRIC_STREAMS_ACTIVE, NULL, -1);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
 	if (rc != 0 && !s.started)

@@ -419,6 +419,7 @@ batch_run(struct store *s, struct store_writer *list, uint64_t *committed)
 	struct store_txn	 t = { s, NULL };
 	struct store_writer	*first, *last, *w, *failed;
 	MDB_envinfo		 info;
+	double			 t0;
 	int			 rc, alone = 0, again = 0, n;
 	uint64_t		 id;
 
@@ -446,9 +447,12 @@ batch_run(struct store *s, struct store_writer *list, uint64_t *committed)
 			}
 		}
 		id = mdb_txn_id(t.txn);
-		if (rc == 0)
+		if (rc == 0) {
+			t0 = metric_clock();
 			rc = mdb_err(mdb_txn_commit(t.txn), "commit");
-		else
+			metric_observe(METRIC_STORE_COMMIT_DURATION, NULL,
+			    metric_clock() - t0);
+		} else
 			mdb_txn_abort(t.txn);
 		pthread_rwlock_unlock(&s->resize_lock);
 		if (rc == 0) {
@@ -456,8 +460,10 @@ batch_run(struct store *s, struct store_writer *list, uint64_t *committed)
 			/* Its flush made the meta page before it durable. */
 			flushed_at_least(s, id - 1);
 			atomic_fetch_add(&s->n_commits, 1);
-			if (s->sync)
+			if (s->sync) {
 				atomic_fetch_add(&s->n_syncs, 1);
+				metric_add(METRIC_STORE_FSYNCS, NULL, 1);
+			}
 			stat_largest(s, (uint_fast64_t)n);
 			settle(first, last, 0);
 			continue;
@@ -499,6 +505,7 @@ flush_to(struct store *s, uint64_t id)
 		mdb_env_info(s->env, &info);
 		pthread_rwlock_unlock(&s->resize_lock);
 		atomic_fetch_add(&s->n_flushes, 1);
+		metric_add(METRIC_STORE_FSYNCS, NULL, 1);
 		if ((rc = mdb_err(mdb_env_sync(s->env, 1), "flush")) == 0)
 			flushed_at_least(s, info.me_last_txnid);
 	}

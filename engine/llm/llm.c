@@ -399,6 +399,80 @@ llm_sse_finish(struct llm_sse *s)
 
 /* ====== Chat with retries ====== */
 
+/* The span of a model request: the GenAI semantic conventions. */
+static struct span *
+llm_span_start(const char *label, const struct llm_endpoint *ep,
+    const struct llm_request *rq)
+{
+	char		 name[160];
+	struct span	*s;
+	json_t		*v;
+
+	/* within a run's trace only */
+	if (!trace_enabled() || span_current() == NULL)
+		return NULL;
+	snprintf(name, sizeof(name), "chat %s", rq->model ? rq->model : "");
+	if ((s = span_start(name, span_current(), SPAN_CLIENT)) == NULL)
+		return NULL;
+	span_attr_str(s, "gen_ai.operation.name", "chat");
+	span_attr_str(s, "gen_ai.system", label);
+	span_attr_str(s, "dify.llm.endpoint", ep->name);
+	span_attr_str(s, "gen_ai.request.model", rq->model);
+	span_attr_str(s, "dify.llm.protocol", ep->protocol);
+	if ((v = json_object_get(rq->params, "temperature")) != NULL &&
+	    json_is_number(v))
+		span_attr_double(s, "gen_ai.request.temperature",
+		    json_number_value(v));
+	if ((v = json_object_get(rq->params, "top_p")) != NULL &&
+	    json_is_number(v))
+		span_attr_double(s, "gen_ai.request.top_p",
+		    json_number_value(v));
+	if ((v = json_object_get(rq->params, "max_tokens")) != NULL &&
+	    json_is_integer(v))
+		span_attr_int(s, "gen_ai.request.max_tokens",
+		    json_integer_value(v));
+	return s;
+}
+
+/* Counts a model request in the metrics and ends its span. */
+static void
+llm_observe(struct span *s, const char *label, const struct llm_request *rq,
+    int rc, const char *err, const struct llm_response *out, double secs,
+    int attempts)
+{
+	const char *reason = out->finish_reason;
+
+	metric_add(METRIC_LLM_CALLS, METRIC_LABELS(label, rq->model,
+	    rc == 0 ? "ok" : "error"), 1);
+	metric_observe(METRIC_LLM_DURATION, METRIC_LABELS(label, rq->model),
+	    secs);
+	if (rc == 0) {
+		metric_add(METRIC_LLM_TOKENS, METRIC_LABELS(label,
+		    rq->model, "prompt"), out->usage.prompt_tokens);
+		metric_add(METRIC_LLM_TOKENS, METRIC_LABELS(label,
+		    rq->model, "completion"), out->usage.completion_tokens);
+	}
+	if (s == NULL)
+		return;
+	span_attr_int(s, "dify.llm.attempts", attempts);
+	if (rc == 0) {
+		span_attr_str(s, "gen_ai.response.model", out->model[0] ?
+		    out->model : rq->model);
+		span_attr_int(s, "gen_ai.usage.input_tokens",
+		    out->usage.prompt_tokens);
+		span_attr_int(s, "gen_ai.usage.output_tokens",
+		    out->usage.completion_tokens);
+		if (reason[0] != '\0')
+			span_attr_strings(s, "gen_ai.response.finish_reasons",
+			    &reason, 1);
+		span_attr_content(s, "gen_ai.completion", out->text);
+	} else {
+		span_attr_str(s, "error.type", engine_strerror(rc));
+		span_error(s, err);
+	}
+	span_end(s);
+}
+
 static void
 sleep_ms(long ms)
 {
@@ -410,13 +484,19 @@ sleep_ms(long ms)
 		;
 }
 
-int
-llm_chat_endpoint(struct engine *e, const struct llm_endpoint *ep,
+/*
+ * llm_chat_endpoint, with the provider named label in metrics and spans
+ * (the DSL's provider rather than the entry serving it, which may be the
+ * catch-all "*").
+ */
+static int
+chat_with(struct engine *e, const struct llm_endpoint *ep, const char *label,
     const struct llm_request *rq, char *err, struct llm_response *out)
 {
 	const struct conf		*c = e->conf;
 	const struct llm_protocol	*p;
 	struct llm_attempt		 at;
+	struct span			*span = llm_span_start(label, ep, rq);
 	double				 t0 = llm_clock();
 	long				 delay;
 	int				 rc, attempt, attempts = 0;
@@ -467,9 +547,18 @@ llm_chat_endpoint(struct engine *e, const struct llm_endpoint *ep,
 		out->latency = llm_clock() - t0;
 	}
 out:
+	llm_observe(span, label, rq, rc, err, out, llm_clock() - t0,
+	    attempts);
 	if (rc != 0)
 		llm_response_release(out);
 	return rc;
+}
+
+int
+llm_chat_endpoint(struct engine *e, const struct llm_endpoint *ep,
+    const struct llm_request *rq, char *err, struct llm_response *out)
+{
+	return chat_with(e, ep, ep->name, rq, err, out);
 }
 
 int
@@ -477,13 +566,15 @@ llm_chat(struct engine *e, const char *dsl_provider,
     const struct llm_request *rq, char *err, struct llm_response *out)
 {
 	struct llm_endpoint	ep;
+	char			label[65];
 	int			rc;
 
 	memset(&ep, 0, sizeof(ep));
 	if ((rc = llm_provider_resolve(e, dsl_provider, rq->model, err,
 	    &ep)) != 0)
 		goto out;
-	rc = llm_chat_endpoint(e, &ep, rq, err, out);
+	rc = chat_with(e, &ep, llm_provider_name(dsl_provider, label,
+	    sizeof(label)), rq, err, out);
 out:
 	llm_endpoint_release(&ep);
 	return rc;

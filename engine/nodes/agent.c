@@ -444,6 +444,7 @@ agent_run(struct node_ctx *c)
 	size_t			 i, k;
 	int			 iter, max_iter, react, rc = -1;
 	json_t			*act, *h;
+	struct span		*node_sp = span_current(), *iter_sp = NULL;
 
 	memset(&a, 0, sizeof(a));
 	a.c = c;
@@ -508,6 +509,7 @@ agent_run(struct node_ctx *c)
 	    strlen(query) : 0)) != 0)
 		goto out;
 	for (iter = 0; iter < max_iter; iter++) {
+		iter_sp = agent_iteration_next(iter_sp, node_sp, iter);
 		if (run_stop_requested(c->run)) {
 			atomic_store(&c->run->stopping, 1);
 			node_fail(c, "stopped");
@@ -643,6 +645,7 @@ agent_run(struct node_ctx *c)
 	run_stream_text(c->run, c->node->id, "", 0);
 	rc = 0;
 out:
+	agent_iteration_end(iter_sp, node_sp);
 	for (i = 0; i < a.ntools; i++) {
 		json_decref(a.tools[i].schema);
 		json_decref(a.tools[i].fixed);

@@ -20,6 +20,7 @@ struct iter {
 	char		**errors;	/* per round failure, or NULL */
 	atomic_size_t	 next;
 	const char	*mode;
+	struct span	*span;		/* the iteration node's */
 };
 
 /* The pool of one round: item, index and the children's outputs. */
@@ -80,6 +81,7 @@ worker(void *arg)
 	struct iter	*it = arg;
 	size_t		 i, n = json_array_size(it->items);
 
+	span_set_current(it->span);	/* the rounds' nodes are its children */
 	while ((i = atomic_fetch_add(&it->next, 1)) < n) {
 		one_round(it, i);
 		/* terminated mode: the first failure ends the other rounds */
@@ -132,6 +134,7 @@ iteration_run(struct node_ctx *c)
 		goto out;
 	}
 	it.c = c;
+	it.span = span_current();
 	it.items = items;
 	it.mode = json_string_value(json_object_get(d, "error_handle_mode"));
 	if (it.mode == NULL)

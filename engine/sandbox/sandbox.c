@@ -292,17 +292,55 @@ sandbox_buf_take(struct sandbox_buf *b, size_t *len)
 
 /* ====== Dispatch ====== */
 
+/*
+ * Counts operation op of provider in the metrics, and ends its span s (a
+ * child of the thread's current one: the node) with exit code and error.
+ */
+static void
+sandbox_observe(struct span *s, const char *provider, const char *op,
+    int rc, const char *err, double t0,
+    const struct sandbox_exec_result *res)
+{
+	metric_add(METRIC_SANDBOX_OPS, METRIC_LABELS(provider, op, rc == 0 ?
+	    "ok" : "error"), 1);
+	metric_observe(METRIC_SANDBOX_DURATION, METRIC_LABELS(provider, op),
+	    metric_clock() - t0);
+	if (s == NULL)
+		return;
+	span_attr_str(s, "dify.sandbox.provider", provider);
+	if (res != NULL && rc == 0) {
+		span_attr_int(s, "process.exit.code", res->exit_code);
+		if (res->timed_out)
+			span_attr_str(s, "dify.sandbox.killed", "timeout");
+	}
+	if (rc != 0)
+		span_error(s, err);
+	span_end(s);
+}
+
+/* A span for op inside a run's trace (warm code runners made ahead of
+ * any run have none). */
+static struct span *
+sandbox_span(const char *op)
+{
+	return span_current() != NULL ? span_start(op, span_current(),
+	    SPAN_CLIENT) : NULL;
+}
+
 int
 sandbox_create(const struct sandbox_provider *p,
     const struct sandbox_config *cfg, char *err, struct sandbox **out)
 {
-	int rc;
+	struct span	*s = sandbox_span("sandbox create");
+	double		 t0 = metric_clock();
+	int		 rc;
 
 	*out = NULL;
 	err[0] = '\0';
 	rc = p->create(cfg, err, out);
 	if (rc == 0)
 		(*out)->provider = p;
+	sandbox_observe(s, p->name, "create", rc, err, t0, NULL);
 	return rc;
 }
 
@@ -310,8 +348,11 @@ int
 sandbox_exec(struct sandbox *sb, const struct sandbox_exec_req *req,
     char *err, struct sandbox_exec_result *res)
 {
+	struct span	*s;
 	const char	*kv;
+	double		 t0 = metric_clock();
 	size_t		 k;
+	int		 rc;
 
 	memset(res, 0, sizeof(*res));
 	err[0] = '\0';
@@ -326,7 +367,11 @@ sandbox_exec(struct sandbox *sb, const struct sandbox_exec_req *req,
 		if (kv[0] == '=' || strchr(kv, '=') == NULL)
 			return sandbox_fail(err, ENGINE_EINVAL, "exec: "
 			    "environment entry '%.60s' is not NAME=value", kv);
-	return sb->provider->exec(sb, req, err, res);
+	s = sandbox_span("sandbox exec");
+	span_attr_content(s, "process.command_line", req->shell);
+	rc = sb->provider->exec(sb, req, err, res);
+	sandbox_observe(s, sb->provider->name, "exec", rc, err, t0, res);
+	return rc;
 }
 
 int
@@ -360,8 +405,14 @@ sandbox_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 int
 sandbox_destroy(struct sandbox *sb, char *err)
 {
+	struct span	*s = sandbox_span("sandbox destroy");
+	double		 t0 = metric_clock();
+	int		 rc;
+
 	err[0] = '\0';
-	return sb->provider->destroy(sb, err);
+	rc = sb->provider->destroy(sb, err);
+	sandbox_observe(s, sb->provider->name, "destroy", rc, err, t0, NULL);
+	return rc;
 }
 
 void

@@ -62,8 +62,22 @@ tool_invoke(struct engine *e, const struct tool_call *call, char *err,
     struct tool_result *out)
 {
 	const struct tool_provider	*p;
+	struct span			*s = NULL;
+	char				 name[160];
 	int				 rc;
 
+	if (span_current() != NULL) {	/* within a run's trace */
+		snprintf(name, sizeof(name), "execute_tool %s", call->tool ?
+		    call->tool : "");
+		s = span_start(name, span_current(), SPAN_INTERNAL);
+		span_attr_str(s, "gen_ai.operation.name", "execute_tool");
+		span_attr_str(s, "gen_ai.tool.name", call->tool);
+		span_attr_str(s, "dify.tool.provider", call->provider);
+		span_attr_str(s, "dify.tool.provider_type",
+		    call->provider_type);
+		span_attr_content_json(s, "gen_ai.tool.call.arguments",
+		    call->params);
+	}
 	p = tool_provider_find(call->provider, call->provider_type);
 	if (p == NULL || call->tool == NULL) {
 		rc = ENGINE_ENOTFOUND;
@@ -74,6 +88,9 @@ tool_invoke(struct engine *e, const struct tool_call *call, char *err,
 	}
 	rc = p->invoke(e, call, err, out);
 out:
+	if (rc != 0)
+		span_error(s, err);
+	span_end(s);
 	return rc;
 }
 

@@ -379,6 +379,10 @@ bash "$(dirname "$0")/llm.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
 bash "$(dirname "$0")/concurrency.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the concurrency bench failed"
 
+# ====== Metrics and tracing on against off ======
+bash "$(dirname "$0")/observe.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
+    die "the metrics and tracing bench failed"
+
 # ====== Web servers side by side: nginx, Apache mod_proxy_fcgi, mod_fcgid,
 # CGI ======
 bash "$(dirname "$0")/deploy.sh" "$BUILD" || die "the deployment bench failed"
