@@ -32,6 +32,7 @@ engine_strerror(int rc)
 	case ENGINE_ELIMIT: return "a configured limit was reached";
 	case ENGINE_EFETCH: return "outbound request failed";
 	case ENGINE_ESANDBOX: return "sandbox error";
+	case ENGINE_ESTOPPED: return "stopped";
 	default: return "unknown engine error";
 	}
 }

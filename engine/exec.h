@@ -109,14 +109,21 @@ struct pool;
 struct pool *pool_new(struct pool *parent);
 void	pool_free(struct pool *p);
 
-/* Makes node id's values local to p (for an iteration round). */
-void	pool_own(struct pool *p, const char *node_id);
+/*
+ * Makes node id's values local to p (for an iteration round). Returns 0 or
+ * ENGINE_ENOMEM.
+ */
+int	pool_own(struct pool *p, const char *node_id);
 
-/* Sets [node, name] to v (a reference is taken). */
-void	pool_set(struct pool *p, const char *node, const char *name,
+/*
+ * Sets [node, name] to v (a reference is taken). Returns 0, or
+ * ENGINE_ENOMEM when out of memory or v is NULL (its constructor failed):
+ * the value is then not set, and a reader would see it missing.
+ */
+int	pool_set(struct pool *p, const char *node, const char *name,
 	    json_t *v);
-/* Sets every key of object obj under node. */
-void	pool_set_all(struct pool *p, const char *node, const json_t *obj);
+/* Sets every key of object obj under node; 0 or ENGINE_ENOMEM. */
+int	pool_set_all(struct pool *p, const char *node, const json_t *obj);
 
 /*
  * The value of a selector (JSON array of strings, at least 2), or NULL.
@@ -260,7 +267,7 @@ void	run_stream_text(struct run *r, const char *node_id, const char *text,
  * children of a container) from its root until nothing more can run, in
  * pool p. Returns 0, or ENGINE_EINVAL when a node failed the scope (err
  * holds why) or, for the top level, when the graph has problems
- * (graph_refuse: nothing runs), ENGINE_ECONFLICT when stopped,
+ * (graph_refuse: nothing runs), ENGINE_ESTOPPED when stopped,
  * ENGINE_ELIMIT on a limit.
  */
 int	run_scope(struct run *r, const char *container, struct pool *p,

@@ -309,13 +309,16 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		outputs = default_outputs(n, c.err, c.error_type);
 	} else
 		status = "failed";
+	/* outputs the pool cannot hold would read as missing: a failure */
+	if (outputs != NULL && pool_set_all(p, n->id, outputs) != 0) {
+		snprintf(c.err, sizeof(c.err), "out of memory");
+		status = "failed";
+	}
 	if (strcmp(status, "exception") == 0) {
 		pthread_mutex_lock(&r->mu);
 		r->exceptions++;
 		pthread_mutex_unlock(&r->mu);
 	}
-	if (outputs != NULL)
-		pool_set_all(p, n->id, outputs);
 	t1 = run_now_ms();
 	rec = trace_pack(exec_id, n, index, pred, c.inputs, c.process_data,
 	    outputs, status, strcmp(status, "succeeded") == 0 ? NULL : c.err,
@@ -565,7 +568,7 @@ run_scope(struct run *r, const char *container, struct pool *p,
 		    "the run was stopped");
 		/* A failure ends this scope; a stop ends every scope. */
 		rc = s.failed == 2 || atomic_load(&r->stopping) ?
-		    ENGINE_ECONFLICT : ENGINE_EINVAL;
+		    ENGINE_ESTOPPED : ENGINE_EINVAL;
 	}
 out:
 	free(s.estate);

@@ -206,6 +206,10 @@ sse_run(struct req *r, struct run_opts *o, char *err, json_t **out)
 	o->arg = &s;
 	rc = engine_run(r->eng, o, err, out);
 	sse_end(&s, rc, err);
+	/* s dies here: o must not keep pointing at it. */
+	o->on_start = NULL;
+	o->on_event = NULL;
+	o->arg = NULL;
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
 	if (rc != 0 && !s.started)

@@ -28,21 +28,26 @@ round_pool(struct node_ctx *c, json_t *item, size_t index)
 {
 	const struct graph	*g = c->run->g;
 	struct pool		*p;
+	json_t			*ix = NULL;
 	size_t			 i;
+	int			 rc;
 
 	if ((p = pool_new(c->pool)) == NULL)
 		return NULL;
-	{
-	pool_own(p, c->node->id);
-	for (i = 0; i < g->nnodes; i++)
+	rc = pool_own(p, c->node->id);
+	for (i = 0; rc == 0 && i < g->nnodes; i++)
 		if (g->nodes[i].parent != NULL &&
 		    strcmp(g->nodes[i].parent, c->node->id) == 0)
-			pool_own(p, g->nodes[i].id);
-	json_t		*ix = json_integer((json_int_t)index);
-
-	pool_set(p, c->node->id, "item", item);
-	pool_set(p, c->node->id, "index", ix);
+			rc = pool_own(p, g->nodes[i].id);
+	if (rc == 0)
+		rc = pool_set(p, c->node->id, "item", item);
+	if (rc == 0)
+		rc = pool_set(p, c->node->id, "index",
+		    ix = json_integer((json_int_t)index));
 	json_decref(ix);
+	if (rc != 0) {
+		pool_free(p);
+		return NULL;
 	}
 	return p;
 }
