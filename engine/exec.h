@@ -151,6 +151,7 @@ struct run_limits {
 	int	max_seconds;		/* wall clock: 1200 */
 	int	max_parallel;		/* concurrent branches: 10 */
 	int	max_loop;		/* loop / iteration rounds: 100 */
+	int	max_threads;		/* threads of the run at once: 32 */
 };
 
 struct run {
@@ -167,6 +168,8 @@ struct run {
 	atomic_int		 steps;
 	atomic_int		 stopping;	/* stop requested or failed */
 	atomic_int		 node_index;	/* numbering of executions */
+	atomic_int		 threads;	/* started and not ended:
+						 * run_thread_take */
 	atomic_llong		 total_tokens;
 	atomic_llong		 prompt_tokens;	/* of total_tokens (usage) */
 	atomic_llong		 completion_tokens;
@@ -261,6 +264,14 @@ void	run_emit_top(struct run *r, const char *event, json_t *fields);
 /* Streams answer text (chatflow "message" / workflow "text_chunk"). */
 void	run_stream_text(struct run *r, const char *node_id, const char *text,
 	    size_t len);
+
+/*
+ * The run's thread budget (workflow.max_threads, its own thread counted):
+ * 1 when one more thread may start, counted until run_thread_give; 0 when
+ * the budget is spent, and the work is to be done in the calling thread.
+ */
+int	run_thread_take(struct run *r);
+void	run_thread_give(struct run *r);
 
 /*
  * Runs the nodes of a scope (container NULL: the top level; else the

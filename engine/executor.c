@@ -487,7 +487,26 @@ job_main(void *arg)
 	struct job *j = arg;
 
 	run_one(j->s, j->ni);
+	run_thread_give(j->s->r);
 	return NULL;
+}
+
+int
+run_thread_take(struct run *r)
+{
+	int n = atomic_load(&r->threads);
+
+	do {
+		if (n >= r->lim.max_threads - 1)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&r->threads, &n, n + 1));
+	return 1;
+}
+
+void
+run_thread_give(struct run *r)
+{
+	atomic_fetch_sub(&r->threads, 1);
 }
 
 int
@@ -540,8 +559,10 @@ run_scope(struct run *r, const char *container, struct pool *p,
 		ni = s.ready[--s.nready];
 		s.nstate[ni] = N_RUNNING;
 		s.nrunning++;
-		if (s.nrunning == 1 && s.nready == 0) {
-			/* the only work: run it here, no thread needed */
+		/* the only work, or no thread left in the run's budget:
+		 * run it here */
+		if ((s.nrunning == 1 && s.nready == 0) ||
+		    !run_thread_take(r)) {
 			pthread_mutex_unlock(&s.mu);
 			run_one(&s, ni);
 			pthread_mutex_lock(&s.mu);
@@ -551,6 +572,7 @@ run_scope(struct run *r, const char *container, struct pool *p,
 		jobs[njobs].ni = ni;
 		if (pthread_create(&jobs[njobs].tid, NULL, job_main,
 		    &jobs[njobs]) != 0) {
+			run_thread_give(r);
 			pthread_mutex_unlock(&s.mu);
 			run_one(&s, ni);
 			pthread_mutex_lock(&s.mu);

@@ -683,6 +683,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	r.lim.max_seconds = e->conf->workflow_max_time;
 	r.lim.max_parallel = e->conf->workflow_max_parallel;
 	r.lim.max_loop = e->conf->workflow_max_loop;
+	r.lim.max_threads = e->conf->workflow_max_threads;
 	if ((rc = app_cache_get(e, o->app_id, &app, &sealed)) != 0)
 		goto out;
 	if (sealed) {

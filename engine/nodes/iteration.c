@@ -97,6 +97,17 @@ worker(void *arg)
 	return NULL;
 }
 
+/* A worker thread: gives its place in the run's thread budget back. */
+static void *
+worker_main(void *arg)
+{
+	struct iter *it = arg;
+
+	worker(it);
+	run_thread_give(it->c->run);
+	return NULL;
+}
+
 static int
 all_lists(const json_t *a)
 {
@@ -167,9 +178,17 @@ iteration_run(struct node_ctx *c)
 	if (want <= 1 || n <= 1)
 		worker(&it);
 	else {
-		for (nth = 0; nth < want && nth < n; nth++)
-			if (pthread_create(&th[nth], NULL, worker, &it) != 0)
+		/* the calling thread waits: the rounds get the threads the
+		 * run's budget has (workflow.max_threads), maybe none */
+		for (nth = 0; nth < want && nth < n; nth++) {
+			if (!run_thread_take(c->run))
 				break;
+			if (pthread_create(&th[nth], NULL, worker_main,
+			    &it) != 0) {
+				run_thread_give(c->run);
+				break;
+			}
+		}
 		if (nth == 0)
 			worker(&it);
 		for (j = 0; j < nth; j++)
