@@ -10,6 +10,8 @@ libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev libseccomp-dev
 libjemalloc-dev nginx-light"
 # Tests and benchmarks.
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
+# make analyze (gcc -fanalyzer comes with gcc).
+PKGS="$PKGS cppcheck"
 # The local sandbox and the code node's interpreters (python3-venv: pip
 # into a venv inside the sandbox).
 PKGS="$PKGS bubblewrap python3 python3-venv nodejs"

@@ -249,8 +249,8 @@ next_order(const struct tree *tr, const char *parent)
 
 	json_object_foreach(tr->nodes, k, n) {
 		p = node_str(n, "parent_id");
-		if ((p == NULL) != (parent == NULL) ||
-		    (p != NULL && strcmp(p, parent) != 0))
+		if ((p == NULL) != (parent == NULL) || (p != NULL &&
+		    parent != NULL && strcmp(p, parent) != 0))
 			continue;
 		o = json_integer_value(json_object_get(n, "order"));
 		if (o > max)
@@ -417,8 +417,8 @@ children_view(const struct tree *tr, const char *parent, int depth,
 		goto done;
 	json_object_foreach(tr->nodes, k, n) {
 		p = node_str(n, "parent_id");
-		if ((p == NULL) != (parent == NULL) ||
-		    (p != NULL && strcmp(p, parent) != 0))
+		if ((p == NULL) != (parent == NULL) || (p != NULL &&
+		    parent != NULL && strcmp(p, parent) != 0))
 			continue;
 		if (nk == cap) {
 			json_t **nkids;
