@@ -196,7 +196,8 @@ test_base_url(void)
 static void
 test_head(void)
 {
-	struct fake f;
+	struct fake	 f;
+	json_t		*j;
 
 	fake_init(&f, &conf, NULL);
 	resp_header(&f.r, "ETag", "\"r1\"");
@@ -226,7 +227,8 @@ test_head(void)
 	fake_init(&f, &conf, NULL);
 	resp_error(&f.r, 400, "bad", "%s", "\xc3");
 	CHECK_INT(fake_status(&f), 400);
-	CHECK(json_loads(fake_answer(&f), 0, NULL) != NULL);
+	CHECK((j = json_loads(fake_answer(&f), 0, NULL)) != NULL);
+	json_decref(j);
 	fake_release(&f);
 
 	CHECK_STR(resp_mime_of("a/b.MD"), "text/markdown; charset=utf-8");
