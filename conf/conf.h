@@ -71,6 +71,7 @@ struct conf {
 	int	 workflow_max_parallel;	/* concurrent branches per run */
 	int	 workflow_max_loop;	/* rounds of one loop or iteration */
 	int	 workflow_max_versions;	/* published versions kept per app */
+	int	 workflow_max_threads;	/* threads of one run, all levels */
 	/* assets: the app file system */
 	int64_t	 asset_max_file;	/* bytes in one file */
 	int64_t	 asset_max_app_bytes;	/* bytes of all files of one app */

@@ -12,6 +12,8 @@ libjemalloc-dev nginx-light"
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
 # GET /metrics scraped by a real Prometheus (tests/e2e/t_metrics.sh).
 PKGS="$PKGS prometheus"
+# make analyze (gcc -fanalyzer comes with gcc).
+PKGS="$PKGS cppcheck"
 # The local sandbox and the code node's interpreters (python3-venv: pip
 # into a venv inside the sandbox).
 PKGS="$PKGS bubblewrap python3 python3-venv nodejs"

@@ -51,7 +51,7 @@ tree_load(struct store_txn *t, const char *app_id, char *err,
 	struct store_kv		 kv;
 	json_t			*app = NULL, *n;
 	char			 prefix[KEY_MAX];
-	const char		*mode;
+	const char		*mode, *id;
 	size_t			 plen;
 	int			 rc;
 
@@ -88,8 +88,15 @@ tree_load(struct store_txn *t, const char *app_id, char *err,
 		    "file") == 0)
 			tr->bytes += json_integer_value(json_object_get(n,
 			    "size"));
-		json_object_set_new(tr->nodes, json_string_value(
-		    json_object_get(n, "id")), n);
+		/* a node missing from the tree would be lost to every
+		 * view and check: out of memory fails the load */
+		if ((id = json_string_value(json_object_get(n, "id"))) ==
+		    NULL)
+			json_decref(n);
+		else if (json_object_set_new(tr->nodes, id, n) != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
 	}
 	if (rc == STORE_ENOTFOUND)
 		rc = 0;
@@ -242,8 +249,8 @@ next_order(const struct tree *tr, const char *parent)
 
 	json_object_foreach(tr->nodes, k, n) {
 		p = node_str(n, "parent_id");
-		if ((p == NULL) != (parent == NULL) ||
-		    (p != NULL && strcmp(p, parent) != 0))
+		if ((p == NULL) != (parent == NULL) || (p != NULL &&
+		    parent != NULL && strcmp(p, parent) != 0))
 			continue;
 		o = json_integer_value(json_object_get(n, "order"));
 		if (o > max)
@@ -358,16 +365,23 @@ node_view(const struct tree *tr, const json_t *n)
 		"size", "checksum", "created_at", "updated_at", NULL,
 	};
 	char	 path[4200];
-	json_t	*v;
+	json_t	*v, *f;
 	size_t	 i;
 
 	if ((v = json_object()) == NULL)
 		return NULL;
+	/* a view that lost a field to out-of-memory is no view */
 	for (i = 0; fields[i] != NULL; i++)
-		json_object_set(v, fields[i], json_object_get(n, fields[i]));
-	if (node_path(tr, node_str(n, "id"), path, sizeof(path)) >= 0)
-		json_object_set_new(v, "path", json_string(path));
+		if ((f = json_object_get(n, fields[i])) != NULL &&
+		    json_object_set(v, fields[i], f) != 0)
+			goto fail;
+	if (node_path(tr, node_str(n, "id"), path, sizeof(path)) >= 0 &&
+	    json_object_set_new(v, "path", json_string(path)) != 0)
+		goto fail;
 	return v;
+fail:
+	json_decref(v);
+	return NULL;
 }
 
 static int
@@ -382,20 +396,29 @@ order_cmp(const void *a, const void *b)
 	return strcmp(node_str(x, "name"), node_str(y, "name"));
 }
 
-/* The children views of parent (NULL: root), recursively, in order. */
-static json_t *
-children_view(const struct tree *tr, const char *parent, int depth)
+/*
+ * The children views of parent (NULL: root), recursively, in order, into
+ * *out (a new reference). Returns 0, or ENGINE_ENOMEM with *out NULL:
+ * never a tree with parts missing.
+ */
+static int
+children_view(const struct tree *tr, const char *parent, int depth,
+    json_t **out)
 {
 	const char	*k, *p;
-	json_t		*n, *arr, *v, **kids = NULL, *fm;
+	json_t		*n, *arr, *v = NULL, **kids = NULL, *fm, *sub;
 	size_t		 nk = 0, cap = 0, i;
+	int		 rc = ENGINE_ENOMEM;
 
-	if ((arr = json_array()) == NULL || depth > 256)
-		return arr;
+	*out = NULL;
+	if ((arr = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	if (depth > 256)	/* deeper than a path can be: a loop */
+		goto done;
 	json_object_foreach(tr->nodes, k, n) {
 		p = node_str(n, "parent_id");
-		if ((p == NULL) != (parent == NULL) ||
-		    (p != NULL && strcmp(p, parent) != 0))
+		if ((p == NULL) != (parent == NULL) || (p != NULL &&
+		    parent != NULL && strcmp(p, parent) != 0))
 			continue;
 		if (nk == cap) {
 			json_t **nkids;
@@ -412,24 +435,39 @@ children_view(const struct tree *tr, const char *parent, int depth)
 		qsort(kids, nk, sizeof(*kids), order_cmp);
 	for (i = 0; i < nk; i++) {
 		if ((v = node_view(tr, kids[i])) == NULL)
-			continue;
+			goto out;
 		if (node_is_folder(kids[i])) {
-			json_object_set_new(v, "children", children_view(tr,
-			    node_str(kids[i], "id"), depth + 1));
+			if (children_view(tr, node_str(kids[i], "id"),
+			    depth + 1, &sub) != 0 ||
+			    json_object_set_new(v, "children", sub) != 0)
+				goto out;
 			n = child_named(tr, node_str(kids[i], "id"),
 			    "SKILL.md");
 			if (n != NULL && !node_is_folder(n)) {
 				fm = json_object_get(n, "front_matter");
-				json_object_set_new(v, "skill", json_is_object(
-				    fm) ? json_deep_copy(fm) : json_object());
+				if (json_object_set_new(v, "skill",
+				    json_is_object(fm) ? json_deep_copy(fm) :
+				    json_object()) != 0)
+					goto out;
 			}
-		} else
-			json_object_set_new(v, "children", json_array());
-		json_array_append_new(arr, v);
+		} else if (json_object_set_new(v, "children",
+		    json_array()) != 0)
+			goto out;
+		if (json_array_append_new(arr, v) != 0) {
+			v = NULL;	/* json_array_append_new took it */
+			goto out;
+		}
+		v = NULL;
 	}
+done:
+	*out = arr;
+	arr = NULL;
+	rc = 0;
 out:
+	json_decref(v);
+	json_decref(arr);
 	free(kids);
-	return arr;
+	return rc;
 }
 
 int
@@ -438,15 +476,17 @@ engine_asset_tree(struct engine *e, const char *app_id, char *err,
 {
 	struct store_txn	*t = NULL;
 	struct tree		 tr;
+	json_t			*kids;
 	int			 rc;
 
+	*out = NULL;
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
 	if ((rc = tree_load(t, app_id, err, &tr)) != 0)
 		goto out;
-	*out = json_pack("{s:o}", "children", children_view(&tr, NULL, 0));
+	rc = children_view(&tr, NULL, 0, &kids);
 	tree_release(&tr);
-	if (*out == NULL)
+	if (rc == 0 && (*out = json_pack("{s:o}", "children", kids)) == NULL)
 		rc = ENGINE_ENOMEM;
 out:
 	store_read_end(t);

@@ -33,6 +33,7 @@ engine_strerror(int rc)
 	case ENGINE_ELIMIT: return "a configured limit was reached";
 	case ENGINE_EFETCH: return "outbound request failed";
 	case ENGINE_ESANDBOX: return "sandbox error";
+	case ENGINE_ESTOPPED: return "stopped";
 	default: return "unknown engine error";
 	}
 }
@@ -319,8 +320,14 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	}
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return ENGINE_ENOMEM;
-	/* Reference-counted by libcurl; done before any worker thread. */
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	/* Reference-counted by libcurl; done before any worker thread. A
+	 * failure leaves no count to drop. */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(err, ENGINE_ERRMAX, "libcurl could not start (its "
+		    "TLS library or out of memory)");
+		free(e);
+		return ENGINE_ENOMEM;
+	}
 	e->conf = c;
 	live_init(e);
 	o.map_size = c->map_size;

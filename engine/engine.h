@@ -28,6 +28,7 @@ enum engine_err {
 	ENGINE_ELIMIT = -207,	/* a configured limit; err names it */
 	ENGINE_EFETCH = -208,	/* outbound HTTP failed; err says how */
 	ENGINE_ESANDBOX = -209,	/* the sandbox failed (not the command) */
+	ENGINE_ESTOPPED = -210,	/* a stop request or a cancel ended it */
 };
 
 /* Room for a message that explains an ENGINE_EINVAL. */

@@ -109,14 +109,21 @@ struct pool;
 struct pool *pool_new(struct pool *parent);
 void	pool_free(struct pool *p);
 
-/* Makes node id's values local to p (for an iteration round). */
-void	pool_own(struct pool *p, const char *node_id);
+/*
+ * Makes node id's values local to p (for an iteration round). Returns 0 or
+ * ENGINE_ENOMEM.
+ */
+int	pool_own(struct pool *p, const char *node_id);
 
-/* Sets [node, name] to v (a reference is taken). */
-void	pool_set(struct pool *p, const char *node, const char *name,
+/*
+ * Sets [node, name] to v (a reference is taken). Returns 0, or
+ * ENGINE_ENOMEM when out of memory or v is NULL (its constructor failed):
+ * the value is then not set, and a reader would see it missing.
+ */
+int	pool_set(struct pool *p, const char *node, const char *name,
 	    json_t *v);
-/* Sets every key of object obj under node. */
-void	pool_set_all(struct pool *p, const char *node, const json_t *obj);
+/* Sets every key of object obj under node; 0 or ENGINE_ENOMEM. */
+int	pool_set_all(struct pool *p, const char *node, const json_t *obj);
 
 /*
  * The value of a selector (JSON array of strings, at least 2), or NULL.
@@ -144,6 +151,7 @@ struct run_limits {
 	int	max_seconds;		/* wall clock: 1200 */
 	int	max_parallel;		/* concurrent branches: 10 */
 	int	max_loop;		/* loop / iteration rounds: 100 */
+	int	max_threads;		/* threads of the run at once: 32 */
 };
 
 struct run {
@@ -160,6 +168,8 @@ struct run {
 	atomic_int		 steps;
 	atomic_int		 stopping;	/* stop requested or failed */
 	atomic_int		 node_index;	/* numbering of executions */
+	atomic_int		 threads;	/* started and not ended:
+						 * run_thread_take */
 	atomic_llong		 total_tokens;
 	atomic_llong		 prompt_tokens;	/* of total_tokens (usage) */
 	atomic_llong		 completion_tokens;
@@ -298,11 +308,19 @@ void	run_stream_text(struct run *r, const char *node_id, const char *text,
 	    size_t len);
 
 /*
+ * The run's thread budget (workflow.max_threads, its own thread counted):
+ * 1 when one more thread may start, counted until run_thread_give; 0 when
+ * the budget is spent, and the work is to be done in the calling thread.
+ */
+int	run_thread_take(struct run *r);
+void	run_thread_give(struct run *r);
+
+/*
  * Runs the nodes of a scope (container NULL: the top level; else the
  * children of a container) from its root until nothing more can run, in
  * pool p. Returns 0, or ENGINE_EINVAL when a node failed the scope (err
  * holds why) or, for the top level, when the graph has problems
- * (graph_refuse: nothing runs), ENGINE_ECONFLICT when stopped,
+ * (graph_refuse: nothing runs), ENGINE_ESTOPPED when stopped,
  * ENGINE_ELIMIT on a limit.
  */
 int	run_scope(struct run *r, const char *container, struct pool *p,

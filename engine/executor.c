@@ -311,13 +311,16 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		outputs = default_outputs(n, c.err, c.error_type);
 	} else
 		status = "failed";
+	/* outputs the pool cannot hold would read as missing: a failure */
+	if (outputs != NULL && pool_set_all(p, n->id, outputs) != 0) {
+		snprintf(c.err, sizeof(c.err), "out of memory");
+		status = "failed";
+	}
 	if (strcmp(status, "exception") == 0) {
 		pthread_mutex_lock(&r->mu);
 		r->exceptions++;
 		pthread_mutex_unlock(&r->mu);
 	}
-	if (outputs != NULL)
-		pool_set_all(p, n->id, outputs);
 	t1 = run_now_ms();
 	rec = trace_pack(exec_id, n, index, pred, c.inputs, c.process_data,
 	    outputs, status, strcmp(status, "succeeded") == 0 ? NULL : c.err,
@@ -489,7 +492,26 @@ job_main(void *arg)
 
 	span_set_current(j->s->span);
 	run_one(j->s, j->ni);
+	run_thread_give(j->s->r);
 	return NULL;
+}
+
+int
+run_thread_take(struct run *r)
+{
+	int n = atomic_load(&r->threads);
+
+	do {
+		if (n >= r->lim.max_threads - 1)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&r->threads, &n, n + 1));
+	return 1;
+}
+
+void
+run_thread_give(struct run *r)
+{
+	atomic_fetch_sub(&r->threads, 1);
 }
 
 int
@@ -543,8 +565,10 @@ run_scope(struct run *r, const char *container, struct pool *p,
 		ni = s.ready[--s.nready];
 		s.nstate[ni] = N_RUNNING;
 		s.nrunning++;
-		if (s.nrunning == 1 && s.nready == 0) {
-			/* the only work: run it here, no thread needed */
+		/* the only work, or no thread left in the run's budget:
+		 * run it here */
+		if ((s.nrunning == 1 && s.nready == 0) ||
+		    !run_thread_take(r)) {
 			pthread_mutex_unlock(&s.mu);
 			run_one(&s, ni);
 			pthread_mutex_lock(&s.mu);
@@ -554,6 +578,7 @@ run_scope(struct run *r, const char *container, struct pool *p,
 		jobs[njobs].ni = ni;
 		if (pthread_create(&jobs[njobs].tid, NULL, job_main,
 		    &jobs[njobs]) != 0) {
+			run_thread_give(r);
 			pthread_mutex_unlock(&s.mu);
 			run_one(&s, ni);
 			pthread_mutex_lock(&s.mu);
@@ -571,7 +596,7 @@ run_scope(struct run *r, const char *container, struct pool *p,
 		    "the run was stopped");
 		/* A failure ends this scope; a stop ends every scope. */
 		rc = s.failed == 2 || atomic_load(&r->stopping) ?
-		    ENGINE_ECONFLICT : ENGINE_EINVAL;
+		    ENGINE_ESTOPPED : ENGINE_EINVAL;
 	}
 out:
 	free(s.estate);

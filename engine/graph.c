@@ -267,7 +267,7 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 	json_t		*nodes, *edges, *n, *e, *data;
 	const char	*ntype, *parent, *eid;
 	size_t		 i, k;
-	long		 si, di;
+	long		 si = -1, di = -1;
 	int		 rc;
 
 	nodes = json_object_get(json_object_get(workflow, "graph"), "nodes");

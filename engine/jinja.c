@@ -5489,7 +5489,8 @@ seq_filter(struct rt *rt, const struct node *n, struct jv *v,
 		if (x == NULL)
 			break;
 		if (is_map) {
-			struct jv *y = NULL, *ba[5];
+			struct jv	*y = NULL, *ba[5];
+			struct node	 fake;	/* n, calling fn */
 
 			if (attr != NULL) {
 				if (x->t == JT_UNDEF && dflt != NULL) {
@@ -5501,8 +5502,7 @@ seq_filter(struct rt *rt, const struct node *n, struct jv *v,
 			}
 			if (bind(rt, n->line, fn->name, fn->params, &sub,
 			    ba) == 0) {
-				struct node fake = *n;
-
+				fake = *n;
 				fake.fn = fn;
 				y = fn->fn(rt, &fake, x, ba);
 			}

@@ -45,12 +45,15 @@ pool_free(struct pool *p)
 	free(p);
 }
 
-void
+int
 pool_own(struct pool *p, const char *node_id)
 {
+	int rc;
+
 	pthread_mutex_lock(&p->mu);
-	json_object_set_new(p->owned, node_id, json_true());
+	rc = json_object_set_new(p->owned, node_id, json_true());
 	pthread_mutex_unlock(&p->mu);
+	return rc == 0 ? 0 : ENGINE_ENOMEM;
 }
 
 /* The pool that holds node's values: p if it owns them or has no parent. */
@@ -70,32 +73,38 @@ pool_for(struct pool *p, const char *node)
 	return p;
 }
 
-void
+int
 pool_set(struct pool *p, const char *node, const char *name, json_t *v)
 {
-	json_t *m;
+	json_t	*m;
+	int	 rc = ENGINE_ENOMEM;
 
-	if (v == NULL)
-		return;
+	if (v == NULL)		/* the constructor of v failed */
+		return ENGINE_ENOMEM;
 	p = pool_for(p, node);
 	pthread_mutex_lock(&p->mu);
-	if ((m = json_object_get(p->vars, node)) == NULL) {
-		m = json_object();
-		json_object_set_new(p->vars, node, m);
-	}
-	if (m != NULL)
-		json_object_set(m, name, v);
+	if ((m = json_object_get(p->vars, node)) == NULL &&
+	    ((m = json_object()) == NULL ||
+	    json_object_set_new(p->vars, node, m) != 0))
+		goto out;	/* json_object_set_new freed m */
+	if (json_object_set(m, name, v) == 0)
+		rc = 0;
+out:
 	pthread_mutex_unlock(&p->mu);
+	return rc;
 }
 
-void
+int
 pool_set_all(struct pool *p, const char *node, const json_t *obj)
 {
 	const char	*k;
 	json_t		*v;
+	int		 rc;
 
 	json_object_foreach((json_t *)obj, k, v)
-		pool_set(p, node, k, v);
+		if ((rc = pool_set(p, node, k, v)) != 0)
+			return rc;
+	return 0;
 }
 
 /* Walks path parts into v: object keys, or array indexes. */

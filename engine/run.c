@@ -571,23 +571,31 @@ history_load(struct engine *e, const char *app_id, const char *conv_id,
 	json_decref(list);
 }
 
-/* env.* from the workflow's environment variables. */
-static void
+/*
+ * env.* from the workflow's environment variables, conversation.* from its
+ * conversation variables (one without a value is left unset). Returns 0
+ * or ENGINE_ENOMEM.
+ */
+static int
 pool_env(struct pool *p, const json_t *wf)
 {
-	json_t		*v;
+	json_t		*v, *val;
 	const char	*name;
 	size_t		 i;
 
 	json_array_foreach(json_object_get(wf, "environment_variables"), i,
 	    v)
-		if ((name = var_str(v, "name")) != NULL)
-			pool_set(p, "env", name, json_object_get(v, "value"));
+		if ((name = var_str(v, "name")) != NULL &&
+		    (val = json_object_get(v, "value")) != NULL &&
+		    pool_set(p, "env", name, val) != 0)
+			return ENGINE_ENOMEM;
 	json_array_foreach(json_object_get(wf, "conversation_variables"), i,
 	    v)
-		if ((name = var_str(v, "name")) != NULL)
-			pool_set(p, "conversation", name,
-			    json_object_get(v, "value"));
+		if ((name = var_str(v, "name")) != NULL &&
+		    (val = json_object_get(v, "value")) != NULL &&
+		    pool_set(p, "conversation", name, val) != 0)
+			return ENGINE_ENOMEM;
+	return 0;
 }
 
 /* Refuses graphs with node types flowcgi cannot run, naming them. */
@@ -675,6 +683,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	r.lim.max_seconds = e->conf->workflow_max_time;
 	r.lim.max_parallel = e->conf->workflow_max_parallel;
 	r.lim.max_loop = e->conf->workflow_max_loop;
+	r.lim.max_threads = e->conf->workflow_max_threads;
 	/* the console's test runs run the draft; the others what the app
 	 * published last (or its draft, never published) */
 	if ((rc = app_cache_get(e, o->app_id, o->invoke_from != NULL &&
@@ -789,15 +798,18 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	pool_set_all(r.pool, "sys", sys);
-	pool_env(r.pool, wf);
-	/* A conversation's variables carry over from its last message. */
-	if ((cvars = json_object_get(conv, "variables")) != NULL)
-		pool_set_all(r.pool, "conversation", cvars);
+	/* A conversation's variables carry over from its last message;
+	 * the start node's outputs are the inputs, plus sys.* copies. */
+	cvars = json_object_get(conv, "variables");
+	if (pool_set_all(r.pool, "sys", sys) != 0 ||
+	    pool_env(r.pool, wf) != 0 || (cvars != NULL &&
+	    pool_set_all(r.pool, "conversation", cvars) != 0) ||
+	    pool_set_all(r.pool, r.g->nodes[start].id, inputs) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	if (conv != NULL)
 		history_load(e, r.app_id, r.conversation_id, r.history);
-	/* The start node's outputs: the inputs, plus sys.* copies. */
-	pool_set_all(r.pool, r.g->nodes[start].id, inputs);
 	r.start_rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,"
 	    "s:s?,s:s}",
 	    "id", r.id, "task_id", r.task_id, "app_id", r.app_id,
@@ -825,7 +837,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	rc = run_scope(&r, NULL, r.pool, NULL, NULL, r.error);
 	if (rc == 0)
 		status = r.exceptions > 0 ? "partial-succeeded" : "succeeded";
-	else if (rc == ENGINE_ECONFLICT) {
+	else if (rc == ENGINE_ESTOPPED) {
 		status = "stopped";
 		if (r.error[0] == '\0' || strcmp(r.error, "stopped") == 0)
 			snprintf(r.error, sizeof(r.error), "the run was "

@@ -53,7 +53,8 @@ find(const char *s, const char *end, const char *needle, size_t nlen)
 	if (nlen == 0)
 		return s;
 	while (s != NULL && (size_t)(end - s) >= nlen) {
-		s = memchr(s, needle[0], (size_t)(end - s) - nlen + 1);
+		s = memchr(s, (unsigned char)needle[0],
+		    (size_t)(end - s) - nlen + 1);
 		if (s == NULL)
 			return NULL;
 		if (memcmp(s, needle, nlen) == 0)

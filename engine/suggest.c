@@ -96,7 +96,7 @@ add_cut(struct tpl_sb *sb, const char *s, size_t max)
 {
 	size_t n = 0, k;
 
-	while (s[n] != '\0' && n < max) {
+	while (n < max && s[n] != '\0') {
 		if ((k = engine_utf8_seq((const unsigned char *)s + n,
 		    strlen(s + n))) == 0)
 			k = 1;

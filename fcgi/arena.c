@@ -59,6 +59,10 @@ arena_alloc(struct arena *a, size_t n)
 	size_t			 al = sizeof(max_align_t), size;
 	void			*p;
 
+	/* Rounding up and the block header must not wrap a size near
+	 * SIZE_MAX into a small one. */
+	if (n > SIZE_MAX - sizeof(*b) - al)
+		return NULL;
 	n = (n + al - 1) / al * al;
 	if (n == 0)
 		n = al;
@@ -89,7 +93,7 @@ arena_strndup(struct arena *a, const char *s, size_t n)
 {
 	char *p;
 
-	if ((p = arena_alloc(a, n + 1)) == NULL)
+	if (n == SIZE_MAX || (p = arena_alloc(a, n + 1)) == NULL)
 		return NULL;
 	memcpy(p, s, n);
 	p[n] = '\0';

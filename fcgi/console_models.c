@@ -64,7 +64,7 @@ h_test(struct req *r)
 		return;
 	rc = engine_model_provider_test(r->eng, r->captures[0], r->json, err,
 	    &out);
-	if (rc == ENGINE_EFETCH || rc == ENGINE_ECONFLICT) {
+	if (rc == ENGINE_EFETCH) {
 		resp_error(r, 400, "provider_test_failed", "%s", err);
 		return;
 	}

@@ -125,8 +125,13 @@ req_read_body(struct req *r, int64_t max)
 	if ((buf = malloc(cap)) == NULL)
 		goto nomem;
 	for (;;) {
+		/* A declared length read in full needs no growth and no
+		 * further read (the buffer holds exactly it and the NUL). */
+		if (r->content_length >= 0 &&
+		    (int64_t)len == r->content_length)
+			break;
 		if (len + 1 >= cap) {
-			if ((int64_t)len >= max + 1)
+			if ((int64_t)len >= max + 1 || cap > SIZE_MAX / 2)
 				break;
 			cap *= 2;
 			if ((nb = realloc(buf, cap)) == NULL)
@@ -487,6 +492,10 @@ resp_engine_error(struct req *r, int rc, const char *err, const char *what)
 		break;
 	case ENGINE_EEXIST:
 		resp_error(r, 409, "conflict", "%s", err);
+		break;
+	case ENGINE_ESTOPPED:
+		resp_error(r, 409, "stopped", "%s", err && *err ? err :
+		    engine_strerror(rc));
 		break;
 	case ENGINE_ELIMIT:
 		resp_error(r, 413, "limit_exceeded", "%s", err);

@@ -208,8 +208,12 @@ read_file(const char *path, char **out, size_t *len)
 	for (;;) {
 		if (n + 65536 > cap) {
 			cap = cap ? cap * 2 : 1 << 20;
-			if ((nb = realloc(buf, cap)) == NULL)
+			/* out of memory: no file, rather than part of one */
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(buf);
+				buf = NULL;
 				break;
+			}
 			buf = nb;
 		}
 		if ((got = fread(buf + n, 1, cap - n - 1, f)) == 0)

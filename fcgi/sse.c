@@ -208,6 +208,10 @@ sse_run(struct req *r, struct run_opts *o, char *err, json_t **out)
 	rc = engine_run(r->eng, o, err, out);
 	sse_end(&s, rc, err);
 	metric_add(METRIC_STREAMS_ACTIVE, NULL, -1);
+	/* s dies here: o must not keep pointing at it. */
+	o->on_start = NULL;
+	o->on_event = NULL;
+	o->arg = NULL;
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
 	if (rc != 0 && !s.started)

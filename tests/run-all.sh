@@ -5,14 +5,20 @@
 # every TAP result. Exits non-zero on any failure.
 #
 # TESTS="t_conf_load e2e_apps" limits the run to the named tests.
+# Each test runs under timeout(1): TEST_TIMEOUT seconds (600; the sanitizer
+# flavours are slower) and then it fails, with its whole process group
+# (servers it started) killed; the slowest tests are listed at the end.
 set -u
 BUILD=$1
 LOGS=$BUILD/test-logs
+TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 mkdir -p "$LOGS"
 pass=0
 fail=0
 skip=0
 failed_tests=""
+times=$LOGS/.times
+: >"$times"
 
 want() {
 	[ -z "${TESTS:-}" ] && return 0
@@ -25,8 +31,12 @@ run() {	# run <name> <command...>
 	want "$name" || return 0
 	log=$LOGS/$name.log
 	start=$(date +%s)
-	"$@" >"$log" 2>&1
+	timeout -k 10 "$TEST_TIMEOUT" "$@" >"$log" 2>&1
 	rc=$?
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "not ok - $name timed out after $TEST_TIMEOUT s" \
+		    "(TEST_TIMEOUT)" >>"$log"
+	fi
 	s=$(grep -c '^ok [0-9]* # SKIP' "$log")
 	p=$(( $(grep -c '^ok ' "$log") - s ))
 	f=$(grep -c '^not ok ' "$log")
@@ -38,6 +48,7 @@ run() {	# run <name> <command...>
 	fail=$((fail + f))
 	skip=$((skip + s))
 	secs=$(( $(date +%s) - start ))
+	echo "$secs $name" >>"$times"
 	if [ "$f" -eq 0 ] && [ "$s" -gt 0 ]; then
 		printf 'PASS %-36s %4d checks %4ds, %d skipped: %s\n' "$name" \
 		    "$p" "$secs" "$s" "$(grep -m1 '^ok [0-9]* # SKIP' "$log" |
@@ -69,6 +80,12 @@ for t in tests/e2e/t_*.sh; do
 	    FLOWCGI_BUILD="$PWD/$BUILD" bash "$t"
 done
 
+if [ "$(wc -l <"$times")" -gt 1 ]; then
+	printf 'slowest:'
+	sort -rn "$times" | head -5 | while read -r s n; do
+		printf ' %s %ds' "$n" "$s"; done
+	echo
+fi
 [ -n "$failed_tests" ] && echo "failed:$failed_tests"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

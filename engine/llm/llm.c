@@ -112,7 +112,7 @@ llm_emit(const struct llm_request *rq, struct llm_attempt *at,
 	if (rq->stream && rq->on_delta != NULL) {
 		at->delivered = 1;
 		if (rq->on_delta(rq->arg, kind, text, len) != 0)
-			return ENGINE_ECONFLICT;
+			return ENGINE_ESTOPPED;
 	}
 	return 0;
 }

@@ -109,7 +109,7 @@ struct llm_request {
 	 * Streaming: when stream is set, each piece of text (or reasoning)
 	 * is passed to on_delta in order as it arrives, from the calling
 	 * thread; text is not NUL-terminated. A non-zero return aborts the
-	 * request (ENGINE_ECONFLICT, "stopped"). Whether or not it streams,
+	 * request (ENGINE_ESTOPPED, "stopped"). Whether or not it streams,
 	 * the response holds the whole text at the end.
 	 */
 	int				 stream;
@@ -241,7 +241,7 @@ const struct llm_protocol *llm_protocol_find(const char *name);
  * was streamed. *out must be zeroed; it is filled on 0 and released on
  * failure. Returns 0, ENGINE_EINVAL (no provider serves the model; bad
  * request), ENGINE_EFETCH (the provider refused or could not be reached;
- * err carries its message), ENGINE_ECONFLICT (on_delta stopped it),
+ * err carries its message), ENGINE_ESTOPPED (on_delta stopped it),
  * ENGINE_ELIMIT, ENGINE_ENOMEM or ENGINE_ESTORE.
  */
 int	llm_chat(struct engine *e, const char *dsl_provider,
@@ -333,7 +333,7 @@ struct llm_post {
  * complete), 0 with *whole the answer's JSON (a new reference) when it
  * came whole — not streamed, or a server that ignored "stream" — or a
  * negative ENGINE_E* code with err set: ENGINE_EFETCH (unreachable, a
- * refusal, an answer that is not JSON), ENGINE_ECONFLICT ("stopped"),
+ * refusal, an answer that is not JSON), ENGINE_ESTOPPED ("stopped"),
  * ENGINE_ENOMEM, or what on_event returned.
  */
 int	llm_post(struct engine *e, const struct llm_endpoint *ep,

@@ -124,7 +124,7 @@ llm_post(struct engine *e, const struct llm_endpoint *ep,
 	rc = outbound_fetch(e, &oreq, ferr, &resp);
 	if (st.rc != 0) {	/* the stream parse stopped the transfer */
 		rc = st.rc;
-		if (rc == ENGINE_ECONFLICT)
+		if (rc == ENGINE_ESTOPPED)
 			snprintf(err, ENGINE_ERRMAX, "stopped");
 		else if (rc == ENGINE_ENOMEM)
 			snprintf(err, ENGINE_ERRMAX, "out of memory");

@@ -196,23 +196,28 @@ update_record(const struct target *t, json_t *v)
 	    t->ns, t->name, "value_type", t->type, "new_value", v);
 }
 
-/* Writes v (reference taken) to t; records the update once. */
-static void
+/*
+ * Writes v (reference taken) to t; records the update once. Returns 0, or
+ * -1 after failing the node when out of memory.
+ */
+static int
 write_target(struct node_ctx *c, const struct target *t, json_t *v,
     json_t *updated)
 {
 	json_t	*u;
 	size_t	 i;
 
-	pool_set(c->pool, t->ns, t->name, v);
+	if (pool_set(c->pool, t->ns, t->name, v) != 0)
+		return node_fail(c, "out of memory");
 	json_array_foreach(updated, i, u)
 		if (strcmp(json_string_value(json_object_get(u, "name")),
 		    t->name) == 0 && strcmp(json_string_value(json_array_get(
 		    json_object_get(u, "selector"), 0)), t->ns) == 0) {
 			json_array_set_new(updated, i, update_record(t, v));
-			return;
+			return 0;
 		}
 	json_array_append_new(updated, update_record(t, v));
+	return 0;
 }
 
 /* Sets c->process_data to {name: value..., updated_variables}. */
@@ -275,7 +280,8 @@ assigner_v1(struct node_ctx *c, json_t *updated)
 		goto out;
 	}
 	json_object_set(c->inputs, "value", in);
-	write_target(c, &t, nv, updated);
+	if (write_target(c, &t, nv, updated) != 0)
+		goto out;
 	rc = 0;
 out:
 	json_decref(cur);
@@ -523,7 +529,8 @@ assigner_item(struct node_ctx *c, const json_t *item, json_t *updated)
 		node_fail(c, "out of memory");
 		goto out;
 	}
-	write_target(c, &t, nv, updated);
+	if (write_target(c, &t, nv, updated) != 0)
+		goto out;
 	rc = 0;
 out:
 	free(vtext);

@@ -662,12 +662,13 @@ out:
 static void
 parse_headers(const char *h, size_t len, json_t *obj)
 {
-	const char	*p = h, *end = h + len, *eol, *colon, *v;
+	const char	*p = h, *end, *eol, *colon, *v;
 	char		 name[128];
 	size_t		 n, i;
 
 	if (h == NULL)
 		return;
+	end = h + len;
 	for (; p < end; p = eol + 1) {
 		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
 			eol = end;

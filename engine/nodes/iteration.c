@@ -29,21 +29,26 @@ round_pool(struct node_ctx *c, json_t *item, size_t index)
 {
 	const struct graph	*g = c->run->g;
 	struct pool		*p;
+	json_t			*ix = NULL;
 	size_t			 i;
+	int			 rc;
 
 	if ((p = pool_new(c->pool)) == NULL)
 		return NULL;
-	{
-	pool_own(p, c->node->id);
-	for (i = 0; i < g->nnodes; i++)
+	rc = pool_own(p, c->node->id);
+	for (i = 0; rc == 0 && i < g->nnodes; i++)
 		if (g->nodes[i].parent != NULL &&
 		    strcmp(g->nodes[i].parent, c->node->id) == 0)
-			pool_own(p, g->nodes[i].id);
-	json_t		*ix = json_integer((json_int_t)index);
-
-	pool_set(p, c->node->id, "item", item);
-	pool_set(p, c->node->id, "index", ix);
+			rc = pool_own(p, g->nodes[i].id);
+	if (rc == 0)
+		rc = pool_set(p, c->node->id, "item", item);
+	if (rc == 0)
+		rc = pool_set(p, c->node->id, "index",
+		    ix = json_integer((json_int_t)index));
 	json_decref(ix);
+	if (rc != 0) {
+		pool_free(p);
+		return NULL;
 	}
 	return p;
 }
@@ -91,6 +96,17 @@ worker(void *arg)
 			break;
 		}
 	}
+	return NULL;
+}
+
+/* A worker thread: gives its place in the run's thread budget back. */
+static void *
+worker_main(void *arg)
+{
+	struct iter *it = arg;
+
+	worker(it);
+	run_thread_give(it->c->run);
 	return NULL;
 }
 
@@ -165,9 +181,17 @@ iteration_run(struct node_ctx *c)
 	if (want <= 1 || n <= 1)
 		worker(&it);
 	else {
-		for (nth = 0; nth < want && nth < n; nth++)
-			if (pthread_create(&th[nth], NULL, worker, &it) != 0)
+		/* the calling thread waits: the rounds get the threads the
+		 * run's budget has (workflow.max_threads), maybe none */
+		for (nth = 0; nth < want && nth < n; nth++) {
+			if (!run_thread_take(c->run))
 				break;
+			if (pthread_create(&th[nth], NULL, worker_main,
+			    &it) != 0) {
+				run_thread_give(c->run);
+				break;
+			}
+		}
 		if (nth == 0)
 			worker(&it);
 		for (j = 0; j < nth; j++)

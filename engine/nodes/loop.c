@@ -49,25 +49,31 @@ loop_run(struct node_ctx *c)
 			    "loop_count"));
 	long		 round = 0;
 	size_t		 i;
-	int		 rc = -1, b;
+	int		 rc = -1, b, set;
 
 	if (count <= 0 || count > c->run->lim.max_loop)
 		count = c->run->lim.max_loop;
 	if ((p = pool_new(c->pool)) == NULL)
 		return node_fail(c, "out of memory");
-	pool_own(p, c->node->id);
-	for (i = 0; i < g->nnodes; i++)
+	set = pool_own(p, c->node->id);
+	for (i = 0; set == 0 && i < g->nnodes; i++)
 		if (g->nodes[i].parent != NULL &&
 		    strcmp(g->nodes[i].parent, c->node->id) == 0)
-			pool_own(p, g->nodes[i].id);
+			set = pool_own(p, g->nodes[i].id);
 	json_array_foreach(json_object_get(d, "loop_variables"), i, lv) {
+		if (set != 0)
+			break;
 		if ((label = json_string_value(json_object_get(lv, "label")))
 		    == NULL)
 			continue;
 		v = loop_var_value(c, lv);
-		pool_set(p, c->node->id, label, v ? v : json_null());
+		set = pool_set(p, c->node->id, label, v ? v : json_null());
 		json_object_set(c->inputs, label, v ? v : json_null());
 		json_decref(v);
+	}
+	if (set != 0) {
+		pool_free(p);
+		return node_fail(c, "out of memory");
 	}
 	/* break conditions read the loop's own pool */
 	cc = *c;
@@ -138,12 +144,10 @@ const struct node_type node_loop = { "loop", loop_run, 1 };
 static int
 loop_end_run(struct node_ctx *c)
 {
-	if (c->loop_id != NULL) {
-		json_t *t = json_true();
-
-		pool_set(c->pool, c->loop_id, "__loop_end", t);
-		json_decref(t);
-	}
+	/* json_true() is a singleton: no reference to drop */
+	if (c->loop_id != NULL &&
+	    pool_set(c->pool, c->loop_id, "__loop_end", json_true()) != 0)
+		return node_fail(c, "out of memory");
 	return 0;
 }
 

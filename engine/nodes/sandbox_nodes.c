@@ -58,9 +58,9 @@ command_run(struct node_ctx *c)
 	}
 	if (run_sandbox(c->run, c->err, &sb) != 0)
 		goto out;
-	q = shell_quote(*wd ? wd : ".");
-	n = strlen(cmd) + strlen(q) + 16;
-	if (q == NULL || (script = malloc(n)) == NULL) {
+	/* q is measured only once it is known to exist. */
+	if ((q = shell_quote(*wd ? wd : ".")) == NULL ||
+	    (script = malloc(n = strlen(cmd) + strlen(q) + 16)) == NULL) {
 		node_fail(c, "out of memory");
 		goto out;
 	}

@@ -431,7 +431,7 @@ code_result(const struct language *lang, struct sandbox *sb,
 	log = NULL;
 
 	if (r->cancelled) {
-		rc = sandbox_fail(err, ENGINE_ECONFLICT, "stopped");
+		rc = sandbox_fail(err, ENGINE_ESTOPPED, "stopped");
 		goto out;
 	}
 	if (r->timed_out) {

@@ -399,8 +399,8 @@ sandbox_proxy_parse(const char *buf, size_t len, struct sandbox_proxy_req *r)
 	r->minor = sp2[8] - '0';
 	/* header lines: "name: value"; no folded lines (a fold of a header
 	 * the rewrite drops would join the one before it) */
-	for (p = memchr(buf, '\n', r->head_len) + 1; p < buf + r->head_len;
-	     p = e + 1) {
+	for (p = (const char *)memchr(buf, '\n', r->head_len) + 1;
+	    p < buf + r->head_len; p = e + 1) {
 		e = memchr(p, '\n', r->head_len - (size_t)(p - buf));
 		if (e == p || (e == p + 1 && *p == '\r'))
 			break;
@@ -458,7 +458,7 @@ sandbox_proxy_rewrite(const char *buf, const struct sandbox_proxy_req *r,
 	sandbox_buf_str(out, "Host: ");
 	sandbox_buf_add(out, buf + r->auth_off, r->auth_len);
 	sandbox_buf_str(out, "\r\n");
-	p = memchr(buf, '\n', r->head_len) + 1;
+	p = (const char *)memchr(buf, '\n', r->head_len) + 1;
 	for (; p < end; p = e + 1) {
 		e = memchr(p, '\n', (size_t)(end - p));
 		n = (size_t)(e - p);

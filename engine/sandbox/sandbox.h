@@ -512,7 +512,7 @@ void	sandbox_code_result_release(struct sandbox_code_result *r);
  * exception: err has its type and message, and the traceback tail is in
  * res->log; a result that is not an object or not JSON), ENGINE_ELIMIT
  * (killed at sandbox.timeout, a CPU, memory or output limit; err names the
- * setting), ENGINE_ECONFLICT (killed because req->cancel said so; err is
+ * setting), ENGINE_ESTOPPED (killed because req->cancel said so; err is
  * "stopped"), or a provider error.
  */
 int	sandbox_run_code_in(struct sandbox *sb,

@@ -699,7 +699,13 @@ sandbox_active(struct engine *e, char *err, const struct sandbox_provider **p,
 	type = active_of(rec);
 	if (strcmp(type, "local") == 0)
 		goto out;
-	s = schema_find(type);
+	/* a provider this binary does not have (stored by another
+	 * build): as without a config */
+	if ((s = schema_find(type)) == NULL) {
+		log_warn("sandbox: active provider %s is not built in; using "
+		    "local", type);
+		goto out;
+	}
 	if ((ent = entry_of(rec, type)) == NULL) {
 		log_warn("sandbox: active provider %s has no config; using "
 		    "local", type);

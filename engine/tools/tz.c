@@ -623,6 +623,8 @@ tz_strftime(const char *fmt, int64_t t, int usec, const struct tz_info *info,
 		if (n > 0 || cap * 4 > 65536)
 			break;
 	}
+	if (buf == NULL)	/* not reached: f.len <= 8192 sizes a buffer */
+		goto out;
 	buf[n] = '\0';
 	rc = 0;
 out:

@@ -45,6 +45,18 @@ wait_port() {	# wait_port <port>: up to 10 s
 	done
 }
 
+# wait_until <seconds> <command...>: runs the command every 50 ms until it
+# succeeds (0) or the seconds are over (1): a wait for a state, not a sleep
+# that hopes the state came.
+wait_until() {
+	local end=$(( $(date +%s%N) / 1000000 + $1 * 1000 ))
+	shift
+	until "$@"; do
+		[ $(( $(date +%s%N) / 1000000 )) -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
+
 # start_flowcgi <name> [extra args]: starts a server on a free port with its
 # data in $T_DIR/<data dir>; sets FC_PORT and FC_PID.
 start_flowcgi() {

@@ -102,16 +102,16 @@ FLOWCGI_BIN=$SPAWN_BIN FLOWCGI_CONFIG=$T_DIR/spawn.yml \
     sh "$TOP/contrib/spawn-fcgi/flowcgi-spawn-fcgi" -n >>"$T_DIR/spawn.log" 2>&1 &
 SPID=$!
 FLOWCGI_PIDS="$FLOWCGI_PIDS $SPID"
-for i in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
-[ -S "$SOCK" ]
+wait_until 10 test -S "$SOCK"
 ok $? "spawn-fcgi: the socket exists"
 if [ -n "$AP_USER" ]; then
 	is "$(stat -c '%a %U %G' "$SOCK")" "660 $AP_USER $AP_GROUP" \
 	    "spawn-fcgi: mode 0660, owned by the flowcgi user and the web server's group"
 fi
-sleep 0.2
-is "$(readlink "/proc/$SPID/exe")" "$(readlink -f "$SPAWN_BIN")" \
-    "spawn-fcgi -n: the process is flowcgi itself"
+# spawn-fcgi made the socket, then executes flowcgi in its place
+is_flowcgi() { [ "$(readlink "/proc/$SPID/exe")" = "$(readlink -f "$SPAWN_BIN")" ]; }
+wait_until 10 is_flowcgi
+ok $? "spawn-fcgi -n: the process is flowcgi itself"
 is "$(readlink "/proc/$SPID/fd/0" | cut -d: -f1)" socket \
     "spawn-fcgi: its standard input is the socket"
 [ -z "$AP_USER" ] || is "$(stat -c %U "/proc/$SPID")" "$AP_USER" \

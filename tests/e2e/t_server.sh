@@ -144,16 +144,21 @@ printf "$(hex 0 1 0 0 0 0 0 0)" >"$T_DIR/begin"
 : >"$T_DIR/empty"
 printf '%s' "$BODY1" >"$T_DIR/in1"
 printf '%s' "$BODY2" >"$T_DIR/in2"
+# sockets the server holds: one more once it accepted ours
+socks() { find "/proc/$FC_PID/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
+held=$(socks)
 exec 5<>"/dev/tcp/127.0.0.1/$FC_PORT"
 { fcgi_rec 1 "$T_DIR/begin"; fcgi_rec 4 "$T_DIR/params"
   fcgi_rec 4 "$T_DIR/empty"; fcgi_rec 5 "$T_DIR/in1"; } >&5
-sleep 0.3
+wait_until 10 eval '[ "$(socks)" -gt "$held" ]'
+ok $? "SIGTERM in flight: the server accepted the connection"
 kill -TERM "$FC_PID"
-sleep 0.5
+# it took the signal once it listens no more; it is still there after
+closed() { ! (exec 3<>"/dev/tcp/127.0.0.1/$FC_PORT") 2>/dev/null; }
+wait_until 10 closed
+ok $? "SIGTERM in flight: no new connections are accepted"
 kill -0 "$FC_PID" 2>/dev/null
 ok $? "SIGTERM in flight: the server waits for the request"
-! (exec 3<>"/dev/tcp/127.0.0.1/$FC_PORT") 2>/dev/null
-ok $? "SIGTERM in flight: no new connections are accepted"
 { fcgi_rec 5 "$T_DIR/in2"; fcgi_rec 5 "$T_DIR/empty"; } >&5
 timeout 10 cat <&5 >"$T_DIR/fcgi.out"
 exec 5<&-
@@ -216,8 +221,7 @@ SOCK=$T_DIR/fc.sock
 "$BIN" serve --listen "unix:$SOCK" >>"$T_DIR/unix.log" 2>&1 </dev/null &
 UPID=$!
 FLOWCGI_PIDS="$FLOWCGI_PIDS $UPID"
-for i in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
-[ -S "$SOCK" ]
+wait_until 10 test -S "$SOCK"
 ok $? "unix: the socket exists"
 is "$(stat -c %a "$SOCK")" 660 "unix: owner and group may connect (0660)"
 start_nginx "unix:$SOCK" || exit 1

@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -670,6 +671,133 @@ test_bad_graphs(void)
 	bad_graph(inner, "cycle", "'c1' -> 'c2' -> 'c1'");
 }
 
+/* ====== The run's thread budget ====== */
+
+/*
+ * An HTTP server on loopback that holds each request until `hold` are in
+ * flight (or none came for a while) and answers them together: peak is
+ * the most it saw at once, which is how many nodes a run had running.
+ */
+struct holder {
+	int	fd, port, hold, expect, peak;
+};
+
+static void *
+hold_serve(void *arg)
+{
+	struct holder	*h = arg;
+	struct pollfd	 pfd = { h->fd, POLLIN, 0 };
+	char		 buf[4096];
+	int		 held[64], n = 0, done = 0, i;
+
+	while (done < h->expect) {
+		/* a second without a new request: answer who is there */
+		if (poll(&pfd, 1, n > 0 ? 1000 : 30000) > 0 && n < 64) {
+			if ((held[n] = accept(h->fd, NULL, NULL)) < 0)
+				break;
+			(void)read(held[n], buf, sizeof(buf));
+			if (++n > h->peak)
+				h->peak = n;
+			if (n < h->hold)
+				continue;
+		} else if (n == 0)
+			break;	/* nobody came at all */
+		for (i = 0; i < n; i++) {
+			(void)write(held[i], "HTTP/1.1 200 OK\r\nContent-Length: "
+			    "2\r\nConnection: close\r\n\r\nok", 60);
+			close(held[i]);
+		}
+		done += n;
+		n = 0;
+	}
+	return NULL;
+}
+
+/* Two parallel branches, each a parallel iteration of 4 HTTP requests. */
+#define BUDGET_ITER(id, x) \
+	"    - id: " id "\n      data: {type: iteration, title: " id ", " \
+	"iterator_selector: [s, list], output_selector: [h" id ", body], " \
+	"start_node_id: st" id ", is_parallel: true, parallel_nums: 4}\n" \
+	"    - id: st" id "\n      parentId: " id "\n      data: {type: " \
+	"iteration-start, title: St}\n" \
+	"    - id: h" id "\n      parentId: " id "\n      data: {type: " \
+	"http-request, title: H, method: get, url: 'http://127.0.0.1:%d/" x \
+	"', authorization: {type: no-auth}, headers: '', params: '', body: " \
+	"{type: none, data: []}}\n"
+
+static int
+budget_peak(int max_threads, int hold, char *status)
+{
+	static struct result	 r;
+	struct holder		 h;
+	struct sockaddr_in	 a;
+	socklen_t		 len = sizeof(a);
+	pthread_t		 t;
+	char			 g[4096];
+	int			 saved = c.workflow_max_threads;
+
+	memset(&h, 0, sizeof(h));
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	h.fd = socket(AF_INET, SOCK_STREAM, 0);
+	bind(h.fd, (struct sockaddr *)&a, sizeof(a));
+	listen(h.fd, 16);
+	getsockname(h.fd, (struct sockaddr *)&a, &len);
+	h.port = ntohs(a.sin_port);
+	h.hold = hold;
+	h.expect = 8;
+	pthread_create(&t, NULL, hold_serve, &h);
+	snprintf(g, sizeof(g),
+	    "    nodes:\n    - id: s\n      data: {type: start, title: S, "
+	    "variables: [{variable: list, type: json, label: l}]}\n"
+	    BUDGET_ITER("A", "a") BUDGET_ITER("B", "b")
+	    "    - id: e\n      data: {type: end, title: E, outputs: "
+	    "[{variable: a, value_selector: [A, output]}, {variable: b, "
+	    "value_selector: [B, output]}]}\n"
+	    "    edges:\n    - {id: x1, source: s, target: A}\n"
+	    "    - {id: x2, source: s, target: B}\n"
+	    "    - {id: x3, source: A, target: e}\n"
+	    "    - {id: x4, source: B, target: e}\n"
+	    "    - {id: x5, source: stA, target: hA}\n"
+	    "    - {id: x6, source: stB, target: hB}\n", h.port, h.port);
+	c.workflow_max_threads = max_threads;
+	snprintf(status, 32, "(no run)");
+	if (run(g, "{\"list\":[1,2,3,4]}", NULL, &r) == 0) {
+		snprintf(status, 32, "%s", r.status);
+		CHECK_INT(json_array_size(json_object_get(r.outputs, "a")) +
+		    json_array_size(json_object_get(r.outputs, "b")), 8);
+	}
+	c.workflow_max_threads = saved;
+	pthread_join(t, NULL);
+	close(h.fd);
+	release(&r);
+	return h.peak;
+}
+
+/*
+ * workflow.max_threads bounds the threads of a run over every level:
+ * branches and the parallel iterations inside them. Without it the two
+ * branches run their eight requests at once; within 3 threads, the run's
+ * own waiting, at most 2 run at once, and the run still succeeds.
+ */
+static void
+test_thread_budget(void)
+{
+	char	status[32];
+	int	peak;
+
+	peak = budget_peak(3, 8, status);
+	CHECK_STR(status, "succeeded");
+	CHECK(peak >= 1 && peak <= 2);
+	peak = budget_peak(1, 8, status);
+	CHECK_STR(status, "succeeded");
+	CHECK_INT(peak, 1);
+	peak = budget_peak(64, 8, status);
+	CHECK_STR(status, "succeeded");
+	CHECK_INT(peak, 8);
+}
+
 int
 main(void)
 {
@@ -701,6 +829,7 @@ main(void)
 	test_retry();
 	test_stop_and_limits();
 	test_bad_graphs();
+	test_thread_budget();
 	json_decref(events);
 	engine_close(eng);
 	return tap_done();

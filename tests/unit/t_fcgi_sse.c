@@ -2,7 +2,8 @@
  * t_fcgi_sse.c — the event stream: flushes coalesced by
  * server.stream_flush_ms (an event after a pause leaves at once, the ones
  * that follow share the side thread's flush, the last ones leave at the
- * end, 0 flushes each event). The events' text is t_storage_json's.
+ * end, 0 flushes each event), and sse_run leaving no pointer to its
+ * frame in the run options. The events' text is t_storage_json's.
  */
 #include <time.h>
 
@@ -207,9 +208,65 @@ test_flushes(void)
 	CHECK_INT(b.f.len, b.head);
 }
 
+/* ====== The run options ====== */
+
+/*
+ * sse_run points the run's callbacks at its own stack frame: once it
+ * returns they must point nowhere (the caller may keep o). A run that
+ * cannot start answers as JSON, with no stream begun.
+ */
+static void
+test_options(void)
+{
+	struct conf	 c;
+	struct engine	*e = NULL;
+	struct bench	 b;
+	struct run_opts	 o;
+	char		 err[ENGINE_ERRMAX] = "", dir[256], cmd[300];
+	json_t		*out = NULL;
+
+	conf_defaults(&c);
+	snprintf(dir, sizeof(dir), "%s/t_fcgi_sse.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!CHECK(mkdtemp(dir) != NULL))
+		return;
+	snprintf(c.data_dir, sizeof(c.data_dir), "%s", dir);
+	c.sync = 0;
+	c.map_size = 4 << 20;
+	if (!CHECK(engine_open(&c, err, &e) == 0))
+		return;
+	memset(&b, 0, sizeof(b));
+	pthread_mutex_init(&b.f.mu, NULL);
+	b.io.write = fake_write;
+	b.io.flush = fake_flush;
+	b.io.gone = fake_gone;
+	b.io.ctx = &b.f;
+	b.r.io = &b.io;
+	b.r.conf = &c;
+	b.r.eng = e;
+	b.r.method = "POST";
+	b.r.prefix = "";
+	b.r.path = "/v1/workflows/run";
+	memset(&o, 0, sizeof(o));
+	o.app_id = "01a235ce-0000-7000-8000-000000000000";
+	CHECK_INT(sse_run(&b.r, &o, err, &out), ENGINE_ENOTFOUND);
+	CHECK(o.arg == NULL);
+	CHECK(o.on_event == NULL);
+	CHECK(o.on_start == NULL);
+	CHECK(strncmp(b.f.out, "Status: 404", 11) == 0);
+	CHECK(strstr(b.f.out, "text/event-stream") == NULL);
+	json_decref(out);
+	pthread_mutex_destroy(&b.f.mu);
+	engine_close(e);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+}
+
 int
 main(void)
 {
 	test_flushes();
+	test_options();
 	return tap_done();
 }

@@ -426,7 +426,7 @@ test_stream_edges(void)
 	req_reset("stop me");
 	fk_stream(&rq, &d);
 	d.stop_after = 2;
-	CHECK_INT(llm_chat(fk_eng, "fake", &rq, err, &r), ENGINE_ECONFLICT);
+	CHECK_INT(llm_chat(fk_eng, "fake", &rq, err, &r), ENGINE_ESTOPPED);
 	CHECK_STR(d.text, "a|b");
 	CHECK_STR(err, "stopped");
 

@@ -3,6 +3,7 @@
  * executor on conversation variables: every operation, chained items, the
  * recorded updates, and each refusal Dify makes.
  */
+#include "json_oom.h"
 #include "tap.h"
 #include "t_node_run.h"
 
@@ -265,9 +266,53 @@ test_sequence(void)
 	tn_release(&r);
 }
 
+/*
+ * The pool the assigner writes to reports out of memory instead of
+ * dropping the value: a set that returns 0 can be read back.
+ */
+static void
+test_pool_oom(void)
+{
+	static const char *const	 parts[2] = { "conversation", "v" };
+	struct pool			*p;
+	json_t				*v, *got;
+	long				 k;
+	int				 rc, lost = 0, nomem = 0, hit;
+
+	if (!CHECK((p = pool_new(NULL)) != NULL))
+		return;
+	CHECK_INT(pool_set(p, "conversation", "v", NULL), ENGINE_ENOMEM);
+	v = json_string("value");
+	for (k = 0; k < 50; k++) {
+		json_oom_at(k);
+		rc = pool_set(p, "conversation", "v", v);
+		hit = json_oom_happened();
+		json_oom_at(-1);
+		got = pool_get_parts(p, parts, 2);
+		if (rc == 0 && got != v)
+			lost++;
+		if (rc != 0 && rc != ENGINE_ENOMEM)
+			lost++;
+		nomem += rc == ENGINE_ENOMEM;
+		json_decref(got);
+		if (!hit)
+			break;
+	}
+	CHECK_INT(lost, 0);
+	CHECK(nomem > 0);
+	CHECK(k < 50);
+	json_oom_at(0);
+	CHECK_INT(pool_own(p, "iter"), ENGINE_ENOMEM);
+	CHECK_INT(pool_own(p, "iter"), 0);
+	json_decref(v);
+	pool_free(p);
+}
+
 int
 main(void)
 {
+	json_oom_install();
+	test_pool_oom();
 	tn_open();
 	test_v2_ops();
 	test_v2_chain();

@@ -140,6 +140,41 @@ fake_sandbox(const char *sid)
 	return v;
 }
 
+/*
+ * Sandbox sid at the fake: 1 while alive, 0 once gone (killed, expired),
+ * -1 when the fake does not know it.
+ */
+static int
+fake_alive(const char *sid)
+{
+	json_t	*v = fake_sandbox(sid);
+	int	 alive = v == NULL ? -1 : json_is_true(json_object_get(v,
+		    "alive"));
+
+	json_decref(v);
+	return alive;
+}
+
+/* When sandbox sid's lifetime ends at the fake (its clock, seconds). */
+static double
+fake_end_at(const char *sid)
+{
+	json_t	*v = fake_sandbox(sid);
+	double	 t = json_number_value(json_object_get(v, "end_at"));
+
+	json_decref(v);
+	return t;
+}
+
+static double
+wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);	/* the fake's clock */
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* ====== Helpers ====== */
 
 static const char *
@@ -250,6 +285,20 @@ live_processes(const char *sid)
 	int	 n = (int)json_array_size(json_object_get(v, "processes"));
 
 	json_decref(v);
+	return n;
+}
+
+/*
+ * Polls until sandbox sid has no live process at the fake (a killed one
+ * takes a moment to be reaped), at most 5 s; returns how many are left.
+ */
+static int
+processes_gone(const char *sid)
+{
+	int n, i;
+
+	for (i = 0; (n = live_processes(sid)) != 0 && i < 250; i++)
+		usleep(20000);
 	return n;
 }
 
@@ -502,8 +551,7 @@ test_exec(void)
 	CHECK(json_integer_value(json_object_get(json_object_get(
 	    json_object_get(v, "body"), "process"), "pid")) > 0);
 	json_decref(v);
-	usleep(300000);
-	CHECK_INT(live_processes(last_sid), 0);
+	CHECK_INT(processes_gone(last_sid), 0);
 
 	/* Protocol failures. */
 	fake_fail("{\"start\": {\"mode\": \"end_error\"}}");
@@ -598,6 +646,8 @@ test_lifetime(void)
 	struct sandbox_exec_result	 res;
 	json_t				*o, *r;
 	char				 err[ENGINE_ERRMAX], path[128];
+	double				 end0;
+	int				 i;
 
 	printf("# timeout refresh, expiry, destroy\n");
 	o = options();
@@ -605,6 +655,8 @@ test_lifetime(void)
 	sb = make_with(o);
 	if (!CHECK(sb != NULL))
 		return;
+	end0 = fake_end_at(last_sid);
+	CHECK(end0 > 0);
 	/* A 20 s command outlasts the 2 s lifetime: refreshed first. */
 	CHECK(sh(sb, "sleep 1.2", &res) == 0);
 	sandbox_exec_result_release(&res);
@@ -613,7 +665,12 @@ test_lifetime(void)
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(r,
 	    "body"), "timeout")), 20 + 60);
 	json_decref(r);
-	usleep(1200000);	/* 2.4 s after create: alive thanks to it */
+	/* past the first lifetime (the fake's clock, polled up to 10 s):
+	 * alive thanks to the refresh */
+	for (i = 0; wall_s() < end0 + 0.3 && i < 200; i++)
+		usleep(50000);
+	CHECK(wall_s() >= end0 + 0.3);
+	CHECK_INT(fake_alive(last_sid), 1);
 	CHECK(sh(sb, "echo alive", &res) == 0);
 	CHECK_STR(res.out, "alive\n");
 	sandbox_exec_result_release(&res);
@@ -624,7 +681,10 @@ test_lifetime(void)
 	sb = make_with(o);
 	if (!CHECK(sb != NULL))
 		return;
-	usleep(1500000);	/* expired at the fake */
+	/* until the fake's reaper ends it (1 s lifetime; up to 10 s) */
+	for (i = 0; fake_alive(last_sid) == 1 && i < 200; i++)
+		usleep(50000);
+	CHECK_INT(fake_alive(last_sid), 0);
 	CHECK(sandbox_upload(sb, "a", "x", 1, err) == SANDBOX_EFAIL);
 	CHECK(strstr(err, "is gone") != NULL);
 	printf("# %s\n", err);

@@ -93,14 +93,20 @@ host_procs_with(const char *needle)
 	return host_procs(needle, NULL, "grep");
 }
 
-/* Counts host processes owned by uid. */
+/*
+ * Counts host processes in pid namespace ns ("pid:[4026532...]", as a
+ * process in it reads /proc/self/ns/pid): one sandbox's processes, not
+ * every process of the sandbox uid (other sandboxes on the host, other
+ * tests' among them, share it). Reading another user's ns link needs
+ * root.
+ */
 static int
-host_procs_of(int uid)
+host_procs_in_ns(const char *ns)
 {
 	DIR		*d = opendir("/proc");
 	struct dirent	*de;
-	struct stat	 st;
-	char		 path[300];
+	char		 path[300], link[64];
+	ssize_t		 len;
 	int		 n = 0;
 
 	if (d == NULL)
@@ -108,11 +114,29 @@ host_procs_of(int uid)
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s", de->d_name);
-		if (stat(path, &st) == 0 && (int)st.st_uid == uid)
-			n++;
+		snprintf(path, sizeof(path), "/proc/%s/ns/pid", de->d_name);
+		if ((len = readlink(path, link, sizeof(link) - 1)) > 0) {
+			link[len] = '\0';
+			n += strcmp(link, ns) == 0;
+		}
 	}
 	closedir(d);
+	return n;
+}
+
+/*
+ * Polls count(arg) every 20 ms until it is 0 or 5 s have passed, and
+ * returns the last count: what a killed command leaves takes a moment to
+ * be reaped, so this waits for it with a deadline instead of a sleep that
+ * hopes it was long enough.
+ */
+static int
+procs_gone(int (*count)(const char *), const char *arg)
+{
+	int	n, i;
+
+	for (i = 0; (n = count(arg)) != 0 && i < 250; i++)
+		usleep(20000);
 	return n;
 }
 
@@ -645,7 +669,7 @@ test_fork_bomb(void)
 	struct sandbox_config		 cfg;
 	struct sandbox			*sb;
 	struct sandbox_exec_result	 r = {0};
-	char				*p, *line;
+	char				*p, *line, ns[64];
 	int				 peak = 0, n, lines = 0, pid, st;
 
 	config(&cfg);
@@ -655,12 +679,16 @@ test_fork_bomb(void)
 	/* The bomb forks as fast as it can (in a subshell: the main shell
 	 * forks once, before the limit is reached); the loop counts the
 	 * processes in the pid namespace with shell built-ins only. */
-	CHECK_INT(sh(sb, "(f() { f | f & }; f); "
+	CHECK_INT(sh(sb, "readlink /proc/self/ns/pid; (f() { f | f & }; f); "
 	    "while :; do n=0; for p in /proc/[0-9]*; do [ -e $p ] && "
 	    "n=$((n+1)); done; "
 	    "echo $n; done", 4000, &r), 0);
 	CHECK_INT(r.timed_out, 1);
-	for (p = r.out; (line = strsep(&p, "\n")) != NULL;)
+	p = r.out;
+	line = strsep(&p, "\n");	/* the sandbox's pid namespace */
+	snprintf(ns, sizeof(ns), "%s", line != NULL ? line : "");
+	CHECK(strncmp(ns, "pid:[", 5) == 0);
+	for (; p != NULL && (line = strsep(&p, "\n")) != NULL;)
 		if ((n = atoi(line)) > 0) {
 			lines++;
 			if (n > peak)
@@ -679,10 +707,9 @@ test_fork_bomb(void)
 	 * thousands in these 4 s. */
 	CHECK(peak <= cfg.processes + 8);
 	sandbox_exec_result_release(&r);
-	/* the host is fine: nothing left of the sandbox user, fork works */
-	usleep(200000);
+	/* the host is fine: nothing left of this sandbox, fork works */
 	if (geteuid() == 0)
-		CHECK_INT(host_procs_of(cfg.uid), 0);
+		CHECK_INT(procs_gone(host_procs_in_ns, ns), 0);
 	pid = fork();
 	if (pid == 0)
 		_exit(7);
@@ -834,8 +861,7 @@ test_timeout(void)
 	CHECK(r.elapsed_us >= 1500000 && r.elapsed_us < 4500000);
 	printf("# timeout after %lld ms\n", (long long)r.elapsed_us / 1000);
 	sandbox_exec_result_release(&r);
-	usleep(200000);
-	CHECK_INT(host_procs_with(marker), 0);
+	CHECK_INT(procs_gone(host_procs_with, marker), 0);
 	/* the default time limit is cfg.timeout */
 	cfg.timeout = 1;
 	sandbox_free(sb);
@@ -845,16 +871,14 @@ test_timeout(void)
 	CHECK_INT(r.timed_out, 1);
 	CHECK(r.elapsed_us < 3500000);
 	sandbox_exec_result_release(&r);
-	usleep(200000);
-	CHECK_INT(host_procs_with(marker), 0);
+	CHECK_INT(procs_gone(host_procs_with, marker), 0);
 	/* a command that returns leaves nothing behind either */
 	snprintf(cmd, sizeof(cmd), "setsid sleep %s & echo bg", marker);
 	CHECK_INT(sh(sb, cmd, 0, &r), 0);
 	CHECK_INT(r.timed_out, 0);
 	CHECK_INT(r.exit_code, 0);
 	sandbox_exec_result_release(&r);
-	usleep(200000);
-	CHECK_INT(host_procs_with(marker), 0);
+	CHECK_INT(procs_gone(host_procs_with, marker), 0);
 	sandbox_free(sb);
 }
 

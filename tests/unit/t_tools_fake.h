@@ -30,7 +30,11 @@ fake_url(const char *path)
 	return buf[i];
 }
 
-/* Starts the fake; returns 0, or -1 (python3 missing: tests skip). */
+/*
+ * Starts the fake; returns 0, or -1 when it could not start: a skip when
+ * python3 is missing (a machine may lack it), else a failure (the fake is
+ * part of the tree and must run). fake_begin does both.
+ */
 static TN_UNUSED int
 fake_start(void)
 {
@@ -61,6 +65,21 @@ fake_start(void)
 	}
 	fclose(f);
 	return 0;
+}
+
+/*
+ * Starts the fake for the tests that need it: 1 when it runs; 0 after a
+ * TAP skip (no python3) or a failed check (it would not start).
+ */
+static TN_UNUSED int
+fake_begin(void)
+{
+	if (system("command -v python3 >/dev/null 2>&1") != 0) {
+		tap_skip("python3 is not installed: the tests against "
+		    "tests/fakes/fake_mcp.py did not run");
+		return 0;
+	}
+	return CHECK(fake_start() == 0);
 }
 
 static TN_UNUSED void
