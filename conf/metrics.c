@@ -197,7 +197,7 @@ key_make(const struct family *f, const char *const *values, char *key)
 
 	for (i = 0; i < LABELS_MAX && f->labels[i] != NULL; i++) {
 		v = values != NULL && values[i] != NULL ? values[i] : "";
-		for (j = 0; v[j] != '\0' && j < LABEL_VALUE_MAX; j++)
+		for (j = 0; j < LABEL_VALUE_MAX && v[j] != '\0'; j++)
 			key[n++] = (unsigned char)v[j] < 0x20 ||
 			    (unsigned char)v[j] >= 0x7f ? '_' : v[j];
 		key[n++] = '\x1f';
@@ -420,6 +420,10 @@ mb_add(struct mbuf *b, const char *s, size_t n)
 		}
 		b->p = np;
 		b->cap = cap;
+	}
+	if (b->p == NULL) {	/* cannot be: says so to the analyzer */
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
