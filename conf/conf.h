@@ -270,8 +270,11 @@ enum metric_id {
  */
 int	metrics_init(int enabled, int max_series);
 int	metrics_enabled(void);
-/* "<host>:<pid>", the instance label of this process's series. */
+/* "<host>:<pid>", the instance label of this process's series (also the
+ * traces' service.instance.id), whether metrics are on or not. */
 const char *metrics_instance(void);
+/* This machine's name into buf ("localhost" when it has none). */
+const char *conf_hostname(char *buf, size_t n);
 
 /* Adds n to a counter (n >= 0) or a gauge (any n). */
 void	metric_add(enum metric_id id, const char *const *labels, int64_t n);

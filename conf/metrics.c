@@ -356,18 +356,41 @@ metric_clock(void)
 
 /* ====== Set-up ====== */
 
+const char *
+conf_hostname(char *buf, size_t n)
+{
+	if (gethostname(buf, n) != 0)
+		snprintf(buf, n, "localhost");
+	buf[n - 1] = '\0';
+	return buf;
+}
+
+static pthread_once_t	instance_once = PTHREAD_ONCE_INIT;
+
+static void
+instance_make(void)
+{
+	char host[64];
+
+	snprintf(instance, sizeof(instance), "%s:%ld",
+	    conf_hostname(host, sizeof(host)), (long)getpid());
+}
+
+const char *
+metrics_instance(void)
+{
+	pthread_once(&instance_once, instance_make);
+	return instance;
+}
+
 int
 metrics_init(int enabled, int max_series)
 {
-	char	host[64];
 	size_t	i;
 
 	if (!enabled || atomic_load(&metrics_on))
 		return 0;
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "localhost");
-	host[sizeof(host) - 1] = '\0';
-	snprintf(instance, sizeof(instance), "%s:%ld", host, (long)getpid());
+	(void)metrics_instance();
 	for (i = 0; i < METRIC__COUNT; i++) {
 		tables[i].cap = (size_t)max_series + 1;
 		/* one series, whatever the cap */
@@ -381,12 +404,6 @@ metrics_init(int enabled, int max_series)
 	atomic_store(&metrics_on, 1);
 	metric_set(METRIC_PROCESS_START, NULL, (int64_t)time(NULL));
 	return 0;
-}
-
-const char *
-metrics_instance(void)
-{
-	return instance;
 }
 
 /* ====== Exposition ====== */

@@ -629,19 +629,6 @@ exporter_main(void *arg)
 	return NULL;
 }
 
-/* "<host>:<pid>", as metrics' instance label, into buf. */
-static const char *
-metrics_instance_id(char *buf, size_t n)
-{
-	char host[64];
-
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "localhost");
-	host[sizeof(host) - 1] = '\0';
-	snprintf(buf, n, "%s:%ld", host, (long)getpid());
-	return buf;
-}
-
 int
 trace_start(struct engine *e)
 {
@@ -649,7 +636,7 @@ trace_start(struct engine *e)
 	struct tracer		*t;
 	pthread_condattr_t	 ca;
 	json_t			*res;
-	char			 host[64], pid[96];
+	char			 host[64];
 
 	if (c->tracing_endpoint[0] == '\0' || tracer != NULL)
 		return 0;
@@ -661,9 +648,7 @@ trace_start(struct engine *e)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&t->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "localhost");
-	host[sizeof(host) - 1] = '\0';
+	conf_hostname(host, sizeof(host));
 	t->tail = &t->head;
 	t->headers = headers_make(c->tracing_headers);
 	res = json_pack("{s:[{s:s,s:{s:s}},{s:s,s:{s:s}},{s:s,s:{s:s}},"
@@ -671,7 +656,7 @@ trace_start(struct engine *e)
 	    "stringValue", c->tracing_service_name, "key", "service.version",
 	    "value", "stringValue", FLOWCGI_VERSION, "key", "host.name",
 	    "value", "stringValue", host, "key", "service.instance.id",
-	    "value", "stringValue", metrics_instance_id(pid, sizeof(pid)));
+	    "value", "stringValue", metrics_instance());
 	t->resource = res != NULL ? json_dumps(res, JSON_COMPACT) : NULL;
 	json_decref(res);
 	if (t->headers == NULL || t->resource == NULL ||

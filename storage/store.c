@@ -141,11 +141,11 @@ mdb_err(int rc, const char *what)
  * about a quarter of a run's CPU through nginx. (With sync on it costs more
  * than it saves: each flush write-protects the pages it wrote, and the next
  * commit's stores fault them back in one by one.) Every page of the map
- * must then have its blocks on the disk before LMDB can touch it: a store into a hole of a
- * sparse file on a full disk is a SIGBUS, not an error. And LMDB sets the
- * data file's length to the map size (ftruncate) whenever the map is set, so
- * a process that set a smaller map than another's would cut the file under
- * that other process's map (a SIGBUS there). Hence every change of the map
+ * must then have its blocks on the disk before LMDB can touch it: a store
+ * into a hole of a sparse file on a full disk is a SIGBUS, not an error.
+ * And LMDB sets the data file's length to the map size (ftruncate) whenever
+ * the map is set, so a process that set a smaller map than another's would
+ * cut the file under that other process's map (a SIGBUS there). Hence every change of the map
  * size, at open, at growth and when adopting another process's growth:
  *  - holds resize_lock for writing (this process's transactions) and an
  *    exclusive flock on the data file (the other processes' changes);
@@ -155,13 +155,10 @@ mdb_err(int rc, const char *what)
  * it holds, as the map doubles when full.
  */
 
+/* flock(fd, op), through signals; 0 or STORE_EIO. */
 static int
-file_lock(struct store *s, int op)
+fd_lock(int fd, int op)
 {
-	int	fd;
-
-	if (mdb_env_get_fd(s->env, &fd) != 0)
-		return STORE_EIO;
 	while (flock(fd, op) != 0)
 		if (errno != EINTR) {
 			log_error("storage: lock the data file: %s",
@@ -169,6 +166,16 @@ file_lock(struct store *s, int op)
 			return STORE_EIO;
 		}
 	return 0;
+}
+
+static int
+file_lock(struct store *s, int op)
+{
+	int	fd;
+
+	if (mdb_env_get_fd(s->env, &fd) != 0)
+		return STORE_EIO;
+	return fd_lock(fd, op);
 }
 
 static int64_t
@@ -259,7 +266,6 @@ store_grow(struct store *s, size_t seen)
 {
 	MDB_envinfo	info;
 	size_t		cur, next;
-	int64_t		len;
 	int		rc = 0;
 
 	pthread_rwlock_wrlock(&s->resize_lock);
@@ -268,7 +274,7 @@ store_grow(struct store *s, size_t seen)
 	if (cur > seen)
 		goto out;
 	/* Another process may have grown the map already: adopt that first. */
-	if ((len = file_size(s)) > (int64_t)cur) {
+	if (file_size(s) > (int64_t)cur) {
 		rc = map_set(s, 0);
 		goto out;
 	}
@@ -933,13 +939,10 @@ data_file_lock(const char *dir)
 		log_error("storage: open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (flock(fd, LOCK_EX) != 0)
-		if (errno != EINTR) {
-			log_error("storage: lock %s: %s", path,
-			    strerror(errno));
-			close(fd);
-			return -1;
-		}
+	if (fd_lock(fd, LOCK_EX) != 0) {
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 

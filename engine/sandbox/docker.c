@@ -247,6 +247,26 @@ out:
 	return rc;
 }
 
+static void	dk_release(struct dk *);
+
+/* A handle on the engine options name, for the calls that need no
+ * sandbox: the probe and the sweep. */
+static int
+dk_connect(const json_t *options, char *err, struct dk **out)
+{
+	struct dk	*x;
+	int		 rc;
+
+	if ((x = calloc(1, sizeof(*x))) == NULL)
+		return sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	if ((rc = dk_conn_opts(x, options, err)) != 0) {
+		dk_release(x);
+		return rc;
+	}
+	*out = x;
+	return 0;
+}
+
 static void
 dk_release(struct dk *x)
 {
@@ -939,9 +959,7 @@ dk_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	x->base.network = x->network != NULL;
 
 	sweep_first(o);
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
+	conf_hostname(host, sizeof(host));
 	if ((body = dk_create_body(x, host)) == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
@@ -1818,11 +1836,7 @@ sandbox_docker_probe(const json_t *options, char *err, char **info)
 
 	*info = NULL;
 	err[0] = '\0';
-	if ((x = calloc(1, sizeof(*x))) == NULL) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = dk_conn_opts(x, options, err)) != 0)
+	if ((rc = dk_connect(options, err, &x)) != 0)
 		goto out;
 	if (sandbox_opt_str(options, "docker_image", DK_DEFAULT_IMAGE, &image)
 	    != 0 || dk_escape(esc, sizeof(esc), image) != 0) {
@@ -1877,15 +1891,9 @@ sandbox_docker_sweep(const json_t *options, char *err, int *removed)
 
 	*removed = 0;
 	err[0] = '\0';
-	if ((x = calloc(1, sizeof(*x))) == NULL) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	if ((rc = dk_connect(options, err, &x)) != 0)
 		goto out;
-	}
-	if ((rc = dk_conn_opts(x, options, err)) != 0)
-		goto out;
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
+	conf_hostname(host, sizeof(host));
 	snprintf(hl, sizeof(hl), "flowcgi.host=%s", host);
 	if ((filt = json_pack("{s:[s,s]}", "label", DK_LABEL, hl)) == NULL ||
 	    (fs = json_dumps(filt, JSON_COMPACT)) == NULL ||
