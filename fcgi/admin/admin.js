@@ -45,6 +45,8 @@
 		return e;
 	}
 
+	window.FlowAdmin = { el };	/* graph.js builds with it too */
+
 	function add(parent, kids) {
 		for (const k of kids.flat(Infinity)) {
 			if (k === null || k === undefined || k === false)

@@ -1,7 +1,8 @@
 /*
  * graph.js — an app's workflow drawn from its DSL, for the admin page
- * (admin.js calls window.FlowGraph.show). Plain script, nothing from
- * elsewhere, text only through textContent (as admin.js).
+ * (admin.js calls window.FlowGraph.show, and lends it its element
+ * builder). Plain script, nothing from elsewhere, text only through
+ * textContent (as admin.js).
  *
  * - The graph is SVG: each node of graph.nodes where the DSL put it
  *   (position; a child of an iteration or a loop relative to its
@@ -58,27 +59,10 @@ window.FlowGraph = (function () {
 
 	/* ====== DOM ====== */
 
-	function el(tag, attrs, ...kids) {
-		const e = document.createElement(tag);
-		for (const [k, v] of Object.entries(attrs || {})) {
-			if (v === undefined || v === null || v === false)
-				continue;
-			if (k === 'class')
-				e.className = v;
-			else if (k === 'text')
-				e.textContent = v;
-			else if (k === 'on')
-				for (const [ev, fn] of Object.entries(v))
-					e.addEventListener(ev, fn);
-			else if (k === 'value' || k === 'checked')
-				e[k] = v;
-			else
-				e.setAttribute(k, v === true ? '' : String(v));
-		}
-		for (const c of kids.flat(Infinity))
-			if (c !== null && c !== undefined && c !== false)
-				e.append(c instanceof Node ? c : String(c));
-		return e;
+	/* The admin page's element builder: admin.js, run after this file and
+	 * before anything is drawn, shares it as window.FlowAdmin.el. */
+	function el(...args) {
+		return window.FlowAdmin.el(...args);
 	}
 
 	function svg(tag, attrs, ...kids) {
