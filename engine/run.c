@@ -169,24 +169,46 @@ trace_unpack(json_t *t)
 	return o;
 }
 
-int
-run_record_put(struct store_txn *t, const json_t *rec)
+static int
+run_record_put_text(struct store_txn *t, const char *id, const char *app,
+    const char *text, size_t len)
 {
-	const char	*id = json_string_value(json_object_get(rec, "id"));
-	const char	*app = json_string_value(json_object_get(rec, "app_id"));
-	char		 key[96];
-	int		 rc;
+	char	key[96];
+	int	rc;
 
-	if ((rc = store_put_json(t, STORE_DB_RUNS, id, rec, 0)) != 0)
+	if ((rc = store_put(t, STORE_DB_RUNS, id, strlen(id), text, len, 0))
+	    != 0)
 		return rc;
 	snprintf(key, sizeof(key), "%s/%s", app, id);
 	return store_put(t, STORE_DB_RUNS_BY_APP, key, strlen(key), id,
 	    strlen(id), 0);
 }
 
+int
+run_record_put(struct store_txn *t, const json_t *rec)
+{
+	char	*text;
+	size_t	 len;
+	int	 rc;
+
+	if ((text = store_json_text(rec, &len)) == NULL)
+		return STORE_ENOMEM;
+	rc = run_record_put_text(t, json_string_value(json_object_get(rec,
+	    "id")), json_string_value(json_object_get(rec, "app_id")), text,
+	    len);
+	free(text);
+	return rc;
+}
+
 struct run_write {
 	json_t		*rec;
 	json_t		*nodes;
+	char		*rec_text;	/* rec as stored */
+	size_t		 rec_len;
+	char		*nodes_text;	/* nodes as stored */
+	size_t		 nodes_len;
+	char		*msg_text;	/* msg as stored, or NULL */
+	size_t		 msg_len;
 	json_t		*conv;		/* chatflow: the conversation, or NULL */
 	json_t		*msg;		/* chatflow: the message, or NULL */
 	const char	*ws;		/* sandboxed chatflow: its workspace */
@@ -215,13 +237,25 @@ run_write_fn(struct store_txn *t, void *arg)
 		return 0;
 	if (rc != 0)
 		return rc;
-	/* stored as running: a stop from elsewhere stays on the record */
-	if (store_get_json(t, STORE_DB_RUNS, id, &old) == 0 &&
-	    json_is_true(json_object_get(old, "stop_requested")))
-		json_object_set_new(w->rec, "stop_requested", json_true());
-	json_decref(old);
-	if ((rc = run_record_put(t, w->rec)) != 0 ||
-	    (rc = store_put_json(t, STORE_DB_NODE_RUNS, id, w->nodes, 0)) != 0)
+	/* stored as running: a stop from elsewhere stays on the record (then
+	 * its text is made again, here: rare) */
+	if (!json_is_true(json_object_get(w->rec, "stop_requested")) &&
+	    store_get_json(t, STORE_DB_RUNS, id, &old) == 0 &&
+	    json_is_true(json_object_get(old, "stop_requested"))) {
+		json_decref(old);
+		if (json_object_set_new(w->rec, "stop_requested",
+		    json_true()) != 0)
+			return STORE_ENOMEM;
+		free(w->rec_text);
+		if ((w->rec_text = store_json_text(w->rec, &w->rec_len)) ==
+		    NULL)
+			return STORE_ENOMEM;
+	} else
+		json_decref(old);
+	if ((rc = run_record_put_text(t, id, app, w->rec_text,
+	    w->rec_len)) != 0 ||
+	    (rc = store_put(t, STORE_DB_NODE_RUNS, id, strlen(id),
+	    w->nodes_text, w->nodes_len, 0)) != 0)
 		return rc;
 	if (w->draft_ws != NULL && (rc = workspace_draft_put(t, app,
 	    w->draft_user, w->draft_ws, w->draft_ws_len)) != 0)
@@ -262,8 +296,8 @@ run_write_fn(struct store_txn *t, void *arg)
 		snprintf(key, sizeof(key), "%s/%s", json_string_value(
 		    json_object_get(w->msg, "conversation_id")),
 		    json_string_value(json_object_get(w->msg, "id")));
-		if ((rc = store_put_json(t, STORE_DB_MESSAGES, key, w->msg, 0))
-		    != 0)
+		if ((rc = store_put(t, STORE_DB_MESSAGES, key, strlen(key),
+		    w->msg_text, w->msg_len, 0)) != 0)
 			return rc;
 	}
 	return 0;
@@ -663,8 +697,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
     json_t **out)
 {
 	struct run		 r;
-	struct run_write	 w = { NULL, NULL, NULL, NULL, NULL, 0, NULL,
-				    NULL, 0 };
+	struct run_write	 w = { 0 };
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
 	json_t			*files = NULL, *usage = NULL;
@@ -925,6 +958,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
+	if ((w.rec_text = store_json_text(w.rec, &w.rec_len)) == NULL ||
+	    (w.nodes_text = store_json_text(w.nodes, &w.nodes_len)) == NULL ||
+	    (w.msg != NULL && (w.msg_text = store_json_text(w.msg,
+	    &w.msg_len)) == NULL)) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
 	    != 0)
 		goto out;
@@ -953,6 +993,9 @@ out:
 	json_decref(w.rec);
 	json_decref(w.conv);
 	json_decref(w.msg);
+	free(w.rec_text);
+	free(w.nodes_text);
+	free(w.msg_text);
 	json_decref(conv);
 	json_decref(legacy);
 	json_decref(sys);

@@ -49,6 +49,15 @@ static const char *const db_names[STORE_DB__COUNT] = {
 	[STORE_DB_VERSIONS] = "versions",
 };
 
+/*
+ * With sync on, the most batches one leader writes in a row before it hands
+ * the lead on: more share flushes, but the leader's own caller waits for
+ * all of them.
+ */
+#ifndef LEAD_ROUNDS
+#define LEAD_ROUNDS 8
+#endif
+
 /* A caller of store_write, queued on its own stack until it is done. */
 struct store_writer {
 	store_write_fn		 fn;
@@ -532,12 +541,45 @@ flush_batch(struct store *s, struct store_writer *list, uint64_t id)
 			list->rc = rc;
 }
 
+/* Detaches the batch that starts at lead (the queue's head): up to
+ * batch_max writers. Under wq_lock. */
+static void
+take_batch(struct store *s, struct store_writer *lead)
+{
+	struct store_writer	*w;
+	int			 n;
+
+	for (w = lead, n = 1; n < s->batch_max && w->next != NULL; n++)
+		w = w->next;
+	if ((s->wq_head = w->next) == NULL)
+		s->wq_tail = &s->wq_head;
+	w->next = NULL;
+	atomic_fetch_sub(&s->n_waiting, (uint_fast64_t)n);
+}
+
+/* Answers the writers of a written batch, all but the leader (me). */
+static void
+answer(struct store *s, struct store_writer *list, struct store_writer *me)
+{
+	struct store_writer *w, *next;
+
+	pthread_mutex_lock(&s->wq_lock);
+	for (w = list; w != NULL; w = w->next)
+		w->done = 1;
+	pthread_mutex_unlock(&s->wq_lock);
+	for (w = list; w != NULL; w = next) {
+		next = w->next;	/* w may return once posted */
+		if (w != me)
+			sem_post(&w->wake);
+	}
+}
+
 int
 store_write(struct store *s, store_write_fn fn, void *arg)
 {
-	struct store_writer	 me, *w, *next, *head;
-	uint64_t		 last = 0;
-	int			 n;
+	struct store_writer	 me, *lead, *prev = NULL, *head;
+	uint64_t		 last = 0, prev_last = 0;
+	int			 rounds;
 
 	if (writing == s) {
 		log_error("storage: a write function called store_write");
@@ -572,35 +614,39 @@ store_write(struct store *s, store_write_fn fn, void *arg)
 		pthread_mutex_lock(&s->wq_lock);
 	}
 	if (!me.done) {
-		/* Lead: take this writer and those behind it. */
+		/* Lead: take this writer and those behind it. With sync on,
+		 * keep leading while writers queue (up to LEAD_ROUNDS
+		 * batches): the next batch's commit flushes its pages, which
+		 * makes this batch's meta page durable too, so one flush a
+		 * batch instead of two, and no wait for another thread to
+		 * wake. Without sync, hand the lead on at once. */
 		s->leading = 1;
-		for (w = &me, n = 1; n < s->batch_max && w->next != NULL; n++)
-			w = w->next;
-		if ((s->wq_head = w->next) == NULL)
-			s->wq_tail = &s->wq_head;
-		w->next = NULL;
-		atomic_fetch_sub(&s->n_waiting, (uint_fast64_t)n);
-		pthread_mutex_unlock(&s->wq_lock);
-		writing = s;
-		batch_run(s, &me, &last);
-		writing = NULL;
-		/* Hand the lead on rather than write everyone's batches, and
-		 * before the flush, which the next batch need not wait for. */
-		pthread_mutex_lock(&s->wq_lock);
+		for (lead = &me, rounds = 1;; rounds++) {
+			take_batch(s, lead);
+			pthread_mutex_unlock(&s->wq_lock);
+			writing = s;
+			batch_run(s, lead, &last);
+			writing = NULL;
+			if (prev != NULL) {
+				flush_batch(s, prev, prev_last);
+				answer(s, prev, &me);
+			}
+			pthread_mutex_lock(&s->wq_lock);
+			head = s->wq_head;
+			if (!s->sync || head == NULL || rounds >= LEAD_ROUNDS)
+				break;
+			prev = lead;
+			prev_last = last;
+			lead = head;
+		}
+		/* Hand the lead on before the flush, which the next batch
+		 * need not wait for. */
 		s->leading = 0;
-		head = s->wq_head;
 		pthread_mutex_unlock(&s->wq_lock);
 		if (head != NULL)
 			sem_post(&head->wake);
-		flush_batch(s, &me, last);
-		pthread_mutex_lock(&s->wq_lock);
-		for (w = &me; w != NULL; w = w->next)
-			w->done = 1;
-		pthread_mutex_unlock(&s->wq_lock);
-		for (w = me.next; w != NULL; w = next) {
-			next = w->next;	/* w may return once posted */
-			sem_post(&w->wake);
-		}
+		flush_batch(s, lead, last);
+		answer(s, lead, &me);
 	} else
 		pthread_mutex_unlock(&s->wq_lock);
 out:
