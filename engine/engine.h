@@ -427,7 +427,7 @@ int	engine_app_is_sandboxed(const json_t *rec);
 /* ====== Signed links ====== */
 
 /*
- * Links that work without a token until they expire (engine/links.c), for
+ * Links that work without a token until they expire (engine/records/links.c), for
  * a browser that uploads or downloads one file: a request method and path
  * (as routed, without the mount prefix) plus the query parameters
  * expires_at, nonce and sign, an HMAC-SHA256 keyed by the data
@@ -625,7 +625,7 @@ int	engine_run_nodes(struct engine *e, const char *run_id, json_t **out);
 /* ====== Run history ====== */
 
 /*
- * Run history does not grow forever (engine/prune.c). A pass removes runs
+ * Run history does not grow forever (engine/records/prune.c). A pass removes runs
  * older than run.history_max_age and, per app, those past its newest
  * run.history_max_count, each with its node executions; a run whose status
  * is still "running" stays until it ends. It also removes the messages of
@@ -847,8 +847,8 @@ int	engine_workspace_reset(struct engine *e, const char *app_id,
 /* ====== DSL ====== */
 
 /*
- * Dify app DSL: YAML <-> jansson (engine/dsl.c) and the import checks and
- * export transform (engine/dsl_check.c). Scalars are typed as PyYAML's
+ * Dify app DSL: YAML <-> jansson (engine/dsl/dsl.c) and the import checks and
+ * export transform (engine/dsl/dsl_check.c). Scalars are typed as PyYAML's
  * yaml.safe_load types them (YAML 1.1), because Dify loads DSL with it.
  */
 
@@ -932,7 +932,7 @@ struct dsl_report {
  * missing or empty version becomes "0.1.0", kind becomes "app", ids
  * written as numbers become strings, and the legacy forms of
  * reference/dify-dsl.md §7 are rewritten to the current ones (listed in
- * engine/dsl_check.c). Fields it does not interpret are kept unchanged.
+ * engine/dsl/dsl_check.c). Fields it does not interpret are kept unchanged.
  * A pending document (newer version) is only checked for its envelope
  * unless flags has DSL_CHECK_CONFIRM; confirmed, its status becomes
  * completed. On 0, *out is a new normalised copy (json_decref) and rep

@@ -1,6 +1,7 @@
 #!/bin/sh
 # lint.sh — house rules a compiler does not check: banned calls and the
-# direction of includes (fcgi -> engine -> storage, any -> conf).
+# direction of includes (fcgi -> engine -> storage, any -> conf; inside
+# engine/, no loop between its folders).
 set -u
 bad=0
 src=$(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '^tests/')
@@ -21,5 +22,34 @@ hits=$(grep -rnE '#include *"(\.\./)*storage/' conf 2>/dev/null || true)
 if [ -n "$hits" ]; then
 	echo "lint: conf/ includes storage/:"; echo "$hits"; bad=1
 fi
+# engine/'s folders include each other's private headers one way only: an
+# edge "a b" is a file of engine/a/ including engine/b/<header>; tsort finds
+# any loop. engine/internal.h (the engine-wide services) includes no
+# folder's header; the top-level engine/*.c files put the engine together
+# and may include any.
+edges=$(for d in engine/*/; do
+	d=${d#engine/}; d=${d%/}
+	grep -hoE '#include *"engine/[a-z_]+/' engine/$d/*.[ch] 2>/dev/null |
+	    sed -E 's|.*"engine/([a-z_]+)/|\1|' | sort -u |
+	    while read -r to; do [ "$to" != "$d" ] && echo "$d $to"; done
+done)
+loop=$(echo "$edges" | tsort 2>&1 >/dev/null || true)
+if [ -n "$loop" ]; then
+	echo "lint: engine/ folders include each other in a loop:"
+	echo "$loop"; echo "(edges: $(echo "$edges" | tr '\n' ';'))"; bad=1
+fi
+hits=$(grep -nE '#include *"engine/[a-z_]+/' engine/internal.h || true)
+if [ -n "$hits" ]; then
+	echo "lint: engine/internal.h includes a folder's header:"
+	echo "$hits"; bad=1
+fi
+# The README's layout names every top folder and every folder of engine/.
+for d in */ engine/*/; do
+	d=${d%/}
+	case $d in build|node_modules) continue ;; esac
+	name=${d#engine/}
+	grep -qE "^ *$name/ " README.md || {
+		echo "lint: README.md's layout does not name $d/"; bad=1; }
+done
 [ $bad -eq 0 ] && echo "lint: clean"
 exit $bad

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 #include "engine/llm/llm.h"
 #include "engine/tools/tools.h"
 

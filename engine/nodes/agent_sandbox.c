@@ -1,14 +1,14 @@
 /*
  * agent_sandbox.c — the sandboxed runtime's Agent: an llm node with
  * computer_use on. The model gets a `bash` tool that runs commands in the
- * run's sandbox (engine/run_sandbox.c), with the app's files and skills
+ * run's sandbox (engine/run/run_sandbox.c), with the app's files and skills
  * under skills/; it may call it until it answers, at most max_iterations
  * times. Files it leaves under output/ become the node's files.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 #include "engine/llm/llm.h"
 #include "engine/nodes/files.h"
 #include "engine/nodes/llm.h"

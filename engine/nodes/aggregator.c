@@ -3,7 +3,7 @@
  * variable-assigner): the first selector that resolves wins, which merges
  * exclusive branches; with groups, one output object per group.
  */
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 static json_t *
 first_of(struct node_ctx *c, const json_t *selectors)

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 struct target {
 	const char	*ns;		/* "conversation" or a loop id */

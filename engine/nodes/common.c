@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 extern const struct node_type node_start, node_end;
 extern const struct node_type node_if_else, node_aggregator;

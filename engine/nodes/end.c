@@ -2,7 +2,7 @@
  * end.c — the end node of a workflow: its outputs are the run's outputs.
  * A selector that resolves to nothing gives null, as in Dify.
  */
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 static int
 end_run(struct node_ctx *c)

@@ -13,7 +13,7 @@
 #ifndef FLOWCGI_ENGINE_NODES_FILES_H
 #define FLOWCGI_ENGINE_NODES_FILES_H
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 /*
  * The bytes of file object file for node c:

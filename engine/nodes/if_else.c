@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 /* The text of a scalar for string operators; NULL for other kinds. */
 static const char *

@@ -1,6 +1,6 @@
 /*
  * knowledge.c — the knowledge-retrieval node through Dify's External
- * Knowledge API (engine/knowledge.c): each dataset is asked for the query,
+ * Knowledge API (engine/records/knowledge.c): each dataset is asked for the query,
  * the records are merged best first and cut to top_k; output `result` is
  * Dify's [{content, title, metadata: {_source, dataset_id, score, ...}}].
  * A dataset that is not configured fails the node, saying how to set it.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 static int
 by_score(const void *a, const void *b)

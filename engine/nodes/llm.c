@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 #include "engine/llm/llm.h"
 #include "engine/nodes/files.h"
 #include "engine/nodes/llm.h"

@@ -6,7 +6,7 @@
 #ifndef FLOWCGI_ENGINE_NODES_LLM_H
 #define FLOWCGI_ENGINE_NODES_LLM_H
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 #include "engine/llm/llm.h"
 
 #define LLM_MAX_MESSAGES 256

@@ -3,7 +3,7 @@
  * under the start node's id before the graph began; the node reports them
  * with the sys.* copies, as Dify's start node does.
  */
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 static int
 start_run(struct node_ctx *c)

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 #include "engine/tools/tools.h"
 
 /* The value of one {type, value} input, or NULL to drop it. New ref. */

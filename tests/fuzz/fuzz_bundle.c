@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_skill.c — the skill compiler (engine/skill.c) on any text: it
+ * fuzz_skill.c — the skill compiler (engine/records/skill.c) on any text: it
  * compiles within the limit, the result is NUL-terminated at the length
  * it reports, a text without "§" comes back unchanged, every reference
  * skill_refs lists is well-formed (no "]" in a part, none empty), and a
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

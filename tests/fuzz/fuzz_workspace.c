@@ -1,5 +1,5 @@
 /*
- * fuzz_workspace.c — saved sandbox workspaces (engine/workspace.c) from
+ * fuzz_workspace.c — saved sandbox workspaces (engine/records/workspace.c) from
  * any bytes: the first line is the path asked for, the rest the saved
  * tar (made inside the sandbox, so anything). Nothing crashes; a listing
  * holds only clean relative paths, in order; every file it lists reads
@@ -17,7 +17,7 @@
 #include <archive_entry.h>
 
 #include "engine/engine.h"
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/internal.h"
+#include "engine/dsl/dsl.h"
 #include "tests/unit/tap.h"
 
 static struct conf	 conf;

@@ -6,7 +6,7 @@
  * when its buffer cannot grow, so a tree read from the store under the
  * same failures would test jansson, not us).
  */
-#include "engine/assets.c"
+#include "engine/records/assets.c"
 #include "json_oom.h"
 #include "tap.h"
 

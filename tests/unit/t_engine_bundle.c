@@ -10,7 +10,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "engine/internal.h"
+#include "engine/dsl/dsl.h"
 #include "tap.h"
 
 struct zbuf {

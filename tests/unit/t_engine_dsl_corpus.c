@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 #include "tests/unit/dsl_files.h"
 #include "tests/unit/tap.h"
 

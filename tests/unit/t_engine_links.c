@@ -1,5 +1,5 @@
 /*
- * t_engine_links.c — signed links (engine/links.c): a link verifies for
+ * t_engine_links.c — signed links (engine/records/links.c): a link verifies for
  * its own method and path only, and not once any of its parts changed;
  * malformed values are refused without a crash; expiry and the longest
  * lifetime are kept; the key is made 0600 on first use, lasts across
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/links.c"
+#include "engine/records/links.c"
 #include "tests/unit/tap.h"
 
 static struct engine	*eng;

@@ -1,5 +1,5 @@
 /*
- * t_engine_prune.c — run history pruning (engine/prune.c) on records
+ * t_engine_prune.c — run history pruning (engine/records/prune.c) on records
  * written straight into storage: the newest run.history_max_count runs of
  * each app stay, runs older than run.history_max_age go, running runs
  * stay until they end, node executions go with their run in both forms,

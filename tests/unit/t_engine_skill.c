@@ -1,5 +1,5 @@
 /*
- * t_engine_skill.c — the skill compiler (engine/skill.c) against what
+ * t_engine_skill.c — the skill compiler (engine/records/skill.c) against what
  * Dify's SkillCompiler / assembler replacers make of the same text: file
  * references, tool groups, single tools (lazy parts), missing and
  * disabled tools, the order of the passes; the references it lists; and
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 #include "tests/unit/tap.h"
 
 #define S "\xC2\xA7"	/* § */

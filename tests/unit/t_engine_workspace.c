@@ -1,5 +1,5 @@
 /*
- * t_engine_workspace.c — saved sandbox workspaces (engine/workspace.c):
+ * t_engine_workspace.c — saved sandbox workspaces (engine/records/workspace.c):
  * path cleaning; a draft workspace kept per app and user (names that
  * leave the workspace skipped), listed one level
  * or recursively in path order, read back (a folder as a .tar.gz),
@@ -15,7 +15,7 @@
 #include <archive_entry.h>
 
 #include "engine/engine.h"
-#include "engine/internal.h"
+#include "engine/records/records.h"
 #include "tests/unit/tap.h"
 
 static struct conf	 conf;

@@ -84,7 +84,7 @@ main(void)
 	CHECK(same_as_jansson(json_pack("{s:s,s:[s,s]}", "answer", big, "two",
 	    big, big)));
 	free(big);
-	/* a run's node trace (engine/run.c's arrays) */
+	/* a run's node trace (engine/run/run.c's arrays) */
 	trace = json_array();
 	for (i = 0; i < 50; i++) {
 		node = json_pack("[s,s,s,s,i,n,{s:s},n,{s:s,s:i},s,n,i,n,I,I,n,"

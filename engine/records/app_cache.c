@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/records/records.h"
 
 struct app_entry {
 	char		 id[37];

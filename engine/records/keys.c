@@ -10,7 +10,7 @@
 
 #include <openssl/rand.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 #define KEY_PREFIX	"app-"
 #define KEY_CHARS	24

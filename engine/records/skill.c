@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 static const char sect[] = "\xC2\xA7";	/* U+00A7, § */
 static const char tool_open[] = "\xC2\xA7[tool].[";

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 #define APP_NAME_MAX		255
 #define APP_DESCRIPTION_MAX	400	/* as Dify's create and update */

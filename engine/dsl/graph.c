@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/dsl/dsl.h"
 
 #define GRAPH_PROBLEMS_MAX	100	/* problems listed; the rest counted */
 #define GRAPH_ID_SHOWN		64	/* bytes of an id in a message */

@@ -17,7 +17,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 #define DRAFT_WS_PREFIX	"draft-workspace/"
 #define DRAFT_USER_MAX	200	/* bytes of a console user name */

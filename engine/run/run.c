@@ -17,74 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "engine/exec.h"
-
-/* ====== Records ====== */
-
-/* 1 when string member k of rec is present and equals want. */
-static int
-field_is(const json_t *rec, const char *k, const char *want)
-{
-	const char *v = json_string_value(json_object_get(rec, k));
-
-	return v != NULL && strcmp(v, want) == 0;
-}
-
-int
-record_owned(const json_t *rec, const char *app_id, const char *user_key,
-    const char *user)
-{
-	return (app_id == NULL || field_is(rec, "app_id", app_id)) &&
-	    (user == NULL || field_is(rec, user_key, user));
-}
-
-int
-records_collect(struct store_txn *t, enum store_db db, const char *prefix,
-    const char *app_id, size_t max, json_t **out)
-{
-	struct store_cursor	*c = NULL;
-	struct store_kv		 kv;
-	json_t			*all, *rec;
-	const char		*app;
-	size_t			 plen = prefix != NULL ? strlen(prefix) : 0;
-	int			 rc;
-
-	*out = NULL;
-	if ((all = json_object()) == NULL)
-		return STORE_ENOMEM;
-	if ((rc = store_cursor_open(t, db, &c)) != 0)
-		goto out;
-	for (rc = plen > 0 ? store_cursor_seek(c, prefix, plen, &kv) :
-	    store_cursor_first(c, &kv);
-	    rc == 0 && (max == 0 || json_object_size(all) < max);
-	    rc = store_cursor_next(c, &kv)) {
-		if (plen > 0 && (kv.klen < plen ||
-		    memcmp(kv.k, prefix, plen) != 0))
-			break;
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
-			rec = json_null();
-		app = json_string_value(json_object_get(rec, "app_id"));
-		if (app_id != NULL && (app == NULL ||
-		    strcmp(app, app_id) != 0)) {
-			json_decref(rec);
-			continue;
-		}
-		if (json_object_setn_new_nocheck(all, kv.k, kv.klen,
-		    rec) != 0) {
-			rc = STORE_ENOMEM;
-			goto out;
-		}
-	}
-	if (rc == STORE_ENOTFOUND)
-		rc = 0;
-out:
-	store_cursor_close(c);
-	if (rc == 0)
-		*out = all;
-	else
-		json_decref(all);
-	return rc;
-}
+#include "engine/run/run.h"
 
 /*
  * Node executions are stored as arrays, not objects: one run's trace is
@@ -1096,9 +1029,9 @@ log_match(const json_t *rec, const struct run_log_query *q)
 	int		 hit;
 
 	/* Dify logs the runs of the API and the web app, not debug runs */
-	if (!field_is(rec, "invoke_from", "service-api") ||
-	    !field_is(rec, "mode", "workflow") ||
-	    (q->status != NULL && !field_is(rec, "status", q->status)) ||
+	if (!record_field_is(rec, "invoke_from", "service-api") ||
+	    !record_field_is(rec, "mode", "workflow") ||
+	    (q->status != NULL && !record_field_is(rec, "status", q->status)) ||
 	    (q->after > 0 && at < q->after) ||
 	    (q->before > 0 && at > q->before) ||
 	    (q->user != NULL && (user == NULL || strcmp(user, q->user) != 0)))

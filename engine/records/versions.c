@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/exec.h"
+#include "engine/records/records.h"
 
 #define VER_KEY_MAX	80	/* "<36>/<36>" and a NUL */
 #define MARKED_NAME_MAX	20	/* Dify's PublishWorkflowPayload */

@@ -16,7 +16,7 @@
 
 #include <yaml.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 #define KEY_MAX 80	/* 36 + 1 + 36, and room */
 

@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 #define PRUNE_KEYMAX	512	/* past LMDB's longest key (511 bytes) */
 #define PRUNE_SCAN	4096	/* keys one read transaction walks at most */

@@ -22,7 +22,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 #define LINK_TAG	"flowcgi-link v1"
 #define NONCE_BYTES	16

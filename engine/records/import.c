@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 #define IMPORT_TTL	600		/* seconds a pending import is kept */
 #define DSL_MAX_BYTES	(10 << 20)	/* as Dify: 10 MB */

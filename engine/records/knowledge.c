@@ -13,7 +13,7 @@
 
 #include <curl/curl.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 #define KB_KEY_PREFIX "knowledge/"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 static const char *
 str_of(const json_t *o, const char *k)

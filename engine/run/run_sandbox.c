@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 #include "engine/sandbox/sandbox.h"
 #include "engine/tools/tools.h"
 

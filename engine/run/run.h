@@ -1,5 +1,5 @@
 /*
- * exec.h — the workflow executor's private interface: the graph, the
+ * run.h — the workflow executor's private interface: the graph, the
  * variable pool, a run, and the node-type table every engine/nodes/ file
  * fills. Included by engine files only.
  */
@@ -9,92 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "engine/internal.h"
-
-/* ====== Graph (graph.c) ====== */
-
-struct node_type;
-
-struct gnode {
-	const char		*id;
-	const char		*type;		/* data.type */
-	const char		*title;
-	json_t			*data;		/* borrowed from the document */
-	const char		*parent;	/* container id, or NULL */
-	const struct node_type	*nt;		/* NULL: unsupported type */
-	json_t			*jid, *jtype, *jtitle;	/* the same three
-						 * as JSON strings, for traces */
-	size_t			*in, nin;	/* edge indexes */
-	size_t			*out, nout;
-};
-
-struct gedge {
-	const char	*id;
-	const char	*source_handle;	/* "source" when absent */
-	size_t		 src, dst;	/* node indexes */
-};
-
-struct graph {
-	json_t		*doc;		/* the workflow object (a reference) */
-	struct gnode	*nodes;
-	size_t		 nnodes;
-	struct gedge	*edges;
-	size_t		 nedges;
-	json_t		*index;		/* node id -> integer index */
-	json_t		*problems;	/* why it cannot run: [{node_id,
-					 * edge_id?, field, message}] */
-	size_t		 nproblems;	/* all of them, listed or not */
-	atomic_int	 refs;		/* graph_ref / graph_free */
-};
-
-/*
- * Builds the graph of a workflow object {graph: {nodes, edges}, ...}:
- * canvas notes dropped, node types looked up. What would keep it from
- * running is listed in g->problems, not refused here: a node id used
- * twice (the first node keeps it), an edge without both ends or to a node
- * that does not exist (left out), an edge from a node to itself, a cycle.
- * Returns 0 with *out (graph_free), ENGINE_EINVAL with err (no
- * graph.nodes) or ENGINE_ENOMEM.
- */
-int	graph_build(const json_t *workflow, char *err, struct graph **out);
-
-/*
- * A graph never changes once built, so runs may share one: graph_ref takes
- * a reference, graph_free drops one and frees the graph with the last.
- */
-struct graph *graph_ref(struct graph *g);
-void	graph_free(struct graph *g);
-
-/*
- * The graph of the workflow of app, an app app_cache_get gave (and not a
- * copy of it): built once and kept with the cached app, new reference; or
- * NULL (not cached any more, or it does not build: graph_build says why).
- */
-struct graph *app_cache_graph(struct engine *e, const json_t *app);
-
-/*
- * Appends to problems one {node_id, edge_id, field: "graph.edges",
- * message} per edge that closes a cycle of g's edges (self-loops are not
- * counted here), the message naming the nodes on it; *count grows by
- * each, listed or not. Returns 0 or ENGINE_ENOMEM.
- */
-int	graph_cycles(const struct graph *g, json_t *problems, size_t *count);
-
-/*
- * 0 when g has no problems; else ENGINE_EINVAL with err naming them
- * ("this workflow cannot run (N problems in its graph): ...").
- */
-int	graph_refuse(const struct graph *g, char *err);
-
-/* The index of node id, or -1. */
-long	graph_find(const struct graph *g, const char *id);
-
-/*
- * The node a scope starts from: for the top level (container NULL) the
- * start node (or the one node without incoming edges); for a container,
- * its data.start_node_id (or its first child without incoming edges).
- */
-long	graph_root(const struct graph *g, const char *container);
+#include "engine/records/records.h"
 
 /* ====== Variable pool (pool.c) ====== */
 
@@ -414,8 +329,6 @@ struct node_type {
 	int		 container;	/* iteration, loop: runs a scope */
 };
 
-/* The table of a node type, or NULL when flowcgi cannot run it. */
-const struct node_type *node_type_find(const char *type);
 /* The i-th node type flowcgi runs (from 0), or NULL past the last. */
 const struct node_type *node_type_at(size_t i);
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine/records/records.h"
 
 /* A new reference to o[k] when it is an object, else a new {}. */
 static json_t *

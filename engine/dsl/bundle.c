@@ -23,7 +23,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "engine/internal.h"
+#include "engine/dsl/dsl.h"
 
 /* ====== Names ====== */
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 #include "engine/llm/llm.h"
 
 /* Dify keeps a generated name under 75 characters, then "...". */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 struct pool {
 	pthread_mutex_t	 mu;

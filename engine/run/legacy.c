@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 /* {{name}} -> {{#start.name#}} (Dify's simple prompt syntax). */
 static char *

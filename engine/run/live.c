@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 static int64_t
 mono_ms(void)

@@ -29,7 +29,7 @@
 
 #include <yaml.h>
 
-#include "engine/internal.h"
+#include "engine/dsl/dsl.h"
 
 #define DSL_MAX_BYTES	(10u * 1024 * 1024)
 #define DSL_MAX_DEPTH	64

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 enum { E_UNKNOWN, E_TAKEN, E_SKIPPED };
 enum { N_PENDING, N_READY, N_RUNNING, N_DONE, N_SKIPPED };

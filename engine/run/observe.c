@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/run/run.h"
 
 /* ====== A run ====== */
 

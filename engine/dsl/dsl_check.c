@@ -46,7 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/dsl/dsl.h"
 
 #define DSL_WALK_DEPTH	1000	/* nesting the selector walk descends */
 
