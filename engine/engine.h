@@ -427,12 +427,12 @@ int	engine_app_is_sandboxed(const json_t *rec);
 /* ====== Signed links ====== */
 
 /*
- * Links that work without a token until they expire (engine/records/links.c), for
- * a browser that uploads or downloads one file: a request method and path
- * (as routed, without the mount prefix) plus the query parameters
- * expires_at, nonce and sign, an HMAC-SHA256 keyed by the data
- * directory's link.key. A link whose method, path, expiry or nonce was
- * changed does not verify.
+ * Links that work without a token until they expire
+ * (engine/records/links.c), for a browser that uploads or downloads one
+ * file: a request method and path (as routed, without the mount prefix) plus
+ * the query parameters expires_at, nonce and sign, an HMAC-SHA256 keyed by
+ * the data directory's link.key. A link whose method, path, expiry or nonce
+ * was changed does not verify.
  */
 #define ENGINE_LINK_QUERY_MAX	160
 
@@ -625,16 +625,16 @@ int	engine_run_nodes(struct engine *e, const char *run_id, json_t **out);
 /* ====== Run history ====== */
 
 /*
- * Run history does not grow forever (engine/records/prune.c). A pass removes runs
- * older than run.history_max_age and, per app, those past its newest
+ * Run history does not grow forever (engine/records/prune.c). A pass removes
+ * runs older than run.history_max_age and, per app, those past its newest
  * run.history_max_count, each with its node executions; a run whose status
  * is still "running" stays until it ends. It also removes the messages of
  * conversations that no longer exist, pending imports past their ten
  * minutes, prepared bundle imports past bundle.import_ttl (with their
  * uploads) and blobs that nothing references (no reference count). It
- * deletes run.prune_batch records per write transaction and pauses
- * between them, so runs that write are never held up for long. One process
- * of those sharing the data directory prunes at a time (a lock file there).
+ * deletes run.prune_batch records per write transaction and pauses between
+ * them, so runs that write are never held up for long. One process of those
+ * sharing the data directory prunes at a time (a lock file there).
  */
 
 /* What a pass removed. */

@@ -1,12 +1,12 @@
 /*
- * files.c — signed links to files, /console/api/files/...: Dify's
- * presigned URLs, which a browser uses without a token (uploads and
- * downloads of app files, the upload of a prepared bundle import, the
- * download of an exported bundle). The link's
- * signature (engine/links.c) is the whole authorisation, so each handler
- * checks it before it reads a byte of the body: a PUT of the raw bytes
- * answers 204, a GET gives the file as an attachment. A link that was
- * changed or has expired is 403; a file or import that is gone is 404.
+ * files.c — signed links to files, /console/api/files/...: Dify's presigned
+ * URLs, which a browser uses without a token (uploads and downloads of app
+ * files, the upload of a prepared bundle import, the download of an exported
+ * bundle). The link's signature (engine/records/links.c) is the whole
+ * authorisation, so each handler checks it before it reads a byte of the
+ * body: a PUT of the raw bytes answers 204, a GET gives the file as an
+ * attachment. A link that was changed or has expired is 403; a file or
+ * import that is gone is 404.
  */
 #include <stdint.h>
 #include <stdlib.h>

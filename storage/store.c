@@ -890,7 +890,7 @@ out:
 
 /*
  * Version 3 stores a run's node executions as one record under the run id
- * (engine/run.c). Older records stay as they are and are still read, so
+ * (engine/run/run.c). Older records stay as they are and are still read, so
  * nothing moves; the version only keeps an older flowcgi, which would not
  * find the new records, from opening the data.
  */

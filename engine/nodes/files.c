@@ -317,7 +317,8 @@ file_bytes(struct node_ctx *c, const json_t *file, char **data, size_t *len)
 		url = remote;
 	if (url != NULL && strncmp(url, "data:", 5) == 0)
 		return data_url(c, url, data, len);
-	/* Uploaded files: the run's app's uploads (engine/records/uploads.c). */
+	/* Uploaded files: the run's app's uploads
+	 * (engine/records/uploads.c). */
 	id = json_string_value(json_object_get(file, "related_id"));
 	if (id == NULL)
 		id = json_string_value(json_object_get(file,

@@ -1,8 +1,8 @@
 /*
  * knowledge.c — the knowledge-retrieval node through Dify's External
- * Knowledge API (engine/records/knowledge.c): each dataset is asked for the query,
- * the records are merged best first and cut to top_k; output `result` is
- * Dify's [{content, title, metadata: {_source, dataset_id, score, ...}}].
+ * Knowledge API (engine/records/knowledge.c): each dataset is asked for the
+ * query, the records are merged best first and cut to top_k; output `result`
+ * is Dify's [{content, title, metadata: {_source, dataset_id, score, ...}}].
  * A dataset that is not configured fails the node, saying how to set it.
  */
 #include <stdlib.h>

@@ -1,10 +1,9 @@
 /*
- * fuzz_link.c — signed links (engine/records/links.c) from any input: the lines
- * method, path, expires_at, nonce and sign are checked without a crash
- * and never verify (only a link we signed does), while a link signed for
- * the same method and path always verifies and stops verifying on any
- * other path. The engine lives in a temporary data directory removed at
- * exit.
+ * fuzz_link.c — signed links (engine/records/links.c) from any input: the
+ * lines method, path, expires_at, nonce and sign are checked without a crash
+ * and never verify (only a link we signed does), while a link signed for the
+ * same method and path always verifies and stops verifying on any other
+ * path. The engine lives in a temporary data directory removed at exit.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /*
- * fuzz_workspace.c — saved sandbox workspaces (engine/records/workspace.c) from
- * any bytes: the first line is the path asked for, the rest the saved
+ * fuzz_workspace.c — saved sandbox workspaces (engine/records/workspace.c)
+ * from any bytes: the first line is the path asked for, the rest the saved
  * tar (made inside the sandbox, so anything). Nothing crashes; a listing
- * holds only clean relative paths, in order; every file it lists reads
- * back at its listed size; a folder's download is a .tar.gz whose names
- * stay in the workspace. The engine lives in a temporary data directory
- * removed at exit.
+ * holds only clean relative paths, in order; every file it lists reads back
+ * at its listed size; a folder's download is a .tar.gz whose names stay in
+ * the workspace. The engine lives in a temporary data directory removed at
+ * exit.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
- * t_engine_links.c — signed links (engine/records/links.c): a link verifies for
- * its own method and path only, and not once any of its parts changed;
+ * t_engine_links.c — signed links (engine/records/links.c): a link verifies
+ * for its own method and path only, and not once any of its parts changed;
  * malformed values are refused without a crash; expiry and the longest
  * lifetime are kept; the key is made 0600 on first use, lasts across
  * restarts, and removing it revokes every link.

@@ -1,10 +1,10 @@
 /*
- * t_engine_workspace.c — saved sandbox workspaces (engine/records/workspace.c):
- * path cleaning; a draft workspace kept per app and user (names that
- * leave the workspace skipped), listed one level
- * or recursively in path order, read back (a folder as a .tar.gz),
- * refused past sandbox.workspace_list_max; replacing, resetting and
- * deleting the app drop the blob references.
+ * t_engine_workspace.c — saved sandbox workspaces
+ * (engine/records/workspace.c): path cleaning; a draft workspace kept per
+ * app and user (names that leave the workspace skipped), listed one level or
+ * recursively in path order, read back (a folder as a .tar.gz), refused past
+ * sandbox.workspace_list_max; replacing, resetting and deleting the app drop
+ * the blob references.
  */
 #include <stdio.h>
 #include <stdlib.h>
