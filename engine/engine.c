@@ -15,6 +15,7 @@
 #include <openssl/rand.h>
 
 #include "engine/internal.h"
+#include "engine/records/records.h"
 #include "engine/sandbox/sandbox.h"
 
 const char *

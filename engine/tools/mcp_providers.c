@@ -32,6 +32,7 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
+#include "engine/records/records.h"
 #include "engine/tools/tools.h"
 
 #define MCP_MAX_IDENT	64	/* bytes of a server_identifier */

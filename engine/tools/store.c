@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/records/records.h"
 #include "engine/tools/tools.h"
 
 #define TP_PREFIX	TOOL_PROVIDER_PREFIX

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/internal.h"
+#include "engine/records/records.h"
 #include "tests/unit/tap.h"
 
 static struct conf	 conf;
