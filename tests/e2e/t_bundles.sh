@@ -372,12 +372,13 @@ req POST $A/$APP/assets/batch-upload -H "$J" -d "{\"parent_id\":\"$SKID\",$ONE}"
 is "$STATUS" 400 "a batch under another app's folder is refused"
 is "$(count)" $((n1 + 1)) "refused batches made nothing"
 
-# ---- Short-lived links: the same data, restarted with 2-second TTLs ----
+# ---- Short-lived links: the same data, restarted with 5-second TTLs ----
+# (room for a busy machine between making a link and using it)
 DL_OLD=$DL
 ORDER=$(names)
 kill "$FC_PID"; wait "$FC_PID" 2>/dev/null
 stop_nginx
-FLOWCGI_ASSETS_LINK_TTL=2 FLOWCGI_BUNDLE_IMPORT_TTL=2 \
+FLOWCGI_ASSETS_LINK_TTL=5 FLOWCGI_BUNDLE_IMPORT_TTL=5 \
     FLOWCGI_BUNDLE_MAX_PENDING=10 start_flowcgi fc2
 start_nginx "127.0.0.1:$FC_PORT"
 is "$(names)" "$ORDER" "the order survives a restart"
@@ -396,7 +397,7 @@ cp "$T_DIR/b.zip" "$T_DIR/b2.zip"; printf 'unique tail' >>"$T_DIR/b2.zip"
 put_link "$(jqr .upload_url)" "$T_DIR/b2.zip"
 is "$STATUS $(entries blobs)" "204 $((blobs0 + 1))" \
     "an upload within the expiry is one more blob"
-sleep 3	# past the 2-second expiry of every link and import above
+sleep 6	# past the 5-second expiry of every link and import above
 get_link "$DL" "$T_DIR/x"
 is "$STATUS" 403 "a download link past its expiry is 403"
 has "$(jq -r .message "$T_DIR/x")" expired "... saying it expired"
