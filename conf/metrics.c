@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
+#include "conf/dbuf.h"
 
 #define LABELS_MAX	3
 #define LABEL_VALUE_MAX	64
@@ -408,60 +409,6 @@ metrics_init(int enabled, int max_series)
 
 /* ====== Exposition ====== */
 
-/* A growing buffer with a sticky out-of-memory flag. */
-struct mbuf {
-	char	*p;
-	size_t	 len, cap;
-	int	 oom;
-};
-
-static void
-mb_add(struct mbuf *b, const char *s, size_t n)
-{
-	char	*np;
-	size_t	 cap;
-
-	if (b->oom || n == 0)
-		return;
-	if (n > SIZE_MAX / 2 - b->len) {
-		b->oom = 1;
-		return;
-	}
-	if (b->len + n + 1 > b->cap) {
-		cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if ((np = realloc(b->p, cap)) == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	if (b->p == NULL) {	/* cannot be: says so to the analyzer */
-		b->oom = 1;
-		return;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void __attribute__((format(printf, 2, 3)))
-mb_printf(struct mbuf *b, const char *fmt, ...)
-{
-	char	buf[256];
-	va_list	ap;
-	int	n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		mb_add(b, buf, (size_t)n < sizeof(buf) ? (size_t)n :
-		    sizeof(buf) - 1);
-}
-
 size_t
 metrics_escape(const char *s, size_t n, int help, char *out, size_t outsz)
 {
@@ -483,16 +430,16 @@ metrics_escape(const char *s, size_t n, int help, char *out, size_t outsz)
 
 /* A number as the format writes it: +Inf, -Inf, NaN or %.17g. */
 static void
-mb_number(struct mbuf *b, double v)
+mb_number(struct dbuf *b, double v)
 {
 	if (isinf(v))
-		mb_printf(b, "%s", v > 0 ? "+Inf" : "-Inf");
+		dbuf_addf(b, "%s", v > 0 ? "+Inf" : "-Inf");
 	else if (isnan(v))
-		mb_printf(b, "NaN");
+		dbuf_addf(b, "NaN");
 	else if (v == (double)(int64_t)v && fabs(v) < 1e15)
-		mb_printf(b, "%" PRId64, (int64_t)v);
+		dbuf_addf(b, "%" PRId64, (int64_t)v);
 	else
-		mb_printf(b, "%.17g", v);
+		dbuf_addf(b, "%.17g", v);
 }
 
 /*
@@ -500,29 +447,29 @@ mb_number(struct mbuf *b, double v)
  * last when le is not NULL.
  */
 static void
-mb_labels(struct mbuf *b, const struct family *f, const char *key,
+mb_labels(struct dbuf *b, const struct family *f, const char *key,
     const char *le)
 {
 	char		 esc[LABEL_VALUE_MAX * 2 + 4];
 	const char	*end;
 	size_t		 i, n;
 
-	mb_add(b, "{", 1);
+	dbuf_add(b, "{", 1);
 	for (i = 0; i < LABELS_MAX && f->labels[i] != NULL; i++) {
 		end = strchr(key, '\x1f');
 		n = end ? (size_t)(end - key) : strlen(key);
 		metrics_escape(key, n, 0, esc, sizeof(esc));
-		mb_printf(b, "%s=\"%s\",", f->labels[i], esc);
+		dbuf_addf(b, "%s=\"%s\",", f->labels[i], esc);
 		key = end ? end + 1 : key + n;
 	}
-	mb_printf(b, "instance=\"%s\"", instance);
+	dbuf_addf(b, "instance=\"%s\"", instance);
 	if (le != NULL)
-		mb_printf(b, ",le=\"%s\"", le);
-	mb_add(b, "}", 1);
+		dbuf_addf(b, ",le=\"%s\"", le);
+	dbuf_add(b, "}", 1);
 }
 
 static void
-render_series(struct mbuf *b, const struct family *f, struct series *s,
+render_series(struct dbuf *b, const struct family *f, struct series *s,
     const char *key)
 {
 	uint64_t	cum = 0, sumbits;
@@ -531,9 +478,9 @@ render_series(struct mbuf *b, const struct family *f, struct series *s,
 	size_t		i;
 
 	if (f->kind != METRIC_HISTOGRAM) {
-		mb_add(b, f->name, strlen(f->name));
+		dbuf_add(b, f->name, strlen(f->name));
 		mb_labels(b, f, key, NULL);
-		mb_printf(b, " %" PRIdFAST64 "\n", atomic_load_explicit(
+		dbuf_addf(b, " %" PRIdFAST64 "\n", atomic_load_explicit(
 		    &s->value, memory_order_relaxed));
 		return;
 	}
@@ -548,23 +495,23 @@ render_series(struct mbuf *b, const struct family *f, struct series *s,
 			snprintf(le, sizeof(le), "%.15g", f->bounds[i]);
 		else
 			snprintf(le, sizeof(le), "+Inf");
-		mb_printf(b, "%s_bucket", f->name);
+		dbuf_addf(b, "%s_bucket", f->name);
 		mb_labels(b, f, key, le);
-		mb_printf(b, " %" PRIu64 "\n", cum);
+		dbuf_addf(b, " %" PRIu64 "\n", cum);
 	}
-	mb_printf(b, "%s_sum", f->name);
+	dbuf_addf(b, "%s_sum", f->name);
 	mb_labels(b, f, key, NULL);
-	mb_add(b, " ", 1);
+	dbuf_add(b, " ", 1);
 	mb_number(b, sum);
-	mb_add(b, "\n", 1);
-	mb_printf(b, "%s_count", f->name);
+	dbuf_add(b, "\n", 1);
+	dbuf_addf(b, "%s_count", f->name);
 	mb_labels(b, f, key, NULL);
-	mb_printf(b, " %" PRIu64 "\n", cum);
+	dbuf_addf(b, " %" PRIu64 "\n", cum);
 }
 
 /* The samples of family i (no HELP or TYPE lines). */
 static void
-render_family(struct mbuf *b, size_t i)
+render_family(struct dbuf *b, size_t i)
 {
 	const struct family	*f = &families[i];
 	struct table		*t = &tables[i];
@@ -616,16 +563,16 @@ static int	 share_interval;
  * each family, the form of a <pid>.prom file.
  */
 static int
-render_own(struct mbuf *b)
+render_own(struct dbuf *b)
 {
 	size_t i;
 
 	sample_process();
 	for (i = 0; i < METRIC__COUNT; i++) {
-		mb_printf(b, "# family %zu\n", i);
+		dbuf_addf(b, "# family %zu\n", i);
 		render_family(b, i);
 	}
-	return b->oom ? -1 : 0;
+	return b->err != DBUF_OK ? -1 : 0;
 }
 
 /* Writes this process's samples to its file (tmp + rename). */
@@ -650,11 +597,11 @@ share_write(const char *text, size_t len)
 static void
 share_snapshot(void)
 {
-	struct mbuf b = { NULL, 0, 0, 0 };
+	struct dbuf b = { 0 };
 
 	if (render_own(&b) == 0)
 		share_write(b.p, b.len);
-	free(b.p);
+	dbuf_free(&b);
 }
 
 static void *
@@ -784,7 +731,7 @@ peers_read(char **texts)
 
 /* The samples of family i in text t (a <pid>.prom file). */
 static void
-peer_family(struct mbuf *b, const char *t, size_t i)
+peer_family(struct dbuf *b, const char *t, size_t i)
 {
 	char		 mark[40];
 	const char	*p, *end;
@@ -799,13 +746,13 @@ peer_family(struct mbuf *b, const char *t, size_t i)
 	else
 		return;
 	end = strstr(p - 1, "\n# family ");
-	mb_add(b, p, end ? (size_t)(end + 1 - p) : strlen(p));
+	dbuf_add(b, p, end ? (size_t)(end + 1 - p) : strlen(p));
 }
 
 int
 metrics_render(char **out, size_t *len)
 {
-	struct mbuf	 own = { NULL, 0, 0, 0 }, b = { NULL, 0, 0, 0 };
+	struct dbuf	 own = { 0 }, b = { 0 };
 	char		*peers[SHARE_PEERS_MAX], help[512];
 	const char	*types[] = { "counter", "gauge", "histogram" };
 	size_t		 npeers = 0, i, j;
@@ -815,7 +762,7 @@ metrics_render(char **out, size_t *len)
 	if (!metrics_enabled())
 		return -1;
 	if (render_own(&own) != 0) {
-		free(own.p);
+		dbuf_free(&own);
 		return -1;
 	}
 	if (share_thread_on) {
@@ -825,9 +772,9 @@ metrics_render(char **out, size_t *len)
 	for (i = 0; i < METRIC__COUNT; i++) {
 		metrics_escape(families[i].help, strlen(families[i].help), 1,
 		    help, sizeof(help));
-		mb_printf(&b, "# HELP %s ", families[i].name);
-		mb_add(&b, help, strlen(help));
-		mb_printf(&b, "\n# TYPE %s %s\n", families[i].name,
+		dbuf_addf(&b, "# HELP %s ", families[i].name);
+		dbuf_add(&b, help, strlen(help));
+		dbuf_addf(&b, "\n# TYPE %s %s\n", families[i].name,
 		    types[families[i].kind]);
 		peer_family(&b, own.p, i);
 		for (j = 0; j < npeers; j++)
@@ -835,12 +782,10 @@ metrics_render(char **out, size_t *len)
 	}
 	for (j = 0; j < npeers; j++)
 		free(peers[j]);
-	free(own.p);
-	if (b.oom) {
-		free(b.p);
+	dbuf_free(&own);
+	if (b.err != DBUF_OK) {
+		dbuf_free(&b);
 		return -1;
 	}
-	*out = b.p;
-	*len = b.len;
-	return 0;
+	return (*out = dbuf_take(&b, len)) != NULL ? 0 : -1;
 }
