@@ -1,5 +1,5 @@
 /*
- * t_engine_jinja.c — the Jinja2 engine (engine/jinja.c).
+ * t_engine_jinja.c — the Jinja2 engine (engine/jinja/).
  *
  * The tables "cases" and "corpus" hold templates with the exact text real
  * Jinja2 3.1 (Python 3.11) renders for them; they were produced once with
