@@ -221,7 +221,7 @@ static struct series *
 overflow_get(const struct family *f, struct table *t)
 {
 	struct series	*s;
-	char		 key[KEY_MAX];
+	char		 key[KEY_MAX], *dup = NULL;
 	const char	*v[LABELS_MAX] = { OVERFLOW_VALUE, OVERFLOW_VALUE,
 			    OVERFLOW_VALUE };
 
@@ -230,11 +230,12 @@ overflow_get(const struct family *f, struct table *t)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	key_make(f, v, key);
-	if (series_init(f, s) != 0 || (s->key = strdup(key)) == NULL) {
+	if (series_init(f, s) != 0 || (dup = strdup(key)) == NULL) {
 		free(s->buckets);
 		free(s);
 		return NULL;
 	}
+	atomic_init(&s->key, dup);
 	t->overflow = s;
 	return s;
 }

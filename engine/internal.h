@@ -175,7 +175,7 @@ void	outbound_stream_close(struct outbound_stream *s);
 struct sockaddr;
 int	outbound_addr_private(const struct sockaddr *addr);
 
-/* ====== Templates (template.c, jinja.c) ====== */
+/* ====== Templates (template.c, jinja/) ====== */
 
 /*
  * A growing string for the renderers: NUL-terminated once anything was
@@ -294,7 +294,7 @@ struct jinja_tpl;
 
 /*
  * Parses a Jinja2 template (src, len bytes of UTF-8) for the subset this
- * engine runs (see jinja.c). lim is copied (NULL: defaults). *out is
+ * engine runs (see engine/jinja/jinja.h). lim is copied (NULL: defaults). *out is
  * freed with jinja_free and may be rendered many times, from several
  * threads at once. Returns 0, ENGINE_ENOMEM, ENGINE_ELIMIT, or
  * ENGINE_EINVAL with err naming the problem (a syntax error, or a

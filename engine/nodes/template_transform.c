@@ -1,6 +1,6 @@
 /*
  * template_transform.c — the template-transform node: its variables into
- * a Jinja2 template, rendered by flowcgi's own Jinja2 engine (jinja.c)
+ * a Jinja2 template, rendered by flowcgi's own Jinja2 engine (engine/jinja/)
  * rather than a Python sandbox. Output: `output`, at most 400,000
  * characters as in Dify.
  */
