@@ -9,7 +9,8 @@
  * input_json_delta) / _stop, message_delta (stop_reason, usage),
  * message_stop, with ping and error events. Structured output is asked for
  * with a forced tool whose input schema is the response schema; its input
- * becomes the answer text.
+ * becomes the answer text. This file fills the hooks of struct
+ * llm_protocol; the exchange itself is chat.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,17 +183,20 @@ schema_tool(const struct llm_request *rq)
 	    "output";
 }
 
+/* The request body; NULL when out of memory. */
 static json_t *
-build_body(const struct llm_request *rq)
+anthropic_body(struct llm_chat *c)
 {
-	const json_t	*p = rq->params;
-	json_t		*v;
-	json_t		*body, *tools, *t, *stop = NULL;
-	struct tpl_sb	 system;
-	const char	*st = schema_tool(rq);
-	json_int_t	 max_tokens = DEFAULT_MAX_TOKENS;
-	size_t		 i;
+	const struct llm_request	*rq = c->rq;
+	const json_t			*p = rq->params;
+	json_t				*v;
+	json_t				*body, *tools, *t, *stop;
+	struct tpl_sb			 system;
+	const char			*st = schema_tool(rq);
+	json_int_t			 max_tokens = DEFAULT_MAX_TOKENS;
+	size_t				 i;
 
+	c->answer_tool = st;
 	memset(&system, 0, sizeof(system));
 	if (json_is_integer(json_object_get(p, "max_tokens")))
 		max_tokens = json_integer_value(json_object_get(p,
@@ -228,12 +232,8 @@ build_body(const struct llm_request *rq)
 	if ((v = json_object_get(p, "top_k")) != NULL && json_is_integer(v) &&
 	    json_object_set(body, "top_k", v) != 0)
 		goto fail;
-	v = json_object_get(p, "stop");
-	if (json_is_string(v) && json_string_length(v) > 0)
-		stop = json_pack("[O]", v);
-	else if (json_is_array(v) && json_array_size(v) > 0)
-		stop = json_incref(v);
-	if (stop != NULL && json_object_set_new(body, "stop_sequences", stop))
+	if ((stop = llm_stop_list(p)) != NULL &&
+	    json_object_set_new(body, "stop_sequences", stop) != 0)
 		goto fail;
 	v = json_object_get(p, "thinking");
 	if (json_is_true(v)) {
@@ -253,15 +253,10 @@ build_body(const struct llm_request *rq)
 		for (i = 0; i < rq->ntools; i++) {
 			const struct llm_tool *tl = &rq->tools[i];
 
-			t = tl->parameters != NULL ?
-			    json_pack("{s:s, s:s, s:O}", "name", tl->name,
+			t = json_pack("{s:s, s:s, s:o}", "name", tl->name,
 			    "description", tl->description != NULL ?
 			    tl->description : "", "input_schema",
-			    tl->parameters) :
-			    json_pack("{s:s, s:s, s:{s:s, s:{}}}", "name",
-			    tl->name, "description", tl->description != NULL ?
-			    tl->description : "", "input_schema", "type",
-			    "object", "properties");
+			    llm_tool_schema(tl));
 			if (add_block(tools, t) != 0)
 				goto fail;
 		}
@@ -296,24 +291,6 @@ fail:
 
 /* ====== Responses ====== */
 
-struct block {
-	int		 tool;		/* a tool_use block */
-	struct tpl_sb	 id, name, args;
-};
-
-struct parse {
-	const struct llm_endpoint	*ep;
-	const struct llm_request	*rq;
-	struct llm_attempt		*at;
-	struct llm_response		*out;
-	const char			*schema_tool;
-	struct block			*blocks;
-	size_t				 nblocks;
-	char				 stop[32];
-	int				 done;	/* message_stop */
-	char				*err;
-};
-
 static void
 usage_read(const json_t *u, struct llm_usage *us)
 {
@@ -336,164 +313,122 @@ usage_read(const json_t *u, struct llm_usage *us)
 	us->total_tokens = us->prompt_tokens + us->completion_tokens;
 }
 
-/* Adds a tool call (or, for the schema tool, the answer text). */
+/* 1 when stop reason s is the forced answer tool's: a plain end of turn. */
 static int
-add_call(struct parse *p, const char *id, const char *name, const char *args)
+answer_ended(const struct llm_chat *c, const char *s)
 {
-	struct llm_tool_call	*tc, *n;
-	size_t			 k = p->out->ntool_calls;
-
-	if (args == NULL || *args == '\0')
-		args = "{}";
-	if (p->schema_tool != NULL && strcmp(name, p->schema_tool) == 0)
-		return llm_emit(p->rq, p->at, p->out, LLM_DELTA_TEXT, args,
-		    strlen(args));
-	if ((n = realloc(p->out->tool_calls, (k + 1) * sizeof(*n))) == NULL)
-		return ENGINE_ENOMEM;
-	p->out->tool_calls = n;
-	tc = &n[k];
-	memset(tc, 0, sizeof(*tc));
-	p->out->ntool_calls++;
-	tc->id = strdup(id);
-	tc->name = strdup(name);
-	tc->arguments = strdup(args);
-	if (tc->id == NULL || tc->name == NULL || tc->arguments == NULL)
-		return ENGINE_ENOMEM;
-	return 0;
+	return c->answer_tool != NULL && s != NULL &&
+	    strcmp(s, "tool_use") == 0;
 }
 
 static int
-parse_full(struct parse *p, const json_t *j)
+anthropic_whole(struct llm_chat *c, const json_t *j)
 {
-	const json_t	*c, *content = json_object_get(j, "content");
+	const json_t	*b, *content = json_object_get(j, "content");
 	const char	*s, *type;
 	char		*args;
 	size_t		 i;
 	int		 rc = 0;
 
 	if ((s = json_string_value(json_object_get(j, "model"))) != NULL)
-		snprintf(p->out->model, sizeof(p->out->model), "%s", s);
-	usage_read(json_object_get(j, "usage"), &p->out->usage);
+		snprintf(c->out->model, sizeof(c->out->model), "%s", s);
+	usage_read(json_object_get(j, "usage"), &c->out->usage);
 	if (!json_is_array(content)) {
-		snprintf(p->err, ENGINE_ERRMAX, "%s: the answer has no content",
-		    p->ep->name);
+		snprintf(c->err, ENGINE_ERRMAX, "%s: the answer has no content",
+		    c->ep->name);
 		return ENGINE_EFETCH;
 	}
-	json_array_foreach(content, i, c) {
-		type = json_string_value(json_object_get(c, "type"));
+	json_array_foreach(content, i, b) {
+		type = json_string_value(json_object_get(b, "type"));
 		if (type == NULL)
 			continue;
 		if (strcmp(type, "text") == 0 &&
-		    (s = json_string_value(json_object_get(c, "text"))) != NULL)
-			rc = llm_emit(p->rq, p->at, p->out, LLM_DELTA_TEXT, s,
-			    strlen(s));
+		    (s = json_string_value(json_object_get(b, "text"))) != NULL)
+			rc = llm_chat_emit(c, LLM_DELTA_TEXT, s, strlen(s));
 		else if (strcmp(type, "thinking") == 0 &&
-		    (s = json_string_value(json_object_get(c, "thinking"))) !=
+		    (s = json_string_value(json_object_get(b, "thinking"))) !=
 		    NULL)
-			rc = llm_emit(p->rq, p->at, p->out,
-			    LLM_DELTA_REASONING, s, strlen(s));
+			rc = llm_chat_emit(c, LLM_DELTA_REASONING, s,
+			    strlen(s));
 		else if (strcmp(type, "tool_use") == 0) {
-			if ((args = json_dumps(json_object_get(c, "input"),
+			if ((args = json_dumps(json_object_get(b, "input"),
 			    JSON_COMPACT)) == NULL)
 				return ENGINE_ENOMEM;
-			s = json_string_value(json_object_get(c, "id"));
-			rc = add_call(p, s != NULL ? s : "", json_string_value(
-			    json_object_get(c, "name")) != NULL ?
-			    json_string_value(json_object_get(c, "name")) : "",
-			    args);
+			s = json_string_value(json_object_get(b, "id"));
+			rc = llm_chat_call(c, s != NULL ? s : "",
+			    json_string_value(json_object_get(b, "name")) !=
+			    NULL ? json_string_value(json_object_get(b,
+			    "name")) : "", args);
 			free(args);
 		}
 		if (rc != 0)
 			return rc;
 	}
 	s = json_string_value(json_object_get(j, "stop_reason"));
-	if (p->schema_tool != NULL && s != NULL && strcmp(s, "tool_use") == 0)
-		s = "end_turn";
-	llm_finish_reason(s, p->out->finish_reason,
-	    sizeof(p->out->finish_reason));
+	llm_finish_reason(answer_ended(c, s) ? "end_turn" : s,
+	    c->out->finish_reason, sizeof(c->out->finish_reason));
 	return 0;
 }
 
-static struct block *
-block_at(struct parse *p, const json_t *j)
+/* A string member of o, or "". */
+static const char *
+str_or_empty(const json_t *o, const char *key)
 {
-	json_int_t	 idx;
-	struct block	*nb;
+	const char *s = json_string_value(json_object_get(o, key));
 
-	idx = json_integer_value(json_object_get(j, "index"));
-
-	if (idx < 0 || idx >= MAX_BLOCKS)
-		return NULL;
-	if ((size_t)idx >= p->nblocks) {
-		nb = realloc(p->blocks, (size_t)(idx + 1) * sizeof(*nb));
-		if (nb == NULL)
-			return NULL;
-		memset(nb + p->nblocks, 0, ((size_t)idx + 1 - p->nblocks) *
-		    sizeof(*nb));
-		p->blocks = nb;
-		p->nblocks = (size_t)idx + 1;
-	}
-	return &p->blocks[idx];
+	return s != NULL ? s : "";
 }
 
 static int
-on_event(void *arg, const char *event, const char *data, size_t len)
+anthropic_event(struct llm_chat *c, const char *event, const char *data,
+    size_t len)
 {
-	struct parse	*p = arg;
-	json_t		*j = NULL;
+	json_t		*j;
 	const json_t	*cb, *d;
 	const char	*type, *s;
-	struct block	*b;
+	struct llm_slot	*b = NULL;
 	int		 rc = 0;
 
-	if ((j = json_loadb(data, len, 0, NULL)) == NULL) {
-		snprintf(p->err, ENGINE_ERRMAX, "%s: a stream event is not "
-		    "JSON", p->ep->name);
-		rc = ENGINE_EFETCH;
-		goto out;
-	}
+	if ((j = llm_chat_json(c, data, len)) == NULL)
+		return ENGINE_EFETCH;
 	type = json_string_value(json_object_get(j, "type"));
 	if (type == NULL)
 		type = event;
+	/* the block a content_block_ event is about */
+	if ((strcmp(type, "content_block_start") == 0 ||
+	    strcmp(type, "content_block_delta") == 0) &&
+	    (b = llm_chat_slot(c, json_integer_value(json_object_get(j,
+	    "index")))) == NULL) {
+		rc = ENGINE_ELIMIT;
+		goto out;
+	}
 	if (strcmp(type, "message_start") == 0) {
 		cb = json_object_get(j, "message");
 		if ((s = json_string_value(json_object_get(cb, "model"))) !=
 		    NULL)
-			snprintf(p->out->model, sizeof(p->out->model), "%s", s);
-		usage_read(json_object_get(cb, "usage"), &p->out->usage);
+			snprintf(c->out->model, sizeof(c->out->model), "%s", s);
+		usage_read(json_object_get(cb, "usage"), &c->out->usage);
 	} else if (strcmp(type, "content_block_start") == 0) {
-		if ((b = block_at(p, j)) == NULL)
-			goto toomany;
 		cb = json_object_get(j, "content_block");
 		s = json_string_value(json_object_get(cb, "type"));
 		if (s != NULL && strcmp(s, "tool_use") == 0) {
 			b->tool = 1;
-			tpl_sb_str(&b->id, json_string_value(json_object_get(cb,
-			    "id")) != NULL ? json_string_value(
-			    json_object_get(cb, "id")) : "");
-			tpl_sb_str(&b->name, json_string_value(json_object_get(
-			    cb, "name")) != NULL ? json_string_value(
-			    json_object_get(cb, "name")) : "");
+			tpl_sb_str(&b->id, str_or_empty(cb, "id"));
+			tpl_sb_str(&b->name, str_or_empty(cb, "name"));
 		} else if (s != NULL && strcmp(s, "text") == 0 &&
 		    (s = json_string_value(json_object_get(cb, "text"))) !=
 		    NULL)
-			rc = llm_emit(p->rq, p->at, p->out, LLM_DELTA_TEXT, s,
-			    strlen(s));
+			rc = llm_chat_emit(c, LLM_DELTA_TEXT, s, strlen(s));
 	} else if (strcmp(type, "content_block_delta") == 0) {
-		if ((b = block_at(p, j)) == NULL)
-			goto toomany;
 		d = json_object_get(j, "delta");
-		s = json_string_value(json_object_get(d, "type"));
-		if (s == NULL)
-			s = "";
+		s = str_or_empty(d, "type");
 		if (strcmp(s, "text_delta") == 0)
-			rc = llm_emit(p->rq, p->at, p->out, LLM_DELTA_TEXT,
+			rc = llm_chat_emit(c, LLM_DELTA_TEXT,
 			    json_string_value(json_object_get(d, "text")),
 			    json_string_length(json_object_get(d, "text")));
 		else if (strcmp(s, "thinking_delta") == 0)
-			rc = llm_emit(p->rq, p->at, p->out,
-			    LLM_DELTA_REASONING, json_string_value(
-			    json_object_get(d, "thinking")),
+			rc = llm_chat_emit(c, LLM_DELTA_REASONING,
+			    json_string_value(json_object_get(d, "thinking")),
 			    json_string_length(json_object_get(d, "thinking")));
 		else if (strcmp(s, "input_json_delta") == 0 &&
 		    (s = json_string_value(json_object_get(d,
@@ -503,116 +438,60 @@ on_event(void *arg, const char *event, const char *data, size_t len)
 		d = json_object_get(j, "delta");
 		if ((s = json_string_value(json_object_get(d, "stop_reason")))
 		    != NULL)
-			snprintf(p->stop, sizeof(p->stop), "%s", s);
-		usage_read(json_object_get(j, "usage"), &p->out->usage);
+			snprintf(c->finish, sizeof(c->finish), "%s", s);
+		usage_read(json_object_get(j, "usage"), &c->out->usage);
 	} else if (strcmp(type, "message_stop") == 0)
-		p->done = 1;
-	else if (strcmp(type, "error") == 0) {
-		llm_error_from_body(p->ep->name, 0, data, len,
-		    p->ep->api_key, p->err);
-		s = json_string_value(json_object_get(json_object_get(j,
-		    "error"), "type"));
-		p->at->transient = s != NULL &&
-		    (strcmp(s, "overloaded_error") == 0 ||
-		    strcmp(s, "rate_limit_error") == 0 ||
-		    strcmp(s, "api_error") == 0);
-		rc = ENGINE_EFETCH;
-	}
-	goto out;
-toomany:
-	snprintf(p->err, ENGINE_ERRMAX, "%s: more than %d content blocks in "
-	    "one answer", p->ep->name, MAX_BLOCKS);
-	rc = ENGINE_ELIMIT;
+		c->done = 1;
+	else if (strcmp(type, "error") == 0)
+		rc = llm_chat_error(c, data, len, json_object_get(j, "error"));
 out:
 	json_decref(j);
 	return rc;
 }
 
-static int
-blocks_take(struct parse *p)
+/* ====== The protocol ====== */
+
+/* v1/messages, or messages when base_url already ends in /v1. */
+static const char *
+anthropic_path(const struct llm_endpoint *ep)
 {
-	size_t	i;
-	int	rc = 0;
+	size_t n = strlen(ep->base_url);
 
-	for (i = 0; i < p->nblocks && rc == 0; i++) {
-		struct block *b = &p->blocks[i];
-
-		if (b->tool)
-			rc = add_call(p, b->id.p != NULL ? b->id.p : "",
-			    b->name.p != NULL ? b->name.p : "", b->args.p);
-		if (b->id.oom || b->name.oom || b->args.oom)
-			rc = ENGINE_ENOMEM;
-	}
-	return rc;
-}
-
-/* ====== One exchange ====== */
-
-static int
-anthropic_chat(struct engine *e, const struct llm_endpoint *ep,
-    const struct llm_request *rq, struct llm_attempt *at, char *err,
-    struct llm_response *out)
-{
-	struct llm_post	 po;
-	struct parse	 p;
-	json_t		*body, *j = NULL;
-	size_t		 n = strlen(ep->base_url), i;
-	int		 rc;
-
-	memset(&p, 0, sizeof(p));
-	p.ep = ep;
-	p.rq = rq;
-	p.at = at;
-	p.out = out;
-	p.err = err;
-	p.schema_tool = schema_tool(rq);
 	while (n > 0 && ep->base_url[n - 1] == '/')
 		n--;
-	memset(&po, 0, sizeof(po));
-	po.path = n >= 3 && memcmp(ep->base_url + n - 3, "/v1", 3) == 0 ?
+	return n >= 3 && memcmp(ep->base_url + n - 3, "/v1", 3) == 0 ?
 	    "messages" : "v1/messages";
-	po.header = "anthropic-version: " API_VERSION;
-	po.auth = "x-api-key: ";
-	po.on_event = on_event;
-	po.arg = &p;
-	if ((body = build_body(rq)) == NULL) {
-		rc = ENGINE_ENOMEM;
-		goto out;
-	}
-	po.body = body;
-	/* A 529 (overloaded) is a 5xx, so llm_post marks it transient. */
-	if ((rc = llm_post(e, ep, rq, &po, at, err, &j)) != 0)
-		goto out;
-	if (j != NULL) {
-		rc = parse_full(&p, j);
-		goto out;
-	}
-	if (!p.done && p.stop[0] == '\0') {
-		snprintf(err, ENGINE_ERRMAX, "%s: the stream ended before the "
-		    "answer was complete", ep->name);
-		at->transient = 1;
-		rc = ENGINE_EFETCH;
-		goto out;
-	}
-	if ((rc = blocks_take(&p)) != 0)
-		goto out;
-	if (p.schema_tool != NULL && strcmp(p.stop, "tool_use") == 0)
-		snprintf(p.stop, sizeof(p.stop), "end_turn");
-	llm_finish_reason(p.stop, out->finish_reason,
-	    sizeof(out->finish_reason));
-out:
-	for (i = 0; i < p.nblocks; i++) {
-		tpl_sb_release(&p.blocks[i].id);
-		tpl_sb_release(&p.blocks[i].name);
-		tpl_sb_release(&p.blocks[i].args);
-	}
-	free(p.blocks);
-	json_decref(body);
-	json_decref(j);
-	return rc;
 }
 
+static void
+anthropic_end(struct llm_chat *c)
+{
+	if (answer_ended(c, c->finish))
+		snprintf(c->finish, sizeof(c->finish), "end_turn");
+}
+
+/* Overloaded, rate-limited and internal errors pass; a retry may help. */
+static int
+anthropic_transient(const json_t *error)
+{
+	const char *s = json_string_value(json_object_get(error, "type"));
+
+	return s != NULL && (strcmp(s, "overloaded_error") == 0 ||
+	    strcmp(s, "rate_limit_error") == 0 ||
+	    strcmp(s, "api_error") == 0);
+}
+
+/* A 529 (overloaded) is a 5xx, so the driver marks it transient. */
 const struct llm_protocol llm_protocol_anthropic = {
 	.name = "anthropic",
-	.chat = anthropic_chat,
+	.auth = "x-api-key: ",
+	.header = "anthropic-version: " API_VERSION,
+	.max_slots = MAX_BLOCKS,
+	.slots = "content blocks",
+	.path = anthropic_path,
+	.body = anthropic_body,
+	.event = anthropic_event,
+	.whole = anthropic_whole,
+	.end = anthropic_end,
+	.transient = anthropic_transient,
 };

@@ -1,9 +1,8 @@
 /*
- * llm.c — llm_chat: resolve the provider entry, dispatch to its protocol,
- * retry with backoff; and the helpers protocol files share (SSE parsing,
- * provider error messages, response accumulation).
+ * llm.c — the table of protocols, and the helpers the chat driver and the
+ * protocol files share: SSE parsing, provider error messages, finish
+ * reasons, the usage object.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,7 @@
 
 /* ====== Protocols ====== */
 
-/* Adding a protocol: its file, plus one line here. */
+/* Adding a protocol: its file of hooks, plus one line here. */
 static const struct llm_protocol *const protocols[] = {
 	&llm_protocol_openai,
 	&llm_protocol_anthropic,
@@ -68,55 +67,6 @@ llm_usage_json(const struct llm_response *r)
 	    "latency", r->latency, "time_to_first_token", r->first_token);
 }
 
-/* Appends s[0..n) to *buf (of *len bytes in *cap), NUL-terminated. */
-static int
-buf_add(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
-{
-	char	*nb;
-	size_t	 c;
-
-	if (*len + n + 1 > *cap) {
-		c = *cap ? *cap : 256;
-		while (c < *len + n + 1)
-			c *= 2;
-		if ((nb = realloc(*buf, c)) == NULL)
-			return ENGINE_ENOMEM;
-		*buf = nb;
-		*cap = c;
-	}
-	memcpy(*buf + *len, s, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-	return 0;
-}
-
-int
-llm_emit(const struct llm_request *rq, struct llm_attempt *at,
-    struct llm_response *out, enum llm_delta kind, const char *text,
-    size_t len)
-{
-	int rc;
-
-	if (len == 0)
-		return 0;
-	if (kind == LLM_DELTA_REASONING)
-		rc = buf_add(&out->reasoning, &out->reasoning_len,
-		    &out->reasoning_cap, text, len);
-	else
-		rc = buf_add(&out->text, &out->text_len, &out->text_cap, text,
-		    len);
-	if (rc != 0)
-		return rc;
-	if (out->first_token == 0)
-		out->first_token = llm_clock() - at->t0;
-	if (rq->stream && rq->on_delta != NULL) {
-		at->delivered = 1;
-		if (rq->on_delta(rq->arg, kind, text, len) != 0)
-			return ENGINE_ESTOPPED;
-	}
-	return 0;
-}
-
 void
 llm_finish_reason(const char *raw, char *out, size_t outsz)
 {
@@ -149,6 +99,26 @@ llm_finish_reason(const char *raw, char *out, size_t outsz)
 }
 
 /* ====== Small helpers ====== */
+
+json_t *
+llm_tool_schema(const struct llm_tool *tl)
+{
+	if (tl->parameters != NULL)
+		return json_incref((json_t *)tl->parameters);
+	return json_pack("{s:s, s:{}}", "type", "object", "properties");
+}
+
+json_t *
+llm_stop_list(const json_t *params)
+{
+	const json_t *v = json_object_get(params, "stop");
+
+	if (json_is_string(v) && json_string_length(v) > 0)
+		return json_pack("[O]", v);
+	if (json_is_array(v) && json_array_size(v) > 0)
+		return json_incref((json_t *)v);
+	return NULL;
+}
 
 char *
 llm_url(const char *base_url, const char *path)
@@ -395,187 +365,4 @@ llm_sse_finish(struct llm_sse *s)
 	tpl_sb_release(&s->line);
 	tpl_sb_release(&s->data);
 	return s->rc;
-}
-
-/* ====== Chat with retries ====== */
-
-/* The span of a model request: the GenAI semantic conventions. */
-static struct span *
-llm_span_start(const char *label, const struct llm_endpoint *ep,
-    const struct llm_request *rq)
-{
-	char		 name[160];
-	struct span	*s;
-	json_t		*v;
-
-	/* within a run's trace only */
-	if (!trace_enabled() || span_current() == NULL)
-		return NULL;
-	snprintf(name, sizeof(name), "chat %s", rq->model ? rq->model : "");
-	if ((s = span_start(name, span_current(), SPAN_CLIENT)) == NULL)
-		return NULL;
-	span_attr_str(s, "gen_ai.operation.name", "chat");
-	span_attr_str(s, "gen_ai.system", label);
-	span_attr_str(s, "dify.llm.endpoint", ep->name);
-	span_attr_str(s, "gen_ai.request.model", rq->model);
-	span_attr_str(s, "dify.llm.protocol", ep->protocol);
-	if ((v = json_object_get(rq->params, "temperature")) != NULL &&
-	    json_is_number(v))
-		span_attr_double(s, "gen_ai.request.temperature",
-		    json_number_value(v));
-	if ((v = json_object_get(rq->params, "top_p")) != NULL &&
-	    json_is_number(v))
-		span_attr_double(s, "gen_ai.request.top_p",
-		    json_number_value(v));
-	if ((v = json_object_get(rq->params, "max_tokens")) != NULL &&
-	    json_is_integer(v))
-		span_attr_int(s, "gen_ai.request.max_tokens",
-		    json_integer_value(v));
-	return s;
-}
-
-/* Counts a model request in the metrics and ends its span. */
-static void
-llm_observe(struct span *s, const char *label, const struct llm_request *rq,
-    int rc, const char *err, const struct llm_response *out, double secs,
-    int attempts)
-{
-	const char *reason = out->finish_reason;
-
-	metric_add(METRIC_LLM_CALLS, METRIC_LABELS(label, rq->model,
-	    rc == 0 ? "ok" : "error"), 1);
-	metric_observe(METRIC_LLM_DURATION, METRIC_LABELS(label, rq->model),
-	    secs);
-	if (rc == 0) {
-		metric_add(METRIC_LLM_TOKENS, METRIC_LABELS(label,
-		    rq->model, "prompt"), out->usage.prompt_tokens);
-		metric_add(METRIC_LLM_TOKENS, METRIC_LABELS(label,
-		    rq->model, "completion"), out->usage.completion_tokens);
-	}
-	if (s == NULL)
-		return;
-	span_attr_int(s, "dify.llm.attempts", attempts);
-	if (rc == 0) {
-		span_attr_str(s, "gen_ai.response.model", out->model[0] ?
-		    out->model : rq->model);
-		span_attr_int(s, "gen_ai.usage.input_tokens",
-		    out->usage.prompt_tokens);
-		span_attr_int(s, "gen_ai.usage.output_tokens",
-		    out->usage.completion_tokens);
-		if (reason[0] != '\0')
-			span_attr_strings(s, "gen_ai.response.finish_reasons",
-			    &reason, 1);
-		span_attr_content(s, "gen_ai.completion", out->text);
-	} else {
-		span_attr_str(s, "error.type", engine_strerror(rc));
-		span_error(s, err);
-	}
-	span_end(s);
-}
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts;
-
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-/*
- * llm_chat_endpoint, with the provider named label in metrics and spans
- * (the DSL's provider rather than the entry serving it, which may be the
- * catch-all "*").
- */
-static int
-chat_with(struct engine *e, const struct llm_endpoint *ep, const char *label,
-    const struct llm_request *rq, char *err, struct llm_response *out)
-{
-	const struct conf		*c = e->conf;
-	const struct llm_protocol	*p;
-	struct llm_attempt		 at;
-	struct span			*span = llm_span_start(label, ep, rq);
-	double				 t0 = llm_clock();
-	long				 delay;
-	int				 rc, attempt, attempts = 0;
-	size_t				 n;
-
-	if ((p = llm_protocol_find(ep->protocol)) == NULL) {
-		rc = engine_invalid(err, "model provider '%s' has protocol "
-		    "'%s': use openai or anthropic", ep->name, ep->protocol);
-		goto out;
-	}
-	if (rq->model == NULL || *rq->model == '\0') {
-		rc = engine_invalid(err, "no model name is set (model.name)");
-		goto out;
-	}
-	if (rq->nmessages == 0) {
-		rc = engine_invalid(err, "a model request needs a message");
-		goto out;
-	}
-	for (attempt = 0;; attempt++) {
-		memset(&at, 0, sizeof(at));
-		at.retry_after_ms = -1;
-		at.t0 = t0;
-		llm_response_release(out);
-		attempts++;
-		rc = p->chat(e, ep, rq, &at, err, out);
-		if (rc == 0 || at.delivered || !at.transient ||
-		    attempt >= c->llm_retries)
-			break;
-		delay = (long)c->llm_backoff_ms <<
-		    (attempt < 20 ? attempt : 20);
-		if (at.retry_after_ms > delay)
-			delay = at.retry_after_ms;
-		if (delay > c->llm_max_backoff_ms)
-			delay = c->llm_max_backoff_ms;
-		log_info("model provider %s: %s; retry %d of %d in %ld ms",
-		    ep->name, err, attempt + 1, c->llm_retries, delay);
-		sleep_ms(delay);
-	}
-	if (rc != 0 && attempts > 1 && (n = strlen(err)) + 1 < ENGINE_ERRMAX)
-		snprintf(err + n, ENGINE_ERRMAX - n, " (after %d attempts)",
-		    attempts);
-	if (rc == 0 && ((out->text == NULL && (out->text = calloc(1, 1)) ==
-	    NULL) || (out->reasoning == NULL &&
-	    (out->reasoning = calloc(1, 1)) == NULL)))
-		rc = ENGINE_ENOMEM;
-	if (rc == 0) {
-		out->attempts = attempts;
-		out->latency = llm_clock() - t0;
-	}
-out:
-	llm_observe(span, label, rq, rc, err, out, llm_clock() - t0,
-	    attempts);
-	if (rc != 0)
-		llm_response_release(out);
-	return rc;
-}
-
-int
-llm_chat_endpoint(struct engine *e, const struct llm_endpoint *ep,
-    const struct llm_request *rq, char *err, struct llm_response *out)
-{
-	return chat_with(e, ep, ep->name, rq, err, out);
-}
-
-int
-llm_chat(struct engine *e, const char *dsl_provider,
-    const struct llm_request *rq, char *err, struct llm_response *out)
-{
-	struct llm_endpoint	ep;
-	char			label[65];
-	int			rc;
-
-	memset(&ep, 0, sizeof(ep));
-	if ((rc = llm_provider_resolve(e, dsl_provider, rq->model, err,
-	    &ep)) != 0)
-		goto out;
-	rc = chat_with(e, &ep, llm_provider_name(dsl_provider, label,
-	    sizeof(label)), rq, err, out);
-out:
-	llm_endpoint_release(&ep);
-	return rc;
 }

@@ -3,9 +3,10 @@
  *
  * One request and response model for every wire protocol. A protocol
  * (OpenAI-compatible chat completions, Anthropic Messages) is one file
- * that fills one struct llm_protocol; llm.c finds the configured provider
- * entry for a DSL's model.provider (providers.c), dispatches to its
- * protocol and retries 429 / 5xx answers with exponential backoff.
+ * that fills one struct llm_protocol with the hooks where protocols
+ * differ. The chat driver (chat.c) finds the configured provider entry for
+ * a DSL's model.provider (providers.c), runs the exchange through the
+ * protocol's hooks and retries 429 / 5xx answers with exponential backoff.
  *
  * Errors: every fallible call returns 0 or a negative ENGINE_E* code and
  * writes a message into err (ENGINE_ERRMAX bytes). A provider's refusal
@@ -148,7 +149,7 @@ struct llm_response {
 	double			 latency;	/* s, retries included */
 	double			 first_token;	/* s to the first delta */
 	int			 attempts;	/* HTTP requests made */
-	size_t			 text_cap;	/* private to llm.c */
+	size_t			 text_cap;	/* private to chat.c */
 	size_t			 reasoning_cap;
 };
 
@@ -203,7 +204,7 @@ int	llm_provider_lookup(struct engine *e, const char *name, char *err,
 
 /* ====== Protocols ====== */
 
-/* What one attempt learned, for the retry loop in llm.c. */
+/* What one attempt learned, for the retry loop in chat.c. */
 struct llm_attempt {
 	long	status;		/* HTTP status; 0 when none came */
 	int	retry_after_ms;	/* from Retry-After; -1 when absent */
@@ -212,19 +213,68 @@ struct llm_attempt {
 	double	t0;		/* llm_clock() when the call began */
 };
 
+/*
+ * A tool call (or another content block) being assembled from the pieces
+ * of a stream, at the index the provider gives it.
+ */
+struct llm_slot {
+	int		 tool;	/* a tool call: taken into the response */
+	struct tpl_sb	 id, name, args;
+};
+
+struct llm_protocol;
+
+/*
+ * One exchange under way (chat.c): what a protocol's hooks read and fill.
+ * All but slots is borrowed for the exchange; err has ENGINE_ERRMAX
+ * bytes.
+ */
+struct llm_chat {
+	const struct llm_protocol	*proto;
+	const struct llm_endpoint	*ep;
+	const struct llm_request	*rq;
+	struct llm_attempt		*at;
+	struct llm_response		*out;
+	char				*err;
+	/* A tool whose input is the answer's text (structured output asked
+	 * for with a forced tool), or NULL; the body hook sets it. */
+	const char			*answer_tool;
+	struct llm_slot			*slots;
+	size_t				 nslots;
+	char				 finish[32];	/* stop reason */
+	int				 done;		/* end marker came */
+};
+
+/*
+ * A wire protocol is one file that fills this table with what differs
+ * between protocols; the driver in chat.c does the rest. It POSTs the
+ * body hook's JSON to base_url/path with Content-Type, Accept, header and
+ * the key (auth followed by it), and then either feeds each event of a
+ * streamed answer to event or gives an answer that came whole to whole.
+ * After a stream it checks that done or finish was set, takes the slots
+ * marked tool as the response's tool calls (llm_chat_call), lets end
+ * settle finish and maps finish to Dify's name. Hooks return 0 or a
+ * negative ENGINE_E* code with c->err set.
+ */
 struct llm_protocol {
 	const char	*name;
-	/*
-	 * One HTTP exchange with endpoint ep. Returns 0 with out filled, or
-	 * a negative ENGINE_E* code with err ("<entry>: <status> <message>")
-	 * and at saying whether a retry may help. out may hold partial
-	 * results on failure; the caller releases it either way.
-	 */
-	int		(*chat)(struct engine *e,
-			    const struct llm_endpoint *ep,
-			    const struct llm_request *rq,
-			    struct llm_attempt *at, char *err,
-			    struct llm_response *out);
+	const char	*auth;		/* the key's header up to the key */
+	const char	*header;	/* one more fixed header, or NULL */
+	json_int_t	 max_slots;	/* per answer; more is ENGINE_ELIMIT */
+	const char	*slots;		/* what a slot is, for that error */
+	/* The path after base_url: "chat/completions". */
+	const char	*(*path)(const struct llm_endpoint *ep);
+	/* The request body, a new reference; NULL when out of memory. */
+	json_t		*(*body)(struct llm_chat *c);
+	/* One event of a streamed answer, as struct llm_sse passes it. */
+	int		(*event)(struct llm_chat *c, const char *event,
+			    const char *data, size_t len);
+	/* An answer that came whole; fills c->out's finish_reason too. */
+	int		(*whole)(struct llm_chat *c, const json_t *j);
+	/* A complete stream, its calls taken: settles c->finish; or NULL. */
+	void		(*end)(struct llm_chat *c);
+	/* 1 when an error object in a stream is worth a retry; or NULL. */
+	int		(*transient)(const json_t *error);
 };
 
 extern const struct llm_protocol llm_protocol_openai;
@@ -232,6 +282,8 @@ extern const struct llm_protocol llm_protocol_anthropic;
 
 /* The protocol called name, or NULL. */
 const struct llm_protocol *llm_protocol_find(const char *name);
+
+/* ====== Chat (chat.c) ====== */
 
 /*
  * Resolves dsl_provider (llm_provider_resolve) and runs rq through its
@@ -287,13 +339,21 @@ void	llm_error_from_body(const char *name, long status, const char *body,
 /* Removes every occurrence of key (when at least 4 bytes) from msg. */
 void	llm_scrub(char *msg, const char *key);
 
-/* Appends text to a response's text or reasoning, and to the stream. */
-int	llm_emit(const struct llm_request *rq, struct llm_attempt *at,
-	    struct llm_response *out, enum llm_delta kind, const char *text,
-	    size_t len);
-
 /* Dify's finish reason for a provider's stop reason (into out). */
 void	llm_finish_reason(const char *raw, char *out, size_t outsz);
+
+/*
+ * A tool's parameters: its JSON schema, or {"type": "object",
+ * "properties": {}} when it has none. A new reference; NULL when out of
+ * memory.
+ */
+json_t	*llm_tool_schema(const struct llm_tool *tl);
+
+/*
+ * The stop sequences in params ("stop": a string or an array) as an
+ * array, a new reference; NULL when there are none.
+ */
+json_t	*llm_stop_list(const json_t *params);
 
 /* base_url with path appended, one slash between them (malloc'd). */
 char	*llm_url(const char *base_url, const char *path);
@@ -311,33 +371,45 @@ int	llm_status_transient(long status);
 void	llm_attempt_status(struct llm_attempt *at,
 	    const struct outbound_resp *resp);
 
-/* ====== One exchange (post.c) ====== */
-
-/* What a protocol file sends, and where a streamed answer goes. */
-struct llm_post {
-	const char	*path;		/* after base_url: "chat/completions" */
-	const char	*header;	/* one more fixed header, or NULL */
-	const char	*auth;		/* the key's header up to the key */
-	const json_t	*body;
-	/* Each event of a streamed answer, as struct llm_sse passes it. */
-	int		(*on_event)(void *arg, const char *event,
-			    const char *data, size_t len);
-	void		*arg;
-};
+/* ====== For the hooks (chat.c) ====== */
 
 /*
- * POSTs po->body to ep with Content-Type, po->header, Accept (SSE when
- * rq->stream), the key (po->auth followed by it, when ep has one) and
- * rq's timeout. Fills at from the HTTP status. Returns 0 with *whole NULL
- * when a stream of events was read (the protocol checks it was
- * complete), 0 with *whole the answer's JSON (a new reference) when it
- * came whole — not streamed, or a server that ignored "stream" — or a
- * negative ENGINE_E* code with err set: ENGINE_EFETCH (unreachable, a
- * refusal, an answer that is not JSON), ENGINE_ESTOPPED ("stopped"),
- * ENGINE_ENOMEM, or what on_event returned.
+ * Appends text to the response's text or reasoning and passes it to
+ * on_delta when streaming. Returns 0, ENGINE_ENOMEM or ENGINE_ESTOPPED.
  */
-int	llm_post(struct engine *e, const struct llm_endpoint *ep,
-	    const struct llm_request *rq, const struct llm_post *po,
-	    struct llm_attempt *at, char *err, json_t **whole);
+int	llm_chat_emit(struct llm_chat *c, enum llm_delta kind,
+	    const char *text, size_t len);
+
+/*
+ * Adds a tool call to the response (the strings are copied; args NULL
+ * is "{}"), or, for c->answer_tool, emits args as the answer's text.
+ * Returns 0, ENGINE_ENOMEM or ENGINE_ESTOPPED.
+ */
+int	llm_chat_call(struct llm_chat *c, const char *id, const char *name,
+	    const char *args);
+
+/*
+ * The slot at idx, zeroed when new; NULL with c->err set when idx is
+ * negative or not below the protocol's max_slots (or out of memory): the
+ * hook returns ENGINE_ELIMIT.
+ */
+struct llm_slot *llm_chat_slot(struct llm_chat *c, json_int_t idx);
+
+/*
+ * A streamed event's data read as JSON (a new reference), or NULL with
+ * c->err set: the hook returns ENGINE_EFETCH.
+ */
+json_t	*llm_chat_json(struct llm_chat *c, const char *data, size_t len);
+
+/*
+ * An error the provider sent inside a stream (data, with its error
+ * object): words c->err from it, asks the protocol's transient hook
+ * whether a retry may help, and returns ENGINE_EFETCH.
+ */
+int	llm_chat_error(struct llm_chat *c, const char *data, size_t len,
+	    const json_t *error);
+
+/* Frees the slots. */
+void	llm_chat_release(struct llm_chat *c);
 
 #endif

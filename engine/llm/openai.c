@@ -8,6 +8,8 @@
  * with "data: [DONE]"; tool calls arrive as deltas keyed by index, usage
  * in a last chunk without choices (stream_options.include_usage). A server
  * that ignores "stream" and answers with one JSON object is read as well.
+ * This file fills the hooks of struct llm_protocol; the exchange itself
+ * (HTTP, retries, gathering the answer) is chat.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,12 +163,14 @@ response_format(const struct llm_request *rq, json_t *body)
 
 /* The request body; NULL when out of memory. */
 static json_t *
-build_body(const struct llm_endpoint *ep, const struct llm_request *rq)
+openai_body(struct llm_chat *c)
 {
-	json_t		*body, *msgs, *tools, *t, *stop;
-	const char	*k;
-	json_t		*v;
-	size_t		 i;
+	const struct llm_endpoint	*ep = c->ep;
+	const struct llm_request	*rq = c->rq;
+	json_t				*body, *msgs, *tools, *t, *stop;
+	const char			*k;
+	json_t				*v;
+	size_t				 i;
 
 	body = json_pack("{s:s, s:[]}", "model", rq->model, "messages");
 	if (body == NULL)
@@ -187,14 +191,8 @@ build_body(const struct llm_endpoint *ep, const struct llm_request *rq)
 		if (json_object_set(body, k, v) != 0)
 			goto fail;
 	}
-	stop = json_object_get(rq->params, "stop");
-	if (json_is_string(stop) && json_string_length(stop) > 0)
-		stop = json_pack("[O]", stop);
-	else if (json_is_array(stop) && json_array_size(stop) > 0)
-		stop = json_incref(stop);
-	else
-		stop = NULL;
-	if (stop != NULL && json_object_set_new(body, "stop", stop) != 0)
+	if ((stop = llm_stop_list(rq->params)) != NULL &&
+	    json_object_set_new(body, "stop", stop) != 0)
 		goto fail;
 	if (response_format(rq, body) != 0)
 		goto fail;
@@ -205,17 +203,11 @@ build_body(const struct llm_endpoint *ep, const struct llm_request *rq)
 		for (i = 0; i < rq->ntools; i++) {
 			const struct llm_tool *tl = &rq->tools[i];
 
-			t = tl->parameters != NULL ?
-			    json_pack("{s:s, s:{s:s, s:s, s:O}}", "type",
+			t = json_pack("{s:s, s:{s:s, s:s, s:o}}", "type",
 			    "function", "function", "name", tl->name,
 			    "description", tl->description != NULL ?
 			    tl->description : "", "parameters",
-			    tl->parameters) :
-			    json_pack("{s:s, s:{s:s, s:s, s:{s:s, s:{}}}}",
-			    "type", "function", "function", "name", tl->name,
-			    "description", tl->description != NULL ?
-			    tl->description : "", "parameters", "type",
-			    "object", "properties");
+			    llm_tool_schema(tl));
 			if (t == NULL || json_array_append_new(tools, t) != 0)
 				goto fail;
 		}
@@ -243,34 +235,17 @@ fail:
 
 /* ====== Responses ====== */
 
-/* A tool call being assembled from stream deltas. */
-struct slot {
-	struct tpl_sb	id, name, args;
-};
-
-struct parse {
-	const struct llm_endpoint	*ep;
-	const struct llm_request	*rq;
-	struct llm_attempt		*at;
-	struct llm_response		*out;
-	struct slot			*slots;
-	size_t				 nslots;
-	char				 finish[32];
-	int				 done;		/* [DONE] */
-	char				*err;
-};
-
 /* The model and the usage of a chat.completion or of a chunk. */
 static void
-model_usage_read(struct parse *p, const json_t *j)
+model_usage_read(struct llm_chat *c, const json_t *j)
 {
 	const json_t		*u = json_object_get(j, "usage");
 	const char		*s = json_string_value(json_object_get(j,
 				    "model"));
-	struct llm_usage	*us = &p->out->usage;
+	struct llm_usage	*us = &c->out->usage;
 
 	if (s != NULL)
-		snprintf(p->out->model, sizeof(p->out->model), "%s", s);
+		snprintf(c->out->model, sizeof(c->out->model), "%s", s);
 	if (!json_is_object(u))
 		return;
 	us->prompt_tokens = json_integer_value(json_object_get(u,
@@ -285,19 +260,19 @@ model_usage_read(struct parse *p, const json_t *j)
 
 /* Text of a content value: a string, or an array of text parts. */
 static int
-emit_content(struct parse *p, const json_t *c, enum llm_delta kind)
+emit_content(struct llm_chat *c, const json_t *v, enum llm_delta kind)
 {
 	const json_t	*part;
 	const char	*s;
 	size_t		 i;
 	int		 rc = 0;
 
-	if (json_is_string(c))
-		return llm_emit(p->rq, p->at, p->out, kind,
-		    json_string_value(c), json_string_length(c));
-	json_array_foreach(c, i, part) {
+	if (json_is_string(v))
+		return llm_chat_emit(c, kind, json_string_value(v),
+		    json_string_length(v));
+	json_array_foreach(v, i, part) {
 		s = json_string_value(json_object_get(part, "text"));
-		if (s != NULL && (rc = llm_emit(p->rq, p->at, p->out, kind, s,
+		if (s != NULL && (rc = llm_chat_emit(c, kind, s,
 		    strlen(s))) != 0)
 			break;
 	}
@@ -306,16 +281,16 @@ emit_content(struct parse *p, const json_t *c, enum llm_delta kind)
 
 /* The reasoning and the text of a message or of a chunk's delta. */
 static int
-emit_message(struct parse *p, const json_t *m)
+emit_message(struct llm_chat *c, const json_t *m)
 {
 	int rc;
 
-	if ((rc = emit_content(p, json_object_get(m, "reasoning_content"),
+	if ((rc = emit_content(c, json_object_get(m, "reasoning_content"),
 	    LLM_DELTA_REASONING)) != 0 ||
-	    (rc = emit_content(p, json_object_get(m, "reasoning"),
+	    (rc = emit_content(c, json_object_get(m, "reasoning"),
 	    LLM_DELTA_REASONING)) != 0)
 		return rc;
-	return emit_content(p, json_object_get(m, "content"), LLM_DELTA_TEXT);
+	return emit_content(c, json_object_get(m, "content"), LLM_DELTA_TEXT);
 }
 
 static char *
@@ -330,108 +305,94 @@ args_text(const json_t *a)
 
 /* A whole chat.completion object. */
 static int
-parse_full(struct parse *p, const json_t *j)
+openai_whole(struct llm_chat *c, const json_t *j)
 {
 	const json_t	*ch = json_array_get(json_object_get(j, "choices"),
 			    0);
-	const json_t	*msg = json_object_get(ch, "message"), *calls, *c;
+	const json_t	*msg = json_object_get(ch, "message"), *calls, *tc;
 	const json_t	*fn;
-	const char	*s;
-	struct llm_tool_call *tc;
+	const char	*id, *name, *s;
+	char		*args;
 	size_t		 i, n;
 	int		 rc = 0;
 
-	model_usage_read(p, j);
+	model_usage_read(c, j);
 	if (!json_is_object(msg)) {
-		snprintf(p->err, ENGINE_ERRMAX, "%s: the answer has no "
-		    "choices[0].message", p->ep->name);
+		snprintf(c->err, ENGINE_ERRMAX, "%s: the answer has no "
+		    "choices[0].message", c->ep->name);
 		return ENGINE_EFETCH;
 	}
-	if ((rc = emit_message(p, msg)) != 0)
+	if ((rc = emit_message(c, msg)) != 0)
 		return rc;
 	calls = json_object_get(msg, "tool_calls");
 	n = json_array_size(calls);
 	if (n > MAX_TOOL_CALLS)
 		n = MAX_TOOL_CALLS;
-	if (n > 0 && (p->out->tool_calls = calloc(n, sizeof(*tc))) == NULL)
-		return ENGINE_ENOMEM;
 	for (i = 0; i < n; i++) {
-		c = json_array_get(calls, i);
-		fn = json_object_get(c, "function");
-		tc = &p->out->tool_calls[p->out->ntool_calls++];
-		s = json_string_value(json_object_get(c, "id"));
-		tc->id = strdup(s != NULL ? s : "");
-		s = json_string_value(json_object_get(fn, "name"));
-		tc->name = strdup(s != NULL ? s : "");
-		tc->arguments = args_text(json_object_get(fn, "arguments"));
-		if (tc->id == NULL || tc->name == NULL || tc->arguments == NULL)
+		tc = json_array_get(calls, i);
+		fn = json_object_get(tc, "function");
+		id = json_string_value(json_object_get(tc, "id"));
+		name = json_string_value(json_object_get(fn, "name"));
+		if ((args = args_text(json_object_get(fn, "arguments"))) ==
+		    NULL)
 			return ENGINE_ENOMEM;
+		rc = llm_chat_call(c, id != NULL ? id : "", name != NULL ?
+		    name : "", args);
+		free(args);
+		if (rc != 0)
+			return rc;
 	}
 	s = json_string_value(json_object_get(ch, "finish_reason"));
 	if (s == NULL && n > 0)
 		s = "tool_calls";
-	llm_finish_reason(s, p->out->finish_reason,
-	    sizeof(p->out->finish_reason));
+	llm_finish_reason(s, c->out->finish_reason,
+	    sizeof(c->out->finish_reason));
 	return 0;
 }
 
-/* The slot a tool_calls delta item belongs to, or NULL. */
-static struct slot *
-slot_for(struct parse *p, const json_t *d, size_t pos)
+/* The slot a tool_calls delta item belongs to, or NULL (c->err set). */
+static struct llm_slot *
+slot_for(struct llm_chat *c, const json_t *d, size_t pos)
 {
 	const json_t	*ji = json_object_get(d, "index");
 	const char	*id = json_string_value(json_object_get(d, "id"));
-	struct slot	*ns;
 	size_t		 idx, i;
 
 	if (json_is_integer(ji) && json_integer_value(ji) >= 0)
-		idx = (size_t)json_integer_value(ji);
-	else if (id != NULL && *id != '\0') {
+		return llm_chat_slot(c, json_integer_value(ji));
+	if (id != NULL && *id != '\0') {
 		/* No index (some servers): a new id is a new call. */
-		for (idx = p->nslots, i = 0; i < p->nslots; i++)
-			if (p->slots[i].id.p != NULL &&
-			    strcmp(p->slots[i].id.p, id) == 0)
+		for (idx = c->nslots, i = 0; i < c->nslots; i++)
+			if (c->slots[i].id.p != NULL &&
+			    strcmp(c->slots[i].id.p, id) == 0)
 				idx = i;
 	} else
-		idx = p->nslots > 0 ? p->nslots - 1 : pos;
-	if (idx >= MAX_TOOL_CALLS)
-		return NULL;
-	if (idx >= p->nslots) {
-		if ((ns = realloc(p->slots, (idx + 1) * sizeof(*ns))) == NULL)
-			return NULL;
-		memset(ns + p->nslots, 0, (idx + 1 - p->nslots) * sizeof(*ns));
-		p->slots = ns;
-		p->nslots = idx + 1;
-	}
-	return &p->slots[idx];
+		idx = c->nslots > 0 ? c->nslots - 1 : pos;
+	return llm_chat_slot(c, (json_int_t)idx);
 }
 
 /* One chat.completion.chunk. */
 static int
-parse_chunk(struct parse *p, const json_t *j)
+parse_chunk(struct llm_chat *c, const json_t *j)
 {
 	const json_t	*ch = json_array_get(json_object_get(j, "choices"),
 			    0);
-	const json_t	*d = json_object_get(ch, "delta"), *calls, *c, *fn;
+	const json_t	*d = json_object_get(ch, "delta"), *calls, *tc, *fn;
 	const char	*s;
-	struct slot	*sl;
+	struct llm_slot	*sl;
 	size_t		 i;
 	int		 rc;
 
-	model_usage_read(p, j);
-	if ((rc = emit_message(p, d)) != 0)
+	model_usage_read(c, j);
+	if ((rc = emit_message(c, d)) != 0)
 		return rc;
 	calls = json_object_get(d, "tool_calls");
-	json_array_foreach(calls, i, c) {
-		if ((sl = slot_for(p, c, i)) == NULL) {
-			snprintf(p->err, ENGINE_ERRMAX, "%s: more than %d "
-			    "tool calls in one answer", p->ep->name,
-			    MAX_TOOL_CALLS);
+	json_array_foreach(calls, i, tc) {
+		if ((sl = slot_for(c, tc, i)) == NULL)
 			return ENGINE_ELIMIT;
-		}
-		fn = json_object_get(c, "function");
-		if ((s = json_string_value(json_object_get(c, "id"))) != NULL &&
-		    sl->id.len == 0)
+		fn = json_object_get(tc, "function");
+		if ((s = json_string_value(json_object_get(tc, "id"))) !=
+		    NULL && sl->id.len == 0)
 			tpl_sb_str(&sl->id, s);
 		if ((s = json_string_value(json_object_get(fn, "name"))) !=
 		    NULL && sl->name.len == 0)
@@ -449,33 +410,31 @@ parse_chunk(struct parse *p, const json_t *j)
 		}
 		if (sl->id.oom || sl->name.oom || sl->args.oom)
 			return ENGINE_ENOMEM;
+		/* an index that never gets a name or arguments is no call */
+		if (sl->name.len > 0 || sl->args.len > 0)
+			sl->tool = 1;
 	}
 	if ((s = json_string_value(json_object_get(ch, "finish_reason"))) !=
 	    NULL && *s != '\0')
-		snprintf(p->finish, sizeof(p->finish), "%s", s);
+		snprintf(c->finish, sizeof(c->finish), "%s", s);
 	return 0;
 }
 
 /* A chunk read with jansson; the errors are worded here. */
 static int
-chunk_json(struct parse *p, const char *data, size_t len)
+chunk_json(struct llm_chat *c, const char *data, size_t len)
 {
 	json_t		*j;
 	const json_t	*er;
 	int		 rc;
 
-	if ((j = json_loadb(data, len, 0, NULL)) == NULL) {
-		snprintf(p->err, ENGINE_ERRMAX, "%s: a stream event is not "
-		    "JSON", p->ep->name);
+	if ((j = llm_chat_json(c, data, len)) == NULL)
 		return ENGINE_EFETCH;
-	}
-	if ((er = json_object_get(j, "error")) != NULL && !json_is_null(er)) {
+	if ((er = json_object_get(j, "error")) != NULL && !json_is_null(er))
 		/* An error in the middle of a stream. */
-		llm_error_from_body(p->ep->name, 0, data, len,
-		    p->ep->api_key, p->err);
-		rc = ENGINE_EFETCH;
-	} else
-		rc = parse_chunk(p, j);
+		rc = llm_chat_error(c, data, len, er);
+	else
+		rc = parse_chunk(c, j);
 	json_decref(j);
 	return rc;
 }
@@ -593,65 +552,43 @@ qs_word(struct qs *s, const char *w)
 	return 0;
 }
 
-/* An object; fn (or qs_value) reads each member's value. */
+/*
+ * An object ('{') or an array ('['): fn (or qs_value) reads each member's
+ * value of an object and the first element of an array (with k NULL).
+ */
 static int
-qs_object(struct qs *s, int depth, qs_fn fn, void *arg)
+qs_list(struct qs *s, int depth, int open, qs_fn fn, void *arg)
 {
-	struct qspan k;
+	struct qspan	k;
+	int		close = open == '{' ? '}' : ']', first = 1;
 
-	if (depth > QUICK_DEPTH || s->p >= s->end || *s->p != '{')
+	if (depth > QUICK_DEPTH || s->p >= s->end || *s->p != open)
 		return -1;
 	s->p++;
 	qs_ws(s);
-	if (s->p < s->end && *s->p == '}') {
+	if (s->p < s->end && *s->p == close) {
 		s->p++;
 		return 0;
 	}
 	for (;;) {
-		if (qs_string(s, &k) != 0)
-			return -1;
-		qs_ws(s);
-		if (s->p >= s->end || *s->p != ':')
-			return -1;
-		s->p++;
-		qs_ws(s);
-		if ((fn != NULL ? fn(s, &k, depth + 1, arg) :
-		    qs_value(s, depth + 1)) != 0)
-			return -1;
-		qs_ws(s);
-		if (s->p >= s->end)
-			return -1;
-		if (*s->p++ == '}')
-			return 0;
-		if (s->p[-1] != ',')
-			return -1;
-		qs_ws(s);
-	}
-}
-
-/* An array; fn (or qs_value) reads its first element. */
-static int
-qs_array(struct qs *s, int depth, qs_fn fn, void *arg)
-{
-	int first = 1;
-
-	if (depth > QUICK_DEPTH || s->p >= s->end || *s->p != '[')
-		return -1;
-	s->p++;
-	qs_ws(s);
-	if (s->p < s->end && *s->p == ']') {
-		s->p++;
-		return 0;
-	}
-	for (;;) {
-		if ((first && fn != NULL ? fn(s, NULL, depth + 1, arg) :
+		if (open == '{') {
+			if (qs_string(s, &k) != 0)
+				return -1;
+			qs_ws(s);
+			if (s->p >= s->end || *s->p != ':')
+				return -1;
+			s->p++;
+			qs_ws(s);
+		}
+		if ((fn != NULL && (open == '{' || first) ?
+		    fn(s, open == '{' ? &k : NULL, depth + 1, arg) :
 		    qs_value(s, depth + 1)) != 0)
 			return -1;
 		first = 0;
 		qs_ws(s);
 		if (s->p >= s->end)
 			return -1;
-		if (*s->p++ == ']')
+		if (*s->p++ == close)
 			return 0;
 		if (s->p[-1] != ',')
 			return -1;
@@ -667,8 +604,8 @@ qs_value(struct qs *s, int depth)
 		return -1;
 	switch (*s->p) {
 	case '"': return qs_string(s, NULL);
-	case '{': return qs_object(s, depth, NULL, NULL);
-	case '[': return qs_array(s, depth, NULL, NULL);
+	case '{': return qs_list(s, depth, '{', NULL, NULL);
+	case '[': return qs_list(s, depth, '[', NULL, NULL);
 	case 't': return qs_word(s, "true");
 	case 'f': return qs_word(s, "false");
 	case 'n': return qs_word(s, "null");
@@ -727,7 +664,7 @@ quick_choice(struct qs *s, const struct qspan *k, int depth, void *arg)
 
 	if (key_is(k, "delta"))
 		return quick_once(q, Q_DELTA) ||
-		    qs_object(s, depth, quick_delta, q) ? -1 : 0;
+		    qs_list(s, depth, '{', quick_delta, q) ? -1 : 0;
 	if (key_is(k, "finish_reason")) {
 		if (quick_once(q, Q_FINISH))
 			return -1;
@@ -743,7 +680,7 @@ static int
 quick_first(struct qs *s, const struct qspan *k, int depth, void *arg)
 {
 	(void)k;
-	return qs_object(s, depth, quick_choice, arg);
+	return qs_list(s, depth, '{', quick_choice, arg);
 }
 
 static int
@@ -762,7 +699,7 @@ quick_root(struct qs *s, const struct qspan *k, int depth, void *arg)
 		return quick_once(q, Q_ERROR) || qs_word(s, "null") ? -1 : 0;
 	else if (key_is(k, "choices"))
 		return quick_once(q, Q_CHOICES) ||
-		    qs_array(s, depth, quick_first, q) ? -1 : 0;
+		    qs_list(s, depth, '[', quick_first, q) ? -1 : 0;
 	return qs_value(s, depth);
 }
 
@@ -775,142 +712,82 @@ quick_read(const char *data, size_t len, struct quick *q)
 
 	memset(q, 0, sizeof(*q));
 	qs_ws(&s);
-	if (qs_object(&s, 0, quick_root, q) != 0)
+	if (qs_list(&s, 0, '{', quick_root, q) != 0)
 		return -1;
 	qs_ws(&s);
 	return s.p == s.end ? 0 : -1;
 }
 
 static int
-quick_emit(struct parse *p, const struct qspan *t, enum llm_delta kind)
+quick_emit(struct llm_chat *c, const struct qspan *t, enum llm_delta kind)
 {
 	if (t->s == NULL)
 		return 0;
-	return llm_emit(p->rq, p->at, p->out, kind, t->s, t->n);
+	return llm_chat_emit(c, kind, t->s, t->n);
 }
 
 /* What parse_chunk does with the same chunk. */
 static int
-quick_apply(struct parse *p, const struct quick *q)
+quick_apply(struct llm_chat *c, const struct quick *q)
 {
 	int rc;
 
 	if (q->model.s != NULL)
-		snprintf(p->out->model, sizeof(p->out->model), "%.*s",
+		snprintf(c->out->model, sizeof(c->out->model), "%.*s",
 		    (int)q->model.n, q->model.s);
-	if ((rc = quick_emit(p, &q->reasoning_content,
+	if ((rc = quick_emit(c, &q->reasoning_content,
 	    LLM_DELTA_REASONING)) != 0 ||
-	    (rc = quick_emit(p, &q->reasoning, LLM_DELTA_REASONING)) != 0 ||
-	    (rc = quick_emit(p, &q->content, LLM_DELTA_TEXT)) != 0)
+	    (rc = quick_emit(c, &q->reasoning, LLM_DELTA_REASONING)) != 0 ||
+	    (rc = quick_emit(c, &q->content, LLM_DELTA_TEXT)) != 0)
 		return rc;
 	if (q->finish.s != NULL && q->finish.n > 0)
-		snprintf(p->finish, sizeof(p->finish), "%.*s",
+		snprintf(c->finish, sizeof(c->finish), "%.*s",
 		    (int)q->finish.n, q->finish.s);
 	return 0;
 }
 
-static int
-on_event(void *arg, const char *event, const char *data, size_t len)
+/* ====== The protocol ====== */
+
+static const char *
+openai_path(const struct llm_endpoint *ep)
 {
-	struct parse	*p = arg;
-	struct quick	 q;
+	(void)ep;
+	return "chat/completions";
+}
+
+static int
+openai_event(struct llm_chat *c, const char *event, const char *data,
+    size_t len)
+{
+	struct quick q;
 
 	(void)event;
 	if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
-		p->done = 1;
+		c->done = 1;
 		return 0;
 	}
 	if (quick_read(data, len, &q) == 0)
-		return quick_apply(p, &q);
-	return chunk_json(p, data, len);
+		return quick_apply(c, &q);
+	return chunk_json(c, data, len);
 }
 
-/* Moves the assembled stream tool calls into the response. */
-static int
-slots_take(struct parse *p)
+/* A stream that named no finish reason: the calls it made say it. */
+static void
+openai_end(struct llm_chat *c)
 {
-	struct llm_tool_call	*tc;
-	size_t			 i;
-
-	if (p->nslots == 0)
-		return 0;
-	if ((p->out->tool_calls = calloc(p->nslots, sizeof(*tc))) == NULL)
-		return ENGINE_ENOMEM;
-	for (i = 0; i < p->nslots; i++) {
-		struct slot *s = &p->slots[i];
-
-		if (s->name.len == 0 && s->args.len == 0)
-			continue;	/* an index never used */
-		tc = &p->out->tool_calls[p->out->ntool_calls++];
-		tc->id = strdup(s->id.p != NULL ? s->id.p : "");
-		tc->name = strdup(s->name.p != NULL ? s->name.p : "");
-		tc->arguments = strdup(s->args.len > 0 ? s->args.p : "{}");
-		if (tc->id == NULL || tc->name == NULL || tc->arguments == NULL)
-			return ENGINE_ENOMEM;
-	}
-	return 0;
-}
-
-/* ====== One exchange ====== */
-
-static int
-openai_chat(struct engine *e, const struct llm_endpoint *ep,
-    const struct llm_request *rq, struct llm_attempt *at, char *err,
-    struct llm_response *out)
-{
-	struct llm_post	 po;
-	struct parse	 p;
-	json_t		*body, *j = NULL;
-	size_t		 i;
-	int		 rc;
-
-	memset(&p, 0, sizeof(p));
-	p.ep = ep;
-	p.rq = rq;
-	p.at = at;
-	p.out = out;
-	p.err = err;
-	memset(&po, 0, sizeof(po));
-	po.path = "chat/completions";
-	po.auth = "Authorization: Bearer ";
-	po.on_event = on_event;
-	po.arg = &p;
-	if ((body = build_body(ep, rq)) == NULL) {
-		rc = ENGINE_ENOMEM;
-		goto out;
-	}
-	po.body = body;
-	if ((rc = llm_post(e, ep, rq, &po, at, err, &j)) != 0)
-		goto out;
-	if (j != NULL) {
-		rc = parse_full(&p, j);
-		goto out;
-	}
-	if (!p.done && p.finish[0] == '\0') {
-		snprintf(err, ENGINE_ERRMAX, "%s: the stream ended before the "
-		    "answer was complete", ep->name);
-		at->transient = 1;
-		rc = ENGINE_EFETCH;
-		goto out;
-	}
-	if ((rc = slots_take(&p)) != 0)
-		goto out;
-	llm_finish_reason(p.finish[0] != '\0' ? p.finish :
-	    out->ntool_calls > 0 ? "tool_calls" : "stop", out->finish_reason,
-	    sizeof(out->finish_reason));
-out:
-	for (i = 0; i < p.nslots; i++) {
-		tpl_sb_release(&p.slots[i].id);
-		tpl_sb_release(&p.slots[i].name);
-		tpl_sb_release(&p.slots[i].args);
-	}
-	free(p.slots);
-	json_decref(body);
-	json_decref(j);
-	return rc;
+	if (c->finish[0] == '\0')
+		snprintf(c->finish, sizeof(c->finish), "%s",
+		    c->out->ntool_calls > 0 ? "tool_calls" : "stop");
 }
 
 const struct llm_protocol llm_protocol_openai = {
 	.name = "openai",
-	.chat = openai_chat,
+	.auth = "Authorization: Bearer ",
+	.max_slots = MAX_TOOL_CALLS,
+	.slots = "tool calls",
+	.path = openai_path,
+	.body = openai_body,
+	.event = openai_event,
+	.whole = openai_whole,
+	.end = openai_end,
 };

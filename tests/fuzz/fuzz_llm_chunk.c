@@ -34,11 +34,10 @@ chunk_outcome(const uint8_t *data, size_t size, int quick, int *taken)
 	struct llm_request	 rq;
 	struct llm_attempt	 at;
 	struct llm_response	 out;
-	struct parse		 p;
+	struct llm_chat		 p;
 	struct quick		 q;
 	struct tpl_sb		 sb;
 	char			 err[ENGINE_ERRMAX] = "", head[128];
-	size_t			 i;
 	int			 rc = 0;
 
 	memset(&ep, 0, sizeof(ep));
@@ -52,6 +51,7 @@ chunk_outcome(const uint8_t *data, size_t size, int quick, int *taken)
 	rq.stream = 1;
 	rq.on_delta = chunk_delta;
 	rq.arg = &sb;
+	p.proto = &llm_protocol_openai;
 	p.ep = &ep;
 	p.rq = &rq;
 	p.at = &at;
@@ -76,12 +76,7 @@ chunk_outcome(const uint8_t *data, size_t size, int quick, int *taken)
 	tpl_sb_str(&sb, "|");
 	if (out.reasoning != NULL)
 		tpl_sb_add(&sb, out.reasoning, out.reasoning_len);
-	for (i = 0; i < p.nslots; i++) {
-		tpl_sb_release(&p.slots[i].id);
-		tpl_sb_release(&p.slots[i].name);
-		tpl_sb_release(&p.slots[i].args);
-	}
-	free(p.slots);
+	llm_chat_release(&p);
 	llm_response_release(&out);
 	return tpl_sb_take(&sb);
 }
