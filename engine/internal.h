@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "conf/dbuf.h"
 #include "engine/engine.h"
 
 struct run;

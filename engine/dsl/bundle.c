@@ -502,31 +502,11 @@ out:
 
 /* ====== Writing ====== */
 
-struct membuf {
-	char	*p;
-	size_t	 len, cap;
-};
-
 static la_ssize_t
 mem_write(struct archive *a, void *arg, const void *buf, size_t n)
 {
-	struct membuf	*m = arg;
-	char		*np;
-	size_t		 cap;
-
 	(void)a;
-	if (m->len + n > m->cap) {
-		cap = m->cap ? m->cap * 2 : 65536;
-		while (cap < m->len + n)
-			cap *= 2;
-		if ((np = realloc(m->p, cap)) == NULL)
-			return -1;
-		m->p = np;
-		m->cap = cap;
-	}
-	memcpy(m->p + m->len, buf, n);
-	m->len += n;
-	return (la_ssize_t)n;
+	return dbuf_add(arg, buf, n) == DBUF_OK ? (la_ssize_t)n : -1;
 }
 
 static int
@@ -560,7 +540,7 @@ bundle_write(const char *name, const char *dsl, size_t dsl_len,
     char *err, char **out, size_t *outlen)
 {
 	struct archive	*a = NULL;
-	struct membuf	 m = { NULL, 0, 0 };
+	struct dbuf	 m = { 0 };
 	char		*path = NULL, *mj = NULL;
 	time_t		 now = time(NULL);
 	size_t		 i;
@@ -598,9 +578,8 @@ bundle_write(const char *name, const char *dsl, size_t dsl_len,
 	}
 	if (archive_write_close(a) != ARCHIVE_OK)
 		goto fail;
-	*out = m.p;
-	*outlen = m.len;
-	m.p = NULL;
+	if ((*out = dbuf_take(&m, outlen)) == NULL)
+		goto out;
 	rc = 0;
 	goto out;
 fail:
@@ -609,7 +588,7 @@ fail:
 out:
 	if (a != NULL)
 		archive_write_free(a);
-	free(m.p);
+	dbuf_free(&m);
 	free(path);
 	free(mj);
 	return rc;
