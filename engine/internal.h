@@ -179,31 +179,22 @@ int	outbound_addr_private(const struct sockaddr *addr);
 /* ====== Templates (template.c, jinja/) ====== */
 
 /*
- * A growing string for the renderers: NUL-terminated once anything was
- * added; on allocation failure oom is set and later adds do nothing.
- * Start it zeroed; free with tpl_sb_release or take the bytes with
- * tpl_sb_take (NULL after an allocation failure; the caller frees).
+ * The renderers write into a struct dbuf (conf/dbuf.h); these add the
+ * forms of Python and JSON to one.
  */
-struct tpl_sb {
-	char	*p;
-	size_t	 len, cap;
-	int	 oom;
-};
-void	tpl_sb_add(struct tpl_sb *sb, const char *s, size_t n);
-void	tpl_sb_str(struct tpl_sb *sb, const char *s);
-void	tpl_sb_utf8(struct tpl_sb *sb, uint32_t c);
-void	tpl_sb_release(struct tpl_sb *sb);
-char	*tpl_sb_take(struct tpl_sb *sb);
+
+/* Appends code point c as UTF-8. */
+void	tpl_add_utf8(struct dbuf *sb, uint32_t c);
 
 /* Python's str() of an int and repr() of a float: 1.0, 0.1, 1e+16, inf. */
-void	tpl_sb_py_int(struct tpl_sb *sb, int64_t v);
-void	tpl_sb_py_float(struct tpl_sb *sb, double d);
+void	tpl_add_py_int(struct dbuf *sb, int64_t v);
+void	tpl_add_py_float(struct dbuf *sb, double d);
 
 /* Python's repr() of the str s (n bytes of UTF-8), quotes included. */
-void	tpl_sb_py_str(struct tpl_sb *sb, const char *s, size_t n);
+void	tpl_add_py_str(struct dbuf *sb, const char *s, size_t n);
 
 /* json.dumps of a str; ascii: ensure_ascii=True (\uXXXX escapes). */
-void	tpl_sb_json_str(struct tpl_sb *sb, const char *s, size_t n, int ascii);
+void	tpl_add_json_str(struct dbuf *sb, const char *s, size_t n, int ascii);
 
 /* The code point of the UTF-8 sequence at s (n > 0 bytes left); *len
  * gets its length (1 and U+FFFD for a malformed byte). */
@@ -231,7 +222,7 @@ enum tpl_form {
  * (caller frees). Returns 0, ENGINE_ENOMEM, or ENGINE_EINVAL when v nests
  * deeper than 512 levels.
  */
-int	tpl_sb_value_text(struct tpl_sb *sb, const json_t *v,
+int	tpl_add_value_text(struct dbuf *sb, const json_t *v,
 	    enum tpl_form form);
 int	tpl_value_text(const json_t *v, enum tpl_form form, char **out);
 

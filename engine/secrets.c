@@ -519,7 +519,7 @@ holds_secret(const json_t *v, const json_t *secrets)
 static int
 scrub_in_place(json_t *v, const json_t *secrets)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*k, *s, *hit, *best;
 	json_t		*x, *sec;
 	size_t		 i, j, blen = 0;
@@ -553,19 +553,19 @@ scrub_in_place(json_t *v, const json_t *secrets)
 			}
 		}
 		if (best == NULL) {
-			tpl_sb_str(&sb, s);
+			dbuf_addstr(&sb, s);
 			break;
 		}
-		tpl_sb_add(&sb, s, (size_t)(best - s));
-		tpl_sb_str(&sb, ENGINE_SECRET_MASK);
+		dbuf_add(&sb, s, (size_t)(best - s));
+		dbuf_addstr(&sb, ENGINE_SECRET_MASK);
 		s = best + blen;
 	}
-	if ((txt = tpl_sb_take(&sb)) == NULL)
+	if ((txt = dbuf_take(&sb, NULL)) == NULL)
 		rc = ENGINE_ENOMEM;
 	else if (json_string_set(v, txt) != 0)
 		rc = ENGINE_ENOMEM;
 	free(txt);
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	return rc;
 }
 

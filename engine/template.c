@@ -18,80 +18,20 @@
 /* Values nested deeper than this are refused rather than recursed into. */
 #define TPL_MAX_NEST 512
 
-/* ====== String builder ====== */
-
-void
-tpl_sb_add(struct tpl_sb *sb, const char *s, size_t n)
-{
-	char	*p;
-	size_t	 cap;
-
-	if (sb->oom || n == 0)
-		return;
-	if (n > SIZE_MAX / 2 - sb->len) {
-		sb->oom = 1;
-		return;
-	}
-	if (sb->len + n + 1 > sb->cap) {
-		cap = sb->cap ? sb->cap : 64;
-		while (cap < sb->len + n + 1)
-			cap *= 2;
-		if ((p = realloc(sb->p, cap)) == NULL) {
-			sb->oom = 1;
-			return;
-		}
-		sb->p = p;
-		sb->cap = cap;
-	}
-	memcpy(sb->p + sb->len, s, n);
-	sb->len += n;
-	sb->p[sb->len] = '\0';
-}
-
-void
-tpl_sb_str(struct tpl_sb *sb, const char *s)
-{
-	tpl_sb_add(sb, s, strlen(s));
-}
-
-void
-tpl_sb_release(struct tpl_sb *sb)
-{
-	free(sb->p);
-	memset(sb, 0, sizeof(*sb));
-}
-
-char *
-tpl_sb_take(struct tpl_sb *sb)
-{
-	char *p;
-
-	if (sb->oom) {
-		tpl_sb_release(sb);
-		return NULL;
-	}
-	if (sb->p == NULL)
-		p = calloc(1, 1);
-	else
-		p = sb->p;
-	memset(sb, 0, sizeof(*sb));
-	return p;
-}
-
 /* ====== Python number and string forms ====== */
 
 void
-tpl_sb_py_int(struct tpl_sb *sb, int64_t v)
+tpl_add_py_int(struct dbuf *sb, int64_t v)
 {
 	char buf[32];
 	int  n;
 
 	n = snprintf(buf, sizeof(buf), "%lld", (long long)v);
-	tpl_sb_add(sb, buf, (size_t)n);
+	dbuf_add(sb, buf, (size_t)n);
 }
 
 void
-tpl_sb_py_float(struct tpl_sb *sb, double d)
+tpl_add_py_float(struct dbuf *sb, double d)
 {
 	char	 buf[40], digits[24], out[48];
 	char	*e;
@@ -99,11 +39,11 @@ tpl_sb_py_float(struct tpl_sb *sb, double d)
 	size_t	 k;
 
 	if (isnan(d)) {
-		tpl_sb_str(sb, "nan");
+		dbuf_addstr(sb, "nan");
 		return;
 	}
 	if (isinf(d)) {
-		tpl_sb_str(sb, d < 0 ? "-inf" : "inf");
+		dbuf_addstr(sb, d < 0 ? "-inf" : "inf");
 		return;
 	}
 	/* The shortest digit string that reads back as d (repr's 'r'). */
@@ -154,7 +94,7 @@ tpl_sb_py_float(struct tpl_sb *sb, double d)
 		n += snprintf(out + n, sizeof(out) - (size_t)n, "e%c%02d",
 		    exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
 	}
-	tpl_sb_add(sb, out, (size_t)n);
+	dbuf_add(sb, out, (size_t)n);
 }
 
 /* Decodes one UTF-8 sequence at s (n bytes left); *len gets its size. */
@@ -198,7 +138,7 @@ tpl_utf8_next(const char *s, size_t n, size_t *len)
 }
 
 void
-tpl_sb_utf8(struct tpl_sb *sb, uint32_t c)
+tpl_add_utf8(struct dbuf *sb, uint32_t c)
 {
 	char	b[4];
 	size_t	n;
@@ -222,7 +162,7 @@ tpl_sb_utf8(struct tpl_sb *sb, uint32_t c)
 		b[3] = (char)(0x80 | (c & 0x3F));
 		n = 4;
 	}
-	tpl_sb_add(sb, b, n);
+	dbuf_add(sb, b, n);
 }
 
 /*
@@ -250,7 +190,7 @@ py_unprintable(uint32_t c)
 }
 
 void
-tpl_sb_py_str(struct tpl_sb *sb, const char *s, size_t n)
+tpl_add_py_str(struct dbuf *sb, const char *s, size_t n)
 {
 	char	 q = '\'', buf[16];
 	size_t	 i, k;
@@ -259,19 +199,19 @@ tpl_sb_py_str(struct tpl_sb *sb, const char *s, size_t n)
 
 	if (memchr(s, '\'', n) != NULL && memchr(s, '"', n) == NULL)
 		q = '"';
-	tpl_sb_add(sb, &q, 1);
+	dbuf_add(sb, &q, 1);
 	for (i = 0; i < n; i += k) {
 		c = tpl_utf8_next(s + i, n - i, &k);
 		if (c == (uint32_t)q || c == '\\') {
 			buf[0] = '\\';
 			buf[1] = (char)c;
-			tpl_sb_add(sb, buf, 2);
+			dbuf_add(sb, buf, 2);
 		} else if (c == '\t')
-			tpl_sb_add(sb, "\\t", 2);
+			dbuf_add(sb, "\\t", 2);
 		else if (c == '\n')
-			tpl_sb_add(sb, "\\n", 2);
+			dbuf_add(sb, "\\n", 2);
 		else if (c == '\r')
-			tpl_sb_add(sb, "\\r", 2);
+			dbuf_add(sb, "\\r", 2);
 		else if (py_unprintable(c)) {
 			if (c < 0x100)
 				m = snprintf(buf, sizeof(buf), "\\x%02x", c);
@@ -279,58 +219,58 @@ tpl_sb_py_str(struct tpl_sb *sb, const char *s, size_t n)
 				m = snprintf(buf, sizeof(buf), "\\u%04x", c);
 			else
 				m = snprintf(buf, sizeof(buf), "\\U%08x", c);
-			tpl_sb_add(sb, buf, (size_t)m);
+			dbuf_add(sb, buf, (size_t)m);
 		} else
-			tpl_sb_add(sb, s + i, k);
+			dbuf_add(sb, s + i, k);
 	}
-	tpl_sb_add(sb, &q, 1);
+	dbuf_add(sb, &q, 1);
 }
 
 void
-tpl_sb_json_str(struct tpl_sb *sb, const char *s, size_t n, int ascii)
+tpl_add_json_str(struct dbuf *sb, const char *s, size_t n, int ascii)
 {
 	char	 buf[16];
 	size_t	 i, k;
 	uint32_t c;
 	int	 m;
 
-	tpl_sb_add(sb, "\"", 1);
+	dbuf_add(sb, "\"", 1);
 	for (i = 0; i < n; i += k) {
 		c = tpl_utf8_next(s + i, n - i, &k);
 		switch (c) {
-		case '"': tpl_sb_add(sb, "\\\"", 2); continue;
-		case '\\': tpl_sb_add(sb, "\\\\", 2); continue;
-		case '\n': tpl_sb_add(sb, "\\n", 2); continue;
-		case '\r': tpl_sb_add(sb, "\\r", 2); continue;
-		case '\t': tpl_sb_add(sb, "\\t", 2); continue;
-		case '\b': tpl_sb_add(sb, "\\b", 2); continue;
-		case '\f': tpl_sb_add(sb, "\\f", 2); continue;
+		case '"': dbuf_add(sb, "\\\"", 2); continue;
+		case '\\': dbuf_add(sb, "\\\\", 2); continue;
+		case '\n': dbuf_add(sb, "\\n", 2); continue;
+		case '\r': dbuf_add(sb, "\\r", 2); continue;
+		case '\t': dbuf_add(sb, "\\t", 2); continue;
+		case '\b': dbuf_add(sb, "\\b", 2); continue;
+		case '\f': dbuf_add(sb, "\\f", 2); continue;
 		default: break;
 		}
 		if (c < 0x20 || (ascii && c > 0x7E && c < 0x10000)) {
 			m = snprintf(buf, sizeof(buf), "\\u%04x", c);
-			tpl_sb_add(sb, buf, (size_t)m);
+			dbuf_add(sb, buf, (size_t)m);
 		} else if (ascii && c >= 0x10000) {
 			c -= 0x10000;
 			m = snprintf(buf, sizeof(buf), "\\u%04x\\u%04x",
 			    0xD800 + (c >> 10), 0xDC00 + (c & 0x3FF));
-			tpl_sb_add(sb, buf, (size_t)m);
+			dbuf_add(sb, buf, (size_t)m);
 		} else
-			tpl_sb_add(sb, s + i, k);
+			dbuf_add(sb, s + i, k);
 	}
-	tpl_sb_add(sb, "\"", 1);
+	dbuf_add(sb, "\"", 1);
 }
 
 /* json.dumps of a float: repr, with Infinity / NaN as Python writes them. */
 static void
-json_float(struct tpl_sb *sb, double d)
+json_float(struct dbuf *sb, double d)
 {
 	if (isnan(d))
-		tpl_sb_str(sb, "NaN");
+		dbuf_addstr(sb, "NaN");
 	else if (isinf(d))
-		tpl_sb_str(sb, d < 0 ? "-Infinity" : "Infinity");
+		dbuf_addstr(sb, d < 0 ? "-Infinity" : "Infinity");
 	else
-		tpl_sb_py_float(sb, d);
+		tpl_add_py_float(sb, d);
 }
 
 /* ====== JSON values in Python forms ====== */
@@ -347,7 +287,7 @@ tpl_is_file(const json_t *v)
 }
 
 static int
-py_repr(struct tpl_sb *sb, const json_t *v, int depth)
+py_repr(struct dbuf *sb, const json_t *v, int depth)
 {
 	const char	*k;
 	json_t		*m;
@@ -357,43 +297,43 @@ py_repr(struct tpl_sb *sb, const json_t *v, int depth)
 	if (depth > TPL_MAX_NEST)
 		return ENGINE_EINVAL;
 	if (v == NULL) {
-		tpl_sb_str(sb, "None");
+		dbuf_addstr(sb, "None");
 		return 0;
 	}
 	switch (json_typeof(v)) {
 	case JSON_STRING:
-		tpl_sb_py_str(sb, json_string_value(v), json_string_length(v));
+		tpl_add_py_str(sb, json_string_value(v), json_string_length(v));
 		break;
 	case JSON_INTEGER:
-		tpl_sb_py_int(sb, json_integer_value(v));
+		tpl_add_py_int(sb, json_integer_value(v));
 		break;
 	case JSON_REAL:
-		tpl_sb_py_float(sb, json_real_value(v));
+		tpl_add_py_float(sb, json_real_value(v));
 		break;
-	case JSON_TRUE: tpl_sb_str(sb, "True"); break;
-	case JSON_FALSE: tpl_sb_str(sb, "False"); break;
-	case JSON_NULL: tpl_sb_str(sb, "None"); break;
+	case JSON_TRUE: dbuf_addstr(sb, "True"); break;
+	case JSON_FALSE: dbuf_addstr(sb, "False"); break;
+	case JSON_NULL: dbuf_addstr(sb, "None"); break;
 	case JSON_ARRAY:
-		tpl_sb_add(sb, "[", 1);
+		dbuf_add(sb, "[", 1);
 		for (i = 0; rc == 0 && i < json_array_size(v); i++) {
 			if (i > 0)
-				tpl_sb_add(sb, ", ", 2);
+				dbuf_add(sb, ", ", 2);
 			rc = py_repr(sb, json_array_get(v, i), depth + 1);
 		}
-		tpl_sb_add(sb, "]", 1);
+		dbuf_add(sb, "]", 1);
 		break;
 	case JSON_OBJECT:
-		tpl_sb_add(sb, "{", 1);
+		dbuf_add(sb, "{", 1);
 		json_object_foreach((json_t *)v, k, m) {
 			if (!first)
-				tpl_sb_add(sb, ", ", 2);
+				dbuf_add(sb, ", ", 2);
 			first = 0;
-			tpl_sb_py_str(sb, k, strlen(k));
-			tpl_sb_add(sb, ": ", 2);
+			tpl_add_py_str(sb, k, strlen(k));
+			dbuf_add(sb, ": ", 2);
 			if ((rc = py_repr(sb, m, depth + 1)) != 0)
 				break;
 		}
-		tpl_sb_add(sb, "}", 1);
+		dbuf_add(sb, "}", 1);
 		break;
 	}
 	return rc;
@@ -404,7 +344,7 @@ py_repr(struct tpl_sb *sb, const json_t *v, int depth)
  * ": ", else that many spaces per level with "," and ": ".
  */
 static int
-py_dumps(struct tpl_sb *sb, const json_t *v, int ascii, int indent, int depth)
+py_dumps(struct dbuf *sb, const json_t *v, int ascii, int indent, int depth)
 {
 	const char	*k;
 	json_t		*m;
@@ -415,30 +355,30 @@ py_dumps(struct tpl_sb *sb, const json_t *v, int ascii, int indent, int depth)
 		return ENGINE_EINVAL;
 	switch (json_typeof(v)) {
 	case JSON_STRING:
-		tpl_sb_json_str(sb, json_string_value(v), json_string_length(v),
+		tpl_add_json_str(sb, json_string_value(v), json_string_length(v),
 		    ascii);
 		return 0;
 	case JSON_INTEGER:
-		tpl_sb_py_int(sb, json_integer_value(v));
+		tpl_add_py_int(sb, json_integer_value(v));
 		return 0;
 	case JSON_REAL:
 		json_float(sb, json_real_value(v));
 		return 0;
-	case JSON_TRUE: tpl_sb_str(sb, "true"); return 0;
-	case JSON_FALSE: tpl_sb_str(sb, "false"); return 0;
-	case JSON_NULL: tpl_sb_str(sb, "null"); return 0;
+	case JSON_TRUE: dbuf_addstr(sb, "true"); return 0;
+	case JSON_FALSE: dbuf_addstr(sb, "false"); return 0;
+	case JSON_NULL: dbuf_addstr(sb, "null"); return 0;
 	default: break;
 	}
 	n = json_is_array(v) ? json_array_size(v) : json_object_size(v);
-	tpl_sb_add(sb, json_is_array(v) ? "[" : "{", 1);
+	dbuf_add(sb, json_is_array(v) ? "[" : "{", 1);
 	if (json_is_array(v)) {
 		for (i = 0; rc == 0 && i < n; i++) {
 			if (i > 0)
-				tpl_sb_str(sb, indent < 0 ? ", " : ",");
+				dbuf_addstr(sb, indent < 0 ? ", " : ",");
 			if (indent >= 0) {
-				tpl_sb_add(sb, "\n", 1);
+				dbuf_add(sb, "\n", 1);
 				for (j = 0; j < indent * (depth + 1); j++)
-					tpl_sb_add(sb, " ", 1);
+					dbuf_add(sb, " ", 1);
 			}
 			rc = py_dumps(sb, json_array_get(v, i), ascii, indent,
 			    depth + 1);
@@ -446,35 +386,35 @@ py_dumps(struct tpl_sb *sb, const json_t *v, int ascii, int indent, int depth)
 	} else {
 		json_object_foreach((json_t *)v, k, m) {
 			if (!first)
-				tpl_sb_str(sb, indent < 0 ? ", " : ",");
+				dbuf_addstr(sb, indent < 0 ? ", " : ",");
 			first = 0;
 			if (indent >= 0) {
-				tpl_sb_add(sb, "\n", 1);
+				dbuf_add(sb, "\n", 1);
 				for (j = 0; j < indent * (depth + 1); j++)
-					tpl_sb_add(sb, " ", 1);
+					dbuf_add(sb, " ", 1);
 			}
-			tpl_sb_json_str(sb, k, strlen(k), ascii);
-			tpl_sb_add(sb, ": ", 2);
+			tpl_add_json_str(sb, k, strlen(k), ascii);
+			dbuf_add(sb, ": ", 2);
 			rc = py_dumps(sb, m, ascii, indent, depth + 1);
 			if (rc != 0)
 				break;
 		}
 	}
 	if (indent >= 0 && n > 0) {
-		tpl_sb_add(sb, "\n", 1);
+		dbuf_add(sb, "\n", 1);
 		for (j = 0; j < indent * depth; j++)
-			tpl_sb_add(sb, " ", 1);
+			dbuf_add(sb, " ", 1);
 	}
-	tpl_sb_add(sb, json_is_array(v) ? "]" : "}", 1);
+	dbuf_add(sb, json_is_array(v) ? "]" : "}", 1);
 	return rc;
 }
 
 /* Python str() of a list item: strings as they are, the rest as repr. */
 static int
-py_str(struct tpl_sb *sb, const json_t *v)
+py_str(struct dbuf *sb, const json_t *v)
 {
 	if (json_is_string(v)) {
-		tpl_sb_add(sb, json_string_value(v), json_string_length(v));
+		dbuf_add(sb, json_string_value(v), json_string_length(v));
 		return 0;
 	}
 	return py_repr(sb, v, 0);
@@ -482,7 +422,7 @@ py_str(struct tpl_sb *sb, const json_t *v)
 
 /* File.markdown: ![name](url) for images, else [name or remote_url](url). */
 static void
-file_markdown(struct tpl_sb *sb, const json_t *f)
+file_markdown(struct dbuf *sb, const json_t *f)
 {
 	const char	*type, *name, *url, *remote;
 	int		 image;
@@ -496,15 +436,15 @@ file_markdown(struct tpl_sb *sb, const json_t *f)
 		url = remote != NULL ? remote : "None";
 	if (name == NULL || *name == '\0')
 		name = image ? "" : remote != NULL ? remote : "None";
-	tpl_sb_str(sb, image ? "![" : "[");
-	tpl_sb_str(sb, name);
-	tpl_sb_str(sb, "](");
-	tpl_sb_str(sb, url);
-	tpl_sb_str(sb, ")");
+	dbuf_addstr(sb, image ? "![" : "[");
+	dbuf_addstr(sb, name);
+	dbuf_addstr(sb, "](");
+	dbuf_addstr(sb, url);
+	dbuf_addstr(sb, ")");
 }
 
 static int
-value_text(struct tpl_sb *sb, const json_t *v, enum tpl_form form)
+value_text(struct dbuf *sb, const json_t *v, enum tpl_form form)
 {
 	size_t	i, n, nstr = 0, nfile = 0;
 	int	rc = 0;
@@ -536,14 +476,14 @@ value_text(struct tpl_sb *sb, const json_t *v, enum tpl_form form)
 	if (n > 0 && nfile == n) {	/* ArrayFileSegment */
 		for (i = 0; form == TPL_MARKDOWN && i < n; i++) {
 			if (i > 0)
-				tpl_sb_add(sb, "\n", 1);
+				dbuf_add(sb, "\n", 1);
 			file_markdown(sb, json_array_get(v, i));
 		}
 		return 0;
 	}
 	if (form == TPL_MARKDOWN) {
 		for (i = 0; rc == 0 && i < n; i++) {
-			tpl_sb_str(sb, i > 0 ? "\n- " : "- ");
+			dbuf_addstr(sb, i > 0 ? "\n- " : "- ");
 			rc = py_str(sb, json_array_get(v, i));
 		}
 		return rc;
@@ -556,7 +496,7 @@ value_text(struct tpl_sb *sb, const json_t *v, enum tpl_form form)
 }
 
 int
-tpl_sb_value_text(struct tpl_sb *sb, const json_t *v, enum tpl_form form)
+tpl_add_value_text(struct dbuf *sb, const json_t *v, enum tpl_form form)
 {
 	return value_text(sb, v, form);
 }
@@ -564,32 +504,32 @@ tpl_sb_value_text(struct tpl_sb *sb, const json_t *v, enum tpl_form form)
 int
 tpl_value_text(const json_t *v, enum tpl_form form, char **out)
 {
-	struct tpl_sb	sb = { 0 };
+	struct dbuf	sb = { 0 };
 	int		rc;
 
 	*out = NULL;
 	if ((rc = value_text(&sb, v, form)) != 0)
 		goto out;
-	if ((*out = tpl_sb_take(&sb)) == NULL)
+	if ((*out = dbuf_take(&sb, NULL)) == NULL)
 		rc = ENGINE_ENOMEM;
 out:
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	return rc;
 }
 
 int
 tpl_py_repr(const json_t *v, char **out)
 {
-	struct tpl_sb	sb = { 0 };
+	struct dbuf	sb = { 0 };
 	int		rc;
 
 	*out = NULL;
 	if ((rc = py_repr(&sb, v, 0)) != 0)
 		goto out;
-	if ((*out = tpl_sb_take(&sb)) == NULL)
+	if ((*out = dbuf_take(&sb, NULL)) == NULL)
 		rc = ENGINE_ENOMEM;
 out:
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	return rc;
 }
 
@@ -677,7 +617,7 @@ split_dots(const char *s, size_t n, char **buf, const char ***parts,
  * fails, the text itself is written.
  */
 static int
-render_piece(struct tpl_sb *sb, const char *s, size_t n, enum tpl_form form,
+render_piece(struct dbuf *sb, const char *s, size_t n, enum tpl_form form,
     tpl_lookup_fn lookup, void *ctx, int is_context)
 {
 	const char	**parts = NULL;
@@ -697,9 +637,9 @@ render_piece(struct tpl_sb *sb, const char *s, size_t n, enum tpl_form form,
 	if (v != NULL)
 		rc = value_text(sb, v, form);
 	else if (is_context)
-		tpl_sb_str(sb, "{{#context#}}");
+		dbuf_addstr(sb, "{{#context#}}");
 	else
-		tpl_sb_add(sb, s, n);
+		dbuf_add(sb, s, n);
 out:
 	free(buf);
 	free(parts);
@@ -710,7 +650,7 @@ int
 tpl_render(const char *tpl, enum tpl_form form, unsigned flags,
     tpl_lookup_fn lookup, void *ctx, size_t max_chars, char *err, char **out)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*inner, *lit;
 	size_t		 n, i, m, inner_len;
 	int		 rc = 0, ctxref;
@@ -740,7 +680,7 @@ tpl_render(const char *tpl, enum tpl_form form, unsigned flags,
 	if ((rc = render_piece(&sb, lit, (size_t)(tpl + n - lit), form, lookup,
 	    ctx, 0)) != 0)
 		goto out;
-	if (sb.oom) {
+	if (sb.err) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
@@ -753,13 +693,13 @@ tpl_render(const char *tpl, enum tpl_form form, unsigned flags,
 			    "%zu characters", max_chars);
 		goto out;
 	}
-	if ((*out = tpl_sb_take(&sb)) == NULL)
+	if ((*out = dbuf_take(&sb, NULL)) == NULL)
 		rc = ENGINE_ENOMEM;
 out:
 	if (rc == ENGINE_EINVAL)
 		engine_invalid(err, "a value is nested more than %d levels "
 		    "deep", TPL_MAX_NEST);
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	return rc;
 }
 

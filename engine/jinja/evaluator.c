@@ -192,7 +192,7 @@ struct jv *
 jinja_get_item(struct rt *rt, int line, struct jv *obj, struct jv *key)
 {
 	struct jv	*v;
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	char		 t[40], hint[160];
 	int64_t		 i;
 	size_t		 off, k;
@@ -220,12 +220,12 @@ jinja_get_item(struct rt *rt, int line, struct jv *obj, struct jv *key)
 		return get_attr(rt, line, obj, key->u.s.p);
 	type_repr(obj, t, sizeof(t));
 	if (jinja_jv_write(rt, line, &sb, key, 1, 0) != 0) {
-		tpl_sb_release(&sb);
+		dbuf_free(&sb);
 		return NULL;
 	}
 	snprintf(hint, sizeof(hint), "'%s' has no element %.60s", t,
 	    sb.p ? sb.p : "");
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	return jinja_jv_undef(hint) ?: jinja_oom(rt);
 }
 
@@ -278,7 +278,7 @@ static struct jv *
 get_slice(struct rt *rt, int line, struct jv *obj, struct jv **p)
 {
 	struct jv	*items = NULL, *r = NULL;
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	int64_t		 a, b, st, i;
 	size_t		 n;
 
@@ -296,9 +296,9 @@ get_slice(struct rt *rt, int line, struct jv *obj, struct jv **p)
 		goto out;
 	if (obj->t == JT_STR) {
 		for (i = a; st > 0 ? i < b : i > b; i += st)
-			tpl_sb_add(&sb, items->u.l.v[i]->u.s.p,
+			dbuf_add(&sb, items->u.l.v[i]->u.s.p,
 			    items->u.l.v[i]->u.s.n);
-		if (sb.oom || (r = jinja_jv_str_sb(&sb)) == NULL)
+		if (sb.err || (r = jinja_jv_str_sb(&sb)) == NULL)
 			jinja_oom(rt);
 		goto out;
 	}
@@ -309,7 +309,7 @@ get_slice(struct rt *rt, int line, struct jv *obj, struct jv **p)
 	for (i = a; st > 0 ? i < b : i > b; i += st)
 		jinja_jv_push(r, jinja_jv_ref(items->u.l.v[i]));
 out:
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	jinja_jv_unref(items);
 	return r;
 }
@@ -348,16 +348,16 @@ lookup(struct rt *rt, const struct node *n)
 /* ====== Evaluation: operators ====== */
 
 struct jv *
-jinja_checked_str(struct rt *rt, int line, struct tpl_sb *sb)
+jinja_checked_str(struct rt *rt, int line, struct dbuf *sb)
 {
 	struct jv *v;
 
-	if (sb->oom) {
-		tpl_sb_release(sb);
+	if (sb->err) {
+		dbuf_free(sb);
 		return jinja_oom(rt);
 	}
 	if (sb->len > rt->lim->max_value) {
-		tpl_sb_release(sb);
+		dbuf_free(sb);
 		return jinja_limit(rt, line, "value size", rt->lim->max_value);
 	}
 	if ((v = jinja_jv_str_sb(sb)) == NULL)
@@ -367,18 +367,18 @@ jinja_checked_str(struct rt *rt, int line, struct tpl_sb *sb)
 
 /* markupsafe.escape of s into sb. */
 void
-jinja_html_escape(struct tpl_sb *sb, const char *s, size_t n)
+jinja_html_escape(struct dbuf *sb, const char *s, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		switch (s[i]) {
-		case '&': tpl_sb_str(sb, "&amp;"); break;
-		case '<': tpl_sb_str(sb, "&lt;"); break;
-		case '>': tpl_sb_str(sb, "&gt;"); break;
-		case '"': tpl_sb_str(sb, "&#34;"); break;
-		case '\'': tpl_sb_str(sb, "&#39;"); break;
-		default: tpl_sb_add(sb, s + i, 1);
+		case '&': dbuf_addstr(sb, "&amp;"); break;
+		case '<': dbuf_addstr(sb, "&lt;"); break;
+		case '>': dbuf_addstr(sb, "&gt;"); break;
+		case '"': dbuf_addstr(sb, "&#34;"); break;
+		case '\'': dbuf_addstr(sb, "&#39;"); break;
+		default: dbuf_add(sb, s + i, 1);
 		}
 }
 
@@ -404,7 +404,7 @@ op_error(struct rt *rt, int line, int op, const struct jv *a,
 static struct jv *
 repeat(struct rt *rt, int line, struct jv *seq, int64_t count)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*r;
 	size_t		 unit, i, k;
 
@@ -417,7 +417,7 @@ repeat(struct rt *rt, int line, struct jv *seq, int64_t count)
 		return NULL;
 	if (seq->t == JT_STR) {
 		for (i = 0; i < (size_t)count; i++)
-			tpl_sb_add(&sb, seq->u.s.p, seq->u.s.n);
+			dbuf_add(&sb, seq->u.s.p, seq->u.s.n);
 		return jinja_checked_str(rt, line, &sb);
 	}
 	if ((r = jinja_jv_list(seq->t, unit * (size_t)count)) == NULL)
@@ -440,7 +440,7 @@ float_result(struct rt *rt, int line, double r, double x, double y)
 struct jv *
 jinja_arith(struct rt *rt, int line, int op, struct jv *a, struct jv *b)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*r;
 	int64_t		 x, y, z;
 	double		 fx, fy, m;
@@ -451,14 +451,14 @@ jinja_arith(struct rt *rt, int line, int op, struct jv *a, struct jv *b)
 	if (op == OP_ADD && a->t == JT_STR && b->t == JT_STR) {
 		/* Markup + str escapes the str, and the other way round. */
 		if (a->markup && !b->markup) {
-			tpl_sb_add(&sb, a->u.s.p, a->u.s.n);
+			dbuf_add(&sb, a->u.s.p, a->u.s.n);
 			jinja_html_escape(&sb, b->u.s.p, b->u.s.n);
 		} else if (!a->markup && b->markup) {
 			jinja_html_escape(&sb, a->u.s.p, a->u.s.n);
-			tpl_sb_add(&sb, b->u.s.p, b->u.s.n);
+			dbuf_add(&sb, b->u.s.p, b->u.s.n);
 		} else {
-			tpl_sb_add(&sb, a->u.s.p, a->u.s.n);
-			tpl_sb_add(&sb, b->u.s.p, b->u.s.n);
+			dbuf_add(&sb, a->u.s.p, a->u.s.n);
+			dbuf_add(&sb, b->u.s.p, b->u.s.n);
 		}
 		if ((r = jinja_checked_str(rt, line, &sb)) != NULL)
 			r->markup = a->markup || b->markup;
@@ -764,7 +764,7 @@ struct jv *
 jinja_eval(struct rt *rt, const struct node *n)
 {
 	struct jv	*a = NULL, *b = NULL, *r = NULL, *p[3] = { 0 };
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	size_t		 i;
 	int		 t;
 	struct cargs	 ca;
@@ -879,7 +879,7 @@ jinja_eval(struct rt *rt, const struct node *n)
 			if ((a = jinja_eval(rt, n->args[i])) == NULL ||
 			    (b = jinja_jv_to_str(rt, n->line, a)) == NULL)
 				break;
-			tpl_sb_add(&sb, b->u.s.p, b->u.s.n);
+			dbuf_add(&sb, b->u.s.p, b->u.s.n);
 			jinja_jv_unref(a);
 			jinja_jv_unref(b);
 			a = b = NULL;
@@ -888,10 +888,10 @@ jinja_eval(struct rt *rt, const struct node *n)
 		}
 		if (rt->rc == 0) {
 			if (sb.p == NULL)
-				tpl_sb_add(&sb, "", 0);
+				dbuf_add(&sb, "", 0);
 			r = jinja_checked_str(rt, n->line, &sb);
 		}
-		tpl_sb_release(&sb);
+		dbuf_free(&sb);
 		break;
 	}
 	jinja_jv_unref(a);
@@ -912,7 +912,7 @@ emit(struct rt *rt, int line, const char *s, size_t n)
 	size_t i;
 
 	if (rt->capturing) {
-		tpl_sb_add(rt->out, s, n);
+		dbuf_add(rt->out, s, n);
 		if (rt->out->len > rt->lim->max_value) {
 			jinja_limit(rt, line, "value size", rt->lim->max_value);
 			return -1;
@@ -925,9 +925,9 @@ emit(struct rt *rt, int line, const char *s, size_t n)
 			    rt->lim->max_output);
 			return -1;
 		}
-		tpl_sb_add(rt->out, s, n);
+		dbuf_add(rt->out, s, n);
 	}
-	if (rt->out->oom) {
+	if (rt->out->err) {
 		jinja_oom(rt);
 		return -1;
 	}
@@ -1086,26 +1086,26 @@ out:
 static struct jv *
 capture(struct rt *rt, const struct block *body, int line)
 {
-	struct tpl_sb	 sb = { 0 }, *saved = rt->out;
+	struct dbuf	 sb = { 0 }, *saved = rt->out;
 	struct jv	*v = NULL;
 
 	rt->out = &sb;
 	rt->capturing++;
 	if (exec_block(rt, body) == 0) {
 		if (sb.p == NULL)
-			tpl_sb_add(&sb, "", 0);
+			dbuf_add(&sb, "", 0);
 		v = jinja_checked_str(rt, line, &sb);
 	}
 	rt->capturing--;
 	rt->out = saved;
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	return v;
 }
 
 static int
 exec_stmt(struct rt *rt, const struct stmt *st)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*v = NULL, *ns, *r;
 	int		 rc = -1;
 	size_t		 i;
@@ -1119,7 +1119,7 @@ exec_stmt(struct rt *rt, const struct stmt *st)
 		if (v->t == JT_STR)
 			rc = emit(rt, st->line, v->u.s.p, v->u.s.n);
 		else if (jinja_jv_write(rt, st->line, &sb, v, 0, 0) == 0) {
-			if (sb.oom)
+			if (sb.err)
 				jinja_oom(rt);
 			else
 				rc = emit(rt, st->line, sb.p ? sb.p : "",
@@ -1198,7 +1198,7 @@ exec_stmt(struct rt *rt, const struct stmt *st)
 			break;
 		}
 		if (jinja_jv_write(rt, st->line, &sb, v, 0, 0) == 0) {
-			if (sb.oom)
+			if (sb.err)
 				jinja_oom(rt);
 			else
 				rc = emit(rt, st->line, sb.p ? sb.p : "",
@@ -1206,7 +1206,7 @@ exec_stmt(struct rt *rt, const struct stmt *st)
 		}
 		break;
 	}
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	jinja_jv_unref(v);
 	return rt->rc != 0 ? -1 : rc;
 }
@@ -1229,7 +1229,7 @@ jinja_render_compiled(const struct jinja_tpl *t, const json_t *vars,
     char *err, char **out, size_t *outlen)
 {
 	struct rt	 rt;
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct frame	 root;
 	int		 deep = 0, rc;
 
@@ -1262,10 +1262,10 @@ jinja_render_compiled(const struct jinja_tpl *t, const json_t *vars,
 		goto out;
 	}
 	if (sb.p == NULL)
-		tpl_sb_add(&sb, "", 0);
+		dbuf_add(&sb, "", 0);
 	if (outlen != NULL)
 		*outlen = sb.len;
-	if ((*out = tpl_sb_take(&sb)) == NULL) {
+	if ((*out = dbuf_take(&sb, NULL)) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
@@ -1273,7 +1273,7 @@ jinja_render_compiled(const struct jinja_tpl *t, const json_t *vars,
 out:
 	frame_release(&root);
 	jinja_jv_unref(rt.vars);
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	return rc;
 }
 

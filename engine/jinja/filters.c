@@ -74,15 +74,15 @@ sort_key(struct rt *rt, int line, struct jv *item, const struct jv *attr,
     int cs)
 {
 	struct jv	*k, *low;
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 
 	k = attr != NULL ? attr_path(rt, line, item, attr) : jinja_jv_ref(item);
 	if (k == NULL || cs || k->t != JT_STR)
 		return k;
 	jinja_str_case(&sb, k->u.s.p, k->u.s.n, 'L');
 	jinja_jv_unref(k);
-	if (sb.oom || (low = jinja_jv_str_sb(&sb)) == NULL) {
-		tpl_sb_release(&sb);
+	if (sb.err || (low = jinja_jv_str_sb(&sb)) == NULL) {
+		dbuf_free(&sb);
 		return jinja_oom(rt);
 	}
 	return low;
@@ -210,7 +210,7 @@ f_abs(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 static struct jv *
 f_strcase(struct rt *rt, const struct node *n, struct jv *v, char mode)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*s, *r;
 
 	if ((s = soft_str(rt, n->line, v)) == NULL)
@@ -281,7 +281,7 @@ f_default(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 static struct jv *
 f_escape(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*s;
 
 	if (v->t == JT_STR && v->markup)
@@ -297,7 +297,7 @@ static struct jv *
 f_forceescape(struct rt *rt, const struct node *n, struct jv *v,
     struct jv **a)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*s;
 
 	if ((s = soft_str(rt, n->line, v)) == NULL)
@@ -378,7 +378,7 @@ f_list(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 static struct jv *
 f_join(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*items, *d = NULL, *it, *s;
 	size_t		 i;
 
@@ -397,8 +397,8 @@ f_join(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 			break;
 		}
 		if (i > 0 && d != NULL)
-			tpl_sb_add(&sb, d->u.s.p, d->u.s.n);
-		tpl_sb_add(&sb, s->u.s.p, s->u.s.n);
+			dbuf_add(&sb, d->u.s.p, d->u.s.n);
+		dbuf_add(&sb, s->u.s.p, s->u.s.n);
 		jinja_jv_unref(s);
 		jinja_jv_unref(it);
 		if (sb.len > rt->lim->max_value)
@@ -407,7 +407,7 @@ f_join(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 	jinja_jv_unref(items);
 	jinja_jv_unref(d);
 	if (rt->rc != 0) {
-		tpl_sb_release(&sb);
+		dbuf_free(&sb);
 		return NULL;
 	}
 	return jinja_checked_str(rt, n->line, &sb);
@@ -607,7 +607,7 @@ f_round(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 
 /* htmlsafe_json_dumps: sorted keys, ensure_ascii, < > & ' escaped. */
 static int
-to_json(struct rt *rt, int line, struct tpl_sb *sb, struct jv *v,
+to_json(struct rt *rt, int line, struct dbuf *sb, struct jv *v,
     int64_t indent, int depth)
 {
 	struct jv	*keys = NULL;
@@ -620,19 +620,19 @@ to_json(struct rt *rt, int line, struct tpl_sb *sb, struct jv *v,
 		return -1;
 	}
 	switch (v->t) {
-	case JT_NONE: tpl_sb_str(sb, "null"); return 0;
-	case JT_BOOL: tpl_sb_str(sb, v->u.b ? "true" : "false"); return 0;
-	case JT_INT: tpl_sb_py_int(sb, v->u.i); return 0;
+	case JT_NONE: dbuf_addstr(sb, "null"); return 0;
+	case JT_BOOL: dbuf_addstr(sb, v->u.b ? "true" : "false"); return 0;
+	case JT_INT: tpl_add_py_int(sb, v->u.i); return 0;
 	case JT_FLOAT:
 		if (isnan(v->u.f))
-			tpl_sb_str(sb, "NaN");
+			dbuf_addstr(sb, "NaN");
 		else if (isinf(v->u.f))
-			tpl_sb_str(sb, v->u.f < 0 ? "-Infinity" : "Infinity");
+			dbuf_addstr(sb, v->u.f < 0 ? "-Infinity" : "Infinity");
 		else
-			tpl_sb_py_float(sb, v->u.f);
+			tpl_add_py_float(sb, v->u.f);
 		return 0;
 	case JT_STR:
-		tpl_sb_json_str(sb, v->u.s.p, v->u.s.n, 1);
+		tpl_add_json_str(sb, v->u.s.p, v->u.s.n, 1);
 		return 0;
 	case JT_LIST:
 	case JT_TUPLE:
@@ -652,19 +652,19 @@ to_json(struct rt *rt, int line, struct tpl_sb *sb, struct jv *v,
 			n = keys->u.l.n;
 		} else
 			n = v->u.l.n;
-		tpl_sb_str(sb, v->t == JT_DICT ? "{" : "[");
+		dbuf_addstr(sb, v->t == JT_DICT ? "{" : "[");
 		for (i = 0; i < n && rc == 0; i++) {
 			if (i > 0)
-				tpl_sb_str(sb, indent < 0 ? ", " : ",");
+				dbuf_addstr(sb, indent < 0 ? ", " : ",");
 			if (indent >= 0) {
-				tpl_sb_add(sb, "\n", 1);
+				dbuf_add(sb, "\n", 1);
 				for (j = 0; j < indent * (depth + 1); j++)
-					tpl_sb_add(sb, " ", 1);
+					dbuf_add(sb, " ", 1);
 			}
 			if (v->t == JT_DICT) {
-				tpl_sb_json_str(sb, keys->u.l.v[i]->u.s.p,
+				tpl_add_json_str(sb, keys->u.l.v[i]->u.s.p,
 				    keys->u.l.v[i]->u.s.n, 1);
-				tpl_sb_add(sb, ": ", 2);
+				dbuf_add(sb, ": ", 2);
 				rc = to_json(rt, line, sb, jinja_dict_get(v,
 				    keys->u.l.v[i]), indent, depth + 1);
 			} else
@@ -677,11 +677,11 @@ to_json(struct rt *rt, int line, struct tpl_sb *sb, struct jv *v,
 			}
 		}
 		if (indent >= 0 && n > 0) {
-			tpl_sb_add(sb, "\n", 1);
+			dbuf_add(sb, "\n", 1);
 			for (j = 0; j < indent * depth; j++)
-				tpl_sb_add(sb, " ", 1);
+				dbuf_add(sb, " ", 1);
 		}
-		tpl_sb_str(sb, v->t == JT_DICT ? "}" : "]");
+		dbuf_addstr(sb, v->t == JT_DICT ? "}" : "]");
 		jinja_jv_unref(keys);
 		return rc;
 	default:
@@ -695,7 +695,7 @@ to_json(struct rt *rt, int line, struct tpl_sb *sb, struct jv *v,
 static struct jv *
 f_tojson(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 {
-	struct tpl_sb	 sb = { 0 }, out = { 0 };
+	struct dbuf	 sb = { 0 }, out = { 0 };
 	int64_t		 indent = -1;
 	size_t		 i;
 
@@ -706,27 +706,27 @@ f_tojson(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 		return jinja_fail(rt, n->line, "tojson: indent above 64 is not "
 		    "supported");
 	if (to_json(rt, n->line, &sb, v, indent, 0) != 0) {
-		tpl_sb_release(&sb);
+		dbuf_free(&sb);
 		return NULL;
 	}
 	for (i = 0; i < sb.len; i++)
 		switch (sb.p[i]) {
-		case '<': tpl_sb_str(&out, "\\u003c"); break;
-		case '>': tpl_sb_str(&out, "\\u003e"); break;
-		case '&': tpl_sb_str(&out, "\\u0026"); break;
-		case '\'': tpl_sb_str(&out, "\\u0027"); break;
-		default: tpl_sb_add(&out, sb.p + i, 1);
+		case '<': dbuf_addstr(&out, "\\u003c"); break;
+		case '>': dbuf_addstr(&out, "\\u003e"); break;
+		case '&': dbuf_addstr(&out, "\\u0026"); break;
+		case '\'': dbuf_addstr(&out, "\\u0027"); break;
+		default: dbuf_add(&out, sb.p + i, 1);
 		}
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	if (out.p == NULL)
-		tpl_sb_add(&out, "", 0);
+		dbuf_add(&out, "", 0);
 	return markup(jinja_checked_str(rt, n->line, &out));
 }
 
 static struct jv *
 f_reverse(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*items, *r;
 	size_t		 i;
 	int		 was_gen = v->t == JT_LIST && v->view == JV_ITER;
@@ -735,7 +735,7 @@ f_reverse(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 		return NULL;
 	if (v->t == JT_STR) {
 		for (i = items->u.l.n; i-- > 0;)
-			tpl_sb_add(&sb, items->u.l.v[i]->u.s.p,
+			dbuf_add(&sb, items->u.l.v[i]->u.s.p,
 			    items->u.l.v[i]->u.s.n);
 		jinja_jv_unref(items);
 		return jinja_checked_str(rt, n->line, &sb);
@@ -888,7 +888,7 @@ f_wordcount(struct rt *rt, const struct node *n, struct jv *v,
 static struct jv *
 f_truncate(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*s, *end = NULL, *r = NULL;
 	int64_t		 len = 255, leeway = 5, el, cut;
 	size_t		 off, i;
@@ -925,11 +925,11 @@ f_truncate(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 		if (i > 0)
 			off = i - 1;
 	}
-	tpl_sb_add(&sb, s->u.s.p, off);
+	dbuf_add(&sb, s->u.s.p, off);
 	if (end != NULL)
-		tpl_sb_add(&sb, end->u.s.p, end->u.s.n);
+		dbuf_add(&sb, end->u.s.p, end->u.s.n);
 	else
-		tpl_sb_add(&sb, "...", 3);
+		dbuf_add(&sb, "...", 3);
 	r = jinja_checked_str(rt, n->line, &sb);
 out:
 	jinja_jv_unref(s);
@@ -939,7 +939,7 @@ out:
 
 /* html.unescape for the entities markupsafe's striptags meets most. */
 static void
-html_unescape(struct tpl_sb *sb, const char *s, size_t n)
+html_unescape(struct dbuf *sb, const char *s, size_t n)
 {
 	static const struct {
 		const char	*name;
@@ -955,7 +955,7 @@ html_unescape(struct tpl_sb *sb, const char *s, size_t n)
 
 	for (i = 0; i < n; i++) {
 		if (s[i] != '&') {
-			tpl_sb_add(sb, s + i, 1);
+			dbuf_add(sb, s + i, 1);
 			continue;
 		}
 		if (i + 2 < n && s[i + 1] == '#') {
@@ -968,7 +968,7 @@ html_unescape(struct tpl_sb *sb, const char *s, size_t n)
 				    (uint32_t)jinja_hexval(s[k]);
 			if (k > j && c > 0 && c <= 0x10FFFF &&
 			    !(c >= 0xD800 && c <= 0xDFFF)) {
-				tpl_sb_utf8(sb, c);
+				tpl_add_utf8(sb, c);
 				i = k < n && s[k] == ';' ? k : k - 1;
 				continue;
 			}
@@ -980,10 +980,10 @@ html_unescape(struct tpl_sb *sb, const char *s, size_t n)
 				break;
 		}
 		if (k < sizeof(ents) / sizeof(ents[0])) {
-			tpl_sb_utf8(sb, ents[k].cp);
+			tpl_add_utf8(sb, ents[k].cp);
 			i += strlen(ents[k].name) + 1;
 		} else
-			tpl_sb_add(sb, s + i, 1);
+			dbuf_add(sb, s + i, 1);
 	}
 }
 
@@ -991,7 +991,7 @@ static struct jv *
 f_striptags(struct rt *rt, const struct node *n, struct jv *v,
     struct jv **a)
 {
-	struct tpl_sb	 sb = { 0 }, ws = { 0 }, out = { 0 };
+	struct dbuf	 sb = { 0 }, ws = { 0 }, out = { 0 };
 	struct jv	*s;
 	const char	*p, *e, *q;
 	size_t		 len, i, k, b;
@@ -999,7 +999,7 @@ f_striptags(struct rt *rt, const struct node *n, struct jv *v,
 
 	if ((s = soft_str(rt, n->line, v)) == NULL)
 		return NULL;
-	tpl_sb_add(&sb, s->u.s.p, s->u.s.n);
+	dbuf_add(&sb, s->u.s.p, s->u.s.n);
 	jinja_jv_unref(s);
 	/* Comments first, then tags, as markupsafe 2.1+ does. */
 	for (pass = 0; pass < 2 && sb.p != NULL; pass++) {
@@ -1029,22 +1029,22 @@ f_striptags(struct rt *rt, const struct node *n, struct jv *v,
 			    &k)))
 				break;
 		if (ws.len > 0)
-			tpl_sb_add(&ws, " ", 1);
-		tpl_sb_add(&ws, sb.p + b, i - b);
+			dbuf_add(&ws, " ", 1);
+		dbuf_add(&ws, sb.p + b, i - b);
 	}
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	if (ws.p != NULL)
 		html_unescape(&out, ws.p, ws.len);
-	tpl_sb_release(&ws);
+	dbuf_free(&ws);
 	if (out.p == NULL)
-		tpl_sb_add(&out, "", 0);
+		dbuf_add(&out, "", 0);
 	return jinja_checked_str(rt, n->line, &out);
 }
 
 static struct jv *
 f_indent(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 {
-	struct tpl_sb	 sb = { 0 }, ind = { 0 };
+	struct dbuf	 sb = { 0 }, ind = { 0 };
 	struct jv	*s, *lines = NULL;
 	int64_t		 w = 4, j;
 	size_t		 i, k, b, cnt = 0;
@@ -1052,7 +1052,7 @@ f_indent(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 	int		 blank = arg_bool(a[2], 0), first = arg_bool(a[1], 0);
 
 	if (a[0] != NULL && a[0]->t == JT_STR)
-		tpl_sb_add(&ind, a[0]->u.s.p, a[0]->u.s.n);
+		dbuf_add(&ind, a[0]->u.s.p, a[0]->u.s.n);
 	else {
 		if (a[0] != NULL && jinja_want_int(rt, n->line, a[0], "width",
 		    &w))
@@ -1061,10 +1061,10 @@ f_indent(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 			return jinja_fail(rt, n->line, "indent: width above "
 			    "1000 is not supported");
 		for (j = 0; j < w; j++)
-			tpl_sb_add(&ind, " ", 1);
+			dbuf_add(&ind, " ", 1);
 	}
 	if ((s = soft_str(rt, n->line, v)) == NULL) {
-		tpl_sb_release(&ind);
+		dbuf_free(&ind);
 		return NULL;
 	}
 	(void)lines;
@@ -1079,12 +1079,12 @@ f_indent(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 		if (!jinja_u_linebreak(c))
 			continue;
 		if (cnt > 0) {
-			tpl_sb_add(&sb, "\n", 1);
+			dbuf_add(&sb, "\n", 1);
 			if (blank || i > b)
-				tpl_sb_add(&sb, ind.p ? ind.p : "", ind.len);
+				dbuf_add(&sb, ind.p ? ind.p : "", ind.len);
 		} else if (first)
-			tpl_sb_add(&sb, ind.p ? ind.p : "", ind.len);
-		tpl_sb_add(&sb, s->u.s.p + b, i - b);
+			dbuf_add(&sb, ind.p ? ind.p : "", ind.len);
+		dbuf_add(&sb, s->u.s.p + b, i - b);
 		cnt++;
 		if (c == '\r' && i + 1 < s->u.s.n && s->u.s.p[i + 1] == '\n')
 			k = 2;
@@ -1092,10 +1092,10 @@ f_indent(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 		if (sb.len > rt->lim->max_value)
 			break;
 	}
-	tpl_sb_release(&ind);
+	dbuf_free(&ind);
 	jinja_jv_unref(s);
 	if (sb.p == NULL)
-		tpl_sb_add(&sb, "", 0);
+		dbuf_add(&sb, "", 0);
 	return jinja_checked_str(rt, n->line, &sb);
 }
 

@@ -194,7 +194,7 @@ struct frame {
 
 struct rt {
 	const struct jinja_limits	*lim;
-	struct tpl_sb			*out;
+	struct dbuf			*out;
 	size_t				 out_chars;
 	int				 capturing;
 	size_t				 loops, steps;
@@ -251,7 +251,7 @@ struct jv	*jinja_jv_int(int64_t i);
 struct jv	*jinja_jv_float(double f);
 struct jv	*jinja_jv_strn(const char *s, size_t n);
 struct jv	*jinja_jv_str(const char *s);
-struct jv	*jinja_jv_str_sb(struct tpl_sb *sb);
+struct jv	*jinja_jv_str_sb(struct dbuf *sb);
 struct jv	*jinja_jv_undef(const char *hint);
 struct jv	*jinja_jv_list(enum jt t, size_t cap);
 void	jinja_jv_push(struct jv *l, struct jv *item);
@@ -263,7 +263,7 @@ int64_t	jinja_num_i(const struct jv *v);
 const char	*jinja_jv_type(const struct jv *v);
 size_t	jinja_str_len(const struct jv *v);
 size_t	jinja_str_off(const char *s, size_t n, size_t ci);
-int	jinja_jv_write(struct rt *rt, int line, struct tpl_sb *sb,
+int	jinja_jv_write(struct rt *rt, int line, struct dbuf *sb,
 	    const struct jv *v, int repr, int depth);
 struct jv	*jinja_jv_to_str(struct rt *rt, int line, struct jv *v);
 int	jinja_jv_truth(const struct jv *v);
@@ -297,8 +297,8 @@ struct jv	*jinja_method(struct rt *rt, struct jv *self, const char *name);
 struct jv	*jinja_dict_get(const struct jv *d, const struct jv *key);
 struct jv	*jinja_get_item(struct rt *rt, int line, struct jv *obj,
 	    struct jv *key);
-struct jv	*jinja_checked_str(struct rt *rt, int line, struct tpl_sb *sb);
-void	jinja_html_escape(struct tpl_sb *sb, const char *s, size_t n);
+struct jv	*jinja_checked_str(struct rt *rt, int line, struct dbuf *sb);
+void	jinja_html_escape(struct dbuf *sb, const char *s, size_t n);
 struct jv	*jinja_arith(struct rt *rt, int line, int op, struct jv *a,
 	    struct jv *b);
 int	jinja_compare(struct rt *rt, int line, int op, struct jv *a,
@@ -310,7 +310,7 @@ struct jv	*jinja_eval(struct rt *rt, const struct node *n);
 int	jinja_u_space(uint32_t c);
 int	jinja_u_word(uint32_t c);
 int	jinja_u_linebreak(uint32_t c);
-void	jinja_str_case(struct tpl_sb *sb, const char *s, size_t n, char mode);
+void	jinja_str_case(struct dbuf *sb, const char *s, size_t n, char mode);
 void	jinja_str_strip(const char *s, size_t n, const struct jv *chars,
 	    int left, int right, size_t *b, size_t *e);
 struct jv	*jinja_str_replace(struct rt *rt, int line,

@@ -92,7 +92,7 @@ jinja_hexval(char c)
 static struct jv *
 lex_string(struct ps *ps, const char *s, size_t n, int line)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	char		 buf[16];
 	uint32_t	 c;
 	size_t		 i, k, j, want;
@@ -100,27 +100,27 @@ lex_string(struct ps *ps, const char *s, size_t n, int line)
 
 	for (i = 0; i < n; i++) {
 		if (s[i] != '\\' || i + 1 == n) {
-			tpl_sb_add(&sb, s + i, 1);
+			dbuf_add(&sb, s + i, 1);
 			continue;
 		}
 		i++;
 		switch (s[i]) {
 		case '\n': continue;
-		case '\\': tpl_sb_add(&sb, "\\", 1); continue;
-		case '\'': tpl_sb_add(&sb, "'", 1); continue;
-		case '"': tpl_sb_add(&sb, "\"", 1); continue;
-		case 'a': tpl_sb_add(&sb, "\a", 1); continue;
-		case 'b': tpl_sb_add(&sb, "\b", 1); continue;
-		case 'f': tpl_sb_add(&sb, "\f", 1); continue;
-		case 'n': tpl_sb_add(&sb, "\n", 1); continue;
-		case 'r': tpl_sb_add(&sb, "\r", 1); continue;
-		case 't': tpl_sb_add(&sb, "\t", 1); continue;
-		case 'v': tpl_sb_add(&sb, "\v", 1); continue;
+		case '\\': dbuf_add(&sb, "\\", 1); continue;
+		case '\'': dbuf_add(&sb, "'", 1); continue;
+		case '"': dbuf_add(&sb, "\"", 1); continue;
+		case 'a': dbuf_add(&sb, "\a", 1); continue;
+		case 'b': dbuf_add(&sb, "\b", 1); continue;
+		case 'f': dbuf_add(&sb, "\f", 1); continue;
+		case 'n': dbuf_add(&sb, "\n", 1); continue;
+		case 'r': dbuf_add(&sb, "\r", 1); continue;
+		case 't': dbuf_add(&sb, "\t", 1); continue;
+		case 'v': dbuf_add(&sb, "\v", 1); continue;
 		case 'x': want = 2; break;
 		case 'u': want = 4; break;
 		case 'U': want = 8; break;
 		case 'N':
-			tpl_sb_release(&sb);
+			dbuf_free(&sb);
 			return jinja_fail(&ps->rt, line, "\\N{...} escapes are "
 			    "not supported");
 		default:
@@ -130,40 +130,40 @@ lex_string(struct ps *ps, const char *s, size_t n, int line)
 				    s[i] <= '7'; j++, i++)
 					c = c * 8 + (uint32_t)(s[i] - '0');
 				i--;
-				tpl_sb_utf8(&sb, c);
+				tpl_add_utf8(&sb, c);
 			} else if ((unsigned char)s[i] >= 0x80) {
 				/* backslashreplace, then "\\" decodes. */
 				c = tpl_utf8_next(s + i, n - i, &k);
 				m = snprintf(buf, sizeof(buf), c < 0x100 ?
 				    "\\x%02x" : c < 0x10000 ? "\\u%04x" :
 				    "\\U%08x", c);
-				tpl_sb_add(&sb, buf, (size_t)m);
+				dbuf_add(&sb, buf, (size_t)m);
 				i += k - 1;
 			} else {
-				tpl_sb_add(&sb, "\\", 1);
-				tpl_sb_add(&sb, s + i, 1);
+				dbuf_add(&sb, "\\", 1);
+				dbuf_add(&sb, s + i, 1);
 			}
 			continue;
 		}
 		c = 0;
 		for (j = 1; j <= want; j++) {
 			if (i + j >= n || (h = jinja_hexval(s[i + j])) < 0) {
-				tpl_sb_release(&sb);
+				dbuf_free(&sb);
 				return jinja_fail(&ps->rt, line, "truncated "
 				    "\\%c escape in a string", s[i]);
 			}
 			c = c * 16 + (uint32_t)h;
 		}
 		if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
-			tpl_sb_release(&sb);
+			dbuf_free(&sb);
 			return jinja_fail(&ps->rt, line, "\\%c escape outside "
 			    "Unicode scalar values in a string", s[i]);
 		}
-		tpl_sb_utf8(&sb, c);
+		tpl_add_utf8(&sb, c);
 		i += want;
 	}
-	if (sb.oom) {
-		tpl_sb_release(&sb);
+	if (sb.err) {
+		dbuf_free(&sb);
 		return jinja_oom(&ps->rt);
 	}
 	{

@@ -87,12 +87,12 @@ u_cased(uint32_t c)
 }
 
 static void
-sb_upper(struct tpl_sb *sb, uint32_t c)
+sb_upper(struct dbuf *sb, uint32_t c)
 {
 	if (c == 0xDF)
-		tpl_sb_add(sb, "SS", 2);
+		dbuf_add(sb, "SS", 2);
 	else
-		tpl_sb_utf8(sb, u_upper(c));
+		tpl_add_utf8(sb, u_upper(c));
 }
 
 /* Python's \w for one code point (letters, digits, _ and most non-ASCII
@@ -129,7 +129,7 @@ jinja_u_linebreak(uint32_t c)
 /* Case conversions of s into sb: 'U'pper, 'L'ower, 'S'wapcase,
  * 'T'itle (str.title), 'C'apitalize, 'J'inja's title filter. */
 void
-jinja_str_case(struct tpl_sb *sb, const char *s, size_t n, char mode)
+jinja_str_case(struct dbuf *sb, const char *s, size_t n, char mode)
 {
 	size_t		i, k;
 	uint32_t	c;
@@ -139,16 +139,16 @@ jinja_str_case(struct tpl_sb *sb, const char *s, size_t n, char mode)
 		c = tpl_utf8_next(s + i, n - i, &k);
 		switch (mode) {
 		case 'U': sb_upper(sb, c); break;
-		case 'L': tpl_sb_utf8(sb, u_lower(c)); break;
+		case 'L': tpl_add_utf8(sb, u_lower(c)); break;
 		case 'S':
 			if (u_lower(c) != c)
-				tpl_sb_utf8(sb, u_lower(c));
+				tpl_add_utf8(sb, u_lower(c));
 			else
 				sb_upper(sb, c);
 			break;
 		case 'T':
 			if (prev_cased)
-				tpl_sb_utf8(sb, u_lower(c));
+				tpl_add_utf8(sb, u_lower(c));
 			else
 				sb_upper(sb, c);
 			prev_cased = u_cased(c);
@@ -157,18 +157,18 @@ jinja_str_case(struct tpl_sb *sb, const char *s, size_t n, char mode)
 			if (i == 0)
 				sb_upper(sb, c);
 			else
-				tpl_sb_utf8(sb, u_lower(c));
+				tpl_add_utf8(sb, u_lower(c));
 			break;
 		default:	/* 'J': words split at -, space, ( { [ < */
 			if (c == '-' || jinja_u_space(c) || c == '(' || c ==
 			    '{' || c == '[' || c == '<') {
-				tpl_sb_utf8(sb, c);
+				tpl_add_utf8(sb, c);
 				start = 1;
 			} else if (start) {
 				sb_upper(sb, c);
 				start = 0;
 			} else
-				tpl_sb_utf8(sb, u_lower(c));
+				tpl_add_utf8(sb, u_lower(c));
 			break;
 		}
 	}
@@ -362,7 +362,7 @@ struct jv *
 jinja_str_replace(struct rt *rt, int line, const struct jv *s, const struct jv
     *old, const struct jv *new, int64_t count)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*p = s->u.s.p, *hit;
 	size_t		 n = s->u.s.n, i = 0, k;
 	int64_t		 done = 0;
@@ -372,12 +372,12 @@ jinja_str_replace(struct rt *rt, int line, const struct jv *s, const struct jv
 		for (i = 0; i <= n; i += k) {
 			k = 1;
 			if (count < 0 || done < count) {
-				tpl_sb_add(&sb, new->u.s.p, new->u.s.n);
+				dbuf_add(&sb, new->u.s.p, new->u.s.n);
 				done++;
 			}
 			if (i < n) {
 				tpl_utf8_next(p + i, n - i, &k);
-				tpl_sb_add(&sb, p + i, k);
+				dbuf_add(&sb, p + i, k);
 			}
 			if (sb.len > rt->lim->max_value)
 				break;
@@ -386,14 +386,14 @@ jinja_str_replace(struct rt *rt, int line, const struct jv *s, const struct jv
 	}
 	while ((count < 0 || done < count) &&
 	    (hit = memmem(p + i, n - i, old->u.s.p, old->u.s.n)) != NULL) {
-		tpl_sb_add(&sb, p + i, (size_t)(hit - p) - i);
-		tpl_sb_add(&sb, new->u.s.p, new->u.s.n);
+		dbuf_add(&sb, p + i, (size_t)(hit - p) - i);
+		dbuf_add(&sb, new->u.s.p, new->u.s.n);
 		i = (size_t)(hit - p) + old->u.s.n;
 		done++;
 		if (sb.len > rt->lim->max_value)
 			break;
 	}
-	tpl_sb_add(&sb, p + i, n - i);
+	dbuf_add(&sb, p + i, n - i);
 	return jinja_checked_str(rt, line, &sb);
 }
 
@@ -605,7 +605,7 @@ struct jv *
 jinja_str_pad(struct rt *rt, int line, const struct jv *s, int64_t width,
     const struct jv *fill, char how)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*f = " ";
 	size_t		 fl = 1, len = jinja_str_len(s), left, right, i;
 	int64_t		 marg;
@@ -630,10 +630,10 @@ jinja_str_pad(struct rt *rt, int line, const struct jv *s, int64_t width,
 		left = how == 'r' ? (size_t)marg : 0;
 	right = (size_t)marg - left;
 	for (i = 0; i < left; i++)
-		tpl_sb_add(&sb, f, fl);
-	tpl_sb_add(&sb, s->u.s.p, s->u.s.n);
+		dbuf_add(&sb, f, fl);
+	dbuf_add(&sb, s->u.s.p, s->u.s.n);
 	for (i = 0; i < right; i++)
-		tpl_sb_add(&sb, f, fl);
+		dbuf_add(&sb, f, fl);
 	return jinja_checked_str(rt, line, &sb);
 }
 
@@ -718,7 +718,7 @@ call_str_method(struct rt *rt, int line, struct jv *s, const char *name,
 	static const char *const p_one[] = { "x", "start", "end", NULL };
 	static const char *const p_pad[] = { "width", "fillchar", NULL };
 	static const char *const p_none[] = { NULL };
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*a[5], *items = NULL, *r = NULL, *sep;
 	size_t		 b, e, i;
 	int64_t		 k = -1;
@@ -805,10 +805,10 @@ call_str_method(struct rt *rt, int line, struct jv *s, const char *name,
 				    rt->lim->max_value);
 			i = s->u.s.n > 0 && (s->u.s.p[0] == '-' ||
 			    s->u.s.p[0] == '+');
-			tpl_sb_add(&sb, s->u.s.p, i);
+			dbuf_add(&sb, s->u.s.p, i);
 			for (b = jinja_str_len(s); (int64_t)b < k; b++)
-				tpl_sb_add(&sb, "0", 1);
-			tpl_sb_add(&sb, s->u.s.p + i, s->u.s.n - i);
+				dbuf_add(&sb, "0", 1);
+			dbuf_add(&sb, s->u.s.p + i, s->u.s.n - i);
 			return jinja_checked_str(rt, line, &sb);
 		}
 		return jinja_str_pad(rt, line, s, k, a[1],
@@ -830,8 +830,8 @@ call_str_method(struct rt *rt, int line, struct jv *s, const char *name,
 				goto out;
 			}
 			if (i > 0)
-				tpl_sb_add(&sb, s->u.s.p, s->u.s.n);
-			tpl_sb_add(&sb, items->u.l.v[i]->u.s.p,
+				dbuf_add(&sb, s->u.s.p, s->u.s.n);
+			dbuf_add(&sb, items->u.l.v[i]->u.s.p,
 			    items->u.l.v[i]->u.s.n);
 		}
 		r = jinja_checked_str(rt, line, &sb);
@@ -890,7 +890,7 @@ call_str_method(struct rt *rt, int line, struct jv *s, const char *name,
 	return jinja_fail(rt, line, "the method str.%s() is not supported",
 	    name);
 out:
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	jinja_jv_unref(items);
 	return r;
 }

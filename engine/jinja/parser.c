@@ -515,7 +515,7 @@ parse_primary(struct ps *ps)
 {
 	struct tok	*t = cur(ps);
 	struct node	*n = NULL;
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 
 	if (t->t == T_NAME) {
 		if ((n = mknode(ps, N_CONST, t->line)) == NULL)
@@ -539,11 +539,11 @@ parse_primary(struct ps *ps)
 	if (t->t == T_STR) {
 		/* Adjacent string literals join, as in Python. */
 		for (; cur(ps)->t == T_STR; ps->itok++)
-			tpl_sb_add(&sb, cur(ps)->val->u.s.p,
+			dbuf_add(&sb, cur(ps)->val->u.s.p,
 			    cur(ps)->val->u.s.n);
-		if (sb.oom || (n = mknode(ps, N_CONST, t->line)) == NULL) {
-			tpl_sb_release(&sb);
-			return sb.oom ? jinja_oom(&ps->rt) : NULL;
+		if (sb.err || (n = mknode(ps, N_CONST, t->line)) == NULL) {
+			dbuf_free(&sb);
+			return sb.err ? jinja_oom(&ps->rt) : NULL;
 		}
 		if ((n->val = jinja_jv_str_sb(&sb)) == NULL) {
 			node_free(n);

@@ -134,13 +134,13 @@ jinja_jv_str(const char *s)
 
 /* A string taking over sb's bytes. */
 struct jv *
-jinja_jv_str_sb(struct tpl_sb *sb)
+jinja_jv_str_sb(struct dbuf *sb)
 {
 	struct jv	*v;
 	size_t		 n = sb->len;
 	char		*p;
 
-	if ((p = tpl_sb_take(sb)) == NULL)
+	if ((p = dbuf_take(sb, NULL)) == NULL)
 		return NULL;
 	if ((v = jinja_jv_new(JT_STR)) == NULL) {
 		free(p);
@@ -291,7 +291,7 @@ jinja_str_off(const char *s, size_t n, size_t ci)
 /* str() (repr 0) or repr() (repr 1) of v into sb; -1 with the error set
  * for values whose text is an object address in Python. */
 int
-jinja_jv_write(struct rt *rt, int line, struct tpl_sb *sb, const struct jv *v,
+jinja_jv_write(struct rt *rt, int line, struct dbuf *sb, const struct jv *v,
     int repr, int depth)
 {
 	size_t	i;
@@ -304,21 +304,21 @@ jinja_jv_write(struct rt *rt, int line, struct tpl_sb *sb, const struct jv *v,
 	switch (v->t) {
 	case JT_UNDEF:
 		if (repr)
-			tpl_sb_str(sb, "Undefined");
+			dbuf_addstr(sb, "Undefined");
 		return 0;
-	case JT_NONE: tpl_sb_str(sb, "None"); return 0;
-	case JT_BOOL: tpl_sb_str(sb, v->u.b ? "True" : "False"); return 0;
-	case JT_INT: tpl_sb_py_int(sb, v->u.i); return 0;
-	case JT_FLOAT: tpl_sb_py_float(sb, v->u.f); return 0;
+	case JT_NONE: dbuf_addstr(sb, "None"); return 0;
+	case JT_BOOL: dbuf_addstr(sb, v->u.b ? "True" : "False"); return 0;
+	case JT_INT: tpl_add_py_int(sb, v->u.i); return 0;
+	case JT_FLOAT: tpl_add_py_float(sb, v->u.f); return 0;
 	case JT_STR:
 		if (!repr)
-			tpl_sb_add(sb, v->u.s.p, v->u.s.n);
+			dbuf_add(sb, v->u.s.p, v->u.s.n);
 		else {
 			if (v->markup)
-				tpl_sb_str(sb, "Markup(");
-			tpl_sb_py_str(sb, v->u.s.p, v->u.s.n);
+				dbuf_addstr(sb, "Markup(");
+			tpl_add_py_str(sb, v->u.s.p, v->u.s.n);
 			if (v->markup)
-				tpl_sb_str(sb, ")");
+				dbuf_addstr(sb, ")");
 		}
 		return 0;
 	case JT_LIST:
@@ -329,37 +329,37 @@ jinja_jv_write(struct rt *rt, int line, struct tpl_sb *sb, const struct jv *v,
 			return -1;
 		}
 		if (v->view == JV_KEYS)
-			tpl_sb_str(sb, "dict_keys(");
+			dbuf_addstr(sb, "dict_keys(");
 		else if (v->view == JV_VALUES)
-			tpl_sb_str(sb, "dict_values(");
+			dbuf_addstr(sb, "dict_values(");
 		else if (v->view == JV_ITEMS)
-			tpl_sb_str(sb, "dict_items(");
-		tpl_sb_str(sb, v->t == JT_LIST ? "[" : "(");
+			dbuf_addstr(sb, "dict_items(");
+		dbuf_addstr(sb, v->t == JT_LIST ? "[" : "(");
 		for (i = 0; rc == 0 && i < v->u.l.n; i++) {
 			if (i > 0)
-				tpl_sb_add(sb, ", ", 2);
+				dbuf_add(sb, ", ", 2);
 			rc = jinja_jv_write(rt, line, sb, v->u.l.v[i], 1,
 			    depth + 1);
 		}
 		if (v->t == JT_TUPLE && v->u.l.n == 1)
-			tpl_sb_add(sb, ",", 1);
-		tpl_sb_str(sb, v->t == JT_LIST ? "]" : ")");
+			dbuf_add(sb, ",", 1);
+		dbuf_addstr(sb, v->t == JT_LIST ? "]" : ")");
 		if (v->view != JV_PLAIN)
-			tpl_sb_add(sb, ")", 1);
+			dbuf_add(sb, ")", 1);
 		return rc;
 	case JT_DICT:
-		tpl_sb_add(sb, "{", 1);
+		dbuf_add(sb, "{", 1);
 		for (i = 0; rc == 0 && i < v->u.d.n; i++) {
 			if (i > 0)
-				tpl_sb_add(sb, ", ", 2);
+				dbuf_add(sb, ", ", 2);
 			rc = jinja_jv_write(rt, line, sb, v->u.d.k[i], 1,
 			    depth + 1);
-			tpl_sb_add(sb, ": ", 2);
+			dbuf_add(sb, ": ", 2);
 			if (rc == 0)
 				rc = jinja_jv_write(rt, line, sb, v->u.d.v[i],
 				    1, depth + 1);
 		}
-		tpl_sb_add(sb, "}", 1);
+		dbuf_add(sb, "}", 1);
 		return rc;
 	default:
 		jinja_fail(rt, line, "cannot print a %s (Jinja2 prints its "
@@ -372,17 +372,17 @@ jinja_jv_write(struct rt *rt, int line, struct tpl_sb *sb, const struct jv *v,
 struct jv *
 jinja_jv_to_str(struct rt *rt, int line, struct jv *v)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct jv	*s;
 
 	if (v->t == JT_STR)
 		return jinja_jv_ref(v);
 	if (jinja_jv_write(rt, line, &sb, v, 0, 0) != 0) {
-		tpl_sb_release(&sb);
+		dbuf_free(&sb);
 		return NULL;
 	}
 	if (sb.len > rt->lim->max_value) {
-		tpl_sb_release(&sb);
+		dbuf_free(&sb);
 		return jinja_limit(rt, line, "value size", rt->lim->max_value);
 	}
 	if ((s = jinja_jv_str_sb(&sb)) == NULL)

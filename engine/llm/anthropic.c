@@ -79,19 +79,19 @@ content_blocks(const struct llm_message *m, json_t *blocks)
 
 /* The text of a message (system prompts, tool results). */
 static void
-message_text(const struct llm_message *m, struct tpl_sb *sb)
+message_text(const struct llm_message *m, struct dbuf *sb)
 {
 	size_t i;
 
 	if (m->nparts == 0) {
 		if (m->content != NULL)
-			tpl_sb_str(sb, m->content);
+			dbuf_addstr(sb, m->content);
 		return;
 	}
 	for (i = 0; i < m->nparts; i++)
 		if (m->parts[i].type == LLM_PART_TEXT &&
 		    m->parts[i].text != NULL)
-			tpl_sb_str(sb, m->parts[i].text);
+			dbuf_addstr(sb, m->parts[i].text);
 }
 
 /* Appends one message, merged into the last one when the role repeats. */
@@ -118,11 +118,11 @@ push(json_t *msgs, const char *role, json_t *blocks)
 
 static int
 build_messages(const struct llm_request *rq, json_t *body,
-    struct tpl_sb *system)
+    struct dbuf *system)
 {
 	json_t		*msgs = json_object_get(body, "messages");
 	json_t		*blocks, *input, *b;
-	struct tpl_sb	 t;
+	struct dbuf	 t;
 	size_t		 i, k;
 	int		 rc = 0;
 
@@ -131,7 +131,7 @@ build_messages(const struct llm_request *rq, json_t *body,
 
 		if (m->role == LLM_SYSTEM) {
 			if (system->len > 0)
-				tpl_sb_str(system, "\n\n");
+				dbuf_addstr(system, "\n\n");
 			message_text(m, system);
 			continue;
 		}
@@ -144,7 +144,7 @@ build_messages(const struct llm_request *rq, json_t *body,
 			    "tool_use_id", m->tool_call_id != NULL ?
 			    m->tool_call_id : "", "content", t.p != NULL ?
 			    t.p : "");
-			tpl_sb_release(&t);
+			dbuf_free(&t);
 			rc = add_block(blocks, b);
 		} else
 			rc = content_blocks(m, blocks);
@@ -191,7 +191,7 @@ anthropic_body(struct llm_chat *c)
 	const json_t			*p = rq->params;
 	json_t				*v;
 	json_t				*body, *tools, *t, *stop;
-	struct tpl_sb			 system;
+	struct dbuf			 system;
 	const char			*st = schema_tool(rq);
 	json_int_t			 max_tokens = DEFAULT_MAX_TOKENS;
 	size_t				 i;
@@ -212,13 +212,13 @@ anthropic_body(struct llm_chat *c)
 
 		if (s == NULL)
 			goto fail;
-		tpl_sb_str(&system, system.len > 0 ? "\n\n" : "");
-		tpl_sb_str(&system, "Answer with only JSON that fits this "
+		dbuf_addstr(&system, system.len > 0 ? "\n\n" : "");
+		dbuf_addstr(&system, "Answer with only JSON that fits this "
 		    "JSON schema: ");
-		tpl_sb_str(&system, s);
+		dbuf_addstr(&system, s);
 		free(s);
 	}
-	if (system.oom)
+	if (system.err)
 		goto fail;
 	if (system.len > 0 && json_object_set_new(body, "system",
 	    json_string(system.p)) != 0)
@@ -281,10 +281,10 @@ anthropic_body(struct llm_chat *c)
 	}
 	if (rq->stream && json_object_set_new(body, "stream", json_true()))
 		goto fail;
-	tpl_sb_release(&system);
+	dbuf_free(&system);
 	return body;
 fail:
-	tpl_sb_release(&system);
+	dbuf_free(&system);
 	json_decref(body);
 	return NULL;
 }
@@ -413,8 +413,8 @@ anthropic_event(struct llm_chat *c, const char *event, const char *data,
 		s = json_string_value(json_object_get(cb, "type"));
 		if (s != NULL && strcmp(s, "tool_use") == 0) {
 			b->tool = 1;
-			tpl_sb_str(&b->id, str_or_empty(cb, "id"));
-			tpl_sb_str(&b->name, str_or_empty(cb, "name"));
+			dbuf_addstr(&b->id, str_or_empty(cb, "id"));
+			dbuf_addstr(&b->name, str_or_empty(cb, "name"));
 		} else if (s != NULL && strcmp(s, "text") == 0 &&
 		    (s = json_string_value(json_object_get(cb, "text"))) !=
 		    NULL)
@@ -433,7 +433,7 @@ anthropic_event(struct llm_chat *c, const char *event, const char *data,
 		else if (strcmp(s, "input_json_delta") == 0 &&
 		    (s = json_string_value(json_object_get(d,
 		    "partial_json"))) != NULL)
-			tpl_sb_str(&b->args, s);
+			dbuf_addstr(&b->args, s);
 	} else if (strcmp(type, "message_delta") == 0) {
 		d = json_object_get(j, "delta");
 		if ((s = json_string_value(json_object_get(d, "stop_reason")))

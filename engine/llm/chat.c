@@ -127,7 +127,7 @@ slots_take(struct llm_chat *c)
 
 	for (i = 0; i < c->nslots && rc == 0; i++) {
 		sl = &c->slots[i];
-		if (sl->id.oom || sl->name.oom || sl->args.oom)
+		if (sl->id.err || sl->name.err || sl->args.err)
 			rc = ENGINE_ENOMEM;
 		else if (sl->tool)
 			rc = llm_chat_call(c, sl->id.p != NULL ? sl->id.p : "",
@@ -143,9 +143,9 @@ llm_chat_release(struct llm_chat *c)
 	size_t i;
 
 	for (i = 0; i < c->nslots; i++) {
-		tpl_sb_release(&c->slots[i].id);
-		tpl_sb_release(&c->slots[i].name);
-		tpl_sb_release(&c->slots[i].args);
+		dbuf_free(&c->slots[i].id);
+		dbuf_free(&c->slots[i].name);
+		dbuf_free(&c->slots[i].args);
 	}
 	free(c->slots);
 	c->slots = NULL;
@@ -181,7 +181,7 @@ struct stream {
 	struct llm_chat		*c;
 	int			 events;	/* SSE events seen */
 	int			 rc;		/* what stopped the transfer */
-	struct tpl_sb		 raw;		/* the body before any event */
+	struct dbuf		 raw;		/* the body before any event */
 	struct llm_sse		 sse;
 };
 
@@ -191,7 +191,7 @@ on_event(void *arg, const char *event, const char *data, size_t len)
 	struct stream *st = arg;
 
 	st->events++;
-	tpl_sb_release(&st->raw);
+	dbuf_free(&st->raw);
 	return st->c->proto->event(st->c, event, data, len);
 }
 
@@ -201,8 +201,8 @@ on_data(const char *buf, size_t n, void *arg)
 	struct stream *st = arg;
 
 	if (st->events == 0) {
-		tpl_sb_add(&st->raw, buf, n);
-		if (st->raw.oom)
+		dbuf_add(&st->raw, buf, n);
+		if (st->raw.err)
 			st->rc = ENGINE_ENOMEM;
 	}
 	if (st->rc == 0)
@@ -337,9 +337,9 @@ post(struct engine *e, struct llm_chat *c, const json_t *body,
 		rc = ENGINE_EFETCH;
 	}
 out:
-	tpl_sb_release(&st.sse.line);
-	tpl_sb_release(&st.sse.data);
-	tpl_sb_release(&st.raw);
+	dbuf_free(&st.sse.line);
+	dbuf_free(&st.sse.data);
+	dbuf_free(&st.raw);
 	outbound_resp_release(&resp);
 	curl_slist_free_all(hl);
 	free(text);

@@ -285,7 +285,7 @@ sse_line(struct llm_sse *s, const char *l, size_t n)
 		if (s->have_data) {
 			rc = s->on_event(s->arg, s->event,
 			    s->data.p != NULL ? s->data.p : "", s->data.len);
-			if (s->data.oom && rc == 0)
+			if (s->data.err && rc == 0)
 				rc = ENGINE_ENOMEM;
 		}
 		s->data.len = 0;
@@ -315,8 +315,8 @@ sse_line(struct llm_sse *s, const char *l, size_t n)
 		s->event[vlen] = '\0';
 	} else if (flen == 4 && memcmp(l, "data", 4) == 0) {
 		if (s->have_data)
-			tpl_sb_add(&s->data, "\n", 1);
-		tpl_sb_add(&s->data, v, vlen);
+			dbuf_add(&s->data, "\n", 1);
+		dbuf_add(&s->data, v, vlen);
 		s->have_data = 1;
 	}
 out:
@@ -332,15 +332,15 @@ llm_sse_feed(struct llm_sse *s, const char *p, size_t n)
 	while (s->rc == 0 && n > 0) {
 		nl = memchr(p, '\n', n);
 		if (nl == NULL) {
-			tpl_sb_add(&s->line, p, n);
-			if (s->line.oom)
+			dbuf_add(&s->line, p, n);
+			if (s->line.err)
 				s->rc = ENGINE_ENOMEM;
 			break;
 		}
 		k = (size_t)(nl - p);
 		if (s->line.len > 0) {
-			tpl_sb_add(&s->line, p, k);
-			if (s->line.oom)
+			dbuf_add(&s->line, p, k);
+			if (s->line.err)
 				s->rc = ENGINE_ENOMEM;
 			else
 				s->rc = sse_line(s, s->line.p, s->line.len);
@@ -362,7 +362,7 @@ llm_sse_finish(struct llm_sse *s)
 	}
 	if (s->rc == 0)
 		s->rc = sse_line(s, "", 0);
-	tpl_sb_release(&s->line);
-	tpl_sb_release(&s->data);
+	dbuf_free(&s->line);
+	dbuf_free(&s->data);
 	return s->rc;
 }

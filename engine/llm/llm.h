@@ -219,7 +219,7 @@ struct llm_attempt {
  */
 struct llm_slot {
 	int		 tool;	/* a tool call: taken into the response */
-	struct tpl_sb	 id, name, args;
+	struct dbuf	 id, name, args;
 };
 
 struct llm_protocol;
@@ -315,8 +315,8 @@ struct llm_sse {
 	int		(*on_event)(void *arg, const char *event,
 			    const char *data, size_t len);
 	void		*arg;
-	struct tpl_sb	 line;
-	struct tpl_sb	 data;
+	struct dbuf	 line;
+	struct dbuf	 data;
 	char		 event[64];
 	int		 have_data;
 	int		 rc;

@@ -393,22 +393,22 @@ parse_chunk(struct llm_chat *c, const json_t *j)
 		fn = json_object_get(tc, "function");
 		if ((s = json_string_value(json_object_get(tc, "id"))) !=
 		    NULL && sl->id.len == 0)
-			tpl_sb_str(&sl->id, s);
+			dbuf_addstr(&sl->id, s);
 		if ((s = json_string_value(json_object_get(fn, "name"))) !=
 		    NULL && sl->name.len == 0)
-			tpl_sb_str(&sl->name, s);
+			dbuf_addstr(&sl->name, s);
 		if ((s = json_string_value(json_object_get(fn, "arguments")))
 		    != NULL)
-			tpl_sb_str(&sl->args, s);
+			dbuf_addstr(&sl->args, s);
 		else if (json_is_object(json_object_get(fn, "arguments"))) {
 			char *t = json_dumps(json_object_get(fn, "arguments"),
 			    JSON_COMPACT);
 
 			if (t != NULL)
-				tpl_sb_str(&sl->args, t);
+				dbuf_addstr(&sl->args, t);
 			free(t);
 		}
-		if (sl->id.oom || sl->name.oom || sl->args.oom)
+		if (sl->id.err || sl->name.err || sl->args.err)
 			return ENGINE_ENOMEM;
 		/* an index that never gets a name or arguments is no call */
 		if (sl->name.len > 0 || sl->args.len > 0)

@@ -371,32 +371,32 @@ run_tool(struct agent *a, const char *name, const char *args, char **out)
 static char *
 react_prompt(struct agent *a, const char *instruction)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	char		*schema;
 	size_t		 i;
 
-	tpl_sb_str(&sb, "Respond to the human as helpfully and accurately as "
+	dbuf_addstr(&sb, "Respond to the human as helpfully and accurately as "
 	    "possible.\n\n");
-	tpl_sb_str(&sb, instruction ? instruction : "");
-	tpl_sb_str(&sb, "\n\nYou have access to the following tools:\n\n");
+	dbuf_addstr(&sb, instruction ? instruction : "");
+	dbuf_addstr(&sb, "\n\nYou have access to the following tools:\n\n");
 	for (i = 0; i < a->ntools; i++) {
 		schema = json_dumps(a->tools[i].schema, JSON_COMPACT);
-		tpl_sb_str(&sb, a->tools[i].name);
-		tpl_sb_str(&sb, ": ");
-		tpl_sb_str(&sb, a->tools[i].description);
-		tpl_sb_str(&sb, ", args: ");
-		tpl_sb_str(&sb, schema ? schema : "{}");
-		tpl_sb_str(&sb, "\n");
+		dbuf_addstr(&sb, a->tools[i].name);
+		dbuf_addstr(&sb, ": ");
+		dbuf_addstr(&sb, a->tools[i].description);
+		dbuf_addstr(&sb, ", args: ");
+		dbuf_addstr(&sb, schema ? schema : "{}");
+		dbuf_addstr(&sb, "\n");
 		free(schema);
 	}
-	tpl_sb_str(&sb, "\nUse a json blob to specify a tool by providing an "
+	dbuf_addstr(&sb, "\nUse a json blob to specify a tool by providing an "
 	    "action key (tool name) and an action_input key (tool input).\n"
 	    "Valid \"action\" values: \"Final Answer\" or ");
 	for (i = 0; i < a->ntools; i++) {
-		tpl_sb_str(&sb, i ? ", " : "");
-		tpl_sb_str(&sb, a->tools[i].name);
+		dbuf_addstr(&sb, i ? ", " : "");
+		dbuf_addstr(&sb, a->tools[i].name);
 	}
-	tpl_sb_str(&sb, "\n\nProvide only ONE action per $JSON_BLOB, as "
+	dbuf_addstr(&sb, "\n\nProvide only ONE action per $JSON_BLOB, as "
 	    "shown:\n\n```\n{\"action\": $TOOL_NAME, \"action_input\": "
 	    "$ACTION_INPUT}\n```\n\nFollow this format:\n\nQuestion: input "
 	    "question to answer\nThought: consider previous and subsequent "
@@ -408,7 +408,7 @@ react_prompt(struct agent *a, const char *instruction)
 	    "blob of a single action. Use tools if necessary. Respond "
 	    "directly if appropriate. Format is Action:```$JSON_BLOB```then "
 	    "Observation:.\n");
-	return tpl_sb_take(&sb);
+	return dbuf_take(&sb, NULL);
 }
 
 /* The {"action", "action_input"} blob in a ReAct answer, or NULL. */
@@ -608,14 +608,14 @@ agent_run(struct node_ctx *c)
 				    rs.text_len));
 				snprintf(obs, sizeof(obs), "Observation: ");
 				{
-					struct tpl_sb sb = { NULL, 0, 0, 0 };
+					struct dbuf sb = { 0 };
 
-					tpl_sb_str(&sb, obs);
-					tpl_sb_str(&sb, res_text ? res_text :
+					dbuf_addstr(&sb, obs);
+					dbuf_addstr(&sb, res_text ? res_text :
 					    "");
 					push(&a, LLM_USER, keep(&a, sb.p ?
 					    sb.p : "", sb.len));
-					tpl_sb_release(&sb);
+					dbuf_free(&sb);
 				}
 				free(args);
 				free(res_text);

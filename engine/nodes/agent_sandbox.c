@@ -49,7 +49,7 @@ cu_offset(const char *s, size_t len, size_t n)
 static char *
 cu_cut(const struct conf *cf, const char *raw, size_t rawlen)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	char		 mid[96], *s;
 	size_t		 len, chars, keep, head, tail;
 
@@ -65,13 +65,13 @@ cu_cut(const struct conf *cf, const char *raw, size_t rawlen)
 		keep = (size_t)cf->agent_output_max / 2;
 	head = cu_offset(s, len, keep);
 	tail = cu_offset(s, len, chars - keep);
-	tpl_sb_add(&sb, s, head);
+	dbuf_add(&sb, s, head);
 	snprintf(mid, sizeof(mid), "\n... [%zu characters cut] ...\n",
 	    chars - 2 * keep);
-	tpl_sb_str(&sb, mid);
-	tpl_sb_add(&sb, s + tail, len - tail);
+	dbuf_addstr(&sb, mid);
+	dbuf_add(&sb, s + tail, len - tail);
 	free(s);
-	return tpl_sb_take(&sb);
+	return dbuf_take(&sb, NULL);
 }
 
 static void
@@ -96,7 +96,7 @@ cu_bash(struct node_ctx *c, struct sandbox *sb, const char *cmd, char **out,
 	struct sandbox_exec_req		 rq;
 	struct sandbox_exec_result	 res;
 	struct sandbox_cancel		 cancel = { node_stop_asked, c->run };
-	struct tpl_sb			 all = { NULL, 0, 0, 0 };
+	struct dbuf			 all = { 0 };
 	char				 tail[64];
 	int				 left;
 
@@ -112,19 +112,19 @@ cu_bash(struct node_ctx *c, struct sandbox *sb, const char *cmd, char **out,
 	rq.readonly = "skills";	/* the app's files: read, not write */
 	if (sandbox_exec(sb, &rq, c->err, &res) != 0)
 		return -1;
-	tpl_sb_add(&all, res.out ? res.out : "", res.out_len);
-	tpl_sb_add(&all, res.err ? res.err : "", res.err_len);
+	dbuf_add(&all, res.out ? res.out : "", res.out_len);
+	dbuf_add(&all, res.err ? res.err : "", res.err_len);
 	if (res.timed_out) {
 		snprintf(tail, sizeof(tail), "\n[the command was stopped after "
 		    "%d s]", rq.timeout_ms / 1000);
-		tpl_sb_str(&all, tail);
+		dbuf_addstr(&all, tail);
 	} else if (res.exit_code != 0) {
 		snprintf(tail, sizeof(tail), "\n[exit code %d]", res.exit_code);
-		tpl_sb_str(&all, tail);
+		dbuf_addstr(&all, tail);
 	}
 	*exit_code = res.exit_code;
 	*out = cu_cut(c->run->e->conf, all.p ? all.p : "", all.len);
-	tpl_sb_release(&all);
+	dbuf_free(&all);
 	sandbox_exec_result_release(&res);
 	return *out != NULL ? 0 : node_fail(c, "out of memory");
 }
@@ -165,25 +165,25 @@ cu_output_files(struct node_ctx *c, struct sandbox *sb)
 static char *
 cu_skills_text(struct run *r)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	json_t		*s;
 	size_t		 i;
 
 	if (json_array_size(r->skills) == 0)
 		return NULL;
-	tpl_sb_str(&sb, "\n\nSkills are available in the workspace; read a "
+	dbuf_addstr(&sb, "\n\nSkills are available in the workspace; read a "
 	    "skill's SKILL.md before using it:\n");
 	json_array_foreach(r->skills, i, s) {
-		tpl_sb_str(&sb, "- ");
-		tpl_sb_str(&sb, json_string_value(json_object_get(s, "name")));
-		tpl_sb_str(&sb, ": ");
-		tpl_sb_str(&sb, json_string_value(json_object_get(s,
+		dbuf_addstr(&sb, "- ");
+		dbuf_addstr(&sb, json_string_value(json_object_get(s, "name")));
+		dbuf_addstr(&sb, ": ");
+		dbuf_addstr(&sb, json_string_value(json_object_get(s,
 		    "description")));
-		tpl_sb_str(&sb, " (");
-		tpl_sb_str(&sb, json_string_value(json_object_get(s, "path")));
-		tpl_sb_str(&sb, ")\n");
+		dbuf_addstr(&sb, " (");
+		dbuf_addstr(&sb, json_string_value(json_object_get(s, "path")));
+		dbuf_addstr(&sb, ")\n");
 	}
-	return tpl_sb_take(&sb);
+	return dbuf_take(&sb, NULL);
 }
 
 /* ====== Function tools: the tools the classic Agent had ====== */
@@ -520,9 +520,9 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 	json_t			*tfiles;
 	const char		*provider = json_string_value(json_object_get(
 				    model, "provider"));
-	struct tpl_sb		 content = { NULL, 0, 0, 0 };
+	struct dbuf		 content = { 0 };
 	char			*skills, *out, *sys;
-	struct tpl_sb		 doc = { NULL, 0, 0, 0 };
+	struct dbuf		 doc = { 0 };
 	json_t			*args;
 	int			 iter, max_iter, rc = -1, code, failed, stream;
 	size_t			 i, k, pos = 0;
@@ -571,10 +571,10 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 	st.ltools[0].description = cu_bash_doc;
 	if (c->run->sb_note != NULL && *c->run->sb_note != '\0') {
 		/* what this sandbox can reach and has (sandbox_tool_note) */
-		tpl_sb_str(&doc, cu_bash_doc);
-		tpl_sb_str(&doc, " ");
-		tpl_sb_str(&doc, c->run->sb_note);
-		if ((sys = tpl_sb_take(&doc)) != NULL)
+		dbuf_addstr(&doc, cu_bash_doc);
+		dbuf_addstr(&doc, " ");
+		dbuf_addstr(&doc, c->run->sb_note);
+		if ((sys = dbuf_take(&doc, NULL)) != NULL)
 			st.ltools[0].description = prompt_keep(p, sys);
 	}
 	st.ltools[0].parameters = schema;
@@ -628,7 +628,7 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		if (rs.text != NULL && rs.text[0] != '\0') {
 			size_t n = as_chars(rs.text);
 
-			tpl_sb_str(&content, rs.text);
+			dbuf_addstr(&content, rs.text);
 			json_array_append_new(seq, json_pack("{s:s,s:I,s:I}",
 			    "type", "content", "start", (json_int_t)pos,
 			    "end", (json_int_t)(pos + n)));
@@ -732,7 +732,7 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		    "(max_iterations)", max_iter);
 		goto out;
 	}
-	if (content.oom) {
+	if (content.err) {
 		rc = node_fail(c, "out of memory");
 		goto out;
 	}
@@ -749,7 +749,7 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 	}
 	*files = cu_output_files(c, sb);
 out:
-	tpl_sb_release(&content);
+	dbuf_free(&content);
 	as_state_release(&st);
 	json_decref(schema);
 	return rc;

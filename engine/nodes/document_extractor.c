@@ -41,25 +41,25 @@
 
 /* Appends n bytes as valid UTF-8 (malformed bytes as U+FFFD). */
 static void
-sb_utf8(struct tpl_sb *sb, const char *p, size_t n)
+sb_utf8(struct dbuf *sb, const char *p, size_t n)
 {
 	size_t i = 0, run, l;
 
 	while (i < n) {
 		for (run = i; run < n && (unsigned char)p[run] < 0x80; run++)
 			;
-		tpl_sb_add(sb, p + i, run - i);
+		dbuf_add(sb, p + i, run - i);
 		if ((i = run) >= n)
 			break;
-		tpl_sb_utf8(sb, tpl_utf8_next(p + i, n - i, &l));
+		tpl_add_utf8(sb, tpl_utf8_next(p + i, n - i, &l));
 		i += l;
 	}
 }
 
 static int
-take(struct tpl_sb *sb, char *err, size_t errsz, char **out)
+take(struct dbuf *sb, char *err, size_t errsz, char **out)
 {
-	if ((*out = tpl_sb_take(sb)) == NULL) {
+	if ((*out = dbuf_take(sb, NULL)) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
@@ -103,7 +103,7 @@ static int
 text_plain(const char *data, size_t len, char *err, size_t errsz,
     char **out)
 {
-	struct tpl_sb sb = { 0 };
+	struct dbuf sb = { 0 };
 
 	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) {
 		data += 3;
@@ -145,7 +145,7 @@ out:
 static int
 text_csv(const char *data, size_t len, char *err, size_t errsz, char **out)
 {
-	struct tpl_sb	 sb = { 0 }, cell = { 0 };
+	struct dbuf	 sb = { 0 }, cell = { 0 };
 	char		*clean = NULL;
 	size_t		 i, n, ncols = 0, col = 0, row = 0, k;
 	int		 rc = -1, q = 0, any = 0;
@@ -158,7 +158,7 @@ text_csv(const char *data, size_t len, char *err, size_t errsz, char **out)
 
 		if (q) {
 			if (ch == '"' && i + 1 < n && clean[i + 1] == '"') {
-				tpl_sb_add(&cell, "\"", 1);
+				dbuf_add(&cell, "\"", 1);
 				i++;
 			} else if (ch == '"')
 				q = 0;
@@ -166,7 +166,7 @@ text_csv(const char *data, size_t len, char *err, size_t errsz, char **out)
 				q = 0;	/* unterminated: end the cell */
 				i--;
 			} else
-				tpl_sb_add(&cell, &ch, 1);
+				dbuf_add(&cell, &ch, 1);
 			continue;
 		}
 		if (ch == '"' && cell.len == 0) {
@@ -181,27 +181,27 @@ text_csv(const char *data, size_t len, char *err, size_t errsz, char **out)
 			    cell.len == 0) {
 				continue;	/* an empty line is no row */
 			}
-			tpl_sb_str(&sb, col == 0 ? "| " : " | ");
-			tpl_sb_add(&sb, cell.p ? cell.p : "", cell.len);
-			tpl_sb_release(&cell);
+			dbuf_addstr(&sb, col == 0 ? "| " : " | ");
+			dbuf_add(&sb, cell.p ? cell.p : "", cell.len);
+			dbuf_free(&cell);
 			memset(&cell, 0, sizeof(cell));
 			col++;
 			any = 1;
 			if (ch != ',') {
-				tpl_sb_str(&sb, " |\n");
+				dbuf_addstr(&sb, " |\n");
 				if (row++ == 0) {
 					ncols = col;
-					tpl_sb_str(&sb, "|");
+					dbuf_addstr(&sb, "|");
 					for (k = 0; k < ncols; k++)
-						tpl_sb_str(&sb, " --- |");
-					tpl_sb_str(&sb, "\n");
+						dbuf_addstr(&sb, " --- |");
+					dbuf_addstr(&sb, "\n");
 				}
 				col = 0;
 				any = 0;
 			}
 			continue;
 		}
-		tpl_sb_add(&cell, &ch, 1);
+		dbuf_add(&cell, &ch, 1);
 	}
 	if (take(&sb, err, errsz, out) != 0)
 		goto out;
@@ -211,8 +211,8 @@ text_csv(const char *data, size_t len, char *err, size_t errsz, char **out)
 		(*out)[--n] = '\0';
 	rc = 0;
 out:
-	tpl_sb_release(&sb);
-	tpl_sb_release(&cell);
+	dbuf_free(&sb);
+	dbuf_free(&cell);
 	free(clean);
 	return rc;
 }
@@ -243,7 +243,7 @@ html_block(const xmlNode *n)
 }
 
 static void
-html_walk(const xmlNode *n, struct tpl_sb *sb, int depth)
+html_walk(const xmlNode *n, struct dbuf *sb, int depth)
 {
 	const xmlNode *ch;
 
@@ -251,7 +251,7 @@ html_walk(const xmlNode *n, struct tpl_sb *sb, int depth)
 		if (n->type == XML_TEXT_NODE || n->type ==
 		    XML_CDATA_SECTION_NODE) {
 			if (n->content != NULL)
-				tpl_sb_str(sb, (const char *)n->content);
+				dbuf_addstr(sb, (const char *)n->content);
 			continue;
 		}
 		if (n->type != XML_ELEMENT_NODE || depth > 512)
@@ -261,12 +261,12 @@ html_walk(const xmlNode *n, struct tpl_sb *sb, int depth)
 			continue;
 		ch = n->children;
 		if (html_block(n))
-			tpl_sb_str(sb, "\n");
+			dbuf_addstr(sb, "\n");
 		else if (name_is(n, "td") || name_is(n, "th"))
-			tpl_sb_str(sb, " ");
+			dbuf_addstr(sb, " ");
 		html_walk(ch, sb, depth + 1);
 		if (html_block(n))
-			tpl_sb_str(sb, "\n");
+			dbuf_addstr(sb, "\n");
 	}
 }
 
@@ -275,7 +275,7 @@ text_html(const char *data, size_t len, char *err, size_t errsz,
     char **out)
 {
 	htmlDocPtr	 doc = NULL;
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	char		*raw = NULL;
 	int		 rc = -1;
 
@@ -303,7 +303,7 @@ out:
 }
 
 static void
-xml_walk(const xmlNode *n, struct tpl_sb *sb, int depth)
+xml_walk(const xmlNode *n, struct dbuf *sb, int depth)
 {
 	const char	*s;
 	size_t		 l;
@@ -318,8 +318,8 @@ xml_walk(const xmlNode *n, struct tpl_sb *sb, int depth)
 			while (l > 0 && isspace((unsigned char)s[l - 1]))
 				l--;
 			if (l > 0) {
-				tpl_sb_add(sb, s, l);
-				tpl_sb_str(sb, "\n");
+				dbuf_add(sb, s, l);
+				dbuf_addstr(sb, "\n");
 			}
 		} else if (n->type == XML_ELEMENT_NODE && depth < 512)
 			xml_walk(n->children, sb, depth + 1);
@@ -349,7 +349,7 @@ static int
 text_xml(const char *data, size_t len, char *err, size_t errsz, char **out)
 {
 	xmlDocPtr	 doc;
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	char		*raw = NULL;
 	int		 rc = -1;
 
@@ -371,7 +371,7 @@ out:
 
 /* The text of a run container (a paragraph, hyperlink, insertion...). */
 static void
-docx_runs(const xmlNode *n, struct tpl_sb *sb, int depth)
+docx_runs(const xmlNode *n, struct dbuf *sb, int depth)
 {
 	for (; n != NULL; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE || depth > 256)
@@ -380,12 +380,12 @@ docx_runs(const xmlNode *n, struct tpl_sb *sb, int depth)
 			xmlChar *t = xmlNodeGetContent(n);
 
 			if (t != NULL)
-				tpl_sb_str(sb, (const char *)t);
+				dbuf_addstr(sb, (const char *)t);
 			xmlFree(t);
 		} else if (name_is(n, "tab"))
-			tpl_sb_str(sb, "\t");
+			dbuf_addstr(sb, "\t");
 		else if (name_is(n, "br") || name_is(n, "cr"))
-			tpl_sb_str(sb, "\n");
+			dbuf_addstr(sb, "\n");
 		else if (name_is(n, "del") || name_is(n, "drawing") ||
 		    name_is(n, "pict") || name_is(n, "instrText") ||
 		    name_is(n, "txbxContent") || name_is(n, "pPr") ||
@@ -396,12 +396,12 @@ docx_runs(const xmlNode *n, struct tpl_sb *sb, int depth)
 	}
 }
 
-static void docx_blocks(const xmlNode *n, struct tpl_sb *sb, int depth,
+static void docx_blocks(const xmlNode *n, struct dbuf *sb, int depth,
     int *first, const char *sep);
 
 /* A table as a Markdown table; a cell's paragraphs joined by spaces. */
 static void
-docx_table(const xmlNode *tbl, struct tpl_sb *sb, int depth)
+docx_table(const xmlNode *tbl, struct dbuf *sb, int depth)
 {
 	const xmlNode	*tr, *tc;
 	size_t		 ncols, k, row = 0;
@@ -411,22 +411,22 @@ docx_table(const xmlNode *tbl, struct tpl_sb *sb, int depth)
 		if (tr->type != XML_ELEMENT_NODE || !name_is(tr, "tr"))
 			continue;
 		ncols = 0;
-		tpl_sb_str(sb, "|");
+		dbuf_addstr(sb, "|");
 		for (tc = tr->children; tc != NULL; tc = tc->next) {
 			if (tc->type != XML_ELEMENT_NODE || !name_is(tc, "tc"))
 				continue;
-			tpl_sb_str(sb, " ");
+			dbuf_addstr(sb, " ");
 			first = 1;
 			docx_blocks(tc->children, sb, depth + 1, &first, " ");
-			tpl_sb_str(sb, " |");
+			dbuf_addstr(sb, " |");
 			ncols++;
 		}
-		tpl_sb_str(sb, "\n");
+		dbuf_addstr(sb, "\n");
 		if (row++ == 0) {
-			tpl_sb_str(sb, "|");
+			dbuf_addstr(sb, "|");
 			for (k = 0; k < ncols; k++)
-				tpl_sb_str(sb, " --- |");
-			tpl_sb_str(sb, "\n");
+				dbuf_addstr(sb, " --- |");
+			dbuf_addstr(sb, "\n");
 		}
 	}
 }
@@ -434,7 +434,7 @@ docx_table(const xmlNode *tbl, struct tpl_sb *sb, int depth)
 /* Block content in document order: paragraphs and tables, with content
  * controls (sdt) looked into. Items are separated by sep. */
 static void
-docx_blocks(const xmlNode *n, struct tpl_sb *sb, int depth, int *first,
+docx_blocks(const xmlNode *n, struct dbuf *sb, int depth, int *first,
     const char *sep)
 {
 	for (; n != NULL; n = n->next) {
@@ -442,12 +442,12 @@ docx_blocks(const xmlNode *n, struct tpl_sb *sb, int depth, int *first,
 			continue;
 		if (name_is(n, "p")) {
 			if (!*first)
-				tpl_sb_str(sb, sep);
+				dbuf_addstr(sb, sep);
 			*first = 0;
 			docx_runs(n->children, sb, depth + 1);
 		} else if (name_is(n, "tbl")) {
 			if (!*first)
-				tpl_sb_str(sb, sep);
+				dbuf_addstr(sb, sep);
 			*first = 0;
 			if (strcmp(sep, "\n") == 0)
 				docx_table(n, sb, depth + 1);
@@ -551,7 +551,7 @@ docx_text_xml(const char *xml, size_t len, char *err, size_t errsz,
     char **out)
 {
 	xmlDocPtr	 doc;
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	char		*raw = NULL;
 	int		 rc = -1, first = 1;
 

@@ -41,7 +41,7 @@ struct req {
 	char			 method[16];
 	char			*url;		/* with params */
 	json_t			*headers;	/* name -> value, in order */
-	struct tpl_sb		 body;
+	struct dbuf		 body;
 	int			 has_body;
 	const char		*ctype;		/* default Content-Type */
 	char			 boundary[64];
@@ -59,7 +59,7 @@ render(struct node_ctx *c, const char *tpl, char **out)
 
 /* Appends s urlencoded as Python's quote_plus does. */
 static void
-sb_quote_plus(struct tpl_sb *sb, const char *s)
+sb_quote_plus(struct dbuf *sb, const char *s)
 {
 	static const char	hex[] = "0123456789ABCDEF";
 	char			enc[3];
@@ -69,31 +69,31 @@ sb_quote_plus(struct tpl_sb *sb, const char *s)
 		ch = (unsigned char)*s;
 		if (isalnum(ch) || ch == '_' || ch == '.' || ch == '-' ||
 		    ch == '~')
-			tpl_sb_add(sb, s, 1);
+			dbuf_add(sb, s, 1);
 		else if (ch == ' ')
-			tpl_sb_add(sb, "+", 1);
+			dbuf_add(sb, "+", 1);
 		else {
 			enc[0] = '%';
 			enc[1] = hex[ch >> 4];
 			enc[2] = hex[ch & 15];
-			tpl_sb_add(sb, enc, 3);
+			dbuf_add(sb, enc, 3);
 		}
 	}
 }
 
 /* A multipart name: quotes and line breaks escaped as browsers do. */
 static void
-sb_part_name(struct tpl_sb *sb, const char *s)
+sb_part_name(struct dbuf *sb, const char *s)
 {
 	for (; *s != '\0'; s++) {
 		if (*s == '"')
-			tpl_sb_str(sb, "%22");
+			dbuf_addstr(sb, "%22");
 		else if (*s == '\r')
-			tpl_sb_str(sb, "%0D");
+			dbuf_addstr(sb, "%0D");
 		else if (*s == '\n')
-			tpl_sb_str(sb, "%0A");
+			dbuf_addstr(sb, "%0A");
 		else
-			tpl_sb_add(sb, s, 1);
+			dbuf_add(sb, s, 1);
 	}
 }
 
@@ -139,7 +139,7 @@ del_header(json_t *headers, const char *name)
 static int
 to_utf8(const char *p, size_t n, const char *ctype, char **out)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*cs = ctype ? strcasestr(ctype, "charset=") : NULL;
 	size_t		 i, l;
 	int		 latin1 = 0;
@@ -154,15 +154,15 @@ to_utf8(const char *p, size_t n, const char *ctype, char **out)
 	}
 	for (i = 0; i < n; i += l) {
 		if (latin1) {
-			tpl_sb_utf8(&sb, (unsigned char)p[i]);
+			tpl_add_utf8(&sb, (unsigned char)p[i]);
 			l = 1;
 		} else if ((unsigned char)p[i] < 0x80) {
-			tpl_sb_add(&sb, p + i, 1);
+			dbuf_add(&sb, p + i, 1);
 			l = 1;
 		} else
-			tpl_sb_utf8(&sb, tpl_utf8_next(p + i, n - i, &l));
+			tpl_add_utf8(&sb, tpl_utf8_next(p + i, n - i, &l));
 	}
-	*out = tpl_sb_take(&sb);
+	*out = dbuf_take(&sb, NULL);
 	return *out == NULL ? -1 : 0;
 }
 
@@ -220,7 +220,7 @@ init_method(struct req *q)
 static int
 init_url(struct req *q)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	char		*url = NULL, *params = NULL, *line, *next, *colon;
 	char		*k = NULL, *v = NULL;
 	const char	*ptpl = node_str(q->c->node, "params");
@@ -237,7 +237,7 @@ init_url(struct req *q)
 		goto out;
 	}
 	frag = strcspn(url, "#");
-	tpl_sb_add(&sb, url, frag);
+	dbuf_add(&sb, url, frag);
 	first = memchr(url, '?', frag) == NULL;
 	if ((params = strdup(ptpl ? ptpl : "")) == NULL) {
 		node_fail(q->c, "out of memory");
@@ -257,22 +257,22 @@ init_url(struct req *q)
 		if (render(q->c, line, &k) != 0 || render(q->c, colon ?
 		    strip(colon) : "", &v) != 0)
 			goto out;
-		tpl_sb_add(&sb, first ? "?" : "&", 1);
+		dbuf_add(&sb, first ? "?" : "&", 1);
 		first = 0;
 		sb_quote_plus(&sb, k);
-		tpl_sb_add(&sb, "=", 1);
+		dbuf_add(&sb, "=", 1);
 		sb_quote_plus(&sb, v);
 		free(k);
 		free(v);
 		k = v = NULL;
 	}
-	if ((q->url = tpl_sb_take(&sb)) == NULL) {
+	if ((q->url = dbuf_take(&sb, NULL)) == NULL) {
 		node_fail(q->c, "out of memory");
 		goto out;
 	}
 	rc = 0;
 out:
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	free(url);
 	free(params);
 	free(k);
@@ -326,7 +326,7 @@ init_auth(struct req *q)
 	const char	*keytpl = json_string_value(json_object_get(cfg,
 			    "api_key"));
 	char		*key = NULL, *b64 = NULL, *val = NULL;
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	int		 rc = -1;
 
 	if (type == NULL || strcmp(type, "api-key") != 0) {
@@ -352,27 +352,27 @@ init_auth(struct req *q)
 		hdr = "Authorization";
 	q->auth_header = hdr;
 	if (ctype != NULL && strcmp(ctype, "bearer") == 0) {
-		tpl_sb_str(&sb, "Bearer ");
-		tpl_sb_str(&sb, key);
+		dbuf_addstr(&sb, "Bearer ");
+		dbuf_addstr(&sb, key);
 	} else if (ctype != NULL && strcmp(ctype, "basic") == 0) {
-		tpl_sb_str(&sb, "Basic ");
+		dbuf_addstr(&sb, "Basic ");
 		if (strchr(key, ':') != NULL) {
 			if ((b64 = file_b64_encode(key, strlen(key))) ==
 			    NULL) {
 				node_fail(q->c, "out of memory");
 				goto out;
 			}
-			tpl_sb_str(&sb, b64);
+			dbuf_addstr(&sb, b64);
 		} else
-			tpl_sb_str(&sb, key);
+			dbuf_addstr(&sb, key);
 	} else if (ctype != NULL && strcmp(ctype, "custom") == 0)
-		tpl_sb_str(&sb, key);
+		dbuf_addstr(&sb, key);
 	else {
 		node_fail(q->c, "unknown api-key type '%s' (basic, bearer or "
 		    "custom)", ctype ? ctype : "");
 		goto out;
 	}
-	if ((val = tpl_sb_take(&sb)) == NULL) {
+	if ((val = dbuf_take(&sb, NULL)) == NULL) {
 		node_fail(q->c, "out of memory");
 		goto out;
 	}
@@ -380,7 +380,7 @@ init_auth(struct req *q)
 	q->c->error_type = "NodeRunError";
 	rc = 0;
 out:
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	free(key);
 	free(b64);
 	free(val);
@@ -433,19 +433,19 @@ add_file_parts(struct req *q, const char *key, const json_t *sel)
 		}
 		name = item_str(f, "filename");
 		mime = json_string_value(json_object_get(f, "mime_type"));
-		tpl_sb_str(&q->body, "--");
-		tpl_sb_str(&q->body, q->boundary);
-		tpl_sb_str(&q->body, "\r\nContent-Disposition: form-data; "
+		dbuf_addstr(&q->body, "--");
+		dbuf_addstr(&q->body, q->boundary);
+		dbuf_addstr(&q->body, "\r\nContent-Disposition: form-data; "
 		    "name=\"");
 		sb_part_name(&q->body, key);
-		tpl_sb_str(&q->body, "\"; filename=\"");
+		dbuf_addstr(&q->body, "\"; filename=\"");
 		sb_part_name(&q->body, name);
-		tpl_sb_str(&q->body, "\"\r\nContent-Type: ");
-		tpl_sb_str(&q->body, mime && *mime && !strpbrk(mime, "\r\n") ?
+		dbuf_addstr(&q->body, "\"\r\nContent-Type: ");
+		dbuf_addstr(&q->body, mime && *mime && !strpbrk(mime, "\r\n") ?
 		    mime : "application/octet-stream");
-		tpl_sb_str(&q->body, "\r\n\r\n");
-		tpl_sb_add(&q->body, data, len);
-		tpl_sb_str(&q->body, "\r\n");
+		dbuf_addstr(&q->body, "\r\n\r\n");
+		dbuf_add(&q->body, data, len);
+		dbuf_addstr(&q->body, "\r\n");
 		free(data);
 		data = NULL;
 	}
@@ -480,14 +480,14 @@ body_form_data(struct req *q, const json_t *items)
 		if (render(q->c, item_str(it, "key"), &k) != 0 ||
 		    render(q->c, item_str(it, "value"), &v) != 0)
 			goto out;
-		tpl_sb_str(&q->body, "--");
-		tpl_sb_str(&q->body, q->boundary);
-		tpl_sb_str(&q->body, "\r\nContent-Disposition: form-data; "
+		dbuf_addstr(&q->body, "--");
+		dbuf_addstr(&q->body, q->boundary);
+		dbuf_addstr(&q->body, "\r\nContent-Disposition: form-data; "
 		    "name=\"");
 		sb_part_name(&q->body, k);
-		tpl_sb_str(&q->body, "\"\r\n\r\n");
-		tpl_sb_str(&q->body, v);
-		tpl_sb_str(&q->body, "\r\n");
+		dbuf_addstr(&q->body, "\"\r\n\r\n");
+		dbuf_addstr(&q->body, v);
+		dbuf_addstr(&q->body, "\r\n");
 		free(k);
 		free(v);
 		k = v = NULL;
@@ -501,9 +501,9 @@ body_form_data(struct req *q, const json_t *items)
 		free(k);
 		k = NULL;
 	}
-	tpl_sb_str(&q->body, "--");
-	tpl_sb_str(&q->body, q->boundary);
-	tpl_sb_str(&q->body, "--\r\n");
+	dbuf_addstr(&q->body, "--");
+	dbuf_addstr(&q->body, q->boundary);
+	dbuf_addstr(&q->body, "--\r\n");
 	rc = 0;
 out:
 	free(k);
@@ -536,10 +536,10 @@ body_urlencoded(struct req *q, const json_t *items)
 	}
 	json_object_foreach(form, key, v) {
 		if (!first)
-			tpl_sb_add(&q->body, "&", 1);
+			dbuf_add(&q->body, "&", 1);
 		first = 0;
 		sb_quote_plus(&q->body, key);
-		tpl_sb_add(&q->body, "=", 1);
+		dbuf_add(&q->body, "=", 1);
 		sb_quote_plus(&q->body, json_string_value(v));
 	}
 	rc = 0;
@@ -574,7 +574,7 @@ body_binary(struct req *q, const json_t *item)
 	}
 	if (file_bytes(q->c, f, &data, &len) != 0)
 		goto out;
-	tpl_sb_add(&q->body, data, len);
+	dbuf_add(&q->body, data, len);
 	mime = json_string_value(json_object_get(f, "mime_type"));
 	if (!has_header(q->headers, "Content-Type"))
 		json_object_set_new(q->headers, "Content-Type", json_string(
@@ -623,7 +623,7 @@ init_body(struct req *q)
 		if (render(q->c, item_str(json_array_get(items, 0), "value"),
 		    &text) != 0)
 			goto out;
-		tpl_sb_str(&q->body, text);
+		dbuf_addstr(&q->body, text);
 		q->ctype = strcmp(type, "json") == 0 ? "application/json" :
 		    "text/plain";
 	} else if (strcmp(type, "x-www-form-urlencoded") == 0) {
@@ -648,7 +648,7 @@ init_body(struct req *q)
 		    json_string(q->ctype));
 	rc = 0;
 out:
-	if (rc == 0 && q->body.oom)
+	if (rc == 0 && q->body.err)
 		rc = node_fail(q->c, "out of memory");
 	free(text);
 	json_decref(items);
@@ -721,7 +721,7 @@ init_timeouts(struct req *q)
 static char *
 request_log(const struct req *q)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*host = strstr(q->url, "://"), *path, *k;
 	json_t		*v;
 	size_t		 hl, i, n;
@@ -730,33 +730,33 @@ request_log(const struct req *q)
 	host = host ? host + 3 : q->url;
 	hl = strcspn(host, "/?");
 	path = host + hl;
-	tpl_sb_str(&sb, q->method);
-	tpl_sb_str(&sb, " ");
+	dbuf_addstr(&sb, q->method);
+	dbuf_addstr(&sb, " ");
 	if (*path != '/')
-		tpl_sb_str(&sb, "/");
-	tpl_sb_str(&sb, path);
-	tpl_sb_str(&sb, " HTTP/1.1\r\nHost: ");
-	tpl_sb_add(&sb, host, hl);
-	tpl_sb_str(&sb, "\r\n");
+		dbuf_addstr(&sb, "/");
+	dbuf_addstr(&sb, path);
+	dbuf_addstr(&sb, " HTTP/1.1\r\nHost: ");
+	dbuf_add(&sb, host, hl);
+	dbuf_addstr(&sb, "\r\n");
 	json_object_foreach(q->headers, k, v) {
-		tpl_sb_str(&sb, k);
-		tpl_sb_str(&sb, ": ");
+		dbuf_addstr(&sb, k);
+		dbuf_addstr(&sb, ": ");
 		if (q->auth_header != NULL &&
 		    strcasecmp(k, q->auth_header) == 0) {
 			n = json_string_length(v);
 			for (i = 0; i < n; i++)
-				tpl_sb_add(&sb, "*", 1);
+				dbuf_add(&sb, "*", 1);
 		} else
-			tpl_sb_str(&sb, json_string_value(v));
-		tpl_sb_str(&sb, "\r\n");
+			dbuf_addstr(&sb, json_string_value(v));
+		dbuf_addstr(&sb, "\r\n");
 	}
-	tpl_sb_str(&sb, "\r\n");
+	dbuf_addstr(&sb, "\r\n");
 	if (q->body.len > 0 && to_utf8(q->body.p, q->body.len >
 	    HTTP_LOG_BODY ? HTTP_LOG_BODY : q->body.len, NULL, &bodytext) ==
 	    0)
-		tpl_sb_str(&sb, bodytext);
+		dbuf_addstr(&sb, bodytext);
 	free(bodytext);
-	return tpl_sb_take(&sb);
+	return dbuf_take(&sb, NULL);
 }
 
 /* ====== Running ====== */
@@ -903,7 +903,7 @@ out:
 	json_decref(files);
 	json_decref(hdrs);
 	json_decref(q.headers);
-	tpl_sb_release(&q.body);
+	dbuf_free(&q.body);
 	free(q.url);
 	free(line);
 	free(text);

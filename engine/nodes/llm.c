@@ -64,7 +64,7 @@ context_text(struct node_ctx *c)
 {
 	json_t		*ctxcfg = json_object_get(c->node->data, "context");
 	json_t		*v, *item;
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	size_t		 i;
 	char		*s = NULL;
 
@@ -84,10 +84,10 @@ context_text(struct node_ctx *c)
 			if (t == NULL)
 				continue;
 			if (sb.len > 0)
-				tpl_sb_str(&sb, "\n");
-			tpl_sb_str(&sb, t);
+				dbuf_addstr(&sb, "\n");
+			dbuf_addstr(&sb, t);
 		}
-		s = tpl_sb_take(&sb);
+		s = dbuf_take(&sb, NULL);
 	} else
 		tpl_value_text(v, TPL_TEXT, &s);
 	json_decref(v);
@@ -134,17 +134,17 @@ render_text(struct node_ctx *c, const json_t *item, const char *context,
 		return -1;
 	/* {{#context#}} is not a variable: substitute the context */
 	if (context != NULL && (hit = strstr(tmp, "{{#context#}}")) != NULL) {
-		struct tpl_sb sb = { NULL, 0, 0, 0 };
+		struct dbuf sb = { 0 };
 		char *p = tmp;
 
 		while ((hit = strstr(p, "{{#context#}}")) != NULL) {
-			tpl_sb_add(&sb, p, (size_t)(hit - p));
-			tpl_sb_str(&sb, context);
+			dbuf_add(&sb, p, (size_t)(hit - p));
+			dbuf_addstr(&sb, context);
 			p = hit + 13;
 		}
-		tpl_sb_str(&sb, p);
+		dbuf_addstr(&sb, p);
 		free(tmp);
-		tmp = tpl_sb_take(&sb);
+		tmp = dbuf_take(&sb, NULL);
 		if (tmp == NULL)
 			return node_fail(c, "out of memory");
 	}
@@ -203,16 +203,16 @@ vision_parts(struct node_ctx *c, struct prompt *p)
 				return node_fail(c, "out of memory");
 			}
 			{
-				struct tpl_sb sb = { NULL, 0, 0, 0 };
+				struct dbuf sb = { 0 };
 				const char *mime = json_string_value(
 				    json_object_get(f, "mime_type"));
 
-				tpl_sb_str(&sb, "data:");
-				tpl_sb_str(&sb, mime ? mime : "image/png");
-				tpl_sb_str(&sb, ";base64,");
-				tpl_sb_str(&sb, b64);
+				dbuf_addstr(&sb, "data:");
+				dbuf_addstr(&sb, mime ? mime : "image/png");
+				dbuf_addstr(&sb, ";base64,");
+				dbuf_addstr(&sb, b64);
 				free(b64);
-				url = prompt_keep(p, tpl_sb_take(&sb));
+				url = prompt_keep(p, dbuf_take(&sb, NULL));
 			}
 		}
 		p->parts[p->nparts].type = LLM_PART_IMAGE;
@@ -324,7 +324,7 @@ out:
 static int
 selector_is(const json_t *s, const char *id, const char *field)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*part;
 	size_t		 i;
 	int		 yes;
@@ -336,11 +336,11 @@ selector_is(const json_t *s, const char *id, const char *field)
 		if ((part = json_string_value(json_array_get(s, i))) == NULL)
 			part = "";
 		if (i > 1)
-			tpl_sb_str(&sb, ".");
-		tpl_sb_str(&sb, part);
+			dbuf_addstr(&sb, ".");
+		dbuf_addstr(&sb, part);
 	}
-	yes = !sb.oom && sb.p != NULL && strcmp(sb.p, field) == 0;
-	tpl_sb_release(&sb);
+	yes = !sb.err && sb.p != NULL && strcmp(sb.p, field) == 0;
+	dbuf_free(&sb);
 	return yes;
 }
 

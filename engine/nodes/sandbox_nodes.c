@@ -21,16 +21,16 @@
 static char *
 shell_quote(const char *s)
 {
-	struct tpl_sb sb = { NULL, 0, 0, 0 };
+	struct dbuf sb = { 0 };
 
-	tpl_sb_str(&sb, "'");
+	dbuf_addstr(&sb, "'");
 	for (; *s != '\0'; s++)
 		if (*s == '\'')
-			tpl_sb_str(&sb, "'\\''");
+			dbuf_addstr(&sb, "'\\''");
 		else
-			tpl_sb_add(&sb, s, 1);
-	tpl_sb_str(&sb, "'");
-	return tpl_sb_take(&sb);
+			dbuf_add(&sb, s, 1);
+	dbuf_addstr(&sb, "'");
+	return dbuf_take(&sb, NULL);
 }
 
 static int

@@ -145,7 +145,7 @@ lazy_tool_at(const char *s, const char *end, const char **ps, size_t *pl)
 /* Appends the rendering of one tool; *any set when it rendered text. */
 static int
 render_tool(const struct skill_resolver *r, const char *const *ps,
-    const size_t *pl, struct tpl_sb *sb, int *any, const char *sep)
+    const size_t *pl, struct dbuf *sb, int *any, const char *sep)
 {
 	char	*prov, *name, *uuid, *txt = NULL;
 	int	 rc = 0;
@@ -161,14 +161,14 @@ render_tool(const struct skill_resolver *r, const char *const *ps,
 	if (txt != NULL && *txt == '\0')	/* disabled: left out */
 		goto out;
 	if (*any && sep != NULL)
-		tpl_sb_str(sb, sep);
+		dbuf_addstr(sb, sep);
 	*any = 1;
 	if (txt != NULL)
-		tpl_sb_str(sb, txt);
+		dbuf_addstr(sb, txt);
 	else {
-		tpl_sb_str(sb, "[Tool not found or disabled: ");
-		tpl_sb_str(sb, uuid);
-		tpl_sb_str(sb, "]");
+		dbuf_addstr(sb, "[Tool not found or disabled: ");
+		dbuf_addstr(sb, uuid);
+		dbuf_addstr(sb, "]");
 	}
 out:
 	free(prov);
@@ -216,7 +216,7 @@ enum pass { PASS_FILE, PASS_GROUP, PASS_TOOL };
 /* One of Dify's three substitutions over in (len bytes) into sb. */
 static int
 pass_run(enum pass which, const char *in, size_t len,
-    const struct skill_resolver *r, struct tpl_sb *sb)
+    const struct skill_resolver *r, struct dbuf *sb)
 {
 	const char	*p = in, *end = in + len, *hit, *ps[4];
 	size_t		 pl[4], n;
@@ -231,12 +231,12 @@ pass_run(enum pass which, const char *in, size_t len,
 			    sizeof(file_open) - 1 : sizeof(tool_open) - 1);
 		if (hit == NULL)
 			break;
-		tpl_sb_add(sb, p, (size_t)(hit - p));
+		dbuf_add(sb, p, (size_t)(hit - p));
 		p = hit;
 		if (which == PASS_FILE) {
 			if ((n = token_at(p, end, file_open, 2, ps, pl)) ==
 			    0) {
-				tpl_sb_add(sb, p, 1);
+				dbuf_add(sb, p, 1);
 				p++;
 				continue;
 			}
@@ -247,7 +247,7 @@ pass_run(enum pass which, const char *in, size_t len,
 					return ENGINE_ENOMEM;
 				txt = r->file != NULL ? r->file(r->arg, id) :
 				    NULL;
-				tpl_sb_str(sb, txt ? txt : "[File not found]");
+				dbuf_addstr(sb, txt ? txt : "[File not found]");
 				free(txt);
 				free(id);
 			}
@@ -255,12 +255,12 @@ pass_run(enum pass which, const char *in, size_t len,
 			const char *q, *qe;
 
 			if ((n = group_at(p, end)) == 0) {
-				tpl_sb_add(sb, p, 1);
+				dbuf_add(sb, p, 1);
 				p++;
 				continue;
 			}
 			/* the group's tokens, as Dify's finditer finds them */
-			tpl_sb_str(sb, "[");
+			dbuf_addstr(sb, "[");
 			any = 0;
 			for (q = p, qe = p + n; (q = find(q, qe, tool_open,
 			    sizeof(tool_open) - 1)) != NULL;) {
@@ -274,12 +274,12 @@ pass_run(enum pass which, const char *in, size_t len,
 				q += m;
 			}
 			if (any)
-				tpl_sb_str(sb, "]");
+				dbuf_addstr(sb, "]");
 			else	/* nothing enabled: the group goes */
 				sb->len--;
 		} else {
 			if ((n = lazy_tool_at(p, end, ps, pl)) == 0) {
-				tpl_sb_add(sb, p, 1);
+				dbuf_add(sb, p, 1);
 				p++;
 				continue;
 			}
@@ -289,7 +289,7 @@ pass_run(enum pass which, const char *in, size_t len,
 		}
 		p += n;
 	}
-	tpl_sb_add(sb, p, (size_t)(end - p));
+	dbuf_add(sb, p, (size_t)(end - p));
 	return 0;
 }
 
@@ -297,13 +297,13 @@ int
 skill_compile(const char *text, size_t len, const struct skill_resolver *r,
     size_t max, char **out, size_t *outlen)
 {
-	struct tpl_sb	 a = { NULL, 0, 0, 0 }, b = { NULL, 0, 0, 0 };
+	struct dbuf	 a = { 0 }, b = { 0 };
 	int		 rc;
 
 	*out = NULL;
 	if (find(text, text + len, sect, SECT_LEN) == NULL) {
 		/* nothing to compile: the common case, one copy */
-		tpl_sb_add(&b, text, len);
+		dbuf_add(&b, text, len);
 		goto done;
 	}
 	if ((rc = pass_run(PASS_FILE, text, len, r, &a)) != 0)
@@ -312,32 +312,32 @@ skill_compile(const char *text, size_t len, const struct skill_resolver *r,
 		goto limit;
 	if ((rc = pass_run(PASS_GROUP, a.p ? a.p : "", a.len, r, &b)) != 0)
 		goto fail;
-	tpl_sb_release(&a);
+	dbuf_free(&a);
 	if (b.len > max)
 		goto limit;
 	a = b;
 	memset(&b, 0, sizeof(b));
 	if ((rc = pass_run(PASS_TOOL, a.p ? a.p : "", a.len, r, &b)) != 0)
 		goto fail;
-	tpl_sb_release(&a);
+	dbuf_free(&a);
 done:
 	if (b.len > max)
 		goto limit;
-	if (b.oom) {
+	if (b.err) {
 		rc = ENGINE_ENOMEM;
 		goto fail;
 	}
 	if (outlen != NULL)
 		*outlen = b.len;
-	tpl_sb_str(&b, "");
-	if ((*out = tpl_sb_take(&b)) == NULL)
+	dbuf_addstr(&b, "");
+	if ((*out = dbuf_take(&b, NULL)) == NULL)
 		return ENGINE_ENOMEM;
 	return 0;
 limit:
 	rc = ENGINE_ELIMIT;
 fail:
-	tpl_sb_release(&a);
-	tpl_sb_release(&b);
+	dbuf_free(&a);
+	dbuf_free(&b);
 	return rc;
 }
 
@@ -398,7 +398,7 @@ split_path(const char *s, const char **ps, size_t *pl, size_t max)
 char *
 skill_relpath(const char *from, const char *to)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*fs[SKILL_MAX_DEPTH], *ts[SKILL_MAX_DEPTH];
 	size_t		 fl[SKILL_MAX_DEPTH], tl[SKILL_MAX_DEPTH];
 	size_t		 nf, nt, k, up, i;
@@ -413,16 +413,16 @@ skill_relpath(const char *from, const char *to)
 		;
 	up = nf - k;
 	if (up == 0)
-		tpl_sb_str(&sb, "./");
+		dbuf_addstr(&sb, "./");
 	for (i = 0; i < up; i++)
-		tpl_sb_str(&sb, i + 1 < up || k < nt ? "../" : "..");
+		dbuf_addstr(&sb, i + 1 < up || k < nt ? "../" : "..");
 	for (i = k; i < nt; i++) {
-		tpl_sb_add(&sb, ts[i], tl[i]);
+		dbuf_add(&sb, ts[i], tl[i]);
 		if (i + 1 < nt)
-			tpl_sb_str(&sb, "/");
+			dbuf_addstr(&sb, "/");
 	}
-	tpl_sb_str(&sb, "");
-	return tpl_sb_take(&sb);
+	dbuf_addstr(&sb, "");
+	return dbuf_take(&sb, NULL);
 }
 
 void

@@ -72,7 +72,7 @@ selector_template(const json_t *sel)
 static char *
 system_text(const char *ins, const json_t *tools, json_t *meta)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	json_t		*groups = json_object(), *order = json_array();
 	json_t		*g, *t;
 	json_t		*ref;
@@ -92,19 +92,19 @@ system_text(const char *ins, const json_t *tools, json_t *meta)
 			json_array_append_new(order, json_string(prov));
 		}
 		{
-			struct tpl_sb tok = { NULL, 0, 0, 0 };
+			struct dbuf tok = { 0 };
 
-			tpl_sb_str(&tok, "\xC2\xA7[tool].[");
-			tpl_sb_str(&tok, prov);
-			tpl_sb_str(&tok, "].[");
-			tpl_sb_str(&tok, sval(t, "tool_name") ? sval(t,
+			dbuf_addstr(&tok, "\xC2\xA7[tool].[");
+			dbuf_addstr(&tok, prov);
+			dbuf_addstr(&tok, "].[");
+			dbuf_addstr(&tok, sval(t, "tool_name") ? sval(t,
 			    "tool_name") : "");
-			tpl_sb_str(&tok, "].[");
-			tpl_sb_str(&tok, uuid);
-			tpl_sb_str(&tok, "]\xC2\xA7");
+			dbuf_addstr(&tok, "].[");
+			dbuf_addstr(&tok, uuid);
+			dbuf_addstr(&tok, "]\xC2\xA7");
 			json_array_append_new(g, json_string(tok.p ? tok.p :
 			    ""));
-			tpl_sb_release(&tok);
+			dbuf_free(&tok);
 		}
 		ref = json_pack("{s:s,s:{s:[]},s:b}", "type", sval(t, "type") ?
 		    sval(t, "type") : "builtin", "configuration", "fields",
@@ -114,28 +114,28 @@ system_text(const char *ins, const json_t *tools, json_t *meta)
 			    json_string(cred));
 		json_object_set_new(meta, uuid, ref);
 	}
-	tpl_sb_str(&sb, ins ? ins : "");
+	dbuf_addstr(&sb, ins ? ins : "");
 	json_array_foreach(order, i, t) {
 		g = json_object_get(groups, json_string_value(t));
 		if (i == 0 && sb.len > 0)
-			tpl_sb_str(&sb, "\n\n");
+			dbuf_addstr(&sb, "\n\n");
 		else if (i > 0)
-			tpl_sb_str(&sb, " ");
+			dbuf_addstr(&sb, " ");
 		if (json_array_size(g) > 1)
-			tpl_sb_str(&sb, "[");
+			dbuf_addstr(&sb, "[");
 		json_array_foreach(g, j, ref) {
 			if (j > 0)
-				tpl_sb_str(&sb, ",");
-			tpl_sb_str(&sb, json_string_value(ref));
+				dbuf_addstr(&sb, ",");
+			dbuf_addstr(&sb, json_string_value(ref));
 		}
 		if (json_array_size(g) > 1)
-			tpl_sb_str(&sb, "]");
+			dbuf_addstr(&sb, "]");
 	}
-	tpl_sb_str(&sb, "");
+	dbuf_addstr(&sb, "");
 out:
 	json_decref(groups);
 	json_decref(order);
-	return tpl_sb_take(&sb);
+	return dbuf_take(&sb, NULL);
 }
 
 /*
@@ -307,13 +307,13 @@ rewrite_selector(json_t *a, const json_t *llm_ids)
 static json_t *
 rewrite_string(const char *s, const json_t *llm_ids)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*p = s, *open, *dot, *end;
 	char		 id[64];
 	size_t		 idlen;
 
 	while ((open = strstr(p, "{{#")) != NULL) {
-		tpl_sb_add(&sb, p, (size_t)(open - p) + 3);
+		dbuf_add(&sb, p, (size_t)(open - p) + 3);
 		p = open + 3;
 		dot = strchr(p, '.');
 		end = strstr(p, "#}}");
@@ -326,25 +326,25 @@ rewrite_string(const char *s, const json_t *llm_ids)
 			continue;
 		if (strncmp(dot + 1, "text", 4) == 0 && (dot[5] == '#' ||
 		    dot[5] == '.')) {
-			tpl_sb_add(&sb, p, idlen + 1);
-			tpl_sb_str(&sb, "generation.content");
+			dbuf_add(&sb, p, idlen + 1);
+			dbuf_addstr(&sb, "generation.content");
 			p = dot + 5;
 		} else if (strncmp(dot + 1, "reasoning_content", 17) == 0 &&
 		    (dot[18] == '#' || dot[18] == '.')) {
-			tpl_sb_add(&sb, p, idlen + 1);
-			tpl_sb_str(&sb, "generation.reasoning_content");
+			dbuf_add(&sb, p, idlen + 1);
+			dbuf_addstr(&sb, "generation.reasoning_content");
 			p = dot + 18;
 		}
 	}
-	tpl_sb_str(&sb, p);
-	if (sb.oom) {
-		tpl_sb_release(&sb);
+	dbuf_addstr(&sb, p);
+	if (sb.err) {
+		dbuf_free(&sb);
 		return NULL;
 	}
 	{
 		json_t *out = json_string(sb.p ? sb.p : "");
 
-		tpl_sb_release(&sb);
+		dbuf_free(&sb);
 		return out;
 	}
 }

@@ -22,7 +22,7 @@
 static char *
 convert_prompt(const char *s)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*p = s, *o, *c;
 	size_t		 n, i;
 	int		 ok;
@@ -38,18 +38,18 @@ convert_prompt(const char *s)
 			    o[2 + i] <= '9')))
 				ok = 0;
 		if (!ok) {
-			tpl_sb_add(&sb, p, (size_t)(o - p) + 2);
+			dbuf_add(&sb, p, (size_t)(o - p) + 2);
 			p = o + 2;
 			continue;
 		}
-		tpl_sb_add(&sb, p, (size_t)(o - p));
-		tpl_sb_str(&sb, "{{#start.");
-		tpl_sb_add(&sb, o + 2, n);
-		tpl_sb_str(&sb, "#}}");
+		dbuf_add(&sb, p, (size_t)(o - p));
+		dbuf_addstr(&sb, "{{#start.");
+		dbuf_add(&sb, o + 2, n);
+		dbuf_addstr(&sb, "#}}");
 		p = c + 2;
 	}
-	tpl_sb_str(&sb, p);
-	return tpl_sb_take(&sb);
+	dbuf_addstr(&sb, p);
+	return dbuf_take(&sb, NULL);
 }
 
 /* The start node's variables from user_input_form. */

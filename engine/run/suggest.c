@@ -92,7 +92,7 @@ ask(struct engine *e, const json_t *model, const char *prompt, char **out)
 
 /* Appends at most max bytes of s, cut on a character boundary. */
 static void
-add_cut(struct tpl_sb *sb, const char *s, size_t max)
+add_cut(struct dbuf *sb, const char *s, size_t max)
 {
 	size_t n = 0, k;
 
@@ -104,7 +104,7 @@ add_cut(struct tpl_sb *sb, const char *s, size_t max)
 			break;
 		n += k;
 	}
-	tpl_sb_add(sb, s, n);
+	dbuf_add(sb, s, n);
 }
 
 /* ====== Names ====== */
@@ -117,7 +117,7 @@ add_cut(struct tpl_sb *sb, const char *s, size_t max)
 static char *
 name_of(const char *text)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	const char	*p = text, *q;
 	size_t		 n, chars = 0, k;
 
@@ -136,17 +136,17 @@ name_of(const char *text)
 			k = 1;
 	if (n == 0)
 		return NULL;
-	tpl_sb_add(&sb, p, n);
+	dbuf_add(&sb, p, n);
 	if (p + n < q)
-		tpl_sb_str(&sb, "...");
-	return tpl_sb_take(&sb);
+		dbuf_addstr(&sb, "...");
+	return dbuf_take(&sb, NULL);
 }
 
 int
 engine_conversation_autoname(struct engine *e, const char *app_id,
     const char *user, const char *conv_id, json_t **out)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	json_t		*app = NULL, *list = NULL, *first;
 	const json_t	*model;
 	const char	*query;
@@ -164,13 +164,13 @@ engine_conversation_autoname(struct engine *e, const char *app_id,
 		goto out;
 	if (query != NULL && *query != '\0' && (model = app_model(app)) !=
 	    NULL) {
-		tpl_sb_str(&sb, "Give a short title, at most a few words, for "
+		dbuf_addstr(&sb, "Give a short title, at most a few words, for "
 		    "a conversation that begins with the message below. "
 		    "Write it in the language of the message. Answer with "
 		    "the title alone, without quotes.\n\nMessage:\n");
 		add_cut(&sb, query, SUGGEST_TEXT_MAX);
 		rc = ENGINE_ENOMEM;
-		if ((prompt = tpl_sb_take(&sb)) == NULL ||
+		if ((prompt = dbuf_take(&sb, NULL)) == NULL ||
 		    ask(e, model, prompt, &text) != 0)
 			goto out;
 		if (text != NULL)
@@ -178,7 +178,7 @@ engine_conversation_autoname(struct engine *e, const char *app_id,
 	}
 	rc = engine_conversation_rename(e, app_id, user, conv_id, name, out);
 out:
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	free(prompt);
 	free(text);
 	free(name);
@@ -230,7 +230,7 @@ int
 engine_message_suggested(struct engine *e, const char *app_id,
     const char *user, const char *msg_id, char *err, json_t **out)
 {
-	struct tpl_sb	 sb = { NULL, 0, 0, 0 };
+	struct dbuf	 sb = { 0 };
 	json_t		*app = NULL, *msg = NULL, *list = NULL, *qs = NULL;
 	json_t		*m;
 	const json_t	*model;
@@ -254,24 +254,24 @@ engine_message_suggested(struct engine *e, const char *app_id,
 	    json_object_get(msg, "conversation_id")), NULL, SUGGEST_HISTORY,
 	    err, &list)) == 0) {
 		json_array_foreach(json_object_get(list, "data"), i, m) {
-			tpl_sb_str(&sb, "Human: ");
+			dbuf_addstr(&sb, "Human: ");
 			add_cut(&sb, json_string_value(json_object_get(m,
 			    "query")) ? json_string_value(json_object_get(m,
 			    "query")) : "", SUGGEST_TEXT_MAX);
-			tpl_sb_str(&sb, "\nAssistant: ");
+			dbuf_addstr(&sb, "\nAssistant: ");
 			add_cut(&sb, json_string_value(json_object_get(m,
 			    "answer")) ? json_string_value(json_object_get(m,
 			    "answer")) : "", SUGGEST_TEXT_MAX);
-			tpl_sb_str(&sb, "\n");
+			dbuf_addstr(&sb, "\n");
 		}
-		tpl_sb_str(&sb, "\nFrom the conversation above, guess the "
+		dbuf_addstr(&sb, "\nFrom the conversation above, guess the "
 		    "three questions the human is most likely to ask next, "
 		    "each under 20 characters, in the language of the "
 		    "assistant's last answer. Answer with a JSON array of "
 		    "three strings and nothing else, like "
 		    "[\"question1\",\"question2\",\"question3\"].\n");
 		rc = ENGINE_ENOMEM;
-		if ((prompt = tpl_sb_take(&sb)) == NULL ||
+		if ((prompt = dbuf_take(&sb, NULL)) == NULL ||
 		    ask(e, model, prompt, &text) != 0)
 			goto out;
 	}
@@ -282,7 +282,7 @@ engine_message_suggested(struct engine *e, const char *app_id,
 		goto out;
 	rc = 0;
 out:
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	free(prompt);
 	free(text);
 	json_decref(qs);

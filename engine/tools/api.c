@@ -309,7 +309,7 @@ out:
 
 /* Appends s percent-encoded (RFC 3986 unreserved kept). */
 static void
-sb_escape(struct tpl_sb *sb, const char *s, int plus)
+sb_escape(struct dbuf *sb, const char *s, int plus)
 {
 	static const char	hex[] = "0123456789ABCDEF";
 	char			enc[3];
@@ -318,14 +318,14 @@ sb_escape(struct tpl_sb *sb, const char *s, int plus)
 	for (; *s != '\0'; s++) {
 		c = (unsigned char)*s;
 		if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
-			tpl_sb_add(sb, s, 1);
+			dbuf_add(sb, s, 1);
 		else if (plus && c == ' ')
-			tpl_sb_add(sb, "+", 1);
+			dbuf_add(sb, "+", 1);
 		else {
 			enc[0] = '%';
 			enc[1] = hex[c >> 4];
 			enc[2] = hex[c & 15];
-			tpl_sb_add(sb, enc, 3);
+			dbuf_add(sb, enc, 3);
 		}
 	}
 }
@@ -380,10 +380,10 @@ convert(const json_t *prop, const json_t *v)
 }
 
 struct api_req {
-	struct tpl_sb		 url;
-	struct tpl_sb		 query;
-	struct tpl_sb		 cookies;
-	struct tpl_sb		 body;
+	struct dbuf		 url;
+	struct dbuf		 query;
+	struct dbuf		 cookies;
+	struct dbuf		 body;
 	struct curl_slist	*headers;
 	int			 has_body;
 };
@@ -391,30 +391,30 @@ struct api_req {
 static int
 add_header(struct api_req *q, const char *name, const char *value)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	struct curl_slist *h;
 	int		 rc = 0;
 
 	if (strpbrk(name, "\r\n:") != NULL || strpbrk(value, "\r\n") != NULL)
 		return -1;
-	tpl_sb_str(&sb, name);
-	tpl_sb_str(&sb, *value ? ": " : ";");
-	tpl_sb_str(&sb, value);
-	if (sb.oom || (h = curl_slist_append(q->headers, sb.p)) == NULL)
+	dbuf_addstr(&sb, name);
+	dbuf_addstr(&sb, *value ? ": " : ";");
+	dbuf_addstr(&sb, value);
+	if (sb.err || (h = curl_slist_append(q->headers, sb.p)) == NULL)
 		rc = -1;
 	else
 		q->headers = h;
-	tpl_sb_release(&sb);
+	dbuf_free(&sb);
 	return rc;
 }
 
 static void
-add_query(struct tpl_sb *sb, const char *name, const char *value)
+add_query(struct dbuf *sb, const char *name, const char *value)
 {
 	if (sb->len > 0)
-		tpl_sb_str(sb, "&");
+		dbuf_addstr(sb, "&");
 	sb_escape(sb, name, 1);
-	tpl_sb_str(sb, "=");
+	dbuf_addstr(sb, "=");
 	sb_escape(sb, value, 1);
 }
 
@@ -496,12 +496,12 @@ build(const json_t *doc, const json_t *item, const json_t *op,
 
 	server = json_string_value(json_object_get(json_array_get(
 	    json_object_get(doc, "servers"), 0), "url"));
-	tpl_sb_str(&q->url, server ? server : "");
+	dbuf_addstr(&q->url, server ? server : "");
 	/* the path, each {name} replaced by its parameter */
 	for (; *path != '\0'; path = brace) {
 		if (*path != '{') {
 			brace = path + strcspn(path, "{");
-			tpl_sb_add(&q->url, path, (size_t)(brace - path));
+			dbuf_add(&q->url, path, (size_t)(brace - path));
 			continue;
 		}
 		brace = path + strcspn(path, "}");
@@ -562,10 +562,10 @@ build(const json_t *doc, const json_t *item, const json_t *op,
 			}
 		} else if (strcmp(in, "cookie") == 0) {
 			if (q->cookies.len > 0)
-				tpl_sb_str(&q->cookies, "; ");
-			tpl_sb_str(&q->cookies, name);
-			tpl_sb_str(&q->cookies, "=");
-			tpl_sb_str(&q->cookies, val);
+				dbuf_addstr(&q->cookies, "; ");
+			dbuf_addstr(&q->cookies, name);
+			dbuf_addstr(&q->cookies, "=");
+			dbuf_addstr(&q->cookies, val);
 		}
 	}
 	if ((bs = body_schema(doc, op, &ctype)) != NULL) {
@@ -608,7 +608,7 @@ build(const json_t *doc, const json_t *item, const json_t *op,
 			free(s);
 			if ((rc = tool_json_dumps(body, 1, &s)) != 0)
 				goto out;
-			tpl_sb_str(&q->body, s);
+			dbuf_addstr(&q->body, s);
 		}
 	}
 	if (q->cookies.len > 0 && add_header(q, "Cookie", q->cookies.p) != 0) {
@@ -616,11 +616,11 @@ build(const json_t *doc, const json_t *item, const json_t *op,
 		goto out;
 	}
 	if (q->query.len > 0) {
-		tpl_sb_str(&q->url, strchr(q->url.p ? q->url.p : "", '?') ?
+		dbuf_addstr(&q->url, strchr(q->url.p ? q->url.p : "", '?') ?
 		    "&" : "?");
-		tpl_sb_add(&q->url, q->query.p, q->query.len);
+		dbuf_add(&q->url, q->query.p, q->query.len);
 	}
-	rc = q->url.oom || q->body.oom || q->query.oom ? ENGINE_ENOMEM : 0;
+	rc = q->url.err || q->body.err || q->query.err ? ENGINE_ENOMEM : 0;
 out:
 	json_decref(ps);
 	json_decref(body);
@@ -713,10 +713,10 @@ api_invoke(struct engine *e, const struct tool_call *call, char *err,
 	rc = answer(&resp, err, out);
 out:
 	outbound_resp_release(&resp);
-	tpl_sb_release(&q.url);
-	tpl_sb_release(&q.query);
-	tpl_sb_release(&q.cookies);
-	tpl_sb_release(&q.body);
+	dbuf_free(&q.url);
+	dbuf_free(&q.query);
+	dbuf_free(&q.cookies);
+	dbuf_free(&q.body);
 	curl_slist_free_all(q.headers);
 	json_decref(rec);
 	return rc;

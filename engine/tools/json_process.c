@@ -612,7 +612,7 @@ do_replace(struct jcall *j, struct tool_result *out)
 	for (i = 0; i < j->ms.n && j->msg[0] == '\0'; i++) {
 		v = j->ms.m[i].value;
 		if (strcmp(model, "pattern") == 0) {
-			struct tpl_sb	 sb = { 0 };
+			struct dbuf	 sb = { 0 };
 			const char	*p, *hit;
 
 			if (!json_is_string(v)) {
@@ -626,11 +626,11 @@ do_replace(struct jcall *j, struct tool_result *out)
 			}
 			for (p = json_string_value(v); (hit = strstr(p,
 			    pat)) != NULL; p = hit + strlen(pat)) {
-				tpl_sb_add(&sb, p, (size_t)(hit - p));
-				tpl_sb_str(&sb, val);
+				dbuf_add(&sb, p, (size_t)(hit - p));
+				dbuf_addstr(&sb, val);
 			}
-			tpl_sb_str(&sb, p);
-			s = tpl_sb_take(&sb);
+			dbuf_addstr(&sb, p);
+			s = dbuf_take(&sb, NULL);
 			sv = s ? json_string(s) : NULL;
 			nv = sv == NULL ? NULL : decode ? decode_value(sv) :
 			    json_incref(sv);

@@ -118,7 +118,7 @@ static int
 headers_add(struct curl_slist **list, const json_t *headers)
 {
 	struct curl_slist	*h;
-	struct tpl_sb		 line = { 0 };
+	struct dbuf		 line = { 0 };
 	const char		*k;
 	json_t			*v;
 	int			 rc = 0;
@@ -129,10 +129,10 @@ headers_add(struct curl_slist **list, const json_t *headers)
 		    "\r\n") != NULL)
 			continue;
 		line.len = 0;
-		tpl_sb_str(&line, k);
-		tpl_sb_str(&line, ": ");
-		tpl_sb_str(&line, json_string_value(v));
-		if (line.oom || (h = curl_slist_append(*list, line.p)) ==
+		dbuf_addstr(&line, k);
+		dbuf_addstr(&line, ": ");
+		dbuf_addstr(&line, json_string_value(v));
+		if (line.err || (h = curl_slist_append(*list, line.p)) ==
 		    NULL) {
 			rc = ENGINE_ENOMEM;
 			break;
@@ -141,7 +141,7 @@ headers_add(struct curl_slist **list, const json_t *headers)
 	}
 	if (line.p != NULL)
 		OPENSSL_cleanse(line.p, line.cap);
-	tpl_sb_release(&line);
+	dbuf_free(&line);
 	return rc;
 }
 
@@ -178,20 +178,20 @@ err_scrub(const struct mcp_conn *c, char *err)
 static char *
 key_of(const struct mcp_server *s)
 {
-	struct tpl_sb	 sb = { 0 };
+	struct dbuf	 sb = { 0 };
 	char		*h;
 
 	h = s->headers ? json_dumps(s->headers, JSON_COMPACT |
 	    JSON_SORT_KEYS) : NULL;
-	tpl_sb_str(&sb, s->trusted ? "1 " : "0 ");
-	tpl_sb_str(&sb, s->url);
-	tpl_sb_str(&sb, "\n");
-	tpl_sb_str(&sb, h ? h : "{}");
+	dbuf_addstr(&sb, s->trusted ? "1 " : "0 ");
+	dbuf_addstr(&sb, s->url);
+	dbuf_addstr(&sb, "\n");
+	dbuf_addstr(&sb, h ? h : "{}");
 	if (h != NULL) {
 		OPENSSL_cleanse(h, strlen(h));
 		free(h);
 	}
-	return tpl_sb_take(&sb);
+	return dbuf_take(&sb, NULL);
 }
 
 static struct mcp_conn *

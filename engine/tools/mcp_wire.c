@@ -175,8 +175,8 @@ mcp_reader_take_request(struct mcp_reader *r)
 void
 mcp_reader_release(struct mcp_reader *r)
 {
-	tpl_sb_release(&r->sse.line);
-	tpl_sb_release(&r->sse.data);
+	dbuf_free(&r->sse.line);
+	dbuf_free(&r->sse.data);
 	json_decref(r->msgs);
 	free(r->endpoint);
 	memset(r, 0, sizeof(*r));

@@ -266,8 +266,8 @@ tool_result_text(struct tool_result *r, const char *s, size_t n)
 {
 	if (r->text.len + n > TOOL_MAX_TEXT)
 		return ENGINE_ELIMIT;
-	tpl_sb_add(&r->text, s, n);
-	return r->text.oom ? ENGINE_ENOMEM : 0;
+	dbuf_add(&r->text, s, n);
+	return r->text.err ? ENGINE_ENOMEM : 0;
 }
 
 static int
@@ -310,7 +310,7 @@ tool_result_var(struct tool_result *r, const char *name, json_t *v)
 void
 tool_result_release(struct tool_result *r)
 {
-	tpl_sb_release(&r->text);
+	dbuf_free(&r->text);
 	json_decref(r->json);
 	json_decref(r->files);
 	json_decref(r->variables);
@@ -445,7 +445,7 @@ tool_param_int(const json_t *params, const char *name, int64_t *out)
 /* ====== json.dumps ====== */
 
 static int
-dumps(struct tpl_sb *sb, const json_t *v, int ascii, int depth)
+dumps(struct dbuf *sb, const json_t *v, int ascii, int depth)
 {
 	const char	*k;
 	json_t		*x;
@@ -456,46 +456,46 @@ dumps(struct tpl_sb *sb, const json_t *v, int ascii, int depth)
 		return ENGINE_EINVAL;
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
-		tpl_sb_str(sb, "{");
+		dbuf_addstr(sb, "{");
 		json_object_foreach((json_t *)v, k, x) {
 			if (!first)
-				tpl_sb_str(sb, ", ");
+				dbuf_addstr(sb, ", ");
 			first = 0;
-			tpl_sb_json_str(sb, k, strlen(k), ascii);
-			tpl_sb_str(sb, ": ");
+			tpl_add_json_str(sb, k, strlen(k), ascii);
+			dbuf_addstr(sb, ": ");
 			if (dumps(sb, x, ascii, depth + 1) != 0)
 				return ENGINE_EINVAL;
 		}
-		tpl_sb_str(sb, "}");
+		dbuf_addstr(sb, "}");
 		break;
 	case JSON_ARRAY:
-		tpl_sb_str(sb, "[");
+		dbuf_addstr(sb, "[");
 		json_array_foreach(v, i, x) {
 			if (i > 0)
-				tpl_sb_str(sb, ", ");
+				dbuf_addstr(sb, ", ");
 			if (dumps(sb, x, ascii, depth + 1) != 0)
 				return ENGINE_EINVAL;
 		}
-		tpl_sb_str(sb, "]");
+		dbuf_addstr(sb, "]");
 		break;
 	case JSON_STRING:
-		tpl_sb_json_str(sb, json_string_value(v), json_string_length(v),
+		tpl_add_json_str(sb, json_string_value(v), json_string_length(v),
 		    ascii);
 		break;
 	case JSON_INTEGER:
-		tpl_sb_py_int(sb, json_integer_value(v));
+		tpl_add_py_int(sb, json_integer_value(v));
 		break;
 	case JSON_REAL:
-		tpl_sb_py_float(sb, json_real_value(v));
+		tpl_add_py_float(sb, json_real_value(v));
 		break;
 	case JSON_TRUE:
-		tpl_sb_str(sb, "true");
+		dbuf_addstr(sb, "true");
 		break;
 	case JSON_FALSE:
-		tpl_sb_str(sb, "false");
+		dbuf_addstr(sb, "false");
 		break;
 	default:
-		tpl_sb_str(sb, "null");
+		dbuf_addstr(sb, "null");
 		break;
 	}
 	return 0;
@@ -504,15 +504,15 @@ dumps(struct tpl_sb *sb, const json_t *v, int ascii, int depth)
 int
 tool_json_dumps(const json_t *v, int ascii, char **out)
 {
-	struct tpl_sb	sb = { 0 };
+	struct dbuf	sb = { 0 };
 	int		rc;
 
 	*out = NULL;
 	if ((rc = dumps(&sb, v, ascii, 0)) != 0) {
-		tpl_sb_release(&sb);
+		dbuf_free(&sb);
 		return rc;
 	}
-	if ((*out = tpl_sb_take(&sb)) == NULL)
+	if ((*out = dbuf_take(&sb, NULL)) == NULL)
 		return ENGINE_ENOMEM;
 	return 0;
 }

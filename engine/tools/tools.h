@@ -51,7 +51,7 @@ struct tool_call {
  * free it with tool_result_release.
  */
 struct tool_result {
-	struct tpl_sb	 text;
+	struct dbuf	 text;
 	json_t		*json;		/* array of objects, or NULL */
 	json_t		*files;		/* array of file objects, or NULL */
 	json_t		*variables;	/* object, or NULL */

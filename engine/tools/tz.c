@@ -550,7 +550,7 @@ int
 tz_strftime(const char *fmt, int64_t t, int usec, const struct tz_info *info,
     char **out)
 {
-	struct tpl_sb	 f = { 0 };
+	struct dbuf	 f = { 0 };
 	struct tm	 tm;
 	time_t		 lt;
 	char		*buf = NULL, tmp[32];
@@ -562,13 +562,13 @@ tz_strftime(const char *fmt, int64_t t, int usec, const struct tz_info *info,
 	/* Python replaces %f, %z and %Z before the C library sees them. */
 	for (; *fmt != '\0'; fmt++) {
 		if (*fmt != '%' || fmt[1] == '\0') {
-			tpl_sb_add(&f, fmt, 1);
+			dbuf_add(&f, fmt, 1);
 			continue;
 		}
 		fmt++;
 		if (*fmt == 'f') {
 			snprintf(tmp, sizeof(tmp), "%06d", usec);
-			tpl_sb_str(&f, tmp);
+			dbuf_addstr(&f, tmp);
 		} else if (*fmt == 'z') {
 			off = info->off < 0 ? -info->off : info->off;
 			snprintf(tmp, sizeof(tmp), "%c%02d%02d",
@@ -577,23 +577,23 @@ tz_strftime(const char *fmt, int64_t t, int usec, const struct tz_info *info,
 			if (off % 60 != 0)
 				snprintf(tmp + 5, sizeof(tmp) - 5, "%02d",
 				    (int)(off % 60));
-			tpl_sb_str(&f, tmp);
+			dbuf_addstr(&f, tmp);
 		} else if (*fmt == 'Z') {
 			/* a literal % in the name must survive strftime */
 			const char *a;
 
 			for (a = info->abbr; *a != '\0'; a++)
-				tpl_sb_add(&f, a, 1 + (*a == '%'));
+				dbuf_add(&f, a, 1 + (*a == '%'));
 		} else {
-			tpl_sb_add(&f, fmt - 1, 2);
+			dbuf_add(&f, fmt - 1, 2);
 		}
 	}
-	tpl_sb_add(&f, "", 0);
+	dbuf_add(&f, "", 0);
 	if (f.len > 8192) {
 		rc = ENGINE_ELIMIT;
 		goto out;
 	}
-	if (f.oom || (f.p == NULL && (f.p = strdup("")) == NULL))
+	if (f.err || (f.p == NULL && (f.p = strdup("")) == NULL))
 		goto out;
 	lt = (time_t)(t + info->off);
 	if (gmtime_r(&lt, &tm) == NULL) {
@@ -628,7 +628,7 @@ tz_strftime(const char *fmt, int64_t t, int usec, const struct tz_info *info,
 	buf[n] = '\0';
 	rc = 0;
 out:
-	tpl_sb_release(&f);
+	dbuf_free(&f);
 	if (rc == 0)
 		*out = buf;
 	else

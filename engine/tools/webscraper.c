@@ -54,7 +54,7 @@ in_list(const char *const *list, const char *name)
 
 /* The text of the page: lines of collapsed text, one per block. */
 struct walk {
-	struct tpl_sb	 sb;
+	struct dbuf	 sb;
 	int		 space;		/* a space is pending */
 	int		 line;		/* a line break is pending */
 };
@@ -69,12 +69,12 @@ emit_text(struct walk *w, const char *s)
 		}
 		if (w->sb.len > 0) {
 			if (w->line)
-				tpl_sb_str(&w->sb, "\n");
+				dbuf_addstr(&w->sb, "\n");
 			else if (w->space)
-				tpl_sb_str(&w->sb, " ");
+				dbuf_addstr(&w->sb, " ");
 		}
 		w->line = w->space = 0;
-		tpl_sb_add(&w->sb, s, 1);
+		dbuf_add(&w->sb, s, 1);
 	}
 }
 
@@ -165,7 +165,7 @@ node_text(xmlNode *n)
 		return strdup("");
 	emit_text(&w, (const char *)t);
 	xmlFree(t);
-	return w.sb.p ? tpl_sb_take(&w.sb) : strdup("");
+	return w.sb.p ? dbuf_take(&w.sb, NULL) : strdup("");
 }
 
 /* The charset= of a Content-Type, into buf, or NULL. */
@@ -198,7 +198,7 @@ scrape(struct engine *e, const char *url, const char *ua, char *err,
 	struct walk		 w;
 	htmlDocPtr		 doc = NULL;
 	xmlNode			*root;
-	struct tpl_sb		 res = { 0 };
+	struct dbuf		 res = { 0 };
 	char			 hdr[1100], mime[128], cs[64], msg[300];
 	char			*title = NULL, *author = NULL;
 	int			 rc;
@@ -251,7 +251,7 @@ scrape(struct engine *e, const char *url, const char *ua, char *err,
 	title = node_text(find_elem(root, "title", 0));
 	author = meta_author(root, 0);
 	walk_node(&w, root, 0);
-	if (w.sb.oom || title == NULL) {
+	if (w.sb.err || title == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto done;
 	}
@@ -259,22 +259,22 @@ scrape(struct engine *e, const char *url, const char *ua, char *err,
 		rc = tool_result_text(out, "", 0);
 		goto done;
 	}
-	tpl_sb_str(&res, "\nTITLE: ");
-	tpl_sb_str(&res, title);
-	tpl_sb_str(&res, "\nAUTHOR: ");
-	tpl_sb_str(&res, author ? author : "");
-	tpl_sb_str(&res, "\nTEXT:\n\n");
-	tpl_sb_add(&res, w.sb.p, w.sb.len);
-	tpl_sb_str(&res, "\n");
-	rc = res.oom ? ENGINE_ENOMEM : tool_result_text(out, res.p, res.len);
+	dbuf_addstr(&res, "\nTITLE: ");
+	dbuf_addstr(&res, title);
+	dbuf_addstr(&res, "\nAUTHOR: ");
+	dbuf_addstr(&res, author ? author : "");
+	dbuf_addstr(&res, "\nTEXT:\n\n");
+	dbuf_add(&res, w.sb.p, w.sb.len);
+	dbuf_addstr(&res, "\n");
+	rc = res.err ? ENGINE_ENOMEM : tool_result_text(out, res.p, res.len);
 done:
 	outbound_resp_release(&resp);
 out:
 	if (doc != NULL)
 		xmlFreeDoc(doc);
 	curl_slist_free_all(hl);
-	tpl_sb_release(&w.sb);
-	tpl_sb_release(&res);
+	dbuf_free(&w.sb);
+	dbuf_free(&res);
 	free(title);
 	free(author);
 	return rc;

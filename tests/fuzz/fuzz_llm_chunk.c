@@ -15,11 +15,11 @@ int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static int
 chunk_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
 {
-	struct tpl_sb *sb = arg;
+	struct dbuf *sb = arg;
 
-	tpl_sb_str(sb, kind == LLM_DELTA_TEXT ? "text:" : "reasoning:");
-	tpl_sb_add(sb, text, len);
-	tpl_sb_add(sb, "|", 1);
+	dbuf_addstr(sb, kind == LLM_DELTA_TEXT ? "text:" : "reasoning:");
+	dbuf_add(sb, text, len);
+	dbuf_add(sb, "|", 1);
 	return 0;
 }
 
@@ -36,7 +36,7 @@ chunk_outcome(const uint8_t *data, size_t size, int quick, int *taken)
 	struct llm_response	 out;
 	struct llm_chat		 p;
 	struct quick		 q;
-	struct tpl_sb		 sb;
+	struct dbuf		 sb;
 	char			 err[ENGINE_ERRMAX] = "", head[128];
 	int			 rc = 0;
 
@@ -64,21 +64,21 @@ chunk_outcome(const uint8_t *data, size_t size, int quick, int *taken)
 	} else
 		rc = chunk_json(&p, (const char *)data, size);
 	snprintf(head, sizeof(head), "|rc %d slots %zu|", rc, p.nslots);
-	tpl_sb_str(&sb, head);
-	tpl_sb_str(&sb, out.model);
-	tpl_sb_str(&sb, "|");
-	tpl_sb_str(&sb, p.finish);
-	tpl_sb_str(&sb, "|");
-	tpl_sb_str(&sb, err);
-	tpl_sb_str(&sb, "|");
+	dbuf_addstr(&sb, head);
+	dbuf_addstr(&sb, out.model);
+	dbuf_addstr(&sb, "|");
+	dbuf_addstr(&sb, p.finish);
+	dbuf_addstr(&sb, "|");
+	dbuf_addstr(&sb, err);
+	dbuf_addstr(&sb, "|");
 	if (out.text != NULL)
-		tpl_sb_add(&sb, out.text, out.text_len);
-	tpl_sb_str(&sb, "|");
+		dbuf_add(&sb, out.text, out.text_len);
+	dbuf_addstr(&sb, "|");
 	if (out.reasoning != NULL)
-		tpl_sb_add(&sb, out.reasoning, out.reasoning_len);
+		dbuf_add(&sb, out.reasoning, out.reasoning_len);
 	llm_chat_release(&p);
 	llm_response_release(&out);
-	return tpl_sb_take(&sb);
+	return dbuf_take(&sb, NULL);
 }
 
 /*

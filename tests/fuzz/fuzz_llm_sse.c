@@ -13,7 +13,7 @@
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct seen {
-	struct tpl_sb	all;
+	struct dbuf	all;
 	size_t		n;
 };
 
@@ -23,10 +23,10 @@ on_event(void *arg, const char *event, const char *data, size_t len)
 	struct seen	*s = arg;
 	json_t		*j;
 
-	tpl_sb_str(&s->all, event ? event : "");
-	tpl_sb_add(&s->all, "\n", 1);
-	tpl_sb_add(&s->all, data, len);
-	tpl_sb_add(&s->all, "\n", 1);
+	dbuf_addstr(&s->all, event ? event : "");
+	dbuf_add(&s->all, "\n", 1);
+	dbuf_add(&s->all, data, len);
+	dbuf_add(&s->all, "\n", 1);
 	s->n++;
 	/* what a protocol file does next with a chunk */
 	j = json_loadb(data, len, JSON_DECODE_ANY, NULL);
@@ -65,7 +65,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (a.n != b.n || a.all.len != b.all.len ||
 	    (a.all.len > 0 && memcmp(a.all.p, b.all.p, a.all.len) != 0))
 		abort();
-	tpl_sb_release(&a.all);
-	tpl_sb_release(&b.all);
+	dbuf_free(&a.all);
+	dbuf_free(&b.all);
 	return 0;
 }
