@@ -1934,6 +1934,34 @@ out:
 	return rc;
 }
 
+/* The provider's check: the engine and the image (sandbox_docker_probe). */
+static int
+dk_check(json_t *options, char *err, char **info)
+{
+	return sandbox_docker_probe(options, err, info);
+}
+
+/*
+ * What the bash tool's description says about a docker sandbox:
+ * docker_network decides whether it has network, not sandbox.network.
+ */
+static char *
+dk_note(const struct sandbox_config *cfg)
+{
+	struct sandbox_buf	 b = SANDBOX_BUF_INIT;
+	const char		*s;
+	size_t			 n;
+
+	if (sandbox_opt_str(cfg->options, "docker_network", NULL, &s) != 0 ||
+	    (s != NULL && strcmp(s, "none") == 0))
+		s = NULL;
+	sandbox_buf_str(&b, "Commands run in a container: its installed tools "
+	    "are the image's. ");
+	sandbox_buf_str(&b, s != NULL ? "It has network access." : "It has "
+	    "no network access: downloads and package installs fail.");
+	return sandbox_buf_take(&b, &n);
+}
+
 const struct sandbox_provider sandbox_provider_docker = {
 	.name = "docker",
 	.create = dk_create,
@@ -1943,4 +1971,7 @@ const struct sandbox_provider sandbox_provider_docker = {
 	.list = dk_list,
 	.destroy = dk_destroy,
 	.free = dk_free,
+	.check = dk_check,
+	.sweep = sandbox_docker_sweep,
+	.note = dk_note,
 };

@@ -880,6 +880,7 @@ const struct sandbox_provider sandbox_provider_local = {
 	.list = local_list,
 	.destroy = local_destroy,
 	.free = local_free,
+	.probe = sandbox_local_probe,
 };
 
 /* ====== Start-up probe ====== */

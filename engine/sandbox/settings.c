@@ -14,10 +14,10 @@
  * sandbox_provider_find knows; local needs no config and is the default.
  * Saving validates by connecting: the provider's own create, exec `true`
  * and destroy, so a wrong config is refused with the provider's message.
- * docker: the engine and the image are checked first
- * (sandbox_docker_probe), and Test connection answers what it found.
- * ssh: when no host key is pinned for the host and port (ssh_host_key
- * empty or the host changed), saving or testing scans it first (trust on
+ * Before that, the provider's check (struct sandbox_provider): docker
+ * checks the engine and the image, and Test connection answers what it
+ * found; ssh, when no host key is pinned for the host and port
+ * (ssh_host_key empty or the host changed), scans it first (trust on
  * first use, by the admin's action); afterwards a different server key is
  * refused until the admin clears ssh_host_key.
  */
@@ -397,27 +397,13 @@ config_check(struct engine *e, const struct schema *s, json_t *cfg,
 	struct sandbox_exec_result	 res;
 	struct sandbox_exec_req		 req;
 	static const char *const	 argv[] = {"true", NULL};
-	const char			*pin;
-	char				*keys = NULL;
 	int				 rc;
 
 	memset(&res, 0, sizeof(res));
-	/* docker: the engine and the image first, each failure by name. */
-	if (strcmp(s->type, "docker") == 0 && (rc = sandbox_docker_probe(cfg,
-	    err, info)) != 0)
+	/* The provider's own check first (docker: the engine and the
+	 * image, each failure by name; ssh: pins the host key). */
+	if ((rc = sandbox_check(p, cfg, err, info)) != 0)
 		goto out;
-	if (strcmp(s->type, "ssh") == 0) {
-		pin = json_string_value(json_object_get(cfg, "ssh_host_key"));
-		if (pin == NULL || pin[0] == '\0') {
-			if ((rc = sandbox_ssh_scan(cfg, err, &keys)) != 0)
-				goto out;
-			if (json_object_set_new(cfg, "ssh_host_key",
-			    json_string(keys)) != 0) {
-				rc = ENGINE_ENOMEM;
-				goto out;
-			}
-		}
-	}
 	sandbox_config_init(&sc, e->conf);
 	sc.options = cfg;
 	if ((rc = sandbox_create(p, &sc, err, &sb)) != 0)
@@ -437,7 +423,6 @@ config_check(struct engine *e, const struct schema *s, json_t *cfg,
 out:
 	sandbox_exec_result_release(&res);
 	sandbox_free(sb);
-	free(keys);
 	if (rc == ENGINE_EINVAL || rc == ENGINE_ENOMEM)
 		return rc;
 	return rc != 0 ? ENGINE_ESANDBOX : 0;
@@ -741,12 +726,10 @@ sandbox_sweep_active(struct engine *e)
 		log_warn("sandbox: %s", err);
 		return;
 	}
-	if (p == &sandbox_provider_docker) {
-		if (sandbox_docker_sweep(cfg.options, err, &n) != 0)
-			log_warn("sandbox: %s", err);
-		else if (n > 0)
-			log_info("sandbox: removed %d docker container(s) left "
-			    "by flowcgi processes that are gone", n);
-	}
+	if (sandbox_sweep(p, cfg.options, err, &n) != 0)
+		log_warn("sandbox: %s", err);
+	else if (n > 0)
+		log_info("sandbox: removed %d %s sandbox(es) left by flowcgi "
+		    "processes that are gone", n, p->name);
 	sandbox_config_release(&cfg);
 }

@@ -1903,6 +1903,38 @@ out:
 	return rc;
 }
 
+/*
+ * The provider's check: without a pinned host key (ssh_host_key empty),
+ * scans the server's keys and pins them into o, trusting them on first
+ * use because the admin asked (save or Test connection).
+ */
+static int
+ssh_check(json_t *o, char *err, char **info)
+{
+	const char	*pin;
+	char		*keys = NULL;
+	int		 rc = 0;
+
+	pin = json_string_value(json_object_get(o, "ssh_host_key"));
+	if (pin != NULL && pin[0] != '\0')
+		goto out;
+	if ((rc = sandbox_ssh_scan(o, err, &keys)) != 0)
+		goto out;
+	if (json_object_set_new(o, "ssh_host_key", json_string(keys)) != 0)
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+out:
+	free(keys);
+	return rc;
+}
+
+/* What the bash tool's description says about an ssh sandbox. */
+static char *
+ssh_note(const struct sandbox_config *cfg)
+{
+	return strdup("Commands run on a remote host over ssh: its network "
+	    "and its installed tools are the host's.");
+}
+
 const struct sandbox_provider sandbox_provider_ssh = {
 	.name = "ssh",
 	.create = ssh_create,
@@ -1912,4 +1944,6 @@ const struct sandbox_provider sandbox_provider_ssh = {
 	.list = ssh_list,
 	.destroy = ssh_destroy,
 	.free = ssh_free,
+	.check = ssh_check,
+	.note = ssh_note,
 };
