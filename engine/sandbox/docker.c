@@ -1962,8 +1962,29 @@ dk_note(const struct sandbox_config *cfg)
 	return sandbox_buf_take(&b, &n);
 }
 
+/* The config the console asks for and stores (settings.c): cfg->options. */
+static const struct sandbox_field docker_fields[] = {
+	{ "docker_sock", "text-input", 1, "unix:///var/run/docker.sock",
+	    "Engine socket or URL (unix:///..., tcp://host:2376)" },
+	{ "docker_image", "text-input", 1, "langgenius/dify-agentbox:latest",
+	    "Image" },
+	{ "docker_network", "text-input", 0, NULL,
+	    "Network (empty: none)" },
+	{ "docker_user", "text-input", 0, NULL,
+	    "User (empty: the image's)" },
+	{ "docker_memory", "text-input", 0, NULL,
+	    "Memory limit, e.g. 512m (empty: sandbox.memory)" },
+	{ "docker_cpus", "text-input", 0, "1", "CPUs" },
+	{ "docker_pids", "text-input", 0, NULL,
+	    "Process limit (empty: sandbox.processes)" },
+	{ "docker_cert_path", "text-input", 0, NULL,
+	    "TLS folder for tcp:// (ca.pem, cert.pem, key.pem)" },
+};
+
 const struct sandbox_provider sandbox_provider_docker = {
 	.name = "docker",
+	.fields = docker_fields,
+	.nfields = sizeof(docker_fields) / sizeof(*docker_fields),
 	.create = dk_create,
 	.exec = dk_exec,
 	.upload = dk_upload,

@@ -16,7 +16,8 @@
 
 /* ====== Registry ====== */
 
-/* Adding a provider: its file, plus one line here. */
+/* Adding a provider: its file, plus one line here (the console lists
+ * them in this order). */
 static const struct sandbox_provider *const providers[] = {
 	&sandbox_provider_local,
 	&sandbox_provider_ssh,
@@ -37,6 +38,13 @@ sandbox_provider_find(const char *name)
 			break;
 		}
 	return p;
+}
+
+const struct sandbox_provider *
+sandbox_provider_at(size_t i)
+{
+	return i < sizeof(providers) / sizeof(*providers) ? providers[i]
+							  : NULL;
 }
 
 int

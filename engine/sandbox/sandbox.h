@@ -144,13 +144,26 @@ struct sandbox {
 	int	network;	/* commands may reach the network */
 };
 
+/* One field of a provider's config, as the console's form shows it. */
+struct sandbox_field {
+	const char	*name;
+	const char	*type;		/* "text-input" or "secret-input" */
+	int		 required;
+	const char	*def;		/* default; NULL: none */
+	const char	*label;
+};
+
 /*
  * The table a provider fills. Paths given to upload, download and list
  * are relative to the workspace; absolute paths and ".." are refused, and
  * symlinks planted by sandboxed code are never followed.
  */
 struct sandbox_provider {
-	const char	*name;		/* "local", "ssh", "e2b" */
+	const char	*name;		/* "local", "ssh", "e2b", "docker" */
+	/* Its config (settings.c stores it, secret-input fields
+	 * encrypted, and passes it as cfg->options); none for local. */
+	const struct sandbox_field *fields;
+	size_t		 nfields;
 	/* A new sandbox with an empty workspace. *out: sandbox_free. */
 	int	(*create)(const struct sandbox_config *cfg, char *err,
 		    struct sandbox **out);
@@ -207,6 +220,10 @@ struct sandbox_provider {
 
 /* The provider called name, or NULL. */
 const struct sandbox_provider *sandbox_provider_find(const char *name);
+
+/* The i-th provider of the registry (in the order the console lists
+ * them), or NULL past the last. */
+const struct sandbox_provider *sandbox_provider_at(size_t i);
 
 /*
  * The probe of the provider called name (see struct sandbox_provider):

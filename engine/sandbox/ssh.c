@@ -1935,8 +1935,23 @@ ssh_note(const struct sandbox_config *cfg)
 	    "and its installed tools are the host's.");
 }
 
+/* The config the console asks for and stores (settings.c): cfg->options. */
+static const struct sandbox_field ssh_fields[] = {
+	{ "ssh_host", "text-input", 1, "agentbox", "SSH host" },
+	{ "ssh_port", "text-input", 0, "22", "SSH port" },
+	{ "ssh_username", "text-input", 1, NULL, "Username" },
+	{ "ssh_password", "secret-input", 1, NULL,
+	    "Password or private key (PEM)" },
+	{ "base_working_path", "text-input", 0, "/workspace/sandboxes",
+	    "Base working path" },
+	{ "ssh_host_key", "text-input", 0, NULL,
+	    "Pinned host key (filled by Test connection)" },
+};
+
 const struct sandbox_provider sandbox_provider_ssh = {
 	.name = "ssh",
+	.fields = ssh_fields,
+	.nfields = sizeof(ssh_fields) / sizeof(*ssh_fields),
 	.create = ssh_create,
 	.exec = ssh_exec,
 	.upload = ssh_upload,
