@@ -401,5 +401,5 @@ int
 engine_sandbox_probe(struct engine *e, char *err)
 {
 	sandbox_sweep_active(e);
-	return sandbox_local_probe(e->conf, err);
+	return sandbox_probe("local", e->conf, err);
 }

@@ -389,4 +389,38 @@ json_t	*secrets_scrub(const json_t *secrets, json_t *v);
 /* 1 unless the stored JSON text raw surely holds no sealed secret. */
 int	secrets_maybe_sealed(const void *raw, size_t len);
 
+/* ====== File objects (nodes/files.c) ====== */
+
+/*
+ * Dify file objects as nodes and tools make them: the bytes in `url` as a
+ * data: URL (base64), transfer_method "tool_file" (see
+ * engine/nodes/files.h, which also reads a file's bytes for a node).
+ */
+
+/*
+ * A new file object holding len bytes of data as a data: URL. name may be
+ * NULL ("file" + an extension from mime); mime NULL is guessed from the
+ * name's extension, else application/octet-stream. Returns a new
+ * reference, or NULL when out of memory.
+ */
+json_t	*file_from_bytes(const char *name, const char *mime, const void *data,
+	    size_t len);
+
+/*
+ * The file's extension without the dot, lower-cased, into buf: from
+ * `extension`, else the name's suffix, else from mime_type. "" when none.
+ * Returns buf.
+ */
+const char *file_ext(const json_t *file, char *buf, size_t bufsz);
+
+/*
+ * Decodes base64 (standard or URL-safe alphabet, padding optional,
+ * whitespace skipped) of n bytes at s. *out is malloc'd and NUL-terminated
+ * (caller frees). Returns 0, or -1 on a bad character or out of memory.
+ */
+int	file_b64_decode(const char *s, size_t n, char **out, size_t *outlen);
+
+/* base64 of n bytes, malloc'd and NUL-terminated, or NULL. */
+char	*file_b64_encode(const void *data, size_t n);
+
 #endif

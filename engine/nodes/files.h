@@ -8,7 +8,9 @@
  * (".pdf", with the dot), mime_type, size, url}. Files flowcgi makes carry
  * their bytes in `url` as a data: URL (base64), transfer_method
  * "tool_file", so any node (and the API answer) can read them without a
- * file store.
+ * file store. What makes and decodes such files without a node
+ * (file_from_bytes, file_ext, file_b64_*) is declared in engine/internal.h
+ * for the tools too; it lives in files.c.
  */
 #ifndef FLOWCGI_ENGINE_NODES_FILES_H
 #define FLOWCGI_ENGINE_NODES_FILES_H
@@ -31,31 +33,5 @@
  */
 int	file_bytes(struct node_ctx *c, const json_t *file, char **data,
 	    size_t *len);
-
-/*
- * A new file object holding len bytes of data as a data: URL. name may be
- * NULL ("file" + an extension from mime); mime NULL is guessed from the
- * name's extension, else application/octet-stream. Returns a new reference, or NULL when out of
- * memory.
- */
-json_t	*file_from_bytes(const char *name, const char *mime, const void *data,
-	    size_t len);
-
-/*
- * The file's extension without the dot, lower-cased, into buf: from
- * `extension`, else the name's suffix, else from mime_type. "" when none.
- * Returns buf.
- */
-const char *file_ext(const json_t *file, char *buf, size_t bufsz);
-
-/*
- * Decodes base64 (standard or URL-safe alphabet, padding optional,
- * whitespace skipped) of n bytes at s. *out is malloc'd and NUL-terminated
- * (caller frees). Returns 0, or -1 on a bad character or out of memory.
- */
-int	file_b64_decode(const char *s, size_t n, char **out, size_t *outlen);
-
-/* base64 of n bytes, malloc'd and NUL-terminated, or NULL. */
-char	*file_b64_encode(const void *data, size_t n);
 
 #endif

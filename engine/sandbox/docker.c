@@ -1934,8 +1934,57 @@ out:
 	return rc;
 }
 
+/* The provider's check: the engine and the image (sandbox_docker_probe). */
+static int
+dk_check(json_t *options, char *err, char **info)
+{
+	return sandbox_docker_probe(options, err, info);
+}
+
+/*
+ * What the bash tool's description says about a docker sandbox:
+ * docker_network decides whether it has network, not sandbox.network.
+ */
+static char *
+dk_note(const struct sandbox_config *cfg)
+{
+	struct sandbox_buf	 b = SANDBOX_BUF_INIT;
+	const char		*s;
+	size_t			 n;
+
+	if (sandbox_opt_str(cfg->options, "docker_network", NULL, &s) != 0 ||
+	    (s != NULL && strcmp(s, "none") == 0))
+		s = NULL;
+	sandbox_buf_str(&b, "Commands run in a container: its installed tools "
+	    "are the image's. ");
+	sandbox_buf_str(&b, s != NULL ? "It has network access." : "It has "
+	    "no network access: downloads and package installs fail.");
+	return sandbox_buf_take(&b, &n);
+}
+
+/* The config the console asks for and stores (settings.c): cfg->options. */
+static const struct sandbox_field docker_fields[] = {
+	{ "docker_sock", "text-input", 1, "unix:///var/run/docker.sock",
+	    "Engine socket or URL (unix:///..., tcp://host:2376)" },
+	{ "docker_image", "text-input", 1, "langgenius/dify-agentbox:latest",
+	    "Image" },
+	{ "docker_network", "text-input", 0, NULL,
+	    "Network (empty: none)" },
+	{ "docker_user", "text-input", 0, NULL,
+	    "User (empty: the image's)" },
+	{ "docker_memory", "text-input", 0, NULL,
+	    "Memory limit, e.g. 512m (empty: sandbox.memory)" },
+	{ "docker_cpus", "text-input", 0, "1", "CPUs" },
+	{ "docker_pids", "text-input", 0, NULL,
+	    "Process limit (empty: sandbox.processes)" },
+	{ "docker_cert_path", "text-input", 0, NULL,
+	    "TLS folder for tcp:// (ca.pem, cert.pem, key.pem)" },
+};
+
 const struct sandbox_provider sandbox_provider_docker = {
 	.name = "docker",
+	.fields = docker_fields,
+	.nfields = sizeof(docker_fields) / sizeof(*docker_fields),
 	.create = dk_create,
 	.exec = dk_exec,
 	.upload = dk_upload,
@@ -1943,4 +1992,7 @@ const struct sandbox_provider sandbox_provider_docker = {
 	.list = dk_list,
 	.destroy = dk_destroy,
 	.free = dk_free,
+	.check = dk_check,
+	.sweep = sandbox_docker_sweep,
+	.note = dk_note,
 };

@@ -1715,8 +1715,20 @@ out:
 	return rc;
 }
 
+/* The config the console asks for and stores (settings.c): cfg->options. */
+static const struct sandbox_field e2b_fields[] = {
+	{ "api_key", "secret-input", 1, NULL, "API key" },
+	{ "e2b_api_url", "text-input", 0, "https://api.e2b.app", "API URL" },
+	{ "e2b_default_template", "text-input", 0, "code-interpreter-v1",
+	    "Template" },
+	{ "e2b_envd_url", "text-input", 0, NULL,
+	    "envd URL override (optional)" },
+};
+
 const struct sandbox_provider sandbox_provider_e2b = {
 	.name = "e2b",
+	.fields = e2b_fields,
+	.nfields = sizeof(e2b_fields) / sizeof(*e2b_fields),
 	.create = e2b_create,
 	.exec = e2b_exec,
 	.upload = e2b_upload,

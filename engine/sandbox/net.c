@@ -954,24 +954,9 @@ sandbox_tool_note(const struct sandbox_provider *p,
 	size_t			 n;
 	int			 first = 1;
 
-	if (p != NULL && strcmp(p->name, "ssh") == 0) {
-		sandbox_buf_str(&b, "Commands run on a remote host over ssh: "
-		    "its network and its installed tools are the host's.");
-		return sandbox_buf_take(&b, &n);
-	}
-	if (p != NULL && strcmp(p->name, "docker") == 0) {
-		/* docker_network decides, not sandbox.network (docker.c). */
-		if (sandbox_opt_str(cfg->options, "docker_network", NULL, &s)
-		    != 0 || (s != NULL && strcmp(s, "none") == 0))
-			s = NULL;
-		sandbox_buf_str(&b, "Commands run in a container: its "
-		    "installed tools are the image's. ");
-		sandbox_buf_str(&b, s != NULL ? "It has network access." :
-		    "It has no network access: downloads and package installs "
-		    "fail.");
-		return sandbox_buf_take(&b, &n);
-	}
-	if (p != NULL && strcmp(p->name, "local") != 0) {
+	if (p != NULL && p->note != NULL)
+		return p->note(cfg);
+	if (p != NULL && p != &sandbox_provider_local) {
 		sandbox_buf_str(&b, cfg->network ? "The sandbox has network "
 		    "access." : "The sandbox has no network access: "
 		    "downloads and package installs fail.");

@@ -16,7 +16,8 @@
 
 /* ====== Registry ====== */
 
-/* Adding a provider: its file, plus one line here. */
+/* Adding a provider: its file, plus one line here (the console lists
+ * them in this order). */
 static const struct sandbox_provider *const providers[] = {
 	&sandbox_provider_local,
 	&sandbox_provider_ssh,
@@ -37,6 +38,42 @@ sandbox_provider_find(const char *name)
 			break;
 		}
 	return p;
+}
+
+const struct sandbox_provider *
+sandbox_provider_at(size_t i)
+{
+	return i < sizeof(providers) / sizeof(*providers) ? providers[i]
+							  : NULL;
+}
+
+int
+sandbox_probe(const char *name, const struct conf *c, char *err)
+{
+	const struct sandbox_provider *p = sandbox_provider_find(name);
+
+	err[0] = '\0';
+	if (p == NULL)
+		return sandbox_fail(err, ENGINE_EINVAL, "sandbox provider "
+		    "'%.60s': not built in", name ? name : "");
+	return p->probe != NULL ? p->probe(c, err) : 0;
+}
+
+int
+sandbox_check(const struct sandbox_provider *p, json_t *options, char *err,
+    char **info)
+{
+	err[0] = '\0';
+	return p->check != NULL ? p->check(options, err, info) : 0;
+}
+
+int
+sandbox_sweep(const struct sandbox_provider *p, const json_t *options,
+    char *err, int *removed)
+{
+	*removed = 0;
+	err[0] = '\0';
+	return p->sweep != NULL ? p->sweep(options, err, removed) : 0;
 }
 
 /* ====== Configuration ====== */

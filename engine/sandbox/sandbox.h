@@ -144,13 +144,26 @@ struct sandbox {
 	int	network;	/* commands may reach the network */
 };
 
+/* One field of a provider's config, as the console's form shows it. */
+struct sandbox_field {
+	const char	*name;
+	const char	*type;		/* "text-input" or "secret-input" */
+	int		 required;
+	const char	*def;		/* default; NULL: none */
+	const char	*label;
+};
+
 /*
  * The table a provider fills. Paths given to upload, download and list
  * are relative to the workspace; absolute paths and ".." are refused, and
  * symlinks planted by sandboxed code are never followed.
  */
 struct sandbox_provider {
-	const char	*name;		/* "local", "ssh", "e2b" */
+	const char	*name;		/* "local", "ssh", "e2b", "docker" */
+	/* Its config (settings.c stores it, secret-input fields
+	 * encrypted, and passes it as cfg->options); none for local. */
+	const struct sandbox_field *fields;
+	size_t		 nfields;
 	/* A new sandbox with an empty workspace. *out: sandbox_free. */
 	int	(*create)(const struct sandbox_config *cfg, char *err,
 		    struct sandbox **out);
@@ -173,10 +186,58 @@ struct sandbox_provider {
 	int	(*destroy)(struct sandbox *sb, char *err);
 	/* Destroys if needed and frees the handle. */
 	void	(*free)(struct sandbox *sb);
+
+	/* Optional; NULL when the provider has nothing to do there. */
+
+	/*
+	 * Start-up check that this host can make such sandboxes, from the
+	 * sandbox.* settings of c (NULL: the built-in defaults in a
+	 * temporary directory). Returns 0, or an ENGINE_E* code with err
+	 * saying plainly what is wrong and what to do.
+	 */
+	int	(*probe)(const struct conf *c, char *err);
+	/*
+	 * Before a config is saved or tested, what create would not say as
+	 * plainly: may complete options (ssh pins the host key it scans when
+	 * none is pinned) and may set *info (malloc'd) for the admin.
+	 * Returns 0, or SANDBOX_EFAIL / ENGINE_EINVAL with err naming the
+	 * cause.
+	 */
+	int	(*check)(json_t *options, char *err, char **info);
+	/*
+	 * At start-up, when the provider is the active one: removes what
+	 * flowcgi processes of this host that are gone left behind; *removed
+	 * counts it. Returns 0 or an error in err.
+	 */
+	int	(*sweep)(const json_t *options, char *err, int *removed);
+	/*
+	 * What the bash tool's description should say about sandboxes made
+	 * from cfg (sandbox_tool_note), as a malloc'd string, NULL when out
+	 * of memory. Without it: whether it has network.
+	 */
+	char	*(*note)(const struct sandbox_config *cfg);
 };
 
 /* The provider called name, or NULL. */
 const struct sandbox_provider *sandbox_provider_find(const char *name);
+
+/* The i-th provider of the registry (in the order the console lists
+ * them), or NULL past the last. */
+const struct sandbox_provider *sandbox_provider_at(size_t i);
+
+/*
+ * The probe of the provider called name (see struct sandbox_provider):
+ * 0 when it has none, ENGINE_EINVAL when there is no such provider.
+ */
+int	sandbox_probe(const char *name, const struct conf *c, char *err);
+
+/* p's check; 0 when it has none. */
+int	sandbox_check(const struct sandbox_provider *p, json_t *options,
+	    char *err, char **info);
+
+/* p's sweep; 0 with *removed = 0 when it has none. */
+int	sandbox_sweep(const struct sandbox_provider *p, const json_t *options,
+	    char *err, int *removed);
 
 extern const struct sandbox_provider sandbox_provider_local;
 
@@ -278,11 +339,12 @@ char	*sandbox_buf_take(struct sandbox_buf *b, size_t *len);
 /* ====== The local provider (local.c) ====== */
 
 /*
- * Start-up check: runs `true` in a local sandbox made from c (NULL: the
- * built-in defaults in a temporary directory). Returns 0, or an ENGINE_E*
- * code with err saying plainly what is wrong: bwrap missing (install
- * bubblewrap), user namespaces disabled (which sysctl), the sandbox folder
- * not writable, the sandbox uid unusable.
+ * The local provider's probe: runs `true` in a local sandbox made from c
+ * (NULL: the built-in defaults in a temporary directory). Returns 0, or an
+ * ENGINE_E* code with err saying plainly what is wrong: bwrap missing
+ * (install bubblewrap), user namespaces disabled (which sysctl), the
+ * sandbox folder not writable, the sandbox uid unusable. Callers go
+ * through sandbox_probe("local", ...); the tests call it by name.
  */
 int	sandbox_local_probe(const struct conf *c, char *err);
 

@@ -10,14 +10,15 @@
  * "sandbox_providers/<type>/<field>"), listed as ENGINE_SECRET_MASK, never
  * logged; a secret sent back as the mask keeps its stored value.
  *
- * The providers offered are those of the schema table below that
- * sandbox_provider_find knows; local needs no config and is the default.
+ * The providers offered are those of the registry (sandbox.c), in its
+ * order, each with the config fields of its table; local needs no config
+ * and is the default.
  * Saving validates by connecting: the provider's own create, exec `true`
  * and destroy, so a wrong config is refused with the provider's message.
- * docker: the engine and the image are checked first
- * (sandbox_docker_probe), and Test connection answers what it found.
- * ssh: when no host key is pinned for the host and port (ssh_host_key
- * empty or the host changed), saving or testing scans it first (trust on
+ * Before that, the provider's check (struct sandbox_provider): docker
+ * checks the engine and the image, and Test connection answers what it
+ * found; ssh, when no host key is pinned for the host and port
+ * (ssh_host_key empty or the host changed), scans it first (trust on
  * first use, by the admin's action); afterwards a different server key is
  * refused until the admin clears ssh_host_key.
  */
@@ -29,81 +30,6 @@
 
 #define SETTINGS_KEY	"sandbox_providers"
 #define VALUE_MAX	16384
-
-struct field {
-	const char	*name;
-	const char	*type;		/* "text-input" or "secret-input" */
-	int		 required;
-	const char	*def;
-	const char	*label;
-};
-
-struct schema {
-	const char		*type;
-	const struct field	*fields;
-	size_t			 n;
-};
-
-static const struct field ssh_fields[] = {
-	{ "ssh_host", "text-input", 1, "agentbox", "SSH host" },
-	{ "ssh_port", "text-input", 0, "22", "SSH port" },
-	{ "ssh_username", "text-input", 1, NULL, "Username" },
-	{ "ssh_password", "secret-input", 1, NULL,
-	    "Password or private key (PEM)" },
-	{ "base_working_path", "text-input", 0, "/workspace/sandboxes",
-	    "Base working path" },
-	{ "ssh_host_key", "text-input", 0, NULL,
-	    "Pinned host key (filled by Test connection)" },
-};
-
-static const struct field e2b_fields[] = {
-	{ "api_key", "secret-input", 1, NULL, "API key" },
-	{ "e2b_api_url", "text-input", 0, "https://api.e2b.app", "API URL" },
-	{ "e2b_default_template", "text-input", 0, "code-interpreter-v1",
-	    "Template" },
-	{ "e2b_envd_url", "text-input", 0, NULL,
-	    "envd URL override (optional)" },
-};
-
-static const struct field docker_fields[] = {
-	{ "docker_sock", "text-input", 1, "unix:///var/run/docker.sock",
-	    "Engine socket or URL (unix:///..., tcp://host:2376)" },
-	{ "docker_image", "text-input", 1, "langgenius/dify-agentbox:latest",
-	    "Image" },
-	{ "docker_network", "text-input", 0, NULL,
-	    "Network (empty: none)" },
-	{ "docker_user", "text-input", 0, NULL,
-	    "User (empty: the image's)" },
-	{ "docker_memory", "text-input", 0, NULL,
-	    "Memory limit, e.g. 512m (empty: sandbox.memory)" },
-	{ "docker_cpus", "text-input", 0, "1", "CPUs" },
-	{ "docker_pids", "text-input", 0, NULL,
-	    "Process limit (empty: sandbox.processes)" },
-	{ "docker_cert_path", "text-input", 0, NULL,
-	    "TLS folder for tcp:// (ca.pem, cert.pem, key.pem)" },
-};
-
-static const struct schema schemas[] = {
-	{ "local", NULL, 0 },
-	{ "ssh", ssh_fields, sizeof(ssh_fields) / sizeof(*ssh_fields) },
-	{ "e2b", e2b_fields, sizeof(e2b_fields) / sizeof(*e2b_fields) },
-	{ "docker", docker_fields, sizeof(docker_fields) /
-	    sizeof(*docker_fields) },
-};
-#define NSCHEMAS (sizeof(schemas) / sizeof(*schemas))
-
-/* The schema of a provider type offered here, or NULL. */
-static const struct schema *
-schema_find(const char *type)
-{
-	size_t i;
-
-	for (i = 0; type != NULL && i < NSCHEMAS; i++)
-		if (strcmp(schemas[i].type, type) == 0 &&
-		    sandbox_provider_find(type) != NULL)
-			return &schemas[i];
-	return NULL;
-}
 
 /* ====== Storage ====== */
 
@@ -154,7 +80,7 @@ active_of(json_t *rec)
 {
 	const char *a = json_string_value(json_object_get(rec, "active"));
 
-	return a != NULL && schema_find(a) != NULL ? a : "local";
+	return a != NULL && sandbox_provider_find(a) != NULL ? a : "local";
 }
 
 /*
@@ -162,7 +88,7 @@ active_of(json_t *rec)
  * the schema's fields. Returns 0 or a secret_decrypt error.
  */
 static int
-entry_config(struct engine *e, const struct schema *s, json_t *ent,
+entry_config(struct engine *e, const struct sandbox_provider *s, json_t *ent,
     char *err, json_t **out)
 {
 	json_t		*cfg = NULL, *v;
@@ -176,14 +102,14 @@ entry_config(struct engine *e, const struct schema *s, json_t *ent,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < s->n; i++) {
+	for (i = 0; i < s->nfields; i++) {
 		if (strcmp(s->fields[i].type, "secret-input") == 0) {
 			enc = json_string_value(json_object_get(
 			    json_object_get(ent, "secrets"), s->fields[i].name));
 			if (enc == NULL || enc[0] == '\0')
 				continue;
 			snprintf(aad, sizeof(aad), "sandbox_providers/%s/%s",
-			    s->type, s->fields[i].name);
+			    s->name, s->fields[i].name);
 			if ((rc = secret_decrypt(e, aad, enc, err, &plain))
 			    != 0) {
 				/* err never holds the secret */
@@ -212,12 +138,12 @@ out:
 /* ====== Listing ====== */
 
 static json_t *
-schema_view(const struct schema *s)
+schema_view(const struct sandbox_provider *s)
 {
 	json_t	*arr = json_array(), *f;
 	size_t	 i;
 
-	for (i = 0; arr != NULL && i < s->n; i++) {
+	for (i = 0; arr != NULL && i < s->nfields; i++) {
 		f = json_pack("{s:s, s:s, s:b, s:o, s:{s:s, s:s}}", "type",
 		    s->fields[i].type, "name", s->fields[i].name, "required",
 		    s->fields[i].required, "default", s->fields[i].def ?
@@ -234,10 +160,12 @@ schema_view(const struct schema *s)
 int
 engine_sandbox_provider_list(struct engine *e, json_t **out)
 {
-	json_t		*rec = NULL, *arr = NULL, *ent, *cfg, *item, *v;
-	const char	*active, *key;
-	size_t		 i, k;
-	int		 rc;
+	const struct sandbox_provider	*p;
+	json_t				*rec = NULL, *arr = NULL, *ent, *cfg;
+	json_t				*item, *v;
+	const char			*active, *key;
+	size_t				 i, k;
+	int				 rc;
 
 	*out = NULL;
 	if ((rc = record_load(e, &rec)) != 0)
@@ -247,16 +175,14 @@ engine_sandbox_provider_list(struct engine *e, json_t **out)
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < NSCHEMAS; i++) {
-		if (schema_find(schemas[i].type) == NULL)
-			continue;
-		ent = entry_of(rec, schemas[i].type);
+	for (i = 0; (p = sandbox_provider_at(i)) != NULL; i++) {
+		ent = entry_of(rec, p->name);
 		cfg = json_object();
 		/* Plain fields as stored; secrets only as the mask. */
-		for (k = 0; cfg != NULL && ent != NULL && k < schemas[i].n;
+		for (k = 0; cfg != NULL && ent != NULL && k < p->nfields;
 		    k++) {
-			key = schemas[i].fields[k].name;
-			if (strcmp(schemas[i].fields[k].type, "secret-input")
+			key = p->fields[k].name;
+			if (strcmp(p->fields[k].type, "secret-input")
 			    == 0)
 				v = json_object_get(json_object_get(ent,
 				    "secrets"), key) ? json_string(
@@ -268,10 +194,10 @@ engine_sandbox_provider_list(struct engine *e, json_t **out)
 				json_object_set_new(cfg, key, v);
 		}
 		item = json_pack("{s:s, s:b, s:b, s:b, s:o, s:o}",
-		    "provider_type", schemas[i].type, "is_system_configured",
-		    strcmp(schemas[i].type, "local") == 0, "is_tenant_configured",
-		    ent != NULL, "is_active", strcmp(active, schemas[i].type) ==
-		    0, "config", cfg, "config_schema", schema_view(&schemas[i]));
+		    "provider_type", p->name, "is_system_configured",
+		    strcmp(p->name, "local") == 0, "is_tenant_configured",
+		    ent != NULL, "is_active", strcmp(active, p->name) ==
+		    0, "config", cfg, "config_schema", schema_view(p));
 		if (item == NULL || json_array_append_new(arr, item) != 0) {
 			rc = ENGINE_ENOMEM;
 			goto out;
@@ -294,7 +220,7 @@ out:
  * checked. *out: new reference.
  */
 static int
-config_merge(struct engine *e, const struct schema *s, json_t *rec,
+config_merge(struct engine *e, const struct sandbox_provider *s, json_t *rec,
     const json_t *in, char *err, json_t **out)
 {
 	json_t		*cfg = NULL, *ent, *v;
@@ -310,7 +236,7 @@ config_merge(struct engine *e, const struct schema *s, json_t *rec,
 		rc = engine_invalid(err, "config: expected an object");
 		goto out;
 	}
-	ent = entry_of(rec, s->type);
+	ent = entry_of(rec, s->name);
 	if (ent != NULL) {
 		if ((rc = entry_config(e, s, ent, err, &cfg)) != 0)
 			goto out;
@@ -318,7 +244,7 @@ config_merge(struct engine *e, const struct schema *s, json_t *rec,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < s->n; i++) {
+	for (i = 0; i < s->nfields; i++) {
 		name = s->fields[i].name;
 		v = json_object_get(in, name);
 		if (v == NULL || json_is_null(v))
@@ -358,7 +284,7 @@ config_merge(struct engine *e, const struct schema *s, json_t *rec,
 			goto out;
 		}
 	}
-	for (i = 0; i < s->n; i++) {
+	for (i = 0; i < s->nfields; i++) {
 		name = s->fields[i].name;
 		str = json_string_value(json_object_get(cfg, name));
 		if ((str == NULL || str[0] == '\0') && s->fields[i].def !=
@@ -388,39 +314,24 @@ out:
  * message in err.
  */
 static int
-config_check(struct engine *e, const struct schema *s, json_t *cfg,
-    char *err, char **info)
+config_check(struct engine *e, const struct sandbox_provider *s,
+    json_t *cfg, char *err, char **info)
 {
-	const struct sandbox_provider	*p = sandbox_provider_find(s->type);
 	struct sandbox_config		 sc;
 	struct sandbox			*sb = NULL;
 	struct sandbox_exec_result	 res;
 	struct sandbox_exec_req		 req;
 	static const char *const	 argv[] = {"true", NULL};
-	const char			*pin;
-	char				*keys = NULL;
 	int				 rc;
 
 	memset(&res, 0, sizeof(res));
-	/* docker: the engine and the image first, each failure by name. */
-	if (strcmp(s->type, "docker") == 0 && (rc = sandbox_docker_probe(cfg,
-	    err, info)) != 0)
+	/* The provider's own check first (docker: the engine and the
+	 * image, each failure by name; ssh: pins the host key). */
+	if ((rc = sandbox_check(s, cfg, err, info)) != 0)
 		goto out;
-	if (strcmp(s->type, "ssh") == 0) {
-		pin = json_string_value(json_object_get(cfg, "ssh_host_key"));
-		if (pin == NULL || pin[0] == '\0') {
-			if ((rc = sandbox_ssh_scan(cfg, err, &keys)) != 0)
-				goto out;
-			if (json_object_set_new(cfg, "ssh_host_key",
-			    json_string(keys)) != 0) {
-				rc = ENGINE_ENOMEM;
-				goto out;
-			}
-		}
-	}
 	sandbox_config_init(&sc, e->conf);
 	sc.options = cfg;
-	if ((rc = sandbox_create(p, &sc, err, &sb)) != 0)
+	if ((rc = sandbox_create(s, &sc, err, &sb)) != 0)
 		goto out;
 	memset(&req, 0, sizeof(req));
 	req.argv = argv;
@@ -429,7 +340,7 @@ config_check(struct engine *e, const struct schema *s, json_t *cfg,
 		goto out;
 	if (res.exit_code != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "%s sandbox: `true` "
-		    "exited with %d: %.150s", s->type, res.exit_code,
+		    "exited with %d: %.150s", s->name, res.exit_code,
 		    res.err ? res.err : "");
 		goto out;
 	}
@@ -437,7 +348,6 @@ config_check(struct engine *e, const struct schema *s, json_t *cfg,
 out:
 	sandbox_exec_result_release(&res);
 	sandbox_free(sb);
-	free(keys);
 	if (rc == ENGINE_EINVAL || rc == ENGINE_ENOMEM)
 		return rc;
 	return rc != 0 ? ENGINE_ESANDBOX : 0;
@@ -514,8 +424,8 @@ out:
 
 /* The entry to store for cfg: plain fields, encrypted secrets. */
 static int
-entry_make(struct engine *e, const struct schema *s, const json_t *cfg,
-    char *err, json_t **out)
+entry_make(struct engine *e, const struct sandbox_provider *s,
+    const json_t *cfg, char *err, json_t **out)
 {
 	json_t		*ent = NULL, *plain, *secrets;
 	const char	*v;
@@ -532,7 +442,7 @@ entry_make(struct engine *e, const struct schema *s, const json_t *cfg,
 	}
 	plain = json_object_get(ent, "config");
 	secrets = json_object_get(ent, "secrets");
-	for (i = 0; i < s->n; i++) {
+	for (i = 0; i < s->nfields; i++) {
 		v = json_string_value(json_object_get(cfg, s->fields[i].name));
 		if (v == NULL)
 			continue;
@@ -541,7 +451,7 @@ entry_make(struct engine *e, const struct schema *s, const json_t *cfg,
 			    json_string(v));
 			continue;
 		}
-		snprintf(aad, sizeof(aad), "sandbox_providers/%s/%s", s->type,
+		snprintf(aad, sizeof(aad), "sandbox_providers/%s/%s", s->name,
 		    s->fields[i].name);
 		if ((rc = secret_encrypt(e, aad, v, err, &enc)) != 0)
 			goto out;
@@ -561,11 +471,11 @@ int
 engine_sandbox_provider_set(struct engine *e, const char *type,
     const json_t *in, char *err)
 {
-	const struct schema	*s = schema_find(type);
-	struct write_arg	 a;
-	json_t			*rec = NULL, *cfg = NULL, *ent = NULL;
-	char			*info = NULL;
-	int			 rc;
+	const struct sandbox_provider	*s = sandbox_provider_find(type);
+	struct write_arg		 a;
+	json_t				*rec = NULL, *cfg = NULL, *ent = NULL;
+	char				*info = NULL;
+	int				 rc;
 
 	memset(&a, 0, sizeof(a));
 	err[0] = '\0';
@@ -573,7 +483,7 @@ engine_sandbox_provider_set(struct engine *e, const char *type,
 		rc = ENGINE_ENOTFOUND;
 		goto out;
 	}
-	if (s->n == 0) {
+	if (s->nfields == 0) {
 		rc = engine_invalid(err, "the %s sandbox has no settings", type);
 		goto out;
 	}
@@ -597,12 +507,12 @@ int
 engine_sandbox_provider_test(struct engine *e, const char *type,
     const json_t *in, char *err, json_t **out)
 {
-	const struct schema	*s = schema_find(type);
-	struct write_arg	 a;
-	json_t			*rec = NULL, *cfg = NULL, *old;
-	const char		*pin, *before = NULL;
-	char			*info = NULL;
-	int			 rc;
+	const struct sandbox_provider	*s = sandbox_provider_find(type);
+	struct write_arg		 a;
+	json_t				*rec = NULL, *cfg = NULL, *old;
+	const char			*pin, *before = NULL;
+	char				*info = NULL;
+	int				 rc;
 
 	memset(&a, 0, sizeof(a));
 	*out = NULL;
@@ -651,7 +561,7 @@ engine_sandbox_provider_delete(struct engine *e, const char *type)
 	struct write_arg	a;
 
 	memset(&a, 0, sizeof(a));
-	if (schema_find(type) == NULL)
+	if (sandbox_provider_find(type) == NULL)
 		return ENGINE_ENOTFOUND;
 	a.type = type;
 	return engine_from_store(store_write(e->store, write_tx, &a));
@@ -666,7 +576,7 @@ engine_sandbox_provider_activate(struct engine *e, const char *type,
 
 	memset(&a, 0, sizeof(a));
 	err[0] = '\0';
-	if (schema_find(type) == NULL)
+	if (sandbox_provider_find(type) == NULL)
 		return ENGINE_ENOTFOUND;
 	a.type = type;
 	a.activate = type;
@@ -683,10 +593,10 @@ int
 sandbox_active(struct engine *e, char *err, const struct sandbox_provider **p,
     struct sandbox_config *cfg)
 {
-	const struct schema	*s;
-	json_t			*rec = NULL, *ent, *opts = NULL;
-	const char		*type;
-	int			 rc;
+	const struct sandbox_provider	*s;
+	json_t				*rec = NULL, *ent, *opts = NULL;
+	const char			*type;
+	int				 rc;
 
 	err[0] = '\0';
 	*p = &sandbox_provider_local;
@@ -701,7 +611,7 @@ sandbox_active(struct engine *e, char *err, const struct sandbox_provider **p,
 		goto out;
 	/* a provider this binary does not have (stored by another
 	 * build): as without a config */
-	if ((s = schema_find(type)) == NULL) {
+	if ((s = sandbox_provider_find(type)) == NULL) {
 		log_warn("sandbox: active provider %s is not built in; using "
 		    "local", type);
 		goto out;
@@ -741,12 +651,10 @@ sandbox_sweep_active(struct engine *e)
 		log_warn("sandbox: %s", err);
 		return;
 	}
-	if (p == &sandbox_provider_docker) {
-		if (sandbox_docker_sweep(cfg.options, err, &n) != 0)
-			log_warn("sandbox: %s", err);
-		else if (n > 0)
-			log_info("sandbox: removed %d docker container(s) left "
-			    "by flowcgi processes that are gone", n);
-	}
+	if (sandbox_sweep(p, cfg.options, err, &n) != 0)
+		log_warn("sandbox: %s", err);
+	else if (n > 0)
+		log_info("sandbox: removed %d %s sandbox(es) left by flowcgi "
+		    "processes that are gone", n, p->name);
 	sandbox_config_release(&cfg);
 }

@@ -1903,8 +1903,55 @@ out:
 	return rc;
 }
 
+/*
+ * The provider's check: without a pinned host key (ssh_host_key empty),
+ * scans the server's keys and pins them into o, trusting them on first
+ * use because the admin asked (save or Test connection).
+ */
+static int
+ssh_check(json_t *o, char *err, char **info)
+{
+	const char	*pin;
+	char		*keys = NULL;
+	int		 rc = 0;
+
+	pin = json_string_value(json_object_get(o, "ssh_host_key"));
+	if (pin != NULL && pin[0] != '\0')
+		goto out;
+	if ((rc = sandbox_ssh_scan(o, err, &keys)) != 0)
+		goto out;
+	if (json_object_set_new(o, "ssh_host_key", json_string(keys)) != 0)
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+out:
+	free(keys);
+	return rc;
+}
+
+/* What the bash tool's description says about an ssh sandbox. */
+static char *
+ssh_note(const struct sandbox_config *cfg)
+{
+	return strdup("Commands run on a remote host over ssh: its network "
+	    "and its installed tools are the host's.");
+}
+
+/* The config the console asks for and stores (settings.c): cfg->options. */
+static const struct sandbox_field ssh_fields[] = {
+	{ "ssh_host", "text-input", 1, "agentbox", "SSH host" },
+	{ "ssh_port", "text-input", 0, "22", "SSH port" },
+	{ "ssh_username", "text-input", 1, NULL, "Username" },
+	{ "ssh_password", "secret-input", 1, NULL,
+	    "Password or private key (PEM)" },
+	{ "base_working_path", "text-input", 0, "/workspace/sandboxes",
+	    "Base working path" },
+	{ "ssh_host_key", "text-input", 0, NULL,
+	    "Pinned host key (filled by Test connection)" },
+};
+
 const struct sandbox_provider sandbox_provider_ssh = {
 	.name = "ssh",
+	.fields = ssh_fields,
+	.nfields = sizeof(ssh_fields) / sizeof(*ssh_fields),
 	.create = ssh_create,
 	.exec = ssh_exec,
 	.upload = ssh_upload,
@@ -1912,4 +1959,6 @@ const struct sandbox_provider sandbox_provider_ssh = {
 	.list = ssh_list,
 	.destroy = ssh_destroy,
 	.free = ssh_free,
+	.check = ssh_check,
+	.note = ssh_note,
 };

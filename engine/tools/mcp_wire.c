@@ -24,7 +24,6 @@
 #include <curl/curl.h>
 
 #include "engine/llm/llm.h"
-#include "engine/nodes/files.h"
 #include "engine/tools/tools.h"
 
 #define MCP_MAX_QUEUED	1024	/* messages a reader holds */

@@ -953,6 +953,49 @@ test_probe(void)
 	CHECK(strstr(err, "sandbox.dir") != NULL);
 	CHECK(sandbox_provider_find("local") == &sandbox_provider_local);
 	CHECK(sandbox_provider_find("nope") == NULL);
+	/* the same through the registry, as the engine asks at start-up */
+	CHECK_INT(sandbox_probe("local", &c, err), SANDBOX_EFAIL);
+	CHECK(strstr(err, "sandbox.dir") != NULL);
+	c.sandbox_dir[0] = '\0';
+	CHECK_INT(sandbox_probe("local", &c, err), 0);
+	CHECK_INT(sandbox_probe("nope", &c, err), ENGINE_EINVAL);
+	CHECK(strstr(err, "nope") != NULL);
+}
+
+/*
+ * The registry knows providers only through their tables: each one has
+ * every call, in the order the console lists them, and an optional call
+ * a provider leaves out answers as "nothing to do".
+ */
+static void
+test_registry(void)
+{
+	static const char *const	 names[] = {"local", "ssh", "e2b",
+					    "docker"};
+	const struct sandbox_provider	*p;
+	json_t				*o = json_object();
+	char				 err[ENGINE_ERRMAX], *info = NULL;
+	size_t				 i;
+	int				 n = -1;
+
+	for (i = 0; (p = sandbox_provider_at(i)) != NULL; i++) {
+		CHECK(i < 4 && strcmp(p->name, names[i]) == 0);
+		CHECK(p == sandbox_provider_find(p->name));
+		CHECK(p->create != NULL && p->exec != NULL &&
+		    p->upload != NULL && p->download != NULL &&
+		    p->list != NULL && p->destroy != NULL && p->free != NULL);
+		/* local alone needs no config */
+		CHECK((p->nfields == 0) == (strcmp(p->name, "local") == 0));
+	}
+	CHECK_INT((int)i, 4);
+	CHECK(sandbox_provider_at(4) == NULL);
+	/* ssh has no start-up probe; local no check and no sweep */
+	CHECK_INT(sandbox_probe("ssh", NULL, err), 0);
+	CHECK_INT(sandbox_check(&sandbox_provider_local, o, err, &info), 0);
+	CHECK(info == NULL);
+	CHECK_INT(sandbox_sweep(&sandbox_provider_local, o, err, &n), 0);
+	CHECK_INT(n, 0);
+	json_decref(o);
 }
 
 int
@@ -984,6 +1027,7 @@ main(void)
 	write_text(secret_out, "TOPSECRET-outside\n");
 
 	test_probe();
+	test_registry();
 	test_basics();
 	test_files();
 	test_secrets();
