@@ -303,7 +303,7 @@ struct dk_req {
 
 struct dk_resp {
 	long			 status;
-	struct sandbox_buf	 body;
+	struct dbuf	 body;
 	char			 stat[1024];	/* X-Docker-Container-Path-
 						 * Stat, base64 JSON */
 	int			 stopped;	/* on_data or on_tick said so */
@@ -328,8 +328,8 @@ dk_write(char *p, size_t size, size_t n, void *arg)
 		}
 		return len;
 	}
-	sandbox_buf_add(&rs->body, p, len);
-	if (rs->body.truncated)
+	dbuf_add(&rs->body, p, len);
+	if (rs->body.err != DBUF_OK)
 		return 0;	/* too long, or out of memory */
 	return len;
 }
@@ -503,7 +503,7 @@ dk_call(const struct dk *x, const struct dk_req *rq, char *err,
 	cc = curl_easy_perform(h);
 	if (rs->stopped)
 		goto out;
-	if (cc == CURLE_WRITE_ERROR && rs->body.oom)
+	if (cc == CURLE_WRITE_ERROR && (rs->body.err == DBUF_ENOMEM))
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 	else if (cc == CURLE_WRITE_ERROR)
 		rc = sandbox_fail(err, ENGINE_ELIMIT, "docker %s %.*s: the "
@@ -632,7 +632,7 @@ struct dk_pull {
 	struct curl_slist	*hdrs;
 	struct dk_req		 rq;
 	struct dk_resp		 rs;
-	struct sandbox_buf	 in;	/* arrived, not handed out yet */
+	struct dbuf	 in;	/* arrived, not handed out yet */
 	char			*given;	/* the block libarchive holds */
 	int			 done;
 	CURLcode		 result;
@@ -643,8 +643,8 @@ pull_data(const char *p, size_t n, void *arg)
 {
 	struct dk_pull *pl = arg;
 
-	sandbox_buf_add(&pl->in, p, n);
-	return pl->in.oom;
+	dbuf_add(&pl->in, p, n);
+	return pl->in.err == DBUF_ENOMEM;
 }
 
 /*
@@ -701,7 +701,7 @@ pull_read(struct archive *a, void *arg, const void **buf)
 		}
 		return 0;
 	}
-	pl->given = sandbox_buf_take(&pl->in, &n);
+	pl->given = dbuf_take(&pl->in, &n);
 	*buf = pl->given;
 	return (la_ssize_t)n;
 }
@@ -1092,11 +1092,11 @@ dk_ids(struct dk *x, char *err)
 static la_ssize_t
 tar_write(struct archive *a, void *arg, const void *p, size_t n)
 {
-	struct sandbox_buf *b = arg;
+	struct dbuf *b = arg;
 
 	(void)a;
-	sandbox_buf_add(b, p, n);
-	return b->oom ? -1 : (la_ssize_t)n;
+	dbuf_add(b, p, n);
+	return b->err == DBUF_ENOMEM ? -1 : (la_ssize_t)n;
 }
 
 /* Adds one entry; 0 or -1. */
@@ -1136,7 +1136,7 @@ dk_put(struct dk *x, const char *path, const void *data, size_t len,
     char *err)
 {
 	struct archive		*a = NULL;
-	struct sandbox_buf	 tar = SANDBOX_BUF_INIT;
+	struct dbuf	 tar = { 0 };
 	struct dk_req		 rq;
 	struct dk_resp		 rs;
 	char			 dir[PATH_MAX], msg[200], q[200];
@@ -1157,7 +1157,7 @@ dk_put(struct dk *x, const char *path, const void *data, size_t len,
 			goto oom;
 	}
 	if (tar_add(a, x, path, data, len, 0) != 0 || archive_write_close(a) !=
-	    ARCHIVE_OK || tar.oom)
+	    ARCHIVE_OK || tar.err == DBUF_ENOMEM)
 		goto oom;
 	memset(&rq, 0, sizeof(rq));
 	snprintf(q, sizeof(q), "/containers/%s/archive?path=" DK_WORKDIR,
@@ -1232,7 +1232,7 @@ dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	struct dk_pull		 pl;
 	struct archive		*a = NULL;
 	struct archive_entry	*e;
-	struct sandbox_buf	 b = SANDBOX_BUF_INIT;
+	struct dbuf	 b = { 0 };
 	char			 abs[PATH_MAX], chunk[65536];
 	int64_t			 size;
 	la_ssize_t		 got;
@@ -1274,22 +1274,22 @@ dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		goto out;
 	}
 	while ((got = archive_read_data(a, chunk, sizeof(chunk))) > 0)
-		sandbox_buf_add(&b, chunk, (size_t)got);
+		dbuf_add(&b, chunk, (size_t)got);
 	if (got < 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "docker download "
 		    "'%.100s': %s", path, archive_error_string(a));
 		goto out;
 	}
-	if (b.oom) {
+	if (b.err == DBUF_ENOMEM) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (b.truncated) {
+	if (b.err != DBUF_OK) {
 		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': "
 		    "above the limit of %" PRId64 " bytes", path, max);
 		goto out;
 	}
-	if ((*data = sandbox_buf_take(&b, len)) == NULL)
+	if ((*data = dbuf_take(&b, len)) == NULL)
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 out:
 	if (a != NULL)
@@ -1400,7 +1400,7 @@ struct dk_stream {
 	unsigned char			 hdr[8];
 	size_t				 hdr_len;
 	size_t				 left;	/* of the current frame */
-	struct sandbox_buf		 out, err;
+	struct dbuf		 out, err;
 	const struct sandbox_cancel	*cancel;
 	int64_t				 next_check;
 	int				 cancelled;
@@ -1432,16 +1432,16 @@ stream_data(const char *p, size_t n, void *arg)
 		}
 		take = st->left < n ? st->left : n;
 		if (st->hdr[0] == 1)
-			sandbox_buf_add(&st->out, p, take);
+			dbuf_add(&st->out, p, take);
 		else if (st->hdr[0] == 2)
-			sandbox_buf_add(&st->err, p, take);
+			dbuf_add(&st->err, p, take);
 		p += take;
 		n -= take;
 		st->left -= take;
 		if (st->left == 0)
 			st->hdr_len = 0;
 	}
-	return st->out.oom || st->err.oom;
+	return st->out.err == DBUF_ENOMEM || st->err.err == DBUF_ENOMEM;
 }
 
 static int
@@ -1665,27 +1665,27 @@ dk_cleanup(struct dk *x, char *err)
 
 /* The wrapper script of a command (see the top) into b. */
 static void
-exec_script(struct sandbox_buf *b, const struct sandbox_exec_req *req,
+exec_script(struct dbuf *b, const struct sandbox_exec_req *req,
     const char *cwd, const char *in_path)
 {
-	sandbox_buf_str(b, "trap 'kill -9 -1 2>/dev/null' EXIT\n");
+	dbuf_addstr(b, "trap 'kill -9 -1 2>/dev/null' EXIT\n");
 	if (in_path != NULL) {
-		sandbox_buf_str(b, "exec 0<");
-		sandbox_buf_quote(b, in_path);
-		sandbox_buf_str(b, " || exit 125; rm -f ");
-		sandbox_buf_quote(b, in_path);
-		sandbox_buf_str(b, "\n");
+		dbuf_addstr(b, "exec 0<");
+		sandbox_add_quoted(b, in_path);
+		dbuf_addstr(b, " || exit 125; rm -f ");
+		sandbox_add_quoted(b, in_path);
+		dbuf_addstr(b, "\n");
 	} else
-		sandbox_buf_str(b, "exec 0</dev/null\n");
-	sandbox_buf_str(b, "cd -- ");
-	sandbox_buf_quote(b, cwd);
-	sandbox_buf_str(b, " || exit 1\n");
+		dbuf_addstr(b, "exec 0</dev/null\n");
+	dbuf_addstr(b, "cd -- ");
+	sandbox_add_quoted(b, cwd);
+	dbuf_addstr(b, " || exit 1\n");
 	if (req->shell != NULL) {
-		sandbox_buf_str(b, "{ ");
-		sandbox_buf_str(b, req->shell);
-		sandbox_buf_str(b, "\n}");
+		dbuf_addstr(b, "{ ");
+		dbuf_addstr(b, req->shell);
+		dbuf_addstr(b, "\n}");
 	} else
-		sandbox_buf_str(b, "\"$@\"");
+		dbuf_addstr(b, "\"$@\"");
 }
 
 static int
@@ -1696,7 +1696,7 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	struct dk_stream	 st;
 	struct dk_req		 rq;
 	struct dk_resp		 rs;
-	struct sandbox_buf	 script = SANDBOX_BUF_INIT;
+	struct dbuf	 script = { 0 };
 	const char		**argv = NULL;
 	char			 cwd[PATH_MAX], in_rel[80], in_abs[120];
 	char			 eid[80], path[200], cerr[ENGINE_ERRMAX];
@@ -1728,7 +1728,8 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	exec_script(&script, req, cwd, stdin_file ? in_abs : NULL);
 	for (k = 0; req->argv != NULL && req->argv[k] != NULL; k++)
 		nargs++;
-	if (script.oom || (argv = calloc(nargs + 5, sizeof(*argv))) == NULL) {
+	if (script.err == DBUF_ENOMEM ||
+	    (argv = calloc(nargs + 5, sizeof(*argv))) == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1757,7 +1758,7 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	rq.on_tick = req->cancel != NULL ? stream_tick : NULL;
 	if ((rc = dk_call(x, &rq, err, &rs, &timed_out)) != 0)
 		goto out;
-	if (st.out.oom || st.err.oom) {
+	if (st.out.err == DBUF_ENOMEM || st.err.err == DBUF_ENOMEM) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto kill;
 	}
@@ -1797,10 +1798,10 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	res->exit_code = code;
 	if (code > 128 && code < 128 + NSIG)
 		res->signal = code - 128;
-	res->out_truncated = st.out.truncated;
-	res->err_truncated = st.err.truncated;
-	res->out = sandbox_buf_take(&st.out, &res->out_len);
-	res->err = sandbox_buf_take(&st.err, &res->err_len);
+	res->out_truncated = st.out.err != DBUF_OK;
+	res->err_truncated = st.err.err != DBUF_OK;
+	res->out = dbuf_take(&st.out, &res->out_len);
+	res->err = dbuf_take(&st.err, &res->err_len);
 	if (res->out == NULL || res->err == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
@@ -1948,18 +1949,18 @@ dk_check(json_t *options, char *err, char **info)
 static char *
 dk_note(const struct sandbox_config *cfg)
 {
-	struct sandbox_buf	 b = SANDBOX_BUF_INIT;
+	struct dbuf	 b = { 0 };
 	const char		*s;
 	size_t			 n;
 
 	if (sandbox_opt_str(cfg->options, "docker_network", NULL, &s) != 0 ||
 	    (s != NULL && strcmp(s, "none") == 0))
 		s = NULL;
-	sandbox_buf_str(&b, "Commands run in a container: its installed tools "
+	dbuf_addstr(&b, "Commands run in a container: its installed tools "
 	    "are the image's. ");
-	sandbox_buf_str(&b, s != NULL ? "It has network access." : "It has "
+	dbuf_addstr(&b, s != NULL ? "It has network access." : "It has "
 	    "no network access: downloads and package installs fail.");
-	return sandbox_buf_take(&b, &n);
+	return dbuf_take(&b, &n);
 }
 
 /* The config the console asks for and stores (settings.c): cfg->options. */

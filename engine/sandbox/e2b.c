@@ -1249,7 +1249,7 @@ struct e2b_stream {
 	size_t			 msg_len, msg_need, msg_cap;
 	char			 errbody[E2B_ERRBODY_MAX];
 	size_t			 errbody_len;
-	struct sandbox_buf	 out, err;
+	struct dbuf	 out, err;
 	uint32_t		 pid;
 	int			 started;
 	int			 ended;		/* an end event came */
@@ -1287,7 +1287,7 @@ stream_header(const char *line, size_t n, void *arg)
 
 /* Appends base64 value s of a data event to b. */
 static int
-stream_data(struct e2b_stream *st, struct sandbox_buf *b, const json_t *s)
+stream_data(struct e2b_stream *st, struct dbuf *b, const json_t *s)
 {
 	unsigned char	*d = NULL;
 	size_t		 n = 0;
@@ -1298,7 +1298,7 @@ stream_data(struct e2b_stream *st, struct sandbox_buf *b, const json_t *s)
 		    "base64");
 		return -1;
 	}
-	sandbox_buf_add(b, d, n);
+	dbuf_add(b, d, n);
 	free(d);
 	return 0;
 }
@@ -1487,7 +1487,7 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 {
 	struct e2b		*x = (struct e2b *)sb;
 	struct e2b_stream	 st;
-	struct sandbox_buf	 cmd = SANDBOX_BUF_INIT;
+	struct dbuf	 cmd = { 0 };
 	struct outbound_req	 rq;
 	struct outbound_resp	 rs;
 	struct curl_slist	*h = NULL;
@@ -1547,28 +1547,28 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		    req->stdin_len, err)) != 0)
 			goto out;
 		stdin_file = 1;
-		sandbox_buf_str(&cmd, "exec 0<\"$HOME\"/");
-		sandbox_buf_add(&cmd, in_path, strlen(in_path));
-		sandbox_buf_str(&cmd, " || exit 125; rm -f \"$HOME\"/");
-		sandbox_buf_add(&cmd, in_path, strlen(in_path));
-		sandbox_buf_add(&cmd, "\n", 1);
+		dbuf_addstr(&cmd, "exec 0<\"$HOME\"/");
+		dbuf_add(&cmd, in_path, strlen(in_path));
+		dbuf_addstr(&cmd, " || exit 125; rm -f \"$HOME\"/");
+		dbuf_add(&cmd, in_path, strlen(in_path));
+		dbuf_add(&cmd, "\n", 1);
 	}
 	/* The command in a brace group of this shell, so that what it left
 	 * running in the background is killed when it ends (envd ends the
 	 * stream when bash exits and keeps such children). */
-	sandbox_buf_str(&cmd, "{ ");
+	dbuf_addstr(&cmd, "{ ");
 	if (req->shell != NULL)
-		sandbox_buf_add(&cmd, req->shell, strlen(req->shell));
+		dbuf_add(&cmd, req->shell, strlen(req->shell));
 	else
 		for (k = 0; req->argv[k] != NULL; k++) {
 			if (k > 0)
-				sandbox_buf_add(&cmd, " ", 1);
-			sandbox_buf_quote(&cmd, req->argv[k]);
+				dbuf_add(&cmd, " ", 1);
+			sandbox_add_quoted(&cmd, req->argv[k]);
 		}
-	sandbox_buf_str(&cmd, "\n}; __flowcgi_rc=$?; __flowcgi_j=$(jobs -p); "
+	dbuf_addstr(&cmd, "\n}; __flowcgi_rc=$?; __flowcgi_j=$(jobs -p); "
 	    "[ -z \"$__flowcgi_j\" ] || kill -KILL $__flowcgi_j 2>/dev/null; "
 	    "exit $__flowcgi_rc");
-	if (cmd.oom || cmd.p == NULL) {
+	if (cmd.err == DBUF_ENOMEM || cmd.p == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1632,7 +1632,8 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		if (st.started)
 			envd_kill_pid(x, st.pid);
 		res->timed_out = 1;
-	} else if (frc == ENGINE_ENOMEM || st.out.oom || st.err.oom) {
+	} else if (frc == ENGINE_ENOMEM || st.out.err == DBUF_ENOMEM ||
+	    st.err.err == DBUF_ENOMEM) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto kill;
 	} else if (st.bad[0] != '\0') {
@@ -1682,10 +1683,10 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		res->signal = sig;
 	} else
 		res->exit_code = st.exit_code >= 0 ? st.exit_code : 255;
-	res->out_truncated = st.out.truncated;
-	res->err_truncated = st.err.truncated;
-	res->out = sandbox_buf_take(&st.out, &res->out_len);
-	res->err = sandbox_buf_take(&st.err, &res->err_len);
+	res->out_truncated = st.out.err != DBUF_OK;
+	res->err_truncated = st.err.err != DBUF_OK;
+	res->out = dbuf_take(&st.out, &res->out_len);
+	res->err = dbuf_take(&st.err, &res->err_len);
 	if (res->out == NULL || res->err == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;

@@ -135,7 +135,7 @@ env_has(const struct strv *s, const char *kv)
  * far, truncated). */
 struct stream {
 	int			fd;
-	struct sandbox_buf	b;
+	struct dbuf	b;
 };
 
 /* Reads what fd has; returns 0 on data, 1 on EOF or error, -1 when there
@@ -152,7 +152,7 @@ stream_read(struct stream *s)
 		return -1;
 	if (n <= 0)
 		return 1;
-	sandbox_buf_add(&s->b, tmp, (size_t)n);
+	dbuf_add(&s->b, tmp, (size_t)n);
 	return 0;
 }
 
@@ -750,9 +750,9 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
     int *early, char *err, struct sandbox_exec_result *res)
 {
 	struct local	*l = p->l;
-	struct stream	 so = {-1, {NULL, 0, 0, 0, 0, 0}};
-	struct stream	 se = {-1, {NULL, 0, 0, 0, 0, 0}};
-	struct stream	 st = {-1, {NULL, 0, 0, 4096, 0, 0}};
+	struct stream	 so = {-1, {NULL, 0, 0, 0, 0}};
+	struct stream	 se = {-1, {NULL, 0, 0, 0, 0}};
+	struct stream	 st = {-1, {NULL, 0, 0, 4096, 0}};
 	struct sandbox_exec_result so_far;
 	struct pollfd	 pfd[6];
 	sigset_t	 oldset;
@@ -850,10 +850,10 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 			memset(&so_far, 0, sizeof(so_far));
 			so_far.out = so.b.p != NULL ? so.b.p : "";
 			so_far.out_len = so.b.len;
-			so_far.out_truncated = so.b.truncated;
+			so_far.out_truncated = so.b.err != DBUF_OK;
 			so_far.err = se.b.p != NULL ? se.b.p : "";
 			so_far.err_len = se.b.len;
-			so_far.err_truncated = se.b.truncated;
+			so_far.err_truncated = se.b.err != DBUF_OK;
 			if (dn->complete(dn->arg, &so_far)) {
 				*early = 1;
 				break;
@@ -926,10 +926,10 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 			goto out;
 		}
 	}
-	res->out_truncated = so.b.truncated;
-	res->err_truncated = se.b.truncated;
-	res->out = sandbox_buf_take(&so.b, &res->out_len);
-	res->err = sandbox_buf_take(&se.b, &res->err_len);
+	res->out_truncated = so.b.err != DBUF_OK;
+	res->err_truncated = se.b.err != DBUF_OK;
+	res->out = dbuf_take(&so.b, &res->out_len);
+	res->err = dbuf_take(&se.b, &res->err_len);
 	if (res->out == NULL || res->err == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;

@@ -444,20 +444,20 @@ header_is(const char *line, size_t n, const char *name)
 
 int
 sandbox_proxy_rewrite(const char *buf, const struct sandbox_proxy_req *r,
-    struct sandbox_buf *out)
+    struct dbuf *out)
 {
 	const char	*p, *e, *end = buf + r->head_len;
 	size_t		 n;
 
-	sandbox_buf_add(out, r->method, strlen(r->method));
-	sandbox_buf_str(out, " ");
+	dbuf_add(out, r->method, strlen(r->method));
+	dbuf_addstr(out, " ");
 	if (r->path_len == 0 || buf[r->path_off] != '/')
-		sandbox_buf_str(out, "/");
-	sandbox_buf_add(out, buf + r->path_off, r->path_len);
-	sandbox_buf_str(out, r->minor ? " HTTP/1.1\r\n" : " HTTP/1.0\r\n");
-	sandbox_buf_str(out, "Host: ");
-	sandbox_buf_add(out, buf + r->auth_off, r->auth_len);
-	sandbox_buf_str(out, "\r\n");
+		dbuf_addstr(out, "/");
+	dbuf_add(out, buf + r->path_off, r->path_len);
+	dbuf_addstr(out, r->minor ? " HTTP/1.1\r\n" : " HTTP/1.0\r\n");
+	dbuf_addstr(out, "Host: ");
+	dbuf_add(out, buf + r->auth_off, r->auth_len);
+	dbuf_addstr(out, "\r\n");
 	p = (const char *)memchr(buf, '\n', r->head_len) + 1;
 	for (; p < end; p = e + 1) {
 		e = memchr(p, '\n', (size_t)(end - p));
@@ -473,11 +473,11 @@ sandbox_proxy_rewrite(const char *buf, const struct sandbox_proxy_req *r,
 		    header_is(p, n, "proxy-authorization") ||
 		    header_is(p, n, "keep-alive"))
 			continue;
-		sandbox_buf_add(out, p, n);
-		sandbox_buf_str(out, "\r\n");
+		dbuf_add(out, p, n);
+		dbuf_addstr(out, "\r\n");
 	}
-	sandbox_buf_str(out, "Connection: close\r\n\r\n");
-	return out->oom ? ENGINE_ENOMEM : 0;
+	dbuf_addstr(out, "Connection: close\r\n\r\n");
+	return out->err == DBUF_ENOMEM ? ENGINE_ENOMEM : 0;
 }
 
 /* ====== The proxy (flowcgi's side) ====== */
@@ -605,7 +605,7 @@ proxy_conn_main(void *arg)
 	struct proxy_conn	*c = arg;
 	struct sandbox_proxy	*px = c->px;
 	struct sandbox_proxy_req r;
-	struct sandbox_buf	 head = SANDBOX_BUF_INIT;
+	struct dbuf	 head = { 0 };
 	struct addrinfo		 hints, *res = NULL, *ai;
 	char			*buf = NULL, msg[4096 + 768], why[128];
 	char			 port[8];
@@ -949,7 +949,7 @@ char *
 sandbox_tool_note(const struct sandbox_provider *p,
     const struct sandbox_config *cfg)
 {
-	struct sandbox_buf	b = SANDBOX_BUF_INIT;
+	struct dbuf	b = { 0 };
 	const char		*list = cfg->network_allow, *s;
 	size_t			 n;
 	int			 first = 1;
@@ -957,33 +957,33 @@ sandbox_tool_note(const struct sandbox_provider *p,
 	if (p != NULL && p->note != NULL)
 		return p->note(cfg);
 	if (p != NULL && p != &sandbox_provider_local) {
-		sandbox_buf_str(&b, cfg->network ? "The sandbox has network "
+		dbuf_addstr(&b, cfg->network ? "The sandbox has network "
 		    "access." : "The sandbox has no network access: "
 		    "downloads and package installs fail.");
-		return sandbox_buf_take(&b, &n);
+		return dbuf_take(&b, &n);
 	}
 	if (!cfg->network)
-		sandbox_buf_str(&b, "The sandbox has no network access: "
+		dbuf_addstr(&b, "The sandbox has no network access: "
 		    "downloads, pip install and npm install fail; use what is "
 		    "installed.");
 	else {
-		sandbox_buf_str(&b, "The sandbox reaches the network only "
+		dbuf_addstr(&b, "The sandbox reaches the network only "
 		    "through an HTTP proxy (HTTP_PROXY and HTTPS_PROXY are "
 		    "set; curl, pip, npm, git over https and Python's "
 		    "urllib and requests use it). Hosts it may reach: ");
 		for (s = list; *(s += strspn(s, ", \t")) != '\0'; s += n) {
 			n = strcspn(s, ", \t");
 			if (!first)
-				sandbox_buf_str(&b, ", ");
+				dbuf_addstr(&b, ", ");
 			if (n == 1 && *s == '*')
-				sandbox_buf_str(&b, "any public host");
+				dbuf_addstr(&b, "any public host");
 			else
-				sandbox_buf_add(&b, s, n);
+				dbuf_add(&b, s, n);
 			first = 0;
 		}
 		if (first)
-			sandbox_buf_str(&b, "none");
-		sandbox_buf_str(&b, ". Any other host, and private or "
+			dbuf_addstr(&b, "none");
+		dbuf_addstr(&b, ". Any other host, and private or "
 		    "loopback addresses not listed, get HTTP 403 from the "
 		    "proxy. pip install and npm install -g put packages in "
 		    "/workspace/.local (its bin is on PATH); npm install "
@@ -991,9 +991,9 @@ sandbox_tool_note(const struct sandbox_provider *p,
 	}
 	pthread_once(&note_once, note_probe);
 	if (note_installed[0] != '\0') {
-		sandbox_buf_str(&b, " Installed: ");
-		sandbox_buf_str(&b, note_installed);
-		sandbox_buf_str(&b, ".");
+		dbuf_addstr(&b, " Installed: ");
+		dbuf_addstr(&b, note_installed);
+		dbuf_addstr(&b, ".");
 	}
-	return sandbox_buf_take(&b, &n);
+	return dbuf_take(&b, &n);
 }

@@ -260,71 +260,18 @@ sandbox_opt_int(const json_t *o, const char *key, int def, int lo, int hi,
 	return 0;
 }
 
-/* ====== Growing buffers ====== */
+/* ====== Shell quoting ====== */
 
 void
-sandbox_buf_add(struct sandbox_buf *b, const void *data, size_t n)
+sandbox_add_quoted(struct dbuf *b, const char *s)
 {
-	size_t	 keep = n, want;
-	char	*np;
-
-	if (b->oom)
-		return;
-	if ((int64_t)(b->len + keep) > b->max) {
-		keep = b->max > (int64_t)b->len ? (size_t)(b->max -
-		    (int64_t)b->len) : 0;
-		b->truncated = 1;
-	}
-	if (keep == 0)
-		return;
-	if (b->len + keep + 1 > b->cap) {
-		want = b->cap ? b->cap * 2 : 8192;
-		while (want < b->len + keep + 1)
-			want *= 2;
-		if ((int64_t)want > b->max + 1)
-			want = (size_t)b->max + 1;
-		if ((np = realloc(b->p, want)) == NULL) {
-			b->oom = 1;
-			b->truncated = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = want;
-	}
-	memcpy(b->p + b->len, data, keep);
-	b->len += keep;
-	b->p[b->len] = '\0';
-}
-
-void
-sandbox_buf_str(struct sandbox_buf *b, const char *s)
-{
-	sandbox_buf_add(b, s, strlen(s));
-}
-
-void
-sandbox_buf_quote(struct sandbox_buf *b, const char *s)
-{
-	sandbox_buf_add(b, "'", 1);
+	dbuf_addc(b, '\'');
 	for (; *s != '\0'; s++)
 		if (*s == '\'')
-			sandbox_buf_add(b, "'\\''", 4);
+			dbuf_add(b, "'\\''", 4);
 		else
-			sandbox_buf_add(b, s, 1);
-	sandbox_buf_add(b, "'", 1);
-}
-
-char *
-sandbox_buf_take(struct sandbox_buf *b, size_t *len)
-{
-	char *p = b->p;
-
-	if (p == NULL)
-		p = calloc(1, 1);
-	*len = p ? b->len : 0;
-	b->p = NULL;
-	b->len = b->cap = 0;
-	return p;
+			dbuf_addc(b, *s);
+	dbuf_addc(b, '\'');
 }
 
 /* ====== Dispatch ====== */

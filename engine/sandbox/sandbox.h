@@ -312,29 +312,11 @@ int	sandbox_opt_int(const json_t *o, const char *key, int def, int lo,
 	    int hi, int *out);
 
 /*
- * A growing byte buffer with a cap: bytes past max are dropped and the
- * buffer marked truncated. p stays NUL-terminated (the NUL not counted in
- * len). After a failed allocation oom and truncated are set and further
- * adds do nothing. Start from SANDBOX_BUF_INIT (no cap but memory) or
- * zeroed with max set; free(p) when not taken.
+ * Commands' output and scripts are collected in a struct dbuf
+ * (conf/dbuf.h): past its max the bytes are cut (DBUF_ETOOBIG, the
+ * output's "truncated"). This appends s single-quoted for a POSIX shell.
  */
-struct sandbox_buf {
-	char	*p;
-	size_t	 len, cap;
-	int64_t	 max;
-	int	 truncated;
-	int	 oom;
-};
-
-#define SANDBOX_BUF_INIT	{NULL, 0, 0, INT64_MAX / 2, 0, 0}
-
-void	sandbox_buf_add(struct sandbox_buf *b, const void *data, size_t n);
-void	sandbox_buf_str(struct sandbox_buf *b, const char *s);
-/* Appends s single-quoted for a POSIX shell. */
-void	sandbox_buf_quote(struct sandbox_buf *b, const char *s);
-/* The bytes as a malloc'd NUL-terminated string ("" when none), *len
- * bytes; b is empty afterwards. NULL when out of memory. */
-char	*sandbox_buf_take(struct sandbox_buf *b, size_t *len);
+void	sandbox_add_quoted(struct dbuf *b, const char *s);
 
 /* ====== The local provider (local.c) ====== */
 
@@ -432,7 +414,7 @@ int	sandbox_proxy_parse(const char *buf, size_t len,
  * Appends to out; 0 or ENGINE_ENOMEM.
  */
 int	sandbox_proxy_rewrite(const char *buf,
-	    const struct sandbox_proxy_req *r, struct sandbox_buf *out);
+	    const struct sandbox_proxy_req *r, struct dbuf *out);
 
 /* A running proxy of one sandbox. */
 struct sandbox_proxy;

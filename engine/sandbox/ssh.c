@@ -120,41 +120,21 @@ struct ssh_sb {
 
 /* ====== Strings and quoting ====== */
 
-static void
-sb_fmt(struct sandbox_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-sb_fmt(struct sandbox_buf *b, const char *fmt, ...)
-{
-	char	buf[512];
-	va_list	ap;
-	int	n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		b->oom = 1;
-	else
-		sandbox_buf_add(b, buf, (size_t)n);
-}
-
 /* Appends a "/"-joined, quoted remote path: a + "/" + b (b may be ""). */
 static void
-sb_qpath(struct sandbox_buf *b, const char *a, const char *rel)
+sb_qpath(struct dbuf *b, const char *a, const char *rel)
 {
-	struct sandbox_buf t = SANDBOX_BUF_INIT;
+	struct dbuf t = { 0 };
 
-	sandbox_buf_str(&t, a);
+	dbuf_addstr(&t, a);
 	if (rel != NULL && rel[0] != '\0' && strcmp(rel, ".") != 0) {
-		sandbox_buf_str(&t, "/");
-		sandbox_buf_str(&t, rel);
+		dbuf_addstr(&t, "/");
+		dbuf_addstr(&t, rel);
 	}
-	if (t.oom)
-		b->oom = 1;
+	if (t.err == DBUF_ENOMEM)
+		b->err = DBUF_ENOMEM;
 	else
-		sandbox_buf_quote(b, t.p);
+		sandbox_add_quoted(b, dbuf_str(&t));
 	free(t.p);
 }
 
@@ -700,7 +680,7 @@ master_alive(const char *path)
 static int
 write_known_hosts(const struct ssh_opts *o, const char *priv, char *err)
 {
-	struct sandbox_buf	 b = SANDBOX_BUF_INIT;
+	struct dbuf	 b = { 0 };
 	const char		*p, *e;
 	char			 path[PATH_MAX], tmp[PATH_MAX];
 	int			 rc = 0;
@@ -713,13 +693,14 @@ write_known_hosts(const struct ssh_opts *o, const char *priv, char *err)
 			p++;
 		if (e - p < 8 || *p == '#')
 			continue;
-		sandbox_buf_str(&b, "flowcgi-sandbox ");
-		sandbox_buf_add(&b, p, (size_t)(e - p));
-		sandbox_buf_str(&b, "\n");
+		dbuf_addstr(&b, "flowcgi-sandbox ");
+		dbuf_add(&b, p, (size_t)(e - p));
+		dbuf_addstr(&b, "\n");
 	}
-	if (b.oom || b.p == NULL) {
-		rc = sandbox_fail(err, b.oom ? ENGINE_ENOMEM : ENGINE_EINVAL, "ssh: %s",
-		    b.oom ? "out of memory" : "ssh_host_key holds no key");
+	if (b.err == DBUF_ENOMEM || b.p == NULL) {
+		rc = b.err == DBUF_ENOMEM ? sandbox_fail(err, ENGINE_ENOMEM,
+		    "ssh: out of memory") : sandbox_fail(err, ENGINE_EINVAL,
+		    "ssh: ssh_host_key holds no key");
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%.200s/kh-%s", priv, o->hash);
@@ -775,7 +756,7 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 	char			 lock[PATH_MAX], sec[PATH_MAX], ap[PATH_MAX];
 	char			 env_ap[PATH_MAX + 16], env_home[PATH_MAX + 8];
 	char			*envp[8];
-	struct sandbox_buf	 script = SANDBOX_BUF_INIT;
+	struct dbuf	 script = { 0 };
 	int			 rc = 0, lfd = -1, wrote = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -810,15 +791,17 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 	envp[2] = "LC_ALL=C";
 	envp[3] = NULL;
 	if (o->is_key) {
-		struct sandbox_buf key = SANDBOX_BUF_INIT;
+		struct dbuf key = { 0 };
 
 		/* OpenSSH wants the last line ended. */
-		sandbox_buf_str(&key, o->secret);
+		dbuf_addstr(&key, o->secret);
 		if (key.len > 0 && key.p[key.len - 1] != '\n')
-			sandbox_buf_str(&key, "\n");
-		if (key.oom || write_private(sec, key.p, 0600) != 0) {
+			dbuf_addstr(&key, "\n");
+		if (key.err == DBUF_ENOMEM ||
+		    write_private(sec, key.p, 0600) != 0) {
 			rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: key file: %s",
-			    key.oom ? "out of memory" : strerror(errno));
+			    key.err == DBUF_ENOMEM ? "out of memory" :
+			    strerror(errno));
 			wipe_free(key.p);
 			goto out;
 		}
@@ -836,12 +819,14 @@ master_ensure(const char *ssh, const struct ssh_opts *o, const char *priv,
 			goto out;
 		}
 		wrote = 1;
-		sandbox_buf_str(&script, "#!/bin/sh\nexec cat ");
-		sandbox_buf_quote(&script, sec);
-		sandbox_buf_str(&script, "\n");
-		if (script.oom || write_private(ap, script.p, 0700) != 0) {
+		dbuf_addstr(&script, "#!/bin/sh\nexec cat ");
+		sandbox_add_quoted(&script, sec);
+		dbuf_addstr(&script, "\n");
+		if (script.err == DBUF_ENOMEM ||
+		    write_private(ap, script.p, 0700) != 0) {
 			rc = sandbox_fail(err, SANDBOX_EFAIL, "ssh: askpass: %s",
-			    script.oom ? "out of memory" : strerror(errno));
+			    script.err == DBUF_ENOMEM ? "out of memory" :
+			    strerror(errno));
 			goto out;
 		}
 		snprintf(env_ap, sizeof(env_ap), "SSH_ASKPASS=%s", ap);
@@ -904,18 +889,18 @@ op_deadline(int64_t bytes)
  * ran out of memory, else an error.
  */
 static int
-remote(struct ssh_sb *s, const struct sandbox_buf *script, const void *in,
+remote(struct ssh_sb *s, const struct dbuf *script, const void *in,
     size_t in_len, int64_t max_out, int64_t deadline, char *err,
     struct run *r)
 {
 	struct argv		*a = NULL;
-	struct sandbox_buf	 cmd = SANDBOX_BUF_INIT;
+	struct dbuf	 cmd = { 0 };
 	char			 env_home[PATH_MAX + 8];
 	char			*envp[4];
 	int			 rc;
 
 	memset(r, 0, sizeof(*r));
-	if (script->oom) {
+	if (script->err == DBUF_ENOMEM) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -929,9 +914,9 @@ remote(struct ssh_sb *s, const struct sandbox_buf *script, const void *in,
 	av_client(a);
 	av_add(a, "--");
 	av_add(a, "%s", s->o.host);
-	sandbox_buf_str(&cmd, "sh -c ");
-	sandbox_buf_quote(&cmd, script->p);
-	if (cmd.oom || a->full) {
+	dbuf_addstr(&cmd, "sh -c ");
+	sandbox_add_quoted(&cmd, script->p);
+	if (cmd.err == DBUF_ENOMEM || a->full) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -979,7 +964,7 @@ static int
 ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 {
 	struct ssh_sb		*s = NULL;
-	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct dbuf	 sc = { 0 };
 	struct run		 r;
 	int			 rc, x;
 
@@ -1007,14 +992,14 @@ ssh_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	snprintf(s->ws, sizeof(s->ws), "%s/%s", s->o.base, s->base.id);
 	snprintf(s->pids, sizeof(s->pids), "%s/.%s.pids", s->o.base,
 	    s->base.id);
-	sandbox_buf_str(&sc, "umask 077; mkdir -p -- ");
-	sandbox_buf_quote(&sc, s->o.base);
-	sandbox_buf_str(&sc, " && mkdir -- ");
-	sandbox_buf_quote(&sc, s->ws);
-	sandbox_buf_str(&sc, " ");
-	sandbox_buf_quote(&sc, s->pids);
-	sandbox_buf_str(&sc, " && chmod 755 ");
-	sandbox_buf_quote(&sc, s->ws);
+	dbuf_addstr(&sc, "umask 077; mkdir -p -- ");
+	sandbox_add_quoted(&sc, s->o.base);
+	dbuf_addstr(&sc, " && mkdir -- ");
+	sandbox_add_quoted(&sc, s->ws);
+	dbuf_addstr(&sc, " ");
+	sandbox_add_quoted(&sc, s->pids);
+	dbuf_addstr(&sc, " && chmod 755 ");
+	sandbox_add_quoted(&sc, s->ws);
 	if ((rc = remote(s, &sc, NULL, 0, 4096, op_deadline(0), err, &r)) != 0)
 		goto out;
 	if ((x = run_exit(&r)) != 0) {
@@ -1048,18 +1033,18 @@ static int
 ssh_destroy(struct sandbox *sb, char *err)
 {
 	struct ssh_sb		*s = (struct ssh_sb *)sb;
-	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct dbuf	 sc = { 0 };
 	struct run		 r;
 	int			 rc = 0;
 
 	memset(&r, 0, sizeof(r));
 	if (s->destroyed)
 		goto out;
-	sandbox_buf_str(&sc, "P=");
-	sandbox_buf_quote(&sc, s->pids);
-	sandbox_buf_str(&sc, "; for f in \"$P\"/*; do [ -f \"$f\" ] && "
+	dbuf_addstr(&sc, "P=");
+	sandbox_add_quoted(&sc, s->pids);
+	dbuf_addstr(&sc, "; for f in \"$P\"/*; do [ -f \"$f\" ] && "
 	    "kill -9 -$(cat \"$f\") 2>/dev/null; done; rm -rf -- \"$P\" ");
-	sandbox_buf_quote(&sc, s->ws);
+	sandbox_add_quoted(&sc, s->ws);
 	if ((rc = remote(s, &sc, NULL, 0, 4096, op_deadline(0), err, &r)) != 0)
 		goto out;
 	if (run_exit(&r) != 0) {
@@ -1132,13 +1117,13 @@ trailer_take(struct run *r, int *nocwd)
 static void
 kill_token(struct ssh_sb *s, const char *token)
 {
-	struct sandbox_buf	sc = SANDBOX_BUF_INIT;
+	struct dbuf	sc = { 0 };
 	struct run		r;
 	char			err[ENGINE_ERRMAX];
 
-	sandbox_buf_str(&sc, "f=");
-	sandbox_buf_quote(&sc, s->pids);
-	sb_fmt(&sc, "/%s; [ -f \"$f\" ] && kill -9 -$(cat \"$f\") "
+	dbuf_addstr(&sc, "f=");
+	sandbox_add_quoted(&sc, s->pids);
+	dbuf_addf(&sc, "/%s; [ -f \"$f\" ] && kill -9 -$(cat \"$f\") "
 	    "2>/dev/null; rm -f \"$f\"", token);
 	if (remote(s, &sc, NULL, 0, 4096, op_deadline(0), err, &r) == 0)
 		run_release(&r);
@@ -1150,7 +1135,7 @@ ssh_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
     struct sandbox_exec_result *res)
 {
 	struct ssh_sb		*s = (struct ssh_sb *)sb;
-	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct dbuf	 sc = { 0 };
 	struct run		 r;
 	char			 token[32];
 	int64_t			 t0 = sandbox_now_us(), limit_us, max;
@@ -1173,32 +1158,32 @@ ssh_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	snprintf(token, sizeof(token), "x%u-%d", ++s->seq, (int)getpid());
 
 	/* The wrapper; see the top of the file. */
-	sandbox_buf_str(&sc, "exec 3<&0 4>&2 2>/dev/null; cd -- ");
+	dbuf_addstr(&sc, "exec 3<&0 4>&2 2>/dev/null; cd -- ");
 	sb_qpath(&sc, s->ws, req->cwd);
-	sandbox_buf_str(&sc, " || { printf '\\036FLOWCGI-NOCWD\\036\\n' >&4; "
+	dbuf_addstr(&sc, " || { printf '\\036FLOWCGI-NOCWD\\036\\n' >&4; "
 	    "exit 1; }"
 	    "; timeout -s KILL ");
-	sb_fmt(&sc, "%" PRId64 ".%03d env", limit_us / 1000000,
+	dbuf_addf(&sc, "%" PRId64 ".%03d env", limit_us / 1000000,
 	    (int)(limit_us / 1000 % 1000));
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++) {
-		sandbox_buf_str(&sc, " ");
-		sandbox_buf_quote(&sc, req->env[k]);
+		dbuf_addstr(&sc, " ");
+		sandbox_add_quoted(&sc, req->env[k]);
 	}
 	if (req->shell != NULL) {
-		sandbox_buf_str(&sc, " sh -c ");
-		sandbox_buf_quote(&sc, req->shell);
+		dbuf_addstr(&sc, " sh -c ");
+		sandbox_add_quoted(&sc, req->shell);
 	} else {
-		sandbox_buf_str(&sc, " sh -c 'exec \"$@\"' sh");
+		dbuf_addstr(&sc, " sh -c 'exec \"$@\"' sh");
 		for (k = 0; req->argv[k] != NULL; k++) {
-			sandbox_buf_str(&sc, " ");
-			sandbox_buf_quote(&sc, req->argv[k]);
+			dbuf_addstr(&sc, " ");
+			sandbox_add_quoted(&sc, req->argv[k]);
 		}
 	}
-	sandbox_buf_str(&sc, " <&3 3<&- 2>&4 4>&- & tp=$!; echo $tp > ");
+	dbuf_addstr(&sc, " <&3 3<&- 2>&4 4>&- & tp=$!; echo $tp > ");
 	sb_qpath(&sc, s->pids, token);
-	sandbox_buf_str(&sc, "; wait $tp; rc=$?; kill -9 -$tp; rm -f ");
+	dbuf_addstr(&sc, "; wait $tp; rc=$?; kill -9 -$tp; rm -f ");
 	sb_qpath(&sc, s->pids, token);
-	sandbox_buf_str(&sc, "; printf '\\036FLOWCGI-EXIT %d\\036\\n' $rc >&4");
+	dbuf_addstr(&sc, "; printf '\\036FLOWCGI-EXIT %d\\036\\n' $rc >&4");
 	if ((rc = remote(s, &sc, req->stdin_data, req->stdin_len, max,
 	    t0 + limit_us + SSH_BACKSTOP_US, err, &r)) != 0)
 		goto out;
@@ -1254,7 +1239,7 @@ ssh_upload(struct sandbox *sb, const char *path, const void *data,
     size_t len, char *err)
 {
 	struct ssh_sb		*s = (struct ssh_sb *)sb;
-	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct dbuf	 sc = { 0 };
 	struct run		 r;
 	int			 rc, x;
 	char			 line[160];
@@ -1271,9 +1256,9 @@ ssh_upload(struct sandbox *sb, const char *path, const void *data,
 		    "above sandbox.file_size", path, len);
 		goto out;
 	}
-	sandbox_buf_str(&sc, "f=");
+	dbuf_addstr(&sc, "f=");
 	sb_qpath(&sc, s->ws, path);
-	sandbox_buf_str(&sc, "; mkdir -p -- \"$(dirname -- \"$f\")\" && "
+	dbuf_addstr(&sc, "; mkdir -p -- \"$(dirname -- \"$f\")\" && "
 	    "{ [ ! -L \"$f\" ] || rm -f -- \"$f\"; } && cat > \"$f\"");
 	if ((rc = remote(s, &sc, data, len, 4096,
 	    op_deadline((int64_t)len), err, &r)) != 0)
@@ -1299,7 +1284,7 @@ ssh_download(struct sandbox *sb, const char *path, int64_t max, char *err,
     char **data, size_t *len)
 {
 	struct ssh_sb		*s = (struct ssh_sb *)sb;
-	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct dbuf	 sc = { 0 };
 	struct run		 r;
 	int			 rc, x;
 
@@ -1310,9 +1295,9 @@ ssh_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	}
 	if ((rc = sandbox_path_check(path, 0, err)) != 0)
 		goto out;
-	sandbox_buf_str(&sc, "f=");
+	dbuf_addstr(&sc, "f=");
 	sb_qpath(&sc, s->ws, path);
-	sb_fmt(&sc, "; [ -e \"$f\" ] || [ -L \"$f\" ] || exit %d; "
+	dbuf_addf(&sc, "; [ -e \"$f\" ] || [ -L \"$f\" ] || exit %d; "
 	    "{ [ -f \"$f\" ] && [ ! -L \"$f\" ]; } || exit %d; "
 	    "[ \"$(stat -c %%s -- \"$f\")\" -le %" PRId64 " ] || exit %d; "
 	    "exec cat -- \"$f\"", RX_NOTFOUND, RX_NOTFILE, max, RX_TOOBIG);
@@ -1348,7 +1333,7 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 {
 	struct ssh_sb		*s = (struct ssh_sb *)sb;
 	struct sandbox_file	*v = NULL;
-	struct sandbox_buf	 sc = SANDBOX_BUF_INIT, path = SANDBOX_BUF_INIT;
+	struct dbuf	 sc = { 0 }, path = { 0 };
 	struct run		 r;
 	const char		*p, *end, *f[4];
 	char			*e;
@@ -1364,9 +1349,9 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		dir = "";
 	if ((rc = sandbox_path_check(dir, 1, err)) != 0)
 		goto out;
-	sandbox_buf_str(&sc, "d=");
+	dbuf_addstr(&sc, "d=");
 	sb_qpath(&sc, s->ws, dir);
-	sb_fmt(&sc, "; [ -d \"$d\" ] && [ ! -L \"$d\" ] || exit %d; "
+	dbuf_addf(&sc, "; [ -d \"$d\" ] && [ ! -L \"$d\" ] || exit %d; "
 	    "cd -- \"$d\" && find . -mindepth 1 \\( -type f -o -type d \\) "
 	    "-printf '%%y %%s %%T@ %%P\\0' | head -z -n %zu", RX_NOTFOUND,
 	    max + 1);
@@ -1409,11 +1394,12 @@ ssh_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		}
 		path.len = 0;
 		if (dir[0] != '\0') {
-			sandbox_buf_str(&path, dir);
-			sandbox_buf_str(&path, "/");
+			dbuf_addstr(&path, dir);
+			dbuf_addstr(&path, "/");
 		}
-		sandbox_buf_add(&path, f[3], (size_t)(end - f[3]));
-		if (path.oom || (v[nv].path = strdup(path.p)) == NULL) {
+		dbuf_add(&path, f[3], (size_t)(end - f[3]));
+		if (path.err == DBUF_ENOMEM ||
+		    (v[nv].path = strdup(path.p)) == NULL) {
 			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -1575,7 +1561,7 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 	struct archive_entry	*e;
 	struct sandbox_exec_req	 req;
 	struct sandbox_exec_result res;
-	struct sandbox_buf	 path = SANDBOX_BUF_INIT;
+	struct dbuf	 path = { 0 };
 	char			*data = NULL;
 	const char		*argv[5];
 	la_ssize_t		 got;
@@ -1595,11 +1581,11 @@ tree_upload_each(struct sandbox *sb, const char *dir, const void *tar,
 	while ((r = archive_read_next_header(rd, &e)) == ARCHIVE_OK) {
 		path.len = 0;
 		if (dir[0] != '\0' && strcmp(dir, ".") != 0) {
-			sandbox_buf_str(&path, dir);
-			sandbox_buf_str(&path, "/");
+			dbuf_addstr(&path, dir);
+			dbuf_addstr(&path, "/");
 		}
-		sandbox_buf_str(&path, archive_entry_pathname(e));
-		if (path.oom) {
+		dbuf_addstr(&path, archive_entry_pathname(e));
+		if (path.err == DBUF_ENOMEM) {
 			rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -1724,7 +1710,7 @@ sandbox_upload_tree(struct sandbox *sb, const char *dir, const void *tar,
     size_t len, char *err)
 {
 	struct ssh_sb		*s = (struct ssh_sb *)sb;
-	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct dbuf	 sc = { 0 };
 	struct run		 r;
 	char			*clean = NULL, line[160];
 	size_t			 clen = 0;
@@ -1748,9 +1734,9 @@ sandbox_upload_tree(struct sandbox *sb, const char *dir, const void *tar,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	sandbox_buf_str(&sc, "d=");
+	dbuf_addstr(&sc, "d=");
 	sb_qpath(&sc, s->ws, dir);
-	sandbox_buf_str(&sc, "; mkdir -p -- \"$d\" && exec tar -x -f - "
+	dbuf_addstr(&sc, "; mkdir -p -- \"$d\" && exec tar -x -f - "
 	    "-C \"$d\" --no-same-owner --no-same-permissions "
 	    "--no-overwrite-dir");
 	if ((rc = remote(s, &sc, clean, clen, 4096,
@@ -1775,7 +1761,7 @@ sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
     char *err, char **tar, size_t *len)
 {
 	struct ssh_sb		*s = (struct ssh_sb *)sb;
-	struct sandbox_buf	 sc = SANDBOX_BUF_INIT;
+	struct dbuf	 sc = { 0 };
 	struct run		 r;
 	int			 rc, x;
 
@@ -1795,9 +1781,9 @@ sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	sandbox_buf_str(&sc, "d=");
+	dbuf_addstr(&sc, "d=");
 	sb_qpath(&sc, s->ws, dir);
-	sb_fmt(&sc, "; [ -d \"$d\" ] && [ ! -L \"$d\" ] || exit %d; "
+	dbuf_addf(&sc, "; [ -d \"$d\" ] && [ ! -L \"$d\" ] || exit %d; "
 	    "exec tar -c -f - -C \"$d\" .", RX_NOTFOUND);
 	/* The remote tar is a little larger than the clean one. */
 	if ((rc = remote(s, &sc, NULL, 0, max * 2 + 1048576,
@@ -1833,7 +1819,7 @@ sandbox_ssh_scan(const json_t *options, char *err, char **keys)
 {
 	struct ssh_opts		 o;
 	struct run		 r;
-	struct sandbox_buf	 b = SANDBOX_BUF_INIT;
+	struct dbuf	 b = { 0 };
 	char			 kscan[PATH_MAX], port[16], *argv[10];
 	char			*envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C",
 				    NULL};
@@ -1878,10 +1864,10 @@ sandbox_ssh_scan(const json_t *options, char *err, char **keys)
 		if (e - k < 16 || (strncmp(k, "ssh-", 4) != 0 &&
 		    strncmp(k, "ecdsa-", 6) != 0))
 			continue;
-		sandbox_buf_add(&b, k, (size_t)(e - k));
-		sandbox_buf_str(&b, "\n");
+		dbuf_add(&b, k, (size_t)(e - k));
+		dbuf_addstr(&b, "\n");
 	}
-	if (b.oom) {
+	if (b.err == DBUF_ENOMEM) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}

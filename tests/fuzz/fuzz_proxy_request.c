@@ -20,7 +20,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sandbox_proxy_req	 r;
 	struct sandbox_net_allow	*a = NULL;
-	struct sandbox_buf		 b = SANDBOX_BUF_INIT;
+	struct dbuf		 b = { 0 };
 	char				*buf, err[ENGINE_ERRMAX];
 	int				 rc;
 

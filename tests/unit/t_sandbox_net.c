@@ -138,7 +138,7 @@ static void
 test_parse(void)
 {
 	struct sandbox_proxy_req	 r;
-	struct sandbox_buf		 b = SANDBOX_BUF_INIT;
+	struct dbuf		 b = { 0 };
 	char				*big;
 	const char			*get;
 	size_t				 i;
