@@ -25,7 +25,8 @@
 struct fetch {
 	const struct outbound_req	*req;
 	struct outbound_resp		*resp;
-	size_t				 cap;
+	struct dbuf			 body;	/* grows resp->body, which
+						 * owns its bytes */
 	int64_t				 max;
 	int				 guard;
 	int				 blocked;
@@ -163,8 +164,7 @@ on_body(char *p, size_t size, size_t n, void *arg)
 {
 	struct fetch		*f = arg;
 	struct outbound_resp	*r = f->resp;
-	size_t			 len = size * n, cap;
-	char			*nb;
+	size_t			 len = size * n;
 
 	if ((int64_t)(r->len + len) > f->max) {
 		f->too_big = 1;
@@ -174,18 +174,10 @@ on_body(char *p, size_t size, size_t n, void *arg)
 		r->len += len;
 		return f->req->on_data(p, len, f->req->arg) == 0 ? len : 0;
 	}
-	if (r->len + len + 1 > f->cap) {
-		cap = f->cap ? f->cap : 4096;
-		while (cap < r->len + len + 1)
-			cap *= 2;
-		if ((nb = realloc(r->body, cap)) == NULL)
-			return 0;
-		r->body = nb;
-		f->cap = cap;
-	}
-	memcpy(r->body + r->len, p, len);
-	r->len += len;
-	r->body[r->len] = '\0';
+	if (dbuf_add(&f->body, p, len) != DBUF_OK)
+		return 0;
+	r->body = f->body.p;
+	r->len = f->body.len;
 	return len;
 }
 

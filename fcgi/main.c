@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conf/dbuf.h"
 #include "fcgi/fcgi.h"
 
 /* ====== run ====== */
@@ -199,35 +200,20 @@ cmd_prune(struct engine *e)
 static int
 read_file(const char *path, char **out, size_t *len)
 {
-	FILE	*f;
-	char	*buf = NULL, *nb;
-	size_t	 cap = 0, n = 0, got;
+	FILE		*f;
+	struct dbuf	 b = { 0 };
+	char		 chunk[65536];
+	size_t		 got;
 
 	if ((f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb")) == NULL)
 		return -1;
-	for (;;) {
-		if (n + 65536 > cap) {
-			cap = cap ? cap * 2 : 1 << 20;
-			/* out of memory: no file, rather than part of one */
-			if ((nb = realloc(buf, cap)) == NULL) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-		}
-		if ((got = fread(buf + n, 1, cap - n - 1, f)) == 0)
+	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (dbuf_add(&b, chunk, got) != DBUF_OK)
 			break;
-		n += got;
-	}
 	if (f != stdin)
 		fclose(f);
-	if (buf == NULL)
-		return -1;
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
+	/* out of memory: no file, rather than part of one */
+	return (*out = dbuf_take(&b, len)) != NULL ? 0 : -1;
 }
 
 static int
