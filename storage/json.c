@@ -15,42 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf/dbuf.h"
 #include "storage/storage.h"
 
 #define JT_DEPTH	512
 
-struct jt {
-	char	*p;
-	size_t	 len, cap;
-	int	 fail;		/* out of memory, or too deep */
-};
-
-static void
-jt_add(struct jt *b, const char *s, size_t n)
-{
-	size_t	 cap;
-	char	*np;
-
-	if (b->fail)
-		return;
-	if (n > b->cap - b->len) {
-		cap = b->cap ? b->cap : 1024;
-		while (cap - b->len < n)
-			cap *= 2;
-		if ((np = realloc(b->p, cap)) == NULL) {
-			b->fail = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
 /* Jansson's escapes: the quote, the backslash and control characters. */
 static void
-jt_string(struct jt *b, const char *s, size_t n)
+jt_string(struct dbuf *b, const char *s, size_t n)
 {
 	static const char	 hex[] = "0123456789ABCDEF";
 	char			 u[6] = "\\u00";
@@ -58,12 +30,12 @@ jt_string(struct jt *b, const char *s, size_t n)
 	size_t			 i, from = 0;
 	unsigned char		 c;
 
-	jt_add(b, "\"", 1);
+	dbuf_add(b, "\"", 1);
 	for (i = 0; i < n; i++) {
 		c = (unsigned char)s[i];
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
-		jt_add(b, s + from, i - from);
+		dbuf_add(b, s + from, i - from);
 		from = i + 1;
 		switch (c) {
 		case '"':  e = "\\\""; break;
@@ -76,19 +48,19 @@ jt_string(struct jt *b, const char *s, size_t n)
 		default:   e = NULL; break;
 		}
 		if (e != NULL)
-			jt_add(b, e, 2);
+			dbuf_add(b, e, 2);
 		else {
 			u[4] = hex[c >> 4];
 			u[5] = hex[c & 15];
-			jt_add(b, u, sizeof(u));
+			dbuf_add(b, u, sizeof(u));
 		}
 	}
-	jt_add(b, s + from, n - from);
-	jt_add(b, "\"", 1);
+	dbuf_add(b, s + from, n - from);
+	dbuf_add(b, "\"", 1);
 }
 
 static void
-jt_integer(struct jt *b, json_int_t v)
+jt_integer(struct dbuf *b, json_int_t v)
 {
 	char			 num[24], *p = num + sizeof(num);
 	unsigned long long	 u = v < 0 ? 0ULL - (unsigned long long)v :
@@ -100,42 +72,42 @@ jt_integer(struct jt *b, json_int_t v)
 	} while (u != 0);
 	if (v < 0)
 		*--p = '-';
-	jt_add(b, p, (size_t)(num + sizeof(num) - p));
+	dbuf_add(b, p, (size_t)(num + sizeof(num) - p));
 }
 
 static void
-jt_value(struct jt *b, const json_t *j, int depth)
+jt_value(struct dbuf *b, const json_t *j, int depth)
 {
 	const char	*k;
 	json_t		*v;
 	size_t		 i, klen;
 	char		*r;
 
-	if (b->fail || j == NULL || depth > JT_DEPTH) {
-		b->fail = 1;
+	if (b->err != DBUF_OK || j == NULL || depth > JT_DEPTH) {
+		b->err = DBUF_ENOMEM;	/* too deep: jansson says why */
 		return;
 	}
 	switch (json_typeof(j)) {
 	case JSON_OBJECT:
-		jt_add(b, "{", 1);
+		dbuf_add(b, "{", 1);
 		i = 0;
 		json_object_keylen_foreach((json_t *)j, k, klen, v) {
 			if (i++ > 0)
-				jt_add(b, ",", 1);
+				dbuf_add(b, ",", 1);
 			jt_string(b, k, klen);
-			jt_add(b, ":", 1);
+			dbuf_add(b, ":", 1);
 			jt_value(b, v, depth + 1);
 		}
-		jt_add(b, "}", 1);
+		dbuf_add(b, "}", 1);
 		break;
 	case JSON_ARRAY:
-		jt_add(b, "[", 1);
+		dbuf_add(b, "[", 1);
 		json_array_foreach(j, i, v) {
 			if (i > 0)
-				jt_add(b, ",", 1);
+				dbuf_add(b, ",", 1);
 			jt_value(b, v, depth + 1);
 		}
-		jt_add(b, "]", 1);
+		dbuf_add(b, "]", 1);
 		break;
 	case JSON_STRING:
 		jt_string(b, json_string_value(j), json_string_length(j));
@@ -146,20 +118,20 @@ jt_value(struct jt *b, const json_t *j, int depth)
 	case JSON_REAL:
 		if ((r = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY)) ==
 		    NULL) {
-			b->fail = 1;
+			b->err = DBUF_ENOMEM;
 			return;
 		}
-		jt_add(b, r, strlen(r));
+		dbuf_add(b, r, strlen(r));
 		free(r);
 		break;
 	case JSON_TRUE:
-		jt_add(b, "true", 4);
+		dbuf_add(b, "true", 4);
 		break;
 	case JSON_FALSE:
-		jt_add(b, "false", 5);
+		dbuf_add(b, "false", 5);
 		break;
 	default:
-		jt_add(b, "null", 4);
+		dbuf_add(b, "null", 4);
 		break;
 	}
 }
@@ -167,19 +139,16 @@ jt_value(struct jt *b, const json_t *j, int depth)
 char *
 store_json_text(const json_t *j, size_t *len)
 {
-	struct jt	 b = { NULL, 0, 0, 0 };
+	struct dbuf	 b = { 0 };
 	char		*s;
 
 	jt_value(&b, j, 0);
-	jt_add(&b, "", 1);	/* the NUL */
-	if (b.fail) {
-		free(b.p);
+	if (b.err != DBUF_OK) {
+		dbuf_free(&b);
 		if ((s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY)) != NULL &&
 		    len != NULL)
 			*len = strlen(s);
 		return s;
 	}
-	if (len != NULL)
-		*len = b.len - 1;
-	return b.p;
+	return dbuf_take(&b, len);
 }
