@@ -18,26 +18,20 @@
 
 /* ====== The answer ====== */
 
-/* Appends s[0..n) to *buf (of *len bytes in *cap), NUL-terminated. */
+/*
+ * Appends s[0..n) to *buf (of *len bytes in *cap, the NUL included), the
+ * response's text or reasoning, growing it as a dbuf does.
+ */
 static int
 buf_add(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 {
-	char	*nb;
-	size_t	 c;
+	struct dbuf	b = { *buf, *len, *cap, 0, DBUF_OK };
+	int		rc = dbuf_add(&b, s, n);
 
-	if (*len + n + 1 > *cap) {
-		c = *cap ? *cap : 256;
-		while (c < *len + n + 1)
-			c *= 2;
-		if ((nb = realloc(*buf, c)) == NULL)
-			return ENGINE_ENOMEM;
-		*buf = nb;
-		*cap = c;
-	}
-	memcpy(*buf + *len, s, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-	return 0;
+	*buf = b.p;
+	*len = b.len;
+	*cap = b.cap;
+	return rc == DBUF_OK ? 0 : ENGINE_ENOMEM;
 }
 
 int
