@@ -1442,15 +1442,9 @@ astral_restore(const struct dsl_astral *a, char **buf, size_t *len)
 
 /* ====== Emitter ====== */
 
-struct dsl_out {
-	char	*buf;
-	size_t	 len, cap;
-	int	 toobig;
-};
-
 struct dsl_emitter {
 	yaml_emitter_t		 y;
-	struct dsl_out		 out;
+	struct dbuf		 out;	/* at most DSL_EMIT_MAX */
 	struct dsl_astral	 astral;
 	char			*err;
 };
@@ -1458,27 +1452,7 @@ struct dsl_emitter {
 static int
 emit_write(void *data, unsigned char *bytes, size_t size)
 {
-	struct dsl_out	*o = data;
-	char		*nb;
-	size_t		 cap;
-
-	if (size > DSL_EMIT_MAX - o->len) {
-		o->toobig = 1;
-		return 0;
-	}
-	if (o->len + size + 1 > o->cap) {
-		cap = o->cap ? o->cap : 4096;
-		while (cap < o->len + size + 1)
-			cap *= 2;
-		if ((nb = realloc(o->buf, cap)) == NULL)
-			return 0;
-		o->buf = nb;
-		o->cap = cap;
-	}
-	memcpy(o->buf + o->len, bytes, size);
-	o->len += size;
-	o->buf[o->len] = '\0';
-	return 1;
+	return dbuf_add(data, bytes, size) == DBUF_OK;
 }
 
 /* Passes ev to the emitter, which owns it from here on. */
@@ -1487,7 +1461,7 @@ emit_event(struct dsl_emitter *e, yaml_event_t *ev)
 {
 	if (yaml_emitter_emit(&e->y, ev))
 		return 0;
-	if (e->out.toobig)
+	if (e->out.err == DBUF_ETOOBIG)
 		return engine_invalid(e->err, "yaml would exceed %u bytes",
 		    DSL_EMIT_MAX);
 	if (e->y.error == YAML_MEMORY_ERROR || e->y.error == YAML_WRITER_ERROR)
@@ -1673,6 +1647,7 @@ dsl_emit(const json_t *doc, char *err, char **out, size_t *outlen)
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
+	dbuf_init(&e->out, DSL_EMIT_MAX);
 	e->err = err;
 	if ((rc = astral_scan(&e->astral, doc, 0, err)) != 0 ||
 	    (rc = astral_assign(&e->astral)) != 0)
@@ -1702,21 +1677,20 @@ dsl_emit(const json_t *doc, char *err, char **out, size_t *outlen)
 	yaml_stream_end_event_initialize(&ev);
 	if ((rc = emit_event(e, &ev)) != 0)
 		goto out;
-	if (e->out.buf == NULL && emit_write(&e->out,
-	    (unsigned char *)"", 0) == 0) {
+	if ((*out = dbuf_take(&e->out, outlen)) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if ((rc = astral_restore(&e->astral, &e->out.buf, &e->out.len)) != 0)
+	if ((rc = astral_restore(&e->astral, out, outlen)) != 0) {
+		free(*out);
+		*out = NULL;
 		goto out;
-	*out = e->out.buf;
-	*outlen = e->out.len;
-	e->out.buf = NULL;
+	}
 out:
 	if (e != NULL) {
 		if (have_emitter)
 			yaml_emitter_delete(&e->y);
-		free(e->out.buf);
+		dbuf_free(&e->out);
 		free(e->astral.keys);
 		free(e->astral.vals);
 		free(e->astral.back);
