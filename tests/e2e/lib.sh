@@ -77,6 +77,18 @@ pg_backend() {
 }
 PG_TEST_DIR=
 
+# db_count <db>: records in that named database of the test's store
+# ($FC_DATA or $T_DIR/data, or the postgres database), "" when unreadable.
+db_count() {
+	if [ "${FLOWCGI_STORAGE_BACKEND:-lmdb}" = postgres ]; then
+		"$FLOWCGI_BUILD/tools/store_poke" "${FC_DATA:-$T_DIR/data}" \
+		    count "$1"
+	else
+		mdb_stat -s "$1" "${FC_DATA:-$T_DIR/data}" |
+		    awk '/Entries:/ {print $2}'
+	fi
+}
+
 # start_flowcgi <name> [extra args]: starts a server on a free port with its
 # data in $T_DIR/<data dir>; sets FC_PORT and FC_PID.
 start_flowcgi() {

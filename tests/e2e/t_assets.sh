@@ -11,11 +11,7 @@ J='Content-Type: application/json'
 A=/console/api/apps
 
 blobs() {	# number of blobs stored (the data directory, or postgres)
-	if [ "${FLOWCGI_STORAGE_BACKEND:-lmdb}" = postgres ]; then
-		"$FLOWCGI_BUILD/tools/store_poke" "$T_DIR/data" count blobs
-	else
-		mdb_stat -s blobs "$T_DIR/data" | awk '/Entries:/ {print $2}'
-	fi
+	db_count blobs
 }
 
 req POST $A -H "$J" -d '{"name":"files","mode":"workflow"}'
