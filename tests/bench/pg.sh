@@ -41,28 +41,29 @@ LUA
 
 # side <name> <backend> <processes>: flowcgi processes on that backend
 # behind one nginx; the ten-node app imported; sets BASE, KEY, ID, TOKEN.
+# (start_flowcgi sets a global "name": this one is "side".)
 side() {
-	local name=$1 be=$2 n=$3 i keep ups=()
+	local side=$1 be=$2 n=$3 i keep ups=()
 	for i in $(seq 1 "$n"); do
-		mkdir -p "$ROOT_DIR/$name$i"
-		[ "$i" -gt 1 ] && cp "$ROOT_DIR/${name}1/admin_token" \
-		    "$ROOT_DIR/$name$i/"
-		FC_DATA=$ROOT_DIR/$name$i FLOWCGI_STORAGE_BACKEND=$be \
+		mkdir -p "$ROOT_DIR/$side$i"
+		[ "$i" -gt 1 ] && cp "$ROOT_DIR/${side}1/admin_token" \
+		    "$ROOT_DIR/$side$i/"
+		FC_DATA=$ROOT_DIR/$side$i FLOWCGI_STORAGE_BACKEND=$be \
 		    FLOWCGI_STORAGE_POSTGRES_URL=$PGURL \
-		    start_flowcgi "$name$i" || die "flowcgi $name$i did not start"
+		    start_flowcgi "$side$i" || die "flowcgi $side$i did not start"
 		ups+=("127.0.0.1:$FC_PORT")
 	done
 	keep=$T_DIR	# nginx_side, with every upstream
-	T_DIR=$ROOT_DIR/$name-side
+	T_DIR=$ROOT_DIR/$side-side
 	mkdir -p "$T_DIR"
-	start_nginx "${ups[@]}" || die "nginx ($name) did not start"
+	start_nginx "${ups[@]}" || die "nginx ($side) did not start"
 	T_DIR=$keep
 	NG_PIDS="$NG_PIDS $NGINX_PID"
-	TOKEN=$(FC_DATA=$ROOT_DIR/${name}1 FLOWCGI_STORAGE_BACKEND=$be \
+	TOKEN=$(FC_DATA=$ROOT_DIR/${side}1 FLOWCGI_STORAGE_BACKEND=$be \
 	    FLOWCGI_STORAGE_POSTGRES_URL=$PGURL admin_token)
 	import_file "$(dirname "$0")/ten_nodes.yml"
 	ID=$(jqr .app_id)
-	[ -n "$ID" ] && [ "$ID" != null ] || die "import on $name: $BODY"
+	[ -n "$ID" ] && [ "$ID" != null ] || die "import on $side: $BODY"
 	req POST "/console/api/apps/$ID/api-keys"
 	KEY=$(jqr .token)
 }
