@@ -65,6 +65,12 @@ struct conf {
 	int64_t	 max_map_size;		/* the map never grows past this */
 	int	 sync;			/* fsync every commit */
 	int	 batch_max;		/* most writes in one commit */
+	char	 storage_backend[16];	/* lmdb or postgres */
+	char	 postgres_url[1024];	/* libpq conninfo or postgres:// URL */
+	int	 postgres_pool;		/* connections per process; 0 = from
+					   server.max_runs */
+	int	 postgres_wait;		/* seconds a transaction waits for
+					   the database, then 503 */
 	/* workflow runs (Dify's defaults) */
 	int	 workflow_max_steps;	/* node executions per run */
 	int	 workflow_max_time;	/* seconds per run */

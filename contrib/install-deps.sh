@@ -7,9 +7,12 @@ set -eu
 # Build and run.
 PKGS="gcc make pkg-config libfcgi-dev libjansson-dev liblmdb-dev libyaml-dev
 libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev libseccomp-dev
-libjemalloc-dev nginx-light"
+libjemalloc-dev libpq-dev nginx-light"
 # Tests and benchmarks.
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
+# The postgres storage backend's tests (a private server started with
+# initdb and pg_ctl, tests/e2e/postgres.sh).
+PKGS="$PKGS postgresql"
 # GET /metrics scraped by a real Prometheus (tests/e2e/t_metrics.sh).
 PKGS="$PKGS prometheus"
 # make analyze (gcc -fanalyzer comes with gcc).

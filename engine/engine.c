@@ -35,6 +35,9 @@ engine_strerror(int rc)
 	case ENGINE_EFETCH: return "outbound request failed";
 	case ENGINE_ESANDBOX: return "sandbox error";
 	case ENGINE_ESTOPPED: return "stopped";
+	case ENGINE_EUNAVAIL:
+		return "storage unavailable: the database server cannot be "
+		    "reached; try again shortly";
 	default: return "unknown engine error";
 	}
 }
@@ -48,6 +51,7 @@ engine_from_store(int rc)
 	case STORE_ENOMEM: return ENGINE_ENOMEM;
 	case STORE_EFULL: return ENGINE_EFULL;
 	case STORE_ENOSPC: return ENGINE_EFULL;
+	case STORE_EUNAVAIL: return ENGINE_EUNAVAIL;
 	default:
 		/* Codes of the engine's own range pass through unchanged. */
 		if (rc <= ENGINE_EINVAL && rc > ENGINE_EINVAL - 100)
@@ -331,6 +335,7 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	}
 	e->conf = c;
 	live_init(e);
+	memset(&o, 0, sizeof(o));
 	o.map_size = c->map_size;
 	o.max_map_size = c->max_map_size;
 	o.sync = c->sync;
@@ -338,6 +343,12 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	/* With sync off too: a batch shares LMDB's write lock and its
 	 * commit even when there is no flush to share (fsync.sh). */
 	o.batch_max = c->batch_max;
+	o.backend = c->storage_backend;
+	o.postgres_url = c->postgres_url;
+	o.pool_size = c->postgres_pool > 0 ? c->postgres_pool :
+	    store_pool_size(c->max_runs > 0 ? c->max_runs :
+	    c->max_connections / 4 * 3);
+	o.wait_ms = c->postgres_wait * 1000;
 	if ((rc = store_open(c->data_dir, &o, &e->store)) != 0) {
 		snprintf(err, ENGINE_ERRMAX, "storage in '%.200s': %s",
 		    c->data_dir, store_strerror(rc));

@@ -29,6 +29,7 @@ enum engine_err {
 	ENGINE_EFETCH = -208,	/* outbound HTTP failed; err says how */
 	ENGINE_ESANDBOX = -209,	/* the sandbox failed (not the command) */
 	ENGINE_ESTOPPED = -210,	/* a stop request or a cancel ended it */
+	ENGINE_EUNAVAIL = -211,	/* the database cannot be reached now */
 };
 
 /* Room for a message that explains an ENGINE_EINVAL. */

@@ -504,6 +504,11 @@ resp_engine_error(struct req *r, int rc, const char *err, const char *what)
 		resp_error(r, 502, "upstream_error", "%s", err && *err ? err :
 		    engine_strerror(rc));
 		break;
+	case ENGINE_EUNAVAIL:
+		resp_header(r, "Retry-After", "1");
+		resp_error(r, 503, "storage_unavailable", "%s",
+		    engine_strerror(rc));
+		break;
 	case ENGINE_EFULL:
 		resp_error(r, 507, "insufficient_storage", "%s",
 		    engine_strerror(rc));

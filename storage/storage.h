@@ -1,11 +1,14 @@
 /*
- * storage — flowcgi's one LMDB environment: named databases, transactions,
- * JSON records, and the growth of the map.
+ * storage — flowcgi's records: named databases, transactions, JSON records,
+ * content-addressed blobs. Two backends fill it (backend.h): LMDB, one
+ * environment in the data directory whose map grows (the default), and
+ * PostgreSQL, one database that many hosts share (storage.backend:
+ * postgres; docs/scale-out.md). The rules below hold on both.
  *
  * Readers never block writers; a write either commits whole or not at all.
- * Many threads and many processes may use one data directory at once.
- * MDB_* codes never leave this module: every function returns 0 or a
- * negative STORE_E* code (see store_strerror).
+ * Many threads and many processes may use one store at once. MDB_* codes
+ * and libpq's states never leave this module: every function returns 0 or
+ * a negative STORE_E* code (see store_strerror).
  */
 #ifndef FLOWCGI_STORAGE_H
 #define FLOWCGI_STORAGE_H
@@ -27,6 +30,9 @@ enum store_err {
 	STORE_EMAPFULL = -107,	/* internal: the map must grow, then retry */
 	STORE_EBUSY = -108,	/* too many readers or a lock problem */
 	STORE_ENOSPC = -109,	/* the disk has no room for the map to grow */
+	STORE_EUNAVAIL = -110,	/* the database server cannot be reached
+				   (postgres: for storage.postgres_wait) */
+	STORE_ECONFIG = -111,	/* storage.backend or its URL is wrong */
 };
 
 /* The named databases; DESIGN.md says what each one keys and holds. */
@@ -60,26 +66,46 @@ struct store;
 struct store_txn;
 struct store_cursor;
 
+/*
+ * Zero after the last field given means the default: an initializer that
+ * names the first five (LMDB's) opens LMDB.
+ */
 struct store_opts {
-	int64_t	map_size;	/* initial map size in bytes */
-	int64_t	max_map_size;	/* growth stops here (STORE_EFULL) */
-	int	sync;		/* fsync each commit */
-	int	max_readers;	/* concurrent read transactions, all processes */
-	int	batch_max;	/* most writes in one commit (0, 1: one) */
+	int64_t	map_size;	/* initial map size in bytes (LMDB) */
+	int64_t	max_map_size;	/* growth stops here (STORE_EFULL; LMDB) */
+	int	sync;		/* fsync each commit (postgres: each commit
+				   waits for the server's WAL flush) */
+	int	max_readers;	/* concurrent read transactions, all processes
+				   (LMDB) */
+	int	batch_max;	/* most writes in one commit (0, 1: one;
+				   LMDB) */
+	const char *backend;	/* "lmdb" (NULL, "") or "postgres" */
+	const char *postgres_url; /* libpq conninfo or postgres:// URL */
+	int	pool_size;	/* connections per process (postgres; 0: 8) */
+	int	wait_ms;	/* how long a transaction waits for the server
+				   before STORE_EUNAVAIL (postgres; 0: 10 s) */
 };
 
 const char *store_strerror(int rc);
 
+/* The postgres pool for a process that admits max_runs runs at once: a
+ * quarter of them (a run holds a connection only inside a transaction),
+ * from 4 to 32. */
+int	store_pool_size(int max_runs);
+
 /*
- * Opens (creating if needed) the environment in directory dir, which must
- * exist, and migrates it to STORE_SCHEMA_VERSION. *out is freed with
- * store_close.
+ * Opens (creating if needed) the store: LMDB's environment in directory
+ * dir, which must exist, or the tables of the PostgreSQL database
+ * o->postgres_url (dir unused); then migrates the records to
+ * STORE_SCHEMA_VERSION. *out is freed with store_close.
+ * STORE_ECONFIG: an unknown backend, or postgres without a URL.
  */
 int	store_open(const char *dir, const struct store_opts *o,
 	    struct store **out);
 void	store_close(struct store *s);
 
-/* The current map size in bytes (grows as data is written). */
+/* The current map size in bytes (grows as data is written); 0 on
+ * postgres, which has no map. */
 int64_t	store_map_size(struct store *s);
 
 /*
@@ -112,6 +138,13 @@ void	store_read_end(struct store_txn *t);
  *    any state it keeps in arg when it starts;
  *  - a fn that swallows a storage error and returns 0 anyway fails alone
  *    (STORE_EIO), as it did before batching.
+ *
+ * On postgres there is no batch: each store_write is one SERIALIZABLE
+ * transaction on its own connection of the pool, with fn on the caller's
+ * thread, and fn runs again when the server answers that the transaction
+ * cannot be serialized (another host or thread wrote what it read) or when
+ * the connection was lost before the commit was sent. A commit whose
+ * answer was lost is STORE_EUNAVAIL: it may or may not have happened.
  */
 typedef int (*store_write_fn)(struct store_txn *t, void *arg);
 int	store_write(struct store *s, store_write_fn fn, void *arg);
@@ -134,7 +167,8 @@ struct store_stats {
 };
 void	store_stats(struct store *s, struct store_stats *out);
 
-/* The id of a write transaction, as store_stats' durable counts them. */
+/* The id of a write transaction, as store_stats' durable counts them
+ * (postgres: a count of this process's write transactions). */
 uint64_t store_txn_id(const struct store_txn *t);
 
 /*

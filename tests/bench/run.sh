@@ -379,6 +379,10 @@ bash "$(dirname "$0")/llm.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
 bash "$(dirname "$0")/concurrency.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the concurrency bench failed"
 
+# ====== PostgreSQL against LMDB ======
+bash "$(dirname "$0")/pg.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
+    die "the postgres bench failed"
+
 # ====== Metrics and tracing on against off ======
 bash "$(dirname "$0")/observe.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the metrics and tracing bench failed"

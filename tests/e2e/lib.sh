@@ -57,10 +57,43 @@ wait_until() {
 	done
 }
 
+# FLOWCGI_TEST_BACKEND=postgres: every flowcgi the test starts stores in
+# one private PostgreSQL database (tests/e2e/postgres.sh), started with the
+# first of them and removed by finish. Without PostgreSQL that fails: the
+# run asked for it.
+pg_backend() {
+	[ "${FLOWCGI_TEST_BACKEND:-lmdb}" = postgres ] || return 0
+	[ -n "${FLOWCGI_STORAGE_POSTGRES_URL:-}" ] && return 0
+	if ! sh "$TOP/tests/e2e/postgres.sh" start "$T_DIR/pg" \
+	    >"$T_DIR/pg.out" 2>&1; then
+		echo "# FLOWCGI_TEST_BACKEND=postgres, but it did not start:"
+		sed 's/^/# /' "$T_DIR/pg.out"
+		return 1
+	fi
+	PG_TEST_DIR=$T_DIR/pg
+	export FLOWCGI_STORAGE_BACKEND=postgres
+	FLOWCGI_STORAGE_POSTGRES_URL=$(cat "$T_DIR/pg/url")
+	export FLOWCGI_STORAGE_POSTGRES_URL
+}
+PG_TEST_DIR=
+
+# db_count <db>: records in that named database of the test's store
+# ($FC_DATA or $T_DIR/data, or the postgres database), "" when unreadable.
+db_count() {
+	if [ "${FLOWCGI_STORAGE_BACKEND:-lmdb}" = postgres ]; then
+		"$FLOWCGI_BUILD/tools/store_poke" "${FC_DATA:-$T_DIR/data}" \
+		    count "$1"
+	else
+		mdb_stat -s "$1" "${FC_DATA:-$T_DIR/data}" |
+		    awk '/Entries:/ {print $2}'
+	fi
+}
+
 # start_flowcgi <name> [extra args]: starts a server on a free port with its
 # data in $T_DIR/<data dir>; sets FC_PORT and FC_PID.
 start_flowcgi() {
 	name=$1; shift
+	pg_backend || return 1
 	FC_PORT=$(free_port)
 	FLOWCGI_SERVER_DATA_DIR=${FC_DATA:-$T_DIR/data} \
 	FLOWCGI_LOG_LEVEL=${FC_LOG_LEVEL:-info} \
@@ -218,6 +251,8 @@ finish() {
 	[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null
 	for p in $FLOWCGI_PIDS; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	[ -n "$PG_TEST_DIR" ] && sh "$TOP/tests/e2e/postgres.sh" stop \
+	    "$PG_TEST_DIR"
 	echo "1..$T_N"
 	echo "# $T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
 	if [ "$T_FAIL" -eq 0 ] && [ -z "${KEEP:-}" ]; then rm -rf "$T_DIR"; \

@@ -10,8 +10,8 @@ TOKEN=$(admin_token)
 J='Content-Type: application/json'
 A=/console/api/apps
 
-blobs() {	# number of blobs stored in the data directory
-	mdb_stat -s blobs "$T_DIR/data" | awk '/Entries:/ {print $2}'
+blobs() {	# number of blobs stored (the data directory, or postgres)
+	db_count blobs
 }
 
 req POST $A -H "$J" -d '{"name":"files","mode":"workflow"}'

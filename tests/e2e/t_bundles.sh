@@ -46,8 +46,8 @@ apps() {	# number of apps
 	    jq .total
 }
 
-entries() {	# entries <db>: records in one database of the data directory
-	mdb_stat -s "$1" "$T_DIR/data" | awk '/Entries:/ {print $2}'
+entries() {	# entries <db>: records in one database of the store
+	db_count "$1"
 }
 
 # ---- A real bundle: a sandboxed chatflow with files, exported ----

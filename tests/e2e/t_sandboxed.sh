@@ -80,7 +80,7 @@ req GET "$A/00000000-0000-4000-8000-000000000000/sandbox/files?conversation_id=$
 is "$STATUS" 404 "so is the conversation under another app id"
 
 # Deleting the conversation frees its stored workspace (a blob of its own).
-blobs() { mdb_stat -s blobs "$T_DIR/data" | awk '/Entries:/ {print $2}'; }
+blobs() { db_count blobs; }
 before=$(blobs)
 curl -sS -X DELETE -H "Authorization: Bearer $KEY" -H "$J" -d '{"user":"u"}' \
     "$BASE/v1/conversations/$CONV" >/dev/null

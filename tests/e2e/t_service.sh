@@ -175,7 +175,7 @@ is "$STATUS" 404 "its messages go with it"
 req DELETE "$A/$WF"
 req GET "$A/$WF/workflow-runs"
 is "$STATUS" 404 "the app's runs go with the app"
-is "$(mdb_stat -s runs "$T_DIR/data" | awk '/Entries:/ {print $2}')" \
+is "$(db_count runs)" \
     "$(curl -s -H "Authorization: Bearer $TOKEN" "$BASE$A/$CH/workflow-runs" | jq .total)" \
     "only the other app's runs remain in storage"
 req GET /healthz

@@ -56,7 +56,8 @@ usage(void)
 int
 main(int argc, char **argv)
 {
-	struct store_opts	 so = { 1 << 20, (int64_t)1 << 34, 0, 0, 1 };
+	struct store_opts	 so = { 1 << 20, (int64_t)1 << 34, 0, 0, 1,
+				    NULL, NULL, 1, 0 };
 	struct store		*s = NULL;
 	struct store_txn	*t = NULL;
 	struct store_cursor	*c = NULL;
@@ -68,6 +69,9 @@ main(int argc, char **argv)
 
 	if (argc < 4)
 		return usage();
+	/* The backend of the server it pokes at, as the server reads it. */
+	so.backend = getenv("FLOWCGI_STORAGE_BACKEND");
+	so.postgres_url = getenv("FLOWCGI_STORAGE_POSTGRES_URL");
 	memset(&o, 0, sizeof(o));
 	o.what = argv[2];
 	o.db = -1;

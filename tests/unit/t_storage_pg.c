@@ -1,0 +1,426 @@
+/*
+ * t_storage_pg.c — storage on PostgreSQL: the cases of t_storage_store.c
+ * that are not about LMDB's map (records, JSON, cursors, the schema
+ * version, aborts, threads, processes), then what only this backend has:
+ * two stores (two hosts) on one database that read and write the same
+ * record (one runs again and sees the other's write: If-Match across
+ * hosts), cursors over many batches that see their transaction's own
+ * writes, the layout version, settings that are wrong, and the server
+ * going down and coming back.
+ *
+ * The database: FLOWCGI_TEST_PG_URL (which it empties), else a private
+ * server that tests/e2e/postgres.sh starts and removes; without
+ * PostgreSQL every case is one counted skip.
+ */
+#define T_STORAGE_PG 1
+#include "tests/unit/t_storage_store.c"
+
+#include <libpq-fe.h>
+
+/* The private server's directory for postgres.sh; "" when given a URL. */
+static char pg_dir[300];
+static char pg_url_buf[256];
+
+static void
+notice_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+/* Runs sql on the test database; 0 when it worked. */
+static int
+pg_sql(const char *sql)
+{
+	PGconn		*c;
+	PGresult	*r;
+	int		 ok;
+
+	c = PQconnectdb(pg_url);
+	PQsetNoticeProcessor(c, notice_quiet, NULL);
+	if (PQstatus(c) != CONNECTION_OK) {
+		printf("# connect: %s", PQerrorMessage(c));
+		PQfinish(c);
+		return -1;
+	}
+	r = PQexec(c, sql);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK ||
+	    PQresultStatus(r) == PGRES_TUPLES_OK;
+	if (!ok)
+		printf("# %s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	return ok ? 0 : -1;
+}
+
+/* The first column of the first row of sql, as a number (-1: none). */
+static long
+pg_number(const char *sql)
+{
+	PGconn		*c;
+	PGresult	*r;
+	long		 n = -1;
+
+	c = PQconnectdb(pg_url);
+	r = PQexec(c, sql);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
+		n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	PQfinish(c);
+	return n;
+}
+
+static void
+pg_reset(void)
+{
+	if (pg_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public") != 0)
+		printf("# could not empty the database\n");
+}
+
+static int
+pg_ctl(const char *what)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "sh tests/e2e/postgres.sh %s '%s'", what,
+	    pg_dir);
+	return system(cmd);
+}
+
+/* ====== Two hosts, one record ====== */
+
+struct rev_arg {
+	struct store	*other;		/* the other host, writing meanwhile */
+	long		 expect;	/* the revision the caller saw */
+	int		 calls;
+	int		 other_rc;
+};
+
+static int
+rev_get(struct store_txn *t, long *rev)
+{
+	const void	*v;
+	size_t		 vlen;
+	char		 buf[32];
+	int		 rc;
+
+	if ((rc = store_get(t, STORE_DB_APPS, "rev", 3, &v, &vlen)) != 0)
+		return rc;
+	snprintf(buf, sizeof(buf), "%.*s", (int)vlen, (const char *)v);
+	*rev = strtol(buf, NULL, 10);
+	return 0;
+}
+
+/* The other host: revision 1 -> 2, committed while the first one runs. */
+static int
+rev_bump_fn(struct store_txn *t, void *arg)
+{
+	long	rev = 0;
+	int	rc;
+
+	(void)arg;
+	if ((rc = rev_get(t, &rev)) != 0)
+		return rc;
+	return store_put(t, STORE_DB_APPS, "rev", 3, "2", 1, 0);
+}
+
+/*
+ * If-Match: write revision expect + 1 only when the record is still at
+ * expect (-77 otherwise). On its first run the other host bumps the
+ * record between this one's read and its write.
+ */
+static int
+rev_write_fn(struct store_txn *t, void *arg)
+{
+	struct rev_arg	*a = arg;
+	long		 rev = 0;
+	char		 buf[32];
+	int		 rc;
+
+	a->calls++;
+	if ((rc = rev_get(t, &rev)) != 0)
+		return rc;
+	if (a->calls == 1)
+		a->other_rc = store_write(a->other, rev_bump_fn, NULL);
+	if (rev != a->expect)
+		return -77;
+	snprintf(buf, sizeof(buf), "%ld", rev + 1);
+	return store_put(t, STORE_DB_APPS, "rev", 3, buf, strlen(buf), 0);
+}
+
+static void
+test_pg_hosts(void)
+{
+	struct store	*a = NULL, *b = NULL;
+	struct rev_arg	 ra;
+	char		 buf[32];
+
+	CHECK_INT(open_store(new_dir("hosts"), MIB, MIB, &a), 0);
+	CHECK_INT(open_store("unused", MIB, MIB, &b), 0);
+	if (a == NULL || b == NULL)
+		goto out;
+	CHECK_INT(put1(a, STORE_DB_APPS, "rev", "1", 0), 0);
+	/* one host's write is the other's read */
+	CHECK_INT(get1(b, STORE_DB_APPS, "rev", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "1");
+	memset(&ra, 0, sizeof(ra));
+	ra.other = b;
+	ra.expect = 1;
+	CHECK_INT(store_write(a, rev_write_fn, &ra), -77);
+	CHECK_INT(ra.other_rc, 0);
+	CHECK_INT(ra.calls, 2);	/* ran again, and saw the other's write */
+	CHECK_INT(get1(a, STORE_DB_APPS, "rev", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "2");
+	/* a second host's store needs no migration and sees the same tables */
+	CHECK_INT(pg_number("SELECT count(*) FROM pg_tables WHERE "
+	    "tablename LIKE 'flowcgi\\_%'"), STORE_DB__COUNT + 1);
+out:
+	store_close(a);
+	store_close(b);
+}
+
+/* ====== Cursors over many batches, and the transaction's own writes ====== */
+
+static int
+many_fn(struct store_txn *t, void *arg)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	int			*seen = arg, i, rc;
+	char			 k[16];
+
+	for (i = 0; i < 1200; i++) {
+		snprintf(k, sizeof(k), "m%05d", i);
+		if ((rc = store_put(t, STORE_DB_RUNS, k, 6, k, 6, 0)) != 0)
+			return rc;
+	}
+	if ((rc = store_del(t, STORE_DB_RUNS, "m00005", 6)) != 0)
+		return rc;
+	/* its own writes, through a cursor and a get */
+	if ((rc = store_cursor_open(t, STORE_DB_RUNS, &c)) != 0)
+		return rc;
+	for (*seen = 0, rc = store_cursor_first(c, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv))
+		(*seen)++;
+	store_cursor_close(c);
+	if (rc != STORE_ENOTFOUND)
+		return rc;
+	{
+		const void	*v;
+		size_t		 vlen;
+
+		if (store_get(t, STORE_DB_RUNS, "m00005", 6, &v, &vlen) !=
+		    STORE_ENOTFOUND)
+			return -5;
+	}
+	return 0;
+}
+
+static void
+test_pg_batches(void)
+{
+	struct store		*s = NULL;
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv, first = { NULL, 0, NULL, 0 };
+	char			 want[16];
+	int			 seen = 0, n, bad, rc, i;
+
+	CHECK_INT(open_store(new_dir("batches"), MIB, MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(store_write(s, many_fn, &seen), 0);
+	CHECK_INT(seen, 1199);
+	CHECK_INT(store_read_begin(s, &t), 0);
+	CHECK_INT(store_cursor_open(t, STORE_DB_RUNS, &c), 0);
+	/* backwards over every batch, values valid until the end */
+	n = bad = 0;
+	for (rc = store_cursor_last(c, &kv); rc == 0;
+	     rc = store_cursor_prev(c, &kv), n++) {
+		i = 1199 - n - (n >= 1194);	/* m00005 is gone */
+		snprintf(want, sizeof(want), "m%05d", i);
+		if (kv.klen != 6 || memcmp(kv.k, want, 6) != 0 ||
+		    kv.vlen != 6 || memcmp(kv.v, want, 6) != 0)
+			bad++;
+		if (n == 0)
+			first = kv;
+	}
+	CHECK_INT(rc, STORE_ENOTFOUND);
+	CHECK_INT(n, 1199);
+	CHECK_INT(bad, 0);
+	CHECK(first.klen == 6 && memcmp(first.k, "m01199", 6) == 0);
+	/* turning at a batch's edge: forwards 16 (the first batch), back */
+	CHECK_INT(store_cursor_seek(c, "m00100", 6, &kv), 0);
+	for (i = 0; i < 16; i++)
+		(void)store_cursor_next(c, &kv);
+	CHECK(kv.klen == 6 && memcmp(kv.k, "m00116", 6) == 0);
+	for (i = 0; i < 17; i++)
+		(void)store_cursor_prev(c, &kv);
+	CHECK(kv.klen == 6 && memcmp(kv.k, "m00099", 6) == 0);
+	CHECK_INT(store_cursor_seek(c, "m00005", 6, &kv), 0);
+	CHECK(kv.klen == 6 && memcmp(kv.k, "m00006", 6) == 0);
+	CHECK_INT(store_cursor_prev(c, &kv), 0);
+	CHECK(kv.klen == 6 && memcmp(kv.k, "m00004", 6) == 0);
+	store_cursor_close(c);
+	store_read_end(t);
+	/* binary keys order as bytes (bytea, like LMDB's memcmp) */
+	CHECK_INT(put1(s, STORE_DB_META, "\x01", "a", 0), 0);
+	CHECK_INT(put1(s, STORE_DB_META, "\xff", "b", 0), 0);
+	CHECK_INT(put1(s, STORE_DB_META, "\x7f\x01", "c", 0), 0);
+	CHECK_INT(store_read_begin(s, &t), 0);
+	CHECK_INT(store_cursor_open(t, STORE_DB_META, &c), 0);
+	CHECK_INT(store_cursor_last(c, &kv), 0);
+	CHECK(kv.klen == 1 && ((const unsigned char *)kv.k)[0] == 0xff);
+	CHECK_INT(store_cursor_first(c, &kv), 0);
+	CHECK(kv.klen == 1 && ((const unsigned char *)kv.k)[0] == 0x01);
+	store_cursor_close(c);
+	store_read_end(t);
+	store_close(s);
+}
+
+/* ====== Settings, layout, the server going away ====== */
+
+static void
+test_pg_open(void)
+{
+	struct store_opts	 o = { MIB, MIB, 0, 0, 1, "nope", NULL, 0, 0 };
+	struct store		*s = NULL;
+	char			 bad[128];
+
+	CHECK_INT(store_open("unused", &o, &s), STORE_ECONFIG);
+	o.backend = "postgres";
+	CHECK_INT(store_open("unused", &o, &s), STORE_ECONFIG);
+	CHECK(strstr(store_strerror(STORE_ECONFIG), "postgres_url") != NULL);
+	/* nobody listens there: unavailable once the wait is over */
+	snprintf(bad, sizeof(bad), "postgres://flowcgi@127.0.0.1:%d/x", 1);
+	o.postgres_url = bad;
+	o.wait_ms = 300;
+	CHECK_INT(store_open("unused", &o, &s), STORE_EUNAVAIL);
+	CHECK(s == NULL);
+	/* tables made by a newer flowcgi are refused, and left alone */
+	CHECK_INT(open_store(new_dir("layout"), MIB, MIB, &s), 0);
+	store_close(s);
+	s = NULL;
+	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 1);
+	CHECK_INT(pg_sql("UPDATE flowcgi_layout SET version = 99"), 0);
+	CHECK_INT(open_store("unused", MIB, MIB, &s), STORE_EVERSION);
+	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 99);
+}
+
+static void
+test_pg_restart(void)
+{
+	struct store		*s = NULL;
+	struct store_txn	*t = NULL;
+	struct store_opts	 o = { MIB, MIB, 0, 0, 1, "postgres", NULL, 4,
+				    1000 };
+	char			 buf[32];
+	pid_t			 pid;
+	int			 st;
+
+	if (pg_dir[0] == '\0') {
+		SKIP("FLOWCGI_TEST_PG_URL given: the server is not ours to "
+		    "restart");
+		return;
+	}
+	(void)new_dir("restart");
+	o.postgres_url = pg_url;
+	CHECK_INT(store_open("unused", &o, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(put1(s, STORE_DB_APPS, "before", "1", 0), 0);
+	CHECK_INT(pg_ctl("down"), 0);
+	/* the pooled connection is dead, the server away: a clear code */
+	CHECK_INT(put1(s, STORE_DB_APPS, "during", "1", 0), STORE_EUNAVAIL);
+	CHECK_INT(store_read_begin(s, &t), STORE_EUNAVAIL);
+	CHECK(strstr(store_strerror(STORE_EUNAVAIL), "reached") != NULL);
+	store_close(s);
+	s = NULL;
+	/* a store opened while the server comes back waits for it */
+	o.wait_ms = 60000;
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		execl("/bin/sh", "sh", "tests/e2e/postgres.sh", "up", pg_dir,
+		    (char *)NULL);
+		_exit(127);
+	}
+	CHECK_INT(store_open("unused", &o, &s), 0);
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(get1(s, STORE_DB_APPS, "before", buf, sizeof(buf)), 0);
+	CHECK_INT(get1(s, STORE_DB_APPS, "during", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	/* and again with the store open across the restart */
+	CHECK_INT(pg_ctl("down"), 0);
+	CHECK_INT(pg_ctl("up"), 0);
+	CHECK_INT(put1(s, STORE_DB_APPS, "after", "1", 0), 0);
+	CHECK_INT(get1(s, STORE_DB_APPS, "after", buf, sizeof(buf)), 0);
+	store_close(s);
+}
+
+int
+main(void)
+{
+	char		 cmd[600], path[400];
+	const char	*env;
+	FILE		*f;
+	int		 rc;
+
+	log_init(CONF_LOG_WARN, NULL);
+	snprintf(topdir, sizeof(topdir), "%s/t_storage_pg.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(topdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	if ((env = getenv("FLOWCGI_TEST_PG_URL")) != NULL && *env != '\0')
+		pg_url = env;
+	else {
+		snprintf(pg_dir, sizeof(pg_dir), "%s/pg", topdir);
+		fflush(stdout);
+		rc = pg_ctl("start");
+		if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+			SKIP("no PostgreSQL here (Debian: postgresql)");
+			goto out;
+		}
+		snprintf(path, sizeof(path), "%s/url", pg_dir);
+		if (rc != 0 || (f = fopen(path, "r")) == NULL ||
+		    fgets(pg_url_buf, sizeof(pg_url_buf), f) == NULL) {
+			CHECK(!"the test's PostgreSQL started");
+			goto out;
+		}
+		fclose(f);
+		pg_url_buf[strcspn(pg_url_buf, "\n")] = '\0';
+		pg_url = pg_url_buf;
+	}
+	printf("# postgres at %s\n", pg_url);
+	/* LMDB's own: its map, its group commit (t_storage_store) */
+	(void)test_growth;
+	(void)test_full;
+	(void)test_group_batch;
+	(void)test_group_durable;
+	(void)test_group_fail;
+	(void)test_group_growth;
+	(void)test_group_limits;
+	(void)test_map_file;
+	test_records();
+	test_json();
+	test_cursors();
+	test_schema();
+	test_abort();
+	test_threads();
+	test_processes();
+	test_pg_hosts();
+	test_pg_batches();
+	test_pg_open();
+	test_pg_restart();
+out:
+	if (pg_dir[0] != '\0')
+		(void)pg_ctl("stop");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", topdir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", topdir);
+	return tap_done();
+}
