@@ -89,7 +89,7 @@ static const struct setting settings[] = {
 	S_INT("storage.max_map_size", SET_SIZE, max_map_size, "16g", 1 << 20,
 	    (int64_t)1 << 40),
 	S_INT("storage.sync", SET_BOOL, sync, "true", 0, 1),
-	S_INT("storage.batch_max", SET_INT, batch_max, "64", 1, 1024),
+	S_INT("storage.batch_max", SET_INT, batch_max, "0", 0, 1024),
 	S_STR("storage.backend", storage_backend, "lmdb"),
 	S_STR("storage.postgres_url", postgres_url, ""),
 	S_INT("storage.postgres_pool", SET_INT, postgres_pool, "0", 0, 1024),

@@ -64,7 +64,8 @@ struct conf {
 	int64_t	 map_size;		/* initial LMDB map size, bytes */
 	int64_t	 max_map_size;		/* the map never grows past this */
 	int	 sync;			/* fsync every commit */
-	int	 batch_max;		/* most writes in one commit */
+	int	 batch_max;		/* most writes in one commit;
+					   0: 64 with sync, else 1 */
 	char	 storage_backend[16];	/* lmdb or postgres */
 	char	 postgres_url[1024];	/* libpq conninfo or postgres:// URL */
 	int	 postgres_pool;		/* connections per process; 0 = from

@@ -340,9 +340,10 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	o.max_map_size = c->max_map_size;
 	o.sync = c->sync;
 	o.max_readers = 0;
-	/* With sync off too: a batch shares LMDB's write lock and its
-	 * commit even when there is no flush to share (fsync.sh). */
-	o.batch_max = c->batch_max;
+	/* Batches share flushes; with sync off there are none to share,
+	 * and writers taking the write lock each beat a hand-off to a
+	 * leader (tests/bench/fsync.sh). */
+	o.batch_max = c->batch_max > 0 ? c->batch_max : c->sync ? 64 : 1;
 	o.backend = c->storage_backend;
 	o.postgres_url = c->postgres_url;
 	o.pool_size = c->postgres_pool > 0 ? c->postgres_pool :
