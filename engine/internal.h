@@ -394,7 +394,7 @@ int	secrets_maybe_sealed(const void *raw, size_t len);
 /*
  * Dify file objects as nodes and tools make them: the bytes in `url` as a
  * data: URL (base64), transfer_method "tool_file" (see
- * engine/nodes/files.h, which also reads a file's bytes for a node).
+ * engine/nodes/nodes.h, which also reads a file's bytes for a node).
  */
 
 /*

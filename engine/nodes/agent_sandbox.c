@@ -10,8 +10,7 @@
 
 #include "engine/run/run.h"
 #include "engine/llm/llm.h"
-#include "engine/nodes/files.h"
-#include "engine/nodes/llm.h"
+#include "engine/nodes/nodes.h"
 #include "engine/sandbox/sandbox.h"
 #include "engine/tools/tools.h"
 

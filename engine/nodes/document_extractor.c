@@ -31,7 +31,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include "engine/nodes/files.h"
+#include "engine/nodes/nodes.h"
 
 #define DOC_MAX_INPUT		((size_t)50 << 20)
 #define DOCX_MAX_XML		((size_t)64 << 20)

@@ -1,7 +1,7 @@
 /*
  * files.c — Dify file objects for the nodes: reading a file's bytes (data:
  * URLs, remote URLs through the outbound guard; uploads later) and making
- * new files that carry their bytes as data: URLs. See files.h.
+ * new files that carry their bytes as data: URLs. See nodes.h.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 
 #include <openssl/evp.h>
 
-#include "engine/nodes/files.h"
+#include "engine/nodes/nodes.h"
 
 /* ====== Types ====== */
 

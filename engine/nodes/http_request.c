@@ -15,7 +15,7 @@
  *
  * Outputs: status_code, body (text; "" for a file), headers (an object
  * with lower-case names), files (a binary response becomes one file
- * object carrying its bytes as a data: URL, see files.h). A non-2xx status
+ * object carrying its bytes as a data: URL, see nodes.h). A non-2xx status
  * fails the node only when it has an error strategy or retries, as in
  * Dify, so that retry / default-value / fail-branch apply.
  */
@@ -27,7 +27,7 @@
 #include <curl/curl.h>
 #include <openssl/rand.h>
 
-#include "engine/nodes/files.h"
+#include "engine/nodes/nodes.h"
 
 /* Dify's maxima for the node's timeouts, seconds. */
 #define HTTP_MAX_CONNECT	10

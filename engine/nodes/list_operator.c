@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/nodes/files.h"
+#include "engine/nodes/nodes.h"
 
 enum kind { K_EMPTY, K_STRING, K_NUMBER, K_BOOL, K_FILE, K_OTHER };
 

@@ -16,8 +16,7 @@
 
 #include "engine/run/run.h"
 #include "engine/llm/llm.h"
-#include "engine/nodes/files.h"
-#include "engine/nodes/llm.h"
+#include "engine/nodes/nodes.h"
 
 /* ====== Prompt ====== */
 

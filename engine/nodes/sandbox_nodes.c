@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "engine/run/run.h"
-#include "engine/nodes/files.h"
+#include "engine/nodes/nodes.h"
 #include "engine/sandbox/sandbox.h"
 
 /* A shell word in single quotes. malloc'd. */

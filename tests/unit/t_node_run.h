@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "engine/internal.h"
-#include "engine/nodes/files.h"
+#include "engine/nodes/nodes.h"
 
 #define TN_UNUSED __attribute__((unused))
 

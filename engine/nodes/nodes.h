@@ -1,10 +1,12 @@
 /*
- * llm.h — what the llm node (llm.c) shares with the sandboxed runtime's
- * Agent (agent_sandbox.c), the llm node with computer_use on. Private to
- * engine/nodes/.
+ * nodes.h — what the files of engine/nodes/ share among themselves (the
+ * node-type table itself is engine/run/run.h's): the prompt the llm node
+ * (llm.c) builds and the sandboxed runtime's Agent (agent_sandbox.c, the
+ * llm node with computer_use on) uses, and the bytes of a file a node
+ * reads (files.c). Private to engine/nodes/ (and its unit tests).
  */
-#ifndef FLOWCGI_ENGINE_NODES_LLM_H
-#define FLOWCGI_ENGINE_NODES_LLM_H
+#ifndef FLOWCGI_ENGINE_NODES_H
+#define FLOWCGI_ENGINE_NODES_H
 
 #include "engine/run/run.h"
 #include "engine/llm/llm.h"
@@ -68,5 +70,36 @@ int	llm_on_delta(void *arg, enum llm_delta kind, const char *text,
 int	agent_sandbox_run(struct node_ctx *c, struct prompt *p,
 	    const json_t *model, struct llm_response *final, json_t *gen,
 	    json_t **files);
+
+/* ====== Files (files.c) ====== */
+
+/*
+ * A file value is Dify's File JSON: {"dify_model_identity":
+ * "__dify__file__", id, tenant_id, type (image, document, audio, video,
+ * custom), transfer_method, remote_url, related_id, filename, extension
+ * (".pdf", with the dot), mime_type, size, url}. Files flowcgi makes carry
+ * their bytes in `url` as a data: URL (base64), transfer_method
+ * "tool_file", so any node (and the API answer) can read them without a
+ * file store. What makes and decodes such files without a node
+ * (file_from_bytes, file_ext, file_b64_*) is declared in engine/internal.h
+ * for the tools too; it lives in files.c.
+ */
+
+/*
+ * The bytes of file object file for node c:
+ *  - a `url` (or `remote_url`) that is a data: URL: decoded (base64 or
+ *    percent-encoded);
+ *  - an http(s) `url` / `remote_url`: fetched through outbound_fetch with
+ *    the SSRF guard, at most http.max_binary_response bytes, a non-2xx
+ *    status is an error;
+ *  - an uploaded file (transfer_method local_file, related_id or
+ *    upload_file_id): the upload of the run's app (engine_upload_get);
+ *  - a tool file without a data: URL (tool_file, related_id): not
+ *    available, a clear error (flowcgi has no tool file store).
+ * *data is malloc'd and NUL-terminated (caller frees), *len its length.
+ * Returns 0, or -1 with the node failed (c->err says why).
+ */
+int	file_bytes(struct node_ctx *c, const json_t *file, char **data,
+	    size_t *len);
 
 #endif
