@@ -522,38 +522,17 @@ tar_kind(const char *tar, size_t len, const char *want)
 	return kind;
 }
 
-/* Growing output of the .tar.gz writer, at most max bytes. */
-struct gz_out {
-	char	*p;
-	size_t	 len, cap, max;
-};
-
+/* The .tar.gz writer's output: a dbuf with its limit. */
 static la_ssize_t
 gz_write(struct archive *a, void *arg, const void *buf, size_t n)
 {
-	struct gz_out	*o = arg;
-	char		*np;
-	size_t		 cap;
+	struct dbuf *o = arg;
 
-	if (n > o->max - o->len) {
-		archive_set_error(a, ENOMEM, "archive too large");
+	if (dbuf_add(o, buf, n) != DBUF_OK) {
+		archive_set_error(a, ENOMEM, o->err == DBUF_ETOOBIG ?
+		    "archive too large" : "out of memory");
 		return -1;
 	}
-	if (o->len + n > o->cap) {
-		cap = o->cap ? o->cap : 65536;
-		while (cap < o->len + n)
-			cap *= 2;
-		if (cap > o->max)
-			cap = o->max;
-		if ((np = realloc(o->p, cap)) == NULL) {
-			archive_set_error(a, ENOMEM, "out of memory");
-			return -1;
-		}
-		o->p = np;
-		o->cap = cap;
-	}
-	memcpy(o->p + o->len, buf, n);
-	o->len += n;
 	return (la_ssize_t)n;
 }
 
@@ -568,14 +547,14 @@ tar_subtree(const char *tar, size_t len, const char *want, char *err,
 {
 	struct archive		*in = NULL, *w = NULL;
 	struct archive_entry	*ae;
-	struct gz_out		 o = { NULL, 0, 0, 0 };
+	struct dbuf		 o;
 	char			 p[4200], q[4200], buf[16384];
 	size_t			 wl = strlen(want), k;
 	la_ssize_t		 n;
 	int			 rc = ENGINE_ENOMEM;
 
 	/* gzip never grows what it cannot shrink by more than a little */
-	o.max = len + len / 64 + 65536;
+	dbuf_init(&o, len + len / 64 + 65536);
 	if ((in = tar_open(tar, len)) == NULL) {
 		rc = engine_invalid(err, "the saved workspace is not a "
 		    "readable tar");
@@ -615,16 +594,15 @@ tar_subtree(const char *tar, size_t len, const char *want, char *err,
 	}
 	if (archive_write_close(w) != ARCHIVE_OK)
 		goto out;
-	*out = o.p;
-	*outlen = o.len;
-	o.p = NULL;
+	if ((*out = dbuf_take(&o, outlen)) == NULL)
+		goto out;
 	rc = 0;
 out:
 	if (w != NULL)
 		archive_write_free(w);
 	if (in != NULL)
 		archive_read_free(in);
-	free(o.p);
+	dbuf_free(&o);
 	return rc;
 }
 
