@@ -468,11 +468,12 @@ docx_xml(const char *data, size_t len, char *err, size_t errsz, char **xml,
 {
 	struct archive		*a = NULL;
 	struct archive_entry	*ent;
-	char			*buf = NULL, *nb;
-	size_t			 cap = 0, n = 0;
+	struct dbuf		 b;
+	char			 chunk[65536];
 	la_ssize_t		 r;
 	int			 rc = -1, entries = 0, st;
 
+	dbuf_init(&b, DOCX_MAX_XML);
 	if ((a = archive_read_new()) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		goto out;
@@ -508,38 +509,27 @@ docx_xml(const char *data, size_t len, char *err, size_t errsz, char **xml,
 		    "%zu bytes", DOCX_MAX_XML);
 		goto out;
 	}
-	for (;;) {
-		if (n + 65536 + 1 > cap) {
-			cap = cap ? cap * 2 : 131072;
-			if ((nb = realloc(buf, cap)) == NULL) {
-				snprintf(err, errsz, "out of memory");
-				goto out;
-			}
-			buf = nb;
-		}
-		r = archive_read_data(a, buf + n, 65536);
-		if (r == 0)
+	while ((r = archive_read_data(a, chunk, sizeof(chunk))) > 0)
+		if (dbuf_add(&b, chunk, (size_t)r) != DBUF_OK)
 			break;
-		if (r < 0) {
-			snprintf(err, errsz, "cannot unpack word/document.xml: "
-			    "%s", archive_error_string(a) ?
-			    archive_error_string(a) : "damaged");
-			goto out;
-		}
-		n += (size_t)r;
-		if (n > DOCX_MAX_XML) {
-			snprintf(err, errsz, "word/document.xml unpacks to "
-			    "more than %zu bytes", DOCX_MAX_XML);
-			goto out;
-		}
+	if (r < 0) {
+		snprintf(err, errsz, "cannot unpack word/document.xml: %s",
+		    archive_error_string(a) ? archive_error_string(a) :
+		    "damaged");
+		goto out;
 	}
-	buf[n] = '\0';
-	*xml = buf;
-	*xlen = n;
-	buf = NULL;
+	if (b.err == DBUF_ETOOBIG) {
+		snprintf(err, errsz, "word/document.xml unpacks to more than "
+		    "%zu bytes", DOCX_MAX_XML);
+		goto out;
+	}
+	if (b.err != DBUF_OK || (*xml = dbuf_take(&b, xlen)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
-	free(buf);
+	dbuf_free(&b);
 	if (a != NULL)
 		archive_read_free(a);
 	return rc;
