@@ -188,10 +188,11 @@ read_entries(const struct conf *c, const void *zip, size_t len, char *err,
 	json_t			*seen = NULL;
 	const char		*name, *why;
 	char			*path = NULL;
-	size_t			 n = 0, cap = 0, plen, ecap;
+	struct dbuf		 d;
+	size_t			 n = 0, cap = 0, plen;
 	int64_t			 total = 0, limit;
 	la_ssize_t		 got;
-	unsigned char		 buf[16384], *nd;
+	unsigned char		 buf[16384];
 	int			 rc = ENGINE_EINVAL, r;
 
 	limit = c->bundle_max_size;
@@ -281,7 +282,7 @@ read_entries(const struct conf *c, const void *zip, size_t len, char *err,
 		cur->path = path;
 		path = NULL;
 		cur->is_dir = archive_entry_filetype(ae) == AE_IFDIR;
-		ecap = 0;
+		dbuf_init(&d, 0);
 		/* Count what really unpacks, not what headers claim. */
 		while ((got = archive_read_data(a, buf, sizeof(buf))) > 0) {
 			total += got;
@@ -303,19 +304,14 @@ read_entries(const struct conf *c, const void *zip, size_t len, char *err,
 				rc = ENGINE_ELIMIT;
 				goto out;
 			}
-			if (cur->len + (size_t)got + 1 > ecap) {
-				ecap = ecap ? ecap * 2 : 16384;
-				while (ecap < cur->len + (size_t)got + 1)
-					ecap *= 2;
-				if ((nd = realloc(cur->data, ecap)) == NULL) {
-					rc = ENGINE_ENOMEM;
-					goto out;
-				}
-				cur->data = nd;
+			/* the bytes stay cur's (raw_free) whatever happens */
+			r = dbuf_add(&d, buf, (size_t)got);
+			cur->data = (unsigned char *)d.p;
+			cur->len = d.len;
+			if (r != DBUF_OK) {
+				rc = ENGINE_ENOMEM;
+				goto out;
 			}
-			memcpy(cur->data + cur->len, buf, (size_t)got);
-			cur->len += (size_t)got;
-			cur->data[cur->len] = '\0';
 		}
 		if (got < 0) {
 			engine_invalid(err, "entry '%.200s' is damaged: %s",
