@@ -235,11 +235,13 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	struct local	*l = (struct local *)sb;
 	const char	*leaf;
 	struct stat	 st;
-	char		*buf = NULL;
+	struct dbuf	 b;
+	char		 chunk[16384];
 	int		 rc, dfd = -1, fd = -1;
-	size_t		 off = 0, cap;
 	ssize_t		 n;
 
+	/* The file may grow meanwhile: keep at most max + 1 bytes. */
+	dbuf_init(&b, max >= 0 ? (size_t)max + 1 : 1);
 	if (l->destroyed) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
@@ -260,33 +262,8 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		    (int64_t)st.st_size, max);
 		goto out;
 	}
-	/* The file may grow meanwhile: read at most max + 1 bytes. */
-	cap = (size_t)st.st_size + 1;
-	if ((buf = malloc(cap + 1)) == NULL) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-		goto out;
-	}
 	for (;;) {
-		if (off == cap) {
-			char *nb;
-
-			if ((int64_t)off > max) {
-				rc = sandbox_fail(err, ENGINE_ELIMIT, "download "
-				    "'%.120s': above the limit of %" PRId64,
-				    path, max);
-				goto out;
-			}
-			cap = cap * 2 > (size_t)max + 1 ? (size_t)max + 1
-							 : cap * 2;
-			if (cap <= off)
-				cap = off + 1;
-			if ((nb = realloc(buf, cap + 1)) == NULL) {
-				rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-				goto out;
-			}
-			buf = nb;
-		}
-		n = read(fd, buf + off, cap - off);
+		n = read(fd, chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -294,21 +271,18 @@ local_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 			    path, strerror(errno));
 			goto out;
 		}
-		if (n == 0)
+		if (n == 0 || dbuf_add(&b, chunk, (size_t)n) != DBUF_OK)
 			break;
-		off += (size_t)n;
 	}
-	if ((int64_t)off > max) {
+	if (b.err == DBUF_ETOOBIG || (int64_t)b.len > max) {
 		rc = sandbox_fail(err, ENGINE_ELIMIT, "download '%.120s': above the "
 		    "limit of %" PRId64, path, max);
 		goto out;
 	}
-	buf[off] = '\0';
-	*data = buf;
-	*len = off;
-	buf = NULL;
+	if (b.err == DBUF_ENOMEM || (*data = dbuf_take(&b, len)) == NULL)
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 out:
-	free(buf);
+	dbuf_free(&b);
 	sandbox_close_fd(&fd);
 	sandbox_close_fd(&dfd);
 	return rc;
