@@ -162,8 +162,9 @@ sorted(struct rt *rt, int line, struct jv *v, int rev, int cs,
 	if (merge_sort(rt, line, r->u.l.v, keys, n, ti, tk, rev) != 0)
 		goto out;
 out:
-	for (i = 0; keys != NULL && i < n; i++)
-		jinja_jv_unref(keys[i]);
+	if (keys != NULL)
+		for (i = 0; i < n; i++)
+			jinja_jv_unref(keys[i]);
 	free(keys);
 	free(ti);
 	free(tk);
@@ -1232,8 +1233,9 @@ jinja_seq_filter(struct rt *rt, const struct node *n, struct jv *v,
 				jinja_jv_push(r, x);
 				continue;
 			}
-			if (jinja_bind(rt, n->line, fn->name, fn->params, &sub,
-			    ba) == 0) {
+			/* fn is set: a map without attribute names a filter */
+			if (fn != NULL && jinja_bind(rt, n->line, fn->name,
+			    fn->params, &sub, ba) == 0) {
 				fake = *n;
 				fake.fn = fn;
 				y = fn->fn(rt, &fake, x, ba);

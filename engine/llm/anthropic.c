@@ -387,7 +387,7 @@ anthropic_event(struct llm_chat *c, const char *event, const char *data,
 	const json_t	*cb, *d;
 	const char	*type, *s;
 	struct llm_slot	*b = NULL;
-	int		 rc = 0;
+	int		 rc = 0, start, delta;
 
 	if ((j = llm_chat_json(c, data, len)) == NULL)
 		return ENGINE_EFETCH;
@@ -395,10 +395,10 @@ anthropic_event(struct llm_chat *c, const char *event, const char *data,
 	if (type == NULL)
 		type = event;
 	/* the block a content_block_ event is about */
-	if ((strcmp(type, "content_block_start") == 0 ||
-	    strcmp(type, "content_block_delta") == 0) &&
-	    (b = llm_chat_slot(c, json_integer_value(json_object_get(j,
-	    "index")))) == NULL) {
+	start = strcmp(type, "content_block_start") == 0;
+	delta = strcmp(type, "content_block_delta") == 0;
+	if ((start || delta) && (b = llm_chat_slot(c,
+	    json_integer_value(json_object_get(j, "index")))) == NULL) {
 		rc = ENGINE_ELIMIT;
 		goto out;
 	}
@@ -408,7 +408,7 @@ anthropic_event(struct llm_chat *c, const char *event, const char *data,
 		    NULL)
 			snprintf(c->out->model, sizeof(c->out->model), "%s", s);
 		usage_read(json_object_get(cb, "usage"), &c->out->usage);
-	} else if (strcmp(type, "content_block_start") == 0) {
+	} else if (start && b != NULL) {
 		cb = json_object_get(j, "content_block");
 		s = json_string_value(json_object_get(cb, "type"));
 		if (s != NULL && strcmp(s, "tool_use") == 0) {
@@ -419,7 +419,7 @@ anthropic_event(struct llm_chat *c, const char *event, const char *data,
 		    (s = json_string_value(json_object_get(cb, "text"))) !=
 		    NULL)
 			rc = llm_chat_emit(c, LLM_DELTA_TEXT, s, strlen(s));
-	} else if (strcmp(type, "content_block_delta") == 0) {
+	} else if (delta && b != NULL) {
 		d = json_object_get(j, "delta");
 		s = str_or_empty(d, "type");
 		if (strcmp(s, "text_delta") == 0)
