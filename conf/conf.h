@@ -55,6 +55,8 @@ struct conf {
 					   0 = none (flowcgi prune only) */
 	int	 run_prune_batch;	/* records one write transaction deletes */
 	int	 run_stop_check_ms;	/* ms between looks for a stop */
+	int	 run_host_lease;	/* seconds before a silent process's
+					   running runs are failed */
 	/* limits */
 	int64_t	 max_body;		/* bytes in one request body */
 	int64_t	 max_json_body;		/* bytes in one JSON request body */

@@ -334,6 +334,7 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 		return ENGINE_ENOMEM;
 	}
 	e->conf = c;
+	engine_uuid(e->host_id);
 	live_init(e);
 	memset(&o, 0, sizeof(o));
 	o.map_size = c->map_size;
@@ -389,6 +390,21 @@ struct store *
 engine_store(struct engine *e)
 {
 	return e->store;
+}
+
+int
+engine_app_slot_take(struct engine *e, const char *app_id, int n,
+    int64_t *slot)
+{
+	int rc = store_slot_take(e->store, app_id, n, slot);
+
+	return rc == 1 ? 1 : engine_from_store(rc);
+}
+
+void
+engine_app_slot_give(struct engine *e, int64_t slot)
+{
+	store_slot_give(e->store, slot);
 }
 
 int

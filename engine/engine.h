@@ -66,6 +66,16 @@ int	engine_health(struct engine *e);
 /* The storage under the engine, for modules that keep their own records. */
 struct store *engine_store(struct engine *e);
 
+/*
+ * app.max_active_requests: takes one of the n slots of app app_id that
+ * every process on the same data shares (store_slot_take; a process that
+ * dies frees its slots). 0 with *slot held until engine_app_slot_give, 1
+ * when all n are held, or ENGINE_EUNAVAIL / ENGINE_ESTORE.
+ */
+int	engine_app_slot_take(struct engine *e, const char *app_id, int n,
+	    int64_t *slot);
+void	engine_app_slot_give(struct engine *e, int64_t slot);
+
 /* ====== Identifiers and time ====== */
 
 /* A new RFC 9562 version-7 UUID (time-ordered) in buf[37]. */
@@ -670,6 +680,17 @@ int	engine_prune(struct engine *e, unsigned flags, struct prune_stats *st);
 struct pruner;
 int	engine_pruner_start(struct engine *e, struct pruner **out);
 void	engine_pruner_stop(struct pruner *p);
+
+/*
+ * This process serves (flowcgi serve): from now on it also looks, every
+ * half run.host_lease, for the processes sharing its data whose lease ran
+ * out (killed, their host lost) and fails their runs still "running"
+ * with the error "host lost: ...". engine_close ends it.
+ */
+void	engine_serve(struct engine *e);
+
+/* One such look now; *failed (may be NULL) counts the runs it failed. */
+int	engine_sweep_lost(struct engine *e, int *failed);
 
 /* ====== Conversations (chatflow apps) ====== */
 

@@ -23,6 +23,11 @@ struct engine {
 	int			 live_thread_on;
 	int			 live_idle;	/* it waits with no run due */
 	int			 live_quit;
+	int			 live_serving;	/* also fails the runs of lost
+						 * hosts (engine_serve) */
+	char			 host_id[37];	/* this process's lease */
+	int64_t			 lease_renewed;	/* monotonic ms */
+	int64_t			 lease_swept;	/* monotonic ms */
 	/* parsed apps, reused while their stored bytes stay the same */
 	struct app_cache	*apps;
 	/* warm code runners (engine/sandbox/codepool.c); NULL: none */

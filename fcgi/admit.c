@@ -1,24 +1,17 @@
 /*
  * admit.c — which runs may start: server.max_runs per process, and
  * app.max_active_requests per app across every process that shares the
- * data directory. Over a limit the caller is answered at once (429 for the
- * app, 503 for the server, both with Retry-After); nothing queues.
+ * data (the data directory, or one PostgreSQL database for many hosts).
+ * Over a limit the caller is answered at once (429 for the app, 503 for
+ * the server, both with Retry-After); nothing queues.
  *
- * The per-app count lives in the kernel, not in storage: slot i of an app
- * is the file <data_dir>/active/<app id>.<i>, held with flock(LOCK_EX) for
- * as long as the run lasts. Another process (or another request of this
- * one: a second open() is a second lock owner) cannot take a held slot,
- * and a process that dies drops its locks with its files, so a crash never
- * leaves a slot taken and no write reaches the database.
+ * The per-app count is a set of slots that storage keeps outside its
+ * records (store_slot_take: flock'd files beside LMDB's map, advisory
+ * locks of the PostgreSQL server), held for as long as the run lasts and
+ * dropped by the kernel or the server when the process holding one dies:
+ * a crash never leaves a slot taken, and no write reaches the database.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fcgi/internal.h"
 
@@ -31,39 +24,6 @@ max_runs(const struct conf *c)
 	int n = c->max_runs > 0 ? c->max_runs : c->max_connections / 4 * 3;
 
 	return n > 0 ? n : 1;
-}
-
-/*
- * Takes a free slot of app_id into *fd. Returns 0, 1 when every slot is
- * held, or -1 when the slot files cannot be used (logged).
- */
-static int
-app_slot_take(const struct conf *c, const char *app_id, int *fd)
-{
-	char	dir[1100], path[1200];
-	int	i, f;
-
-	snprintf(dir, sizeof(dir), "%s/active", c->data_dir);
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		log_error("app.max_active_requests: cannot make '%s': %s", dir,
-		    strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < c->app_max_active_requests; i++) {
-		snprintf(path, sizeof(path), "%s/%s.%d", dir, app_id, i);
-		f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (f < 0) {
-			log_error("app.max_active_requests: cannot open '%s': "
-			    "%s", path, strerror(errno));
-			return -1;
-		}
-		if (flock(f, LOCK_EX | LOCK_NB) == 0) {
-			*fd = f;
-			return 0;
-		}
-		close(f);
-	}
-	return 1;
 }
 
 /* run_opts.cancelled of a run of request arg. */
@@ -83,7 +43,8 @@ run_admit(struct req *r, const char *app_id, struct run_opts *o,
 	const struct conf	*c = r->conf;
 	int			 n, rc;
 
-	s->app_fd = -1;
+	s->e = r->eng;
+	s->app_held = 0;
 	s->counted = 0;
 	o->request_id = r->request_id;
 	o->cancelled = run_cancelled;
@@ -102,12 +63,14 @@ run_admit(struct req *r, const char *app_id, struct run_opts *o,
 	}
 	if (c->app_max_active_requests == 0)
 		return 0;
-	if ((rc = app_slot_take(c, app_id, &s->app_fd)) == 0)
+	if ((rc = engine_app_slot_take(r->eng, app_id,
+	    c->app_max_active_requests, &s->app_slot)) == 0) {
+		s->app_held = 1;
 		return 0;
+	}
 	run_release(s);
 	if (rc < 0) {
-		resp_error(r, 500, "internal_server_error", "cannot count the "
-		    "app's active requests (app.max_active_requests)");
+		resp_engine_error(r, rc, "", "the app's active requests");
 		return -1;
 	}
 	metric_add(METRIC_REJECTED, METRIC_LABELS("app.max_active_requests",
@@ -123,9 +86,9 @@ run_admit(struct req *r, const char *app_id, struct run_opts *o,
 void
 run_release(struct run_slot *s)
 {
-	if (s->app_fd >= 0) {
-		close(s->app_fd);	/* drops the lock */
-		s->app_fd = -1;
+	if (s->app_held) {
+		engine_app_slot_give(s->e, s->app_slot);
+		s->app_held = 0;
 	}
 	if (s->counted) {
 		atomic_fetch_sub(&runs_now, 1);

@@ -187,7 +187,7 @@ static void
 draft_run(struct req *r, int chat)
 {
 	struct run_opts		 o;
-	struct run_slot		 slot = { -1, 0 };
+	struct run_slot		 slot = { NULL, 0, 0, 0 };
 	const char		*mode, *query = NULL, *conv = NULL;
 	const char		*user = NULL;
 	char			 err[ENGINE_ERRMAX] = "";

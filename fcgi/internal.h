@@ -210,8 +210,10 @@ int	sse_run(struct req *r, struct run_opts *o, char *err, json_t **out);
 /* ====== Run admission (admit.c) ====== */
 
 struct run_slot {
-	int	app_fd;		/* the held app slot, or -1 */
-	int	counted;	/* counted in the process's runs */
+	struct engine	*e;
+	int64_t		 app_slot;	/* the held app slot */
+	int		 app_held;	/* app_slot is held */
+	int		 counted;	/* counted in the process's runs */
 };
 
 /*

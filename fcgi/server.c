@@ -1209,6 +1209,7 @@ server_run(const struct conf *c, struct engine *e)
 	}
 	/* run history pruning (run.prune_interval); signals stay blocked */
 	(void)engine_pruner_start(e, &pruner);
+	engine_serve(e);	/* and fail the runs of lost hosts */
 	if (metrics_share_start(c->data_dir, c->metrics_share_interval) != 0)
 		log_warn("metrics.share_interval: cannot share metrics in "
 		    "'%s/metrics': %s", c->data_dir, strerror(errno));

@@ -67,7 +67,7 @@ static void
 run_app(struct req *r, int chat)
 {
 	struct run_opts	 o;
-	struct run_slot	 slot = { -1, 0 };
+	struct run_slot	 slot = { NULL, 0, 0, 0 };
 	const char	*rmode, *user, *query = NULL, *conv = NULL;
 	char		 err[ENGINE_ERRMAX] = "", mode[32];
 	json_t		*inputs, *res = NULL;

@@ -57,6 +57,9 @@ struct store_backend {
 	/* op: one of the moves below; key/klen for CURSOR_SEEK only */
 	int		(*cursor_move)(struct store_cursor *c, int op,
 			    const void *key, size_t klen, struct store_kv *kv);
+	int		(*slot_take)(struct store *s, const char *name, int n,
+			    int64_t *slot);
+	void		(*slot_give)(struct store *s, int64_t slot);
 };
 
 enum store_cursor_op {

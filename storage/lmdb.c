@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,6 +68,7 @@ struct lmdb {
 	atomic_uint_fast64_t	 flushed;	/* txns up to this are durable */
 	atomic_uint_fast64_t	 n_writes, n_commits, n_syncs, n_retries;
 	atomic_uint_fast64_t	 n_largest, n_waiting, n_flushes;
+	char			*dir;		/* the data directory */
 };
 
 struct lmdb_txn {
@@ -801,6 +803,11 @@ lmdb_open(const char *dir, const struct store_opts *o, struct store **out)
 		pthread_rwlock_init(&s->resize_lock, &attr);
 		pthread_rwlockattr_destroy(&attr);
 	}
+	if ((s->dir = strdup(dir)) == NULL) {
+		pthread_rwlock_destroy(&s->resize_lock);
+		free(s);
+		return STORE_ENOMEM;
+	}
 	s->max_map_size = o->max_map_size;
 	s->sync = o->sync;
 	s->batch_max = o->batch_max;
@@ -861,7 +868,55 @@ lmdb_close(struct store *st)
 		mdb_env_close(s->env);
 	pthread_rwlock_destroy(&s->resize_lock);
 	pthread_mutex_destroy(&s->wq_lock);
+	free(s->dir);
 	free(s);
+}
+
+/* ====== Slots ====== */
+
+/*
+ * The slots live in the kernel, not in the map: slot i of name is the
+ * file <dir>/active/<name>.<i>, held with flock(LOCK_EX) by its holder.
+ * Another process (or another holder in this one: a second open() is a
+ * second lock owner) cannot take a held slot, and a process that dies
+ * drops its locks with its files; no write reaches the database.
+ */
+static int
+lmdb_slot_take(struct store *st, const char *name, int n, int64_t *slot)
+{
+	struct lmdb	*s = (struct lmdb *)st;
+	char		 path[1200];
+	int		 i, f;
+
+	snprintf(path, sizeof(path), "%s/active", s->dir);
+	if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+		log_error("storage: cannot make '%s': %s", path,
+		    strerror(errno));
+		return STORE_EIO;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/active/%s.%d", s->dir, name,
+		    i);
+		f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (f < 0) {
+			log_error("storage: cannot open '%s': %s", path,
+			    strerror(errno));
+			return STORE_EIO;
+		}
+		if (flock(f, LOCK_EX | LOCK_NB) == 0) {
+			*slot = f;
+			return 0;
+		}
+		close(f);
+	}
+	return 1;
+}
+
+static void
+lmdb_slot_give(struct store *st, int64_t slot)
+{
+	(void)st;
+	close((int)slot);	/* drops the lock */
 }
 
 const struct store_backend store_backend_lmdb = {
@@ -880,4 +935,6 @@ const struct store_backend store_backend_lmdb = {
 	.cursor_open = lmdb_cursor_open,
 	.cursor_close = lmdb_cursor_close,
 	.cursor_move = lmdb_cursor_move,
+	.slot_take = lmdb_slot_take,
+	.slot_give = lmdb_slot_give,
 };

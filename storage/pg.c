@@ -44,7 +44,7 @@
 #include "storage/backend.h"
 
 /* The version of the tables this build makes (flowcgi_layout). */
-#define PG_LAYOUT_VERSION	1
+#define PG_LAYOUT_VERSION	2
 
 /* Any number, the same in every flowcgi: the lock of layout upgrades. */
 #define PG_LAYOUT_LOCK		"717011903"
@@ -104,6 +104,10 @@ struct pg {
 	int			 open;		/* connections made, in use too */
 	int			 down;		/* the last connect failed */
 	atomic_uint_fast64_t	 n_writes, n_commits, n_retries, n_txn;
+	pthread_mutex_t		 slot_lock;	/* slot_conn, held */
+	struct pg_conn		*slot_conn;	/* holds the slots' locks */
+	int64_t			*held;		/* slots held in this process */
+	size_t			 nheld, capheld;
 };
 
 struct pg_txn {
@@ -825,6 +829,120 @@ pg_cursor_move(struct store_cursor *cc, int op, const void *key,
 	}
 }
 
+/* ====== Slots ====== */
+
+/*
+ * Slot i of a name is the server's session advisory lock (key1, i), key1
+ * a 31-bit FNV-1a hash of the name (two names sharing a hash share their
+ * slots: one chance in two billion per pair), taken on slot_conn, a
+ * connection of its own that this process keeps for them. A session may
+ * take a lock it holds again, so the slots this process holds are also
+ * listed in held: a second holder here skips them as another process
+ * would. A slot is (key1 << 32) | i.
+ */
+static uint32_t
+slot_key(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *name != '\0'; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h & 0x7fffffff;
+}
+
+/* Runs the advisory lock function fn on slot v; 1 when it answered true,
+ * 0 false, or STORE_EUNAVAIL / STORE_EIO. slot_lock is held. */
+static int
+slot_call(struct pg *s, const char *fn, int64_t v)
+{
+	PGresult	*r;
+	const char	*vals[2];
+	char		 k1[16], k2[16], sql[80], m[256];
+	int		 rc;
+
+	snprintf(k1, sizeof(k1), "%d", (int)(v >> 32));
+	snprintf(k2, sizeof(k2), "%d", (int)(v & 0x7fffffff));
+	snprintf(sql, sizeof(sql), "SELECT %s($1::int4, $2::int4)", fn);
+	vals[0] = k1;
+	vals[1] = k2;
+	r = PQexecParams(s->slot_conn->pc, sql, 2, NULL, vals, NULL, NULL, 0);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+		rc = PQgetvalue(r, 0, 0)[0] == 't';
+	else if (PQstatus(s->slot_conn->pc) != CONNECTION_OK)
+		rc = STORE_EUNAVAIL;
+	else {
+		log_error("storage: postgres: %s: %s", fn,
+		    pq_message(PQresultErrorMessage(r), m, sizeof(m)));
+		rc = STORE_EIO;
+	}
+	PQclear(r);
+	return rc;
+}
+
+static int
+pg_slot_take(struct store *st, const char *name, int n, int64_t *slot)
+{
+	struct pg	*s = (struct pg *)st;
+	int64_t		 v, *nh;
+	size_t		 j;
+	int		 i, rc = 1;
+
+	pthread_mutex_lock(&s->slot_lock);
+	if (s->slot_conn != NULL && PQstatus(s->slot_conn->pc) !=
+	    CONNECTION_OK) {
+		/* the server dropped its locks with the session */
+		conn_free(s->slot_conn);
+		s->slot_conn = NULL;
+	}
+	if (s->slot_conn == NULL && (s->slot_conn = conn_new(s)) == NULL) {
+		pthread_mutex_unlock(&s->slot_lock);
+		return STORE_EUNAVAIL;
+	}
+	if (s->nheld == s->capheld) {
+		j = s->capheld ? s->capheld * 2 : 16;
+		if ((nh = realloc(s->held, j * sizeof(*nh))) == NULL) {
+			pthread_mutex_unlock(&s->slot_lock);
+			return STORE_ENOMEM;
+		}
+		s->held = nh;
+		s->capheld = j;
+	}
+	for (i = 0; i < n && rc == 1; i++) {
+		v = (int64_t)slot_key(name) << 32 | i;
+		for (j = 0; j < s->nheld && s->held[j] != v; j++)
+			;
+		if (j < s->nheld)
+			continue;	/* ours already */
+		if ((rc = slot_call(s, "pg_try_advisory_lock", v)) == 1) {
+			s->held[s->nheld++] = v;
+			*slot = v;
+			rc = 0;
+		} else if (rc == 0)
+			rc = 1;
+	}
+	pthread_mutex_unlock(&s->slot_lock);
+	return rc;
+}
+
+static void
+pg_slot_give(struct store *st, int64_t slot)
+{
+	struct pg	*s = (struct pg *)st;
+	size_t		 j;
+
+	pthread_mutex_lock(&s->slot_lock);
+	for (j = 0; j < s->nheld && s->held[j] != slot; j++)
+		;
+	if (j < s->nheld) {
+		s->held[j] = s->held[--s->nheld];
+		/* a broken session has dropped it already */
+		if (s->slot_conn != NULL && PQstatus(s->slot_conn->pc) ==
+		    CONNECTION_OK)
+			(void)slot_call(s, "pg_advisory_unlock", slot);
+	}
+	pthread_mutex_unlock(&s->slot_lock);
+}
+
 /* ====== Open: the layout of the tables ====== */
 
 /* Layout version 1: a table per named database. */
@@ -844,9 +962,19 @@ layout_1(struct pg_conn *c)
 	return 0;
 }
 
+/* Layout version 2 adds the leases of the hosts (made by layout_1 on a new
+ * database, which makes every table this build knows). */
+static int
+layout_2(struct pg_conn *c)
+{
+	return conn_exec(c, "CREATE TABLE IF NOT EXISTS flowcgi_leases "
+	    "(k bytea PRIMARY KEY, v bytea NOT NULL)");
+}
+
 /* layouts[v] brings the tables from layout v to v + 1. */
 static int (*const layouts[PG_LAYOUT_VERSION])(struct pg_conn *) = {
 	layout_1,
+	layout_2,
 };
 
 /*
@@ -919,6 +1047,10 @@ pg_close(struct store *st)
 		s->idle = c->next;
 		conn_free(c);
 	}
+	if (s->slot_conn != NULL)
+		conn_free(s->slot_conn);
+	free(s->held);
+	pthread_mutex_destroy(&s->slot_lock);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->freed);
 	free(s->url);
@@ -943,6 +1075,7 @@ pg_open(const char *dir, const struct store_opts *o, struct store **out)
 	s->base.be = &store_backend_pg;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->freed, NULL);
+	pthread_mutex_init(&s->slot_lock, NULL);
 	s->sync = o->sync;
 	s->pool_size = o->pool_size > 0 ? o->pool_size : 8;
 	s->wait_ms = o->wait_ms > 0 ? o->wait_ms : 10000;
@@ -979,4 +1112,6 @@ const struct store_backend store_backend_pg = {
 	.cursor_open = pg_cursor_open,
 	.cursor_close = pg_cursor_close,
 	.cursor_move = pg_cursor_move,
+	.slot_take = pg_slot_take,
+	.slot_give = pg_slot_give,
 };

@@ -53,6 +53,8 @@ enum store_db {
 	STORE_DB_DRAFTS,	/* app id -> draft DSL document */
 	STORE_DB_UPLOADS,	/* upload id -> file record (bytes in blobs) */
 	STORE_DB_VERSIONS,	/* app id/version id -> published version */
+	STORE_DB_LEASES,	/* host id -> lease, host id/run id -> ""
+				   (engine/run/live.c) */
 	STORE_DB__COUNT
 };
 
@@ -218,6 +220,24 @@ int	store_cursor_prev(struct store_cursor *c, struct store_kv *kv);
  * NULL when out of memory.
  */
 char	*store_json_text(const json_t *j, size_t *len);
+
+/* ====== Slots ====== */
+
+/*
+ * n slots of a name (app.max_active_requests: an app id), shared by every
+ * process on the store, each held by one holder until given back or until
+ * its process dies, so that a crash never leaves one taken. name is
+ * letters, digits, '-' and '_'. LMDB: the file <dir>/active/<name>.<i>
+ * held with flock; postgres: a session advisory lock of the server on a
+ * connection of this process kept for them (when it breaks, the server
+ * drops its locks: the slots of runs under way are free to others until
+ * those runs end).
+ * store_slot_take: 0 with *slot held, 1 when all n are held, or a STORE_E*
+ * code (STORE_EUNAVAIL: the server cannot be reached).
+ */
+int	store_slot_take(struct store *s, const char *name, int n,
+	    int64_t *slot);
+void	store_slot_give(struct store *s, int64_t slot);
 
 /* ====== Content-addressed blobs ====== */
 

@@ -4,6 +4,7 @@
  * names of the databases, error texts, JSON records and the migrations of
  * the records.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ const char *const store_db_names[STORE_DB__COUNT] = {
 	[STORE_DB_DRAFTS] = "drafts",
 	[STORE_DB_UPLOADS] = "uploads",
 	[STORE_DB_VERSIONS] = "versions",
+	[STORE_DB_LEASES] = "leases",
 };
 
 int
@@ -183,6 +185,27 @@ int
 store_cursor_prev(struct store_cursor *c, struct store_kv *kv)
 {
 	return c->be->cursor_move(c, STORE_CURSOR_PREV, NULL, 0, kv);
+}
+
+/* ====== Slots ====== */
+
+int
+store_slot_take(struct store *s, const char *name, int n, int64_t *slot)
+{
+	const char *p;
+
+	if (*name == '\0' || strlen(name) > 64)
+		return STORE_EINVAL;
+	for (p = name; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
+			return STORE_EINVAL;
+	return s->be->slot_take(s, name, n, slot);
+}
+
+void
+store_slot_give(struct store *s, int64_t slot)
+{
+	s->be->slot_give(s, slot);
 }
 
 /* ====== JSON records ====== */

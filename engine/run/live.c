@@ -13,11 +13,25 @@
  * lock: both are store transactions, and the publisher writes the start
  * record only where no record exists yet. Whichever commits first, the
  * final record is the one that stays.
+ *
+ * Leases. A process holds a lease in the leases database while it has
+ * runs stored as running: key its host id (made at engine_open), value
+ * {"expires": wall-clock ms, "pid", "host"}, and one key "<host id>/<run
+ * id>" per such run, written with the run's start record (publish_fn) and
+ * deleted with its final one (run.c). The publisher renews the lease every
+ * third of run.host_lease while the process has such runs. A process that
+ * serves (engine_serve) also looks every half lease for leases that ran
+ * out, and fails their runs still "running" ("host lost") before their
+ * keys go: a process killed mid-run leaves no run running forever. Two
+ * processes sweeping one lease at once are serialized by the store; the
+ * second finds nothing left.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/run/run.h"
 
@@ -30,25 +44,256 @@ mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* ====== Leases ====== */
+
+/* The key of run_id under host (a host id): "<host>/<run id>". */
+static size_t
+lease_key(char *buf, size_t size, const char *host, const char *run_id)
+{
+	int n = snprintf(buf, size, "%s/%s", host, run_id);
+
+	return n > 0 && (size_t)n < size ? (size_t)n : 0;
+}
+
+/* Writes (or renews) e's lease: it holds for run.host_lease from now. */
+static int
+lease_put(struct store_txn *t, struct engine *e)
+{
+	char	host[256];
+	json_t	*v;
+	int	rc;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		host[0] = '\0';
+	host[sizeof(host) - 1] = '\0';
+	if ((v = json_pack("{s:I,s:I,s:s}", "expires", (json_int_t)
+	    (run_now_ms() + (int64_t)e->conf->run_host_lease * 1000), "pid",
+	    (json_int_t)getpid(), "host", host)) == NULL)
+		return STORE_ENOMEM;
+	rc = store_put_json(t, STORE_DB_LEASES, e->host_id, v, 0);
+	json_decref(v);
+	return rc;
+}
+
+static int
+renew_fn(struct store_txn *t, void *arg)
+{
+	return lease_put(t, arg);
+}
+
+int
+live_lease_drop(struct store_txn *t, struct engine *e, const char *run_id)
+{
+	char	key[80];
+	size_t	klen = lease_key(key, sizeof(key), e->host_id, run_id);
+	int	rc;
+
+	if (klen == 0)
+		return STORE_EINVAL;
+	rc = store_del(t, STORE_DB_LEASES, key, klen);
+	return rc == STORE_ENOTFOUND ? 0 : rc;
+}
+
+/* The most runs of a lost host one write transaction fails. */
+#define SWEEP_BATCH 100
+
+struct sweep {
+	const char	*host;		/* the lost host's id */
+	int64_t		 now;		/* wall-clock ms */
+	int		 failed;	/* runs failed by this transaction */
+	int		 more;		/* runs left for another */
+};
+
+/* Fails run id of a lost host if it is still running. */
+static int
+sweep_run(struct store_txn *t, const struct sweep *sw, const char *id,
+    const char *why, int *failed)
+{
+	json_t		*rec = NULL;
+	const char	*st;
+	int64_t		 created;
+	int		 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_RUNS, id, &rec)) != 0)
+		return rc == STORE_ENOTFOUND ? 0 : rc;
+	st = json_string_value(json_object_get(rec, "status"));
+	if (st == NULL || strcmp(st, "running") != 0) {
+		json_decref(rec);
+		return 0;
+	}
+	created = json_integer_value(json_object_get(rec, "created_at"));
+	if (json_object_set_new(rec, "status", json_string("failed")) != 0 ||
+	    json_object_set_new(rec, "error", json_string(why)) != 0 ||
+	    json_object_set_new(rec, "finished_at", json_integer(
+	    (json_int_t)(sw->now / 1000))) != 0 ||
+	    json_object_set_new(rec, "elapsed_time", json_real(
+	    created > 0 && sw->now / 1000 >= created ?
+	    (double)(sw->now / 1000 - created) : 0.0)) != 0)
+		rc = STORE_ENOMEM;
+	else if ((rc = run_record_put(t, rec)) == 0)
+		(*failed)++;
+	json_decref(rec);
+	return rc;
+}
+
+/*
+ * Fails the running runs of lost host sw->host, SWEEP_BATCH at a time
+ * (sw->more: call again), and drops its lease with its last run. Nothing
+ * when the lease was renewed meanwhile.
+ */
+static int
+sweep_fn(struct store_txn *t, void *arg)
+{
+	struct sweep		*sw = arg;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*lease = NULL, *ids = NULL, *id;
+	char			 pre[40], why[512];
+	size_t			 plen, i;
+	int			 rc;
+
+	sw->failed = sw->more = 0;
+	rc = store_get_json(t, STORE_DB_LEASES, sw->host, &lease);
+	if (rc == 0 && json_integer_value(json_object_get(lease, "expires")) >=
+	    sw->now) {
+		json_decref(lease);
+		return 0;	/* back in time */
+	}
+	if (rc != 0 && rc != STORE_ENOTFOUND)
+		return rc;
+	snprintf(why, sizeof(why), "host lost: the flowcgi process running "
+	    "this run (%s pid %lld, lease %s) stopped renewing its lease "
+	    "(run.host_lease); the run did not finish",
+	    json_string_value(json_object_get(lease, "host")) ?
+	    json_string_value(json_object_get(lease, "host")) : "host",
+	    (long long)json_integer_value(json_object_get(lease, "pid")),
+	    sw->host);
+	json_decref(lease);
+	plen = (size_t)snprintf(pre, sizeof(pre), "%s/", sw->host);
+	if ((ids = json_array()) == NULL)
+		return STORE_ENOMEM;
+	if ((rc = store_cursor_open(t, STORE_DB_LEASES, &c)) != 0)
+		goto out;
+	for (rc = store_cursor_seek(c, pre, plen, &kv); rc == 0;
+	     rc = store_cursor_next(c, &kv)) {
+		if (kv.klen <= plen || memcmp(kv.k, pre, plen) != 0)
+			break;
+		if (json_array_size(ids) == SWEEP_BATCH) {
+			sw->more = 1;
+			break;
+		}
+		if (json_array_append_new(ids, json_stringn((const char *)
+		    kv.k + plen, kv.klen - plen)) != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
+	}
+	store_cursor_close(c);
+	c = NULL;
+	if (rc != 0 && rc != STORE_ENOTFOUND)
+		goto out;
+	rc = 0;
+	json_array_foreach(ids, i, id) {
+		char	key[80];
+		size_t	klen = lease_key(key, sizeof(key), sw->host,
+			    json_string_value(id));
+
+		if ((rc = sweep_run(t, sw, json_string_value(id), why,
+		    &sw->failed)) != 0 ||
+		    (rc = store_del(t, STORE_DB_LEASES, key, klen)) != 0)
+			goto out;
+	}
+	if (!sw->more && (rc = store_del(t, STORE_DB_LEASES, sw->host,
+	    strlen(sw->host))) == STORE_ENOTFOUND)
+		rc = 0;
+out:
+	store_cursor_close(c);
+	json_decref(ids);
+	return rc;
+}
+
+/* The most lost hosts one look handles (the next look takes the rest). */
+#define SWEEP_HOSTS 16
+
+int
+engine_sweep_lost(struct engine *e, int *failed)
+{
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	struct sweep		 sw;
+	char			 lost[SWEEP_HOSTS][37];
+	json_t			*v;
+	int64_t			 now = run_now_ms();
+	int			 n = 0, i, rc, total = 0;
+
+	if (failed != NULL)
+		*failed = 0;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = store_cursor_open(t, STORE_DB_LEASES, &c)) == 0) {
+		for (rc = store_cursor_first(c, &kv); rc == 0 &&
+		    n < SWEEP_HOSTS; rc = store_cursor_next(c, &kv)) {
+			if (kv.klen != 36 || memcmp(kv.k, e->host_id, 36) == 0)
+				continue;	/* a run's key, or ours */
+			v = json_loadb(kv.v, kv.vlen, 0, NULL);
+			if (json_integer_value(json_object_get(v, "expires")) <
+			    now) {
+				memcpy(lost[n], kv.k, 36);
+				lost[n++][36] = '\0';
+			}
+			json_decref(v);
+		}
+		store_cursor_close(c);
+	}
+	store_read_end(t);
+	if (rc != 0 && rc != STORE_ENOTFOUND)
+		return engine_from_store(rc);
+	for (i = 0; i < n; i++) {
+		int k = 0;
+
+		sw.host = lost[i];
+		sw.now = now;
+		do {
+			if ((rc = store_write(e->store, sweep_fn, &sw)) != 0)
+				return engine_from_store(rc);
+			k += sw.failed;
+		} while (sw.more);
+		if (k > 0)
+			log_warn("runs: host %s lost (its lease ran out): %d "
+			    "of its runs failed", lost[i], k);
+		total += k;
+	}
+	if (failed != NULL)
+		*failed = total;
+	return 0;
+}
+
 /* ====== Publishing ====== */
 
 struct publish {
-	json_t	**recs;
-	size_t	  n;
+	struct engine	*e;
+	json_t		**recs;
+	size_t		  n;
 };
 
-/* Stores each start record whose run has no record yet (run.c's layout). */
+/*
+ * Stores each start record whose run has no record yet (run.c's layout),
+ * with its key under this process's lease, and the lease.
+ */
 static int
 publish_fn(struct store_txn *t, void *arg)
 {
 	struct publish	*p = arg;
 	const void	*v;
-	size_t		 i, vlen;
-	int		 rc;
+	const char	*id;
+	char		 key[80];
+	size_t		 i, vlen, klen;
+	int		 rc, any = 0;
 
 	for (i = 0; i < p->n; i++) {
-		rc = store_get(t, STORE_DB_RUNS, json_string_value(
-		    json_object_get(p->recs[i], "id")), 36, &v, &vlen);
+		id = json_string_value(json_object_get(p->recs[i], "id"));
+		rc = store_get(t, STORE_DB_RUNS, id, 36, &v, &vlen);
 		if (rc == 0)
 			continue;	/* the run's final record is in */
 		if (rc == STORE_ENOTFOUND && store_get(t, STORE_DB_APPS,
@@ -58,14 +303,21 @@ publish_fn(struct store_txn *t, void *arg)
 		if (rc != STORE_ENOTFOUND ||
 		    (rc = run_record_put(t, p->recs[i])) != 0)
 			return rc;
+		if ((klen = lease_key(key, sizeof(key), p->e->host_id, id)) ==
+		    0)
+			return STORE_EINVAL;
+		if ((rc = store_put(t, STORE_DB_LEASES, key, klen, "", 0, 0))
+		    != 0)
+			return rc;
+		any = 1;
 	}
-	return 0;
+	return any ? lease_put(t, p->e) : 0;
 }
 
 static int
 publish(struct engine *e, json_t **recs, size_t n)
 {
-	struct publish p = { recs, n };
+	struct publish p = { e, recs, n };
 
 	return store_write(e->store, publish_fn, &p);
 }
@@ -91,6 +343,8 @@ publish_due(struct engine *e, int64_t now)
 		log_warn("runs: storing %zu runs in progress: %s", n,
 		    store_strerror(rc));
 	pthread_mutex_lock(&e->live_mu);
+	if (rc == 0)
+		e->lease_renewed = now;
 	/* The runs still here may now be stopped through the store. */
 	for (r = e->live; r != NULL; r = r->live_next)
 		for (i = 0; i < n; i++)
@@ -98,6 +352,48 @@ publish_due(struct engine *e, int64_t now)
 				atomic_store(&r->published, 1);
 	for (i = 0; i < n; i++)
 		json_decref(recs[i]);
+}
+
+/*
+ * Renews the lease while this process has runs stored as running, and
+ * (serving) looks for lost hosts when due; the lock is held on entry and
+ * exit. Returns when it is next due (monotonic ms), or -1: never.
+ */
+static int64_t
+lease_due(struct engine *e, int64_t now)
+{
+	const int64_t	 lease = (int64_t)e->conf->run_host_lease * 1000;
+	struct run	*r;
+	int64_t		 next = -1;
+	int		 rc;
+
+	for (r = e->live; r != NULL; r = r->live_next)
+		if (atomic_load(&r->published))
+			break;
+	if (r != NULL) {
+		if (now - e->lease_renewed >= lease / 3) {
+			e->lease_renewed = now;
+			pthread_mutex_unlock(&e->live_mu);
+			if ((rc = store_write(e->store, renew_fn, e)) != 0)
+				log_warn("runs: renewing this process's lease: "
+				    "%s", store_strerror(rc));
+			pthread_mutex_lock(&e->live_mu);
+		}
+		next = e->lease_renewed + lease / 3;
+	}
+	if (e->live_serving) {
+		if (now - e->lease_swept >= lease / 2) {
+			e->lease_swept = now;
+			pthread_mutex_unlock(&e->live_mu);
+			if ((rc = engine_sweep_lost(e, NULL)) != 0)
+				log_warn("runs: looking for lost hosts: %s",
+				    engine_strerror(rc));
+			pthread_mutex_lock(&e->live_mu);
+		}
+		if (next < 0 || e->lease_swept + lease / 2 < next)
+			next = e->lease_swept + lease / 2;
+	}
+	return next;
 }
 
 static void *
@@ -112,7 +408,7 @@ publisher_main(void *arg)
 	while (!e->live_quit) {
 		now = mono_ms();
 		publish_due(e, now);
-		next = -1;
+		next = lease_due(e, mono_ms());
 		for (r = e->live; r != NULL; r = r->live_next)
 			if (!r->live_sent && (next < 0 || r->live_due < next))
 				next = r->live_due;
@@ -153,6 +449,18 @@ live_init(struct engine *e)
 }
 
 void
+engine_serve(struct engine *e)
+{
+	pthread_mutex_lock(&e->live_mu);
+	e->live_serving = 1;
+	if (!e->live_thread_on &&
+	    pthread_create(&e->live_thread, NULL, publisher_main, e) == 0)
+		e->live_thread_on = 1;
+	pthread_cond_signal(&e->live_cv);
+	pthread_mutex_unlock(&e->live_mu);
+}
+
+void
 live_fini(struct engine *e)
 {
 	pthread_mutex_lock(&e->live_mu);
@@ -172,7 +480,8 @@ live_add(struct run *r)
 	int		 delay = e->conf->run_publish_after, rc, now;
 
 	pthread_mutex_lock(&e->live_mu);
-	if (delay > 0 && !e->live_thread_on &&
+	/* the thread also renews the lease of runs stored at their start */
+	if (!e->live_thread_on &&
 	    pthread_create(&e->live_thread, NULL, publisher_main, e) == 0)
 		e->live_thread_on = 1;
 	/* no delay, or no thread to wait for it: stored now, at its start */
@@ -191,9 +500,9 @@ live_add(struct run *r)
 	if (e->live != NULL)
 		e->live->live_prev = r;
 	e->live = r;
-	/* the publisher sleeps until its earliest run is due; a later run
-	 * only needs it when it sleeps with nothing to wait for */
-	if (!r->live_sent && e->live_idle)
+	/* the publisher sleeps until its earliest run or lease is due; a
+	 * later run only needs it when it sleeps with nothing to wait for */
+	if (e->live_idle)
 		pthread_cond_signal(&e->live_cv);
 	pthread_mutex_unlock(&e->live_mu);
 	return 0;

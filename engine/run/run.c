@@ -134,6 +134,7 @@ run_record_put(struct store_txn *t, const json_t *rec)
 }
 
 struct run_write {
+	struct engine	*e;
 	json_t		*rec;
 	json_t		*nodes;
 	char		*rec_text;	/* rec as stored */
@@ -170,21 +171,30 @@ run_write_fn(struct store_txn *t, void *arg)
 		return 0;
 	if (rc != 0)
 		return rc;
-	/* stored as running: a stop from elsewhere stays on the record (then
-	 * its text is made again, here: rare) */
-	if (!json_is_true(json_object_get(w->rec, "stop_requested")) &&
-	    store_get_json(t, STORE_DB_RUNS, id, &old) == 0 &&
-	    json_is_true(json_object_get(old, "stop_requested"))) {
+	/* stored as running (live.c): its key under the lease goes, and a
+	 * stop from elsewhere stays on the record (then its text is made
+	 * again, here: rare) */
+	if ((rc = store_get(t, STORE_DB_RUNS, id, strlen(id), &v, &vlen)) ==
+	    0) {
+		int stop;
+
+		old = json_loadb(v, vlen, 0, NULL);
+		stop = json_is_true(json_object_get(old, "stop_requested"));
 		json_decref(old);
-		if (json_object_set_new(w->rec, "stop_requested",
-		    json_true()) != 0)
-			return STORE_ENOMEM;
-		free(w->rec_text);
-		if ((w->rec_text = store_json_text(w->rec, &w->rec_len)) ==
-		    NULL)
-			return STORE_ENOMEM;
-	} else
-		json_decref(old);
+		if ((rc = live_lease_drop(t, w->e, id)) != 0)
+			return rc;
+		if (stop && !json_is_true(json_object_get(w->rec,
+		    "stop_requested"))) {
+			if (json_object_set_new(w->rec, "stop_requested",
+			    json_true()) != 0)
+				return STORE_ENOMEM;
+			free(w->rec_text);
+			if ((w->rec_text = store_json_text(w->rec,
+			    &w->rec_len)) == NULL)
+				return STORE_ENOMEM;
+		}
+	} else if (rc != STORE_ENOTFOUND)
+		return rc;
 	if ((rc = run_record_put_text(t, id, app, w->rec_text,
 	    w->rec_len)) != 0 ||
 	    (rc = store_put(t, STORE_DB_NODE_RUNS, id, strlen(id),
@@ -630,7 +640,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
     json_t **out)
 {
 	struct run		 r;
-	struct run_write	 w = { 0 };
+	struct run_write	 w = { .e = e };
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
 	json_t			*files = NULL, *usage = NULL;

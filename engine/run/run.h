@@ -268,6 +268,11 @@ int	run_stop_requested(struct run *r);
 int	live_add(struct run *r);
 void	live_remove(struct run *r);
 
+/* Drops the key of run_id under e's lease (inside the run's final write;
+ * nothing when it has none). */
+int	live_lease_drop(struct store_txn *t, struct engine *e,
+	    const char *run_id);
+
 /*
  * Stops the run of this process with run or task id task_id, owned by
  * app_id and user as record_owned says: 0, or ENGINE_ENOTFOUND.

@@ -301,7 +301,15 @@ test_pg_open(void)
 	CHECK_INT(open_store(new_dir("layout"), MIB, MIB, &s), 0);
 	store_close(s);
 	s = NULL;
-	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 1);
+	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 2);
+	/* layout 1 (no leases table) is brought to 2 */
+	CHECK_INT(pg_sql("DROP TABLE flowcgi_leases"), 0);
+	CHECK_INT(pg_sql("UPDATE flowcgi_layout SET version = 1"), 0);
+	CHECK_INT(open_store("unused", MIB, MIB, &s), 0);
+	store_close(s);
+	s = NULL;
+	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 2);
+	CHECK_INT(pg_number("SELECT count(*) FROM flowcgi_leases"), 0);
 	CHECK_INT(pg_sql("UPDATE flowcgi_layout SET version = 99"), 0);
 	CHECK_INT(open_store("unused", MIB, MIB, &s), STORE_EVERSION);
 	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 99);
@@ -412,6 +420,7 @@ main(void)
 	test_abort();
 	test_threads();
 	test_processes();
+	test_slots();
 	test_pg_hosts();
 	test_pg_batches();
 	test_pg_open();

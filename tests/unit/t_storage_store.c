@@ -1521,6 +1521,73 @@ run_child(int (*fn)(const char *), const char *dir)
 	return WEXITSTATUS(st);
 }
 
+/* ====== Slots ====== */
+
+static int slot_child_n;	/* slots the child asks for */
+static int slot_child_keep;	/* the child dies holding what it took */
+
+/* In another process: 0 when it took a slot, 1 when all were held. */
+static int
+slot_child(const char *dir)
+{
+	struct store	*s = NULL;
+	int64_t		 slot;
+	int		 rc;
+
+	if (open_store(dir, MIB, 64 * MIB, &s) != 0)
+		return 20;
+	rc = store_slot_take(s, "app-1", slot_child_n, &slot);
+	if (rc == 0 && slot_child_keep)
+		_exit(0);	/* no give, no close: as a crash */
+	if (rc == 0)
+		store_slot_give(s, slot);
+	store_close(s);
+	return rc < 0 ? 21 : rc;
+}
+
+static void
+test_slots(void)
+{
+	struct store	*s = NULL;
+	const char	*dir = new_dir("slots");
+	int64_t		 a = -1, b = -1, c = -1, d = -1;
+	int		 i, rc;
+
+	CHECK_INT(open_store(dir, MIB, 64 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(store_slot_take(s, "../x", 2, &a), STORE_EINVAL);
+	CHECK_INT(store_slot_take(s, "", 2, &a), STORE_EINVAL);
+	/* two holders in one process take two different slots */
+	CHECK_INT(store_slot_take(s, "app-1", 2, &a), 0);
+	CHECK_INT(store_slot_take(s, "app-1", 2, &b), 0);
+	CHECK(a != b);
+	CHECK_INT(store_slot_take(s, "app-1", 2, &c), 1);
+	/* another name has slots of its own */
+	CHECK_INT(store_slot_take(s, "app-2", 1, &d), 0);
+	/* another process finds them held, then one free */
+	slot_child_n = 2;
+	slot_child_keep = 0;
+	CHECK_INT(run_child(slot_child, dir), 1);
+	store_slot_give(s, a);
+	CHECK_INT(run_child(slot_child, dir), 0);
+	/* a process that dies holding a slot frees it (postgres: once the
+	 * server has seen its connection close) */
+	slot_child_keep = 1;
+	CHECK_INT(run_child(slot_child, dir), 0);
+	for (i = 0; i < 100 && (rc = store_slot_take(s, "app-1", 2, &a)) ==
+	    1; i++)
+		usleep(50000);
+	CHECK_INT(rc, 0);
+	CHECK_INT(store_slot_take(s, "app-1", 2, &c), 1);
+	store_slot_give(s, a);
+	store_slot_give(s, b);
+	store_slot_give(s, d);
+	CHECK_INT(store_slot_take(s, "app-1", 1, &a), 0);
+	store_slot_give(s, a);
+	store_close(s);
+}
+
 static void
 test_map_file(void)
 {
@@ -1589,6 +1656,7 @@ main(void)
 	test_group_growth();
 	test_group_limits();
 	test_processes();
+	test_slots();
 	test_map_file();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", topdir);
 	if (system(cmd) != 0)
