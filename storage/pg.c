@@ -885,9 +885,19 @@ pg_slot_take(struct store *st, const char *name, int n, int64_t *slot)
 	struct pg	*s = (struct pg *)st;
 	int64_t		 v, *nh;
 	size_t		 j;
-	int		 i, rc = 1;
+	int		 i, rc = 1, retried = 0;
 
 	pthread_mutex_lock(&s->slot_lock);
+	if (s->nheld == s->capheld) {
+		j = s->capheld ? s->capheld * 2 : 16;
+		if ((nh = realloc(s->held, j * sizeof(*nh))) == NULL) {
+			pthread_mutex_unlock(&s->slot_lock);
+			return STORE_ENOMEM;
+		}
+		s->held = nh;
+		s->capheld = j;
+	}
+again:
 	if (s->slot_conn != NULL && PQstatus(s->slot_conn->pc) !=
 	    CONNECTION_OK) {
 		/* the server dropped its locks with the session */
@@ -897,15 +907,6 @@ pg_slot_take(struct store *st, const char *name, int n, int64_t *slot)
 	if (s->slot_conn == NULL && (s->slot_conn = conn_new(s)) == NULL) {
 		pthread_mutex_unlock(&s->slot_lock);
 		return STORE_EUNAVAIL;
-	}
-	if (s->nheld == s->capheld) {
-		j = s->capheld ? s->capheld * 2 : 16;
-		if ((nh = realloc(s->held, j * sizeof(*nh))) == NULL) {
-			pthread_mutex_unlock(&s->slot_lock);
-			return STORE_ENOMEM;
-		}
-		s->held = nh;
-		s->capheld = j;
 	}
 	for (i = 0; i < n && rc == 1; i++) {
 		v = (int64_t)slot_key(name) << 32 | i;
@@ -919,6 +920,13 @@ pg_slot_take(struct store *st, const char *name, int n, int64_t *slot)
 			rc = 0;
 		} else if (rc == 0)
 			rc = 1;
+		else if (rc == STORE_EUNAVAIL && !retried) {
+			/* broken since its last use (the server restarted):
+			 * once more on a new connection */
+			retried = 1;
+			rc = 1;
+			goto again;
+		}
 	}
 	pthread_mutex_unlock(&s->slot_lock);
 	return rc;

@@ -4,8 +4,11 @@
 # behind one nginx upstream: an app made on A is read on B; a run on A is
 # read on B; a conversation alternating hosts keeps its history; If-Match
 # holds across hosts, one at a time and with clients racing through the
-# shared upstream (no update lost); PostgreSQL restarted mid-test: clean
-# JSON 503s while it is away, then service resumes with nothing lost.
+# shared upstream (no update lost); app.max_active_requests=2 holds across
+# both hosts; a streaming run on A stopped through B ends "stopped";
+# PostgreSQL restarted mid-test: clean JSON 503s while it is away, then
+# service resumes with nothing lost; A killed with -9 mid-run: B fails its
+# run ("host lost") once A's lease ran out, and its app slot is free.
 # The server is a private one (tests/e2e/postgres.sh); without PostgreSQL
 # the test is one counted skip.
 . "$(dirname "$0")/lib.sh"
@@ -27,11 +30,12 @@ trap 'rc=$?; sh "$PGSH" stop "$PGD"; finish; f=$?; [ "$rc" -ne 0 ] &&
 export FLOWCGI_STORAGE_BACKEND=postgres
 export FLOWCGI_STORAGE_POSTGRES_URL="$(cat "$PGD/url")"
 export FLOWCGI_STORAGE_POSTGRES_WAIT=3
+export FLOWCGI_APP_MAX_ACTIVE_REQUESTS=2 FLOWCGI_RUN_HOST_LEASE=2
 J='Content-Type: application/json'
 A=/console/api/apps
 
 FC_DATA=$T_DIR/a start_flowcgi fcA || exit 1
-PA=$FC_PORT
+PA=$FC_PORT PIDA=$FC_PID
 # What stays per host: its data directory. The hosts share the admin
 # token (and would share secret.key) by copying it, as docs/scale-out.md
 # says.
@@ -157,6 +161,64 @@ is "$(cat "$T_DIR"/client*.out)" "" "three racing clients: no errors"
 on AB GET "$A/$CTR"
 is "$(jqr .description)" 45 "no update lost: 3 x 15 increments"
 
+# ---- runs at once across hosts, stop across hosts ----
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+BASE=$BASE_A
+import_app "$TOP/tests/e2e/apps/slow.yml"
+KS=$KEY
+slow() {	# slow <host> <user> <file> [s]: a 30 s streaming run, in the background
+	local b=$BASE_A
+	[ "$1" = B ] && b=$BASE_B
+	curl -sS -N -H "Authorization: Bearer $KS" -H "$J" \
+	    -d "{\"inputs\":{\"seconds\":${4:-30}},\"user\":\"$2\",\"response_mode\":\"streaming\"}" \
+	    "$b/v1/workflows/run" >"$3" &
+}
+stored_as() {	# stored_as <host> <run> <status>: the host reads that status
+	local b=$BASE_A
+	[ "$1" = B ] && b=$BASE_B
+	[ "$(curl -sS -H "Authorization: Bearer $KS" "$b/v1/workflows/run/$2" |
+	    jq -r .status 2>/dev/null)" = "$3" ]
+}
+slow A s1 "$T_DIR/s1.txt"; C1=$!
+slow B s2 "$T_DIR/s2.txt"; C2=$!
+R1=$(sse_first "$T_DIR/s1.txt" .workflow_run_id)
+R2=$(sse_first "$T_DIR/s2.txt" .workflow_run_id)
+ok "$([ -n "$R1" ] && [ "$R1" != null ] && [ -n "$R2" ] && [ "$R2" != null ] && echo 0 || echo 1)" \
+    "one slow run on A and one on B started"
+for h in A B; do
+	BASE=$BASE_A
+	[ $h = B ] && BASE=$BASE_B
+	svc "$KS" POST /v1/workflows/run -H "$J" \
+	    -d '{"inputs":{"seconds":1},"user":"s3","response_mode":"blocking"}'
+	is "$STATUS $(jqr .code)" "429 too_many_requests" \
+	    "a third run at once on $h: 429 (app.max_active_requests=2 across hosts)"
+done
+wait_until 10 stored_as B "$R1" running
+ok $? "A's run is seen running on B"
+T0=$(now_ms)
+BASE=$BASE_B
+svc "$KS" POST "/v1/workflows/tasks/$R1/stop" -H "$J" -d '{"user":"s1"}'
+is "$STATUS $(jqr .result)" "200 success" "A's run stopped through B"
+wait $C1
+T1=$(now_ms)
+is "$(sed -n 's/^data: //p' "$T_DIR/s1.txt" | jq -r 'select(.event=="workflow_finished") | .data.status')" \
+    stopped "A's stream ends: stopped"
+echo "# A's run ended $((T1 - T0)) ms after the stop was answered on B"
+ok "$([ $((T1 - T0)) -lt 20000 ] && echo 0 || echo 1)" \
+    "... before its 30 s node would have ended"
+wait_until 10 stored_as B "$R1" stopped
+ok $? "B reads it stopped"
+BASE=$BASE_B
+svc "$KS" POST /v1/workflows/run -H "$J" \
+    -d '{"inputs":{"seconds":0},"user":"s4","response_mode":"blocking"}'
+is "$STATUS $(jqr .data.status)" "200 succeeded" "its slot is free again: a run on B is admitted"
+BASE=$BASE_A
+svc "$KS" POST "/v1/workflows/tasks/$R2/stop" -H "$J" -d '{"user":"s2"}'
+is "$STATUS" 200 "B's run stopped through A"
+wait $C2
+is "$(sed -n 's/^data: //p' "$T_DIR/s2.txt" | jq -r 'select(.event=="workflow_finished") | .data.status')" \
+    stopped "B's stream ends: stopped"
+
 # ---- PostgreSQL restarted ----
 sh "$PGSH" down "$PGD"
 ok $? "PostgreSQL stopped"
@@ -183,3 +245,37 @@ is "$(jqr '[.data[].name] | map(select(. == "while away")) | length')" 0 \
     "the write answered 503 left nothing"
 on AB GET /healthz
 is "$STATUS" 200 "healthy again"
+
+# ---- A killed mid-run: B fails its run once A's lease ran out ----
+slow A k1 "$T_DIR/k1.txt" 8; C3=$!
+slow A k2 "$T_DIR/k2.txt" 8; C4=$!
+K1=$(sse_first "$T_DIR/k1.txt" .workflow_run_id)
+K2=$(sse_first "$T_DIR/k2.txt" .workflow_run_id)
+wait_until 10 stored_as B "$K1" running && wait_until 10 stored_as B "$K2" running
+ok $? "two runs on A, seen running on B"
+BASE=$BASE_B
+svc "$KS" POST /v1/workflows/run -H "$J" \
+    -d '{"inputs":{"seconds":0},"user":"k3","response_mode":"blocking"}'
+is "$STATUS" 429 "both app slots are A's"
+kill -9 "$PIDA"
+wait "$PIDA" 2>/dev/null
+T0=$(now_ms)
+wait_until 20 stored_as B "$K1" failed && wait_until 5 stored_as B "$K2" failed
+ok $? "B marks A's two runs failed (run.host_lease 2 s)"
+echo "# failed $(( $(now_ms) - T0 )) ms after the kill"
+BASE=$BASE_B
+svc "$KS" GET "/v1/workflows/run/$K1"
+printf '%s' "$BODY" | jq -e '.error | startswith("host lost")' >/dev/null
+ok $? "its error says the host was lost"
+svc "$KS" POST /v1/workflows/run -H "$J" \
+    -d '{"inputs":{"seconds":0},"user":"k4","response_mode":"blocking"}'
+is "$STATUS $(jqr .data.status)" "200 succeeded" \
+    "the dead host's app slots are free: B admits a run"
+kill "$C3" "$C4" 2>/dev/null
+# A's code sandboxes were tmpfs mounts (as root) that nothing has swept
+# since A died; unmounted here so that the test's directory can go.
+wait_until 15 sh -c '! pgrep -f "bwrap.*$1" >/dev/null' _ "$T_DIR/a/sandboxes"
+for d in "$T_DIR"/a/sandboxes/*/; do
+	[ -d "$d" ] && umount -l "$d" 2>/dev/null
+done
+true
