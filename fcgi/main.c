@@ -1,7 +1,8 @@
 /*
  * main.c — the flowcgi command line: serve, token, import, export, upgrade,
- * run, prune, --help, --version.
+ * run, prune, migrate, --help, --version.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -195,6 +196,121 @@ cmd_prune(struct engine *e)
 	return 0;
 }
 
+/* ====== migrate ====== */
+
+/*
+ * The store the configuration names, opened as engine_open opens it, with
+ * one or two connections: migrate copies on one thread.
+ */
+static void
+migrate_opts(const struct conf *c, struct store_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->map_size = c->map_size;
+	o->max_map_size = c->max_map_size;
+	o->sync = 1;	/* a copy is only done once it is on disk */
+	o->batch_max = 1;
+	o->backend = c->storage_backend;
+	o->postgres_url = c->postgres_url;
+	o->pool_size = 2;
+	o->wait_ms = c->postgres_wait * 1000;
+}
+
+/* True when paths a and b are one directory. */
+static int
+same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * flowcgi migrate --to BACKEND WHERE: copies the configured store into the
+ * empty store of BACKEND (lmdb, postgres) at WHERE (a data directory, a
+ * PostgreSQL URL) with store_migrate, which prints a line per database and
+ * verifies the copy. Exit 0 only when every count and digest matches.
+ */
+static int
+cmd_migrate(const struct conf *c, const char *to, const char *where)
+{
+	struct store_opts	 so, dopts;
+	struct store		*src = NULL, *dst = NULL;
+	char			 err[512];
+	const char		*from;
+	int			 rc, from_lmdb;
+
+	migrate_opts(c, &so);
+	from = c->storage_backend[0] != '\0' ? c->storage_backend : "lmdb";
+	from_lmdb = strcmp(from, "lmdb") == 0;
+	dopts = so;
+	dopts.backend = to;
+	dopts.postgres_url = NULL;
+	if (strcmp(to, "postgres") == 0) {
+		dopts.postgres_url = where;
+		if (!from_lmdb && strcmp(c->postgres_url, where) == 0) {
+			fprintf(stderr, "flowcgi: migrate: the destination is "
+			    "the configured store (storage.postgres_url)\n");
+			return 1;
+		}
+	} else if (from_lmdb && same_dir(c->data_dir, where)) {
+		fprintf(stderr, "flowcgi: migrate: the destination is the "
+		    "configured data directory (server.data_dir)\n");
+		return 1;
+	}
+	/* The source must exist: opening it would make an empty one. */
+	if (from_lmdb && access(c->data_dir, F_OK) != 0) {
+		fprintf(stderr, "flowcgi: migrate: data directory '%s': %s\n",
+		    c->data_dir, strerror(errno));
+		return 1;
+	}
+	if ((rc = store_open(c->data_dir, &so, &src)) != 0) {
+		fprintf(stderr, "flowcgi: migrate: source (%s): %s\n", from,
+		    store_strerror(rc));
+		return 1;
+	}
+	if (strcmp(to, "lmdb") == 0 && mkdir(where, 0700) != 0 &&
+	    errno != EEXIST) {
+		fprintf(stderr, "flowcgi: migrate: '%s': %s\n", where,
+		    strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	if ((rc = store_open(where, &dopts, &dst)) != 0) {
+		fprintf(stderr, "flowcgi: migrate: destination (%s): %s\n", to,
+		    store_strerror(rc));
+		rc = 1;
+		goto out;
+	}
+	printf("migrating %s (%s) to %s\n", from, from_lmdb ? c->data_dir :
+	    "storage.postgres_url", to);
+	if ((rc = store_migrate(src, dst, stdout, err, sizeof(err))) != 0) {
+		fprintf(stderr, "flowcgi: migrate: FAILED: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	/* Secrets in settings are encrypted with secret.key, file links
+	 * signed with link.key: without them the copy cannot be read. */
+	if (strcmp(to, "postgres") == 0)
+		fprintf(stderr, "flowcgi: migrate: now set storage.backend: "
+		    "postgres and storage.postgres_url; every host needs "
+		    "secret.key, link.key and admin_token of %s in its data "
+		    "directory\n", c->data_dir);
+	else if (!same_dir(c->data_dir, where))
+		fprintf(stderr, "flowcgi: migrate: now copy secret.key, "
+		    "link.key and admin_token of %s into %s and set "
+		    "server.data_dir and storage.backend: lmdb\n", c->data_dir,
+		    where);
+	else
+		fprintf(stderr, "flowcgi: migrate: now set storage.backend: "
+		    "lmdb\n");
+out:
+	store_close(dst);
+	store_close(src);
+	return rc;
+}
+
 /* ====== import and export ====== */
 
 static int
@@ -360,6 +476,10 @@ usage(FILE *fp)
 "                                    run.history_max_age / _max_count, and\n"
 "                                    what nothing refers to any more; prints\n"
 "                                    what it removed\n"
+"  migrate --to postgres URL | --to lmdb DIR\n"
+"                                    copy the configured store into an\n"
+"                                    empty one, then compare every database\n"
+"                                    (counts, SHA-256); stop servers first\n"
 "\n"
 "options:\n"
 "  -c, --config FILE   configuration file (default: $FLOWCGI_CONFIG, else\n"
@@ -374,6 +494,7 @@ usage(FILE *fp)
 "  -i, --input K=V     a start input (repeat; V is JSON when it parses)\n"
 "      --json          run prints every event as one JSON line\n"
 "      --query TEXT    run: the user's message, for chatflow apps\n"
+"      --to BACKEND    migrate: postgres (then URL) or lmdb (then DIR)\n"
 "  -h, --help          this help\n"
 "  -V, --version       print the version\n"
 "\n"
@@ -512,13 +633,14 @@ main(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "query", required_argument, NULL, 'Q' },
+		{ "to", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct conf	 c;
 	struct engine		*e = NULL;
 	const char		*cmd = NULL, *cpath = NULL, *listen = NULL;
 	const char		*output = NULL, *name = NULL, *arg = NULL;
-	const char		*query = NULL;
+	const char		*query = NULL, *to = NULL;
 	int			 yes = 0, secrets = 0, as_json = 0;
 	json_t			*inputs = NULL, *iv;
 	char			*eq;
@@ -544,6 +666,7 @@ main(int argc, char **argv)
 		case 'S': secrets = 1; break;
 		case 'J': as_json = 1; break;
 		case 'Q': query = optarg; break;
+		case 'T': to = optarg; break;
 		case 'i':
 			if ((eq = strchr(optarg, '=')) == NULL) {
 				fprintf(stderr, "flowcgi: --input wants "
@@ -569,8 +692,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if ((strcmp(cmd, "import") == 0 || strcmp(cmd, "export") == 0 ||
-	    strcmp(cmd, "run") == 0 || strcmp(cmd, "upgrade") == 0) &&
-	    optind < argc)
+	    strcmp(cmd, "run") == 0 || strcmp(cmd, "upgrade") == 0 ||
+	    strcmp(cmd, "migrate") == 0) && optind < argc)
 		arg = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "flowcgi: unexpected argument '%s'\n",
@@ -580,7 +703,7 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "serve") != 0 && strcmp(cmd, "token") != 0 &&
 	    strcmp(cmd, "import") != 0 && strcmp(cmd, "export") != 0 &&
 	    strcmp(cmd, "run") != 0 && strcmp(cmd, "upgrade") != 0 &&
-	    strcmp(cmd, "prune") != 0) {
+	    strcmp(cmd, "prune") != 0 && strcmp(cmd, "migrate") != 0) {
 		fprintf(stderr, "flowcgi: unknown command '%s'\n", cmd);
 		usage(stderr);
 		return 2;
@@ -593,8 +716,21 @@ main(int argc, char **argv)
 		    "FILE" : "app ID");
 		return 2;
 	}
+	if (strcmp(cmd, "migrate") == 0 && (to == NULL || arg == NULL ||
+	    (strcmp(to, "postgres") != 0 && strcmp(to, "lmdb") != 0))) {
+		fprintf(stderr, "flowcgi: migrate needs --to postgres URL or "
+		    "--to lmdb DIR\n");
+		return 2;
+	}
+	if (to != NULL && strcmp(cmd, "migrate") != 0) {
+		fprintf(stderr, "flowcgi: --to is for migrate\n");
+		return 2;
+	}
 	if (load_conf(&c, cpath, listen, argv0) != 0)
 		return 2;
+	/* Two stores and no engine: neither is served meanwhile. */
+	if (strcmp(cmd, "migrate") == 0)
+		return cmd_migrate(&c, to, arg);
 	json_object_seed(0);	/* before any thread makes a JSON object */
 	if ((rc = engine_open(&c, err, &e)) != 0) {
 		fprintf(stderr, "flowcgi: %s\n", err[0] ? err :

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -271,5 +272,33 @@ int	store_blob_get(struct store_txn *t, const char *hex, const void **data,
 
 /* The reference count of blob hex (0 when absent). */
 int64_t	store_blob_refs(struct store_txn *t, const char *hex);
+
+/* ====== Moving a store to another backend ====== */
+
+/*
+ * Copies every record of every named database of from into to (flowcgi
+ * migrate), as the bytes they are: blobs and their reference counts too,
+ * so every content address stays valid. Each database is walked in key
+ * order in pieces of at most 1000 records or 16 MiB (a record bigger than
+ * that goes alone), each one read transaction of from and one store_write
+ * of to, so memory stays bounded whatever the size of the store. Then each
+ * database of both is read again: its record count and a SHA-256 over its
+ * keys and values in key order must match. Nothing may write either store
+ * meanwhile (stop the servers first).
+ *
+ * report (NULL: nothing) gets one line per database, with the counts of
+ * the source, of the copy and of the destination and whether the digests
+ * match, and a closing line. Returns 0 when every count and digest
+ * matches, else a STORE_E* code and a sentence in err (errlen bytes):
+ *  - STORE_EEXIST: to holds records (other than the schema version that
+ *    store_open writes into a new store); nothing was written;
+ *  - STORE_ECONFIG: from and to are the same store; nothing was written;
+ *  - STORE_EINVAL: a database differs after the copy;
+ *  - any other: reading or writing failed.
+ * After a failure past the first two, to holds part of the copy: empty it
+ * before the next attempt.
+ */
+int	store_migrate(struct store *from, struct store *to, FILE *report,
+	    char *err, size_t errlen);
 
 #endif
