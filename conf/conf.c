@@ -96,6 +96,7 @@ static const struct setting settings[] = {
 	S_INT("storage.postgres_pool", SET_INT, postgres_pool, "0", 0, 1024),
 	S_INT("storage.postgres_wait", SET_DURATION, postgres_wait, "10s", 1,
 	    3600),
+	S_STR("secrets.key_file", secrets_key_file, ""),
 	S_INT("workflow.max_steps", SET_INT, workflow_max_steps, "500", 1,
 	    1000000),
 	S_INT("workflow.max_time", SET_INT, workflow_max_time, "1200", 1,

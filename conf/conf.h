@@ -74,6 +74,8 @@ struct conf {
 					   server.max_runs */
 	int	 postgres_wait;		/* seconds a transaction waits for
 					   the database, then 503 */
+	char	 secrets_key_file[1024]; /* the secrets key; "" = secret.key
+					   of the data directory */
 	/* workflow runs (Dify's defaults) */
 	int	 workflow_max_steps;	/* node executions per run */
 	int	 workflow_max_time;	/* seconds per run */

@@ -359,6 +359,15 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 		free(e);
 		return engine_from_store(rc);
 	}
+	/* A host with another key than the one the secrets here were sealed
+	 * with would seal secrets nobody else can open: refuse now. */
+	if ((rc = secret_key_verify(e, err)) != 0) {
+		store_close(e->store);
+		curl_global_cleanup();
+		live_fini(e);
+		free(e);
+		return rc;
+	}
 	/* Costs nothing until a code node runs. */
 	sandbox_config_init(&sc, c);
 	if ((rc = sandbox_code_pool_new(&sc, c->code_pool_size,

@@ -5,6 +5,7 @@
 #define FLOWCGI_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "conf/dbuf.h"
 #include "engine/engine.h"
@@ -30,6 +31,8 @@ struct engine {
 	int64_t			 lease_swept;	/* monotonic ms */
 	/* parsed apps, reused while their stored bytes stay the same */
 	struct app_cache	*apps;
+	/* the secrets key opened this database's check (secrets.c) */
+	atomic_int		 key_checked;
 	/* warm code runners (engine/sandbox/codepool.c); NULL: none */
 	struct sandbox_code_pool *code_pool;
 };
@@ -345,6 +348,13 @@ void	secret_free(char *s);
  * Returns 0 or ENGINE_ESTORE with err saying why. Wipe key after use.
  */
 int	secret_link_key(struct engine *e, unsigned char key[32], char *err);
+
+/*
+ * At engine_open: 0 when this process's secrets key opens the check the
+ * first sealed secret left in the database (or there is none yet), else
+ * ENGINE_EINVAL / ENGINE_ESTORE with err telling the operator what to do.
+ */
+int	secret_key_verify(struct engine *e, char *err);
 
 /*
  * The secrets an app's DSL carries (secrets.c lists the fields: secret

@@ -15,6 +15,15 @@
  * The key that signs links to files (links.c) is kept the same way in
  * its own file, link.key.
  *
+ * Hosts sharing one database share the key by configuration instead: the
+ * file secrets.key_file, or the key itself in FLOWCGI_SECRET_KEY (never a
+ * setting, so never shown). Then the link key is derived from it
+ * (HMAC-SHA256 of a fixed label), so that a link made on one host opens
+ * on another. The first secret sealed leaves a check in the meta
+ * database (a known text sealed with the key); a process whose key does
+ * not open it refuses to start (secret_key_verify) instead of sealing
+ * secrets that the other hosts cannot open.
+ *
  * The secrets an app's DSL carries are sealed the same way in the stored
  * draft (dsl_secrets, below), opened for a run or an export with
  * include_secret, and masked out of what a run stores (secrets_scrub).
@@ -29,6 +38,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "engine/internal.h"
@@ -128,17 +138,194 @@ out:
 	return rc;
 }
 
+/* ====== The key and its check ====== */
+
+static int	seal(struct engine *e, const char *aad, const char *plain,
+		    char *err, char **out);
+
+#define KEY_ENV		"FLOWCGI_SECRET_KEY"
+#define CHECK_KEY	"secret_key_check"
+#define CHECK_AAD	"flowcgi/secret-key-check"
+#define CHECK_TEXT	"flowcgi secrets"
+
+/* Where e's key comes from, for messages. */
+static const char *
+key_source(struct engine *e, char *buf, size_t size)
+{
+	if (getenv(KEY_ENV) != NULL && *getenv(KEY_ENV) != '\0')
+		snprintf(buf, size, "the key in %s", KEY_ENV);
+	else if (e->conf->secrets_key_file[0] != '\0')
+		snprintf(buf, size, "the key file %.120s (secrets.key_file)",
+		    e->conf->secrets_key_file);
+	else
+		snprintf(buf, size, "the key file secret.key of the data "
+		    "directory");
+	return buf;
+}
+
+/*
+ * The configured key (FLOWCGI_SECRET_KEY, secrets.key_file): 0, 1 when
+ * none is configured, or ENGINE_ESTORE with err saying why.
+ */
+static int
+key_given(struct engine *e, unsigned char key[KEY_LEN], char *err)
+{
+	const char	*env = getenv(KEY_ENV), *path = e->conf->secrets_key_file;
+	unsigned char	 raw[96];
+	size_t		 n;
+	int		 len, ok;
+
+	if (env != NULL && *env != '\0') {
+		n = strlen(env);
+		while (n > 0 && (env[n - 1] == '\n' || env[n - 1] == '\r'))
+			n--;
+		ok = n == 44 && (len = EVP_DecodeBlock(raw,
+		    (const unsigned char *)env, 44)) == 33;
+		if (ok)
+			memcpy(key, raw, KEY_LEN);
+		OPENSSL_cleanse(raw, sizeof(raw));
+		if (ok)
+			return 0;
+		snprintf(err, ENGINE_ERRMAX, "%s is not a base64 32-byte key "
+		    "(openssl rand -base64 32)", KEY_ENV);
+		return ENGINE_ESTORE;
+	}
+	if (*path == '\0')
+		return 1;
+	if (key_read(path, key) == 0)
+		return 0;
+	snprintf(err, ENGINE_ERRMAX, "the key file %.120s (secrets.key_file) "
+	    "%.100s", path, errno == EINVAL ? "is not a base64 32-byte key "
+	    "(openssl rand -base64 32)" : strerror(errno));
+	return ENGINE_ESTORE;
+}
+
+/* e's key; the data directory's file is made when make and missing. */
+static int
+key_get(struct engine *e, unsigned char key[KEY_LEN], int make, char *err)
+{
+	char	path[1100];
+	int	rc;
+
+	if ((rc = key_given(e, key, err)) != 1)
+		return rc;
+	if (make)
+		return key_load(e, "secret.key", key, err);
+	snprintf(path, sizeof(path), "%s/secret.key", e->conf->data_dir);
+	if (key_read(path, key) == 0)
+		return 0;
+	snprintf(err, ENGINE_ERRMAX, "the secret key file %.200s: %s", path,
+	    errno == EINVAL ? "not a base64 32-byte key" : strerror(errno));
+	return ENGINE_ESTORE;
+}
+
 int
 secret_link_key(struct engine *e, unsigned char key[32], char *err)
 {
+	unsigned char	given[KEY_LEN];
+	unsigned int	len = 0;
+	int		rc;
+
+	if ((rc = key_given(e, given, err)) == 0) {
+		if (HMAC(EVP_sha256(), given, KEY_LEN, (const unsigned char *)
+		    "flowcgi link key", 16, key, &len) == NULL || len != 32)
+			rc = ENGINE_ESTORE;
+		OPENSSL_cleanse(given, sizeof(given));
+		return rc;
+	}
+	if (rc != 1)
+		return rc;
 	/* Its own file: removing it revokes every link given out, and
 	 * nothing else. */
 	return key_load(e, "link.key", key, err);
 }
 
+static int
+check_put_fn(struct store_txn *t, void *arg)
+{
+	const char *enc = arg;
+
+	return store_put(t, STORE_DB_META, CHECK_KEY, strlen(CHECK_KEY), enc,
+	    strlen(enc), STORE_NOOVERWRITE);
+}
+
+/*
+ * The check sealed with e's key: 0 when it opens, 1 when there is none,
+ * else ENGINE_EINVAL with err saying what to do.
+ */
+static int
+check_open(struct engine *e, char *err)
+{
+	struct store_txn	*t = NULL;
+	const void		*v;
+	size_t			 vlen;
+	char			*enc = NULL, *plain = NULL, src[300];
+	int			 rc;
+
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = store_get(t, STORE_DB_META, CHECK_KEY, strlen(CHECK_KEY), &v,
+	    &vlen);
+	if (rc == 0 && (enc = strndup(v, vlen)) == NULL)
+		rc = STORE_ENOMEM;
+	store_read_end(t);
+	if (rc == STORE_ENOTFOUND)
+		return 1;
+	if (rc != 0)
+		return engine_from_store(rc);
+	rc = secret_decrypt(e, CHECK_AAD, enc, err, &plain);
+	free(enc);
+	if (rc == 0 && strcmp(plain, CHECK_TEXT) == 0) {
+		secret_free(plain);
+		atomic_store(&e->key_checked, 1);
+		return 0;
+	}
+	secret_free(plain);
+	if (rc == ENGINE_ESTORE)
+		return rc;	/* no key here: err says so */
+	snprintf(err, ENGINE_ERRMAX, "%s is not the key the secrets in this "
+	    "database were sealed with: give every host that shares it the "
+	    "same key (secrets.key_file or %s; docs/scale-out.md)",
+	    key_source(e, src, sizeof(src)), KEY_ENV);
+	return ENGINE_EINVAL;
+}
+
 int
-secret_encrypt(struct engine *e, const char *aad, const char *plain,
-    char *err, char **out)
+secret_key_verify(struct engine *e, char *err)
+{
+	int rc = check_open(e, err);
+
+	return rc == 1 ? 0 : rc;
+}
+
+/* After the first secret sealed: leaves the check, or finds one made by
+ * another process meanwhile and opens it. */
+static int
+check_leave(struct engine *e, char *err)
+{
+	char	*enc = NULL;
+	int	 rc;
+
+	if (atomic_load(&e->key_checked))
+		return 0;
+	if ((rc = seal(e, CHECK_AAD, CHECK_TEXT, err, &enc)) != 0)
+		return rc;
+	rc = store_write(e->store, check_put_fn, enc);
+	free(enc);
+	if (rc == 0) {
+		atomic_store(&e->key_checked, 1);
+		return 0;
+	}
+	if (rc == STORE_EEXIST)
+		return check_open(e, err);
+	/* inside another write (STORE_EBUSY), or storage away: next time */
+	return 0;
+}
+
+/* Seals plain with e's key (made on first use). */
+static int
+seal(struct engine *e, const char *aad, const char *plain, char *err,
+    char **out)
 {
 	EVP_CIPHER_CTX	*cx = NULL;
 	unsigned char	 key[KEY_LEN], *buf = NULL;
@@ -152,7 +339,7 @@ secret_encrypt(struct engine *e, const char *aad, const char *plain,
 		    SECRET_MAX);
 		goto out;
 	}
-	if ((rc = key_load(e, "secret.key", key, err)) != 0)
+	if ((rc = key_get(e, key, 1, err)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	blen = NONCE_LEN + plen + TAG_LEN;
@@ -194,6 +381,19 @@ out:
 }
 
 int
+secret_encrypt(struct engine *e, const char *aad, const char *plain,
+    char *err, char **out)
+{
+	int rc = seal(e, aad, plain, err, out);
+
+	if (rc == 0 && (rc = check_leave(e, err)) != 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int
 secret_decrypt(struct engine *e, const char *aad, const char *enc,
     char *err, char **out)
 {
@@ -217,7 +417,7 @@ secret_decrypt(struct engine *e, const char *aad, const char *enc,
 	}
 	while (pad < 2 && elen > pad && b64[elen - 1 - pad] == '=')
 		pad++;
-	if ((rc = key_load(e, "secret.key", key, err)) != 0)
+	if ((rc = key_get(e, key, 0, err)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((buf = malloc(elen / 4 * 3 + 1)) == NULL ||
@@ -232,9 +432,13 @@ secret_decrypt(struct engine *e, const char *aad, const char *enc,
 	plen = (size_t)blen - NONCE_LEN - TAG_LEN;
 	if ((plain = malloc(plen + 1)) == NULL)
 		goto out;
-	rc = engine_invalid(err, "a stored secret does not decrypt with "
-	    "the key file secret.key of the data directory (was the key "
-	    "file replaced?)");
+	{
+		char src[300];
+
+		rc = engine_invalid(err, "a stored secret does not decrypt "
+		    "with %s (was the key replaced?)", key_source(e, src,
+		    sizeof(src)));
+	}
 	if (EVP_DecryptInit_ex(cx, EVP_aes_256_gcm(), NULL, NULL, NULL) != 1 ||
 	    EVP_CIPHER_CTX_ctrl(cx, EVP_CTRL_GCM_SET_IVLEN, NONCE_LEN,
 	    NULL) != 1 ||

@@ -31,14 +31,16 @@ export FLOWCGI_STORAGE_BACKEND=postgres
 export FLOWCGI_STORAGE_POSTGRES_URL="$(cat "$PGD/url")"
 export FLOWCGI_STORAGE_POSTGRES_WAIT=3
 export FLOWCGI_APP_MAX_ACTIVE_REQUESTS=2 FLOWCGI_RUN_HOST_LEASE=2
+FLOWCGI_SECRET_KEY=$(openssl rand -base64 32)
+export FLOWCGI_SECRET_KEY
 J='Content-Type: application/json'
 A=/console/api/apps
 
 FC_DATA=$T_DIR/a start_flowcgi fcA || exit 1
 PA=$FC_PORT PIDA=$FC_PID
 # What stays per host: its data directory. The hosts share the admin
-# token (and would share secret.key) by copying it, as docs/scale-out.md
-# says.
+# token by copying it and the secrets key by configuration, as
+# docs/scale-out.md says.
 mkdir -p "$T_DIR/b"
 cp "$T_DIR/a/admin_token" "$T_DIR/b/"
 FC_DATA=$T_DIR/b start_flowcgi fcB || exit 1
@@ -70,6 +72,30 @@ on B GET "$A/$ID"
 is "$STATUS $(jqr .name)" "200 Made on A" "read on B"
 on B GET "$A?page=1&limit=100"
 is "$(jqr '[.data[].id] | index("'"$ID"'") != null')" true "listed on B"
+
+# ---- one secrets key: sealed on A, opened on B; another key refused ----
+P=/console/api/workspaces/current/model-providers
+on A POST $P/pgfake -H "$J" --data-binary \
+    '{"base_url":"http://127.0.0.1:9/v1","api_key":"sk-pg-0123456789","models":["m"]}'
+is "$STATUS $(jqr .api_key)" "200 [__HIDDEN__]" "a model key sealed on A"
+on B POST $P/pgfake2 -H "$J" --data-binary \
+    '{"base_url":"http://127.0.0.1:9/v1","api_key":"sk-pg-9876543210","models":["m"]}'
+is "$STATUS" 200 "B seals one too: its key opens A's check"
+mkdir -p "$T_DIR/c"
+FLOWCGI_SERVER_DATA_DIR=$T_DIR/c FLOWCGI_SECRET_KEY=$(openssl rand -base64 32) \
+    "$FLOWCGI_BIN" serve --listen "127.0.0.1:$(free_port)" >"$T_DIR/c.log" 2>&1 &
+CP=$!
+wait_until 10 sh -c "! kill -0 $CP 2>/dev/null"
+ok $? "a host with another secrets key exits"
+wait "$CP"
+is "$?" 1 "... with status 1"
+grep -q "is not the key the secrets in this database were sealed with" "$T_DIR/c.log"
+ok $? "... saying its key is not the database's"
+FLOWCGI_SERVER_DATA_DIR=$T_DIR/c FLOWCGI_SECRET_KEY= \
+    "$FLOWCGI_BIN" serve --listen "127.0.0.1:$(free_port)" >"$T_DIR/c.log" 2>&1
+is "$?" 1 "a host with no key at all (a fresh data directory) exits too"
+grep -q "secret.key" "$T_DIR/c.log"
+ok $? "... naming the key it lacks"
 
 # ---- a run on A is readable on B ----
 FC_DATA=$T_DIR/a

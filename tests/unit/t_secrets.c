@@ -1,7 +1,10 @@
 /*
  * t_secrets.c — secrets at rest: AES-256-GCM round trips, the key file
  * (made once, mode 0600, shared by every engine on the directory), aad
- * binding, tampering, a replaced key file.
+ * binding, tampering, a replaced key file; a key given by configuration
+ * (FLOWCGI_SECRET_KEY, secrets.key_file) and the links key derived from
+ * it; the check the first sealed secret leaves, which an engine with
+ * another key, or none, refuses to open at start.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,101 @@
 
 #include "engine/internal.h"
 #include "tests/unit/tap.h"
+
+#define KEY_A "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq8w="
+#define KEY_B "ERERERERERERERERERERERERERERERERERERERERERE="
+
+/* An engine on dir with the key of the environment (NULL: none). */
+static int
+open_with(struct conf *c, const char *dir, const char *env, char *err,
+    struct engine **e)
+{
+	conf_defaults(c);
+	c->sync = 0;
+	snprintf(c->data_dir, sizeof(c->data_dir), "%s", dir);
+	if (env != NULL)
+		setenv("FLOWCGI_SECRET_KEY", env, 1);
+	else
+		unsetenv("FLOWCGI_SECRET_KEY");
+	err[0] = '\0';
+	return engine_open(c, err, e);
+}
+
+static void
+test_given_key(void)
+{
+	static struct conf	 c, c2;
+	struct engine		*e = NULL, *e2 = NULL;
+	unsigned char		 l1[32], l2[32];
+	char			 err[ENGINE_ERRMAX], d1[] = "/tmp/t_sk1.XXXXXX",
+				 d2[] = "/tmp/t_sk2.XXXXXX", path[300], cmd[300];
+	char			*enc = NULL, *plain = NULL;
+	FILE			*f;
+
+	if (!CHECK(mkdtemp(d1) != NULL && mkdtemp(d2) != NULL))
+		return;
+	/* given in the environment: no key file, same links key on two
+	 * data directories */
+	CHECK_INT(open_with(&c, d1, KEY_A, err, &e), 0);
+	CHECK_INT(secret_encrypt(e, "p", "sk-given", err, &enc), 0);
+	snprintf(path, sizeof(path), "%s/secret.key", d1);
+	CHECK(access(path, F_OK) != 0);
+	CHECK_INT(open_with(&c2, d2, KEY_A, err, &e2), 0);
+	CHECK_INT(secret_decrypt(e2, "p", enc, err, &plain), 0);
+	CHECK_STR(plain, "sk-given");
+	secret_free(plain);
+	plain = NULL;
+	CHECK_INT(secret_link_key(e, l1, err), 0);
+	CHECK_INT(secret_link_key(e2, l2, err), 0);
+	CHECK(memcmp(l1, l2, 32) == 0);
+	snprintf(path, sizeof(path), "%s/link.key", d1);
+	CHECK(access(path, F_OK) != 0);
+	engine_close(e2);
+	e2 = NULL;
+	engine_close(e);
+	e = NULL;
+
+	/* another key: the first sealed secret left a check it cannot open */
+	CHECK_INT(open_with(&c, d1, KEY_B, err, &e), ENGINE_EINVAL);
+	CHECK(e == NULL);
+	CHECK(strstr(err, "FLOWCGI_SECRET_KEY is not the key the secrets in "
+	    "this database were sealed with") != NULL);
+	CHECK(strstr(err, KEY_B) == NULL);
+	/* none at all: the data directory has no secret.key */
+	CHECK_INT(open_with(&c, d1, NULL, err, &e), ENGINE_ESTORE);
+	CHECK(strstr(err, "secret.key") != NULL);
+	CHECK_INT(open_with(&c, d1, "not-base64", err, &e), ENGINE_ESTORE);
+	CHECK(strstr(err, "not a base64 32-byte key") != NULL);
+
+	/* secrets.key_file: the same key in a file opens it */
+	snprintf(path, sizeof(path), "%s/shared.key", d2);
+	if ((f = fopen(path, "w")) != NULL) {
+		fprintf(f, "%s\n", KEY_A);
+		fclose(f);
+	}
+	chmod(path, 0600);
+	conf_defaults(&c);
+	c.sync = 0;
+	snprintf(c.data_dir, sizeof(c.data_dir), "%s", d1);
+	snprintf(c.secrets_key_file, sizeof(c.secrets_key_file), "%s", path);
+	unsetenv("FLOWCGI_SECRET_KEY");
+	CHECK_INT(engine_open(&c, err, &e), 0);
+	CHECK_INT(secret_decrypt(e, "p", enc, err, &plain), 0);
+	CHECK_STR(plain, "sk-given");
+	secret_free(plain);
+	plain = NULL;
+	engine_close(e);
+	e = NULL;
+	/* a key file that is not there */
+	snprintf(c.secrets_key_file, sizeof(c.secrets_key_file), "%s/none",
+	    d2);
+	CHECK_INT(engine_open(&c, err, &e), ENGINE_ESTORE);
+	CHECK(strstr(err, "secrets.key_file") != NULL);
+	free(enc);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", d1, d2);
+	if (system(cmd) != 0)
+		printf("# could not remove %s %s\n", d1, d2);
+}
 
 int
 main(void)
@@ -108,5 +206,6 @@ main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", dir);
+	test_given_key();
 	return tap_done();
 }
