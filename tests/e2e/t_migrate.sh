@@ -162,12 +162,16 @@ keys_to "$T_DIR/pgkeys"
 FC_DATA=$T_DIR/pgkeys start_flowcgi fcP || exit 1
 start_nginx "127.0.0.1:$FC_PORT" || exit 1
 check_all postgres
-# without the key files the copy's secrets stay sealed
+# without the key files the copy's secrets stay sealed: a process with
+# no key refuses to start on it
 mkdir -p "$T_DIR/nokeys"
 FLOWCGI_SERVER_DATA_DIR=$T_DIR/nokeys "$FLOWCGI_BIN" export "$SEC" \
-    --secrets -o - >"$T_DIR/nosec.yml" 2>/dev/null
+    --secrets -o - >"$T_DIR/nosec.yml" 2>"$T_DIR/nosec.err"
+is "$?" 1 "a data directory without the key files cannot open them"
 ! grep -q 'ENVSEC-7f3a9c1e-env' "$T_DIR/nosec.yml"
-ok $? "another data directory's key cannot open them"
+ok $? "... nothing of the secret comes out"
+grep -q 'secret.key' "$T_DIR/nosec.err"
+ok $? "... and it says which key it lacks"
 stop_flowcgi
 
 migrate r5 --to postgres "$URL"
