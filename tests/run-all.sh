@@ -4,7 +4,8 @@
 # prints one line per test and closes with "N passed, N failed" counted over
 # every TAP result. Exits non-zero on any failure.
 #
-# TESTS="t_conf_load e2e_apps" limits the run to the named tests.
+# TESTS="t_conf_load e2e_t_apps" limits the run to the named tests (shell
+# patterns: TESTS='e2e_*' runs the end-to-end tests).
 # Each test runs under timeout(1): TEST_TIMEOUT seconds (600; the sanitizer
 # flavours are slower) and then it fails, with its whole process group
 # (servers it started) killed; the slowest tests are listed at the end.
@@ -22,8 +23,13 @@ times=$LOGS/.times
 
 want() {
 	[ -z "${TESTS:-}" ] && return 0
-	case " $TESTS " in *" $1 "*) return 0 ;; esac
-	return 1
+	set -f	# the patterns are for the names, not for files here
+	found=1
+	for p in $TESTS; do
+		case "$1" in $p) found=0; break ;; esac
+	done
+	set +f
+	return $found
 }
 
 run() {	# run <name> <command...>
