@@ -23,6 +23,7 @@ struct engine {
 						 * run.publish_after */
 	int			 live_thread_on;
 	int			 live_idle;	/* it waits with no run due */
+	int64_t			 live_wake;	/* or until then (monotonic) */
 	int			 live_quit;
 	int			 live_serving;	/* also fails the runs of lost
 						 * hosts (engine_serve) */

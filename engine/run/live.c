@@ -420,6 +420,7 @@ publisher_main(void *arg)
 		}
 		if (next <= (now = mono_ms()))
 			continue;
+		e->live_wake = next;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_sec += (next - now) / 1000;
 		ts.tv_nsec += (long)((next - now) % 1000) * 1000000;
@@ -501,11 +502,24 @@ live_add(struct run *r)
 		e->live->live_prev = r;
 	e->live = r;
 	/* the publisher sleeps until its earliest run or lease is due; a
-	 * later run only needs it when it sleeps with nothing to wait for */
-	if (e->live_idle)
+	 * run due later than that does not need to wake it */
+	if (e->live_idle || (!r->live_sent && r->live_due < e->live_wake))
 		pthread_cond_signal(&e->live_cv);
 	pthread_mutex_unlock(&e->live_mu);
 	return 0;
+}
+
+int
+live_final(struct run *r)
+{
+	struct engine	*e = r->e;
+	int		 sent;
+
+	pthread_mutex_lock(&e->live_mu);
+	sent = r->live_sent;
+	r->live_sent = 1;	/* the publisher leaves it alone now */
+	pthread_mutex_unlock(&e->live_mu);
+	return sent;
 }
 
 void

@@ -135,6 +135,7 @@ run_record_put(struct store_txn *t, const json_t *rec)
 
 struct run_write {
 	struct engine	*e;
+	int		 stored;	/* a start record may be stored */
 	json_t		*rec;
 	json_t		*nodes;
 	char		*rec_text;	/* rec as stored */
@@ -174,8 +175,10 @@ run_write_fn(struct store_txn *t, void *arg)
 	/* stored as running (live.c): its key under the lease goes, and a
 	 * stop from elsewhere stays on the record (then its text is made
 	 * again, here: rare) */
-	if ((rc = store_get(t, STORE_DB_RUNS, id, strlen(id), &v, &vlen)) ==
-	    0) {
+	if (!w->stored)
+		rc = STORE_ENOTFOUND;	/* no read: none can exist */
+	else if ((rc = store_get(t, STORE_DB_RUNS, id, strlen(id), &v,
+	    &vlen)) == 0) {
 		int stop;
 
 		old = json_loadb(v, vlen, 0, NULL);
@@ -908,6 +911,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
+	w.stored = live_final(&r);
 	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
 	    != 0)
 		goto out;

@@ -268,6 +268,14 @@ int	run_stop_requested(struct run *r);
 int	live_add(struct run *r);
 void	live_remove(struct run *r);
 
+/*
+ * Before r's final write: from now on the publisher does not store r's
+ * start record. 1 when it was handed to it (a record may be stored: the
+ * final write reads it for a stop and drops its lease key), 0 when no
+ * record of r can exist.
+ */
+int	live_final(struct run *r);
+
 /* Drops the key of run_id under e's lease (inside the run's final write;
  * nothing when it has none). */
 int	live_lease_drop(struct store_txn *t, struct engine *e,
