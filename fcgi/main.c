@@ -677,10 +677,14 @@ main(int argc, char **argv)
 			iv = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
 			if (inputs == NULL && (inputs = json_object()) == NULL)
 				return 1;
-			json_object_set_new(inputs, optarg, iv && !json_is_null(
-			    iv) ? iv : json_string(eq + 1));
+			rc = json_object_set_new(inputs, optarg, iv &&
+			    !json_is_null(iv) ? iv : json_string(eq + 1));
 			if (iv != NULL && json_is_null(iv))
 				json_decref(iv);
+			if (rc != 0) {
+				fprintf(stderr, "flowcgi: out of memory\n");
+				return 1;
+			}
 			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("flowcgi %s\n", FLOWCGI_VERSION); return 0;

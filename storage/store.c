@@ -283,8 +283,11 @@ migrate_1_to_2(struct store_txn *t)
 		goto out;
 	for (rc = store_cursor_first(c, &kv); rc == 0;
 	     rc = store_cursor_next(c, &kv))
-		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) != NULL)
-			json_array_append_new(all, rec);
+		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) != NULL &&
+		    json_array_append_new(all, rec) != 0) {
+			rc = STORE_ENOMEM;
+			break;
+		}
 	store_cursor_close(c);
 	c = NULL;
 	if (rc != STORE_ENOTFOUND)

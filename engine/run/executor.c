@@ -91,15 +91,19 @@ run_emit(struct run *r, const char *event, json_t *data)
 	ev = json_pack("{s:s,s:s,s:s,s:o}", "event", event, "task_id",
 	    r->task_id, "workflow_run_id", r->id, "data",
 	    data ? data : json_object());
-	if (ev == NULL)
+	if (ev == NULL) {
+		atomic_store(&r->nomem, 1);
 		return;
-	if (r->chat) {
-		json_object_set_new(ev, "conversation_id",
-		    json_string(r->conversation_id));
-		json_object_set_new(ev, "message_id",
-		    json_string(r->message_id));
-		json_object_set_new(ev, "created_at",
-		    json_integer(r->started_ms / 1000));
+	}
+	if (r->chat && (json_object_set_new(ev, "conversation_id",
+	    json_string(r->conversation_id)) != 0 ||
+	    json_object_set_new(ev, "message_id",
+	    json_string(r->message_id)) != 0 ||
+	    json_object_set_new(ev, "created_at",
+	    json_integer(r->started_ms / 1000)) != 0)) {
+		atomic_store(&r->nomem, 1);
+		json_decref(ev);
+		return;
 	}
 	pthread_mutex_lock(&r->mu);
 	r->opts->on_event(r->opts->arg, ev);
@@ -170,6 +174,7 @@ default_outputs(const struct gnode *n, const char *msg, const char *type)
 	json_t		*out = json_object(), *d, *v, *parsed;
 	const char	*k, *vt;
 	size_t		 i;
+	int		 bad = out == NULL;
 
 	json_array_foreach(json_object_get(n->data, "default_value"), i, d) {
 		k = json_string_value(json_object_get(d, "key"));
@@ -181,12 +186,16 @@ default_outputs(const struct gnode *n, const char *msg, const char *type)
 		if (json_is_string(v) && vt != NULL &&
 		    strcmp(vt, "string") != 0 && (parsed = json_loads(
 		    json_string_value(v), JSON_DECODE_ANY, NULL)) != NULL)
-			json_object_set_new(out, k, parsed);
+			bad |= json_object_set_new(out, k, parsed);
 		else
-			json_object_set(out, k, v);
+			bad |= json_object_set(out, k, v);
 	}
-	json_object_set_new(out, "error_message", json_string(msg));
-	json_object_set_new(out, "error_type", json_string(type));
+	bad |= json_object_set_new(out, "error_message", json_string(msg));
+	bad |= json_object_set_new(out, "error_type", json_string(type));
+	if (bad) {
+		json_decref(out);
+		return NULL;
+	}
 	return out;
 }
 
@@ -276,12 +285,17 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		if (listen) {
 			json_t *rv = json_deep_copy(ev);
 
-			json_object_set_new(rv, "status", json_string("retry"));
-			json_object_set_new(rv, "error", json_string(c.err));
-			json_object_set_new(rv, "retry_index",
-			    json_integer(tries));
-			run_emit(r, "node_retry", secrets_scrub(r->secrets,
-			    rv));
+			if (rv == NULL || json_object_set_new(rv, "status",
+			    json_string("retry")) != 0 ||
+			    json_object_set_new(rv, "error",
+			    json_string(c.err)) != 0 ||
+			    json_object_set_new(rv, "retry_index",
+			    json_integer(tries)) != 0) {
+				atomic_store(&r->nomem, 1);
+				json_decref(rv);
+			} else
+				run_emit(r, "node_retry", secrets_scrub(
+				    r->secrets, rv));
 		}
 		json_decref(c.inputs);
 		json_decref(c.outputs);
@@ -311,6 +325,9 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		outputs = default_outputs(n, c.err, c.error_type);
 	} else
 		status = "failed";
+	if (outputs == NULL && status != NULL &&
+	    strcmp(status, "exception") == 0)
+		atomic_store(&r->nomem, 1);	/* its outputs are not whole */
 	/* outputs the pool cannot hold would read as missing: a failure */
 	if (outputs != NULL && pool_set_all(p, n->id, outputs) != 0) {
 		snprintf(c.err, sizeof(c.err), "out of memory");
@@ -337,9 +354,11 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 	}
 	if (rec != NULL) {
 		pthread_mutex_lock(&r->mu);
-		json_array_append_new(r->node_runs, rec);
+		if (json_array_append_new(r->node_runs, rec) != 0)
+			atomic_store(&r->nomem, 1);
 		pthread_mutex_unlock(&r->mu);
-	}
+	} else
+		atomic_store(&r->nomem, 1);
 	json_decref(outputs);
 	json_decref(c.inputs);
 	json_decref(c.outputs);
@@ -460,7 +479,10 @@ run_one(struct scope *s, size_t ni)
 
 	if (atomic_load(&s->r->stopping))
 		rc = -1;
-	else if (run_stop_requested(s->r)) {
+	else if (atomic_load(&s->r->nomem)) {
+		engine_invalid(err, "out of memory");
+		rc = -1;
+	} else if (run_stop_requested(s->r)) {
 		atomic_store(&s->r->stopping, 1);
 		engine_invalid(err, "stopped");
 		rc = -2;

@@ -66,8 +66,12 @@ start_variables(const json_t *mc)
 
 			/* Dify's form types: text-input, paragraph, select,
 			 * number, external_data_tool */
-			json_object_set_new(nv, "type", json_string(type));
-			json_array_append_new(vars, nv);
+			if (nv == NULL || json_object_set_new(nv, "type",
+			    json_string(type)) != 0 ||
+			    json_array_append_new(vars, nv) != 0) {
+				json_decref(vars);	/* nv went with it */
+				return NULL;
+			}
 			break;
 		}
 	}
@@ -96,6 +100,7 @@ agent_tools(const json_t *mc)
 	json_t		*out = json_array(), *t, *settings, *pv;
 	const char	*k;
 	size_t		 i;
+	int		 bad = out == NULL;
 
 	json_array_foreach(json_object_get(json_object_get(mc, "agent_mode"),
 	    "tools"), i, t) {
@@ -103,14 +108,16 @@ agent_tools(const json_t *mc)
 		    json_string_value(json_object_get(t, "tool_name")) ==
 		    NULL)
 			continue;
-		settings = json_object();
+		if ((settings = json_object()) == NULL)
+			bad = 1;
 		json_object_foreach(json_object_get(t, "tool_parameters"), k,
 		    pv)
 			if (!json_is_null(pv) && !(json_is_string(pv) &&
 			    json_string_length(pv) == 0))
-				json_object_set_new(settings, k,
+				bad |= json_object_set_new(settings, k,
 				    json_pack("{s:O}", "value", pv));
-		json_array_append_new(out, json_pack("{s:b,s:s,s:s,s:s,s:o}",
+		bad |= json_array_append_new(out, json_pack(
+		    "{s:b,s:s,s:s,s:s,s:o}",
 		    "enabled", 1, "type", json_string_value(json_object_get(t,
 		    "provider_type")) ? json_string_value(json_object_get(t,
 		    "provider_type")) : "builtin", "provider_name",
@@ -120,6 +127,10 @@ agent_tools(const json_t *mc)
 		    json_string_value(json_object_get(t, "provider_name")) :
 		    "", "tool_name", json_string_value(json_object_get(t,
 		    "tool_name")), "settings", settings));
+	}
+	if (bad) {
+		json_decref(out);
+		return NULL;
 	}
 	return out;
 }

@@ -26,9 +26,10 @@ run_observe_start(struct run *r, const json_t *app, const char *mode)
 	r->obs_mode = mode;
 	r->obs_t0 = metric_clock();
 	r->observed = 1;
-	if (o->request_id != NULL && r->start_rec != NULL)
-		json_object_set_new(r->start_rec, "request_id",
-		    json_string(o->request_id));
+	if (o->request_id != NULL && r->start_rec != NULL &&
+	    json_object_set_new(r->start_rec, "request_id",
+	    json_string(o->request_id)) != 0)
+		atomic_store(&r->nomem, 1);
 	log_context_run(r->app_id, r->id);
 	metric_add(METRIC_RUNS_STARTED, METRIC_LABELS(r->app_id, mode), 1);
 	metric_add(METRIC_RUNS_ACTIVE, NULL, 1);

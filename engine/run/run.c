@@ -216,10 +216,13 @@ run_write_fn(struct store_txn *t, void *arg)
 		if (store_get_json(t, STORE_DB_CONVERSATIONS, cid, &prev) == 0 &&
 		    (was = json_string_value(json_object_get(prev,
 		    "workspace"))) != NULL) {
-			if (w->ws == NULL)
-				json_object_set(w->conv, "workspace",
-				    json_object_get(prev, "workspace"));
-			else if ((rc = store_blob_unref(t, was)) != 0 &&
+			if (w->ws == NULL) {
+				if (json_object_set(w->conv, "workspace",
+				    json_object_get(prev, "workspace")) != 0) {
+					json_decref(prev);
+					return STORE_ENOMEM;
+				}
+			} else if ((rc = store_blob_unref(t, was)) != 0 &&
 			    rc != STORE_ENOTFOUND) {
 				json_decref(prev);
 				return rc;
@@ -229,8 +232,9 @@ run_write_fn(struct store_txn *t, void *arg)
 		if (w->ws != NULL) {
 			if ((rc = store_blob_ref(t, w->ws, w->ws_len, hex)) != 0)
 				return rc;
-			json_object_set_new(w->conv, "workspace",
-			    json_string(hex));
+			if (json_object_set_new(w->conv, "workspace",
+			    json_string(hex)) != 0)
+				return STORE_ENOMEM;
 		}
 		if ((rc = store_put_json(t, STORE_DB_CONVERSATIONS, cid,
 		    w->conv, 0)) != 0)
@@ -412,7 +416,7 @@ start_inputs(struct engine *e, const char *app_id, const struct gnode *start,
 	const char	*name, *type, *label;
 	size_t		 i, j;
 	long long	 maxlen;
-	int		 rc = 0, found;
+	int		 rc = 0, found, bad = res == NULL;
 	double		 d;
 	char		*end;
 
@@ -433,7 +437,7 @@ start_inputs(struct engine *e, const char *app_id, const struct gnode *start,
 				goto out;
 			}
 			v = json_object_get(var, "default");
-			json_object_set_new(res, name, v != NULL &&
+			bad |= json_object_set_new(res, name, v != NULL &&
 			    !json_is_null(v) ? json_incref(v) :
 			    (type != NULL && (strcmp(type, "text-input") == 0 ||
 			    strcmp(type, "paragraph") == 0 ||
@@ -474,10 +478,10 @@ start_inputs(struct engine *e, const char *app_id, const struct gnode *start,
 					goto out;
 				}
 			}
-			json_object_set(res, name, v);
+			bad |= json_object_set(res, name, v);
 		} else if (strcmp(type, "number") == 0) {
 			if (json_is_number(v))
-				json_object_set(res, name, v);
+				bad |= json_object_set(res, name, v);
 			else if (json_is_string(v)) {
 				d = strtod(json_string_value(v), &end);
 				if (*end != '\0' || end == json_string_value(v)) {
@@ -485,7 +489,7 @@ start_inputs(struct engine *e, const char *app_id, const struct gnode *start,
 					    "form must be a number", name);
 					goto out;
 				}
-				json_object_set_new(res, name,
+				bad |= json_object_set_new(res, name,
 				    strchr(json_string_value(v), '.') ||
 				    strchr(json_string_value(v), 'e') ?
 				    json_real(d) : json_integer((json_int_t)d));
@@ -499,7 +503,7 @@ start_inputs(struct engine *e, const char *app_id, const struct gnode *start,
 
 			if ((rc = file_input(e, app_id, name, v, err, &f)) != 0)
 				goto out;
-			json_object_set_new(res, name, f);
+			bad |= json_object_set_new(res, name, f);
 		} else if (strcmp(type, "file-list") == 0) {
 			json_t *list = json_array(), *f, *item;
 
@@ -515,11 +519,15 @@ start_inputs(struct engine *e, const char *app_id, const struct gnode *start,
 					json_decref(list);
 					goto out;
 				}
-				json_array_append_new(list, f);
+				bad |= json_array_append_new(list, f);
 			}
-			json_object_set_new(res, name, list);
+			bad |= json_object_set_new(res, name, list);
 		} else
-			json_object_set(res, name, v);	/* json, checkbox */
+			bad |= json_object_set(res, name, v); /* json, checkbox */
+	}
+	if (bad) {
+		rc = ENGINE_ENOMEM;
+		goto out;
 	}
 	*out = res;
 	res = NULL;
@@ -530,25 +538,28 @@ out:
 
 /* The last messages of a conversation, for memory: [{query, answer}]. */
 #define HISTORY_MAX 50
-static void
+static int
 history_load(struct engine *e, const char *app_id, const char *conv_id,
     json_t *out)
 {
 	json_t	*list = NULL, *m;
 	size_t	 i, n, from;
+	int	 rc;
 
-	if (engine_message_list(e, app_id, NULL, conv_id, NULL, HISTORY_MAX,
-	    NULL, &list) != 0)
-		return;
+	if ((rc = engine_message_list(e, app_id, NULL, conv_id, NULL,
+	    HISTORY_MAX, NULL, &list)) != 0)
+		return rc == ENGINE_ENOMEM ? rc : 0;	/* none: no memory */
 	n = json_array_size(json_object_get(list, "data"));
 	from = n > HISTORY_MAX ? n - HISTORY_MAX : 0;
-	for (i = from; i < n; i++) {
+	for (i = from; i < n && rc == 0; i++) {
 		m = json_array_get(json_object_get(list, "data"), i);
-		json_array_append_new(out, json_pack("{s:O,s:O}", "query",
+		if (json_array_append_new(out, json_pack("{s:O,s:O}", "query",
 		    json_object_get(m, "query"), "answer", json_object_get(m,
-		    "answer")));
+		    "answer"))) != 0)
+			rc = ENGINE_ENOMEM;
 	}
 	json_decref(list);
+	return rc;
 }
 
 /*
@@ -787,8 +798,9 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if (conv != NULL)
-		history_load(e, r.app_id, r.conversation_id, r.history);
+	if (conv != NULL && (rc = history_load(e, r.app_id,
+	    r.conversation_id, r.history)) != 0)
+		goto out;
 	r.start_rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,"
 	    "s:s?,s:s}",
 	    "id", r.id, "task_id", r.task_id, "app_id", r.app_id,
@@ -886,12 +898,15 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	json_object_update(w.rec, data);
-	if (atomic_load(&r.stop_flag))
-		json_object_set_new(w.rec, "stop_requested", json_true());
-	json_object_set_new(w.rec, "status", json_string(status));
-	json_object_set_new(w.rec, "error", r.error[0] && strcmp(status,
-	    "succeeded") ? json_string(r.error) : json_null());
+	if (json_object_update(w.rec, data) != 0 ||
+	    (atomic_load(&r.stop_flag) && json_object_set_new(w.rec,
+	    "stop_requested", json_true()) != 0) ||
+	    json_object_set_new(w.rec, "status", json_string(status)) != 0 ||
+	    json_object_set_new(w.rec, "error", r.error[0] && strcmp(status,
+	    "succeeded") ? json_string(r.error) : json_null()) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	w.nodes = r.node_runs;	/* scrubbed as each node finished */
 	/* What is stored holds no secret of the DSL, whatever the answer. */
 	had_conv = w.conv != NULL;
@@ -992,10 +1007,10 @@ stop_fn(struct store_txn *t, void *arg)
 		rc = STORE_ENOTFOUND;
 		goto out;
 	}
-	if (strcmp(var_str(rec, "status"), "running") == 0) {
-		json_object_set_new(rec, "stop_requested", json_true());
-		rc = store_put_json(t, STORE_DB_RUNS, s->task_id, rec, 0);
-	}
+	if (strcmp(var_str(rec, "status"), "running") == 0)
+		rc = json_object_set_new(rec, "stop_requested", json_true()) ?
+		    STORE_ENOMEM : store_put_json(t, STORE_DB_RUNS,
+		    s->task_id, rec, 0);
 out:
 	json_decref(rec);
 	return rc;
@@ -1143,13 +1158,20 @@ runs_page(struct engine *e, const char *app_id, int page, int limit,
 			continue;
 		}
 		if (q == NULL) {
-			json_array_append_new(data, rec);
 			total++;
+			if (json_array_append_new(data, rec) != 0) {
+				rc = STORE_ENOMEM;
+				break;
+			}
 			continue;
 		}
 		if (log_match(rec, q)) {
-			if (in)
-				json_array_append_new(data, log_entry(rec));
+			if (in && json_array_append_new(data,
+			    log_entry(rec)) != 0) {
+				json_decref(rec);
+				rc = STORE_ENOMEM;
+				break;
+			}
 			total++;
 		}
 		json_decref(rec);
@@ -1210,8 +1232,8 @@ engine_run_nodes(struct engine *e, const char *run_id, json_t **out)
 	if (data == NULL && (data = json_array()) == NULL)
 		goto out;
 	json_object_foreach(all, k, rec)
-		if (!json_is_null(rec))
-			json_array_append(data, rec);
+		if (!json_is_null(rec) && json_array_append(data, rec) != 0)
+			goto out;
 	json_array_foreach(data, i, rec)
 		if (json_is_array(rec) &&
 		    json_array_set_new(data, i, trace_unpack(rec)) != 0)

@@ -82,6 +82,9 @@ struct run {
 	int64_t			 started_ms;
 	atomic_int		 steps;
 	atomic_int		 stopping;	/* stop requested or failed */
+	atomic_int		 nomem;		/* an event or record could not
+						 * be made whole: the run fails
+						 * at its next node */
 	atomic_int		 node_index;	/* numbering of executions */
 	atomic_int		 threads;	/* started and not ended:
 						 * run_thread_take */

@@ -52,8 +52,12 @@ skill_lay_tool(void *arg, const char *provider, const char *name,
 	if (tool_describe(sl->r->e, &call, err, &defs) != 0)
 		return NULL;
 	json_decref(defs);
-	json_array_append_new(sl->r->skill_tools, json_pack("{s:s,s:s,s:s}",
-	    "provider", provider, "tool_name", name, "uuid", uuid));
+	if (json_array_append_new(sl->r->skill_tools, json_pack(
+	    "{s:s,s:s,s:s}", "provider", provider, "tool_name", name, "uuid",
+	    uuid)) != 0) {
+		atomic_store(&sl->r->nomem, 1);
+		return NULL;
+	}
 	skill_tool_name(NULL, name, fn, sizeof(fn));
 	return skill_tool_text(fn);
 }
@@ -77,13 +81,16 @@ skills_compile(struct run *r, const json_t *nodes, struct bundle_file *files,
 	char			*out;
 	size_t			 i, len;
 
-	if ((sl.paths = json_object()) == NULL)
+	if ((sl.paths = json_object()) == NULL) {
+		atomic_store(&r->nomem, 1);
 		return;
+	}
 	json_array_foreach(nodes, i, n)
-		if (json_is_string(json_object_get(n, "id")))
-			json_object_set(sl.paths, json_string_value(
-			    json_object_get(n, "id")), json_object_get(n,
-			    "path"));
+		if (json_is_string(json_object_get(n, "id")) &&
+		    json_object_set(sl.paths, json_string_value(
+		    json_object_get(n, "id")), json_object_get(n, "path")) !=
+		    0)
+			atomic_store(&r->nomem, 1);
 	for (i = 0; i < nfiles && i < json_array_size(nodes); i++) {
 		n = json_array_get(nodes, i);
 		name = json_string_value(json_object_get(n, "name"));
@@ -145,7 +152,10 @@ lay_assets(struct run *r, struct sandbox *sb, char *err)
 			continue;
 		skill = json_pack("{s:s,s:s,s:s+}", "name", "", "description",
 		    "", "path", "skills", p);
-		json_array_append_new(r->skills, skill);
+		if (json_array_append_new(r->skills, skill) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 	}
 	rc = 0;
 out:
@@ -183,15 +193,18 @@ skills_describe(struct run *r)
 				    strncmp(path + 6, np, strlen(np)) == 0 &&
 				    strcmp(path + 6 + strlen(np),
 				    "/SKILL.md") == 0) {
-					json_object_set(s, "name",
+					json_t *d = json_object_get(sk,
+					    "description");
+
+					if (json_object_set(s, "name",
 					    json_object_get(sk, "name") ?
 					    json_object_get(sk, "name") :
-					    json_object_get(node, "name"));
-					json_object_set(s, "description",
-					    json_object_get(sk,
-					    "description") ? json_object_get(
-					    sk, "description") :
-					    json_string(""));
+					    json_object_get(node, "name")) !=
+					    0 || json_object_set_new(s,
+					    "description", d != NULL ?
+					    json_incref(d) : json_string(""))
+					    != 0)
+						atomic_store(&r->nomem, 1);
 				}
 				if (top < 64 && json_array_size(
 				    json_object_get(node, "children")) > 0)

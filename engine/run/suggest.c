@@ -206,8 +206,12 @@ questions_of(const char *text)
 	    NULL && c > o)
 		arr = json_loadb(o, (size_t)(c - o) + 1, 0, NULL);
 	json_array_foreach(arr, i, v)
-		if (json_is_string(v) && json_string_length(v) > 0)
-			json_array_append(out, v);
+		if (json_is_string(v) && json_string_length(v) > 0 &&
+		    json_array_append(out, v) != 0) {
+			json_decref(out);
+			out = NULL;	/* out of memory */
+			break;
+		}
 	json_decref(arr);
 	return out;
 }
