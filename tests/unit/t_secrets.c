@@ -11,6 +11,7 @@
 
 #include "engine/internal.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/tmp_engine.h"
 
 int
 main(void)
@@ -18,19 +19,16 @@ main(void)
 	static struct conf	 c;
 	struct engine		*e = NULL, *e2 = NULL;
 	struct stat		 st;
-	char			 err[ENGINE_ERRMAX], path[256], cmd[300];
-	char			 dir[] = "/tmp/t_secrets.XXXXXX";
+	char			 err[ENGINE_ERRMAX], dir[256];
+	char			 path[sizeof(c.data_dir) + 16];
 	char			*enc = NULL, *enc2 = NULL, *plain = NULL;
 	FILE			*f;
 
 	conf_defaults(&c);
-	c.sync = 0;
-	if (!CHECK(mkdtemp(dir) != NULL))
-		return tap_done();
-	snprintf(c.data_dir, sizeof(c.data_dir), "%s", dir);
 	log_init(CONF_LOG_ERROR, NULL);
-	CHECK(engine_open(&c, err, &e) == 0);
-	snprintf(path, sizeof(path), "%s/secret.key", dir);
+	if (tmp_engine_open("t_secrets", &c, dir, sizeof(dir), &e) != 0)
+		return tap_done();
+	snprintf(path, sizeof(path), "%s/secret.key", c.data_dir);
 	CHECK(access(path, F_OK) != 0);		/* made on first use */
 
 	CHECK(secret_encrypt(e, "model_providers/openai", "sk-abc123", err,
@@ -104,9 +102,6 @@ main(void)
 	CHECK(enc2 == NULL);
 
 	free(enc);
-	engine_close(e2);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	tmp_engine_close(e2, dir);
 	return tap_done();
 }
