@@ -102,7 +102,9 @@ import threading
 import time
 import urllib.parse
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from fake_http import JSONHandler
 
 ENVD_PORT = "49983"
 ENVD_VERSION = "0.6.2"
@@ -277,11 +279,8 @@ class ConnectError(Exception):
         self.message = message
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JSONHandler):
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *args):
-        pass
 
     def setup(self):
         super().setup()

@@ -58,7 +58,9 @@ import json
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from fake_http import JSONHandler
 
 LOCK = threading.Lock()
 STATE = {"script": {"responses": []}, "used": set(), "requests": [],
@@ -113,17 +115,10 @@ def pick(text):
     return {"text": "echo: " + text}
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JSONHandler):
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, fmt, *args):
-        pass
-
     # -- plumbing ----------------------------------------------------------
-
-    def read_body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(n) if n > 0 else b""
 
     def record(self, raw):
         try:

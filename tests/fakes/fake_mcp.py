@@ -44,7 +44,9 @@ import json
 import queue
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from fake_http import JSONHandler
 from urllib.parse import urlsplit, parse_qs
 
 LOCK = threading.Lock()
@@ -143,15 +145,8 @@ def answer(msg):
     return [{"jsonrpc": "2.0", "id": mid, "result": result}]
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JSONHandler):
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *args):
-        pass
-
-    def _body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(n) if n else b""
 
     def _record(self, body):
         with LOCK:
@@ -294,7 +289,7 @@ class Handler(BaseHTTPRequestHandler):
         })
 
     def _handle(self):
-        body = self._body()
+        body = self.read_body()
         path = urlsplit(self.path).path
         if path == "/requests":
             if self.command == "DELETE":
