@@ -215,6 +215,24 @@ admin_token() {
 	FLOWCGI_SERVER_DATA_DIR=${FC_DATA:-$T_DIR/data} "$FLOWCGI_BIN" token
 }
 
+# start_front [flowcgi args]: the start most tests share: a flowcgi "fc",
+# nginx in front; sets TOKEN (the admin token), J (the JSON content type)
+# and A (the console's apps path). Fails when flowcgi or nginx does not.
+start_front() {
+	start_flowcgi fc "$@" || return 1
+	start_nginx "127.0.0.1:$FC_PORT" || return 1
+	TOKEN=$(admin_token)
+	J='Content-Type: application/json'
+	A=/console/api/apps
+}
+
+# start_llm_front [flowcgi args]: start_front with the fake LLM (LLM) as
+# flowcgi's model provider.
+start_llm_front() {
+	start_fake llm LLM
+	FLOWCGI_LLM_BASE_URL=$LLM/v1 start_front "$@"
+}
+
 # req <method> <path> [curl args...]: sets STATUS and BODY (and HDRS).
 req() {
 	m=$1; p=$2; shift 2

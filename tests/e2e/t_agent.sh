@@ -3,11 +3,7 @@
 # answer; ReAct parsing; agent_log events; the tool results the model saw.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_llm_front || exit 1
 import_app "$TOP/tests/e2e/apps/agent.yml"
 
 llm_script '{"responses": [

@@ -52,11 +52,7 @@ wait_log() {
 	logs "$1" "$2"
 }
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_llm_front || exit 1
 MCP=/console/api/workspaces/current/tool-provider/mcp
 
 # ====== Registering ======

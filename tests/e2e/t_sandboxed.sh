@@ -6,12 +6,7 @@
 # next turn, and Dify's workspace routes read it.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_llm_front || exit 1
 report_app
 req GET "$A/$APP"
 is "$(jqr .runtime_type)" sandboxed "the app runs in the sandboxed runtime"

@@ -24,12 +24,7 @@ fi
 dk() { docker -H "unix://$DK/docker.sock" "$@"; }
 labelled() { dk ps -aq --filter "label=${1:-flowcgi.sandbox}" | wc -l; }
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_llm_front || exit 1
 P=/console/api/workspaces/current
 
 report_app

@@ -15,15 +15,10 @@ fi
 SPASS='prov pass-456'
 start_sshd sbprov 61236 "$SPASS" || { ok 1 "sshd started"; exit 1; }
 
-start_fake llm LLM
 start_fake e2b E2B
 E2B_KEY=e2b_0000000000000000000000000000000000000000
 
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_llm_front || exit 1
 P=/console/api/workspaces/current
 
 report_app

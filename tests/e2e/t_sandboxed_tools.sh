@@ -12,12 +12,7 @@
 #    name, is offered that tool, and cannot write under skills/.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_llm_front || exit 1
 
 # ====== A classic Agent with two tools, upgraded ======
 

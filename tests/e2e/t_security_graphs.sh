@@ -7,11 +7,7 @@
 # object plus code and message; a zip entry's setuid bits do not survive.
 . "$(dirname "$0")/lib.sh"
 
-start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_front || exit 1
 
 svc() {	# svc <method> <path> [curl args]: with the app key
 	local t=$TOKEN

@@ -17,9 +17,7 @@ SECRETS="$ENVSEC $BEARER $CUSTOM $BASIC $BASIC64"
 
 start_fake echo ECHO || exit 1
 export FLOWCGI_HTTP_ALLOW_PRIVATE=true	# the fake is on loopback
-start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
+start_front || exit 1
 DATA=$T_DIR/data
 
 # leaks <text>: how many of the secrets appear in text.

@@ -5,11 +5,7 @@
 
 # two real Dify exports, kept with the tests
 CORPUS=$TOP/tests/e2e/apps/dify
-start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_front || exit 1
 
 # A workflow with a branch: if-else on the query.
 import_file "$CORPUS/difytest__conditional_hello_branching_workflow.yml"
