@@ -84,7 +84,7 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
-#include "engine/sandbox/sandbox.h"
+#include "engine/sandbox/provider.h"
 
 #define DK_DEFAULT_SOCK		"unix:///var/run/docker.sock"
 #define DK_DEFAULT_IMAGE	"langgenius/dify-agentbox:latest"
@@ -593,32 +593,6 @@ out:
 	return rc;
 }
 
-/* Percent-encodes s (all but unreserved and '/') into buf; -1: too long. */
-static int
-dk_escape(char *buf, size_t bufsz, const char *s)
-{
-	static const char	 hex[] = "0123456789ABCDEF";
-	size_t			 o = 0;
-	unsigned char		 c;
-
-	for (; *s != '\0'; s++) {
-		c = (unsigned char)*s;
-		if (isalnum(c) || strchr("-._~/", c) != NULL) {
-			if (o + 1 >= bufsz)
-				return -1;
-			buf[o++] = (char)c;
-		} else {
-			if (o + 3 >= bufsz)
-				return -1;
-			buf[o++] = '%';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 15];
-		}
-	}
-	buf[o] = '\0';
-	return 0;
-}
-
 /* ====== Streams read as they arrive (libarchive) ====== */
 
 /*
@@ -731,13 +705,13 @@ pull_close(struct dk_pull *pl)
 static int
 pull_open(struct dk *x, const char *abs, char *err, struct dk_pull *pl)
 {
-	char	path[8400], esc[8200];
+	char	path[8400], esc[8200] = "";
 	int	rc = 0;
 
 	memset(pl, 0, sizeof(*pl));
 	pl->in.max = INT64_MAX / 2;
 	pl->rs.body.max = DK_ERRBODY_MAX;
-	if (dk_escape(esc, sizeof(esc), abs) != 0) {
+	if (sandbox_url_escape(esc, sizeof(esc), abs) != 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "path too long");
 		goto out;
 	}
@@ -1030,25 +1004,6 @@ dk_free(struct sandbox *sb)
 
 /* ====== Paths ====== */
 
-/* The container path of a workspace-relative path into buf. */
-static int
-ws_path(const char *path, int allow_root, char *err, char *buf,
-    size_t bufsz)
-{
-	int rc;
-
-	if ((rc = sandbox_path_check(path, allow_root, err)) != 0)
-		goto out;
-	if (path[0] == '\0' || strcmp(path, ".") == 0)
-		snprintf(buf, bufsz, "%s", DK_WORKDIR);
-	else if ((size_t)snprintf(buf, bufsz, DK_WORKDIR "/%s", path) >=
-	    bufsz)
-		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': too long",
-		    path);
-out:
-	return rc;
-}
-
 static int
 dk_alive(const struct dk *x, char *err)
 {
@@ -1197,7 +1152,8 @@ dk_upload(struct sandbox *sb, const char *path, const void *data,
 	int		 rc;
 
 	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = ws_path(path, 0, err, abs, sizeof(abs))) != 0)
+	    (rc = sandbox_ws_path(DK_WORKDIR, path, 0, err, abs,
+	    sizeof(abs))) != 0)
 		goto out;
 	if ((int64_t)len > x->cfg.file_size) {
 		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu "
@@ -1240,7 +1196,8 @@ dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 
 	memset(&pl, 0, sizeof(pl));
 	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = ws_path(path, 0, err, abs, sizeof(abs))) != 0 ||
+	    (rc = sandbox_ws_path(DK_WORKDIR, path, 0, err, abs,
+	    sizeof(abs))) != 0 ||
 	    (rc = pull_open(x, abs, err, &pl)) != 0)
 		goto out;
 	if (pl.rs.status != 200) {
@@ -1319,7 +1276,8 @@ dk_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 		dir = "";
 	root = dir[0] == '\0' || strcmp(dir, ".") == 0;
 	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = ws_path(dir, 1, err, abs, sizeof(abs))) != 0 ||
+	    (rc = sandbox_ws_path(DK_WORKDIR, dir, 1, err, abs,
+	    sizeof(abs))) != 0 ||
 	    (rc = pull_open(x, abs, err, &pl)) != 0)
 		goto out;
 	if (pl.rs.status != 200) {
@@ -1709,13 +1667,10 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	DK_RESP_INIT(&rs);
 	memset(&st, 0, sizeof(st));
 	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = ws_path(req->cwd ? req->cwd : "", 1, err, cwd,
-	    sizeof(cwd))) != 0)
+	    (rc = sandbox_ws_path(DK_WORKDIR, req->cwd ? req->cwd : "", 1,
+	    err, cwd, sizeof(cwd))) != 0)
 		goto out;
-	timeout_ms = req->timeout_ms > 0 ? req->timeout_ms :
-	    (int64_t)x->cfg.timeout * 1000;
-	if (timeout_ms <= 0)
-		timeout_ms = 60000;
+	timeout_ms = sandbox_exec_timeout_ms(req, &x->cfg);
 	if (req->stdin_len > 0) {
 		engine_uuid(uuid);
 		snprintf(in_rel, sizeof(in_rel), ".flowcgi-stdin-%s", uuid);
@@ -1798,14 +1753,8 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	res->exit_code = code;
 	if (code > 128 && code < 128 + NSIG)
 		res->signal = code - 128;
-	res->out_truncated = st.out.err != DBUF_OK;
-	res->err_truncated = st.err.err != DBUF_OK;
-	res->out = dbuf_take(&st.out, &res->out_len);
-	res->err = dbuf_take(&st.err, &res->err_len);
-	if (res->out == NULL || res->err == NULL) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	if ((rc = sandbox_exec_take(res, &st.out, &st.err, err)) != 0)
 		goto out;
-	}
 	res->elapsed_us = sandbox_now_us() - t0;
 	goto out;
 kill:
@@ -1831,7 +1780,7 @@ sandbox_docker_probe(const json_t *options, char *err, char **info)
 	struct dk_req	 rq;
 	json_t		*v = NULL, *img = NULL;
 	const char	*image, *ver, *api;
-	char		 path[1200], esc[1100];
+	char		 path[1200], esc[1100] = "";
 	long		 status = 0;
 	int		 rc;
 
@@ -1840,7 +1789,7 @@ sandbox_docker_probe(const json_t *options, char *err, char **info)
 	if ((rc = dk_connect(options, err, &x)) != 0)
 		goto out;
 	if (sandbox_opt_str(options, "docker_image", DK_DEFAULT_IMAGE, &image)
-	    != 0 || dk_escape(esc, sizeof(esc), image) != 0) {
+	    != 0 || sandbox_url_escape(esc, sizeof(esc), image) != 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_image "
 		    "must be an image name");
 		goto out;
@@ -1884,7 +1833,7 @@ sandbox_docker_sweep(const json_t *options, char *err, int *removed)
 	json_t		*list = NULL, *c, *filt = NULL;
 	const json_t	*lab;
 	const char	*id, *p;
-	char		 host[256], hl[300], *fs = NULL, esc[1024];
+	char		 host[256], hl[300], *fs = NULL, esc[1024] = "";
 	char		 path[1200], rerr[ENGINE_ERRMAX];
 	size_t		 i;
 	long		 pid;
@@ -1898,7 +1847,7 @@ sandbox_docker_sweep(const json_t *options, char *err, int *removed)
 	snprintf(hl, sizeof(hl), "flowcgi.host=%s", host);
 	if ((filt = json_pack("{s:[s,s]}", "label", DK_LABEL, hl)) == NULL ||
 	    (fs = json_dumps(filt, JSON_COMPACT)) == NULL ||
-	    dk_escape(esc, sizeof(esc), fs) != 0) {
+	    sandbox_url_escape(esc, sizeof(esc), fs) != 0) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/sandbox/sandbox.h"
+#include "engine/sandbox/provider.h"
 #include "tests/unit/host_procs.h"
 #include "tests/unit/tap.h"
 

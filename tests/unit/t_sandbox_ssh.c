@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/sandbox/provider.h"
 #include "tests/unit/host_procs.h"
 #include "tests/unit/sandbox_conformance.h"
 
