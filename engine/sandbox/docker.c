@@ -857,8 +857,11 @@ dk_create_body(const struct dk *x, const char *host)
 	    x->image, "Entrypoint", "/bin/sh", "-c", DK_IDLE, "Cmd",
 	    "WorkingDir", DK_WORKDIR, "Labels", lab, "NetworkDisabled",
 	    x->network == NULL, "HostConfig", hc);
-	if (j != NULL && x->user != NULL)
-		json_object_set_new(j, "User", json_string(x->user));
+	if (j != NULL && x->user != NULL &&
+	    json_object_set_new(j, "User", json_string(x->user)) != 0) {
+		json_decref(j);
+		j = NULL;
+	}
 	return j;
 }
 
@@ -1458,8 +1461,11 @@ exec_create(struct dk *x, const char *const *argv, const char *const *env,
 			    "environment entry '%.60s' is not UTF-8", env[k]);
 			goto out;
 		}
-	if (x->user != NULL)
-		json_object_set_new(body, "User", json_string(x->user));
+	if (x->user != NULL &&
+	    json_object_set_new(body, "User", json_string(x->user)) != 0) {
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
 	snprintf(path, sizeof(path), "/containers/%s/exec", x->cid);
 	rc = dk_post(x, "exec", path, body, 0, 201, err, &res);
 	if (rc == ENGINE_ENOTFOUND || (rc != 0 &&

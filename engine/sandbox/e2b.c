@@ -646,8 +646,11 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	req = json_pack("{s:s, s:i, s:b, s:{s:s}}", "templateID",
 	    x->template_id, "timeout", x->lifetime, "secure", 1, "metadata",
 	    "flowcgi_sandbox", x->base.id);
-	if (req != NULL && !cfg->network)
-		json_object_set_new(req, "allow_internet_access", json_false());
+	if (req != NULL && !cfg->network && json_object_set_new(req,
+	    "allow_internet_access", json_false()) != 0) {
+		json_decref(req);
+		req = NULL;
+	}
 	if (req == NULL || (body = json_dumps(req, JSON_COMPACT)) == NULL ||
 	    (h = e2b_headers(x, PLANE_API, "application/json")) == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
