@@ -104,7 +104,7 @@ import urllib.parse
 from datetime import datetime, timezone
 from http.server import ThreadingHTTPServer
 
-from fake_http import JSONHandler
+from fake_http import JSONHandler, serve
 
 ENVD_PORT = "49983"
 ENVD_VERSION = "0.6.2"
@@ -954,7 +954,6 @@ def main():
     STATE["api_key"] = a.api_key
     if os.environ.get("FAKE_E2B_FAIL"):
         STATE["fail"] = json.loads(os.environ["FAKE_E2B_FAIL"])
-    srv = Server((a.host, a.port), Handler)
     threading.Thread(target=reaper, daemon=True).start()
 
     def stop(*_):
@@ -965,8 +964,7 @@ def main():
         os._exit(0)
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    print(srv.server_address[1], flush=True)
-    srv.serve_forever()
+    serve(Handler, a.port, a.host, Server)
 
 
 if __name__ == "__main__":

@@ -28,9 +28,14 @@ class JSONHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def serve(handler):
-    """Serves handler on 127.0.0.1 at a free port, printed first."""
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def serve(handler, port=0, host="127.0.0.1", server=ThreadingHTTPServer,
+          banner="%d"):
+    """Serves handler on host:port (0: a free one); the first line of
+    stdout is banner with the port, so that a test can wait for it."""
+    srv = server((host, port), handler)
     srv.daemon_threads = True
-    print(srv.server_address[1], flush=True)
-    srv.serve_forever()
+    print(banner % srv.server_address[1], flush=True)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass

@@ -60,7 +60,7 @@ import threading
 import time
 from http.server import ThreadingHTTPServer
 
-from fake_http import JSONHandler
+from fake_http import JSONHandler, serve
 
 LOCK = threading.Lock()
 STATE = {"script": {"responses": []}, "used": set(), "requests": [],
@@ -493,13 +493,7 @@ def main():
     if a.script:
         with open(a.script) as f:
             STATE["script"] = normalise(json.load(f))
-    srv = Server((a.host, a.port), Handler)
-    srv.daemon_threads = True
-    print(srv.server_address[1], flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve(Handler, a.port, a.host, Server)
 
 
 if __name__ == "__main__":

@@ -44,9 +44,7 @@ import json
 import queue
 import sys
 import threading
-from http.server import ThreadingHTTPServer
-
-from fake_http import JSONHandler
+from fake_http import JSONHandler, serve
 from urllib.parse import urlsplit, parse_qs
 
 LOCK = threading.Lock()
@@ -345,13 +343,7 @@ def main():
     args = sys.argv[1:]
     if len(args) >= 2 and args[0] == "--port":
         port = int(args[1])
-    srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    srv.daemon_threads = True
-    print("PORT %d" % srv.server_address[1], flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve(Handler, port, banner="PORT %d")
 
 
 if __name__ == "__main__":
