@@ -247,6 +247,13 @@ req() {
 
 jqr() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
 
+# key_stream <path> <json body> <file>: a streaming request with the app
+# key $KEY; the raw server-sent events go to <file>.
+key_stream() {
+	curl -sS -N -H "Authorization: Bearer $KEY" \
+	    -H 'Content-Type: application/json' -d "$2" "$BASE$1" >"$3"
+}
+
 # svc <key> <method> <path> [curl args...]: req with an app key (or any
 # other bearer token) instead of the admin token.
 svc() {
@@ -343,4 +350,12 @@ report_app() {
 	UP=$(curl -s -H "Authorization: Bearer $KEY" \
 	    -F "file=@$T_DIR/data.txt" -F user=u "$BASE/v1/files/upload" |
 	    jq -r .id)
+}
+
+# report_ask <file>: asks report_app's chatflow "go" with the upload as its
+# data input, streaming; the events' JSON, one a line, go to <file>.
+report_ask() {
+	key_stream /v1/chat-messages "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
+	    "$1.sse"
+	sed -n 's/^data: //p' "$1.sse" >"$1"
 }

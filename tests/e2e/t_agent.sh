@@ -12,9 +12,8 @@ llm_script '{"responses": [
      {"id": "c2", "name": "weekday", "arguments": {"year": 2024, "month": 1, "day": 1}}]},
   {"text": "It is 2024-era and a Monday."}
 ]}'
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"query":"which day is it","user":"u","response_mode":"streaming"}' \
-    "$BASE/v1/chat-messages" >"$T_DIR/s.txt"
+key_stream /v1/chat-messages '{"inputs":{},"query":"which day is it","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/s.txt"
 ev() { sed -n 's/^data: //p' "$T_DIR/s.txt"; }
 is "$(ev | jq -r 'select(.event=="message_end") | .event')" message_end "the run ends with message_end"
 is "$(ev | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \

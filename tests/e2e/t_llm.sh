@@ -74,9 +74,8 @@ python3 -c "import json; print(json.dumps({'responses': [
   {'match': 'Q: paced', 'chunks': ['p%d ' % i for i in range(5)], 'delay': 0.2}]}))" \
     >"$T_DIR/script.json"
 llm_script @"$T_DIR/script.json"
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"query":"burst","user":"u","response_mode":"streaming"}' \
-    "$BASE/v1/chat-messages" >"$T_DIR/burst"
+key_stream /v1/chat-messages '{"inputs":{},"query":"burst","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/burst"
 sed -n 's/^data: //p' "$T_DIR/burst" | jq -r .event >"$T_DIR/burst.ev"
 want=$(python3 -c "print(''.join('b%d ' % i for i in range(3000)))")
 is "$(sed -n 's/^data: //p' "$T_DIR/burst" | jq -j 'select(.event=="message") | .answer' | sed 's/ \[[0-9]* tokens\]$//')" \

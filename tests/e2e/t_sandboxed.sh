@@ -19,10 +19,8 @@ llm_script '{"responses": [
   {"text": "Still there."}
 ]}'
 
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
-    "$BASE/v1/chat-messages" >"$T_DIR/s.txt"
-ev() { sed -n 's/^data: //p' "$T_DIR/s.txt"; }
+report_ask "$T_DIR/s.txt"
+ev() { cat "$T_DIR/s.txt"; }
 is "$(ev | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" "Report written." \
     "the Agent's answer is the chat answer"
 is "$(ev | jq -r 'select(.event=="agent_log" and .data.status=="start") | .data.data.tool_input' | head -1)" \

@@ -87,9 +87,7 @@ llm_script '{"responses": [
   {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
   {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done-docker > output/report.txt && cat data.txt && id -u && pwd && python3 -c \"print(6 * 7)\""}}]},
   {"text": "Report written."}]}'
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
-    "$BASE/v1/chat-messages" | sed -n 's/^data: //p' >"$T_DIR/docker.txt"
+report_ask "$T_DIR/docker.txt"
 curl -s "$LLM/_requests" >"$T_DIR/docker.req"
 ev=$T_DIR/docker.txt rq=$T_DIR/docker.req
 is "$(jq -r 'select(.event=="message") | .answer' "$ev" | tr -d '\n')" \
@@ -112,9 +110,7 @@ is "$(labelled)" 0 "nothing is left running: no labelled container"
 
 sh "$TOP/tests/e2e/dockerd.sh" stop "$DK"
 llm_script '{"responses": [{"text": "unused"}]}'
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
-    "$BASE/v1/chat-messages" | sed -n 's/^data: //p' >"$T_DIR/dead.txt"
+report_ask "$T_DIR/dead.txt"
 is "$(jq -r 'select(.event=="workflow_finished") | .data.status' "$T_DIR/dead.txt")" \
     failed "dead engine: the run fails"
 case "$(jq -r 'select(.event=="workflow_finished") | .data.error' "$T_DIR/dead.txt")" in

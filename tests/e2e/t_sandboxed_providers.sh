@@ -44,9 +44,7 @@ run() {
 	  {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
 	  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done-'$1' > output/report.txt && cat data.txt && id -u && pwd"}}]},
 	  {"text": "Report written."}]}'
-	curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-	    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
-	    "$BASE/v1/chat-messages" | sed -n 's/^data: //p' >"$T_DIR/$1.txt"
+	report_ask "$T_DIR/$1.txt"
 	curl -s "$LLM/_requests" >"$T_DIR/$1.req"
 }
 
