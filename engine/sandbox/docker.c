@@ -1183,6 +1183,34 @@ pull_fail(struct dk_pull *pl, const char *what, const char *path,
 	    SANDBOX_EFAIL, "docker %s '%.100s': %s", what, path, msg);
 }
 
+/*
+ * The archive of workspace path (what: "download" or "list", for errors)
+ * opened as pull_open does, with *type the stat_type of its head and
+ * *size. Returns 0 on a 200 answer, or an error; pull_close after, either
+ * way.
+ */
+static int
+pull_ws(struct dk *x, const char *path, int allow_root, const char *what,
+    char *err, struct dk_pull *pl, int *type, int64_t *size)
+{
+	char	abs[PATH_MAX];
+	int	rc;
+
+	memset(pl, 0, sizeof(*pl));
+	if ((rc = dk_alive(x, err)) != 0 ||
+	    (rc = sandbox_ws_path(DK_WORKDIR, path, allow_root, err, abs,
+	    sizeof(abs))) != 0 ||
+	    (rc = pull_open(x, abs, err, pl)) != 0)
+		goto out;
+	if (pl->rs.status != 200) {
+		rc = pull_fail(pl, what, path, err);
+		goto out;
+	}
+	*type = stat_type(pl->rs.stat, size);
+out:
+	return rc;
+}
+
 static int
 dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
     char **data, size_t *len)
@@ -1192,22 +1220,13 @@ dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	struct archive		*a = NULL;
 	struct archive_entry	*e;
 	struct dbuf	 b = { 0 };
-	char			 abs[PATH_MAX], chunk[65536];
+	char			 chunk[65536];
 	int64_t			 size;
 	la_ssize_t		 got;
 	int			 rc, t;
 
-	memset(&pl, 0, sizeof(pl));
-	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = sandbox_ws_path(DK_WORKDIR, path, 0, err, abs,
-	    sizeof(abs))) != 0 ||
-	    (rc = pull_open(x, abs, err, &pl)) != 0)
+	if ((rc = pull_ws(x, path, 0, "download", err, &pl, &t, &size)) != 0)
 		goto out;
-	if (pl.rs.status != 200) {
-		rc = pull_fail(&pl, "download", path, err);
-		goto out;
-	}
-	t = stat_type(pl.rs.stat, &size);
 	if (t != 'f') {
 		rc = sandbox_fail(err, t == 'd' ? ENGINE_EINVAL : ENGINE_EINVAL,
 		    "download '%.120s': not a regular file", path);
@@ -1269,25 +1288,17 @@ dk_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	struct archive_entry	*e;
 	struct sandbox_file	*v = NULL;
 	const char		*name, *rest;
-	char			 abs[PATH_MAX], rel[PATH_MAX];
+	char			 rel[PATH_MAX];
 	size_t			 k = 0, nl;
 	int64_t			 size;
-	int			 rc, r, ft, root;
+	int			 rc, r, ft, root, t;
 
-	memset(&pl, 0, sizeof(pl));
 	if (dir == NULL)
 		dir = "";
 	root = dir[0] == '\0' || strcmp(dir, ".") == 0;
-	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = sandbox_ws_path(DK_WORKDIR, dir, 1, err, abs,
-	    sizeof(abs))) != 0 ||
-	    (rc = pull_open(x, abs, err, &pl)) != 0)
+	if ((rc = pull_ws(x, dir, 1, "list", err, &pl, &t, &size)) != 0)
 		goto out;
-	if (pl.rs.status != 200) {
-		rc = pull_fail(&pl, "list", dir, err);
-		goto out;
-	}
-	if (stat_type(pl.rs.stat, &size) != 'd') {
+	if (t != 'd') {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "list '%.120s': not a "
 		    "folder", dir);
 		goto out;
@@ -1526,6 +1537,26 @@ out:
 }
 
 /*
+ * rq as POST /exec/<eid>/start, attached, its output demultiplexed into
+ * st; path (200 bytes) holds the request's path.
+ */
+static void
+exec_start_req(struct dk_req *rq, char *path, const char *eid,
+    struct dk_stream *st)
+{
+	static const char start[] = "{\"Detach\":false,\"Tty\":false}";
+
+	memset(rq, 0, sizeof(*rq));
+	snprintf(path, 200, "/exec/%s/start", eid);
+	rq->method = "POST";
+	rq->path = path;
+	rq->body = start;
+	rq->body_len = sizeof(start) - 1;
+	rq->on_data = stream_data;
+	rq->arg = st;
+}
+
+/*
  * Runs argv in the container to its end (a cleanup, a look-up): *code its
  * exit code, its standard output into out (outsz bytes, NUL-terminated;
  * NULL: discarded).
@@ -1538,7 +1569,6 @@ exec_simple(struct dk *x, const char *const *argv, char *err, int *code,
 	struct dk_req		 rq;
 	struct dk_resp		 rs;
 	char			 eid[80], path[200];
-	static const char	 start[] = "{\"Detach\":false,\"Tty\":false}";
 	int			 rc;
 
 	DK_RESP_INIT(&rs);
@@ -1546,14 +1576,7 @@ exec_simple(struct dk *x, const char *const *argv, char *err, int *code,
 	st.out.max = st.err.max = 4096;
 	if ((rc = exec_create(x, argv, NULL, err, eid)) != 0)
 		goto out;
-	memset(&rq, 0, sizeof(rq));
-	snprintf(path, sizeof(path), "/exec/%s/start", eid);
-	rq.method = "POST";
-	rq.path = path;
-	rq.body = start;
-	rq.body_len = sizeof(start) - 1;
-	rq.on_data = stream_data;
-	rq.arg = &st;
+	exec_start_req(&rq, path, eid, &st);
 	*code = -1;
 	if ((rc = dk_call(x, &rq, err, &rs, NULL)) != 0 || rs.status != 200)
 		goto out;
@@ -1664,7 +1687,6 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	const char		**argv = NULL;
 	char			 cwd[PATH_MAX], in_rel[80], in_abs[120];
 	char			 eid[80], path[200], cerr[ENGINE_ERRMAX];
-	static const char	 start[] = "{\"Detach\":false,\"Tty\":false}";
 	char			 uuid[37];
 	size_t			 k, nargs = 0;
 	int64_t			 t0 = sandbox_now_us(), timeout_ms, left_ms;
@@ -1707,15 +1729,8 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	    x->cfg.max_output;
 	st.cancel = req->cancel;
 	left_ms = timeout_ms - (sandbox_now_us() - t0) / 1000;
-	memset(&rq, 0, sizeof(rq));
-	snprintf(path, sizeof(path), "/exec/%s/start", eid);
-	rq.method = "POST";
-	rq.path = path;
-	rq.body = start;
-	rq.body_len = sizeof(start) - 1;
+	exec_start_req(&rq, path, eid, &st);
 	rq.timeout_ms = left_ms > 1 ? (long)left_ms : 1;
-	rq.on_data = stream_data;
-	rq.arg = &st;
 	rq.on_tick = req->cancel != NULL ? stream_tick : NULL;
 	if ((rc = dk_call(x, &rq, err, &rs, &timed_out)) != 0)
 		goto out;
