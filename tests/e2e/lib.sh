@@ -352,6 +352,17 @@ report_app() {
 	    jq -r .id)
 }
 
+# report_script <tag> [command]: scripts the fake LLM for report_ask: read
+# the skill, write done-<tag> to output/report.txt, print data.txt, the uid
+# and the working folder (then run command, JSON-escaped), and answer
+# "Report written."
+report_script() {
+	llm_script '{"responses": [
+	  {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
+	  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done-'"$1"' > output/report.txt && cat data.txt && id -u && pwd'"${2:+ && $2}"'"}}]},
+	  {"text": "Report written."}]}'
+}
+
 # report_ask <file>: asks report_app's chatflow "go" with the upload as its
 # data input, streaming; the events' JSON, one a line, go to <file>.
 report_ask() {

@@ -83,10 +83,7 @@ is "$(labelled flowcgi.sandbox=left)" 0 "the restart removed it"
 
 # ---- The chatflow in docker ----
 
-llm_script '{"responses": [
-  {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
-  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done-docker > output/report.txt && cat data.txt && id -u && pwd && python3 -c \"print(6 * 7)\""}}]},
-  {"text": "Report written."}]}'
+report_script docker 'python3 -c \"print(6 * 7)\"'
 report_ask "$T_DIR/docker.txt"
 curl -s "$LLM/_requests" >"$T_DIR/docker.req"
 ev=$T_DIR/docker.txt rq=$T_DIR/docker.req

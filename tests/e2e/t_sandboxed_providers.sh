@@ -40,10 +40,7 @@ is "$STATUS" 200 "e2b configured"
 run() {
 	req POST $P/sandbox-provider/$1/activate
 	is "$STATUS" 200 "$1: activated"
-	llm_script '{"responses": [
-	  {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
-	  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done-'$1' > output/report.txt && cat data.txt && id -u && pwd"}}]},
-	  {"text": "Report written."}]}'
+	report_script "$1"
 	report_ask "$T_DIR/$1.txt"
 	curl -s "$LLM/_requests" >"$T_DIR/$1.req"
 }
