@@ -84,7 +84,7 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
-#include "engine/sandbox/sandbox.h"
+#include "engine/sandbox/provider.h"
 
 #define DK_DEFAULT_SOCK		"unix:///var/run/docker.sock"
 #define DK_DEFAULT_IMAGE	"langgenius/dify-agentbox:latest"
@@ -593,32 +593,6 @@ out:
 	return rc;
 }
 
-/* Percent-encodes s (all but unreserved and '/') into buf; -1: too long. */
-static int
-dk_escape(char *buf, size_t bufsz, const char *s)
-{
-	static const char	 hex[] = "0123456789ABCDEF";
-	size_t			 o = 0;
-	unsigned char		 c;
-
-	for (; *s != '\0'; s++) {
-		c = (unsigned char)*s;
-		if (isalnum(c) || strchr("-._~/", c) != NULL) {
-			if (o + 1 >= bufsz)
-				return -1;
-			buf[o++] = (char)c;
-		} else {
-			if (o + 3 >= bufsz)
-				return -1;
-			buf[o++] = '%';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 15];
-		}
-	}
-	buf[o] = '\0';
-	return 0;
-}
-
 /* ====== Streams read as they arrive (libarchive) ====== */
 
 /*
@@ -731,13 +705,13 @@ pull_close(struct dk_pull *pl)
 static int
 pull_open(struct dk *x, const char *abs, char *err, struct dk_pull *pl)
 {
-	char	path[8400], esc[8200];
+	char	path[8400], esc[8200] = "";
 	int	rc = 0;
 
 	memset(pl, 0, sizeof(*pl));
 	pl->in.max = INT64_MAX / 2;
 	pl->rs.body.max = DK_ERRBODY_MAX;
-	if (dk_escape(esc, sizeof(esc), abs) != 0) {
+	if (sandbox_url_escape(esc, sizeof(esc), abs) != 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "path too long");
 		goto out;
 	}
@@ -883,8 +857,11 @@ dk_create_body(const struct dk *x, const char *host)
 	    x->image, "Entrypoint", "/bin/sh", "-c", DK_IDLE, "Cmd",
 	    "WorkingDir", DK_WORKDIR, "Labels", lab, "NetworkDisabled",
 	    x->network == NULL, "HostConfig", hc);
-	if (j != NULL && x->user != NULL)
-		json_object_set_new(j, "User", json_string(x->user));
+	if (j != NULL && x->user != NULL &&
+	    json_object_set_new(j, "User", json_string(x->user)) != 0) {
+		json_decref(j);
+		j = NULL;
+	}
 	return j;
 }
 
@@ -1029,25 +1006,6 @@ dk_free(struct sandbox *sb)
 }
 
 /* ====== Paths ====== */
-
-/* The container path of a workspace-relative path into buf. */
-static int
-ws_path(const char *path, int allow_root, char *err, char *buf,
-    size_t bufsz)
-{
-	int rc;
-
-	if ((rc = sandbox_path_check(path, allow_root, err)) != 0)
-		goto out;
-	if (path[0] == '\0' || strcmp(path, ".") == 0)
-		snprintf(buf, bufsz, "%s", DK_WORKDIR);
-	else if ((size_t)snprintf(buf, bufsz, DK_WORKDIR "/%s", path) >=
-	    bufsz)
-		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': too long",
-		    path);
-out:
-	return rc;
-}
 
 static int
 dk_alive(const struct dk *x, char *err)
@@ -1197,7 +1155,8 @@ dk_upload(struct sandbox *sb, const char *path, const void *data,
 	int		 rc;
 
 	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = ws_path(path, 0, err, abs, sizeof(abs))) != 0)
+	    (rc = sandbox_ws_path(DK_WORKDIR, path, 0, err, abs,
+	    sizeof(abs))) != 0)
 		goto out;
 	if ((int64_t)len > x->cfg.file_size) {
 		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu "
@@ -1224,6 +1183,34 @@ pull_fail(struct dk_pull *pl, const char *what, const char *path,
 	    SANDBOX_EFAIL, "docker %s '%.100s': %s", what, path, msg);
 }
 
+/*
+ * The archive of workspace path (what: "download" or "list", for errors)
+ * opened as pull_open does, with *type the stat_type of its head and
+ * *size. Returns 0 on a 200 answer, or an error; pull_close after, either
+ * way.
+ */
+static int
+pull_ws(struct dk *x, const char *path, int allow_root, const char *what,
+    char *err, struct dk_pull *pl, int *type, int64_t *size)
+{
+	char	abs[PATH_MAX];
+	int	rc;
+
+	memset(pl, 0, sizeof(*pl));
+	if ((rc = dk_alive(x, err)) != 0 ||
+	    (rc = sandbox_ws_path(DK_WORKDIR, path, allow_root, err, abs,
+	    sizeof(abs))) != 0 ||
+	    (rc = pull_open(x, abs, err, pl)) != 0)
+		goto out;
+	if (pl->rs.status != 200) {
+		rc = pull_fail(pl, what, path, err);
+		goto out;
+	}
+	*type = stat_type(pl->rs.stat, size);
+out:
+	return rc;
+}
+
 static int
 dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
     char **data, size_t *len)
@@ -1233,21 +1220,13 @@ dk_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 	struct archive		*a = NULL;
 	struct archive_entry	*e;
 	struct dbuf	 b = { 0 };
-	char			 abs[PATH_MAX], chunk[65536];
+	char			 chunk[65536];
 	int64_t			 size;
 	la_ssize_t		 got;
 	int			 rc, t;
 
-	memset(&pl, 0, sizeof(pl));
-	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = ws_path(path, 0, err, abs, sizeof(abs))) != 0 ||
-	    (rc = pull_open(x, abs, err, &pl)) != 0)
+	if ((rc = pull_ws(x, path, 0, "download", err, &pl, &t, &size)) != 0)
 		goto out;
-	if (pl.rs.status != 200) {
-		rc = pull_fail(&pl, "download", path, err);
-		goto out;
-	}
-	t = stat_type(pl.rs.stat, &size);
 	if (t != 'f') {
 		rc = sandbox_fail(err, t == 'd' ? ENGINE_EINVAL : ENGINE_EINVAL,
 		    "download '%.120s': not a regular file", path);
@@ -1309,24 +1288,17 @@ dk_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	struct archive_entry	*e;
 	struct sandbox_file	*v = NULL;
 	const char		*name, *rest;
-	char			 abs[PATH_MAX], rel[PATH_MAX];
+	char			 rel[PATH_MAX];
 	size_t			 k = 0, nl;
 	int64_t			 size;
-	int			 rc, r, ft, root;
+	int			 rc, r, ft, root, t;
 
-	memset(&pl, 0, sizeof(pl));
 	if (dir == NULL)
 		dir = "";
 	root = dir[0] == '\0' || strcmp(dir, ".") == 0;
-	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = ws_path(dir, 1, err, abs, sizeof(abs))) != 0 ||
-	    (rc = pull_open(x, abs, err, &pl)) != 0)
+	if ((rc = pull_ws(x, dir, 1, "list", err, &pl, &t, &size)) != 0)
 		goto out;
-	if (pl.rs.status != 200) {
-		rc = pull_fail(&pl, "list", dir, err);
-		goto out;
-	}
-	if (stat_type(pl.rs.stat, &size) != 'd') {
+	if (t != 'd') {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "list '%.120s': not a "
 		    "folder", dir);
 		goto out;
@@ -1500,8 +1472,11 @@ exec_create(struct dk *x, const char *const *argv, const char *const *env,
 			    "environment entry '%.60s' is not UTF-8", env[k]);
 			goto out;
 		}
-	if (x->user != NULL)
-		json_object_set_new(body, "User", json_string(x->user));
+	if (x->user != NULL &&
+	    json_object_set_new(body, "User", json_string(x->user)) != 0) {
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
 	snprintf(path, sizeof(path), "/containers/%s/exec", x->cid);
 	rc = dk_post(x, "exec", path, body, 0, 201, err, &res);
 	if (rc == ENGINE_ENOTFOUND || (rc != 0 &&
@@ -1562,6 +1537,26 @@ out:
 }
 
 /*
+ * rq as POST /exec/<eid>/start, attached, its output demultiplexed into
+ * st; path (200 bytes) holds the request's path.
+ */
+static void
+exec_start_req(struct dk_req *rq, char *path, const char *eid,
+    struct dk_stream *st)
+{
+	static const char start[] = "{\"Detach\":false,\"Tty\":false}";
+
+	memset(rq, 0, sizeof(*rq));
+	snprintf(path, 200, "/exec/%s/start", eid);
+	rq->method = "POST";
+	rq->path = path;
+	rq->body = start;
+	rq->body_len = sizeof(start) - 1;
+	rq->on_data = stream_data;
+	rq->arg = st;
+}
+
+/*
  * Runs argv in the container to its end (a cleanup, a look-up): *code its
  * exit code, its standard output into out (outsz bytes, NUL-terminated;
  * NULL: discarded).
@@ -1574,7 +1569,6 @@ exec_simple(struct dk *x, const char *const *argv, char *err, int *code,
 	struct dk_req		 rq;
 	struct dk_resp		 rs;
 	char			 eid[80], path[200];
-	static const char	 start[] = "{\"Detach\":false,\"Tty\":false}";
 	int			 rc;
 
 	DK_RESP_INIT(&rs);
@@ -1582,14 +1576,7 @@ exec_simple(struct dk *x, const char *const *argv, char *err, int *code,
 	st.out.max = st.err.max = 4096;
 	if ((rc = exec_create(x, argv, NULL, err, eid)) != 0)
 		goto out;
-	memset(&rq, 0, sizeof(rq));
-	snprintf(path, sizeof(path), "/exec/%s/start", eid);
-	rq.method = "POST";
-	rq.path = path;
-	rq.body = start;
-	rq.body_len = sizeof(start) - 1;
-	rq.on_data = stream_data;
-	rq.arg = &st;
+	exec_start_req(&rq, path, eid, &st);
 	*code = -1;
 	if ((rc = dk_call(x, &rq, err, &rs, NULL)) != 0 || rs.status != 200)
 		goto out;
@@ -1700,7 +1687,6 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	const char		**argv = NULL;
 	char			 cwd[PATH_MAX], in_rel[80], in_abs[120];
 	char			 eid[80], path[200], cerr[ENGINE_ERRMAX];
-	static const char	 start[] = "{\"Detach\":false,\"Tty\":false}";
 	char			 uuid[37];
 	size_t			 k, nargs = 0;
 	int64_t			 t0 = sandbox_now_us(), timeout_ms, left_ms;
@@ -1709,13 +1695,10 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	DK_RESP_INIT(&rs);
 	memset(&st, 0, sizeof(st));
 	if ((rc = dk_alive(x, err)) != 0 ||
-	    (rc = ws_path(req->cwd ? req->cwd : "", 1, err, cwd,
-	    sizeof(cwd))) != 0)
+	    (rc = sandbox_ws_path(DK_WORKDIR, req->cwd ? req->cwd : "", 1,
+	    err, cwd, sizeof(cwd))) != 0)
 		goto out;
-	timeout_ms = req->timeout_ms > 0 ? req->timeout_ms :
-	    (int64_t)x->cfg.timeout * 1000;
-	if (timeout_ms <= 0)
-		timeout_ms = 60000;
+	timeout_ms = sandbox_exec_timeout_ms(req, &x->cfg);
 	if (req->stdin_len > 0) {
 		engine_uuid(uuid);
 		snprintf(in_rel, sizeof(in_rel), ".flowcgi-stdin-%s", uuid);
@@ -1746,15 +1729,8 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	    x->cfg.max_output;
 	st.cancel = req->cancel;
 	left_ms = timeout_ms - (sandbox_now_us() - t0) / 1000;
-	memset(&rq, 0, sizeof(rq));
-	snprintf(path, sizeof(path), "/exec/%s/start", eid);
-	rq.method = "POST";
-	rq.path = path;
-	rq.body = start;
-	rq.body_len = sizeof(start) - 1;
+	exec_start_req(&rq, path, eid, &st);
 	rq.timeout_ms = left_ms > 1 ? (long)left_ms : 1;
-	rq.on_data = stream_data;
-	rq.arg = &st;
 	rq.on_tick = req->cancel != NULL ? stream_tick : NULL;
 	if ((rc = dk_call(x, &rq, err, &rs, &timed_out)) != 0)
 		goto out;
@@ -1798,14 +1774,8 @@ dk_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 	res->exit_code = code;
 	if (code > 128 && code < 128 + NSIG)
 		res->signal = code - 128;
-	res->out_truncated = st.out.err != DBUF_OK;
-	res->err_truncated = st.err.err != DBUF_OK;
-	res->out = dbuf_take(&st.out, &res->out_len);
-	res->err = dbuf_take(&st.err, &res->err_len);
-	if (res->out == NULL || res->err == NULL) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	if ((rc = sandbox_exec_take(res, &st.out, &st.err, err)) != 0)
 		goto out;
-	}
 	res->elapsed_us = sandbox_now_us() - t0;
 	goto out;
 kill:
@@ -1831,7 +1801,7 @@ sandbox_docker_probe(const json_t *options, char *err, char **info)
 	struct dk_req	 rq;
 	json_t		*v = NULL, *img = NULL;
 	const char	*image, *ver, *api;
-	char		 path[1200], esc[1100];
+	char		 path[1200], esc[1100] = "";
 	long		 status = 0;
 	int		 rc;
 
@@ -1840,7 +1810,7 @@ sandbox_docker_probe(const json_t *options, char *err, char **info)
 	if ((rc = dk_connect(options, err, &x)) != 0)
 		goto out;
 	if (sandbox_opt_str(options, "docker_image", DK_DEFAULT_IMAGE, &image)
-	    != 0 || dk_escape(esc, sizeof(esc), image) != 0) {
+	    != 0 || sandbox_url_escape(esc, sizeof(esc), image) != 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "docker: docker_image "
 		    "must be an image name");
 		goto out;
@@ -1884,7 +1854,7 @@ sandbox_docker_sweep(const json_t *options, char *err, int *removed)
 	json_t		*list = NULL, *c, *filt = NULL;
 	const json_t	*lab;
 	const char	*id, *p;
-	char		 host[256], hl[300], *fs = NULL, esc[1024];
+	char		 host[256], hl[300], *fs = NULL, esc[1024] = "";
 	char		 path[1200], rerr[ENGINE_ERRMAX];
 	size_t		 i;
 	long		 pid;
@@ -1898,7 +1868,7 @@ sandbox_docker_sweep(const json_t *options, char *err, int *removed)
 	snprintf(hl, sizeof(hl), "flowcgi.host=%s", host);
 	if ((filt = json_pack("{s:[s,s]}", "label", DK_LABEL, hl)) == NULL ||
 	    (fs = json_dumps(filt, JSON_COMPACT)) == NULL ||
-	    dk_escape(esc, sizeof(esc), fs) != 0) {
+	    sandbox_url_escape(esc, sizeof(esc), fs) != 0) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
 	}

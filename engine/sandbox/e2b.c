@@ -88,7 +88,7 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
-#include "engine/sandbox/sandbox.h"
+#include "engine/sandbox/provider.h"
 
 #define E2B_DEFAULT_API		"https://api.e2b.app"
 #define E2B_DEFAULT_TEMPLATE	"code-interpreter-v1"
@@ -205,34 +205,6 @@ out:
 	free(norm);
 	free(buf);
 	return rc;
-}
-
-/* Appends s percent-encoded (all but unreserved characters and '/') to
- * buf of bufsz bytes. Returns 0, or -1 when it does not fit. */
-static int
-url_escape(char *buf, size_t bufsz, const char *s)
-{
-	static const char	 hex[] = "0123456789ABCDEF";
-	size_t			 o = strlen(buf);
-	unsigned char		 c;
-
-	for (; *s != '\0'; s++) {
-		c = (unsigned char)*s;
-		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
-		    c == '/') {
-			if (o + 1 >= bufsz)
-				return -1;
-			buf[o++] = (char)c;
-		} else {
-			if (o + 3 >= bufsz)
-				return -1;
-			buf[o++] = '%';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 15];
-		}
-	}
-	buf[o] = '\0';
-	return 0;
 }
 
 /* ====== Options ====== */
@@ -437,7 +409,7 @@ e2b_kill(struct e2b *x, char *err)
 	memset(&rs, 0, sizeof(rs));
 	memset(&rq, 0, sizeof(rq));
 	snprintf(url, sizeof(url), "%s/sandboxes/", x->api_url);
-	if (url_escape(url, sizeof(url), x->sid) != 0) {
+	if (sandbox_url_escape(url, sizeof(url), x->sid) != 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b kill: sandbox id too long");
 		goto out;
 	}
@@ -489,7 +461,7 @@ e2b_touch(struct e2b *x, int need_s, char *err)
 		goto out;
 	memset(&rq, 0, sizeof(rq));
 	snprintf(url, sizeof(url), "%s/sandboxes/", x->api_url);
-	if (url_escape(url, sizeof(url), x->sid) != 0 ||
+	if (sandbox_url_escape(url, sizeof(url), x->sid) != 0 ||
 	    strlen(url) + 9 >= sizeof(url)) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "e2b: sandbox id too long");
 		goto out;
@@ -674,8 +646,11 @@ e2b_create(const struct sandbox_config *cfg, char *err, struct sandbox **out)
 	req = json_pack("{s:s, s:i, s:b, s:{s:s}}", "templateID",
 	    x->template_id, "timeout", x->lifetime, "secure", 1, "metadata",
 	    "flowcgi_sandbox", x->base.id);
-	if (req != NULL && !cfg->network)
-		json_object_set_new(req, "allow_internet_access", json_false());
+	if (req != NULL && !cfg->network && json_object_set_new(req,
+	    "allow_internet_access", json_false()) != 0) {
+		json_decref(req);
+		req = NULL;
+	}
 	if (req == NULL || (body = json_dumps(req, JSON_COMPACT)) == NULL ||
 	    (h = e2b_headers(x, PLANE_API, "application/json")) == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
@@ -910,28 +885,6 @@ envd_remove(struct e2b *x, const char *path)
 
 /* ====== Paths ====== */
 
-/*
- * The sandbox path of a workspace-relative path (sandbox_path_check) into
- * buf. "" or "." is the workspace itself when allow_root.
- */
-static int
-ws_path(const struct e2b *x, const char *path, int allow_root, char *err,
-    char *buf, size_t bufsz)
-{
-	int rc;
-
-	if ((rc = sandbox_path_check(path, allow_root, err)) != 0)
-		goto out;
-	if (path[0] == '\0' || strcmp(path, ".") == 0)
-		snprintf(buf, bufsz, "%s", x->workdir);
-	else if ((size_t)snprintf(buf, bufsz, "%s/%s", x->workdir, path) >=
-	    bufsz)
-		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': too long",
-		    path);
-out:
-	return rc;
-}
-
 /* ====== Files ====== */
 
 /* Writes data to the absolute sandbox path abs through POST /files. */
@@ -962,7 +915,7 @@ e2b_put_file(struct e2b *x, const char *abs, const void *data, size_t len,
 	snprintf(ctype, sizeof(ctype), "multipart/form-data; boundary=%s",
 	    boundary);
 	snprintf(url, sizeof(url), "%s/files?path=", x->envd_url);
-	if (url_escape(url, sizeof(url), abs) != 0) {
+	if (sandbox_url_escape(url, sizeof(url), abs) != 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "upload: path too long");
 		goto out;
 	}
@@ -1024,7 +977,8 @@ e2b_upload(struct sandbox *sb, const char *path, const void *data,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((rc = ws_path(x, path, 0, err, abs, sizeof(abs))) != 0)
+	if ((rc = sandbox_ws_path(x->workdir, path, 0, err, abs,
+	    sizeof(abs))) != 0)
 		goto out;
 	if ((int64_t)len > x->cfg.file_size) {
 		rc = sandbox_fail(err, ENGINE_ELIMIT, "upload '%.120s': %zu bytes is "
@@ -1056,12 +1010,13 @@ e2b_download(struct sandbox *sb, const char *path, int64_t max, char *err,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((rc = ws_path(x, path, 0, err, abs, sizeof(abs))) != 0)
+	if ((rc = sandbox_ws_path(x->workdir, path, 0, err, abs,
+	    sizeof(abs))) != 0)
 		goto out;
 	if ((rc = e2b_touch(x, 0, err)) != 0)
 		goto out;
 	snprintf(url, sizeof(url), "%s/files?path=", x->envd_url);
-	if (url_escape(url, sizeof(url), abs) != 0) {
+	if (sandbox_url_escape(url, sizeof(url), abs) != 0) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "download: path too long");
 		goto out;
 	}
@@ -1162,7 +1117,8 @@ e2b_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	}
 	if (dir == NULL)
 		dir = "";
-	if ((rc = ws_path(x, dir, 1, err, abs, sizeof(abs))) != 0 ||
+	if ((rc = sandbox_ws_path(x->workdir, dir, 1, err, abs,
+	    sizeof(abs))) != 0 ||
 	    (rc = e2b_touch(x, 0, err)) != 0)
 		goto out;
 	if ((req = json_pack("{s:s, s:i}", "path", abs, "depth",
@@ -1506,13 +1462,10 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox %s: destroyed", sb->id);
 		goto out;
 	}
-	if ((rc = ws_path(x, req->cwd ? req->cwd : "", 1, err, cwd,
-	    sizeof(cwd))) != 0)
+	if ((rc = sandbox_ws_path(x->workdir, req->cwd ? req->cwd : "", 1,
+	    err, cwd, sizeof(cwd))) != 0)
 		goto out;
-	timeout_ms = req->timeout_ms > 0 ? req->timeout_ms :
-	    (int64_t)x->cfg.timeout * 1000;
-	if (timeout_ms <= 0)
-		timeout_ms = 60000;
+	timeout_ms = sandbox_exec_timeout_ms(req, &x->cfg);
 	if ((envs = json_object()) == NULL) {
 		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
 		goto out;
@@ -1683,14 +1636,8 @@ e2b_exec(struct sandbox *sb, const struct sandbox_exec_req *req, char *err,
 		res->signal = sig;
 	} else
 		res->exit_code = st.exit_code >= 0 ? st.exit_code : 255;
-	res->out_truncated = st.out.err != DBUF_OK;
-	res->err_truncated = st.err.err != DBUF_OK;
-	res->out = dbuf_take(&st.out, &res->out_len);
-	res->err = dbuf_take(&st.err, &res->err_len);
-	if (res->out == NULL || res->err == NULL) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	if ((rc = sandbox_exec_take(res, &st.out, &st.err, err)) != 0)
 		goto out;
-	}
 	res->elapsed_us = sandbox_now_us() - t0;
 	goto out;
 kill:

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/sandbox/sandbox.h"
+#include "engine/sandbox/provider.h"
 
 #define USR_MAX		48	/* entries of /usr bound into a sandbox */
 

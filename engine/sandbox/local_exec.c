@@ -926,14 +926,8 @@ local_wait(struct sandbox_proc *p, const void *stdin_data, size_t stdin_len,
 			goto out;
 		}
 	}
-	res->out_truncated = so.b.err != DBUF_OK;
-	res->err_truncated = se.b.err != DBUF_OK;
-	res->out = dbuf_take(&so.b, &res->out_len);
-	res->err = dbuf_take(&se.b, &res->err_len);
-	if (res->out == NULL || res->err == NULL) {
-		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	if ((rc = sandbox_exec_take(res, &so.b, &se.b, err)) != 0)
 		goto out;
-	}
 	used = local_usage(l);
 	res->workspace_full = used >= l->cfg.workspace_size ||
 	    (l->mounted && l->cfg.workspace_size - used < 4096);

@@ -2,6 +2,7 @@
  * sandbox.c — the provider registry and the calls that dispatch through a
  * sandbox's provider table.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -12,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/sandbox/sandbox.h"
+#include "engine/sandbox/provider.h"
 
 /* ====== Registry ====== */
 
@@ -272,6 +273,73 @@ sandbox_add_quoted(struct dbuf *b, const char *s)
 		else
 			dbuf_addc(b, *s);
 	dbuf_addc(b, '\'');
+}
+
+int
+sandbox_url_escape(char *buf, size_t bufsz, const char *s)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	size_t			 o = strlen(buf);
+	unsigned char		 c;
+
+	for (; *s != '\0'; s++) {
+		c = (unsigned char)*s;
+		if (isalnum(c) || strchr("-._~/", c) != NULL) {
+			if (o + 1 >= bufsz)
+				return -1;
+			buf[o++] = (char)c;
+		} else {
+			if (o + 3 >= bufsz)
+				return -1;
+			buf[o++] = '%';
+			buf[o++] = hex[c >> 4];
+			buf[o++] = hex[c & 15];
+		}
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
+int
+sandbox_ws_path(const char *workdir, const char *path, int allow_root,
+    char *err, char *buf, size_t bufsz)
+{
+	int rc;
+
+	if ((rc = sandbox_path_check(path, allow_root, err)) != 0)
+		goto out;
+	if (path[0] == '\0' || strcmp(path, ".") == 0)
+		snprintf(buf, bufsz, "%s", workdir);
+	else if ((size_t)snprintf(buf, bufsz, "%s/%s", workdir, path) >=
+	    bufsz)
+		rc = sandbox_fail(err, ENGINE_EINVAL, "path '%.120s': too long",
+		    path);
+out:
+	return rc;
+}
+
+int64_t
+sandbox_exec_timeout_ms(const struct sandbox_exec_req *req,
+    const struct sandbox_config *cfg)
+{
+	if (req->timeout_ms > 0)
+		return req->timeout_ms;
+	if (cfg->timeout > 0)
+		return (int64_t)cfg->timeout * 1000;
+	return 60000;
+}
+
+int
+sandbox_exec_take(struct sandbox_exec_result *res, struct dbuf *out,
+    struct dbuf *errb, char *err)
+{
+	res->out_truncated = out->err != DBUF_OK;
+	res->err_truncated = errb->err != DBUF_OK;
+	res->out = dbuf_take(out, &res->out_len);
+	res->err = dbuf_take(errb, &res->err_len);
+	if (res->out == NULL || res->err == NULL)
+		return sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	return 0;
 }
 
 /* ====== Dispatch ====== */

@@ -318,18 +318,6 @@ int	sandbox_opt_int(const json_t *o, const char *key, int def, int lo,
  */
 void	sandbox_add_quoted(struct dbuf *b, const char *s);
 
-/* ====== The local provider (local.c) ====== */
-
-/*
- * The local provider's probe: runs `true` in a local sandbox made from c
- * (NULL: the built-in defaults in a temporary directory). Returns 0, or an
- * ENGINE_E* code with err saying plainly what is wrong: bwrap missing
- * (install bubblewrap), user namespaces disabled (which sysctl), the
- * sandbox folder not writable, the sandbox uid unusable. Callers go
- * through sandbox_probe("local", ...); the tests call it by name.
- */
-int	sandbox_local_probe(const struct conf *c, char *err);
-
 /* ====== Network of local sandboxes (net.c) ====== */
 
 /*
@@ -702,21 +690,6 @@ extern const struct sandbox_provider sandbox_provider_e2b;
  * docker.c. */
 extern const struct sandbox_provider sandbox_provider_docker;
 
-/*
- * Test connection of the docker provider: the engine's version and
- * whether the options' image is on it. *info (malloc'd) says both, for the
- * admin. Returns 0, or SANDBOX_EFAIL / ENGINE_EINVAL with err naming the
- * cause (engine unreachable, image missing).
- */
-int	sandbox_docker_probe(const json_t *options, char *err, char **info);
-
-/*
- * Removes the containers of the engine in options that flowcgi processes
- * of this host left behind (label flowcgi.sandbox, process gone), with
- * their volumes; *removed counts them. Returns 0 or an error in err.
- */
-int	sandbox_docker_sweep(const json_t *options, char *err, int *removed);
-
 /* sandbox_upload_tree and sandbox_download_tree exist. */
 #define SANDBOX_HAVE_TREES 1
 
@@ -740,13 +713,6 @@ int	sandbox_download_tree(struct sandbox *sb, const char *dir, int64_t max,
 	    char *err, char **tar, size_t *len);
 
 /*
- * ssh-keyscan of the host and port in ssh options: *keys = the server's
- * host keys as "type base64" lines (malloc'd), for ssh_host_key. Trust on
- * first use: call it only when the admin asks to pin (test connection).
- */
-int	sandbox_ssh_scan(const json_t *options, char *err, char **keys);
-
-/*
  * The active sandbox provider, read from storage now (so a change made by
  * any process applies to the next run): *p and cfg filled from the
  * sandbox.* settings of e's conf, with cfg->options a new reference to the
@@ -763,7 +729,7 @@ void	sandbox_config_release(struct sandbox_config *cfg);
 
 /*
  * At start-up: when the active provider is docker, removes the containers
- * that dead flowcgi processes of this host left (sandbox_docker_sweep);
+ * that dead flowcgi processes of this host left (the provider's sweep);
  * failures are logged.
  */
 void	sandbox_sweep_active(struct engine *e);

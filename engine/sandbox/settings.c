@@ -190,8 +190,11 @@ engine_sandbox_provider_list(struct engine *e, json_t **out)
 			else
 				v = json_incref(json_object_get(
 				    json_object_get(ent, "config"), key));
-			if (v != NULL)
-				json_object_set_new(cfg, key, v);
+			if (v != NULL && json_object_set_new(cfg, key, v) !=
+			    0) {
+				json_decref(cfg);
+				cfg = NULL;	/* item fails: ENOMEM */
+			}
 		}
 		item = json_pack("{s:s, s:b, s:b, s:b, s:o, s:o}",
 		    "provider_type", p->name, "is_system_configured",
@@ -275,9 +278,12 @@ config_merge(struct engine *e, const struct sandbox_provider *s, json_t *rec,
 			const char *old = json_string_value(json_object_get(cfg,
 			    name));
 
-			if (old == NULL || strcmp(old, str) != 0)
-				json_object_set_new(cfg, "ssh_host_key",
-				    json_string(""));
+			if ((old == NULL || strcmp(old, str) != 0) &&
+			    json_object_set_new(cfg, "ssh_host_key",
+			    json_string("")) != 0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
 		}
 		if (json_object_set_new(cfg, name, json_string(str)) != 0) {
 			rc = ENGINE_ENOMEM;
@@ -393,15 +399,22 @@ write_tx(struct store_txn *t, void *arg)
 		ent = json_object_get(prov, a->type);
 		if (ent == NULL)
 			goto out;	/* nothing stored: nothing to pin */
-		json_object_set_new(json_object_get(ent, "config"),
-		    "ssh_host_key", json_string(a->pin));
+		if (json_object_set_new(json_object_get(ent, "config"),
+		    "ssh_host_key", json_string(a->pin)) != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
 	} else if (a->activate != NULL) {
 		if (strcmp(a->activate, "local") != 0 &&
 		    json_object_get(prov, a->activate) == NULL) {
 			rc = STORE_ENOTFOUND;
 			goto out;
 		}
-		json_object_set_new(rec, "active", json_string(a->activate));
+		if (json_object_set_new(rec, "active",
+		    json_string(a->activate)) != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
 	} else if (a->entry != NULL) {
 		if (json_object_set(prov, a->type, a->entry) != 0) {
 			rc = STORE_ENOMEM;
@@ -413,8 +426,12 @@ write_tx(struct store_txn *t, void *arg)
 			goto out;
 		}
 		act = json_string_value(json_object_get(rec, "active"));
-		if (act != NULL && strcmp(act, a->type) == 0)
-			json_object_set_new(rec, "active", json_string("local"));
+		if (act != NULL && strcmp(act, a->type) == 0 &&
+		    json_object_set_new(rec, "active", json_string("local"))
+		    != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
 	}
 	rc = store_put_json(t, STORE_DB_SETTINGS, SETTINGS_KEY, rec, 0);
 out:
@@ -447,18 +464,24 @@ entry_make(struct engine *e, const struct sandbox_provider *s,
 		if (v == NULL)
 			continue;
 		if (strcmp(s->fields[i].type, "secret-input") != 0) {
-			json_object_set_new(plain, s->fields[i].name,
-			    json_string(v));
+			if (json_object_set_new(plain, s->fields[i].name,
+			    json_string(v)) != 0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
 			continue;
 		}
 		snprintf(aad, sizeof(aad), "sandbox_providers/%s/%s", s->name,
 		    s->fields[i].name);
 		if ((rc = secret_encrypt(e, aad, v, err, &enc)) != 0)
 			goto out;
-		json_object_set_new(secrets, s->fields[i].name,
-		    json_string(enc));
+		if (json_object_set_new(secrets, s->fields[i].name,
+		    json_string(enc)) != 0)
+			rc = ENGINE_ENOMEM;
 		free(enc);
 		enc = NULL;
+		if (rc != 0)
+			goto out;
 	}
 	*out = ent;
 	ent = NULL;

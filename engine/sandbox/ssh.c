@@ -79,7 +79,7 @@
 
 #include <openssl/evp.h>
 
-#include "engine/sandbox/sandbox.h"
+#include "engine/sandbox/provider.h"
 
 #define SSH_PERSIST		600	/* ControlPersist, s */
 #define SSH_CONNECT_TIMEOUT	10	/* ConnectTimeout, s */

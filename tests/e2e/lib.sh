@@ -215,6 +215,24 @@ admin_token() {
 	FLOWCGI_SERVER_DATA_DIR=${FC_DATA:-$T_DIR/data} "$FLOWCGI_BIN" token
 }
 
+# start_front [flowcgi args]: the start most tests share: a flowcgi "fc",
+# nginx in front; sets TOKEN (the admin token), J (the JSON content type)
+# and A (the console's apps path). Fails when flowcgi or nginx does not.
+start_front() {
+	start_flowcgi fc "$@" || return 1
+	start_nginx "127.0.0.1:$FC_PORT" || return 1
+	TOKEN=$(admin_token)
+	J='Content-Type: application/json'
+	A=/console/api/apps
+}
+
+# start_llm_front [flowcgi args]: start_front with the fake LLM (LLM) as
+# flowcgi's model provider.
+start_llm_front() {
+	start_fake llm LLM
+	FLOWCGI_LLM_BASE_URL=$LLM/v1 start_front "$@"
+}
+
 # req <method> <path> [curl args...]: sets STATUS and BODY (and HDRS).
 req() {
 	m=$1; p=$2; shift 2
@@ -228,6 +246,13 @@ req() {
 }
 
 jqr() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
+
+# key_stream <path> <json body> <file>: a streaming request with the app
+# key $KEY; the raw server-sent events go to <file>.
+key_stream() {
+	curl -sS -N -H "Authorization: Bearer $KEY" \
+	    -H 'Content-Type: application/json' -d "$2" "$BASE$1" >"$3"
+}
 
 # svc <key> <method> <path> [curl args...]: req with an app key (or any
 # other bearer token) instead of the admin token.
@@ -325,4 +350,23 @@ report_app() {
 	UP=$(curl -s -H "Authorization: Bearer $KEY" \
 	    -F "file=@$T_DIR/data.txt" -F user=u "$BASE/v1/files/upload" |
 	    jq -r .id)
+}
+
+# report_script <tag> [command]: scripts the fake LLM for report_ask: read
+# the skill, write done-<tag> to output/report.txt, print data.txt, the uid
+# and the working folder (then run command, JSON-escaped), and answer
+# "Report written."
+report_script() {
+	llm_script '{"responses": [
+	  {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
+	  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done-'"$1"' > output/report.txt && cat data.txt && id -u && pwd'"${2:+ && $2}"'"}}]},
+	  {"text": "Report written."}]}'
+}
+
+# report_ask <file>: asks report_app's chatflow "go" with the upload as its
+# data input, streaming; the events' JSON, one a line, go to <file>.
+report_ask() {
+	key_stream /v1/chat-messages "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
+	    "$1.sse"
+	sed -n 's/^data: //p' "$1.sse" >"$1"
 }

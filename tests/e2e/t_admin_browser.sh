@@ -15,10 +15,7 @@ CHROMIUM=${FLOWCGI_CHROMIUM:-/usr/bin/chromium}
 BROWSER_DIR=$TOP/tests/browser
 
 # the sandboxed run of the Run tab asks the fake LLM
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
+start_llm_front || exit 1
 
 # ---- The page as files: redirect, types, caching, security headers ----
 
@@ -75,7 +72,6 @@ is "$n" 0 "no external URL, no HTML injection sinks, no inline script"
 
 # ---- The draft endpoints the page uses ----
 
-J='Content-Type: application/json'
 jq -n --rawfile y "$CORPUS/difytest__conditional_hello_branching_workflow.yml" \
     '{mode: "yaml-content", yaml_content: $y}' >"$T_DIR/imp.json"
 req POST /console/api/apps/imports -H "$J" --data-binary @"$T_DIR/imp.json"

@@ -3,11 +3,7 @@
 # answer; ReAct parsing; agent_log events; the tool results the model saw.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_llm_front || exit 1
 import_app "$TOP/tests/e2e/apps/agent.yml"
 
 llm_script '{"responses": [
@@ -16,9 +12,8 @@ llm_script '{"responses": [
      {"id": "c2", "name": "weekday", "arguments": {"year": 2024, "month": 1, "day": 1}}]},
   {"text": "It is 2024-era and a Monday."}
 ]}'
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"query":"which day is it","user":"u","response_mode":"streaming"}' \
-    "$BASE/v1/chat-messages" >"$T_DIR/s.txt"
+key_stream /v1/chat-messages '{"inputs":{},"query":"which day is it","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/s.txt"
 ev() { sed -n 's/^data: //p' "$T_DIR/s.txt"; }
 is "$(ev | jq -r 'select(.event=="message_end") | .event')" message_end "the run ends with message_end"
 is "$(ev | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \

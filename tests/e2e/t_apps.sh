@@ -4,10 +4,7 @@
 # (304), paging and filters, and the same app seen at / and under /flow/.
 . "$(dirname "$0")/lib.sh"
 
-start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_front || exit 1
 
 etag() { printf '%s\n' "$HDRS" | sed -n 's/^[Ee][Tt][Aa][Gg]: //p'; }
 

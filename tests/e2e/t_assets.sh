@@ -4,11 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 FLOWCGI_ASSETS_MAX_FILE_SIZE=300k FLOWCGI_ASSETS_MAX_FILES=12 \
-    start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+    start_front || exit 1
 
 blobs() {	# number of blobs stored (the data directory, or postgres)
 	db_count blobs

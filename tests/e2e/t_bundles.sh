@@ -11,10 +11,7 @@
 # Small limits so that the refusals are cheap to reach.
 export FLOWCGI_BUNDLE_MAX_SIZE=100k FLOWCGI_BUNDLE_MAX_PENDING=3 \
     FLOWCGI_ASSETS_MAX_FILE_SIZE=300k FLOWCGI_ASSETS_BATCH_MAX_FILES=6
-start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_front || exit 1
 Z='Content-Type: application/zip'
 A=/console/api/apps
 SEEDS=$TOP/tests/fuzz/seeds/fuzz_bundle

@@ -23,9 +23,7 @@
 . "$(dirname "$0")/lib.sh"
 
 FLOWCGI_LIMITS_MAX_JSON_BODY=4k FLOWCGI_LIMITS_MAX_JSON_DEPTH=16 \
-    start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
+    start_front || exit 1
 req POST /console/api/apps -H 'Content-Type: application/json' \
     --data-binary '{"name":"case fixture","mode":"workflow"}'
 APP=$(jqr .id)

@@ -4,11 +4,7 @@
 # tool calls, blocking refused for agent apps, completion-messages.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_llm_front || exit 1
 app() {	# app <mode> <model_config yaml lines>: imports, sets KEY
 	printf 'app: {mode: %s, name: %s}\nkind: app\nversion: 0.6.0\nmodel_config:\n%s\n' \
 	    "$1" "$1" "$2" >"$T_DIR/$1.yml"

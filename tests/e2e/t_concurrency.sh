@@ -47,9 +47,7 @@ llm_script "$SCRIPT"
 
 # ====== 200 simultaneous streams, default settings ======
 
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
+FLOWCGI_LLM_BASE_URL=$LLM/v1 start_front || exit 1
 import_app "$TOP/tests/e2e/apps/chat_stream.yml"
 CHAT=$APP
 python3 "$TOOLS/stream_load.py" --base "$BASE" --key "$KEY" --n 200 \

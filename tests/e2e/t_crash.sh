@@ -9,9 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 N=1000
-start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
+start_front || exit 1
 mkdir -p "$T_DIR/out"
 {
 	for i in $(seq -w 1 $N); do

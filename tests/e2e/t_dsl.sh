@@ -14,11 +14,7 @@ else
 	skip "the shared DSL corpus (../shared/dsl-corpus/files, or FLOWCGI_CORPUS) is not here: the project's own files only"
 fi
 
-start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_front || exit 1
 
 # Every file: imported (200, or 202 pending for newer versions, then
 # confirmed), then export -> import -> export gives identical YAML.

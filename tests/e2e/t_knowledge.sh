@@ -5,12 +5,8 @@
 # and a refused key fail with clear messages.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
 start_fake knowledge KB
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_llm_front || exit 1
 W=/console/api/workspaces/current/knowledge-bases
 import_app "$TOP/tests/e2e/apps/knowledge.yml"
 ask() { curl -sS -H "Authorization: Bearer $KEY" -H "$J" \

@@ -6,11 +6,7 @@
 # paced tokens are not held back.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_llm_front || exit 1
 import_app "$TOP/tests/e2e/apps/chat_llm.yml"
 
 llm_script '{"responses": [
@@ -78,9 +74,8 @@ python3 -c "import json; print(json.dumps({'responses': [
   {'match': 'Q: paced', 'chunks': ['p%d ' % i for i in range(5)], 'delay': 0.2}]}))" \
     >"$T_DIR/script.json"
 llm_script @"$T_DIR/script.json"
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"query":"burst","user":"u","response_mode":"streaming"}' \
-    "$BASE/v1/chat-messages" >"$T_DIR/burst"
+key_stream /v1/chat-messages '{"inputs":{},"query":"burst","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/burst"
 sed -n 's/^data: //p' "$T_DIR/burst" | jq -r .event >"$T_DIR/burst.ev"
 want=$(python3 -c "print(''.join('b%d ' % i for i in range(3000)))")
 is "$(sed -n 's/^data: //p' "$T_DIR/burst" | jq -j 'select(.event=="message") | .answer' | sed 's/ \[[0-9]* tokens\]$//')" \

@@ -6,11 +6,8 @@
 # create, and none of the bad requests stored anything.
 . "$(dirname "$0")/lib.sh"
 
-FLOWCGI_LIMITS_MAX_JSON_BODY=64k start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
+FLOWCGI_LIMITS_MAX_JSON_BODY=64k start_front || exit 1
 PID0=$FC_PID
-A=/console/api/apps
 req POST $A -H 'Content-Type: application/json' \
     --data-binary '{"name":"target","mode":"chat"}'
 APP=$(jqr .id)

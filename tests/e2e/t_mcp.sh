@@ -52,11 +52,7 @@ wait_log() {
 	logs "$1" "$2"
 }
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_llm_front || exit 1
 MCP=/console/api/workspaces/current/tool-provider/mcp
 
 # ====== Registering ======
@@ -120,9 +116,8 @@ llm_script '{"responses": [
   {"match": "add", "tool_calls": [{"id": "c1", "name": "get-sum", "arguments": {"a": 2, "b": 40}}]},
   {"tool_calls": [{"id": "c2", "name": "echo", "arguments": {"message": "forty-two"}}]},
   {"text": "It is 42."}]}'
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"query":"add 2 and 40","user":"u","response_mode":"streaming"}' \
-    "$BASE/v1/chat-messages" >"$T_DIR/a.txt"
+key_stream /v1/chat-messages '{"inputs":{},"query":"add 2 and 40","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/a.txt"
 ev() { sed -n 's/^data: //p' "$1"; }
 is "$(ev "$T_DIR/a.txt" | jq -r 'select(.event=="agent_message") | .answer' | tr -d '\n')" \
     "It is 42." "the agent app answers"
@@ -148,9 +143,8 @@ llm_script '{"responses": [
   {"tool_calls": [{"id": "s1", "name": "echo", "arguments": {"message": "over sse"}},
                   {"id": "s2", "name": "current_time", "arguments": {}}]},
   {"text": "done"}]}'
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"query":"echo","user":"u","response_mode":"streaming"}' \
-    "$BASE/v1/chat-messages" >"$T_DIR/n.txt"
+key_stream /v1/chat-messages '{"inputs":{},"query":"echo","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/n.txt"
 is "$(ev "$T_DIR/n.txt" | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \
     "done" "an agent node with mcp_server answers"
 reqs=$(curl -s "$LLM/_requests")
@@ -171,9 +165,8 @@ if [ -f "$CORPUS" ]; then
 	llm_script '{"responses": [
 	  {"tool_calls": [{"id": "m1", "name": "get-sum", "arguments": {"a": 1, "b": 1}}]},
 	  {"text": "two"}]}'
-	curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-	    -d '{"inputs":{},"query":"1+1","user":"u","response_mode":"streaming"}' \
-	    "$BASE/v1/chat-messages" >"$T_DIR/c.txt"
+	key_stream /v1/chat-messages '{"inputs":{},"query":"1+1","user":"u","response_mode":"streaming"}' \
+	    "$T_DIR/c.txt"
 	is "$(ev "$T_DIR/c.txt" | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \
 	    "two" "the corpus's svcvit__MCP-amap.yml runs as exported"
 	is "$(curl -s "$LLM/_requests" | jq -r '.[1].body.messages[] | select(.role=="tool") | .content')" \
@@ -207,9 +200,8 @@ sed "s|MCP_SERVER_URL|$HTTP_URL?unregistered=1|" \
     "$TOP/tests/e2e/apps/mcp_agent.yml" >"$T_DIR/bad.yml"
 import_app "$T_DIR/bad.yml"
 before=$(logs "$T_DIR/ev_http.log" "Received MCP POST request")
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"query":"x","user":"u","response_mode":"streaming"}' \
-    "$BASE/v1/chat-messages" >"$T_DIR/bad.txt"
+key_stream /v1/chat-messages '{"inputs":{},"query":"x","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/bad.txt"
 ev "$T_DIR/bad.txt" | jq -r 'select(.event=="error" or .event=="workflow_finished") | .message // .data.error' |
     grep -q 'refused to connect to 127.0.0.1.*http.allow_private'
 ok $? "an unregistered loopback MCP server named in app content is refused"

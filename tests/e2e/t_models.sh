@@ -13,10 +13,7 @@ start_fake llm FAKE
 fake_script() { curl -sS -o /dev/null "$FAKE/_script" --data-binary "$1"; }
 fake_requests() { curl -sS "$FAKE/_requests"; }
 
-start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_front || exit 1
 P=/console/api/workspaces/current/model-providers
 SECRET=sk-e2e-secret-0123456789
 

@@ -115,9 +115,7 @@ total() {
 # ====== run.history_max_count: flowcgi prune on a stopped server ======
 
 FLOWCGI_RUN_PRUNE_INTERVAL=0 FLOWCGI_LLM_BASE_URL="$LLM/v1" \
-    start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
+    start_front || exit 1
 import_app "$T_DIR/fast.yml"; F1=$APP; K1=$KEY
 import_app "$T_DIR/fast.yml"; F2=$APP; K2=$KEY
 import_app "$TOP/tests/e2e/apps/echo_chat.yml"; CH=$APP; KC=$KEY

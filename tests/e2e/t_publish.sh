@@ -13,9 +13,7 @@ J='Content-Type: application/json'
 A=/console/api/apps
 SECRET=PUBSEC-4b1d9e77
 
-start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
+start_front || exit 1
 
 # run_out <key>: a blocking service run with q=hi; sets OUT (outputs.out),
 # TOK (outputs.tok) and RUN (the run id).

@@ -64,9 +64,7 @@ except Exception as e:
 
 # Network on, the file server's address allowed: through nginx.
 FLOWCGI_SANDBOX_NETWORK=true FLOWCGI_SANDBOX_NETWORK_ALLOW="127.0.0.1" \
-    start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
+    start_front || exit 1
 import_app "$APPF"
 run_svc() {	# run_svc <command>: the run's outputs (JSON)
 	jq -n --arg c "$1" '{inputs: {cmd: $c}, user: "u",

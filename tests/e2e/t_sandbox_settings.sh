@@ -15,10 +15,7 @@ PASS='e2e pass-123'
 start_sshd sbe2e 61235 "$PASS" || { ok 1 "sshd started"; exit 1; }
 S=$SSHD_DIR
 
-start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_front || exit 1
 P=/console/api/workspaces/current
 cfg() {	# cfg <password>
 	printf '{"config":{"ssh_host":"127.0.0.1","ssh_port":"%s",

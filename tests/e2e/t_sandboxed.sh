@@ -6,12 +6,7 @@
 # next turn, and Dify's workspace routes read it.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_llm_front || exit 1
 report_app
 req GET "$A/$APP"
 is "$(jqr .runtime_type)" sandboxed "the app runs in the sandboxed runtime"
@@ -24,10 +19,8 @@ llm_script '{"responses": [
   {"text": "Still there."}
 ]}'
 
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
-    "$BASE/v1/chat-messages" >"$T_DIR/s.txt"
-ev() { sed -n 's/^data: //p' "$T_DIR/s.txt"; }
+report_ask "$T_DIR/s.txt"
+ev() { cat "$T_DIR/s.txt"; }
 is "$(ev | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" "Report written." \
     "the Agent's answer is the chat answer"
 is "$(ev | jq -r 'select(.event=="agent_log" and .data.status=="start") | .data.data.tool_input' | head -1)" \

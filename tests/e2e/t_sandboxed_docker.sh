@@ -24,12 +24,7 @@ fi
 dk() { docker -H "unix://$DK/docker.sock" "$@"; }
 labelled() { dk ps -aq --filter "label=${1:-flowcgi.sandbox}" | wc -l; }
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_llm_front || exit 1
 P=/console/api/workspaces/current
 
 report_app
@@ -88,13 +83,8 @@ is "$(labelled flowcgi.sandbox=left)" 0 "the restart removed it"
 
 # ---- The chatflow in docker ----
 
-llm_script '{"responses": [
-  {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
-  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done-docker > output/report.txt && cat data.txt && id -u && pwd && python3 -c \"print(6 * 7)\""}}]},
-  {"text": "Report written."}]}'
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
-    "$BASE/v1/chat-messages" | sed -n 's/^data: //p' >"$T_DIR/docker.txt"
+report_script docker 'python3 -c \"print(6 * 7)\"'
+report_ask "$T_DIR/docker.txt"
 curl -s "$LLM/_requests" >"$T_DIR/docker.req"
 ev=$T_DIR/docker.txt rq=$T_DIR/docker.req
 is "$(jq -r 'select(.event=="message") | .answer' "$ev" | tr -d '\n')" \
@@ -117,9 +107,7 @@ is "$(labelled)" 0 "nothing is left running: no labelled container"
 
 sh "$TOP/tests/e2e/dockerd.sh" stop "$DK"
 llm_script '{"responses": [{"text": "unused"}]}'
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
-    "$BASE/v1/chat-messages" | sed -n 's/^data: //p' >"$T_DIR/dead.txt"
+report_ask "$T_DIR/dead.txt"
 is "$(jq -r 'select(.event=="workflow_finished") | .data.status' "$T_DIR/dead.txt")" \
     failed "dead engine: the run fails"
 case "$(jq -r 'select(.event=="workflow_finished") | .data.error' "$T_DIR/dead.txt")" in

@@ -8,12 +8,7 @@
 # (2,500) of the head and of the tail.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_llm_front || exit 1
 import_app "$TOP/tests/e2e/apps/sandboxed_output.yml"
 
 # 1: "x", 9,000 "é" (18,000 bytes), a stray byte: 9,002 characters, cut.

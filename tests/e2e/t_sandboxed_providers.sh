@@ -15,15 +15,10 @@ fi
 SPASS='prov pass-456'
 start_sshd sbprov 61236 "$SPASS" || { ok 1 "sshd started"; exit 1; }
 
-start_fake llm LLM
 start_fake e2b E2B
 E2B_KEY=e2b_0000000000000000000000000000000000000000
 
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_llm_front || exit 1
 P=/console/api/workspaces/current
 
 report_app
@@ -45,13 +40,8 @@ is "$STATUS" 200 "e2b configured"
 run() {
 	req POST $P/sandbox-provider/$1/activate
 	is "$STATUS" 200 "$1: activated"
-	llm_script '{"responses": [
-	  {"match": "Write the report", "tool_calls": [{"id": "a", "name": "bash", "arguments": {"bash": "cat skills/report/SKILL.md"}}]},
-	  {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"bash": "mkdir -p output && echo done-'$1' > output/report.txt && cat data.txt && id -u && pwd"}}]},
-	  {"text": "Report written."}]}'
-	curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-	    -d "{\"inputs\":{\"data\":{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}},\"query\":\"go\",\"user\":\"u\",\"response_mode\":\"streaming\"}" \
-	    "$BASE/v1/chat-messages" | sed -n 's/^data: //p' >"$T_DIR/$1.txt"
+	report_script "$1"
+	report_ask "$T_DIR/$1.txt"
 	curl -s "$LLM/_requests" >"$T_DIR/$1.req"
 }
 

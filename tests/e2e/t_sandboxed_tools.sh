@@ -12,12 +12,7 @@
 #    name, is offered that tool, and cannot write under skills/.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_llm_front || exit 1
 
 # ====== A classic Agent with two tools, upgraded ======
 
@@ -43,9 +38,8 @@ llm_script '{"responses": [
      {"id": "c2", "name": "weekday", "arguments": {"year": 2024, "month": 1, "day": 1}}]},
   {"chunks": ["It is ", "the year ", "and a Monday."]}
 ]}'
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"query":"which day is it","user":"u","response_mode":"streaming"}' \
-    "$BASE/v1/chat-messages" >"$T_DIR/s.txt"
+key_stream /v1/chat-messages '{"inputs":{},"query":"which day is it","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/s.txt"
 ev() { sed -n 's/^data: //p' "$T_DIR/s.txt"; }
 is "$(ev | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \
     "It is the year and a Monday." "the Agent's answer is the chat answer"

@@ -27,10 +27,7 @@ is "$(node -p "require('$SDK_DIR/node_modules/dify-client/package.json').version
     "$(jq -r '.packages["node_modules/dify-client"].version' "$SDK_DIR/package-lock.json")" \
     "the pinned dify-client is installed"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
+start_llm_front || exit 1
 
 # app <file> <var>: imports an app, puts a key of it in <var>.
 app() {

@@ -4,11 +4,7 @@
 # the Host header; the FastCGI unix socket is not open to every local user.
 . "$(dirname "$0")/lib.sh"
 
-start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_front || exit 1
 
 # ====== Another app's run, task, trace, key, file, asset ======
 

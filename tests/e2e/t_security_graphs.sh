@@ -7,11 +7,7 @@
 # object plus code and message; a zip entry's setuid bits do not survive.
 . "$(dirname "$0")/lib.sh"
 
-start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_front || exit 1
 
 svc() {	# svc <method> <path> [curl args]: with the app key
 	local t=$TOKEN
@@ -115,9 +111,8 @@ check_graph() {
 	has "$(jqr .error)" "$want" "$1: the recorded run keeps the reason"
 
 	# service API, streaming
-	curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-	    -d '{"inputs":{},"user":"u","response_mode":"streaming"}' \
-	    "$BASE/v1/workflows/run" >"$T_DIR/sse.txt"
+	key_stream /v1/workflows/run '{"inputs":{},"user":"u","response_mode":"streaming"}' \
+	    "$T_DIR/sse.txt"
 	is "$(sse_data "$T_DIR/sse.txt" .event | tr '\n' ' ')" \
 	    "workflow_started workflow_finished " \
 	    "$1: streaming: no node starts"
@@ -156,9 +151,8 @@ import_file "$T_DIR/chatcycle.yml"
 has "$(jqr '[.warnings[].message] | join("; ")')" "'A' -> 'B' -> 'A'" \
     "chatflow: the import warns of the cycle"
 app_key
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"query":"hi","user":"u","response_mode":"streaming"}' \
-    "$BASE/v1/chat-messages" >"$T_DIR/sse.txt"
+key_stream /v1/chat-messages '{"inputs":{},"query":"hi","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/sse.txt"
 is "$(sse_data "$T_DIR/sse.txt" 'select(.event=="workflow_finished") | .data.status')" \
     failed "chatflow: streaming: workflow_finished says failed"
 has "$(sse_data "$T_DIR/sse.txt" 'select(.event=="error") | .message')" \

@@ -17,9 +17,7 @@ SECRETS="$ENVSEC $BEARER $CUSTOM $BASIC $BASIC64"
 
 start_fake echo ECHO || exit 1
 export FLOWCGI_HTTP_ALLOW_PRIVATE=true	# the fake is on loopback
-start_flowcgi fc || exit 1
-start_nginx "127.0.0.1:$FC_PORT" || exit 1
-TOKEN=$(admin_token)
+start_front || exit 1
 DATA=$T_DIR/data
 
 # leaks <text>: how many of the secrets appear in text.
@@ -135,9 +133,8 @@ is "$STATUS $(leaks "$BODY")" "200 0" "the console run detail holds no secret"
 BODY=$(curl -s -H "Authorization: Bearer $KEY" "$BASE/v1/workflows/run/$RUN")
 is "$(jqr .status) $(leaks "$BODY")" "succeeded 0" \
     "the service run detail holds no secret"
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d '{"inputs":{},"user":"u1","response_mode":"streaming"}' \
-    "$BASE/v1/workflows/run" >"$T_DIR/sse.txt"
+key_stream /v1/workflows/run '{"inputs":{},"user":"u1","response_mode":"streaming"}' \
+    "$T_DIR/sse.txt"
 is "$(grep -c '"workflow_finished"' "$T_DIR/sse.txt") $(leaks "$(cat "$T_DIR/sse.txt")")" \
     "1 0" "a streamed run's events hold no secret"
 is "$(sent)" "$WANT" "the streamed run sent the same keys"

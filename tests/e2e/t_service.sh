@@ -5,11 +5,7 @@
 
 # two real Dify exports, kept with the tests
 CORPUS=$TOP/tests/e2e/apps/dify
-start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
-A=/console/api/apps
+start_front || exit 1
 
 # A workflow with a branch: if-else on the query.
 import_file "$CORPUS/difytest__conditional_hello_branching_workflow.yml"
@@ -130,9 +126,8 @@ is "$STATUS $(jqr .event) $(jqr .mode)" "200 message advanced-chat" "blocking ch
 CONV=$(jqr .conversation_id)
 ANS=$(jqr .answer)
 ok "$([ -n "$ANS" ] && echo 0 || echo 1)" "the answer is rendered: '$ANS'"
-curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
-    -d "{\"inputs\":{},\"query\":\"again\",\"user\":\"u2\",\"response_mode\":\"streaming\",\"conversation_id\":\"$CONV\"}" \
-    "$BASE/v1/chat-messages" >"$T_DIR/chat.txt"
+key_stream /v1/chat-messages "{\"inputs\":{},\"query\":\"again\",\"user\":\"u2\",\"response_mode\":\"streaming\",\"conversation_id\":\"$CONV\"}" \
+    "$T_DIR/chat.txt"
 ev=$(sed -n 's/^data: //p' "$T_DIR/chat.txt" | jq -r .event | sort -u | tr '\n' ' ')
 is "$ev" "message message_end node_finished node_started workflow_finished workflow_started " \
     "chat streams message and message_end with the workflow events"

@@ -7,11 +7,7 @@
 # every conversation or message of another end user or app a 404.
 . "$(dirname "$0")/lib.sh"
 
-start_fake llm LLM
-FLOWCGI_LLM_BASE_URL=$LLM/v1 start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_llm_front || exit 1
 APPS=$TOP/tests/e2e/apps
 
 # api <method> <path> [json body]: the service API with $KEY; sets STATUS

@@ -4,10 +4,7 @@
 # does not stop the run.
 . "$(dirname "$0")/lib.sh"
 
-start_flowcgi fc
-start_nginx "127.0.0.1:$FC_PORT"
-TOKEN=$(admin_token)
-J='Content-Type: application/json'
+start_front || exit 1
 import_app "$TOP/tests/e2e/apps/slow.yml"
 
 now_ms() { date +%s%3N; }

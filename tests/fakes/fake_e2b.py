@@ -102,7 +102,9 @@ import threading
 import time
 import urllib.parse
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from fake_http import JSONHandler, serve
 
 ENVD_PORT = "49983"
 ENVD_VERSION = "0.6.2"
@@ -277,11 +279,8 @@ class ConnectError(Exception):
         self.message = message
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JSONHandler):
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *args):
-        pass
 
     def setup(self):
         super().setup()
@@ -955,7 +954,6 @@ def main():
     STATE["api_key"] = a.api_key
     if os.environ.get("FAKE_E2B_FAIL"):
         STATE["fail"] = json.loads(os.environ["FAKE_E2B_FAIL"])
-    srv = Server((a.host, a.port), Handler)
     threading.Thread(target=reaper, daemon=True).start()
 
     def stop(*_):
@@ -966,8 +964,7 @@ def main():
         os._exit(0)
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    print(srv.server_address[1], flush=True)
-    srv.serve_forever()
+    serve(Handler, a.port, a.host, Server)
 
 
 if __name__ == "__main__":

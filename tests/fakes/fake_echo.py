@@ -9,29 +9,14 @@ Authorization and X-Api-Key headers ("" when absent). GET /_requests
 returns every request seen so far (the same objects, oldest first);
 POST /_reset forgets them.
 """
-import json
-import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from fake_http import JSONHandler, serve
 
 REQUESTS = []
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, fmt, *args):
-        pass
-
-    def send_json(self, status, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(JSONHandler):
     def echo(self):
-        n = int(self.headers.get("Content-Length", "0") or "0")
-        if n > 0:
-            self.rfile.read(n)
+        self.read_body()
         if self.path == "/_requests":
             self.send_json(200, REQUESTS)
             return
@@ -56,9 +41,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    print(srv.server_address[1], flush=True)
-    srv.serve_forever()
+    serve(Handler)
 
 
 if __name__ == "__main__":

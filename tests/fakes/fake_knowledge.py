@@ -13,23 +13,12 @@ returns every request body.
 """
 import json
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from fake_http import JSONHandler, serve
 
 REQUESTS = []
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, fmt, *args):
-        pass
-
-    def send_json(self, status, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(JSONHandler):
     def do_GET(self):
         if self.path == "/_requests":
             self.send_json(200, REQUESTS)
@@ -37,8 +26,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(404, {"error_msg": "not found"})
 
     def do_POST(self):
-        n = int(self.headers.get("Content-Length", "0"))
-        body = json.loads(self.rfile.read(n) or b"{}")
+        body = json.loads(self.read_body() or b"{}")
         REQUESTS.append({"path": self.path, "auth": self.headers.get("Authorization"),
                          "body": body})
         if not self.path.endswith("/retrieval"):
@@ -60,9 +48,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    print(srv.server_address[1], flush=True)
-    srv.serve_forever()
+    serve(Handler)
 
 
 if __name__ == "__main__":

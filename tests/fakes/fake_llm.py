@@ -58,7 +58,9 @@ import json
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from fake_http import JSONHandler, serve
 
 LOCK = threading.Lock()
 STATE = {"script": {"responses": []}, "used": set(), "requests": [],
@@ -113,17 +115,10 @@ def pick(text):
     return {"text": "echo: " + text}
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JSONHandler):
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, fmt, *args):
-        pass
-
     # -- plumbing ----------------------------------------------------------
-
-    def read_body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(n) if n > 0 else b""
 
     def record(self, raw):
         try:
@@ -498,13 +493,7 @@ def main():
     if a.script:
         with open(a.script) as f:
             STATE["script"] = normalise(json.load(f))
-    srv = Server((a.host, a.port), Handler)
-    srv.daemon_threads = True
-    print(srv.server_address[1], flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve(Handler, a.port, a.host, Server)
 
 
 if __name__ == "__main__":

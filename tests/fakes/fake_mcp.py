@@ -44,7 +44,7 @@ import json
 import queue
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from fake_http import JSONHandler, serve
 from urllib.parse import urlsplit, parse_qs
 
 LOCK = threading.Lock()
@@ -143,15 +143,8 @@ def answer(msg):
     return [{"jsonrpc": "2.0", "id": mid, "result": result}]
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JSONHandler):
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *args):
-        pass
-
-    def _body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(n) if n else b""
 
     def _record(self, body):
         with LOCK:
@@ -294,7 +287,7 @@ class Handler(BaseHTTPRequestHandler):
         })
 
     def _handle(self):
-        body = self._body()
+        body = self.read_body()
         path = urlsplit(self.path).path
         if path == "/requests":
             if self.command == "DELETE":
@@ -350,13 +343,7 @@ def main():
     args = sys.argv[1:]
     if len(args) >= 2 and args[0] == "--port":
         port = int(args[1])
-    srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    srv.daemon_threads = True
-    print("PORT %d" % srv.server_address[1], flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve(Handler, port, banner="PORT %d")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import re
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from fake_http import JSONHandler, serve
 
 LOCK = threading.Lock()
 SPANS = []
@@ -97,19 +97,8 @@ def check_span(s):
         raise ValueError("bad status %r" % st)
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JSONHandler):
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *args):
-        pass
-
-    def send_json(self, status, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self):
         with LOCK:
@@ -121,8 +110,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_json(404, {"error": "not found"})
 
     def do_POST(self):
-        n = int(self.headers.get("Content-Length", "0") or "0")
-        raw = self.rfile.read(n) if n > 0 else b""
+        raw = self.read_body()
         if self.path == "/_reset":
             with LOCK:
                 SPANS.clear()
@@ -171,10 +159,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    print(srv.server_address[1], flush=True)
-    srv.serve_forever()
+    serve(Handler)
 
 
 if __name__ == "__main__":

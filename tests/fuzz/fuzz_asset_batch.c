@@ -12,60 +12,20 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "tests/fuzz/fuzz_engine.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct conf	 conf;
-static struct engine	*eng;
-static char		 dir[64], app[37];
-
-static void
-cleanup(void)
-{
-	char cmd[128];
-
-	engine_close(eng);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
-
-/* A fresh workflow app into app. */
-static void
-app_fresh(void)
-{
-	char	 err[ENGINE_ERRMAX];
-	json_t	*in, *out = NULL;
-
-	if (app[0] != '\0')
-		engine_app_delete(eng, app);
-	in = json_pack("{s:s,s:s}", "name", "fuzz", "mode", "workflow");
-	if (in == NULL || engine_app_create(eng, in, err, &out) != 0)
-		abort();
-	snprintf(app, sizeof(app), "%s", json_string_value(json_object_get(
-	    out, "id")));
-	json_decref(in);
-	json_decref(out);
-}
+static char	 app[37];
 
 static void
 init(void)
 {
-	char err[ENGINE_ERRMAX];
-
-	snprintf(dir, sizeof(dir), "/tmp/fuzz_asset_batch.XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		abort();
 	conf_defaults(&conf);
-	conf.sync = 0;
 	conf.map_size = 8 << 20;
 	conf.asset_max_files = 400;
-	snprintf(conf.data_dir, sizeof(conf.data_dir), "%s", dir);
-	log_init(CONF_LOG_ERROR, NULL);
-	if (engine_open(&conf, err, &eng) != 0)
-		abort();
-	atexit(cleanup);
-	app_fresh();
+	fuzz_engine_open("fuzz_asset_batch");
+	fuzz_app_fresh("workflow", app);
 }
 
 /* Entries of a tree answer; aborts on a malformed one. */
@@ -141,6 +101,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	json_decref(in);
 	if (nodes() > 300)
-		app_fresh();
+		fuzz_app_fresh("workflow", app);
 	return 0;
 }

@@ -11,40 +11,16 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "tests/fuzz/fuzz_engine.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static struct conf	 conf;
-static struct engine	*eng;
-static char		 dir[64];
-
-static void
-cleanup(void)
-{
-	char cmd[128];
-
-	engine_close(eng);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
 
 static void
 init(void)
 {
-	char err[ENGINE_ERRMAX];
-
-	snprintf(dir, sizeof(dir), "/tmp/fuzz_link.XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		abort();
 	conf_defaults(&conf);
-	conf.sync = 0;
 	conf.map_size = 1 << 20;
-	snprintf(conf.data_dir, sizeof(conf.data_dir), "%s", dir);
-	log_init(CONF_LOG_ERROR, NULL);
-	if (engine_open(&conf, err, &eng) != 0)
-		abort();
-	atexit(cleanup);
+	fuzz_engine_open("fuzz_link");
 }
 
 int

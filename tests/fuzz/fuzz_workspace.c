@@ -18,49 +18,20 @@
 
 #include "engine/engine.h"
 #include "engine/records/records.h"
+#include "tests/fuzz/fuzz_engine.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct conf	 conf;
-static struct engine	*eng;
-static char		 dir[64], app[37];
-
-static void
-cleanup(void)
-{
-	char cmd[128];
-
-	engine_close(eng);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
+static char	 app[37];
 
 static void
 init(void)
 {
-	char	 err[ENGINE_ERRMAX];
-	json_t	*in, *out = NULL;
-
-	snprintf(dir, sizeof(dir), "/tmp/fuzz_workspace.XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		abort();
 	conf_defaults(&conf);
-	conf.sync = 0;
 	conf.map_size = 16 << 20;
 	conf.sandbox_workspace_list_max = 200;
-	snprintf(conf.data_dir, sizeof(conf.data_dir), "%s", dir);
-	log_init(CONF_LOG_ERROR, NULL);
-	if (engine_open(&conf, err, &eng) != 0)
-		abort();
-	atexit(cleanup);
-	in = json_pack("{s:s,s:s}", "name", "fuzz", "mode", "workflow");
-	if (in == NULL || engine_app_create(eng, in, err, &out) != 0)
-		abort();
-	snprintf(app, sizeof(app), "%s", json_string_value(json_object_get(
-	    out, "id")));
-	json_decref(in);
-	json_decref(out);
+	fuzz_engine_open("fuzz_workspace");
+	fuzz_app_fresh("workflow", app);
 }
 
 struct put {

@@ -18,6 +18,13 @@ now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/* CLOCK_MONOTONIC in milliseconds. */
+static inline double
+now_ms(void)
+{
+	return now_us() / 1e3;
+}
+
 static inline int
 cmp_double(const void *a, const void *b)
 {

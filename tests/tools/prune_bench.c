@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "tests/tools/bench_stats.h"
 
 #define APP	"0190a000-0000-7000-8000-00000000000a"
 
@@ -29,15 +30,6 @@ struct lat {
 	double	sum, max;
 	long	n;
 };
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Runs [*first, *first + 1000) with their node executions. */
 static int

@@ -15,16 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/sandbox/sandbox.h"
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "tests/tools/bench_sandbox.h"
 
 int
 main(int argc, char **argv)
@@ -66,15 +57,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	create = now_ms() - t0;
+	boxed = bench_exec_true(sb, n, &bad);
 	req.argv = cmd;
-	t0 = now_ms();
-	for (i = 0; i < n; i++) {
-		if (sandbox_exec(sb, &req, err, &res) != 0 ||
-		    res.exit_code != 0)
-			bad++;
-		sandbox_exec_result_release(&res);
-	}
-	boxed = (now_ms() - t0) / n;
 	cfg.network = 1;
 	if (sandbox_create(&sandbox_provider_local, &cfg, err, &sbn) != 0) {
 		fprintf(stderr, "sandbox_bench: network: %s\n", err);

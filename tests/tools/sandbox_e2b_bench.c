@@ -20,19 +20,10 @@
 
 #include <curl/curl.h>
 
-#include "engine/sandbox/sandbox.h"
+#include "tests/tools/bench_sandbox.h"
 #include "tests/unit/fake_proc.h"
 
 #define KEY "e2b_0000000000000000000000000000000000000000"
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static size_t
 discard(char *p, size_t size, size_t n, void *arg)
@@ -45,9 +36,6 @@ discard(char *p, size_t size, size_t n, void *arg)
 int
 main(int argc, char **argv)
 {
-	static const char *const	 cmd[] = {"true", NULL};
-	struct sandbox_exec_req		 req = {0};
-	struct sandbox_exec_result	 res;
 	struct sandbox_config		 cfg;
 	struct sandbox			*sb = NULL;
 	struct outbound_req		 orq;
@@ -144,15 +132,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "sandbox_e2b_bench: %s\n", err);
 		goto out;
 	}
-	req.argv = cmd;
-	t0 = now_ms();
-	for (i = 0; i < n; i++) {
-		if (sandbox_exec(sb, &req, err, &res) != 0 ||
-		    res.exit_code != 0)
-			bad++;
-		sandbox_exec_result_release(&res);
-	}
-	boxed = (now_ms() - t0) / n;
+	boxed = bench_exec_true(sb, n, &bad);
 
 	printf("runs: %d against fake_e2b.py on loopback\n", n);
 	printf("HTTP round trip, reused curl handle:  %8.3f ms\n", reuse);

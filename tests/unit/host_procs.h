@@ -1,6 +1,7 @@
 /*
  * host_procs.h — counting this host's processes by command line, for the
- * sandbox tests' "nothing is left running" checks.
+ * sandbox tests' "nothing is left running" checks; and whether the host
+ * has bwrap, which those tests need.
  */
 #ifndef FLOWCGI_TESTS_HOST_PROCS_H
 #define FLOWCGI_TESTS_HOST_PROCS_H
@@ -8,8 +9,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "tests/unit/tap.h"
 
 /*
  * The command line of process pid (a /proc entry's name), its arguments
@@ -63,6 +67,20 @@ host_procs(const char *needle, const char *prefix, const char *exclude)
 	}
 	closedir(d);
 	return n;
+}
+
+/*
+ * Whether bwrap is on this host, as one check: the local sandbox tests
+ * fail, never skip, without it. When it is not, says what to install.
+ */
+static inline int
+host_bwrap_check(void)
+{
+	if (CHECK(system("command -v bwrap >/dev/null 2>&1") == 0))
+		return 1;
+	printf("# bwrap not found: install the Debian package bubblewrap "
+	    "(contrib/install-deps.sh)\n");
+	return 0;
 }
 
 #endif

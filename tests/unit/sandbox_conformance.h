@@ -729,4 +729,67 @@ out:
 	return tap_failed - failed0;
 }
 
+/* ====== Bench (make bench reads the "# bench:" lines) ====== */
+
+/* Prints "# bench: <what>: <ms> ms", the mean of n rounds since t0. */
+static inline void
+conf_bench_print(const char *what, int64_t t0, int n)
+{
+	printf("# bench: %s: %.2f ms\n", what,
+	    (double)(conf_now_us() - t0) / n / 1000);
+}
+
+/* Runs `true` n times through sandbox_exec in sb; prints the mean. */
+static inline void
+conf_bench_exec(struct sandbox *sb, const char *what, int n)
+{
+	struct sandbox_exec_result	 r;
+	struct sandbox_exec_req		 req;
+	static const char *const	 argv[] = {"true", NULL};
+	char				 err[ENGINE_ERRMAX];
+	int64_t				 t0;
+	int				 i;
+
+	memset(&r, 0, sizeof(r));
+	memset(&req, 0, sizeof(req));
+	req.argv = argv;
+	t0 = conf_now_us();
+	for (i = 0; i < n; i++) {
+		(void)sandbox_exec(sb, &req, err, &r);
+		sandbox_exec_result_release(&r);
+	}
+	conf_bench_print(what, t0, n);
+}
+
+/* Runs the shell command cmd n times; prints the mean. */
+static inline void
+conf_bench_shell(const char *cmd, const char *what, int n)
+{
+	int64_t	t0 = conf_now_us();
+	int	i;
+
+	for (i = 0; i < n; i++)
+		if (system(cmd) == -1)
+			break;
+	conf_bench_print(what, t0, n);
+}
+
+/* n sandboxes of p made from cfg and destroyed; prints the mean. */
+static inline void
+conf_bench_create(const struct sandbox_provider *p,
+    const struct sandbox_config *cfg, const char *what, int n)
+{
+	struct sandbox	*sb;
+	char		 err[ENGINE_ERRMAX];
+	int64_t		 t0 = conf_now_us();
+	int		 i;
+
+	for (i = 0; i < n; i++) {
+		sb = NULL;
+		if (sandbox_create(p, cfg, err, &sb) == 0)
+			sandbox_free(sb);
+	}
+	conf_bench_print(what, t0, n);
+}
+
 #endif

@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "engine/dsl/dsl.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/tmp_engine.h"
 
 static struct conf	 conf;
 static struct engine	*eng;
@@ -561,23 +562,16 @@ test_three_steps(void)
 int
 main(void)
 {
-	char	 err[ENGINE_ERRMAX] = "", cmd[400], dir[256];
+	char	 err[ENGINE_ERRMAX] = "", dir[256];
 	char	*app, *chat;
 	json_t	*n = NULL;
 
 	log_init(CONF_LOG_ERROR, NULL);
-	snprintf(dir, sizeof(dir), "%s/t_engine_asset_ops.XXXXXX",
-	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!CHECK(mkdtemp(dir) != NULL))
-		return tap_done();
 	conf_defaults(&conf);
 	conf.map_size = 4 << 20;
-	conf.sync = 0;
-	snprintf(conf.data_dir, sizeof(conf.data_dir), "%s/data", dir);
-	if (!CHECK(engine_open(&conf, err, &eng) == 0)) {
-		printf("# %s\n", err);
+	if (tmp_engine_open("t_engine_asset_ops", &conf, dir, sizeof(dir),
+	    &eng) != 0)
 		return tap_done();
-	}
 	app = app_new("workflow");
 	chat = app_new("chat");
 	if (app != NULL && chat != NULL) {
@@ -592,9 +586,6 @@ main(void)
 	free(app);
 	free(chat);
 	free(zip);
-	engine_close(eng);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	tmp_engine_close(eng, dir);
 	return tap_done();
 }

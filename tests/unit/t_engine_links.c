@@ -13,6 +13,7 @@
 
 #include "engine/records/links.c"
 #include "tests/unit/tap.h"
+#include "tests/unit/tmp_engine.h"
 
 static struct engine	*eng;
 
@@ -127,20 +128,17 @@ main(void)
 {
 	static struct conf	 c;
 	struct stat		 st;
-	char			 dir[] = "/tmp/t_engine_links.XXXXXX";
-	char			 err[ENGINE_ERRMAX], path[256], cmd[300];
+	char			 err[ENGINE_ERRMAX], dir[256];
+	char			 path[sizeof(c.data_dir) + 16];
 	char			 q[ENGINE_LINK_QUERY_MAX];
 	char			 exp[32], nonce[81], sign[81];
 
 	conf_defaults(&c);
-	c.sync = 0;
 	c.map_size = 1 << 20;
-	if (!CHECK(mkdtemp(dir) != NULL))
-		return tap_done();
-	snprintf(c.data_dir, sizeof(c.data_dir), "%s", dir);
 	log_init(CONF_LOG_ERROR, NULL);
-	CHECK(engine_open(&c, err, &eng) == 0);
-	snprintf(path, sizeof(path), "%s/link.key", dir);
+	if (tmp_engine_open("t_engine_links", &c, dir, sizeof(dir), &eng) != 0)
+		return tap_done();
+	snprintf(path, sizeof(path), "%s/link.key", c.data_dir);
 	CHECK(access(path, F_OK) != 0);		/* made on first use */
 
 	test_round_trip();
@@ -157,10 +155,6 @@ main(void)
 	CHECK_INT(verify("GET", "/k", exp, nonce, sign, err), 0);
 	CHECK(unlink(path) == 0);
 	CHECK_INT(verify("GET", "/k", exp, nonce, sign, err), ENGINE_EINVAL);
-	engine_close(eng);
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	tmp_engine_close(eng, dir);
 	return tap_done();
 }

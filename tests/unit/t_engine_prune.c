@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "engine/internal.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/tmp_engine.h"
 
 static struct conf	 conf;
 static struct engine	*eng;
@@ -529,35 +530,18 @@ test_background(void)
 int
 main(void)
 {
-	char	err[ENGINE_ERRMAX] = "", cmd[400];
-	int	rc;
-
 	log_init(CONF_LOG_ERROR, NULL);
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t_engine_prune.XXXXXX",
-	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(tmpdir) == NULL) {
-		perror("mkdtemp");
-		return 1;
-	}
 	conf_defaults(&conf);
 	conf.map_size = 1 << 20;
-	conf.sync = 0;
-	snprintf(conf.data_dir, sizeof(conf.data_dir), "%s/data", tmpdir);
-	rc = engine_open(&conf, err, &eng);
-	CHECK_INT(rc, 0);
-	if (rc != 0) {
-		printf("# %s\n", err);
+	if (tmp_engine_open("t_engine_prune", &conf, tmpdir, sizeof(tmpdir),
+	    &eng) != 0)
 		return tap_done();
-	}
 	test_count();
 	test_age();
 	test_many();
 	test_orphans();
 	test_lock();
 	test_background();
-	engine_close(eng);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", tmpdir);
+	tmp_engine_close(eng, tmpdir);
 	return tap_done();
 }

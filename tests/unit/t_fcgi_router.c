@@ -8,6 +8,7 @@
 #include "fcgi/router.c"
 #include "tap.h"
 #include "fcgi_fake.h"
+#include "tmp_engine.h"
 
 static struct conf	 conf;
 static struct engine	*eng;
@@ -155,28 +156,18 @@ test_dispatch(void)
 int
 main(void)
 {
-	char	 err[ENGINE_ERRMAX], dir[256], cmd[300];
+	char	 dir[256];
 
 	conf_defaults(&conf);
 	log_init(CONF_LOG_ERROR, "/dev/null");
-	snprintf(dir, sizeof(dir), "%s/t_fcgi_router.XXXXXX",
-	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!CHECK(mkdtemp(dir) != NULL))
-		return tap_done();
-	snprintf(conf.data_dir, sizeof(conf.data_dir), "%s", dir);
-	conf.sync = 0;
 	conf.map_size = 4 << 20;
-	if (!CHECK(engine_open(&conf, err, &eng) == 0)) {
-		printf("# %s\n", err);
+	if (tmp_engine_open("t_fcgi_router", &conf, dir, sizeof(dir),
+	    &eng) != 0)
 		return tap_done();
-	}
 	auth_hash("tok", admin_hash);
 	test_split();
 	test_match();
 	test_dispatch();
-	engine_close(eng);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	tmp_engine_close(eng, dir);
 	return tap_done();
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "engine/llm/llm.h"
+#include "tests/unit/fake_proc.h"
 #include "tests/unit/tap.h"
 
 static struct conf	 fk_conf;
@@ -65,46 +66,14 @@ fk_engine_open(void)
 static int
 fk_start(void)
 {
-	const char	*src = getenv("FLOWCGI_SRC");
-	char		 path[1024], buf[32];
-	int		 pfd[2];
-	ssize_t		 n;
-	size_t		 got = 0;
-
-	snprintf(path, sizeof(path), "%s/tests/fakes/fake_llm.py",
-	    src != NULL ? src : ".");
-	if (pipe(pfd) != 0)
-		return -1;
-	if ((fk_pid = fork()) < 0)
-		return -1;
-	if (fk_pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execlp("python3", "python3", path, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	while (got < sizeof(buf) - 1 &&
-	    (n = read(pfd[0], buf + got, sizeof(buf) - 1 - got)) > 0) {
-		got += (size_t)n;
-		if (memchr(buf, '\n', got) != NULL)
-			break;
-	}
-	close(pfd[0]);
-	buf[got] = '\0';
-	fk_port = (int)strtol(buf, NULL, 10);
-	return fk_port > 0 ? 0 : -1;
+	fk_pid = fake_proc_start("llm", &fk_port);
+	return fk_pid > 0 ? 0 : -1;
 }
 
 static void
 fk_stop(void)
 {
-	if (fk_pid > 0) {
-		kill(fk_pid, SIGTERM);
-		waitpid(fk_pid, NULL, 0);
-		fk_pid = -1;
-	}
+	fake_proc_stop(&fk_pid);
 }
 
 /* One plain HTTP exchange with the fake; *body malloc'd or NULL. */

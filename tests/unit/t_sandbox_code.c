@@ -25,6 +25,7 @@
 #include "tests/unit/host_procs.h"
 #include "tests/unit/tap.h"
 #include "tests/unit/tap_json.h"
+#include "tests/unit/tmp_engine.h"
 
 static char			top[256];
 static struct sandbox_config	cfg;
@@ -489,23 +490,16 @@ int
 main(void)
 {
 	struct conf	 c;
-	const char	*tmp = getenv("TMPDIR");
-	char		 cmd[400];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!CHECK(system("command -v bwrap >/dev/null 2>&1") == 0)) {
-		printf("# bwrap not found: install the Debian package "
-		    "bubblewrap (contrib/install-deps.sh)\n");
+	if (!host_bwrap_check())
 		return tap_done();
-	}
 	if (!CHECK(system("PATH=/usr/local/bin:/usr/bin:/bin command -v "
 	    "python3 >/dev/null && PATH=/usr/local/bin:/usr/bin:/bin "
 	    "command -v node >/dev/null") == 0))
 		printf("# python3 or node not found in /usr: install the "
 		    "Debian packages python3 and nodejs\n");
-	snprintf(top, sizeof(top), "%s/t_sandbox_code_XXXXXX",
-	    tmp && tmp[0] == '/' ? tmp : "/tmp");
-	if (!CHECK(mkdtemp(top) != NULL))
+	if (tmp_dir_make("t_sandbox_code", top, sizeof(top)) != 0)
 		return tap_done();
 	conf_defaults(&c);
 	snprintf(c.data_dir, sizeof(c.data_dir), "%s", top);
@@ -525,8 +519,6 @@ main(void)
 	pooled = 0;
 	test_misc();
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", top);
+	tmp_dir_remove(top);
 	return tap_done();
 }

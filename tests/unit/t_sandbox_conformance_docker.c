@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/sandbox/provider.h"
 #include "tests/unit/host_procs.h"
 #include "tests/unit/sandbox_conformance.h"
 
@@ -446,44 +447,19 @@ sweep(const struct sandbox_config *cfg)
 static void
 bench(const struct sandbox_config *cfg)
 {
-	struct sandbox			*sb = NULL;
-	struct sandbox_exec_result	 r;
-	struct sandbox_exec_req		 req;
-	static const char *const	 argv[] = {"true", NULL};
-	char				 err[ENGINE_ERRMAX], cid[100], cmd[600];
-	int64_t				 t0;
-	int				 i, n = 20;
+	struct sandbox	*sb = NULL;
+	char		 err[ENGINE_ERRMAX], cid[100], cmd[600];
 
-	memset(&r, 0, sizeof(r));
 	if (sandbox_create(&sandbox_provider_docker, cfg, err, &sb) != 0)
 		return;
 	container_of(sb, cid, sizeof(cid));
-	memset(&req, 0, sizeof(req));
-	req.argv = argv;
-	t0 = conf_now_us();
-	for (i = 0; i < n; i++) {
-		(void)sandbox_exec(sb, &req, err, &r);
-		sandbox_exec_result_release(&r);
-	}
-	printf("# bench: docker exec true: %.2f ms\n",
-	    (double)(conf_now_us() - t0) / n / 1000);
+	conf_bench_exec(sb, "docker exec true", 20);
 	snprintf(cmd, sizeof(cmd), "docker -H unix://%s exec %s true", sock,
 	    cid);
-	t0 = conf_now_us();
-	for (i = 0; i < n; i++)
-		(void)sh_run(cmd);
-	printf("# bench: docker CLI exec true: %.2f ms\n",
-	    (double)(conf_now_us() - t0) / n / 1000);
+	conf_bench_shell(cmd, "docker CLI exec true", 20);
 	sandbox_free(sb);
-	t0 = conf_now_us();
-	for (i = 0; i < 5; i++) {
-		sb = NULL;
-		if (sandbox_create(&sandbox_provider_docker, cfg, err, &sb) ==
-		    0)
-			sandbox_free(sb);
-	}
-	printf("# bench: docker create+destroy: %.2f ms\n",
-	    (double)(conf_now_us() - t0) / 5 / 1000);
+	conf_bench_create(&sandbox_provider_docker, cfg,
+	    "docker create+destroy", 5);
 }
 
 int

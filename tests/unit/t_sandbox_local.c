@@ -24,9 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/sandbox/sandbox.h"
+#include "engine/sandbox/provider.h"
 #include "tests/unit/host_procs.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/tmp_engine.h"
 
 static char	top[256];		/* this test's temporary folder */
 static char	data_dir[300];		/* stands for flowcgi's data dir */
@@ -1001,23 +1002,16 @@ test_registry(void)
 int
 main(void)
 {
-	char	path[600], bwrap_ok = 0;
-	const char *tmp = getenv("TMPDIR");
+	char	path[600];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Fail loudly, never skip, when the tools are missing. */
-	bwrap_ok = system("command -v bwrap >/dev/null 2>&1") == 0;
-	if (!CHECK(bwrap_ok)) {
-		printf("# bwrap not found: install the Debian package "
-		    "bubblewrap (contrib/install-deps.sh)\n");
+	if (!host_bwrap_check())
 		return tap_done();
-	}
 	if (!CHECK(system("command -v python3 >/dev/null 2>&1") == 0))
 		printf("# python3 not found: install the Debian package "
 		    "python3\n");
-	snprintf(top, sizeof(top), "%s/t_sandbox_XXXXXX",
-	    tmp && tmp[0] == '/' ? tmp : "/tmp");
-	if (!CHECK(mkdtemp(top) != NULL))
+	if (tmp_dir_make("t_sandbox", top, sizeof(top)) != 0)
 		return tap_done();
 	snprintf(data_dir, sizeof(data_dir), "%s/data", top);
 	mkdir(data_dir, 0700);
@@ -1040,8 +1034,6 @@ main(void)
 	test_timeout();
 	test_threads();
 
-	snprintf(path, sizeof(path), "rm -rf '%s'", top);
-	if (system(path) != 0)
-		printf("# could not remove %s\n", top);
+	tmp_dir_remove(top);
 	return tap_done();
 }

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/sandbox/provider.h"
 #include "tests/unit/host_procs.h"
 #include "tests/unit/sandbox_conformance.h"
 
@@ -334,47 +335,23 @@ try_login(const json_t *o, char *err)
 static void
 bench(const struct sandbox_config *cfg)
 {
-	struct sandbox			*sb = NULL;
-	struct sandbox_exec_result	 r;
-	struct sandbox_exec_req		 req;
-	static const char *const	 argv[] = {"true", NULL};
-	char				 err[ENGINE_ERRMAX], cmd[1200], pat[400];
-	glob_t				 g;
-	int64_t				 t0;
-	int				 i, n = 20;
+	struct sandbox	*sb = NULL;
+	char		 err[ENGINE_ERRMAX], cmd[1200], pat[400];
+	glob_t		 g;
 
-	memset(&r, 0, sizeof(r));
 	if (sandbox_create(&sandbox_provider_ssh, cfg, err, &sb) != 0)
 		return;
-	memset(&req, 0, sizeof(req));
-	req.argv = argv;
-	t0 = conf_now_us();
-	for (i = 0; i < n; i++) {
-		(void)sandbox_exec(sb, &req, err, &r);
-		sandbox_exec_result_release(&r);
-	}
-	printf("# bench: ssh exec true: %.2f ms\n",
-	    (double)(conf_now_us() - t0) / n / 1000);
+	conf_bench_exec(sb, "ssh exec true", 20);
 	snprintf(pat, sizeof(pat), "%s/.ssh/cm-*", sb_dir);
 	if (glob(pat, 0, NULL, &g) == 0) {
 		snprintf(cmd, sizeof(cmd), "ssh -F none -o ControlPath=%s "
 		    "-o ControlMaster=no x true", g.gl_pathv[0]);
-		t0 = conf_now_us();
-		for (i = 0; i < n; i++)
-			(void)sh_run(cmd);
-		printf("# bench: raw ssh -S true: %.2f ms\n",
-		    (double)(conf_now_us() - t0) / n / 1000);
+		conf_bench_shell(cmd, "raw ssh -S true", 20);
 		globfree(&g);
 	}
 	sandbox_free(sb);
-	t0 = conf_now_us();
-	for (i = 0; i < 10; i++) {
-		sb = NULL;
-		if (sandbox_create(&sandbox_provider_ssh, cfg, err, &sb) == 0)
-			sandbox_free(sb);
-	}
-	printf("# bench: ssh create+destroy: %.2f ms\n",
-	    (double)(conf_now_us() - t0) / 10 / 1000);
+	conf_bench_create(&sandbox_provider_ssh, cfg, "ssh create+destroy",
+	    10);
 }
 
 int

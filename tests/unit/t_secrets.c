@@ -14,6 +14,7 @@
 
 #include "engine/internal.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/tmp_engine.h"
 
 #define KEY_A "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq8w="
 #define KEY_B "ERERERERERERERERERERERERERERERERERERERERERE="
@@ -40,12 +41,12 @@ test_given_key(void)
 	static struct conf	 c, c2;
 	struct engine		*e = NULL, *e2 = NULL;
 	unsigned char		 l1[32], l2[32];
-	char			 err[ENGINE_ERRMAX], d1[] = "/tmp/t_sk1.XXXXXX",
-				 d2[] = "/tmp/t_sk2.XXXXXX", path[300], cmd[300];
+	char			 err[ENGINE_ERRMAX], d1[256], d2[256], path[300];
 	char			*enc = NULL, *plain = NULL;
 	FILE			*f;
 
-	if (!CHECK(mkdtemp(d1) != NULL && mkdtemp(d2) != NULL))
+	if (tmp_dir_make("t_sk1", d1, sizeof(d1)) != 0 ||
+	    tmp_dir_make("t_sk2", d2, sizeof(d2)) != 0)
 		return;
 	/* given in the environment: no key file, same links key on two
 	 * data directories */
@@ -105,9 +106,8 @@ test_given_key(void)
 	CHECK_INT(engine_open(&c, err, &e), ENGINE_ESTORE);
 	CHECK(strstr(err, "secrets.key_file") != NULL);
 	free(enc);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", d1, d2);
-	if (system(cmd) != 0)
-		printf("# could not remove %s %s\n", d1, d2);
+	tmp_dir_remove(d1);
+	tmp_dir_remove(d2);
 }
 
 int
@@ -116,19 +116,16 @@ main(void)
 	static struct conf	 c;
 	struct engine		*e = NULL, *e2 = NULL;
 	struct stat		 st;
-	char			 err[ENGINE_ERRMAX], path[256], cmd[300];
-	char			 dir[] = "/tmp/t_secrets.XXXXXX";
+	char			 err[ENGINE_ERRMAX], dir[256];
+	char			 path[sizeof(c.data_dir) + 16];
 	char			*enc = NULL, *enc2 = NULL, *plain = NULL;
 	FILE			*f;
 
 	conf_defaults(&c);
-	c.sync = 0;
-	if (!CHECK(mkdtemp(dir) != NULL))
-		return tap_done();
-	snprintf(c.data_dir, sizeof(c.data_dir), "%s", dir);
 	log_init(CONF_LOG_ERROR, NULL);
-	CHECK(engine_open(&c, err, &e) == 0);
-	snprintf(path, sizeof(path), "%s/secret.key", dir);
+	if (tmp_engine_open("t_secrets", &c, dir, sizeof(dir), &e) != 0)
+		return tap_done();
+	snprintf(path, sizeof(path), "%s/secret.key", c.data_dir);
 	CHECK(access(path, F_OK) != 0);		/* made on first use */
 
 	CHECK(secret_encrypt(e, "model_providers/openai", "sk-abc123", err,
@@ -202,10 +199,7 @@ main(void)
 	CHECK(enc2 == NULL);
 
 	free(enc);
-	engine_close(e2);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	tmp_engine_close(e2, dir);
 	test_given_key();
 	return tap_done();
 }

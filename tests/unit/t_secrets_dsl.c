@@ -11,6 +11,7 @@
 
 #include "engine/internal.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/tmp_engine.h"
 
 #define ENV_AT(wf, i)	json_object_get(json_array_get(json_object_get(wf, \
 			    "environment_variables"), i), "value")
@@ -233,25 +234,17 @@ main(void)
 {
 	static struct conf	 c;
 	struct engine		*e = NULL;
-	char			 err[ENGINE_ERRMAX], cmd[300];
-	char			 dir[] = "/tmp/t_secrets_dsl.XXXXXX";
+	char			 dir[256];
 
 	conf_defaults(&c);
-	c.sync = 0;
-	if (!CHECK(mkdtemp(dir) != NULL))
-		return tap_done();
-	snprintf(c.data_dir, sizeof(c.data_dir), "%s", dir);
 	log_init(CONF_LOG_ERROR, NULL);
-	if (CHECK(engine_open(&c, err, &e) == 0)) {
-		test_fields(e);
-		test_binding(e);
-		test_mask_public();
-		test_keep();
-		test_scrub();
-		engine_close(e);
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	if (tmp_engine_open("t_secrets_dsl", &c, dir, sizeof(dir), &e) != 0)
+		return tap_done();
+	test_fields(e);
+	test_binding(e);
+	test_mask_public();
+	test_keep();
+	test_scrub();
+	tmp_engine_close(e, dir);
 	return tap_done();
 }
