@@ -77,6 +77,24 @@ pg_backend() {
 }
 PG_TEST_DIR=
 
+# pg_private: a private PostgreSQL server for this test in $T_DIR/pg
+# (tests/e2e/postgres.sh), removed by finish; sets PGD, PGSH and PG_URL.
+# Without PostgreSQL the test is one counted skip and ends here.
+pg_private() {
+	PGD=$T_DIR/pg
+	PGSH=$TOP/tests/e2e/postgres.sh
+	sh "$PGSH" start "$PGD" >"$T_DIR/pg.out" 2>&1
+	local rc=$?
+	if [ "$rc" = 77 ]; then
+		skip "no PostgreSQL: $(head -1 "$T_DIR/pg.out")"
+		exit 0
+	fi
+	[ "$rc" = 0 ] || { ok 1 "the test's PostgreSQL started"
+		sed 's/^/# /' "$T_DIR/pg.out"; exit 1; }
+	PG_TEST_DIR=$PGD
+	PG_URL=$(cat "$PGD/url")
+}
+
 # db_count <db>: records in that named database of the test's store
 # ($FC_DATA or $T_DIR/data, or the postgres database), "" when unreadable.
 db_count() {

@@ -13,19 +13,8 @@
 
 # LMDB first, whatever the run was asked for (FLOWCGI_TEST_BACKEND).
 unset FLOWCGI_TEST_BACKEND FLOWCGI_STORAGE_BACKEND FLOWCGI_STORAGE_POSTGRES_URL
-PGD=$T_DIR/pg
-PGSH=$TOP/tests/e2e/postgres.sh
-sh "$PGSH" start "$PGD" >"$T_DIR/pg.out" 2>&1
-rc=$?
-if [ "$rc" = 77 ]; then
-	skip "no PostgreSQL: $(head -1 "$T_DIR/pg.out")"
-	exit 0
-fi
-[ "$rc" = 0 ] || { ok 1 "the test's PostgreSQL started"
-	sed 's/^/# /' "$T_DIR/pg.out"; exit 1; }
-trap 'rc=$?; sh "$PGSH" stop "$PGD"; finish; f=$?; [ "$rc" -ne 0 ] &&
-    exit "$rc"; exit "$f"' EXIT
-URL=$(cat "$PGD/url")
+pg_private
+URL=$PG_URL
 J='Content-Type: application/json'
 A=/console/api/apps
 

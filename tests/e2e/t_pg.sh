@@ -13,22 +13,9 @@
 # the test is one counted skip.
 . "$(dirname "$0")/lib.sh"
 
-PGD=$T_DIR/pg
-PGSH=$TOP/tests/e2e/postgres.sh
-sh "$PGSH" start "$PGD" >"$T_DIR/pg.out" 2>&1
-rc=$?
-if [ "$rc" = 77 ]; then
-	skip "no PostgreSQL: $(head -1 "$T_DIR/pg.out")"
-	exit 0
-fi
-[ "$rc" = 0 ] || { ok 1 "the test's PostgreSQL started"
-	sed 's/^/# /' "$T_DIR/pg.out"; exit 1; }
-# lib.sh's finish, and the server stopped and removed
-trap 'rc=$?; sh "$PGSH" stop "$PGD"; finish; f=$?; [ "$rc" -ne 0 ] &&
-    exit "$rc"; exit "$f"' EXIT
-
+pg_private
 export FLOWCGI_STORAGE_BACKEND=postgres
-export FLOWCGI_STORAGE_POSTGRES_URL="$(cat "$PGD/url")"
+export FLOWCGI_STORAGE_POSTGRES_URL="$PG_URL"
 export FLOWCGI_STORAGE_POSTGRES_WAIT=3
 export FLOWCGI_APP_MAX_ACTIVE_REQUESTS=2 FLOWCGI_RUN_HOST_LEASE=2
 FLOWCGI_SECRET_KEY=$(openssl rand -base64 32)
