@@ -560,7 +560,8 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		max_iter = max_iter <= 0 ? CU_DEFAULT_ITERATIONS :
 		    CU_MAX_ITERATIONS;
 	if (run_sandbox(c->run, c->err, &sb) != 0) {
-		llm_trace(c, p, model);
+		/* the node fails for the sandbox: a trace lost is not news */
+		(void)llm_trace(c, p, model);
 		goto out;
 	}
 	as_collect(&st);
