@@ -121,17 +121,26 @@ check_node(const char *text)
 	json_decref(data);
 }
 
+/* pool[node][name] = v (taken). 0 or ENGINE_ENOMEM. */
+static int
+put(const char *node, const char *name, json_t *v)
+{
+	int rc = pool_set(pool, node, name, v);
+
+	json_decref(v);
+	return rc;
+}
+
 int
 main(void)
 {
 	json_oom_install();
 	if ((pool = pool_new(NULL)) == NULL ||
-	    pool_set(pool, "start", "nums", json_pack("[i,i,i,i]", 3, 1, 4,
-	    2)) != 0 ||
-	    pool_set(pool, "start", "words", json_pack("[s,s,s]", "pear",
-	    "apple", "fig")) != 0 ||
-	    pool_set(pool, "start", "name", json_string("Ada")) != 0 ||
-	    pool_set(pool, "sys", "query", json_string("hi")) != 0) {
+	    put("start", "nums", json_pack("[i,i,i,i]", 3, 1, 4, 2)) != 0 ||
+	    put("start", "words", json_pack("[s,s,s]", "pear", "apple",
+	    "fig")) != 0 ||
+	    put("start", "name", json_string("Ada")) != 0 ||
+	    put("sys", "query", json_string("hi")) != 0) {
 		CHECK(0);
 		return tap_done();
 	}
