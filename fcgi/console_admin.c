@@ -216,9 +216,10 @@ draft_run(struct req *r, int chat)
 		resp_error(r, 400, "invalid_param", "inputs must be an object");
 		goto out;
 	}
-	if (inputs == NULL) {
-		inputs = json_object();
-		json_object_set_new(r->json, "inputs", inputs);
+	if (inputs == NULL && json_object_set_new(r->json, "inputs",
+	    inputs = json_object()) != 0) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		goto out;
 	}
 	if (chat && (req_json_string(r, "query", 1, &query) != 0 ||
 	    req_json_string(r, "conversation_id", 0, &conv) != 0))

@@ -31,7 +31,19 @@ app_workflow_partial(const json_t *rec)
 	    json_object_get(wf, "updated_at"));
 }
 
-/* Dify's AppPartial (list=1) or AppDetailWithSite (list=0). */
+/* v[k] = rec[k] when rec has it. 0, or -1 when out of memory. */
+static int
+copy_member(json_t *v, const json_t *rec, const char *k)
+{
+	json_t *x = json_object_get(rec, k);
+
+	return x != NULL ? json_object_set(v, k, x) : 0;
+}
+
+/*
+ * Dify's AppPartial (list=1) or AppDetailWithSite (list=0); NULL when out
+ * of memory.
+ */
 static json_t *
 app_view(struct req *r, const json_t *rec, int list)
 {
@@ -42,41 +54,46 @@ app_view(struct req *r, const json_t *rec, int list)
 	};
 	json_t		*v, *mc;
 	size_t		 i;
+	int		 bad = 0;
 
 	if ((v = json_object()) == NULL)
 		return NULL;
 	for (i = 0; copied[i] != NULL; i++)
-		json_object_set(v, copied[i], json_object_get(rec, copied[i]));
-	json_object_set_new(v, "icon_url", json_null());
+		bad |= copy_member(v, rec, copied[i]);
+	bad |= json_object_set_new(v, "icon_url", json_null());
 	mc = json_object_get(rec, "model_config");
-	json_object_set_new(v, "model_config", mc ? json_incref(mc) :
+	bad |= json_object_set_new(v, "model_config", mc ? json_incref(mc) :
 	    json_null());
-	json_object_set_new(v, "workflow", app_workflow_partial(rec));
-	json_object_set_new(v, "created_by", json_null());
-	json_object_set_new(v, "updated_by", json_null());
-	json_object_set_new(v, "tags", json_array());
-	json_object_set_new(v, "access_mode", json_string("public"));
-	json_object_set_new(v, "runtime_type",
+	bad |= json_object_set_new(v, "workflow", app_workflow_partial(rec));
+	bad |= json_object_set_new(v, "created_by", json_null());
+	bad |= json_object_set_new(v, "updated_by", json_null());
+	bad |= json_object_set_new(v, "tags", json_array());
+	bad |= json_object_set_new(v, "access_mode", json_string("public"));
+	bad |= json_object_set_new(v, "runtime_type",
 	    json_string(app_runtime_type(rec)));
 	if (list) {
-		json_object_set_new(v, "create_user_name", json_null());
-		json_object_set_new(v, "author_name", json_null());
-		json_object_set_new(v, "has_draft_trigger", json_false());
-		return v;
+		bad |= json_object_set_new(v, "create_user_name", json_null());
+		bad |= json_object_set_new(v, "author_name", json_null());
+		bad |= json_object_set_new(v, "has_draft_trigger",
+		    json_false());
+		goto out;
 	}
-	json_object_set(v, "enable_site", json_object_get(rec, "enable_site"));
-	json_object_set(v, "enable_api", json_object_get(rec, "enable_api"));
-	json_object_set_new(v, "tracing", json_null());
-	json_object_set_new(v, "deleted_tools", json_array());
-	json_object_set_new(v, "site", json_null());
-	json_object_set_new(v, "api_base_url", json_sprintf("%s/v1",
+	bad |= copy_member(v, rec, "enable_site");
+	bad |= copy_member(v, rec, "enable_api");
+	bad |= json_object_set_new(v, "tracing", json_null());
+	bad |= json_object_set_new(v, "deleted_tools", json_array());
+	bad |= json_object_set_new(v, "site", json_null());
+	bad |= json_object_set_new(v, "api_base_url", json_sprintf("%s/v1",
 	    req_base_url(r)));
-	json_object_set(v, "revision", json_object_get(rec, "revision"));
+	bad |= copy_member(v, rec, "revision");
 	/* flowcgi's own: the classic app a sandboxed copy was made from,
 	 * and the nodes its upgrade skipped ({node_id, title, reason}) */
-	if (json_object_get(rec, "upgraded_from") != NULL)
-		json_object_set(v, "upgraded_from", json_object_get(rec,
-		    "upgraded_from"));
+	bad |= copy_member(v, rec, "upgraded_from");
+out:
+	if (bad) {
+		json_decref(v);
+		return NULL;
+	}
 	return v;
 }
 
@@ -134,8 +151,16 @@ h_apps_list(struct req *r)
 		return;
 	}
 	json_array_foreach(data, i, rec)
-		json_array_append_new(views, app_view(r, rec, 1));
-	json_object_set_new(res, "data", views);
+		if (json_array_append_new(views, app_view(r, rec, 1)) != 0) {
+			json_decref(views);
+			views = NULL;	/* the answer is a 500 */
+			break;
+		}
+	if (json_object_set_new(res, "data", views) != 0) {
+		json_decref(res);
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return;
+	}
 	resp_json(r, 200, res);
 }
 

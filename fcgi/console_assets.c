@@ -379,7 +379,10 @@ h_upload_url(struct req *r)
 	    url));
 }
 
-/* Adds upload_url to every file of a made batch (null for folders). */
+/*
+ * Adds upload_url to every file of a made batch (null for folders). -1:
+ * the answer (an error) is sent.
+ */
 static int
 batch_links(struct req *r, json_t *nodes)
 {
@@ -394,14 +397,21 @@ batch_links(struct req *r, json_t *nodes)
 			    json_string_value(json_object_get(n, "id")),
 			    "upload")) == NULL)
 				return -1;
-			json_object_set_new(n, "upload_url", json_string(url));
+			if (json_object_set_new(n, "upload_url",
+			    json_string(url)) != 0)
+				goto nomem;
 		} else {
-			json_object_set_new(n, "upload_url", json_null());
+			if (json_object_set_new(n, "upload_url",
+			    json_null()) != 0)
+				goto nomem;
 			if (batch_links(r, json_object_get(n, "children")) != 0)
 				return -1;
 		}
 	}
 	return 0;
+nomem:
+	resp_engine_error(r, ENGINE_ENOMEM, "", "link");
+	return -1;
 }
 
 /*

@@ -233,7 +233,10 @@ app_live(struct req *r)
 	return app;
 }
 
-/* The start node's variables as Dify's user_input_form. */
+/*
+ * The start node's variables as Dify's user_input_form; NULL when out of
+ * memory.
+ */
 static json_t *
 user_input_form(const json_t *wf)
 {
@@ -251,11 +254,16 @@ user_input_form(const json_t *wf)
 		    "variables"), j, v) {
 			type = json_string_value(json_object_get(v, "type"));
 			item = json_deep_copy(v);
-			json_object_set_new(item, "default", json_object_get(v,
-			    "default") ? json_incref(json_object_get(v,
-			    "default")) : json_string(""));
-			json_array_append_new(form, json_pack("{s:o}",
-			    type ? type : "text-input", item));
+			if (json_object_set_new(item, "default",
+			    json_object_get(v, "default") ? json_incref(
+			    json_object_get(v, "default")) : json_string(""))
+			    != 0 || json_array_append_new(form, json_pack(
+			    "{s:O}", type ? type : "text-input", item)) != 0) {
+				json_decref(item);
+				json_decref(form);
+				return NULL;
+			}
+			json_decref(item);
 		}
 	}
 	return form;
@@ -343,6 +351,14 @@ h_info(struct req *r)
 	json_decref(app);
 }
 
+/* The emoji icon Dify gives a tool without one. */
+static json_t *
+tool_icon(void)
+{
+	return json_pack("{s:s,s:s}", "background", "#252525", "content",
+	    "\xf0\x9f\x98\x81");
+}
+
 /*
  * GET /v1/meta: {tool_icons: {tool name: icon}} for the tools of the
  * app's tool nodes or agent. flowcgi serves no tool icons, so each is
@@ -354,6 +370,7 @@ h_meta(struct req *r)
 	json_t		*app, *dsl, *icons, *nodes, *n, *t;
 	const char	*name, *type;
 	size_t		 i;
+	int		 bad = 0;
 
 	if ((app = app_live(r)) == NULL)
 		return;
@@ -367,18 +384,18 @@ h_meta(struct req *r)
 		name = json_string_value(json_object_get(json_object_get(n,
 		    "data"), "tool_name"));
 		if (type != NULL && strcmp(type, "tool") == 0 && name != NULL)
-			json_object_set_new(icons, name, json_pack("{s:s,s:s}",
-			    "background", "#252525", "content",
-			    "\xf0\x9f\x98\x81"));
+			bad |= json_object_set_new(icons, name, tool_icon());
 	}
 	json_array_foreach(json_object_get(json_object_get(json_object_get(dsl,
 	    "model_config"), "agent_mode"), "tools"), i, t)
 		if ((name = json_string_value(json_object_get(t,
 		    "tool_name"))) != NULL)
-			json_object_set_new(icons, name, json_pack("{s:s,s:s}",
-			    "background", "#252525", "content",
-			    "\xf0\x9f\x98\x81"));
+			bad |= json_object_set_new(icons, name, tool_icon());
 	json_decref(app);
+	if (bad) {	/* resp_json answers NULL with a 500 */
+		json_decref(icons);
+		icons = NULL;
+	}
 	resp_json(r, 200, json_pack("{s:o}", "tool_icons", icons));
 }
 

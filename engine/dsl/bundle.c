@@ -262,7 +262,10 @@ read_entries(const struct conf *c, const void *zip, size_t len, char *err,
 			    path);
 			goto out;
 		}
-		json_object_set_new(seen, path, json_true());
+		if (json_object_set_new(seen, path, json_true()) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 		if (n >= (size_t)c->asset_max_files + 2) {
 			engine_invalid(err, "bundle has more than %d files "
 			    "(assets.max_files)", c->asset_max_files);

@@ -50,6 +50,7 @@ struct agent {
 	struct llm_tool_call	*calls[AGENT_MAX_MESSAGES];
 	json_t			*logs;
 	int64_t			 tokens;
+	int			 nomem;	/* a text or log was lost to it */
 };
 
 static const json_t *
@@ -59,14 +60,16 @@ aparam(const struct node_ctx *c, const char *name)
 	    "agent_parameters"), name), "value");
 }
 
+/* s kept as long as a; "" when out of memory, which sets a->nomem. */
 static const char *
 keep(struct agent *a, const char *s, size_t n)
 {
 	json_t *j = json_stringn(s ? s : "", s ? n : 0);
 
-	if (j == NULL)
+	if (json_array_append_new(a->keep, j) != 0) {
+		a->nomem = 1;
 		return "";
-	json_array_append_new(a->keep, j);
+	}
 	return json_string_value(j);
 }
 
@@ -91,9 +94,9 @@ agent_log(struct agent *a, const char *label, const char *status,
 
 	engine_uuid(id);
 	/* keep it for the trace before the event takes (and frees) data */
-	if (data != NULL)
-		json_array_append_new(a->logs, json_pack("{s:s,s:O}", "label",
-		    label, "data", data));
+	if (data != NULL && json_array_append_new(a->logs, json_pack(
+	    "{s:s,s:O}", "label", label, "data", data)) != 0)
+		a->nomem = 1;
 	run_emit(a->c->run, "agent_log", json_pack("{s:s,s:s,s:s,s:n,s:n,"
 	    "s:s,s:o,s:{},s:s}", "node_execution_id", a->c->node->id, "id",
 	    id, "label", label, "parent_id", "error", "status", status, "data",
@@ -343,7 +346,11 @@ run_tool(struct agent *a, const char *name, const char *args, char **out)
 		json_decref(params);
 		params = json_object();
 	}
-	json_object_update(params, at->fixed);
+	if (params == NULL || (at->fixed != NULL &&
+	    json_object_update(params, at->fixed) != 0)) {
+		json_decref(params);
+		return node_fail(a->c, "out of memory");
+	}
 	memset(&res, 0, sizeof(res));
 	rc = mcp_call_tool(a->c->run->e, run_mcp(a->c->run),
 	    &a->servers[at->server - 1], at->mcp_name, params, err, &res);
@@ -488,9 +495,12 @@ agent_run(struct node_ctx *c)
 	} else if (node_render(c, json_string_value(q) ? json_string_value(q) :
 	    "{{#sys.query#}}", TPL_TEXT, &query) != 0)
 		goto out;
-	json_object_set_new(c->inputs, "query", json_string(query ? query :
-	    ""));
-	json_object_set_new(c->inputs, "instruction", json_string(ins));
+	if (json_object_set_new(c->inputs, "query", json_string(query ? query :
+	    "")) != 0 || json_object_set_new(c->inputs, "instruction",
+	    json_string(ins)) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	sys = react ? react_prompt(&a, ins) : NULL;
 	if (push(&a, LLM_SYSTEM, keep(&a, sys ? sys : ins, strlen(sys ? sys :
 	    ins))) != 0) {
@@ -513,6 +523,10 @@ agent_run(struct node_ctx *c)
 		if (run_stop_requested(c->run)) {
 			atomic_store(&c->run->stopping, 1);
 			node_fail(c, "stopped");
+			goto out;
+		}
+		if (a.nomem) {	/* a message lost its text, or a log */
+			node_fail(c, "out of memory");
 			goto out;
 		}
 		memset(&rq, 0, sizeof(rq));
@@ -637,9 +651,13 @@ agent_run(struct node_ctx *c)
 		    "(maximum_iterations)", max_iter);
 		goto out;
 	}
-	json_object_set_new(c->outputs, "text", json_string(answer));
-	json_object_set_new(c->outputs, "files", json_array());
-	json_object_set_new(c->outputs, "json", json_array());
+	if (a.nomem || json_object_set_new(c->outputs, "text",
+	    json_string(answer)) != 0 || json_object_set_new(c->outputs,
+	    "files", json_array()) != 0 || json_object_set_new(c->outputs,
+	    "json", json_array()) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	c->process_data = json_pack("{s:O}", "agent_log", a.logs);
 	c->metadata = json_pack("{s:I}", "total_tokens", (json_int_t)a.tokens);
 	run_stream_text(c->run, c->node->id, "", 0);

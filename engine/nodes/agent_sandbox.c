@@ -128,7 +128,10 @@ cu_bash(struct node_ctx *c, struct sandbox *sb, const char *cmd, char **out,
 	return *out != NULL ? 0 : node_fail(c, "out of memory");
 }
 
-/* Files the agent left under output/, as file objects. */
+/*
+ * Files the agent left under output/, as file objects; NULL when out of
+ * memory.
+ */
 static json_t *
 cu_output_files(struct node_ctx *c, struct sandbox *sb)
 {
@@ -152,8 +155,11 @@ cu_output_files(struct node_ctx *c, struct sandbox *sb)
 			continue;
 		slash = strrchr(files[i].path, '/');
 		if ((f = file_from_bytes(slash ? slash + 1 : files[i].path,
-		    NULL, data, len)) != NULL)
-			json_array_append_new(out, f);
+		    NULL, data, len)) != NULL &&
+		    json_array_append_new(out, f) != 0) {
+			json_decref(out);
+			out = NULL;
+		}
 		free(data);
 	}
 	sandbox_files_free(files, n);
@@ -215,6 +221,7 @@ struct as_state {
 	struct llm_tool	 ltools[AS_MAX_TOOLS + 1];  /* bash first */
 	json_t		*meta;		/* {uuid: {...}} of the prompt */
 	json_t		*paths;		/* asset id -> "/path" */
+	int		 nomem;		/* a tool or path was lost to it */
 };
 
 static void
@@ -252,7 +259,10 @@ as_find(struct as_state *st, const char *provider, const char *tool)
 	return NULL;
 }
 
-/* Adds the tool of entry cfg (a new reference, taken) unless known. */
+/*
+ * Adds the tool of entry cfg (a new reference, taken) unless known; a
+ * NULL cfg (it could not be made) sets st->nomem.
+ */
 static void
 as_add(struct as_state *st, json_t *cfg)
 {
@@ -262,6 +272,7 @@ as_add(struct as_state *st, json_t *cfg)
 	const char	*tool = jstr(cfg, "tool_name");
 	size_t		 i;
 
+	st->nomem |= cfg == NULL;
 	if (cfg == NULL || *prov == '\0' || *tool == '\0' ||
 	    as_find(st, prov, tool) != NULL || st->ntools == AS_MAX_TOOLS) {
 		json_decref(cfg);
@@ -314,14 +325,20 @@ as_collect(struct as_state *st)
 	json_array_foreach(json_object_get(data, "tools"), i, t)
 		if (!json_is_false(json_object_get(t, "enabled")))
 			as_add(st, json_deep_copy(t));
-	st->meta = json_object();
+	if ((st->meta = json_object()) == NULL) {
+		st->nomem = 1;
+		return;
+	}
 	json_array_foreach(json_object_get(data, "prompt_template"), i, m) {
-		json_object_update(st->meta, json_object_get(json_object_get(m,
-		    "metadata"), "tools"));
-		if ((found = json_array()) == NULL)
-			continue;
-		skill_refs(jstr(m, "text"), strlen(jstr(m, "text")), found,
-		    NULL);
+		t = json_object_get(json_object_get(m, "metadata"), "tools");
+		if ((json_is_object(t) && json_object_update(st->meta,
+		    (json_t *)t) != 0) || (found = json_array()) == NULL) {
+			st->nomem = 1;
+			return;
+		}
+		if (skill_refs(jstr(m, "text"), strlen(jstr(m, "text")), found,
+		    NULL) != 0)
+			st->nomem = 1;
 		json_array_foreach(found, j, r) {
 			/* as Dify's _parse_metadata: described tokens only */
 			uuid = jstr(r, "uuid");
@@ -382,20 +399,26 @@ as_paths(struct as_state *st)
 	json_t		*tree = NULL, *stack[SKILL_MAX_DEPTH], *kids, *n;
 	char		 err[ENGINE_ERRMAX];
 	size_t		 top = 0, i;
+	int		 rc;
 
-	st->paths = json_object();
-	if (engine_asset_tree(st->c->run->e, st->c->run->app_id, err,
-	    &tree) != 0)
+	if ((st->paths = json_object()) == NULL) {
+		st->nomem = 1;
 		return;
+	}
+	if ((rc = engine_asset_tree(st->c->run->e, st->c->run->app_id, err,
+	    &tree)) != 0) {
+		st->nomem |= rc == ENGINE_ENOMEM;
+		return;
+	}
 	stack[top++] = json_object_get(tree, "children");
 	while (top > 0) {
 		kids = stack[--top];
 		json_array_foreach(kids, i, n) {
 			if (json_string_value(json_object_get(n, "id")) !=
 			    NULL && json_string_value(json_object_get(n,
-			    "path")) != NULL)
-				json_object_set(st->paths, jstr(n, "id"),
-				    json_object_get(n, "path"));
+			    "path")) != NULL && json_object_set(st->paths,
+			    jstr(n, "id"), json_object_get(n, "path")) != 0)
+				st->nomem = 1;
 			if (top < SKILL_MAX_DEPTH && json_array_size(
 			    json_object_get(n, "children")) > 0)
 				stack[top++] = json_object_get(n, "children");
@@ -490,11 +513,12 @@ as_log_data(const char *tool, const char *cmd, const char *args,
 		in = json_object();
 	}
 	d = json_pack("{s:s,s:o}", "tool_name", tool, "tool_input", in);
-	if (d != NULL && output != NULL) {
-		json_object_set_new(d, "output", json_string(output));
-		if (cmd != NULL)
-			json_object_set_new(d, "exit_code",
-			    json_integer(exit_code));
+	if (d != NULL && output != NULL && (json_object_set_new(d, "output",
+	    json_string(output)) != 0 || (cmd != NULL &&
+	    json_object_set_new(d, "exit_code", json_integer(exit_code)) !=
+	    0))) {
+		json_decref(d);
+		return NULL;
 	}
 	return d;
 }
@@ -524,6 +548,7 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 	struct dbuf		 doc = { 0 };
 	json_t			*args;
 	int			 iter, max_iter, rc = -1, code, failed, stream;
+	int			 bad = 0;
 	size_t			 i, k, pos = 0;
 	int64_t			 t0;
 
@@ -535,12 +560,17 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		max_iter = max_iter <= 0 ? CU_DEFAULT_ITERATIONS :
 		    CU_MAX_ITERATIONS;
 	if (run_sandbox(c->run, c->err, &sb) != 0) {
-		llm_trace(c, p, model);
+		/* the node fails for the sandbox: a trace lost is not news */
+		(void)llm_trace(c, p, model);
 		goto out;
 	}
 	as_collect(&st);
 	if (as_compile_prompt(&st, p) != 0)
 		goto out;
+	if (st.nomem) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	/* tell the model about the skills, after the first system message */
 	if ((skills = cu_skills_text(c->run)) != NULL) {
 		for (i = 0; i < p->n && p->msgs[i].role != LLM_SYSTEM; i++)
@@ -565,7 +595,10 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		}
 		free(skills);
 	}
-	llm_trace(c, p, model);
+	if (llm_trace(c, p, model) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	st.ltools[0].name = "bash";
 	st.ltools[0].description = cu_bash_doc;
 	if (c->run->sb_note != NULL && *c->run->sb_note != '\0') {
@@ -594,6 +627,10 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 			node_fail(c, "stopped");
 			goto out;
 		}
+		if (p->nomem) {	/* a message or call lost its text */
+			node_fail(c, "out of memory");
+			goto out;
+		}
 		memset(&rq, 0, sizeof(rq));
 		memset(&rs, 0, sizeof(rs));
 		rq.model = json_string_value(json_object_get(model, "name"));
@@ -618,9 +655,9 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		    rs.usage.completion_tokens, rs.usage.total_tokens);
 		/* Dify's sequence: reasoning, content spans, tool calls */
 		if (rs.reasoning_len > 0) {
-			json_array_append_new(reasons, json_string(
+			bad |= json_array_append_new(reasons, json_string(
 			    rs.reasoning));
-			json_array_append_new(seq, json_pack("{s:s,s:I}",
+			bad |= json_array_append_new(seq, json_pack("{s:s,s:I}",
 			    "type", "reasoning", "index", (json_int_t)(
 			    json_array_size(reasons) - 1)));
 		}
@@ -628,10 +665,15 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 			size_t n = as_chars(rs.text);
 
 			dbuf_addstr(&content, rs.text);
-			json_array_append_new(seq, json_pack("{s:s,s:I,s:I}",
-			    "type", "content", "start", (json_int_t)pos,
-			    "end", (json_int_t)(pos + n)));
+			bad |= json_array_append_new(seq, json_pack(
+			    "{s:s,s:I,s:I}", "type", "content", "start",
+			    (json_int_t)pos, "end", (json_int_t)(pos + n)));
 			pos += n;
+		}
+		if (bad) {
+			llm_response_release(&rs);
+			node_fail(c, "out of memory");
+			goto out;
 		}
 		if (rs.ntool_calls == 0) {
 			*final = rs;
@@ -707,21 +749,26 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 				    "success", as_log_data(tc[i].name, is_bash ?
 				    (cmd ? cmd : "") : NULL, tc[i].arguments,
 				    out ? out : "", code));
-				json_array_append_new(calls, json_pack("{s:s,"
-				    "s:s,s:s,s:s,s:o,s:s,s:f}", "id", tc[i].id,
-				    "name", tc[i].name, "arguments",
+				bad |= json_array_append_new(calls, json_pack(
+				    "{s:s,s:s,s:s,s:s,s:o,s:s,s:f}", "id",
+				    tc[i].id, "name", tc[i].name, "arguments",
 				    tc[i].arguments, "output", out ? out : "",
 				    "files", tfiles ? tfiles : json_array(),
 				    "status", failed ? "error" : "success",
 				    "elapsed_time", (double)(run_now_ms() -
 				    t0) / 1000.0));
-				json_array_append_new(seq, json_pack(
+				bad |= json_array_append_new(seq, json_pack(
 				    "{s:s,s:I}", "type", "tool_call", "index",
 				    (json_int_t)(json_array_size(calls) - 1)));
 				prompt_add(c, p, LLM_TOOL, prompt_keep(p, out));
 				p->msgs[p->n - 1].tool_call_id = tc[i].id;
 				p->msgs[p->n - 1].name = tc[i].name;
 				json_decref(args);
+				if (bad) {
+					llm_response_release(&rs);
+					node_fail(c, "out of memory");
+					goto out;
+				}
 			}
 		}
 		llm_response_release(&rs);
@@ -735,7 +782,7 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		rc = node_fail(c, "out of memory");
 		goto out;
 	}
-	json_object_set_new(gen, "content", json_string(content.p ?
+	bad = json_object_set_new(gen, "content", json_string(content.p ?
 	    content.p : ""));
 	if (stream) {
 		char key[160];
@@ -743,10 +790,11 @@ agent_sandbox_run(struct node_ctx *c, struct prompt *p, const json_t *model,
 		snprintf(key, sizeof(key), "%s.generation.content",
 		    c->node->id);
 		pthread_mutex_lock(&c->run->mu);
-		json_object_set_new(c->run->streamed, key, json_true());
+		bad |= json_object_set_new(c->run->streamed, key, json_true());
 		pthread_mutex_unlock(&c->run->mu);
 	}
-	*files = cu_output_files(c, sb);
+	if (bad || (*files = cu_output_files(c, sb)) == NULL)
+		rc = node_fail(c, "out of memory");
 out:
 	dbuf_free(&content);
 	as_state_release(&st);

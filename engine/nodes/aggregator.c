@@ -31,13 +31,15 @@ aggregator_run(struct node_ctx *c)
 			    "group_name"))) == NULL)
 				continue;
 			v = first_of(c, json_object_get(g, "variables"));
-			json_object_set_new(c->outputs, name, json_pack(
-			    "{s:o}", "output", v ? v : json_null()));
+			if (json_object_set_new(c->outputs, name, json_pack(
+			    "{s:o}", "output", v ? v : json_null())) != 0)
+				return node_fail(c, "out of memory");
 		}
 		return 0;
 	}
 	v = first_of(c, json_object_get(c->node->data, "variables"));
-	json_object_set_new(c->outputs, "output", v ? v : json_null());
+	if (json_object_set_new(c->outputs, "output", v ? v : json_null()) != 0)
+		return node_fail(c, "out of memory");
 	return 0;
 }
 

@@ -68,18 +68,19 @@ answer_run(struct node_ctx *c)
 	const char	*tpl = node_str(c->node, "answer");
 	char		*text = NULL;
 	json_t		*sels = NULL;
+	int		 bad = 0;
 
 	if (node_render(c, tpl, TPL_MARKDOWN, &text) != 0)
 		return -1;
-	if (tpl_selectors(tpl ? tpl : "", &sels) == 0) {
-		json_object_set_new(c->inputs, "variable_selectors", sels);
-	}
+	if (tpl_selectors(tpl ? tpl : "", &sels) == 0)
+		bad |= json_object_set_new(c->inputs, "variable_selectors",
+		    sels);
 	run_stream_text(c->run, c->node->id, text + already_sent(c, tpl,
 	    text), strlen(text) - already_sent(c, tpl, text));
-	json_object_set_new(c->outputs, "answer", json_string(text));
-	json_object_set_new(c->outputs, "files", json_array());
+	bad |= json_object_set_new(c->outputs, "answer", json_string(text));
+	bad |= json_object_set_new(c->outputs, "files", json_array());
 	free(text);
-	return 0;
+	return bad ? node_fail(c, "out of memory") : 0;
 }
 
 const struct node_type node_answer = { "answer", answer_run, 0 };

@@ -213,26 +213,41 @@ write_target(struct node_ctx *c, const struct target *t, json_t *v,
 		if (strcmp(json_string_value(json_object_get(u, "name")),
 		    t->name) == 0 && strcmp(json_string_value(json_array_get(
 		    json_object_get(u, "selector"), 0)), t->ns) == 0) {
-			json_array_set_new(updated, i, update_record(t, v));
+			if (json_array_set_new(updated, i,
+			    update_record(t, v)) != 0)
+				return node_fail(c, "out of memory");
 			return 0;
 		}
-	json_array_append_new(updated, update_record(t, v));
+	if (json_array_append_new(updated, update_record(t, v)) != 0)
+		return node_fail(c, "out of memory");
 	return 0;
 }
 
-/* Sets c->process_data to {name: value..., updated_variables}. */
-static void
+/*
+ * Sets c->process_data to {name: value..., updated_variables}. Returns 0,
+ * or -1 when out of memory (c->process_data is then NULL).
+ */
+static int
 record_updates(struct node_ctx *c, json_t *updated)
 {
 	json_t	*u;
 	size_t	 i;
 
-	c->process_data = json_object();
+	if ((c->process_data = json_object()) == NULL)
+		return -1;
 	json_array_foreach(updated, i, u)
-		json_object_set(c->process_data, json_string_value(
+		if (json_object_set(c->process_data, json_string_value(
 		    json_object_get(u, "name")), json_object_get(u,
-		    "new_value"));
-	json_object_set(c->process_data, "updated_variables", updated);
+		    "new_value")) != 0)
+			goto fail;
+	if (json_object_set(c->process_data, "updated_variables",
+	    updated) != 0)
+		goto fail;
+	return 0;
+fail:
+	json_decref(c->process_data);
+	c->process_data = NULL;
+	return -1;
 }
 
 /* ====== v1 ====== */
@@ -271,15 +286,17 @@ assigner_v1(struct node_ctx *c, json_t *updated)
 			    "%s", t.label, t.type);
 			goto out;
 		}
-		nv = json_copy(cur);
-		json_array_append(nv, in);
+		if ((nv = json_copy(cur)) != NULL &&
+		    json_array_append(nv, in) != 0) {
+			json_decref(nv);
+			nv = NULL;
+		}
 	} else
 		nv = json_incref(in);
-	if (nv == NULL) {
+	if (nv == NULL || json_object_set(c->inputs, "value", in) != 0) {
 		node_fail(c, "out of memory");
 		goto out;
 	}
-	json_object_set(c->inputs, "value", in);
 	if (write_target(c, &t, nv, updated) != 0)
 		goto out;
 	rc = 0;
@@ -438,14 +455,12 @@ apply(const struct target *t, const char *op, const json_t *cur,
 		return arith(op, cur, v);
 	if (!json_is_array(cur))
 		return json_array();
-	if (op_is(op, "append")) {
-		nv = json_copy((json_t *)cur);
-		json_array_append(nv, (json_t *)v);
-		return nv;
-	}
-	if (op_is(op, "extend")) {
-		nv = json_copy((json_t *)cur);
-		json_array_extend(nv, (json_t *)v);
+	if (op_is(op, "append") || op_is(op, "extend")) {
+		if ((nv = json_copy((json_t *)cur)) == NULL)
+			return NULL;
+		if ((op_is(op, "append") ? json_array_append(nv, (json_t *)v) :
+		    json_array_extend(nv, (json_t *)v)) != 0)
+			goto fail;
 		return nv;
 	}
 	/* remove-first / remove-last: a new array without that end */
@@ -453,8 +468,12 @@ apply(const struct target *t, const char *op, const json_t *cur,
 		return nv;
 	for (i = op_is(op, "remove-first") ? 1 : 0;
 	    i < (op_is(op, "remove-last") ? n - 1 : n); i++)
-		json_array_append(nv, json_array_get(cur, i));
+		if (json_array_append(nv, json_array_get(cur, i)) != 0)
+			goto fail;
 	return nv;
+fail:
+	json_decref(nv);
+	return NULL;
 }
 
 static int
@@ -557,9 +576,13 @@ assigner_run(struct node_ctx *c)
 			goto out;
 	} else if (strcmp(ver, "2") == 0) {
 		items = json_object_get(c->node->data, "items");
-		json_object_set_new(c->inputs, "version", json_string("2"));
-		json_object_set_new(c->inputs, "items", items ?
-		    json_deep_copy(items) : json_array());
+		if (json_object_set_new(c->inputs, "version",
+		    json_string("2")) != 0 || json_object_set_new(c->inputs,
+		    "items", items ? json_deep_copy(items) : json_array()) !=
+		    0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 		json_array_foreach(items, i, item)
 			if (assigner_item(c, item, updated) != 0)
 				goto out;
@@ -569,8 +592,9 @@ assigner_run(struct node_ctx *c)
 	}
 	rc = 0;
 out:
-	if (updated != NULL)
-		record_updates(c, updated);
+	/* the trace shows what was written, also when a later item failed */
+	if (updated != NULL && record_updates(c, updated) != 0 && rc == 0)
+		rc = node_fail(c, "out of memory");
 	json_decref(updated);
 	return rc;
 }

@@ -138,17 +138,28 @@ classifier_run(struct node_ctx *c)
 			json_decref(cats);
 			goto out;
 		}
-		json_array_append_new(cats, json_pack("{s:O,s:s}",
+		/* a class without an id is not offered (it cannot be picked) */
+		if (json_object_get(cl, "id") != NULL &&
+		    json_array_append_new(cats, json_pack("{s:O,s:s}",
 		    "category_id", json_object_get(cl, "id"),
-		    "category_name", name));
+		    "category_name", name)) != 0) {
+			free(name);
+			json_decref(cats);
+			node_fail(c, "out of memory");
+			goto out;
+		}
 		free(name);
 	}
 	user = json_pack("{s:[s],s:o,s:[s]}", "input_text", query,
 	    "categories", cats, "classification_instructions", ins);
 	u = json_dumps(user, JSON_ENSURE_ASCII);
 	json_decref(user);
-	json_object_set_new(c->inputs, "query", json_string(query));
-	if (u == NULL || ask(c, classifier_system, u, NULL, &rs) != 0)
+	if (u == NULL || json_object_set_new(c->inputs, "query",
+	    json_string(query)) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
+	if (ask(c, classifier_system, u, NULL, &rs) != 0)
 		goto out;
 	ans = first_object(rs.text ? rs.text : "");
 	id = json_string_value(json_object_get(ans, "category_id"));
@@ -169,11 +180,14 @@ classifier_run(struct node_ctx *c)
 	snprintf(c->handle_buf, sizeof(c->handle_buf), "%s", pick_id ?
 	    pick_id : "");
 	c->handle = c->handle_buf;
-	json_object_set_new(c->outputs, "class_name", json_string(pick_name ?
-	    pick_name : ""));
-	json_object_set_new(c->outputs, "class_id", json_string(pick_id ?
-	    pick_id : ""));
-	json_object_set_new(c->outputs, "usage", llm_usage_json(&rs));
+	if (json_object_set_new(c->outputs, "class_name",
+	    json_string(pick_name ? pick_name : "")) != 0 ||
+	    json_object_set_new(c->outputs, "class_id", json_string(pick_id ?
+	    pick_id : "")) != 0 || json_object_set_new(c->outputs, "usage",
+	    llm_usage_json(&rs)) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	c->process_data = json_pack("{s:s,s:s}", "model_answer", rs.text ?
 	    rs.text : "", "prompt", u);
 	rc = 0;
@@ -281,7 +295,7 @@ extractor_run(struct node_ctx *c)
 	char			*query, *ins = NULL, *sys = NULL, *sch = NULL;
 	char			 reason[ENGINE_ERRMAX] = "";
 	size_t			 i;
-	int			 rc = -1, fc;
+	int			 rc = -1, fc, bad = 0;
 
 	memset(&rs, 0, sizeof(rs));
 	query = query_text(c, json_object_get(c->node->data, "query"));
@@ -299,14 +313,19 @@ extractor_run(struct node_ctx *c)
 		    "description")) ? json_string_value(json_object_get(p,
 		    "description")) : "");
 		if (json_array_size(json_object_get(p, "options")) > 0)
-			json_object_set(v, "enum", json_object_get(p,
+			bad |= json_object_set(v, "enum", json_object_get(p,
 			    "options"));
-		json_object_set_new(props, name, v);
+		bad |= json_object_set_new(props, name, v);
 		if (json_is_true(json_object_get(p, "required")))
-			json_array_append_new(req, json_string(name));
+			bad |= json_array_append_new(req, json_string(name));
 	}
 	schema = json_pack("{s:s,s:o,s:o}", "type", "object", "properties",
 	    props, "required", req);
+	if (bad || schema == NULL) {
+		json_decref(schema);
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	sch = json_dumps(schema, JSON_COMPACT | JSON_ENSURE_ASCII);
 	fc = mode == NULL || strcmp(mode, "prompt") != 0;
 	{
@@ -326,8 +345,13 @@ extractor_run(struct node_ctx *c)
 	tool.name = "extract_parameters";
 	tool.description = "Extract parameters from the natural language text";
 	tool.parameters = schema;
-	json_object_set_new(c->inputs, "query", json_string(query));
-	if (sys == NULL || ask(c, sys, query, fc ? &tool : NULL, &rs) != 0) {
+	if (sys == NULL || json_object_set_new(c->inputs, "query",
+	    json_string(query)) != 0) {
+		json_decref(schema);
+		node_fail(c, "out of memory");
+		goto out;
+	}
+	if (ask(c, sys, query, fc ? &tool : NULL, &rs) != 0) {
 		json_decref(schema);
 		goto out;
 	}
@@ -348,13 +372,18 @@ extractor_run(struct node_ctx *c)
 		    reason[0] == '\0')
 			snprintf(reason, sizeof(reason), "parameter %s is "
 			    "required and was not extracted", name);
-		json_object_set_new(c->outputs, name, v ? v : empty_of(p));
+		bad |= json_object_set_new(c->outputs, name, v ? v :
+		    empty_of(p));
 	}
-	json_object_set_new(c->outputs, "__is_success",
+	bad |= json_object_set_new(c->outputs, "__is_success",
 	    json_integer(reason[0] == '\0'));
-	json_object_set_new(c->outputs, "__reason", reason[0] ?
+	bad |= json_object_set_new(c->outputs, "__reason", reason[0] ?
 	    json_string(reason) : json_null());
-	json_object_set_new(c->outputs, "__usage", llm_usage_json(&rs));
+	bad |= json_object_set_new(c->outputs, "__usage", llm_usage_json(&rs));
+	if (bad) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	json_decref(got);

@@ -133,8 +133,11 @@ code_run(struct node_ctx *c)
 
 	memset(&req, 0, sizeof(req));
 	memset(&res, 0, sizeof(res));
-	vars = node_variables(c);
-	json_object_update(c->inputs, vars);
+	if ((vars = node_variables(c)) == NULL ||
+	    json_object_update(c->inputs, vars) != 0) {
+		json_decref(vars);
+		return node_fail(c, "out of memory");
+	}
 	req.language = node_str(c->node, "code_language");
 	req.code = node_str(c->node, "code");
 	req.inputs = vars;
@@ -156,7 +159,8 @@ code_run(struct node_ctx *c)
 	}
 	decl = json_object_get(c->node->data, "outputs");
 	if (!json_is_object(decl) || json_object_size(decl) == 0) {
-		json_object_update(c->outputs, res.outputs);
+		if (json_object_update(c->outputs, res.outputs) != 0)
+			rc = node_fail(c, "out of memory");
 		goto done;
 	}
 	json_object_foreach(decl, k, v) {
@@ -173,7 +177,10 @@ code_run(struct node_ctx *c)
 			rc = -1;
 			goto done;
 		}
-		json_object_set_new(c->outputs, k, val);
+		if (json_object_set_new(c->outputs, k, val) != 0) {
+			rc = node_fail(c, "out of memory");
+			goto done;
+		}
 	}
 done:
 	if (res.log != NULL && *res.log != '\0' && c->process_data == NULL)

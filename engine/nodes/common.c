@@ -6,6 +6,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/run/run.h"
@@ -119,6 +120,7 @@ node_resolve(struct node_ctx *c, const json_t *selector)
 struct render_ctx {
 	struct pool	*pool;
 	json_t		*held;
+	int		 nomem;	/* a value could not be held */
 };
 
 static const json_t *
@@ -129,7 +131,10 @@ render_lookup(void *arg, const char *const *parts, size_t nparts)
 
 	if ((v = pool_get_parts(rc->pool, parts, nparts)) == NULL)
 		return NULL;
-	json_array_append_new(rc->held, v);
+	if (json_array_append_new(rc->held, v) != 0) {
+		rc->nomem = 1;	/* v is gone: the render must not count */
+		return NULL;
+	}
 	return v;
 }
 
@@ -137,7 +142,7 @@ int
 node_render(struct node_ctx *c, const char *tpl, enum tpl_form form,
     char **out)
 {
-	struct render_ctx	 rc = { c->pool, json_array() };
+	struct render_ctx	 rc = { c->pool, json_array(), 0 };
 	int			 r;
 
 	if (rc.held == NULL)
@@ -145,9 +150,15 @@ node_render(struct node_ctx *c, const char *tpl, enum tpl_form form,
 	r = tpl_render(tpl ? tpl : "", form, 0, render_lookup, &rc, 0, c->err,
 	    out);
 	json_decref(rc.held);
+	if (r == 0 && rc.nomem) {
+		free(*out);
+		*out = NULL;
+		return node_fail(c, "out of memory");
+	}
 	return r == 0 ? 0 : -1;
 }
 
+/* NULL when out of memory. */
 json_t *
 node_variables(struct node_ctx *c)
 {
@@ -160,7 +171,11 @@ node_variables(struct node_ctx *c)
 		    "variable"))) == NULL)
 			continue;
 		val = node_resolve(c, json_object_get(v, "value_selector"));
-		json_object_set_new(vars, name, val ? val : json_null());
+		if (json_object_set_new(vars, name, val ? val : json_null())
+		    != 0) {
+			json_decref(vars);
+			return NULL;
+		}
 	}
 	return vars;
 }

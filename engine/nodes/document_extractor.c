@@ -683,8 +683,11 @@ docx_node_run(struct node_ctx *c)
 	size_t		 i;
 	int		 rc = -1;
 
-	json_object_set_new(c->inputs, "variable_selector", sel ?
-	    json_incref(sel) : json_null());
+	if (json_object_set_new(c->inputs, "variable_selector", sel ?
+	    json_incref(sel) : json_null()) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	if (v == NULL) {
 		node_fail(c, "File variable not found for selector: %s",
 		    node_selector_tail(sel));
@@ -703,7 +706,11 @@ docx_node_run(struct node_ctx *c)
 			}
 			if (extract_one(c, f, &text) != 0)
 				goto out;
-			json_array_append_new(list, json_string(text));
+			if (json_array_append_new(list, json_string(text))
+			    != 0) {
+				node_fail(c, "out of memory");
+				goto out;
+			}
 			free(text);
 			text = NULL;
 		}
@@ -722,7 +729,10 @@ docx_node_run(struct node_ctx *c)
 		goto out;
 	}
 	c->process_data = json_pack("{s:O}", "documents", res);
-	json_object_set(c->outputs, "text", res);
+	if (json_object_set(c->outputs, "text", res) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	json_decref(res);

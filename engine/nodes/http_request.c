@@ -302,8 +302,11 @@ init_headers(struct req *q)
 		line = strip(line);
 		if (*line == '\0')
 			continue;
-		json_object_set_new(q->headers, line, json_string(colon ?
-		    strip(colon) : ""));
+		if (json_object_set_new(q->headers, line, json_string(colon ?
+		    strip(colon) : "")) != 0) {
+			node_fail(q->c, "out of memory");
+			goto out;
+		}
 	}
 	rc = 0;
 out:
@@ -376,7 +379,10 @@ init_auth(struct req *q)
 		node_fail(q->c, "out of memory");
 		goto out;
 	}
-	json_object_set_new(q->headers, hdr, json_string(val));
+	if (json_object_set_new(q->headers, hdr, json_string(val)) != 0) {
+		node_fail(q->c, "out of memory");
+		goto out;
+	}
 	q->c->error_type = "NodeRunError";
 	rc = 0;
 out:
@@ -529,7 +535,10 @@ body_urlencoded(struct req *q, const json_t *items)
 		if (render(q->c, item_str(it, "key"), &k) != 0 ||
 		    render(q->c, item_str(it, "value"), &val) != 0)
 			goto out;
-		json_object_set_new(form, k, json_string(val));
+		if (json_object_set_new(form, k, json_string(val)) != 0) {
+			node_fail(q->c, "out of memory");
+			goto out;
+		}
 		free(k);
 		free(val);
 		k = val = NULL;
@@ -576,9 +585,12 @@ body_binary(struct req *q, const json_t *item)
 		goto out;
 	dbuf_add(&q->body, data, len);
 	mime = json_string_value(json_object_get(f, "mime_type"));
-	if (!has_header(q->headers, "Content-Type"))
-		json_object_set_new(q->headers, "Content-Type", json_string(
-		    mime && *mime ? mime : "application/octet-stream"));
+	if (!has_header(q->headers, "Content-Type") &&
+	    json_object_set_new(q->headers, "Content-Type", json_string(
+	    mime && *mime ? mime : "application/octet-stream")) != 0) {
+		node_fail(q->c, "out of memory");
+		goto out;
+	}
 	q->c->error_type = "NodeRunError";
 	rc = 0;
 out:
@@ -635,17 +647,23 @@ init_body(struct req *q)
 			goto out;
 		/* the boundary is ours: a Content-Type set by hand goes */
 		del_header(q->headers, "Content-Type");
-		json_object_set_new(q->headers, "Content-Type", json_pack(
+		if (json_object_set_new(q->headers, "Content-Type", json_pack(
 		    "s++", "multipart/form-data; boundary=", q->boundary,
-		    ""));
+		    "")) != 0) {
+			node_fail(q->c, "out of memory");
+			goto out;
+		}
 	} else {
 		q->c->error_type = "RequestBodyError";
 		node_fail(q->c, "unknown body type '%s'", type);
 		goto out;
 	}
-	if (q->ctype != NULL && !has_header(q->headers, "Content-Type"))
-		json_object_set_new(q->headers, "Content-Type",
-		    json_string(q->ctype));
+	if (q->ctype != NULL && !has_header(q->headers, "Content-Type") &&
+	    json_object_set_new(q->headers, "Content-Type",
+	    json_string(q->ctype)) != 0) {
+		node_fail(q->c, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	if (rc == 0 && q->body.err)
@@ -656,10 +674,24 @@ out:
 }
 
 /*
+ * obj[name] = the n bytes at v, when both are UTF-8 text (a header in
+ * another charset is left out: JSON cannot hold it). 0, or -1 when out of
+ * memory.
+ */
+static int
+header_set(json_t *obj, const char *name, const char *v, size_t n)
+{
+	if (!node_utf8_ok(name, strlen(name)) || !node_utf8_ok(v, n))
+		return 0;
+	return json_object_set_new(obj, name, json_stringn(v, n));
+}
+
+/*
  * The response's header lines into obj, names lower-cased as Dify's
  * httpx-based node gives them; a repeated header keeps the last value.
+ * 0, or -1 when out of memory.
  */
-static void
+static int
 parse_headers(const char *h, size_t len, json_t *obj)
 {
 	const char	*p = h, *end, *eol, *colon, *v;
@@ -667,7 +699,7 @@ parse_headers(const char *h, size_t len, json_t *obj)
 	size_t		 n, i;
 
 	if (h == NULL)
-		return;
+		return 0;
 	end = h + len;
 	for (; p < end; p = eol + 1) {
 		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
@@ -685,10 +717,12 @@ parse_headers(const char *h, size_t len, json_t *obj)
 		n = (size_t)(eol - v);
 		while (n > 0 && (v[n - 1] == '\r' || v[n - 1] == ' '))
 			n--;
-		json_object_set_new(obj, name, json_stringn(v, n));
+		if (header_set(obj, name, v, n) != 0)
+			return -1;
 		if (eol == end)
 			break;
 	}
+	return 0;
 }
 
 static int
@@ -849,11 +883,13 @@ http_run(struct node_ctx *c)
 		node_fail(c, "out of memory");
 		goto out;
 	}
-	parse_headers(resp.headers, resp.headers_len, hdrs);
-	if (resp.content_type != NULL && json_object_get(hdrs,
-	    "content-type") == NULL)
-		json_object_set_new(hdrs, "content-type",
-		    json_string(resp.content_type));
+	if (parse_headers(resp.headers, resp.headers_len, hdrs) != 0 ||
+	    (resp.content_type != NULL && json_object_get(hdrs,
+	    "content-type") == NULL && header_set(hdrs, "content-type",
+	    resp.content_type, strlen(resp.content_type)) != 0)) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	if (is_file_type(resp.content_type)) {
 		/* the file's name: the URL's last path segment */
 		slash = strrchr(q.url, '/');
@@ -866,7 +902,10 @@ http_run(struct node_ctx *c)
 			node_fail(c, "out of memory");
 			goto out;
 		}
-		json_array_append_new(files, f);
+		if (json_array_append_new(files, f) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 		text = strdup("");
 	} else {
 		if ((int64_t)resp.len > cf->http_max_text_response) {
@@ -882,11 +921,14 @@ http_run(struct node_ctx *c)
 		node_fail(c, "out of memory");
 		goto out;
 	}
-	json_object_set_new(c->outputs, "status_code",
-	    json_integer(resp.status));
-	json_object_set_new(c->outputs, "body", json_string(text));
-	json_object_set_new(c->outputs, "headers", json_incref(hdrs));
-	json_object_set_new(c->outputs, "files", json_incref(files));
+	if (json_object_set_new(c->outputs, "status_code",
+	    json_integer(resp.status)) != 0 || json_object_set_new(c->outputs,
+	    "body", json_string(text)) != 0 || json_object_set_new(c->outputs,
+	    "headers", json_incref(hdrs)) != 0 ||
+	    json_object_set_new(c->outputs, "files", json_incref(files)) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	retry = json_object_get(c->node->data, "retry_config");
 	strict = node_str(c->node, "error_strategy") != NULL ||
 	    json_is_true(json_object_get(retry, "retry_enabled"));

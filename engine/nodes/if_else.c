@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/run/run.h"
+#include "engine/nodes/nodes.h"
 
 /* The text of a scalar for string operators; NULL for other kinds. */
 static const char *
@@ -236,20 +236,29 @@ expected_value(struct node_ctx *c, json_t *v)
 	if (json_is_string(v) && strstr(json_string_value(v), "{{#") != NULL) {
 		if (node_render(c, json_string_value(v), TPL_TEXT, &text) != 0)
 			return NULL;
-		out = json_string(text);
+		/* text that is not UTF-8 compares as "" */
+		out = json_string(node_utf8_ok(text, strlen(text)) ? text : "");
 		free(text);
-		return out != NULL ? out : json_string("");
+		if (out == NULL)
+			node_fail(c, "out of memory");
+		return out;
 	}
 	if (!json_is_array(v))
 		return json_incref(v);
-	if ((out = json_array()) == NULL)
+	if ((out = json_array()) == NULL) {
+		node_fail(c, "out of memory");
 		return NULL;
+	}
 	json_array_foreach(v, i, e) {
 		if ((r = expected_value(c, e)) == NULL) {
 			json_decref(out);
 			return NULL;
 		}
-		json_array_append_new(out, r);
+		if (json_array_append_new(out, r) != 0) {
+			json_decref(out);
+			node_fail(c, "out of memory");
+			return NULL;
+		}
 	}
 	return out;
 }
@@ -283,13 +292,14 @@ conditions_match(struct node_ctx *c, const json_t *conds, const char *lop,
 			r = sub_conditions(c, op, actual, sub);
 		else
 			r = compare(c, op, actual, want);
-		json_array_append_new(trace, json_pack("{s:O,s:s,s:O,s:o,s:b}",
-		    "actual_value", actual ? actual : json_null(),
-		    "comparison_operator", op, "expected_value",
+		if (json_array_append_new(trace, json_pack(
+		    "{s:O,s:s,s:O,s:o,s:b}", "actual_value", actual ? actual :
+		    json_null(), "comparison_operator", op, "expected_value",
 		    want ? want : json_null(), "variable_selector",
 		    json_incref(json_object_get(cond, "variable_selector")) ?
 		    json_object_get(cond, "variable_selector") : json_null(),
-		    "result", r > 0));
+		    "result", r > 0)) != 0 && r >= 0)
+			r = node_fail(c, "out of memory");
 		json_decref(actual);
 		json_decref(want);
 		if (r < 0)
@@ -302,6 +312,17 @@ conditions_match(struct node_ctx *c, const json_t *conds, const char *lop,
 	return or ? 0 : 1;
 }
 
+/* The outputs {result, selected_case_id}: 0, or -1 with the node failed. */
+static int
+case_outputs(struct node_ctx *c, int result, const char *case_id)
+{
+	if (json_object_set_new(c->outputs, "result", json_boolean(result)) !=
+	    0 || json_object_set_new(c->outputs, "selected_case_id",
+	    json_string(case_id)) != 0)
+		return node_fail(c, "out of memory");
+	return 0;
+}
+
 static int
 if_else_run(struct node_ctx *c)
 {
@@ -311,9 +332,10 @@ if_else_run(struct node_ctx *c)
 	size_t		 i;
 	int		 r;
 
-	if ((trace = json_array()) == NULL)
+	/* the trace fills as the conditions are evaluated */
+	if ((trace = json_array()) == NULL || (c->process_data = json_pack(
+	    "{s:o}", "condition_results", trace)) == NULL)
 		return node_fail(c, "out of memory");
-	c->process_data = json_pack("{s:o}", "condition_results", trace);
 	if (!json_is_array(cases)) {
 		/* legacy: one set of conditions, handles true / false */
 		r = conditions_match(c, json_object_get(c->node->data,
@@ -322,10 +344,7 @@ if_else_run(struct node_ctx *c)
 		if (r < 0)
 			return -1;
 		c->handle = r ? "true" : "false";
-		json_object_set_new(c->outputs, "result", json_boolean(r));
-		json_object_set_new(c->outputs, "selected_case_id",
-		    json_string(c->handle));
-		return 0;
+		return case_outputs(c, r, c->handle);
 	}
 	json_array_foreach(cases, i, cs) {
 		r = conditions_match(c, json_object_get(cs, "conditions"),
@@ -338,17 +357,11 @@ if_else_run(struct node_ctx *c)
 			snprintf(c->handle_buf, sizeof(c->handle_buf), "%s",
 			    id);
 			c->handle = c->handle_buf;
-			json_object_set_new(c->outputs, "result", json_true());
-			json_object_set_new(c->outputs, "selected_case_id",
-			    json_string(id));
-			return 0;
+			return case_outputs(c, 1, id);
 		}
 	}
 	c->handle = "false";
-	json_object_set_new(c->outputs, "result", json_false());
-	json_object_set_new(c->outputs, "selected_case_id",
-	    json_string("false"));
-	return 0;
+	return case_outputs(c, 0, "false");
 }
 
 const struct node_type node_if_else = { "if-else", if_else_run, 0 };

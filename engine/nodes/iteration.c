@@ -131,19 +131,24 @@ iteration_run(struct node_ctx *c)
 	pthread_t	 th[64];
 	size_t		 n, i, j, nth = 0, want;
 	int64_t		 t0 = run_now_ms();
-	int		 rc = -1;
+	int		 rc = -1, bad = 0;
 	const char	*failed = NULL;
 
 	memset(&it, 0, sizeof(it));
 	items = node_resolve(c, json_object_get(d, "iterator_selector"));
-	if (items == NULL || json_is_null(items))
-		items = json_array();
+	if ((items == NULL || json_is_null(items)) &&
+	    (items = json_array()) == NULL)
+		return node_fail(c, "out of memory");
 	if (!json_is_array(items)) {
 		json_decref(items);
 		return node_fail(c, "iterator_selector must point at an array");
 	}
 	n = json_array_size(items);
-	json_object_set_new(c->inputs, "iterator_selector", json_incref(items));
+	if (json_object_set_new(c->inputs, "iterator_selector",
+	    json_incref(items)) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	if ((int)n > c->run->lim.max_loop) {
 		node_fail(c, "the iteration has %zu items, more than %d "
 		    "(workflow.max_loop)", n, c->run->lim.max_loop);
@@ -201,14 +206,15 @@ iteration_run(struct node_ctx *c)
 	for (i = 0; i < n; i++) {
 		if (it.errors[i] != NULL) {
 			if (strcmp(it.mode, "continue-on-error") == 0)
-				json_array_append_new(output, json_null());
+				bad |= json_array_append_new(output,
+				    json_null());
 			else if (strcmp(it.mode, "remove-abnormal-output") != 0
 			    && failed == NULL)
 				failed = it.errors[i];
 			continue;
 		}
 		if (it.results[i] != NULL)
-			json_array_append(output, it.results[i]);
+			bad |= json_array_append(output, it.results[i]);
 	}
 	if (failed != NULL || atomic_load(&c->run->stopping)) {
 		node_fail(c, "%s", failed ? failed : "stopped");
@@ -218,11 +224,14 @@ iteration_run(struct node_ctx *c)
 	    all_lists(output)) {
 		v = json_array();
 		json_array_foreach(output, i, x)
-			json_array_extend(v, x);
+			bad |= json_array_extend(v, x);
 		json_decref(output);
 		output = v;
 	}
-	json_object_set(c->outputs, "output", output);
+	if (bad || json_object_set(c->outputs, "output", output) != 0) {
+		node_fail(c, "out of memory");
+		goto done;
+	}
 	rc = 0;
 done:
 	run_emit(c->run, "iteration_completed", json_pack("{s:s,s:s,s:s,s:s,"

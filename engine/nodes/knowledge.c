@@ -41,7 +41,10 @@ knowledge_run(struct node_ctx *c)
 		free(query);
 		return node_fail(c, "the query is empty");
 	}
-	json_object_set_new(c->inputs, "query", json_string(query));
+	if (json_object_set_new(c->inputs, "query", json_string(query)) != 0) {
+		free(query);
+		return node_fail(c, "out of memory");
+	}
 	top_k = (int)json_integer_value(json_object_get(mcfg, "top_k"));
 	if (top_k <= 0)
 		top_k = 4;
@@ -61,19 +64,25 @@ knowledge_run(struct node_ctx *c)
 			json_t *meta = json_is_object(json_object_get(rec,
 			    "metadata")) ? json_deep_copy(json_object_get(rec,
 			    "metadata")) : json_object();
+			json_t *score = json_object_get(rec, "score");
+			int	bad = 0;
 
-			json_object_set_new(meta, "_source",
+			bad |= json_object_set_new(meta, "_source",
 			    json_string("knowledge"));
-			json_object_set(meta, "dataset_id", id);
-			json_object_set(meta, "score", json_object_get(rec,
-			    "score") ? json_object_get(rec, "score") :
-			    json_real(0));
-			json_array_append_new(all, json_pack("{s:O,s:O,s:o}",
-			    "content", json_object_get(rec, "content") ?
-			    json_object_get(rec, "content") : json_string(""),
-			    "title", json_object_get(rec, "title") ?
-			    json_object_get(rec, "title") : json_string(""),
-			    "metadata", meta));
+			bad |= json_object_set(meta, "dataset_id", id);
+			bad |= json_object_set_new(meta, "score", score ?
+			    json_incref(score) : json_real(0));
+			bad |= json_array_append_new(all, json_pack(
+			    "{s:O,s:O,s:o}", "content", json_object_get(rec,
+			    "content") ? json_object_get(rec, "content") :
+			    json_string(""), "title", json_object_get(rec,
+			    "title") ? json_object_get(rec, "title") :
+			    json_string(""), "metadata", meta));
+			if (bad) {
+				json_decref(recs);
+				node_fail(c, "out of memory");
+				goto out;
+			}
 		}
 		json_decref(recs);
 	}
@@ -87,8 +96,14 @@ knowledge_run(struct node_ctx *c)
 	qsort(sorted, n, sizeof(*sorted), by_score);
 	res = json_array();
 	for (i = 0; i < n && (int)i < top_k; i++)
-		json_array_append(res, sorted[i]);
-	json_object_set(c->outputs, "result", res);
+		if (json_array_append(res, sorted[i]) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
+	if (json_object_set(c->outputs, "result", res) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	free(sorted);

@@ -272,8 +272,10 @@ filter_one(struct node_ctx *c, enum kind k, const json_t *cond, json_t **arr)
 			r = str_test(c, op, file_str_attr(e, key), val);
 		if (r < 0)
 			goto out;
-		if (r)
-			json_array_append(out, e);
+		if (r && json_array_append(out, e) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 	}
 	json_decref(*arr);
 	*arr = out;
@@ -360,7 +362,10 @@ order_list(struct node_ctx *c, enum kind k, json_t **arr)
 	qsort(items, n, sizeof(*items), item_cmp);
 	sort_by = NULL;
 	for (i = 0; i < n; i++)
-		json_array_append(out, items[i].v);
+		if (json_array_append(out, items[i].v) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 	json_decref(*arr);
 	*arr = out;
 	out = NULL;
@@ -443,7 +448,11 @@ limit_list(struct node_ctx *c, json_t **arr)
 	if ((out = json_array()) == NULL)
 		return node_fail(c, "out of memory");
 	for (i = 0; i < size; i++)
-		json_array_append(out, json_array_get(*arr, (size_t)i));
+		if (json_array_append(out, json_array_get(*arr, (size_t)i)) !=
+		    0) {
+			json_decref(out);
+			return node_fail(c, "out of memory");
+		}
 	json_decref(*arr);
 	*arr = out;
 	return 0;
@@ -472,11 +481,16 @@ list_operator_run(struct node_ctx *c)
 	}
 	if (json_is_null(v) || (json_is_array(v) && json_array_size(v) ==
 	    0) || (json_is_string(v) && json_string_length(v) == 0)) {
-		json_object_set_new(c->inputs, "variable", json_array());
-		c->process_data = json_pack("{s:[]}", "variable");
-		json_object_set_new(c->outputs, "result", json_array());
-		json_object_set_new(c->outputs, "first_record", json_null());
-		json_object_set_new(c->outputs, "last_record", json_null());
+		if ((c->process_data = json_pack("{s:[]}", "variable")) ==
+		    NULL || json_object_set_new(c->inputs, "variable",
+		    json_array()) != 0 || json_object_set_new(c->outputs,
+		    "result", json_array()) != 0 ||
+		    json_object_set_new(c->outputs, "first_record",
+		    json_null()) != 0 || json_object_set_new(c->outputs,
+		    "last_record", json_null()) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 		rc = 0;
 		goto out;
 	}
@@ -485,9 +499,9 @@ list_operator_run(struct node_ctx *c)
 		    "strings or booleans", node_selector_tail(sel));
 		goto out;
 	}
-	json_object_set(c->inputs, "variable", v);
-	c->process_data = json_pack("{s:O}", "variable", v);
-	if ((arr = json_copy(v)) == NULL) {
+	if ((c->process_data = json_pack("{s:O}", "variable", v)) == NULL ||
+	    json_object_set(c->inputs, "variable", v) != 0 ||
+	    (arr = json_copy(v)) == NULL) {
 		node_fail(c, "out of memory");
 		goto out;
 	}
@@ -502,11 +516,15 @@ list_operator_run(struct node_ctx *c)
 		goto out;
 	if (enabled(c, "limit") && limit_list(c, &arr) != 0)
 		goto out;
-	json_object_set(c->outputs, "result", arr);
-	json_object_set(c->outputs, "first_record", json_array_size(arr) ?
-	    json_array_get(arr, 0) : json_null());
-	json_object_set(c->outputs, "last_record", json_array_size(arr) ?
-	    json_array_get(arr, json_array_size(arr) - 1) : json_null());
+	if (json_object_set(c->outputs, "result", arr) != 0 ||
+	    json_object_set(c->outputs, "first_record", json_array_size(arr) ?
+	    json_array_get(arr, 0) : json_null()) != 0 ||
+	    json_object_set(c->outputs, "last_record", json_array_size(arr) ?
+	    json_array_get(arr, json_array_size(arr) - 1) : json_null()) !=
+	    0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	json_decref(arr);

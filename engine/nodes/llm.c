@@ -26,9 +26,10 @@ prompt_keep(struct prompt *p, char *s)
 	json_t *j = json_string(s ? s : "");
 
 	free(s);
-	if (j == NULL)
+	if (json_array_append_new(p->keep, j) != 0) {
+		p->nomem = 1;
 		return "";
-	json_array_append_new(p->keep, j);
+	}
 	return json_string_value(j);
 }
 
@@ -121,9 +122,14 @@ render_text(struct node_ctx *c, const json_t *item, const char *context,
 				continue;
 			val = node_resolve(c, json_object_get(v,
 			    "value_selector"));
-			json_object_set_new(vars, name, val ? val :
-			    json_null());
+			if (json_object_set_new(vars, name, val ? val :
+			    json_null()) != 0) {
+				json_decref(vars);
+				return node_fail(c, "out of memory");
+			}
 		}
+		if (vars == NULL)
+			return node_fail(c, "out of memory");
 		rc = jinja_render(j ? j : "", j ? strlen(j) : 0, vars, NULL,
 		    c->err, out, &len);
 		json_decref(vars);
@@ -174,7 +180,10 @@ vision_parts(struct node_ctx *c, struct prompt *p)
 	if (json_is_object(files)) {
 		json_t *a = json_array();
 
-		json_array_append_new(a, files);
+		if (json_array_append_new(a, files) != 0) {
+			json_decref(a);
+			return node_fail(c, "out of memory");
+		}
 		files = a;
 	}
 	n = json_array_size(files);
@@ -368,19 +377,23 @@ llm_streams_field(struct node_ctx *c, const char *field)
 	return 0;
 }
 
-void
+int
 llm_trace(struct node_ctx *c, const struct prompt *p, const json_t *model)
 {
 	json_t	*msgs;
 	size_t	 i;
 
 	if ((msgs = json_array()) == NULL)
-		return;
+		return -1;
 	for (i = 0; i < p->n; i++)
-		json_array_append_new(msgs, json_pack("{s:s,s:s}", "role",
+		if (json_array_append_new(msgs, json_pack("{s:s,s:s}", "role",
 		    p->msgs[i].role == LLM_SYSTEM ? "system" :
 		    p->msgs[i].role == LLM_ASSISTANT ? "assistant" : "user",
-		    "text", p->msgs[i].content ? p->msgs[i].content : ""));
+		    "text", p->msgs[i].content ? p->msgs[i].content : ""))
+		    != 0) {
+			json_decref(msgs);
+			return -1;
+		}
 	json_decref(c->process_data);
 	c->process_data = json_pack("{s:o,s:O,s:s}", "prompts", msgs,
 	    "model_mode", json_object_get(model, "mode") ?
@@ -388,6 +401,7 @@ llm_trace(struct node_ctx *c, const struct prompt *p, const json_t *model)
 	    "model_provider", json_string_value(json_object_get(model,
 	    "provider")) ? json_string_value(json_object_get(model,
 	    "provider")) : "");
+	return c->process_data != NULL ? 0 : -1;
 }
 
 int
@@ -449,7 +463,7 @@ llm_run(struct node_ctx *c)
 	char			*text = NULL, *reasoning = NULL, key[128];
 	json_t			*files = NULL;
 	size_t			 i;
-	int			 rc = -1;
+	int			 rc = -1, bad = 0;
 
 	memset(&p, 0, sizeof(p));
 	memset(&rq, 0, sizeof(rq));
@@ -463,6 +477,10 @@ llm_run(struct node_ctx *c)
 		return node_fail(c, "out of memory");
 	if (build_prompt(c, &p) != 0)
 		goto out;
+	if (p.nomem) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	rq.model = name;
 	rq.messages = p.msgs;
 	rq.nmessages = p.n;
@@ -492,7 +510,10 @@ llm_run(struct node_ctx *c)
 		text = strdup(json_string_value(json_object_get(gen,
 		    "content")));
 	} else {
-		llm_trace(c, &p, model);
+		if (llm_trace(c, &p, model) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 		if (llm_chat(c->run->e, provider, &rq, c->err, &rs) != 0) {
 			c->error_type = "LLMNodeError";
 			goto out;
@@ -501,8 +522,12 @@ llm_run(struct node_ctx *c)
 	}
 	if (rq.stream) {
 		pthread_mutex_lock(&c->run->mu);
-		json_object_set_new(c->run->streamed, key, json_true());
+		bad = json_object_set_new(c->run->streamed, key, json_true());
 		pthread_mutex_unlock(&c->run->mu);
+		if (bad) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 	}
 	reasoning = rs.reasoning_len ? strdup(rs.reasoning) : NULL;
 	rf = node_str(c->node, "reasoning_format");
@@ -513,24 +538,28 @@ llm_run(struct node_ctx *c)
 		node_fail(c, "out of memory");
 		goto out;
 	}
-	json_object_set_new(c->outputs, "text", json_string(text));
-	json_object_set_new(c->outputs, "reasoning_content",
+	bad |= json_object_set_new(c->outputs, "text", json_string(text));
+	bad |= json_object_set_new(c->outputs, "reasoning_content",
 	    json_string(reasoning ? reasoning : ""));
-	json_object_set_new(c->outputs, "usage", llm_usage_json(&rs));
-	json_object_set_new(c->outputs, "finish_reason",
+	bad |= json_object_set_new(c->outputs, "usage", llm_usage_json(&rs));
+	bad |= json_object_set_new(c->outputs, "finish_reason",
 	    json_string(rs.finish_reason));
 	/* the sandboxed runtime's view of the same answer */
 	if (gen == NULL)
 		gen = json_pack("{s:s,s:[s],s:[],s:[]}", "content", text,
 		    "reasoning_content", reasoning ? reasoning : "",
 		    "tool_calls", "sequence");
-	json_object_set(c->outputs, "generation", gen);
-	json_object_set_new(c->outputs, "files", files ? json_incref(files) :
-	    json_array());
+	bad |= json_object_set(c->outputs, "generation", gen);
+	bad |= json_object_set_new(c->outputs, "files", files ?
+	    json_incref(files) : json_array());
 	if (rq.response_schema != NULL) {
 		parsed = json_loads(text, 0, NULL);
-		json_object_set_new(c->outputs, "structured_output", parsed ?
-		    parsed : json_object());
+		bad |= json_object_set_new(c->outputs, "structured_output",
+		    parsed ? parsed : json_object());
+	}
+	if (bad) {
+		node_fail(c, "out of memory");
+		goto out;
 	}
 	c->metadata = json_pack("{s:I,s:o}", "total_tokens",
 	    (json_int_t)rs.usage.total_tokens, "usage", llm_usage_json(&rs));

@@ -68,7 +68,7 @@ loop_run(struct node_ctx *c)
 			continue;
 		v = loop_var_value(c, lv);
 		set = pool_set(p, c->node->id, label, v ? v : json_null());
-		json_object_set(c->inputs, label, v ? v : json_null());
+		set |= json_object_set(c->inputs, label, v ? v : json_null());
 		json_decref(v);
 	}
 	if (set != 0) {
@@ -120,9 +120,17 @@ loop_run(struct node_ctx *c)
 		parts[0] = c->node->id;
 		parts[1] = label;
 		v = pool_get_parts(p, parts, 2);
-		json_object_set_new(c->outputs, label, v ? v : json_null());
+		if (json_object_set_new(c->outputs, label, v ? v :
+		    json_null()) != 0) {
+			node_fail(c, "out of memory");
+			goto done;
+		}
 	}
-	json_object_set_new(c->outputs, "loop_round", json_integer(round));
+	if (json_object_set_new(c->outputs, "loop_round",
+	    json_integer(round)) != 0) {
+		node_fail(c, "out of memory");
+		goto done;
+	}
 	rc = 0;
 done:
 	run_emit(c->run, "loop_completed", json_pack("{s:s,s:s,s:s,s:s,s:O,"

@@ -13,6 +13,22 @@
 
 #define LLM_MAX_MESSAGES 256
 
+/*
+ * 1 when the n bytes at s are well-formed UTF-8: text JSON can hold, so
+ * that a json_string of it fails only when out of memory.
+ */
+static inline int
+node_utf8_ok(const char *s, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i += k)
+		if ((k = engine_utf8_seq((const unsigned char *)s + i,
+		    n - i)) == 0)
+			return 0;
+	return 1;
+}
+
 /* The messages of one model call, and what they point to. */
 struct prompt {
 	struct llm_message	 msgs[LLM_MAX_MESSAGES];
@@ -22,10 +38,11 @@ struct prompt {
 	size_t			 nparts;
 	void			*allocs[LLM_MAX_MESSAGES];	/* tool calls */
 	size_t			 nallocs;
+	int			 nomem;	/* a prompt_keep failed */
 };
 
 /* s (malloc'd, taken; NULL allowed) kept as long as p; "" when out of
- * memory. */
+ * memory, which sets p->nomem: look at it before the prompt is sent. */
 const char	*prompt_keep(struct prompt *p, char *s);
 
 /* Appends a message (text borrowed); -1 with the node failed when full. */
@@ -39,8 +56,12 @@ int	prompt_add(struct node_ctx *c, struct prompt *p, enum llm_role role,
  */
 int	llm_streams_field(struct node_ctx *c, const char *field);
 
-/* The node's trace (process_data): p's messages as sent, the model. */
-void	llm_trace(struct node_ctx *c, const struct prompt *p,
+/*
+ * The node's trace (process_data): p's messages as sent, the model.
+ * Returns 0, or -1 when out of memory (the node is not failed: a caller
+ * failing for another reason keeps its own message).
+ */
+int	llm_trace(struct node_ctx *c, const struct prompt *p,
 	    const json_t *model);
 
 /* What llm_on_delta needs; zero it and set c. */

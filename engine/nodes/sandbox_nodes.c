@@ -50,8 +50,12 @@ command_run(struct node_ctx *c)
 	    &wd) != 0 || node_render(c, node_str(c->node, "command"),
 	    TPL_TEXT, &cmd) != 0)
 		goto out;
-	json_object_set_new(c->inputs, "working_directory", json_string(wd));
-	json_object_set_new(c->inputs, "command", json_string(cmd));
+	if (json_object_set_new(c->inputs, "working_directory",
+	    json_string(wd)) != 0 || json_object_set_new(c->inputs, "command",
+	    json_string(cmd)) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	if (*cmd == '\0') {
 		node_fail(c, "the command is empty");
 		goto out;
@@ -80,11 +84,14 @@ command_run(struct node_ctx *c)
 		node_fail(c, "out of memory");
 		goto out;
 	}
-	json_object_set_new(c->outputs, "stdout", json_stringn(so, solen));
-	json_object_set_new(c->outputs, "stderr", json_stringn(se, selen));
-	json_object_set_new(c->outputs, "exit_code",
-	    json_integer(res.exit_code));
-	json_object_set_new(c->outputs, "pid", json_integer(0));
+	if (json_object_set_new(c->outputs, "stdout", json_stringn(so,
+	    solen)) != 0 || json_object_set_new(c->outputs, "stderr",
+	    json_stringn(se, selen)) != 0 || json_object_set_new(c->outputs,
+	    "exit_code", json_integer(res.exit_code)) != 0 ||
+	    json_object_set_new(c->outputs, "pid", json_integer(0)) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	if (res.cancelled) {
 		node_fail(c, "stopped");
 		goto out;
@@ -149,12 +156,16 @@ file_upload_run(struct node_ctx *c)
 	many = json_is_array(v);
 	if (many)
 		files = v;
-	else {
-		files = json_array();
-		json_array_append_new(files, v);
+	else if (json_array_append_new(files = json_array(), v) != 0) {
+		json_decref(files);
+		return node_fail(c, "out of memory");
 	}
 	paths = json_array();
 	names = json_array();
+	if (paths == NULL || names == NULL) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	if (run_sandbox(c->run, c->err, &sb) != 0)
 		goto out;
 	json_array_foreach(files, i, f) {
@@ -172,13 +183,18 @@ file_upload_run(struct node_ctx *c)
 			rc = -1;
 			goto out;
 		}
-		json_array_append_new(paths, json_string(name));
-		json_array_append_new(names, json_string(name));
+		if (json_array_append_new(paths, json_string(name)) != 0 ||
+		    json_array_append_new(names, json_string(name)) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 	}
-	json_object_set(c->outputs, "sandbox_path", many ? paths :
-	    json_array_get(paths, 0));
-	json_object_set(c->outputs, "file_name", many ? names :
-	    json_array_get(names, 0));
+	if (json_object_set(c->outputs, "sandbox_path", many ? paths :
+	    json_array_get(paths, 0)) != 0 || json_object_set(c->outputs,
+	    "file_name", many ? names : json_array_get(names, 0)) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	json_decref(files);

@@ -14,6 +14,7 @@ start_run(struct node_ctx *c)
 			    "conversation_id", "dialogue_count", NULL };
 	const char	*parts[2];
 	size_t		 i;
+	int		 bad = 0;
 
 	json_array_foreach(json_object_get(c->node->data, "variables"), i,
 	    var) {
@@ -23,8 +24,8 @@ start_run(struct node_ctx *c)
 		parts[0] = c->node->id;
 		parts[1] = name;
 		if ((v = pool_get_parts(c->pool, parts, 2)) != NULL) {
-			json_object_set(c->inputs, name, v);
-			json_object_set_new(c->outputs, name, v);
+			bad |= json_object_set(c->inputs, name, v);
+			bad |= json_object_set_new(c->outputs, name, v);
 		}
 	}
 	for (i = 0; sys[i] != NULL; i++) {
@@ -35,10 +36,10 @@ start_run(struct node_ctx *c)
 		if ((v = pool_get_parts(c->pool, parts, 2)) == NULL)
 			continue;
 		snprintf(key, sizeof(key), "sys.%s", sys[i]);
-		json_object_set(c->inputs, key, v);
-		json_object_set_new(c->outputs, key, v);
+		bad |= json_object_set(c->inputs, key, v);
+		bad |= json_object_set_new(c->outputs, key, v);
 	}
-	return 0;
+	return bad ? node_fail(c, "out of memory") : 0;
 }
 
 const struct node_type node_start = { "start", start_run, 0 };

@@ -18,8 +18,11 @@ template_run(struct node_ctx *c)
 	size_t		 len = 0;
 	int		 rc;
 
-	vars = node_variables(c);
-	json_object_update(c->inputs, vars);
+	if ((vars = node_variables(c)) == NULL ||
+	    json_object_update(c->inputs, vars) != 0) {
+		json_decref(vars);
+		return node_fail(c, "out of memory");
+	}
 	rc = jinja_render(tpl ? tpl : "", tpl ? strlen(tpl) : 0, vars, NULL,
 	    c->err, &out, &len);
 	json_decref(vars);
@@ -27,9 +30,10 @@ template_run(struct node_ctx *c)
 		c->error_type = "TemplateTransformError";
 		return -1;
 	}
-	json_object_set_new(c->outputs, "output", json_stringn(out, len));
+	rc = json_object_set_new(c->outputs, "output", json_stringn(out,
+	    len));
 	free(out);
-	return 0;
+	return rc != 0 ? node_fail(c, "out of memory") : 0;
 }
 
 const struct node_type node_template_transform = {

@@ -96,10 +96,12 @@ tool_run(struct node_ctx *c)
 	    k, in) {
 		if (input_value(c, k, in, &v) != 0)
 			goto out;
-		if (v != NULL && !json_is_null(v))
-			json_object_set_new(params, k, v);
-		else
+		if (v == NULL || json_is_null(v))
 			json_decref(v);
+		else if (json_object_set_new(params, k, v) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 	}
 	json_object_foreach(json_object_get(c->node->data,
 	    "tool_configurations"), k, in) {
@@ -107,14 +109,23 @@ tool_run(struct node_ctx *c)
 		    NULL && json_object_get(in, "type") != NULL) {
 			if (input_value(c, k, in, &v) != 0)
 				goto out;
-		} else
-			v = json_is_null(in) ? NULL : json_deep_copy(in);
-		if (v != NULL && !json_is_null(v))
-			json_object_set_new(params, k, v);
-		else
+		} else if (json_is_null(in))
+			v = NULL;
+		else if ((v = json_deep_copy(in)) == NULL) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
+		if (v == NULL || json_is_null(v))
 			json_decref(v);
+		else if (json_object_set_new(params, k, v) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
 	}
-	json_object_update(c->inputs, params);
+	if (json_object_update(c->inputs, params) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	call.params = params;
 	if (tool_invoke(c->run->e, &call, err, &res) != 0) {
 		c->error_type = "ToolInvokeError";
@@ -134,8 +145,11 @@ tool_run(struct node_ctx *c)
 		node_fail(c, "out of memory");
 		goto out;
 	}
-	if (res.variables != NULL)
-		json_object_update(c->outputs, res.variables);
+	if (res.variables != NULL &&
+	    json_object_update(c->outputs, res.variables) != 0) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	tool_result_release(&res);

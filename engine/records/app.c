@@ -89,7 +89,7 @@ app_apply_fields(json_t *rec, const json_t *in, int require_name,
 {
 	const char	*s, *p;
 	json_t		*v;
-	int		 present, rc;
+	int		 present, rc, bad = 0;
 
 	if (!json_is_object(in))
 		return engine_invalid(err, "body must be a JSON object");
@@ -101,14 +101,15 @@ app_apply_fields(json_t *rec, const json_t *in, int require_name,
 			;
 		if (*p == '\0')
 			return engine_invalid(err, "name must not be empty");
-		json_object_set_new(rec, "name", json_string(s));
+		bad |= json_object_set_new(rec, "name", json_string(s));
 	} else if (require_name)
 		return engine_invalid(err, "name is required");
 	if ((rc = opt_string(in, "description", desc_max, 1, err,
 	    &s, &present)) != 0)
 		return rc;
 	if (present)
-		json_object_set_new(rec, "description", json_string(s ? s : ""));
+		bad |= json_object_set_new(rec, "description",
+		    json_string(s ? s : ""));
 	if ((rc = opt_string(in, "icon_type", 16, 1, err, &s, &present)) != 0)
 		return rc;
 	if (s != NULL && strcmp(s, "emoji") != 0 && strcmp(s, "image") != 0 &&
@@ -116,24 +117,25 @@ app_apply_fields(json_t *rec, const json_t *in, int require_name,
 		return engine_invalid(err,
 		    "icon_type must be emoji, image or link");
 	if (present)
-		json_object_set_new(rec, "icon_type",
+		bad |= json_object_set_new(rec, "icon_type",
 		    s ? json_string(s) : json_null());
 	if ((rc = opt_string(in, "icon", APP_ICON_MAX, 1, err, &s,
 	    &present)) != 0)
 		return rc;
 	if (present)
-		json_object_set_new(rec, "icon", s ? json_string(s) : json_null());
+		bad |= json_object_set_new(rec, "icon",
+		    s ? json_string(s) : json_null());
 	if ((rc = opt_string(in, "icon_background", APP_ICON_BG_MAX, 1, err,
 	    &s, &present)) != 0)
 		return rc;
 	if (present)
-		json_object_set_new(rec, "icon_background",
+		bad |= json_object_set_new(rec, "icon_background",
 		    s ? json_string(s) : json_null());
 	if ((v = json_object_get(in, "use_icon_as_answer_icon")) != NULL) {
 		if (!json_is_boolean(v))
 			return engine_invalid(err,
 			    "use_icon_as_answer_icon must be true or false");
-		json_object_set(rec, "use_icon_as_answer_icon", v);
+		bad |= json_object_set(rec, "use_icon_as_answer_icon", v);
 	}
 	if ((v = json_object_get(in, "max_active_requests")) != NULL) {
 		if (!json_is_null(v) && (!json_is_integer(v) ||
@@ -141,9 +143,9 @@ app_apply_fields(json_t *rec, const json_t *in, int require_name,
 		    json_integer_value(v) > 1000000))
 			return engine_invalid(err, "max_active_requests must "
 			    "be an integer from 0 to 1000000, or null");
-		json_object_set(rec, "max_active_requests", v);
+		bad |= json_object_set(rec, "max_active_requests", v);
 	}
-	return 0;
+	return bad ? ENGINE_ENOMEM : 0;
 }
 
 /*
@@ -188,7 +190,8 @@ app_workflow_meta(const char *mode, int64_t now)
 /* ====== Records in storage ====== */
 
 /* A copy of rec without "dsl", with what listing and reading need of it:
- * sandboxed, and the model_config of chat apps. New reference. */
+ * sandboxed, and the model_config of chat apps. New reference, NULL when
+ * out of memory. */
 json_t *
 app_record_strip(const json_t *rec)
 {
@@ -197,12 +200,15 @@ app_record_strip(const json_t *rec)
 	if ((copy = json_copy((json_t *)rec)) == NULL || dsl == NULL)
 		return copy;
 	json_object_del(copy, "dsl");
-	json_object_set_new(copy, "sandboxed", json_boolean(json_is_true(
-	    json_object_get(json_object_get(json_object_get(json_object_get(
-	    dsl, "workflow"), "features"), "sandbox"), "enabled"))));
 	mc = json_object_get(dsl, "model_config");
-	json_object_set_new(copy, "model_config", mc ? json_incref(mc) :
-	    json_null());
+	if (json_object_set_new(copy, "sandboxed", json_boolean(json_is_true(
+	    json_object_get(json_object_get(json_object_get(json_object_get(
+	    dsl, "workflow"), "features"), "sandbox"), "enabled")))) != 0 ||
+	    json_object_set_new(copy, "model_config", mc ? json_incref(mc) :
+	    json_null()) != 0) {
+		json_decref(copy);
+		return NULL;
+	}
 	return copy;
 }
 
@@ -244,7 +250,11 @@ app_store_get(struct store_txn *t, const char *id, int with_draft,
 			json_decref(rec);
 			return rc;
 		}
-		json_object_set_new(rec, "dsl", dsl ? dsl : json_null());
+		if (json_object_set_new(rec, "dsl", dsl ? dsl : json_null())
+		    != 0) {
+			json_decref(rec);
+			return STORE_ENOMEM;
+		}
 	}
 	*out = rec;
 	return 0;
@@ -294,8 +304,12 @@ app_new_record(const json_t *in, const char *mode, int imported, char *err,
 	if ((rc = app_apply_fields(rec, in, 1, imported ?
 	    APP_DESCRIPTION_IMPORT : APP_DESCRIPTION_MAX, err)) != 0)
 		goto fail;
-	json_object_set_new(rec, "workflow", app_workflow_meta(mode, now));
-	json_object_set_new(rec, "dsl", app_default_dsl(mode));
+	if (json_object_set_new(rec, "workflow", app_workflow_meta(mode,
+	    now)) != 0 || json_object_set_new(rec, "dsl",
+	    app_default_dsl(mode)) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto fail;
+	}
 	*out = rec;
 	return 0;
 fail:
@@ -414,8 +428,12 @@ engine_app_list(struct engine *e, const struct app_query *q, json_t **out)
 		    "mode")), q->mode) &&
 		    (q->name == NULL || name_matches(json_string_value(
 		    json_object_get(rec, "name")), q->name))) {
-			if (total >= first && total < last)
-				json_array_append(data, rec);
+			if (total >= first && total < last &&
+			    json_array_append(data, rec) != 0) {
+				json_decref(rec);
+				rc = STORE_ENOMEM;
+				goto out;
+			}
 			total++;
 		}
 		json_decref(rec);
@@ -465,8 +483,12 @@ app_update_fn(struct store_txn *t, void *arg)
 	if ((rc = app_apply_fields(rec, u->in, 1, APP_DESCRIPTION_MAX,
 	    u->err)) != 0)
 		goto out;
-	json_object_set_new(rec, "revision", json_integer(rev + 1));
-	json_object_set_new(rec, "updated_at", json_integer(engine_now()));
+	if (json_object_set_new(rec, "revision", json_integer(rev + 1)) != 0 ||
+	    json_object_set_new(rec, "updated_at",
+	    json_integer(engine_now())) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	if ((rc = store_put_json(t, STORE_DB_APPS, u->id, rec, 0)) != 0)
 		goto out;
 	u->rec = rec;
@@ -551,17 +573,21 @@ engine_app_copy(struct engine *e, const char *id, const json_t *in,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
+	rc = ENGINE_ENOMEM;
 	if (in != NULL)
 		json_object_foreach((json_t *)in, k, v)
-			if (!json_is_null(v) || strcmp(k, "name") != 0)
-				json_object_set(fields, k, v);
+			if ((!json_is_null(v) || strcmp(k, "name") != 0) &&
+			    json_object_set(fields, k, v) != 0)
+				goto out;
 	if ((rc = app_new_record(fields, json_string_value(json_object_get(src,
 	    "mode")), 1, err, &p.rec)) != 0)
 		goto out;
-	json_object_set(p.rec, "use_icon_as_answer_icon",
-	    json_object_get(src, "use_icon_as_answer_icon"));
-	json_object_set_new(p.rec, "dsl",
-	    json_deep_copy(json_object_get(src, "dsl")));
+	rc = ENGINE_ENOMEM;
+	if (((v = json_object_get(src, "use_icon_as_answer_icon")) != NULL &&
+	    json_object_set(p.rec, "use_icon_as_answer_icon", v) != 0) ||
+	    json_object_set_new(p.rec, "dsl",
+	    json_deep_copy(json_object_get(src, "dsl"))) != 0)
+		goto out;
 	if ((rc = store_write(e->store, app_put_fn, &p)) != 0) {
 		rc = engine_from_store(rc);
 		goto out;

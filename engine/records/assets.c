@@ -297,11 +297,12 @@ path_check(const struct conf *c, const struct tree *tr, const char *parent,
 
 /*
  * Reads the YAML front matter ("---" lines around a mapping) at the top of
- * a SKILL.md and returns {name, description} with whichever of the two it
- * has, or NULL when there is none or it is not valid YAML.
+ * a SKILL.md into *out: {name, description} with whichever of the two it
+ * has, or NULL when there is none or it is not valid YAML. Returns 0 or
+ * ENGINE_ENOMEM.
  */
-static json_t *
-skill_front_matter(const char *data, size_t len)
+static int
+skill_front_matter(const char *data, size_t len, json_t **out)
 {
 	yaml_parser_t	 parser;
 	yaml_document_t	 doc;
@@ -309,23 +310,24 @@ skill_front_matter(const char *data, size_t len)
 	yaml_node_pair_t *pp;
 	json_t		*fm = NULL;
 	const char	*start, *end;
-	int		 have_doc = 0;
+	int		 have_doc = 0, rc = 0;
 
+	*out = NULL;
 	if (len < 4 || memcmp(data, "---", 3) != 0 ||
 	    (data[3] != '\n' && data[3] != '\r'))
-		return NULL;
+		return 0;
 	start = data + 3;
 	for (end = start; end != NULL && end < data + len; end++) {
 		end = memchr(end, '\n', (size_t)(data + len - end));
 		if (end == NULL || data + len - end < 4)
-			return NULL;
+			return 0;
 		if (memcmp(end + 1, "---", 3) == 0)
 			break;
 	}
 	if (end == NULL || end >= data + len)
-		return NULL;
+		return 0;
 	if (!yaml_parser_initialize(&parser))
-		return NULL;
+		return ENGINE_ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)start,
 	    (size_t)(end - start));
 	if (!yaml_parser_load(&parser, &doc))
@@ -334,25 +336,33 @@ skill_front_matter(const char *data, size_t len)
 	root = yaml_document_get_root_node(&doc);
 	if (root == NULL || root->type != YAML_MAPPING_NODE)
 		goto out;
-	if ((fm = json_object()) == NULL)
+	if ((fm = json_object()) == NULL) {
+		rc = ENGINE_ENOMEM;
 		goto out;
+	}
 	for (pp = root->data.mapping.pairs.start;
 	     pp < root->data.mapping.pairs.top; pp++) {
 		k = yaml_document_get_node(&doc, pp->key);
 		v = yaml_document_get_node(&doc, pp->value);
 		if (k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE)
 			continue;
-		if (strcmp((char *)k->data.scalar.value, "name") == 0 ||
-		    strcmp((char *)k->data.scalar.value, "description") == 0)
-			json_object_set_new(fm, (char *)k->data.scalar.value,
-			    json_stringn((char *)v->data.scalar.value,
-			    v->data.scalar.length));
+		if ((strcmp((char *)k->data.scalar.value, "name") == 0 ||
+		    strcmp((char *)k->data.scalar.value, "description") ==
+		    0) && json_object_set_new(fm, (char *)k->data.scalar.value,
+		    json_stringn((char *)v->data.scalar.value,
+		    v->data.scalar.length)) != 0) {
+			json_decref(fm);
+			fm = NULL;
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 	}
+	*out = fm;
 out:
 	if (have_doc)
 		yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
-	return fm;
+	return rc;
 }
 
 /* ====== Views ====== */
@@ -555,13 +565,19 @@ file_set_data(struct store_txn *t, const struct conf *c, struct asset_op *op,
 	if (old != NULL && *old != '\0' &&
 	    (rc = store_blob_unref(t, old)) != 0)
 		return rc;
-	json_object_set_new(n, "checksum", json_string(hex));
-	json_object_set_new(n, "size", json_integer((json_int_t)op->len));
-	json_object_set_new(n, "updated_at", json_integer(engine_now()));
+	if (json_object_set_new(n, "checksum", json_string(hex)) != 0 ||
+	    json_object_set_new(n, "size", json_integer((json_int_t)op->len))
+	    != 0 || json_object_set_new(n, "updated_at",
+	    json_integer(engine_now())) != 0)
+		return ENGINE_ENOMEM;
 	json_object_del(n, "front_matter");
-	if (strcmp(node_str(n, "name"), "SKILL.md") == 0 &&
-	    (fm = skill_front_matter(op->data, op->len)) != NULL)
-		json_object_set_new(n, "front_matter", fm);
+	if (strcmp(node_str(n, "name"), "SKILL.md") == 0) {
+		if ((rc = skill_front_matter(op->data, op->len, &fm)) != 0)
+			return rc;
+		if (fm != NULL &&
+		    json_object_set_new(n, "front_matter", fm) != 0)
+			return ENGINE_ENOMEM;
+	}
 	tr->bytes += (int64_t)op->len - oldsize;
 	return 0;
 }
@@ -670,7 +686,11 @@ reorder_siblings(struct store_txn *t, const char *app_id, struct tree *tr,
 		if (json_integer_value(json_object_get(sib[i], "order")) ==
 		    order)
 			continue;
-		json_object_set_new(sib[i], "order", json_integer(order));
+		if (json_object_set_new(sib[i], "order", json_integer(order))
+		    != 0) {
+			rc = ENGINE_ENOMEM;
+			break;
+		}
 		if (sib[i] != n && (rc = node_save(t, app_id, sib[i])) != 0)
 			break;
 	}
@@ -781,11 +801,10 @@ asset_op_fn(struct store_txn *t, void *arg)
 		}
 		n = node_new(op->kind == OP_MKDIR ? "folder" : "file",
 		    op->name, op->parent_id, next_order(&tr, op->parent_id));
-		if (n == NULL) {
+		if (json_object_set_new(tr.nodes, node_str(n, "id"), n) != 0) {
 			rc = ENGINE_ENOMEM;
 			goto out;
 		}
-		json_object_set_new(tr.nodes, node_str(n, "id"), n);
 		if (op->kind == OP_CREATE &&
 		    (rc = file_set_data(t, c, op, &tr, n)) != 0)
 			goto out;
@@ -812,14 +831,19 @@ asset_op_fn(struct store_txn *t, void *arg)
 		}
 		if ((rc = path_check(c, &tr, p, op->name, op->err)) != 0)
 			goto out;
-		json_object_set_new(n, "name", json_string(op->name));
+		rc = json_object_set_new(n, "name", json_string(op->name));
 		if (!node_is_folder(n)) {
-			json_object_set_new(n, "extension",
+			rc |= json_object_set_new(n, "extension",
 			    json_string(name_extension(op->name)));
 			if (strcmp(op->name, "SKILL.md") != 0)
 				json_object_del(n, "front_matter");
 		}
-		json_object_set_new(n, "updated_at", json_integer(engine_now()));
+		rc |= json_object_set_new(n, "updated_at",
+		    json_integer(engine_now()));
+		if (rc != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 		break;
 	case OP_MOVE:
 		if ((rc = parent_check(&tr, op->parent_id, op->err)) != 0)
@@ -842,11 +866,15 @@ asset_op_fn(struct store_txn *t, void *arg)
 		if ((rc = path_check(c, &tr, op->parent_id,
 		    node_str(n, "name"), op->err)) != 0)
 			goto out;
-		json_object_set_new(n, "parent_id", op->parent_id ?
-		    json_string(op->parent_id) : json_null());
-		json_object_set_new(n, "order", json_integer(next_order(&tr,
-		    op->parent_id)));
-		json_object_set_new(n, "updated_at", json_integer(engine_now()));
+		if (json_object_set_new(n, "parent_id", op->parent_id ?
+		    json_string(op->parent_id) : json_null()) != 0 ||
+		    json_object_set_new(n, "order", json_integer(next_order(&tr,
+		    op->parent_id))) != 0 ||
+		    json_object_set_new(n, "updated_at",
+		    json_integer(engine_now())) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 		break;
 	case OP_DELETE:
 		rc = delete_subtree(t, op->app_id, &tr, n, 0);
@@ -879,11 +907,10 @@ asset_op_fn(struct store_txn *t, void *arg)
 			goto out;
 		n = node_new("file", uname, op->parent_id, next_order(&tr,
 		    op->parent_id));
-		if (n == NULL) {
+		if (json_object_set_new(tr.nodes, node_str(n, "id"), n) != 0) {
 			rc = ENGINE_ENOMEM;
 			goto out;
 		}
-		json_object_set_new(tr.nodes, node_str(n, "id"), n);
 		break;
 	}
 	if ((rc = node_save(t, op->app_id, n)) != 0)
@@ -1335,7 +1362,10 @@ assets_copy_all(struct store_txn *t, const char *src, const char *dst)
 			rc = STORE_EINVAL;
 			goto out;
 		}
-		json_array_append_new(all, n);
+		if (json_array_append_new(all, n) != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
 	}
 	if (rc != STORE_ENOTFOUND && rc != 0)
 		goto out;
@@ -1392,7 +1422,10 @@ assets_export(struct store_txn *t, const char *app_id, json_t **nodes,
 		}
 		json_object_del(v, "created_at");
 		json_object_del(v, "updated_at");
-		json_array_append_new(list, v);
+		if (json_array_append_new(list, v) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 		if ((f[n].path = strdup(path + 1)) == NULL) {
 			rc = ENGINE_ENOMEM;
 			goto out;
@@ -1447,7 +1480,10 @@ manifest_id(const json_t *ids, const struct tree *tr, const char *path)
 	return id;
 }
 
-/* path -> node id from a manifest's tree nodes and files list. */
+/*
+ * path -> node id from a manifest's tree nodes and files list; NULL when
+ * out of memory.
+ */
 static json_t *
 manifest_ids(const json_t *manifest)
 {
@@ -1461,16 +1497,20 @@ manifest_ids(const json_t *manifest)
 		return ids;
 	nodes = json_object_get(json_object_get(json_object_get(manifest,
 	    "app_assets"), "tree"), "nodes");
-	if (json_is_array(nodes) && (mt.nodes = json_object()) != NULL) {
+	if (json_is_array(nodes)) {
+		if ((mt.nodes = json_object()) == NULL)
+			goto fail;
 		json_array_foreach(nodes, i, n)
 			if ((id = node_str(n, "id")) != NULL &&
-			    node_str(n, "name") != NULL)
-				json_object_set(mt.nodes, id, n);
+			    node_str(n, "name") != NULL &&
+			    json_object_set(mt.nodes, id, n) != 0)
+				goto fail;
 		json_array_foreach(nodes, i, n)
 			if ((id = node_str(n, "id")) != NULL &&
-			    node_path(&mt, id, path, sizeof(path)) > 0)
-				json_object_set_new(ids, path + 1,
-				    json_string(id));
+			    node_path(&mt, id, path, sizeof(path)) > 0 &&
+			    json_object_set_new(ids, path + 1,
+			    json_string(id)) != 0)
+				goto fail;
 		tree_release(&mt);
 	}
 	files = json_object_get(manifest, "files");
@@ -1480,10 +1520,15 @@ manifest_ids(const json_t *manifest)
 		if (id != NULL && p != NULL) {
 			while (*p == '/')
 				p++;
-			json_object_set_new(ids, p, json_string(id));
+			if (json_object_set_new(ids, p, json_string(id)) != 0)
+				goto fail;
 		}
 	}
 	return ids;
+fail:
+	tree_release(&mt);
+	json_decref(ids);
+	return NULL;
 }
 
 int
@@ -1544,11 +1589,17 @@ assets_import(struct store_txn *t, const struct conf *c, const char *app_id,
 				}
 				/* path now ends at this segment */
 				id = manifest_id(ids, &tr, path);
-				if (id != NULL)
-					json_object_set_new(n, "id",
-					    json_string(id));
-				json_object_set_new(tr.nodes, node_str(n, "id"),
-				    n);
+				if (id != NULL && json_object_set_new(n, "id",
+				    json_string(id)) != 0) {
+					json_decref(n);
+					rc = ENGINE_ENOMEM;
+					goto out;
+				}
+				if (json_object_set_new(tr.nodes, node_str(n,
+				    "id"), n) != 0) {
+					rc = ENGINE_ENOMEM;
+					goto out;
+				}
 			} else if (slash == NULL || !node_is_folder(n)) {
 				if (slash == NULL && b->files[i].is_dir &&
 				    node_is_folder(n))

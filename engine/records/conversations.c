@@ -327,10 +327,13 @@ feedback_fn(struct store_txn *t, void *arg)
 	} else if (f->rating == NULL)
 		json_object_del(msg, "feedback");
 	else if (json_is_object(fb)) {
-		json_object_set_new(fb, "rating", json_string(f->rating));
-		json_object_set_new(fb, "content", f->content ?
-		    json_string(f->content) : json_null());
-		json_object_set_new(fb, "updated_at", json_integer(now));
+		if (json_object_set_new(fb, "rating",
+		    json_string(f->rating)) != 0 ||
+		    json_object_set_new(fb, "content", f->content ?
+		    json_string(f->content) : json_null()) != 0 ||
+		    json_object_set_new(fb, "updated_at",
+		    json_integer(now)) != 0)
+			rc = STORE_ENOMEM;
 	} else {
 		engine_uuid(id);
 		if ((fb = json_pack("{s:s,s:s,s:s?,s:s,s:I,s:I}", "id", id,
@@ -424,8 +427,8 @@ engine_app_feedbacks(struct engine *e, const char *app_id, int page,
 			if (!json_is_object(fb = json_object_get(rec,
 			    "feedback")))
 				continue;
-			json_array_append_new(list, json_pack("{s:O,s:s,s:O,"
-			    "s:O,s:O,s:O,s:O,s:O,s:n,s:o,s:o,s:O}", "id",
+			if (json_array_append_new(list, json_pack("{s:O,s:s,"
+			    "s:O,s:O,s:O,s:O,s:O,s:O,s:n,s:o,s:o,s:O}", "id",
 			    json_object_get(fb, "id"), "app_id", app_id,
 			    "conversation_id", json_object_get(rec,
 			    "conversation_id"), "message_id",
@@ -442,7 +445,10 @@ engine_app_feedbacks(struct engine *e, const char *app_id, int page,
 			    "created_at"))), "updated_at", iso_time(
 			    json_integer_value(json_object_get(fb,
 			    "updated_at"))), "_t", json_object_get(fb,
-			    "created_at")));
+			    "created_at"))) != 0) {
+				rc = STORE_ENOMEM;
+				break;
+			}
 		}
 		json_decref(msgs);
 		msgs = NULL;
@@ -498,11 +504,14 @@ rename_fn(struct store_txn *t, void *arg)
 	if (!of_owner(conv, rn->app_id, rn->user))
 		rc = STORE_ENOTFOUND;
 	else if (rn->name != NULL) {
-		json_object_set_new(conv, "name", json_string(rn->name));
-		json_object_set_new(conv, "updated_at",
-		    json_integer(engine_now()));
-		rc = store_put_json(t, STORE_DB_CONVERSATIONS, rn->conv_id,
-		    conv, 0);
+		if (json_object_set_new(conv, "name",
+		    json_string(rn->name)) != 0 ||
+		    json_object_set_new(conv, "updated_at",
+		    json_integer(engine_now())) != 0)
+			rc = STORE_ENOMEM;
+		else
+			rc = store_put_json(t, STORE_DB_CONVERSATIONS,
+			    rn->conv_id, conv, 0);
 	}
 	if (rc == 0 && (rn->out = conv_view(conv)) == NULL)
 		rc = STORE_ENOMEM;

@@ -141,10 +141,12 @@ imports_purge_expired(struct store_txn *t, int64_t *n)
 	     rc = store_cursor_next(c, &kv)) {
 		if ((rec = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
 			continue;
-		if (import_expired(rec, now)) {
-			json_object_set_new(rec, "_key", json_stringn(kv.k,
-			    kv.klen));
-			json_array_append(old, rec);
+		if (import_expired(rec, now) && (json_object_set_new(rec,
+		    "_key", json_stringn(kv.k, kv.klen)) != 0 ||
+		    json_array_append(old, rec) != 0)) {
+			json_decref(rec);
+			rc = STORE_ENOMEM;
+			goto out;
 		}
 		json_decref(rec);
 	}
@@ -181,7 +183,9 @@ pending_put_fn(struct store_txn *t, void *arg)
 	if (p->zip != NULL) {
 		if ((rc = store_blob_ref(t, p->zip, p->zip_len, hex)) != 0)
 			return rc;
-		json_object_set_new(p->rec, "bundle_blob", json_string(hex));
+		if (json_object_set_new(p->rec, "bundle_blob",
+		    json_string(hex)) != 0)
+			return STORE_ENOMEM;
 	}
 	return store_put_json(t, STORE_DB_IMPORTS, p->id, p->rec,
 	    STORE_NOOVERWRITE);
@@ -261,13 +265,17 @@ import_put_fn(struct store_txn *t, void *arg)
 		goto out;
 	snprintf(p->mode, sizeof(p->mode), "%s", json_string_value(
 	    json_object_get(rec, "mode")));
-	json_object_set(rec, "dsl", p->dsl);
-	json_object_set_new(rec, "updated_at", json_integer(engine_now()));
-	json_object_set_new(rec, "revision", json_integer(json_integer_value(
-	    json_object_get(rec, "revision")) + 1));
-	if (json_is_object(wf = json_object_get(rec, "workflow")))
-		json_object_set_new(wf, "updated_at",
-		    json_integer(engine_now()));
+	if (json_object_set(rec, "dsl", p->dsl) != 0 ||
+	    json_object_set_new(rec, "updated_at",
+	    json_integer(engine_now())) != 0 ||
+	    json_object_set_new(rec, "revision", json_integer(
+	    json_integer_value(json_object_get(rec, "revision")) + 1)) != 0 ||
+	    (json_is_object(wf = json_object_get(rec, "workflow")) &&
+	    json_object_set_new(wf, "updated_at",
+	    json_integer(engine_now())) != 0)) {
+		rc = STORE_ENOMEM;
+		goto out;
+	}
 	if ((rc = app_store_put(t, rec, 0)) != 0)
 		goto out;
 	if (p->publish && (rc = versions_publish(t, p->e->conf, p->app_id,
@@ -283,16 +291,20 @@ out:
 	return rc;
 }
 
-/* An app header field: the caller's override, else the DSL's. */
-static void
+/*
+ * An app header field: the caller's override, else the DSL's. 0, or -1
+ * when out of memory.
+ */
+static int
 field(json_t *fields, const char *k, const char *override, const json_t *app)
 {
 	json_t *v = json_object_get(app, k);
 
 	if (override != NULL)
-		json_object_set_new(fields, k, json_string(override));
-	else if (json_is_string(v))
-		json_object_set(fields, k, v);
+		return json_object_set_new(fields, k, json_string(override));
+	if (json_is_string(v))
+		return json_object_set(fields, k, v);
+	return 0;
 }
 
 /*
@@ -412,25 +424,29 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 		ip.app_id = o->app_id;
 		ip.dsl = norm;
 	} else {
-		if ((fields = json_object()) == NULL) {
+		if ((fields = json_object()) == NULL ||
+		    field(fields, "name", o->name, app) != 0 ||
+		    field(fields, "description", o->description, app) != 0 ||
+		    field(fields, "icon_type", o->icon_type, app) != 0 ||
+		    field(fields, "icon", o->icon, app) != 0 ||
+		    field(fields, "icon_background", o->icon_background,
+		    app) != 0) {
 			rc = ENGINE_ENOMEM;
 			goto out;
 		}
-		field(fields, "name", o->name, app);
-		field(fields, "description", o->description, app);
-		field(fields, "icon_type", o->icon_type, app);
-		field(fields, "icon", o->icon, app);
-		field(fields, "icon_background", o->icon_background, app);
 		if ((rc = app_new_record(fields, mode, 1, msg, &rec)) != 0) {
 			rc = rc == ENGINE_EINVAL ? import_failed(id,
 			    rep.imported_version, msg, out) : rc;
 			goto out;
 		}
-		if (json_is_boolean(json_object_get(app,
-		    "use_icon_as_answer_icon")))
-			json_object_set(rec, "use_icon_as_answer_icon",
-			    json_object_get(app, "use_icon_as_answer_icon"));
-		json_object_set(rec, "dsl", norm);
+		if ((json_is_boolean(json_object_get(app,
+		    "use_icon_as_answer_icon")) && json_object_set(rec,
+		    "use_icon_as_answer_icon", json_object_get(app,
+		    "use_icon_as_answer_icon")) != 0) ||
+		    json_object_set(rec, "dsl", norm) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 		ip.rec = rec;
 	}
 	rc = engine_from_store(store_write(e->store, import_put_fn, &ip));
@@ -915,7 +931,10 @@ export_doc(struct engine *e, const json_t *rec, int include_secret,
 		json_decref(doc);
 		return ENGINE_ENOMEM;
 	}
-	json_object_set_new(doc, "app", app);
+	if (json_object_set_new(doc, "app", app) != 0) {
+		json_decref(doc);
+		return ENGINE_ENOMEM;
+	}
 	rc = dsl_export(doc, include_secret, err, out);
 	json_decref(doc);
 	return rc;
@@ -951,7 +970,10 @@ engine_export_version(struct engine *e, const char *app_id, const char *vid,
 		    "version of this app", vid);
 		goto out;
 	}
-	json_object_set(rec, "dsl", json_object_get(ver, "dsl"));
+	if (json_object_set(rec, "dsl", json_object_get(ver, "dsl")) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	if ((rc = export_doc(e, rec, include_secret, err, &doc)) == 0)
 		rc = dsl_emit(doc, err, yaml, len);
 out:
@@ -1000,9 +1022,12 @@ engine_export_bundle(struct engine *e, const char *app_id,
 		if (strcmp(json_string_value(json_object_get(n, "node_type")),
 		    "file") != 0)
 			continue;
-		json_array_append_new(flist, json_pack("{s:O,s:s}", "node_id",
-		    json_object_get(n, "id"), "path", json_string_value(
-		    json_object_get(n, "path")) + 1));
+		if (json_array_append_new(flist, json_pack("{s:O,s:s}",
+		    "node_id", json_object_get(n, "id"), "path",
+		    json_string_value(json_object_get(n, "path")) + 1)) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 		nf++;
 	}
 	gmtime_r(&now, &tm);

@@ -107,10 +107,12 @@ engine_key_list(struct engine *e, const char *app_id, json_t **out)
 	if ((data = json_array()) == NULL)
 		goto out;
 	json_object_foreach(keys, hash, rec)
-		json_array_append_new(data, json_pack("{s:O,s:s,s:O,s:n,s:O}",
-		    "id", json_object_get(rec, "id"), "type", "app", "token",
-		    json_object_get(rec, "hint"), "last_used_at", "created_at",
-		    json_object_get(rec, "created_at")));
+		if (json_array_append_new(data, json_pack(
+		    "{s:O,s:s,s:O,s:n,s:O}", "id", json_object_get(rec, "id"),
+		    "type", "app", "token", json_object_get(rec, "hint"),
+		    "last_used_at", "created_at", json_object_get(rec,
+		    "created_at"))) != 0)
+			goto out;
 	if ((*out = json_pack("{s:O}", "data", data)) != NULL)
 		rc = 0;
 out:

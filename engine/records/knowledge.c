@@ -121,13 +121,13 @@ engine_knowledge_list(struct engine *e, json_t **out)
 	if ((data = json_array()) == NULL)
 		goto out;
 	json_object_foreach(all, k, rec)
-		if (!json_is_null(rec))
-			json_array_append_new(data, json_pack("{s:s,s:O,s:O,"
-			    "s:s}", "dataset_id", k + strlen(KB_KEY_PREFIX),
-			    "endpoint", json_object_get(rec, "endpoint"),
-			    "knowledge_id", json_object_get(rec,
-			    "knowledge_id"), "api_key", json_object_get(rec,
-			    "api_key") ? ENGINE_SECRET_MASK : ""));
+		if (!json_is_null(rec) && json_array_append_new(data,
+		    json_pack("{s:s,s:O,s:O,s:s}", "dataset_id",
+		    k + strlen(KB_KEY_PREFIX), "endpoint", json_object_get(rec,
+		    "endpoint"), "knowledge_id", json_object_get(rec,
+		    "knowledge_id"), "api_key", json_object_get(rec,
+		    "api_key") ? ENGINE_SECRET_MASK : "")) != 0)
+			goto out;
 	if ((*out = json_pack("{s:O}", "data", data)) != NULL)
 		rc = 0;
 out:

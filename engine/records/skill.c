@@ -459,8 +459,11 @@ skill_tool_text(const char *name)
 /* skill files one node's prompts reach, at most */
 #define SKILL_MAX_FILES	64
 
-/* Adds {type, provider, tool_name, enabled} to deps unless it is there. */
-static void
+/*
+ * Adds {type, provider, tool_name, enabled} to deps unless it is there.
+ * 0, or -1 when out of memory.
+ */
+static int
 dep_add(json_t *deps, const char *type, const char *provider,
     const char *tool)
 {
@@ -471,19 +474,20 @@ dep_add(json_t *deps, const char *type, const char *provider,
 		if (strcmp(json_string_value(json_object_get(d, "provider")),
 		    provider) == 0 && strcmp(json_string_value(
 		    json_object_get(d, "tool_name")), tool) == 0)
-			return;
-	json_array_append_new(deps, json_pack("{s:s,s:s,s:s,s:b}", "type",
-	    type ? type : "builtin", "provider", provider, "tool_name", tool,
-	    "enabled", 1));
+			return 0;
+	return json_array_append_new(deps, json_pack("{s:s,s:s,s:s,s:b}",
+	    "type", type ? type : "builtin", "provider", provider, "tool_name",
+	    tool, "enabled", 1));
 }
 
 /*
  * The tools text references: with meta (a prompt's metadata.tools) only
  * tokens it describes, as Dify's _parse_metadata; without (a skill file,
  * which flowcgi stores without metadata) every token. Skill files the
- * text references (.md assets) are followed, each once.
+ * text references (.md assets) are followed, each once. 0, or
+ * ENGINE_ENOMEM.
  */
-static void
+static int
 deps_of(struct engine *e, const char *app_id, const char *text,
     const json_t *meta, json_t *deps, json_t *seen)
 {
@@ -493,6 +497,7 @@ deps_of(struct engine *e, const char *app_id, const char *text,
 	char		 err[ENGINE_ERRMAX], *data;
 	const char	*id, *name;
 	size_t		 i, len;
+	int		 rc = ENGINE_ENOMEM, r;
 
 	if (tools == NULL || files == NULL ||
 	    skill_refs(text, strlen(text), tools, files) != 0)
@@ -502,60 +507,77 @@ deps_of(struct engine *e, const char *app_id, const char *text,
 		    "uuid")));
 		if (meta != NULL && m == NULL)
 			continue;
-		dep_add(deps, json_string_value(json_object_get(m, "type")),
-		    json_string_value(json_object_get(t, "provider")),
-		    json_string_value(json_object_get(t, "tool_name")));
+		if (dep_add(deps, json_string_value(json_object_get(m,
+		    "type")), json_string_value(json_object_get(t,
+		    "provider")), json_string_value(json_object_get(t,
+		    "tool_name"))) != 0)
+			goto out;
 	}
 	json_array_foreach(files, i, t) {
 		id = json_string_value(json_object_get(t, "asset_id"));
 		if (json_object_get(seen, id) != NULL ||
 		    json_object_size(seen) >= SKILL_MAX_FILES)
 			continue;
-		json_object_set_new(seen, id, json_true());
+		if (json_object_set_new(seen, id, json_true()) != 0)
+			goto out;
 		node = NULL;
 		data = NULL;
-		if (engine_asset_read(e, app_id, id, err, &data, &len,
-		    &node) == 0 && (name = json_string_value(json_object_get(
-		    node, "name"))) != NULL && strlen(name) > 3 &&
+		r = engine_asset_read(e, app_id, id, err, &data, &len, &node);
+		if (r == 0 && (name = json_string_value(json_object_get(node,
+		    "name"))) != NULL && strlen(name) > 3 &&
 		    strcmp(name + strlen(name) - 3, ".md") == 0 &&
 		    strlen(data) == len)
-			deps_of(e, app_id, data, NULL, deps, seen);
+			r = deps_of(e, app_id, data, NULL, deps, seen);
 		free(data);
 		json_decref(node);
+		if (r == ENGINE_ENOMEM)
+			goto out;
 	}
+	rc = 0;
 out:
 	json_decref(tools);
 	json_decref(files);
+	return rc;
 }
 
-/* {node_id, tool_dependencies} of llm node n, or NULL without skills. */
-static json_t *
-node_skills(struct engine *e, const char *app_id, const json_t *n)
+/*
+ * {node_id, tool_dependencies} of llm node n into *out, NULL without
+ * skills. 0 or ENGINE_ENOMEM.
+ */
+static int
+node_skills(struct engine *e, const char *app_id, const json_t *n,
+    json_t **out)
 {
 	const json_t	*data = json_object_get(n, "data"), *m;
-	json_t		*deps, *seen;
+	json_t		*deps = NULL, *seen = NULL;
 	size_t		 i;
-	int		 any = 0;
+	int		 any = 0, rc = ENGINE_ENOMEM;
 
+	*out = NULL;
 	json_array_foreach(json_object_get(data, "prompt_template"), i, m)
 		any |= json_is_true(json_object_get(m, "skill"));
 	if (!any)
-		return NULL;
-	deps = json_array();
-	seen = json_object();
+		return 0;
+	if ((deps = json_array()) == NULL || (seen = json_object()) == NULL)
+		goto out;
 	json_array_foreach(json_object_get(data, "prompt_template"), i, m) {
 		const json_t *meta = json_object_get(json_object_get(m,
 		    "metadata"), "tools");
 
 		if (json_is_true(json_object_get(m, "skill")) &&
-		    json_is_string(json_object_get(m, "text")))
-			deps_of(e, app_id, json_string_value(json_object_get(m,
-			    "text")), json_is_object(meta) ? meta : json_null(),
-			    deps, seen);
+		    json_is_string(json_object_get(m, "text")) &&
+		    deps_of(e, app_id, json_string_value(json_object_get(m,
+		    "text")), json_is_object(meta) ? meta : json_null(),
+		    deps, seen) != 0)
+			goto out;
 	}
+	if ((*out = json_pack("{s:O,s:O}", "node_id", json_object_get(n,
+	    "id"), "tool_dependencies", deps)) != NULL)
+		rc = 0;
+out:
 	json_decref(seen);
-	return json_pack("{s:O,s:o}", "node_id", json_object_get(n, "id"),
-	    "tool_dependencies", deps ? deps : json_array());
+	json_decref(deps);
+	return rc;
 }
 
 int
@@ -588,8 +610,12 @@ engine_app_skills(struct engine *e, const char *app_id, const char *node_id,
 		if (type == NULL || id == NULL || strcmp(type, "llm") != 0 ||
 		    (node_id != NULL && strcmp(id, node_id) != 0))
 			continue;
-		if ((one = node_skills(e, app_id, n)) != NULL)
-			json_array_append_new(list, one);
+		if ((rc = node_skills(e, app_id, n, &one)) != 0)
+			goto out;
+		if (one != NULL && json_array_append_new(list, one) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 	}
 	if (node_id != NULL)	/* Dify's NodeSkillInfo.empty when none */
 		*out = json_array_size(list) > 0 ? json_incref(json_array_get(

@@ -77,8 +77,10 @@ system_text(const char *ins, const json_t *tools, json_t *meta)
 	json_t		*g, *t;
 	json_t		*ref;
 	const char	*prov, *cred;
+	char		*text = NULL;
 	char		 uuid[37];
 	size_t		 i, j;
+	int		 bad = 0;
 
 	if (groups == NULL || order == NULL)
 		goto out;
@@ -87,10 +89,10 @@ system_text(const char *ins, const json_t *tools, json_t *meta)
 			continue;
 		engine_uuid(uuid);
 		prov = sval(t, "provider_name") ? sval(t, "provider_name") : "";
-		if ((g = json_object_get(groups, prov)) == NULL) {
-			json_object_set_new(groups, prov, g = json_array());
-			json_array_append_new(order, json_string(prov));
-		}
+		if ((g = json_object_get(groups, prov)) == NULL &&
+		    (json_object_set_new(groups, prov, g = json_array()) != 0 ||
+		    json_array_append_new(order, json_string(prov)) != 0))
+			goto out;
 		{
 			struct dbuf tok = { 0 };
 
@@ -102,17 +104,20 @@ system_text(const char *ins, const json_t *tools, json_t *meta)
 			dbuf_addstr(&tok, "].[");
 			dbuf_addstr(&tok, uuid);
 			dbuf_addstr(&tok, "]\xC2\xA7");
-			json_array_append_new(g, json_string(tok.p ? tok.p :
-			    ""));
+			bad |= tok.err == DBUF_ENOMEM;
+			bad |= json_array_append_new(g, json_string(dbuf_str(
+			    &tok)));
 			dbuf_free(&tok);
 		}
 		ref = json_pack("{s:s,s:{s:[]},s:b}", "type", sval(t, "type") ?
 		    sval(t, "type") : "builtin", "configuration", "fields",
 		    "enabled", 1);
 		if ((cred = sval(t, "credential_id")) != NULL && *cred != '\0')
-			json_object_set_new(ref, "credential_id",
+			bad |= json_object_set_new(ref, "credential_id",
 			    json_string(cred));
-		json_object_set_new(meta, uuid, ref);
+		bad |= json_object_set_new(meta, uuid, ref);
+		if (bad)
+			goto out;
 	}
 	dbuf_addstr(&sb, ins ? ins : "");
 	json_array_foreach(order, i, t) {
@@ -132,15 +137,18 @@ system_text(const char *ins, const json_t *tools, json_t *meta)
 			dbuf_addstr(&sb, "]");
 	}
 	dbuf_addstr(&sb, "");
+	text = dbuf_take(&sb, NULL);
 out:
+	dbuf_free(&sb);
 	json_decref(groups);
 	json_decref(order);
-	return dbuf_take(&sb, NULL);
+	return text;
 }
 
 /*
  * default_value of an agent: the text entry also fills generation, as
- * the upgraded graph reads generation.content where it read text.
+ * the upgraded graph reads generation.content where it read text. NULL
+ * when out of memory.
  */
 static json_t *
 default_values(const json_t *dv)
@@ -152,10 +160,13 @@ default_values(const json_t *dv)
 		d = json_array_get(dv, i);
 		if (json_is_object(d) && sval(d, "key") != NULL &&
 		    strcmp(sval(d, "key"), "text") == 0 &&
-		    json_object_get(d, "value") != NULL)
-			json_array_append_new(out, json_pack(
-			    "{s:s,s:s,s:{s:O}}", "key", "generation", "type", "object", "value",
-			    "content", json_object_get(d, "value")));
+		    json_object_get(d, "value") != NULL &&
+		    json_array_append_new(out, json_pack("{s:s,s:s,s:{s:O}}",
+		    "key", "generation", "type", "object", "value", "content",
+		    json_object_get(d, "value"))) != 0) {
+			json_decref(out);
+			return NULL;
+		}
 	}
 	return out;
 }
@@ -163,17 +174,17 @@ default_values(const json_t *dv)
 /*
  * The llm node data for agent data d, as Dify's _agent_data_to_llm_data
  * makes it, or NULL when it has no usable model (then the agent is
- * skipped and *why says so).
+ * skipped and *why says so) or when out of memory (*why NULL).
  */
 static json_t *
 agent_to_llm(const json_t *d, const char **why)
 {
 	json_t		*model = agent_param(d, "model"), *tools, *t, *llm;
 	json_t		*ntools, *tsettings, *msgs, *meta, *query, *v, *mi;
-	const char	*name, *provider, *ins;
+	const char	*name, *provider, *ins, *ttype, *tprov, *tname;
 	char		*text;
 	size_t		 i;
-	int		 iters, skill;
+	int		 iters, skill, bad = 0;
 	static const char *const pass[] = { "version", "error_strategy",
 	    "retry_config", "parent_node_id", "isInLoop", "loop_id",
 	    "isInIteration", "iteration_id", NULL };
@@ -186,7 +197,7 @@ agent_to_llm(const json_t *d, const char **why)
 		    "(agent_parameters.model needs provider and model)";
 		return NULL;
 	}
-	*why = "out of memory";
+	*why = NULL;
 	llm = json_pack("{s:s,s:s,s:s,s:{s:s,s:s,s:s,s:o}}", "type", "llm",
 	    "title", sval(d, "title") ? sval(d, "title") : "LLM", "desc",
 	    sval(d, "desc") ? sval(d, "desc") : "", "model", "provider",
@@ -204,12 +215,14 @@ agent_to_llm(const json_t *d, const char **why)
 	json_array_foreach(tools, i, t) {
 		if (!json_is_object(t))
 			continue;
-		json_array_append_new(ntools, json_pack("{s:b,s:s,s:s,s:s,s:O,"
-		    "s:O,s:o,s:o,s:o}", "enabled", 1, "type", sval(t, "type") ?
-		    sval(t, "type") : "builtin", "provider_name", sval(t,
-		    "provider_name") ? sval(t, "provider_name") : "",
-		    "tool_name", sval(t, "tool_name") ? sval(t, "tool_name") :
-		    "", "plugin_unique_identifier", json_object_get(t,
+		ttype = sval(t, "type") ? sval(t, "type") : "builtin";
+		tprov = sval(t, "provider_name") ? sval(t, "provider_name") :
+		    "";
+		tname = sval(t, "tool_name") ? sval(t, "tool_name") : "";
+		bad |= json_array_append_new(ntools, json_pack("{s:b,s:s,s:s,"
+		    "s:s,s:O,s:O,s:o,s:o,s:o}", "enabled", 1, "type", ttype,
+		    "provider_name", tprov, "tool_name", tname,
+		    "plugin_unique_identifier", json_object_get(t,
 		    "plugin_unique_identifier") ? json_object_get(t,
 		    "plugin_unique_identifier") : json_null(), "credential_id",
 		    json_object_get(t, "credential_id") ? json_object_get(t,
@@ -218,49 +231,53 @@ agent_to_llm(const json_t *d, const char **why)
 		    json_object_get(t, "settings")) > 0 ? obj_or_empty(t,
 		    "settings") : obj_or_empty(t, "tool_configuration"),
 		    "extra", obj_or_empty(t, "extra")));
-		json_array_append_new(tsettings, json_pack("{s:s,s:s,s:s,s:b}",
-		    "type", sval(t, "type") ? sval(t, "type") : "builtin",
-		    "provider", sval(t, "provider_name") ? sval(t,
-		    "provider_name") : "", "tool_name", sval(t, "tool_name") ?
-		    sval(t, "tool_name") : "", "enabled", 1));
+		bad |= json_array_append_new(tsettings, json_pack(
+		    "{s:s,s:s,s:s,s:b}", "type", ttype, "provider", tprov,
+		    "tool_name", tname, "enabled", 1));
 	}
 	skill = json_array_size(ntools) > 0;
 	/* instruction and tool tokens -> the system message */
 	ins = json_string_value(agent_param(d, "instruction"));
 	text = system_text(ins, skill ? tools : NULL, meta);
+	bad |= text == NULL;
 	msgs = json_array();
 	if (text != NULL && *text != '\0') {
 		json_t *sys = json_pack("{s:s,s:s,s:b}", "role", "system",
 		    "text", text, "skill", skill);
 
 		if (json_object_size(meta) > 0)
-			json_object_set_new(sys, "metadata", json_pack(
+			bad |= json_object_set_new(sys, "metadata", json_pack(
 			    "{s:O,s:[]}", "tools", meta, "files"));
-		json_array_append_new(msgs, sys);
+		bad |= json_array_append_new(msgs, sys);
 	}
 	free(text);
 	query = agent_param(d, "query");
 	if (json_is_array(query) && json_array_size(query) >= 2)
-		json_array_append_new(msgs, json_pack("{s:s,s:o,s:b}", "role",
-		    "user", "text", selector_template(query), "skill", skill));
+		bad |= json_array_append_new(msgs, json_pack("{s:s,s:o,s:b}",
+		    "role", "user", "text", selector_template(query), "skill",
+		    skill));
 	else if (json_is_string(query) && *json_string_value(query) != '\0')
-		json_array_append_new(msgs, json_pack("{s:s,s:O,s:b}", "role",
-		    "user", "text", query, "skill", skill));
+		bad |= json_array_append_new(msgs, json_pack("{s:s,s:O,s:b}",
+		    "role", "user", "text", query, "skill", skill));
 	if (json_array_size(msgs) == 0)
-		json_array_append_new(msgs, json_pack("{s:s,s:s,s:b}", "role",
-		    "user", "text", "", "skill", skill));
-	json_object_set_new(llm, "prompt_template", msgs);
-	json_object_set_new(llm, "prompt_config", json_pack("{s:[]}",
+		bad |= json_array_append_new(msgs, json_pack("{s:s,s:s,s:b}",
+		    "role", "user", "text", "", "skill", skill));
+	bad |= json_object_set_new(llm, "prompt_template", msgs);
+	bad |= json_object_set_new(llm, "prompt_config", json_pack("{s:[]}",
 	    "jinja2_variables"));
 	v = json_object_get(d, "memory");
-	json_object_set(llm, "memory", v ? v : json_null());
-	json_object_set_new(llm, "context", json_pack("{s:b}", "enabled", 0));
-	json_object_set_new(llm, "vision", json_pack("{s:b}", "enabled", 0));
-	json_object_set_new(llm, "computer_use", json_boolean(skill));
-	json_object_set_new(llm, "structured_output_switch_on", json_false());
-	json_object_set_new(llm, "reasoning_format", json_string("separated"));
-	json_object_set_new(llm, "tools", ntools);
-	json_object_set_new(llm, "tool_settings", tsettings);
+	bad |= json_object_set(llm, "memory", v ? v : json_null());
+	bad |= json_object_set_new(llm, "context", json_pack("{s:b}",
+	    "enabled", 0));
+	bad |= json_object_set_new(llm, "vision", json_pack("{s:b}",
+	    "enabled", 0));
+	bad |= json_object_set_new(llm, "computer_use", json_boolean(skill));
+	bad |= json_object_set_new(llm, "structured_output_switch_on",
+	    json_false());
+	bad |= json_object_set_new(llm, "reasoning_format",
+	    json_string("separated"));
+	bad |= json_object_set_new(llm, "tools", ntools);
+	bad |= json_object_set_new(llm, "tool_settings", tsettings);
 	/* maximum_iterations.value as it is; 100 when not given */
 	mi = json_object_get(json_object_get(json_object_get(d,
 	    "agent_parameters"), "maximum_iterations"), "value");
@@ -271,36 +288,42 @@ agent_to_llm(const json_t *d, const char **why)
 		iters = (int)strtol(json_string_value(mi), NULL, 10);
 	else if (json_is_real(mi))
 		iters = (int)json_real_value(mi);
-	json_object_set_new(llm, "max_iterations", json_integer(iters));
+	bad |= json_object_set_new(llm, "max_iterations", json_integer(iters));
 	for (i = 0; pass[i] != NULL; i++)
 		if ((v = json_object_get(d, pass[i])) != NULL)
-			json_object_set(llm, pass[i], v);
+			bad |= json_object_set(llm, pass[i], v);
 	if ((v = json_object_get(d, "default_value")) != NULL)
-		json_object_set_new(llm, "default_value", json_is_array(v) ?
-		    default_values(v) : json_incref(v));
+		bad |= json_object_set_new(llm, "default_value",
+		    json_is_array(v) ? default_values(v) : json_incref(v));
 	json_decref(meta);
-	*why = NULL;
+	if (bad) {
+		json_decref(llm);
+		return NULL;
+	}
 	return llm;
 }
 
 /* ====== Rewriting references to LLM outputs ====== */
 
-/* Rewrites [id, "text"|"reasoning_content", ...] in place. */
-static void
+/* Rewrites [id, "text"|"reasoning_content", ...] in place: 0 or -1. */
+static int
 rewrite_selector(json_t *a, const json_t *llm_ids)
 {
 	const char	*id = json_string_value(json_array_get(a, 0));
 	const char	*f = json_string_value(json_array_get(a, 1));
 
 	if (id == NULL || f == NULL || json_object_get(llm_ids, id) == NULL)
-		return;
-	if (strcmp(f, "text") == 0) {
-		json_array_set_new(a, 1, json_string("generation"));
-		json_array_insert_new(a, 2, json_string("content"));
-	} else if (strcmp(f, "reasoning_content") == 0) {
-		json_array_set_new(a, 1, json_string("generation"));
-		json_array_insert_new(a, 2, json_string("reasoning_content"));
-	}
+		return 0;
+	if (strcmp(f, "text") == 0)
+		f = "content";
+	else if (strcmp(f, "reasoning_content") == 0)
+		f = "reasoning_content";
+	else
+		return 0;
+	if (json_array_set_new(a, 1, json_string("generation")) != 0 ||
+	    json_array_insert_new(a, 2, json_string(f)) != 0)
+		return -1;
+	return 0;
 }
 
 /* {{#id.text ...#}} -> {{#id.generation.content ...#}} in a string. */
@@ -349,8 +372,11 @@ rewrite_string(const char *s, const json_t *llm_ids)
 	}
 }
 
-/* Walks v, rewriting selectors and template strings in place. */
-static void
+/*
+ * Walks v, rewriting selectors and template strings in place. 0, or -1
+ * when out of memory.
+ */
+static int
 rewrite_refs(json_t *v, const json_t *llm_ids, int depth)
 {
 	const char	*k;
@@ -359,29 +385,35 @@ rewrite_refs(json_t *v, const json_t *llm_ids, int depth)
 	void		*tmp;
 
 	if (depth > 64)
-		return;
+		return 0;
 	if (json_is_array(v)) {
 		if (json_array_size(v) >= 2 && json_is_string(json_array_get(v,
-		    0)) && json_is_string(json_array_get(v, 1)))
-			rewrite_selector(v, llm_ids);
+		    0)) && json_is_string(json_array_get(v, 1)) &&
+		    rewrite_selector(v, llm_ids) != 0)
+			return -1;
 		json_array_foreach(v, i, x) {
 			if (json_is_string(x) && strstr(json_string_value(x),
-			    "{{#") != NULL && (ns = rewrite_string(
-			    json_string_value(x), llm_ids)) != NULL)
-				json_array_set_new(v, i, ns);
-			else
-				rewrite_refs(x, llm_ids, depth + 1);
+			    "{{#") != NULL) {
+				ns = rewrite_string(json_string_value(x),
+				    llm_ids);
+				if (json_array_set_new(v, i, ns) != 0)
+					return -1;
+			} else if (rewrite_refs(x, llm_ids, depth + 1) != 0)
+				return -1;
 		}
 	} else if (json_is_object(v)) {
 		json_object_foreach_safe(v, tmp, k, x) {
 			if (json_is_string(x) && strstr(json_string_value(x),
-			    "{{#") != NULL && (ns = rewrite_string(
-			    json_string_value(x), llm_ids)) != NULL)
-				json_object_set_new(v, k, ns);
-			else
-				rewrite_refs(x, llm_ids, depth + 1);
+			    "{{#") != NULL) {
+				ns = rewrite_string(json_string_value(x),
+				    llm_ids);
+				if (json_object_set_new(v, k, ns) != 0)
+					return -1;
+			} else if (rewrite_refs(x, llm_ids, depth + 1) != 0)
+				return -1;
 		}
 	}
+	return 0;
 }
 
 /* ====== The upgrade ====== */
@@ -419,6 +451,10 @@ engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 	if ((rc = engine_app_get_full(e, app_id, &src)) != 0)
 		return rc;
 	dsl = json_deep_copy(json_object_get(src, "dsl"));
+	if (dsl == NULL && json_object_get(src, "dsl") != NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	wf = json_object_get(dsl, "workflow");
 	if (!json_is_object(wf) || !json_is_object(json_object_get(wf,
 	    "graph"))) {
@@ -433,8 +469,10 @@ engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 		rc = *out ? 0 : ENGINE_ENOMEM;
 		goto out;
 	}
-	llm_ids = json_object();
-	skipped_nodes = json_array();
+	rc = ENGINE_ENOMEM;	/* until the record is made */
+	if ((llm_ids = json_object()) == NULL ||
+	    (skipped_nodes = json_array()) == NULL)
+		goto out;
 	nodes = json_object_get(json_object_get(wf, "graph"), "nodes");
 	json_array_foreach(nodes, i, n) {
 		data = json_object_get(n, "data");
@@ -444,27 +482,33 @@ engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 		if (strcmp(type, "agent") == 0) {
 			if ((llm = agent_to_llm(data, &why)) == NULL) {
 				/* the answer says which and why */
-				json_array_append_new(skipped_nodes, json_pack(
-				    "{s:s,s:s?,s:s}", "node_id", sval(n, "id"),
-				    "title", sval(data, "title"), "reason",
-				    why));
+				if (why == NULL || json_array_append_new(
+				    skipped_nodes, json_pack("{s:s,s:s?,s:s}",
+				    "node_id", sval(n, "id"), "title",
+				    sval(data, "title"), "reason", why)) != 0)
+					goto out;
 				skipped++;
 				continue;
 			}
-			json_object_set_new(n, "data", llm);
+			if (json_object_set_new(n, "data", llm) != 0)
+				goto out;
 			converted++;
 			type = "llm";
 		}
-		if (strcmp(type, "llm") == 0)
-			json_object_set_new(llm_ids, sval(n, "id"), json_true());
+		if (strcmp(type, "llm") == 0 && json_object_set_new(llm_ids,
+		    sval(n, "id"), json_true()) != 0)
+			goto out;
 	}
-	rewrite_refs(json_object_get(wf, "graph"), llm_ids, 0);
+	if (rewrite_refs(json_object_get(wf, "graph"), llm_ids, 0) != 0)
+		goto out;
 	if (!json_is_object(features)) {
 		features = json_object();
-		json_object_set_new(wf, "features", features);
+		if (json_object_set_new(wf, "features", features) != 0)
+			goto out;
 	}
-	json_object_set_new(features, "sandbox", json_pack("{s:b}", "enabled",
-	    1));
+	if (json_object_set_new(features, "sandbox", json_pack("{s:b}",
+	    "enabled", 1)) != 0)
+		goto out;
 	snprintf(name, sizeof(name), "%s (Sandboxed)",
 	    sval(src, "name") ? sval(src, "name") : "app");
 	fields = json_pack("{s:s,s:O,s:O,s:O,s:O}", "name", name,
@@ -472,17 +516,18 @@ engine_app_upgrade(struct engine *e, const char *app_id, char *err,
 	    json_object_get(src, "icon_type"), "icon", json_object_get(src,
 	    "icon"), "icon_background", json_object_get(src,
 	    "icon_background"));
-	if (fields == NULL) {
-		rc = ENGINE_ENOMEM;
+	if (fields == NULL)
 		goto out;
-	}
 	if ((rc = app_new_record(fields, sval(src, "mode"), 1, err, &up.rec))
 	    != 0)
 		goto out;
-	json_object_set(up.rec, "dsl", dsl);
-	/* kept for the admin page's Overview: what the upgrade left out */
-	json_object_set_new(up.rec, "upgraded_from", json_pack("{s:s,s:O}",
-	    "app_id", app_id, "skipped_nodes", skipped_nodes));
+	rc = ENGINE_ENOMEM;
+	/* upgraded_from: for the admin page's Overview, what was left out */
+	if (json_object_set(up.rec, "dsl", dsl) != 0 ||
+	    json_object_set_new(up.rec, "upgraded_from", json_pack(
+	    "{s:s,s:O}", "app_id", app_id, "skipped_nodes",
+	    skipped_nodes)) != 0)
+		goto out;
 	if ((rc = engine_from_store(store_write(e->store, upgrade_put_fn,
 	    &up))) != 0)
 		goto out;

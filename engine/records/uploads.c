@@ -28,7 +28,8 @@ upload_put_fn(struct store_txn *t, void *arg)
 	json_decref(app);
 	if ((rc = store_blob_ref(t, p->data, p->len, hex)) != 0)
 		return rc;
-	json_object_set_new(p->rec, "checksum", json_string(hex));
+	if (json_object_set_new(p->rec, "checksum", json_string(hex)) != 0)
+		return STORE_ENOMEM;
 	return store_put_json(t, STORE_DB_UPLOADS, json_string_value(
 	    json_object_get(p->rec, "id")), p->rec, STORE_NOOVERWRITE);
 }

@@ -472,9 +472,14 @@ engine_draft_view(struct engine *e, const char *app_id, json_t **out)
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	json_object_set(*out, "app_mode", json_object_get(rec, "mode"));
-	json_object_set_new(*out, "runtime_type", json_string(
-	    engine_app_is_sandboxed(rec) ? "sandboxed" : "classic"));
+	if (json_object_set(*out, "app_mode", json_object_get(rec,
+	    "mode")) != 0 || json_object_set_new(*out, "runtime_type",
+	    json_string(engine_app_is_sandboxed(rec) ? "sandboxed" :
+	    "classic")) != 0) {
+		json_decref(*out);
+		*out = NULL;
+		rc = ENGINE_ENOMEM;
+	}
 out:
 	json_decref(meta);
 	json_decref(rec);
@@ -507,12 +512,15 @@ draft_put_fn(struct store_txn *t, void *arg)
 			goto out;
 		}
 	}
-	json_object_set(rec, "dsl", p->dsl);
-	json_object_set_new(rec, "updated_at", json_integer(p->now));
-	json_object_set_new(rec, "revision", json_integer(json_integer_value(
-	    json_object_get(rec, "revision")) + 1));
-	if (json_is_object(wf = json_object_get(rec, "workflow")))
-		json_object_set_new(wf, "updated_at", json_integer(p->now));
+	if (json_object_set(rec, "dsl", p->dsl) != 0 ||
+	    json_object_set_new(rec, "updated_at", json_integer(p->now)) != 0 ||
+	    json_object_set_new(rec, "revision", json_integer(
+	    json_integer_value(json_object_get(rec, "revision")) + 1)) != 0 ||
+	    (json_is_object(wf = json_object_get(rec, "workflow")) &&
+	    json_object_set_new(wf, "updated_at", json_integer(p->now)) != 0)) {
+		rc = STORE_ENOMEM;
+		goto out;
+	}
 	rc = app_store_put(t, rec, 0);
 out:
 	json_decref(rec);
@@ -587,10 +595,13 @@ engine_draft_save(struct engine *e, const char *app_id, const json_t *in,
 			goto out;
 		}
 	}
-	if (!json_is_object(json_object_get(doc, "app")))
-		json_object_set_new(doc, "app", json_object());
-	json_object_set(json_object_get(doc, "app"), "mode",
-	    json_object_get(rec, "mode"));
+	if ((!json_is_object(json_object_get(doc, "app")) &&
+	    json_object_set_new(doc, "app", json_object()) != 0) ||
+	    json_object_set(json_object_get(doc, "app"), "mode",
+	    json_object_get(rec, "mode")) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	if ((rc = dsl_check(doc, DSL_CHECK_CONFIRM, err, &rep, &norm)) != 0)
 		goto out;
 	/* a secret sent back masked keeps its stored value; the others

@@ -408,7 +408,14 @@ engine_workspace_list(struct engine *e, const struct workspace_ref *w,
 		qsort(v, count, sizeof(*v), node_cmp);
 		json_array_clear(list);
 		for (i = 0; i < count; i++)
-			json_array_append_new(list, v[i]);
+			if (json_array_append_new(list, v[i]) != 0)
+				break;
+		if (i < count) {
+			while (++i < count)
+				json_decref(v[i]);
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 	}
 	*out = list;
 	list = NULL;

@@ -29,6 +29,7 @@
  * else is a text message (JSON that is not an object as json.dumps).
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,9 +145,13 @@ api_schema_check(const char *text, char *err, json_t **doc, json_t **tools)
 			if (desc == NULL)
 				desc = json_string_value(json_object_get(op,
 				    "description"));
-			json_array_append_new(list, json_pack("{s:s,s:s,s:s,"
-			    "s:s}", "name", name, "description", desc ? desc :
-			    "", "method", methods[i], "path", path));
+			if (json_array_append_new(list, json_pack("{s:s,s:s,"
+			    "s:s,s:s}", "name", name, "description", desc ?
+			    desc : "", "method", methods[i], "path", path)) !=
+			    0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
 		}
 	}
 	if (json_array_size(list) == 0) {
@@ -193,7 +198,10 @@ find_op(const json_t *doc, const char *name, const json_t **item,
 	return NULL;
 }
 
-/* Every parameter object of an operation, path-level first. New array. */
+/*
+ * Every parameter object of an operation, path-level first. New array;
+ * NULL when out of memory.
+ */
 static json_t *
 op_params(const json_t *doc, const json_t *item, const json_t *op)
 {
@@ -206,8 +214,11 @@ op_params(const json_t *doc, const json_t *item, const json_t *op)
 		json_array_foreach(lists[k], i, p) {
 			const json_t *r = deref(doc, p);
 
-			if (json_string_value(json_object_get(r, "name")))
-				json_array_append(all, (json_t *)r);
+			if (json_string_value(json_object_get(r, "name")) &&
+			    json_array_append(all, (json_t *)r) != 0) {
+				json_decref(all);
+				return NULL;
+			}
 		}
 	return all;
 }
@@ -229,6 +240,7 @@ body_schema(const json_t *doc, const json_t *op, const char **ctype)
 
 /* ====== Describe ====== */
 
+/* The function tool of operation t; NULL when out of memory. */
 static json_t *
 describe_op(const json_t *doc, const json_t *t)
 {
@@ -237,24 +249,26 @@ describe_op(const json_t *doc, const json_t *t)
 	json_t		*props = json_object(), *req = json_array(), *ps, *p;
 	json_t		*v;
 	size_t		 i;
+	int		 bad = 0;
 
 	name = json_string_value(json_object_get(t, "name"));
 	if (name == NULL || (op = find_op(doc, name, &item, &path,
 	    &method)) == NULL)
 		goto done;
-	ps = op_params(doc, item, op);
+	bad |= (ps = op_params(doc, item, op)) == NULL;
 	json_array_foreach(ps, i, p) {
 		const json_t *sch = deref(doc, json_object_get(p, "schema"));
 		const char *d = json_string_value(json_object_get(p,
 		    "description"));
 
-		json_object_set_new(props, json_string_value(json_object_get(
-		    p, "name")), json_pack("{s:s,s:s}", "type",
+		bad |= json_object_set_new(props, json_string_value(
+		    json_object_get(p, "name")), json_pack("{s:s,s:s}", "type",
 		    json_string_value(json_object_get(sch, "type")) ?
 		    json_string_value(json_object_get(sch, "type")) :
 		    "string", "description", d ? d : ""));
 		if (json_is_true(json_object_get(p, "required")))
-			json_array_append(req, json_object_get(p, "name"));
+			bad |= json_array_append(req, json_object_get(p,
+			    "name"));
 	}
 	json_decref(ps);
 	if ((bs = body_schema(doc, op, &ctype)) != NULL) {
@@ -265,14 +279,19 @@ describe_op(const json_t *doc, const json_t *t)
 			const char *d = json_string_value(json_object_get(pv,
 			    "description"));
 
-			json_object_set_new(props, k, json_pack("{s:s,s:s}",
-			    "type", ty ? ty : "string", "description",
-			    d ? d : ""));
+			bad |= json_object_set_new(props, k, json_pack(
+			    "{s:s,s:s}", "type", ty ? ty : "string",
+			    "description", d ? d : ""));
 		}
 		json_array_foreach(json_object_get(bs, "required"), i, v)
-			json_array_append(req, v);
+			bad |= json_array_append(req, v);
 	}
 done:
+	if (bad) {
+		json_decref(props);
+		json_decref(req);
+		return NULL;
+	}
 	return json_pack("{s:O,s:O,s:{s:s,s:o,s:o}}", "name",
 	    json_object_get(t, "name"), "description", json_object_get(t,
 	    "description"), "parameters", "type", "object", "properties",
@@ -296,7 +315,10 @@ api_list(struct engine *e, const struct tool_call *call, char *err,
 		goto out;
 	}
 	json_array_foreach(json_object_get(rec, "tools"), i, t)
-		json_array_append_new(arr, describe_op(doc, t));
+		if (json_array_append_new(arr, describe_op(doc, t)) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 	*out = arr;
 	arr = NULL;
 out:
@@ -366,7 +388,8 @@ convert(const json_t *prop, const json_t *v)
 			return json_integer(ll);
 		double dd = strtod(s, &end);
 
-		if (*s != '\0' && *end == '\0')
+		/* JSON has no inf or nan: those stay the string given */
+		if (*s != '\0' && *end == '\0' && isfinite(dd))
 			return json_real(dd);
 		return json_incref((json_t *)v);
 	}
@@ -587,7 +610,10 @@ build(const json_t *doc, const json_t *item, const json_t *op,
 				    "default"));
 			else
 				cv = json_null();
-			json_object_set_new(body, k, cv);
+			if (json_object_set_new(body, k, cv) != 0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
 		}
 		if (add_header(q, "Content-Type", ctype) != 0) {
 			engine_invalid(err, "content type %s is not valid",

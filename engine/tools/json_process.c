@@ -315,17 +315,23 @@ out:
 	return rc;
 }
 
-/* Replaces the value at m (the root when it has no parent). */
-static void
+/*
+ * Replaces the value at m (the root when it has no parent) by v (NULL:
+ * its constructor failed). 0, or -1 when out of memory.
+ */
+static int
 jp_set(json_t **root, const struct jp_match *m, json_t *v)
 {
+	if (v == NULL)
+		return -1;
 	if (m->parent == NULL) {
 		json_decref(*root);
 		*root = json_incref(v);
-	} else if (json_is_object(m->parent))
-		json_object_set(m->parent, m->key, v);
-	else
-		json_array_set(m->parent, m->index, v);
+		return 0;
+	}
+	if (json_is_object(m->parent))
+		return json_object_set(m->parent, m->key, v);
+	return json_array_set(m->parent, m->index, v);
 }
 
 /* ====== Tools ====== */
@@ -432,8 +438,11 @@ do_parse(struct jcall *j, struct tool_result *out)
 		res = json_incref(j->ms.m[0].value);
 	else {
 		res = json_array();
-		for (i = 0; i < j->ms.n; i++)
-			json_array_append(res, j->ms.m[i].value);
+		for (i = 0; i < j->ms.n && res != NULL; i++)
+			if (json_array_append(res, j->ms.m[i].value) != 0) {
+				json_decref(res);
+				res = NULL;
+			}
 	}
 	if (res == NULL)
 		rc = ENGINE_ENOMEM;
@@ -466,7 +475,10 @@ decode_value(const json_t *v)
 	return json_incref((json_t *)v);
 }
 
-/* Dify's create_path: walks "a.b[0].c" making objects and lists. */
+/*
+ * Dify's create_path: walks "a.b[0].c" making objects and lists. 0, -1
+ * with j->msg saying why, or ENGINE_ENOMEM.
+ */
 static int
 create_path(struct jcall *j, const char *query, json_t *nv)
 {
@@ -479,8 +491,10 @@ create_path(struct jcall *j, const char *query, json_t *nv)
 		query++;
 	while (*query == '.')
 		query++;
-	if ((path = strdup(query)) == NULL)
+	if ((path = strdup(query)) == NULL) {
+		rc = ENGINE_ENOMEM;
 		goto out;
+	}
 	for (part = path; part != NULL; part = next) {
 		if ((next = strchr(part, '.')) != NULL)
 			*next++ = '\0';
@@ -495,28 +509,34 @@ create_path(struct jcall *j, const char *query, json_t *nv)
 			ix = strtol(br + 1, NULL, 10);
 			if (ix < 0 || ix > 10000)
 				goto out;
-			if ((x = json_object_get(cur, part)) == NULL) {
-				x = json_array();
-				json_object_set_new(cur, part, x);
-			}
+			if ((x = json_object_get(cur, part)) == NULL &&
+			    json_object_set_new(cur, part, x = json_array()) !=
+			    0)
+				goto nomem;
 			if (!json_is_array(x))
 				goto out;
 			while (json_array_size(x) <= (size_t)ix)
-				json_array_append_new(x, json_object());
+				if (json_array_append_new(x, json_object()) !=
+				    0)
+					goto nomem;
 			cur = json_array_get(x, (size_t)ix);
 		} else if (next == NULL) {
-			json_object_set(cur, part, nv);
+			if (json_object_set(cur, part, nv) != 0)
+				goto nomem;
 		} else {
-			if ((x = json_object_get(cur, part)) == NULL) {
-				x = json_object();
-				json_object_set_new(cur, part, x);
-			}
+			if ((x = json_object_get(cur, part)) == NULL &&
+			    json_object_set_new(cur, part, x = json_object()) !=
+			    0)
+				goto nomem;
 			cur = x;
 		}
 	}
 	rc = 0;
+	goto out;
+nomem:
+	rc = ENGINE_ENOMEM;
 out:
-	if (rc != 0 && j->msg[0] == '\0')
+	if (rc == -1 && j->msg[0] == '\0')
 		snprintf(j->msg, sizeof(j->msg), "Failed to insert JSON "
 		    "content");
 	free(path);
@@ -530,7 +550,7 @@ do_insert(struct jcall *j, struct tool_result *out)
 	const char	*query;
 	char		*b = NULL;
 	int64_t		 index = 0;
-	int		 has_index, rc;
+	int		 has_index, rc = 0;
 	size_t		 i, n;
 
 	if (json_object_get(j->params, "new_value") == NULL ||
@@ -546,36 +566,50 @@ do_insert(struct jcall *j, struct tool_result *out)
 	    "new_value"))) == NULL)
 		return ENGINE_ENOMEM;
 	query = tool_param_str(j->params, "query", &b);
-	if (j->ms.n == 0 && tool_param_bool(j->params, "create_path", 0))
-		create_path(j, query, nv);
-	for (i = 0; i < j->ms.n && j->msg[0] == '\0'; i++) {
+	if (j->ms.n == 0 && tool_param_bool(j->params, "create_path", 0) &&
+	    create_path(j, query, nv) == ENGINE_ENOMEM)
+		rc = ENGINE_ENOMEM;
+	for (i = 0; i < j->ms.n && j->msg[0] == '\0' && rc == 0; i++) {
 		v = j->ms.m[i].value;
 		if (json_is_object(v)) {
 			if (!json_is_object(nv))
 				snprintf(j->msg, sizeof(j->msg), "Cannot "
 				    "insert non-dict value into dict");
-			else
-				json_object_update(v, nv);
+			else if (json_object_update(v, nv) != 0)
+				rc = ENGINE_ENOMEM;
 		} else if (json_is_array(v)) {
 			n = json_array_size(v);
-			if (!has_index)
-				json_array_append(v, nv);
-			else {
+			if (!has_index) {
+				if (json_array_append(v, nv) != 0)
+					rc = ENGINE_ENOMEM;
+			} else {
 				/* list.insert clamps the position */
 				int64_t at = index < 0 ? (int64_t)n + index :
 				    index;
 
 				at = at < 0 ? 0 : at > (int64_t)n ?
 				    (int64_t)n : at;
-				json_array_insert(v, (size_t)at, nv);
+				if (json_array_insert(v, (size_t)at, nv) != 0)
+					rc = ENGINE_ENOMEM;
 			}
-		} else
-			jp_set(&j->root, &j->ms.m[i], nv);
+		} else if (jp_set(&j->root, &j->ms.m[i], nv) != 0)
+			rc = ENGINE_ENOMEM;
 	}
-	rc = answer_dumps(j, j->root, out);
+	if (rc == 0)
+		rc = answer_dumps(j, j->root, out);
 	json_decref(nv);
 	free(b);
 	return rc;
+}
+
+/* Moves item[from] to item[to]: 0, or -1 when out of memory. */
+static int
+rename_key(json_t *item, const char *from, const char *to)
+{
+	json_t *v = json_incref(json_object_get(item, from));
+
+	json_object_del(item, from);
+	return json_object_set_new(item, to, v);
 }
 
 static int
@@ -636,20 +670,25 @@ do_replace(struct jcall *j, struct tool_result *out)
 			    json_incref(sv);
 			json_decref(sv);
 			free(s);
-			if (nv == NULL) {
+			rc = jp_set(&j->root, &j->ms.m[i], nv);
+			json_decref(nv);
+			nv = NULL;
+			if (rc != 0) {
 				rc = ENGINE_ENOMEM;
 				goto out;
 			}
-			jp_set(&j->root, &j->ms.m[i], nv);
-			json_decref(nv);
-			nv = NULL;
 		} else if (strcmp(model, "value") == 0) {
 			sv = json_string(val);
-			nv = decode ? decode_value(sv) : json_incref(sv);
+			nv = sv == NULL ? NULL : decode ? decode_value(sv) :
+			    json_incref(sv);
 			json_decref(sv);
-			jp_set(&j->root, &j->ms.m[i], nv);
+			rc = jp_set(&j->root, &j->ms.m[i], nv);
 			json_decref(nv);
 			nv = NULL;
+			if (rc != 0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
 		} else {
 			parent = j->ms.m[i].parent;
 			if (j->ms.m[i].key == NULL) {
@@ -658,21 +697,21 @@ do_replace(struct jcall *j, struct tool_result *out)
 				break;
 			}
 			if (json_is_object(parent) &&
-			    (v = json_object_get(parent,
-			    j->ms.m[i].key)) != NULL) {
-				json_incref(v);
-				json_object_del(parent, j->ms.m[i].key);
-				json_object_set_new(parent, val, v);
+			    json_object_get(parent, j->ms.m[i].key) != NULL) {
+				if (rename_key(parent, j->ms.m[i].key, val) !=
+				    0) {
+					rc = ENGINE_ENOMEM;
+					goto out;
+				}
 			} else if (json_is_array(parent))
 				json_array_foreach(parent, k, item)
 					if (json_is_object(item) &&
 					    (v = json_object_get(item,
-					    j->ms.m[i].key)) != NULL) {
-						json_incref(v);
-						json_object_del(item,
-						    j->ms.m[i].key);
-						json_object_set_new(item, val,
-						    v);
+					    j->ms.m[i].key)) != NULL &&
+					    rename_key(item, j->ms.m[i].key,
+					    val) != 0) {
+						rc = ENGINE_ENOMEM;
+						goto out;
 					}
 		}
 	}

@@ -303,30 +303,35 @@ conn_get(struct engine *e, struct mcp_pool *p, const struct mcp_server *s,
 
 /* ====== Messages ====== */
 
-/* A JSON-RPC message: a request (id > 0), notification or answer. */
+/*
+ * A JSON-RPC message: a request (id > 0), notification or answer. NULL
+ * when out of memory.
+ */
 static char *
 message(const char *method, const json_t *params, json_int_t id,
     const json_t *answer_id, const json_t *result, const json_t *error)
 {
 	json_t	*m;
-	char	*s;
+	char	*s = NULL;
+	int	 bad = 0;
 
 	m = json_pack("{s:s}", "jsonrpc", "2.0");
 	if (m == NULL)
 		return NULL;
 	if (method != NULL)
-		json_object_set_new(m, "method", json_string(method));
+		bad |= json_object_set_new(m, "method", json_string(method));
 	if (id > 0)
-		json_object_set_new(m, "id", json_integer(id));
+		bad |= json_object_set_new(m, "id", json_integer(id));
 	if (answer_id != NULL)
-		json_object_set(m, "id", (json_t *)answer_id);
+		bad |= json_object_set(m, "id", (json_t *)answer_id);
 	if (params != NULL)
-		json_object_set(m, "params", (json_t *)params);
+		bad |= json_object_set(m, "params", (json_t *)params);
 	if (result != NULL)
-		json_object_set(m, "result", (json_t *)result);
+		bad |= json_object_set(m, "result", (json_t *)result);
 	if (error != NULL)
-		json_object_set(m, "error", (json_t *)error);
-	s = json_dumps(m, JSON_COMPACT);
+		bad |= json_object_set(m, "error", (json_t *)error);
+	if (!bad)
+		s = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
 	return s;
 }
@@ -882,7 +887,10 @@ mcp_call_tool(struct engine *e, struct mcp_pool *pool,
 			if (*t == '\0')
 				continue;
 		}
-		json_object_set(a, k, v);
+		if (json_object_set(a, k, v) != 0) {
+			json_decref(a);
+			return ENGINE_ENOMEM;
+		}
 	}
 	if ((params = json_pack("{s:s,s:o}", "name", name, "arguments", a)) ==
 	    NULL) {

@@ -222,8 +222,9 @@ mcp_server_from_record(struct engine *e, const json_t *rec, char *err,
 			goto fail_nomem;
 		json_object_foreach((json_t *)json_object_get(rec, "headers"),
 		    k, v)
-			if (json_is_string(v))
-				json_object_set(out->headers, k, v);
+			if (json_is_string(v) &&
+			    json_object_set(out->headers, k, v) != 0)
+				goto fail_nomem;
 		return 0;
 	}
 	if ((rc = unseal(e, rec, "server_url_enc", id, "server_url", 0, err,
@@ -530,10 +531,10 @@ record_fill(struct engine *e, json_t *rec, const json_t *old,
 	if ((rc = seal(e, rec, "server_url_enc", id, "server_url", 0, *url,
 	    err)) != 0)
 		goto out;
-	json_object_set_new(rec, "server_url_hash", json_string(hex));
-	json_object_set_new(rec, "server_url_masked", json_string(masked));
 	/* headers: as given; the mask keeps the value it stands for */
-	if ((h = json_object()) == NULL) {
+	if (json_object_set_new(rec, "server_url_hash", json_string(hex)) !=
+	    0 || json_object_set_new(rec, "server_url_masked",
+	    json_string(masked)) != 0 || (h = json_object()) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
@@ -548,7 +549,10 @@ record_fill(struct engine *e, json_t *rec, const json_t *old,
 		if ((rc = seal(e, h, k, id, "headers", 1, val, err)) != 0)
 			goto out;
 	}
-	json_object_set(rec, "headers_enc", h);
+	if (json_object_set(rec, "headers_enc", h) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	/* the OAuth client, kept sealed (flowcgi runs no OAuth flow) */
 	if (p->auth != NULL && json_string_value(json_object_get(p->auth,
 	    "client_id")) != NULL && *json_string_value(json_object_get(
@@ -582,12 +586,17 @@ record_fill(struct engine *e, json_t *rec, const json_t *old,
 			if (rc != 0)
 				goto out;
 		}
-		json_object_set(rec, "authentication_enc", a);
+		if (json_object_set(rec, "authentication_enc", a) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 	} else if (old != NULL && json_object_get(old,
 	    "authentication_enc") != NULL && strcmp(str_of(old, "id"), id) ==
-	    0)
-		json_object_set(rec, "authentication_enc", json_object_get(old,
-		    "authentication_enc"));
+	    0 && json_object_set(rec, "authentication_enc",
+	    json_object_get(old, "authentication_enc")) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	/* timeouts: given ones replace, others stay (30 and 300 at first) */
 	c = old != NULL ? json_object_get(old, "configuration") : NULL;
 	if ((rc = conf_seconds(c, "timeout", 30, &t, err)) != 0 ||
@@ -595,8 +604,11 @@ record_fill(struct engine *e, json_t *rec, const json_t *old,
 	    (rc = conf_seconds(p->conf, "timeout", t, &t, err)) != 0 ||
 	    (rc = conf_seconds(p->conf, "sse_read_timeout", r, &r, err)) != 0)
 		goto out;
-	json_object_set_new(rec, "configuration", json_pack("{s:f,s:f}",
-	    "timeout", t, "sse_read_timeout", r));
+	if (json_object_set_new(rec, "configuration", json_pack("{s:f,s:f}",
+	    "timeout", t, "sse_read_timeout", r)) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
 	rc = 0;
 out:
 	if (rc != 0) {
@@ -801,8 +813,11 @@ tool_view(const json_t *t)
 		    "precision", "options", "type", type, "human_description",
 		    i18n(pd), "form", "llm", "llm_description", pd);
 		if (p != NULL && (strcmp(type, "array") == 0 ||
-		    strcmp(type, "object") == 0))
-			json_object_set(p, "input_schema", (json_t *)pr);
+		    strcmp(type, "object") == 0) &&
+		    json_object_set(p, "input_schema", (json_t *)pr) != 0) {
+			json_decref(p);
+			p = NULL;
+		}
 		if (p == NULL || json_array_append_new(params, p) != 0) {
 			json_decref(params);
 			return NULL;
@@ -825,12 +840,18 @@ mcp_provider_view(const json_t *rec)
 	const json_t	*c = json_object_get(rec, "configuration");
 	json_t		*v, *tools, *t, *hm, *x;
 	size_t		 i;
+	int		 bad = 0;
 
 	if ((tools = json_array()) == NULL)
 		return NULL;
+	/* a tool without a name is not shown; another view failing is
+	 * out of memory */
 	json_array_foreach(json_object_get(rec, "tools"), i, t)
-		if ((x = tool_view(t)) != NULL)
-			json_array_append_new(tools, x);
+		if (str_of(t, "name") != NULL && json_array_append_new(tools,
+		    tool_view(t)) != 0) {
+			json_decref(tools);
+			return NULL;
+		}
 	v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:o,s:s,s:{},s:b,s:b,s:o,"
 	    "s:[],s:s,s:I,s:s,s:{s:f,s:f},s:b}",
 	    "id", str_of(rec, "id") ? str_of(rec, "id") : "", "author",
@@ -855,29 +876,35 @@ mcp_provider_view(const json_t *rec)
 	/* an emoji icon is {content, background}; else a URL */
 	if (str_of(rec, "icon_type") != NULL && strcmp(str_of(rec,
 	    "icon_type"), "emoji") == 0)
-		json_object_set_new(v, "icon", json_pack("{s:s,s:s}",
+		bad |= json_object_set_new(v, "icon", json_pack("{s:s,s:s}",
 		    "content", icon, "background", str_of(rec,
 		    "icon_background") ? str_of(rec, "icon_background") :
 		    ""));
 	else
-		json_object_set_new(v, "icon", json_string(icon));
+		bad |= json_object_set_new(v, "icon", json_string(icon));
 	/* secrets: their names only */
 	hm = json_object();
 	json_object_foreach((json_t *)json_object_get(rec, "headers_enc"), k,
 	    x)
-		json_object_set_new(hm, k, json_string(ENGINE_SECRET_MASK));
+		bad |= json_object_set_new(hm, k,
+		    json_string(ENGINE_SECRET_MASK));
 	json_object_foreach((json_t *)json_object_get(rec, "headers"), k, x)
-		json_object_set_new(hm, k, json_string(ENGINE_SECRET_MASK));
+		bad |= json_object_set_new(hm, k,
+		    json_string(ENGINE_SECRET_MASK));
 	if (json_object_size(hm) > 0)
-		json_object_set(v, "masked_headers", hm);
+		bad |= json_object_set(v, "masked_headers", hm);
 	json_decref(hm);
 	if (json_object_get(rec, "authentication_enc") != NULL) {
 		hm = json_object();
 		json_object_foreach((json_t *)json_object_get(rec,
 		    "authentication_enc"), k, x)
-			json_object_set_new(hm, k,
+			bad |= json_object_set_new(hm, k,
 			    json_string(ENGINE_SECRET_MASK));
-		json_object_set_new(v, "authentication", hm);
+		bad |= json_object_set_new(v, "authentication", hm);
+	}
+	if (bad) {
+		json_decref(v);
+		return NULL;
 	}
 	return v;
 }
@@ -896,7 +923,7 @@ auth_refused(const char *err)
  * Lists the tools of server rec over a session of its own: on 0, rec has
  * them and is authed; otherwise rec has no tools and is not authed, and
  * the error (ENGINE_EFETCH for HTTP statuses, 401 and 403 included) is
- * returned with err.
+ * returned with err. ENGINE_ENOMEM: rec may be neither.
  */
 static int
 record_connect(struct engine *e, json_t *rec, char *err)
@@ -909,14 +936,13 @@ record_connect(struct engine *e, json_t *rec, char *err)
 		return rc;
 	rc = mcp_tools(e, NULL, &s, err, &tools);
 	mcp_server_release(&s);
-	if (rc == 0) {
-		json_object_set_new(rec, "tools", tools);
-		json_object_set_new(rec, "authed", json_true());
-	} else {
-		json_object_set_new(rec, "tools", json_array());
-		json_object_set_new(rec, "authed", json_false());
+	if (json_object_set_new(rec, "tools", rc == 0 ? tools :
+	    json_array()) != 0 || json_object_set_new(rec, "authed",
+	    json_boolean(rc == 0)) != 0 || json_object_set_new(rec,
+	    "updated_at", json_integer(engine_now())) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "out of memory");
+		return ENGINE_ENOMEM;
 	}
-	json_object_set_new(rec, "updated_at", json_integer(engine_now()));
 	return rc;
 }
 
@@ -940,7 +966,9 @@ engine_mcp_provider_create(struct engine *e, const json_t *in, char *err,
 	    &changed)) != 0 || (rc = record_store(e, rec, NULL, 0, err)) != 0)
 		goto out;
 	/* the tools at once, best effort (Dify does the same) */
-	if (record_connect(e, rec, cerr) != 0)
+	if ((rc = record_connect(e, rec, cerr)) == ENGINE_ENOMEM)
+		goto out;
+	if (rc != 0)
 		log_info("mcp: %s: %s", json_string_value(json_object_get(rec,
 		    "name")), cerr);
 	if ((rc = record_store(e, rec, NULL, 0, err)) != 0)
@@ -978,6 +1006,8 @@ engine_mcp_provider_update(struct engine *e, const json_t *in, char *err)
 	if (changed) {
 		/* a new URL is tried first, as Dify does */
 		rc = record_connect(e, rec, cerr);
+		if (rc == ENGINE_ENOMEM)
+			goto out;
 		if (rc != 0 && !auth_refused(cerr)) {
 			rc = engine_invalid(err, "Failed to re-connect MCP "
 			    "server: %s", cerr);
@@ -1006,9 +1036,12 @@ mcp_provider_put(struct engine *e, const json_t *in, char *err,
 	 * unless one is given, and a record of the same name is replaced */
 	if ((in2 = json_deep_copy(in)) == NULL)
 		return ENGINE_ENOMEM;
-	if (str_of(in2, "server_identifier") == NULL && str_of(in2, "name"))
-		json_object_set(in2, "server_identifier", json_object_get(in2,
-		    "name"));
+	if (str_of(in2, "server_identifier") == NULL && str_of(in2, "name") &&
+	    json_object_set(in2, "server_identifier", json_object_get(in2,
+	    "name")) != 0) {
+		json_decref(in2);
+		return ENGINE_ENOMEM;
+	}
 	if (tool_provider_name_ok(str_of(in2, "name")) &&
 	    (rc = engine_tool_provider_get(e, str_of(in2, "name"), &old)) !=
 	    0 && rc != ENGINE_ENOTFOUND)
@@ -1063,7 +1096,7 @@ engine_mcp_provider_get(struct engine *e, const char *provider_id,
 int
 engine_mcp_provider_list(struct engine *e, json_t **out)
 {
-	json_t	*all = NULL, *arr, *r, *v;
+	json_t	*all = NULL, *arr, *r;
 	size_t	 i;
 	int	 rc;
 
@@ -1078,11 +1111,10 @@ engine_mcp_provider_list(struct engine *e, json_t **out)
 		if (str_of(r, "type") == NULL || strcmp(str_of(r, "type"),
 		    "mcp") != 0)
 			continue;
-		if ((v = mcp_provider_view(r)) == NULL) {
+		if (json_array_append_new(arr, mcp_provider_view(r)) != 0) {
 			rc = ENGINE_ENOMEM;
 			break;
 		}
-		json_array_append_new(arr, v);
 	}
 	json_decref(all);
 	if (rc != 0)

@@ -65,7 +65,7 @@ static int
 tp_put_fn(struct store_txn *t, void *arg)
 {
 	struct tp_put	*p = arg;
-	json_t		*old = NULL;
+	json_t		*old = NULL, *v;
 	char		 key[TP_MAX_NAME + 32];
 	int		 rc;
 
@@ -75,11 +75,14 @@ tp_put_fn(struct store_txn *t, void *arg)
 	key_of(p->name, key, sizeof(key));
 	rc = store_get_json(t, STORE_DB_SETTINGS, key, &old);
 	if (rc == 0) {
-		if (!p->keep_id)
-			json_object_set(p->rec, "id", json_object_get(old,
-			    "id"));
-		json_object_set(p->rec, "created_at", json_object_get(old,
-		    "created_at"));
+		/* the stored record's id and creation stay */
+		if ((!p->keep_id && (v = json_object_get(old, "id")) != NULL &&
+		    json_object_set(p->rec, "id", v) != 0) ||
+		    ((v = json_object_get(old, "created_at")) != NULL &&
+		    json_object_set(p->rec, "created_at", v) != 0)) {
+			json_decref(old);
+			return ENGINE_ENOMEM;
+		}
 	} else if (rc != STORE_ENOTFOUND)
 		return rc;
 	json_decref(old);
@@ -150,12 +153,16 @@ engine_tool_provider_put(struct engine *e, const json_t *in, char *err,
 			rc = engine_invalid(err, "credentials: an object");
 			goto out;
 		}
-		json_object_set_new(rec, "schema", json_string(schema));
-		json_object_set(rec, "openapi", doc);
-		json_object_set(rec, "tools", tools);
-		json_object_set_new(rec, "credentials", cred ?
+		if (json_object_set_new(rec, "schema",
+		    json_string(schema)) != 0 ||
+		    json_object_set(rec, "openapi", doc) != 0 ||
+		    json_object_set(rec, "tools", tools) != 0 ||
+		    json_object_set_new(rec, "credentials", cred ?
 		    json_deep_copy(cred) : json_pack("{s:s}", "auth_type",
-		    "none"));
+		    "none")) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 	}
 	p.name = name;
 	p.orig = rec;
@@ -209,8 +216,12 @@ tool_provider_all(struct engine *e, json_t **out)
 		return engine_from_store(rc);
 	if ((arr = json_array()) != NULL)
 		json_object_foreach(all, k, rec)
-			if (!json_is_null(rec))
-				json_array_append(arr, rec);
+			if (!json_is_null(rec) &&
+			    json_array_append(arr, rec) != 0) {
+				json_decref(arr);
+				arr = NULL;
+				break;
+			}
 	json_decref(all);
 	*out = arr;
 	return arr != NULL ? 0 : ENGINE_ENOMEM;
@@ -231,7 +242,10 @@ engine_tool_provider_list(struct engine *e, json_t **out)
 		goto out;
 	}
 	json_array_foreach(all, i, r)
-		json_array_append_new(data, view_of(r));
+		if (json_array_append_new(data, view_of(r)) != 0) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 	if ((*out = json_pack("{s:O}", "data", data)) == NULL)
 		rc = ENGINE_ENOMEM;
 out:

@@ -123,8 +123,11 @@ tool_describe(struct engine *e, const struct tool_call *call, char *err,
 	json_array_foreach(all, i, t) {
 		name = json_string_value(json_object_get(t, "name"));
 		if (name != NULL && strcmp(name, call->tool) == 0) {
-			one = json_array();
-			json_array_append(one, t);
+			if ((one = json_array()) == NULL ||
+			    json_array_append(one, t) != 0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
 			break;
 		}
 	}
@@ -153,7 +156,7 @@ tool_configured(struct engine *e, const json_t *cfg, const json_t *node,
 	json_t			*fx = NULL;
 	const char		*k, *desc;
 	void			*tmp;
-	int			 rc;
+	int			 rc, bad = 0;
 
 	*description = NULL;
 	*schema = *fixed = NULL;
@@ -183,21 +186,23 @@ tool_configured(struct engine *e, const json_t *cfg, const json_t *node,
 	fx = json_object();
 	json_object_foreach((json_t *)json_object_get(cfg, "settings"), k, pv)
 		if (json_object_get(pv, "value") != NULL &&
-		    !json_is_null(json_object_get(pv, "value")))
-			json_object_set(fx, k, json_object_get(pv, "value"));
+		    !json_is_null(json_object_get(pv, "value")) &&
+		    json_object_set(fx, k, json_object_get(pv, "value")) != 0)
+			bad = 1;
 	json_object_foreach_safe((json_t *)json_object_get(cfg, "parameters"),
 	    tmp, k, pv)
 		if (json_integer_value(json_object_get(pv, "auto")) == 0 &&
 		    json_object_get(pv, "value") != NULL &&
-		    !json_is_null(json_object_get(pv, "value")))
-			json_object_set(fx, k, json_object_get(pv, "value"));
+		    !json_is_null(json_object_get(pv, "value")) &&
+		    json_object_set(fx, k, json_object_get(pv, "value")) != 0)
+			bad = 1;
 	props = json_object_get(sch, "properties");
 	json_object_foreach_safe(props, tmp, k, pv)
 		if (json_object_get(fx, k) != NULL)
 			json_object_del(props, k);
 	*description = strdup(desc ? desc : call.tool);
 	json_decref(defs);
-	if (sch == NULL || fx == NULL || *description == NULL) {
+	if (bad || sch == NULL || fx == NULL || *description == NULL) {
 		free(*description);
 		*description = NULL;
 		json_decref(sch);
@@ -226,7 +231,11 @@ tool_run_configured(struct engine *e, const json_t *cfg, const json_t *fixed,
 		json_decref(params);
 		params = json_object();
 	}
-	json_object_update(params, (json_t *)fixed);
+	if (params == NULL || (fixed != NULL &&
+	    json_object_update(params, (json_t *)fixed) != 0)) {
+		json_decref(params);
+		return ENGINE_ENOMEM;
+	}
 	memset(&res, 0, sizeof(res));
 	memset(&call, 0, sizeof(call));
 	call.provider = json_string_value(json_object_get(cfg,
@@ -325,22 +334,28 @@ tool_defs_json(const struct tool_def *defs)
 	json_t			*arr = json_array(), *props, *req, *t;
 	const struct tool_param	*p;
 	size_t			 i;
+	int			 bad;
 
 	for (i = 0; arr != NULL && defs[i].name != NULL; i++) {
 		props = json_object();
 		req = json_array();
+		bad = 0;
 		for (p = defs[i].params; p != NULL && p->name != NULL; p++) {
-			json_object_set_new(props, p->name, json_pack(
+			bad |= json_object_set_new(props, p->name, json_pack(
 			    "{s:s,s:s}", "type", p->type, "description",
 			    p->description));
 			if (p->required)
-				json_array_append_new(req,
+				bad |= json_array_append_new(req,
 				    json_string(p->name));
 		}
 		t = json_pack("{s:s,s:s,s:{s:s,s:o,s:o}}", "name",
 		    defs[i].name, "description", defs[i].description,
 		    "parameters", "type", "object", "properties", props,
 		    "required", req);
+		if (bad) {
+			json_decref(t);
+			t = NULL;
+		}
 		if (t == NULL || json_array_append_new(arr, t) != 0) {
 			json_decref(arr);
 			arr = NULL;
