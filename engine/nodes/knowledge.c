@@ -72,12 +72,14 @@ knowledge_run(struct node_ctx *c)
 			bad |= json_object_set(meta, "dataset_id", id);
 			bad |= json_object_set_new(meta, "score", score ?
 			    json_incref(score) : json_real(0));
+			/* "o": the references are the record's, or new */
 			bad |= json_array_append_new(all, json_pack(
-			    "{s:O,s:O,s:o}", "content", json_object_get(rec,
-			    "content") ? json_object_get(rec, "content") :
-			    json_string(""), "title", json_object_get(rec,
-			    "title") ? json_object_get(rec, "title") :
-			    json_string(""), "metadata", meta));
+			    "{s:o,s:o,s:o}", "content", json_object_get(rec,
+			    "content") ? json_incref(json_object_get(rec,
+			    "content")) : json_string(""), "title",
+			    json_object_get(rec, "title") ? json_incref(
+			    json_object_get(rec, "title")) : json_string(""),
+			    "metadata", meta));
 			if (bad) {
 				json_decref(recs);
 				node_fail(c, "out of memory");

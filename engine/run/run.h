@@ -378,7 +378,8 @@ int	condition_eval(struct node_ctx *c, const json_t *conds,
 
 /*
  * The node's `variables` list ([{variable, value_selector}]) resolved
- * into an object {variable: value or null}. New reference.
+ * into an object {variable: value or null}. New reference; NULL when out
+ * of memory.
  */
 json_t	*node_variables(struct node_ctx *c);
 
