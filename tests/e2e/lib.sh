@@ -77,6 +77,12 @@ pg_backend() {
 }
 PG_TEST_DIR=
 
+# db_has <db> <key>: 0 when the test's store ($FC_DATA or $T_DIR/data, or
+# the postgres database) has that key in that named database.
+db_has() {
+	"$FLOWCGI_BUILD/tools/store_poke" "${FC_DATA:-$T_DIR/data}" has "$1" "$2"
+}
+
 # pg_private: a private PostgreSQL server for this test in $T_DIR/pg
 # (tests/e2e/postgres.sh), removed by finish; sets PGD, PGSH and PG_URL.
 # Without PostgreSQL the test is one counted skip and ends here.
