@@ -85,15 +85,19 @@ BASE=$A_BASE
 
 # ====== One transaction per short run ======
 
-txn() { mdb_stat -e "$ROOT/data" | awk -F': ' '/Last transaction ID/ { print $2 }'; }
-before=$(txn)
-for i in 1 2 3 4 5; do
-	svc "$TEN_KEY" POST /v1/workflows/run -H "$J" \
-	    -d '{"inputs":{"q":"x"},"user":"u1","response_mode":"blocking"}'
-	[ "$STATUS" = 200 ] || echo "# run $i: $STATUS $BODY"
-done
-after=$(txn)
-is "$((after - before))" 5 "five blocking runs cost five write transactions"
+if [ "${FLOWCGI_STORAGE_BACKEND:-lmdb}" = postgres ]; then
+	skip "LMDB's transaction ids (mdb_stat): the store is PostgreSQL"
+else
+	txn() { mdb_stat -e "$ROOT/data" | awk -F': ' '/Last transaction ID/ { print $2 }'; }
+	before=$(txn)
+	for i in 1 2 3 4 5; do
+		svc "$TEN_KEY" POST /v1/workflows/run -H "$J" \
+		    -d '{"inputs":{"q":"x"},"user":"u1","response_mode":"blocking"}'
+		[ "$STATUS" = 200 ] || echo "# run $i: $STATUS $BODY"
+	done
+	after=$(txn)
+	is "$((after - before))" 5 "five blocking runs cost five write transactions"
+fi
 
 # ====== A long run: seen and stopped from its own process and the other ======
 

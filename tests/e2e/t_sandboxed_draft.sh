@@ -141,11 +141,6 @@ req GET "$A/$APP/sandbox/files?user=u"
 is "$STATUS" 404 "does not make a draft workspace for its end user"
 
 # Deleting the app frees its draft workspaces' blobs.
-if command -v mdb_stat >/dev/null; then
-	blobs() { mdb_stat -s blobs "$T_DIR/data" | awk '/Entries:/ {print $2}'; }
-	before=$(blobs)
-	req DELETE "$A/$APP"
-	is "$(blobs)" "$((before - 2))" "deleting the app frees both draft workspaces"
-else
-	skip "mdb_stat is not installed"
-fi
+before=$(db_count blobs)
+req DELETE "$A/$APP"
+is "$(db_count blobs)" "$((before - 2))" "deleting the app frees both draft workspaces"
