@@ -269,10 +269,10 @@ check_open(struct engine *e, char *err)
 	if (rc == 0 && (enc = strndup(v, vlen)) == NULL)
 		rc = STORE_ENOMEM;
 	store_read_end(t);
-	if (rc == STORE_ENOTFOUND)
-		return 1;
-	if (rc != 0)
-		return engine_from_store(rc);
+	if (rc != 0) {
+		free(enc);
+		return rc == STORE_ENOTFOUND ? 1 : engine_from_store(rc);
+	}
 	rc = secret_decrypt(e, CHECK_AAD, enc, err, &plain);
 	free(enc);
 	if (rc == 0 && strcmp(plain, CHECK_TEXT) == 0) {

@@ -257,8 +257,10 @@ dk_connect(const json_t *options, char *err, struct dk **out)
 	struct dk	*x;
 	int		 rc;
 
-	if ((x = calloc(1, sizeof(*x))) == NULL)
-		return sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	if ((x = calloc(1, sizeof(*x))) == NULL) {
+		(void)sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+		return ENGINE_ENOMEM;
+	}
 	if ((rc = dk_conn_opts(x, options, err)) != 0) {
 		dk_release(x);
 		return rc;

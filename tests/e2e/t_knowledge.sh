@@ -22,7 +22,12 @@ is "$STATUS" 200 "configure ds-a"
 req POST "$W/ds-b" -H "$J" -d "{\"endpoint\":\"$KB/\",\"api_key\":\"kb-secret\",\"knowledge_id\":\"kb-b\"}"
 req GET "$W"
 is "$(jqr '[.data[].api_key] | unique | join(",")')" "[__HIDDEN__]" "keys are masked"
-is "$(grep -c kb-secret "$T_DIR/data/data.mdb")" 0 "keys are encrypted at rest"
+if [ "${FLOWCGI_STORAGE_BACKEND:-lmdb}" = postgres ]; then
+	is "$("$FLOWCGI_BUILD/tools/store_poke" "$T_DIR/data" dump |
+	    grep -c kb-secret)" 0 "keys are encrypted at rest"
+else
+	is "$(grep -c kb-secret "$T_DIR/data/data.mdb")" 0 "keys are encrypted at rest"
+fi
 
 out=$(ask "refunds")
 is "$(printf '%s' "$out" | jq -r .status)" succeeded "the run succeeds with both datasets"

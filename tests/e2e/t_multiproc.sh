@@ -112,6 +112,10 @@ for n in $(seq 1 $NP); do
 	[ "$c" -gt 0 ]
 	ok $? "process $n served requests ($c)"
 done
-grep -h 'growing to' "$T_DIR"/fc*.log | sed 's/^/# /' | head -5
-grep -qh 'growing to' "$T_DIR"/fc*.log
-ok $? "the map grew while the processes shared it"
+if [ "${FLOWCGI_STORAGE_BACKEND:-lmdb}" = postgres ]; then
+	skip "LMDB's map: the store is PostgreSQL"
+else
+	grep -h 'growing to' "$T_DIR"/fc*.log | sed 's/^/# /' | head -5
+	grep -qh 'growing to' "$T_DIR"/fc*.log
+	ok $? "the map grew while the processes shared it"
+fi

@@ -7,6 +7,8 @@
  *     store_poke DIR del DB KEY
  *     store_poke DIR has DB KEY         exit 0 when there, 1 when not
  *     store_poke DIR count DB [PREFIX]  prints the keys starting with PREFIX
+ *     store_poke DIR dump [DB]          prints every key and value (of DB,
+ *                                       or of every database) as stored
  *     store_poke DIR blob TEXT          stores TEXT as a blob without any
  *                                       reference; prints its hash
  *
@@ -46,10 +48,32 @@ write_fn(struct store_txn *t, void *arg)
 	    0);
 }
 
+/* Writes every record of db to stdout: key, a tab, value, a newline. */
+static int
+dump(struct store_txn *t, int db)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	int			 rc;
+
+	if ((rc = store_cursor_open(t, (enum store_db)db, &c)) != 0)
+		return rc;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	    rc = store_cursor_next(c, &kv)) {
+		fwrite(kv.k, 1, kv.klen, stdout);
+		putchar('\t');
+		fwrite(kv.v, 1, kv.vlen, stdout);
+		putchar('\n');
+	}
+	store_cursor_close(c);
+	return rc == STORE_ENOTFOUND ? 0 : rc;
+}
+
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: store_poke DIR put|del|has|count|blob ...\n");
+	fprintf(stderr, "usage: store_poke DIR put|del|has|count|dump|blob "
+	    "...\n");
 	return 2;
 }
 
@@ -67,7 +91,7 @@ main(int argc, char **argv)
 	size_t			 vlen, plen;
 	int			 rc, n = 0;
 
-	if (argc < 4)
+	if (argc < 3 || (argc < 4 && strcmp(argv[2], "dump") != 0))
 		return usage();
 	/* The backend of the server it pokes at, as the server reads it. */
 	so.backend = getenv("FLOWCGI_STORAGE_BACKEND");
@@ -77,7 +101,10 @@ main(int argc, char **argv)
 	o.db = -1;
 	if (strcmp(o.what, "blob") == 0)
 		o.key = argv[3];
-	else {
+	else if (strcmp(o.what, "dump") == 0) {
+		if (argc > 3 && (o.db = store_db_find(argv[3])) < 0)
+			return usage();
+	} else {
 		if ((o.db = store_db_find(argv[3])) < 0)
 			return usage();
 		o.key = argc > 4 ? argv[4] : "";
@@ -88,7 +115,17 @@ main(int argc, char **argv)
 		fprintf(stderr, "store_poke: %s\n", store_strerror(rc));
 		return 3;
 	}
-	if (strcmp(o.what, "has") == 0 || strcmp(o.what, "count") == 0) {
+	if (strcmp(o.what, "dump") == 0) {
+		int db;
+
+		if ((rc = store_read_begin(s, &t)) != 0)
+			goto out;
+		for (db = o.db < 0 ? 0 : o.db; rc == 0 && db < (o.db < 0 ?
+		    STORE_DB__COUNT : o.db + 1); db++)
+			rc = dump(t, db);
+		store_read_end(t);
+	} else if (strcmp(o.what, "has") == 0 ||
+	    strcmp(o.what, "count") == 0) {
 		if ((rc = store_read_begin(s, &t)) != 0)
 			goto out;
 		if (strcmp(o.what, "has") == 0) {
