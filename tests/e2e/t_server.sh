@@ -237,8 +237,13 @@ is "$rc" 0 "unix: SIGTERM exits 0"
 [ ! -e "$SOCK" ]
 ok $? "unix: the socket file is removed on exit"
 
-# ---- 507 when storage is full ----
+# ---- 507 when storage is full (LMDB's map) ----
 kill "$NGINX_PID"; wait "$NGINX_PID" 2>/dev/null
+if [ "${FLOWCGI_STORAGE_BACKEND:-lmdb}" = postgres ]; then
+	for i in 1 2 3 4 5; do
+		skip "storage.max_map_size is LMDB's: the store is PostgreSQL"
+	done
+else
 FC_DATA=$T_DIR/full FLOWCGI_STORAGE_MAP_SIZE=1m FLOWCGI_STORAGE_MAX_MAP_SIZE=1m \
     FLOWCGI_STORAGE_SYNC=false start_flowcgi full || exit 1
 start_nginx "127.0.0.1:$FC_PORT" || exit 1
@@ -266,6 +271,7 @@ req GET "/console/api/apps?limit=1"
 is "$(jqr .total)" "$made" "reads still work when full; every 201 is there"
 req GET /healthz
 is "$STATUS" 200 "healthy when full"
+fi
 
 # ---- 500 when memory runs out (not under ASan: it needs the address space) ----
 kill "$NGINX_PID"; wait "$NGINX_PID" 2>/dev/null
