@@ -116,7 +116,9 @@ is "$(readlink "/proc/$SPID/fd/0" | cut -d: -f1)" socket \
     "spawn-fcgi: its standard input is the socket"
 [ -z "$AP_USER" ] || is "$(stat -c %U "/proc/$SPID")" "$AP_USER" \
     "spawn-fcgi: flowcgi runs as the unprivileged user"
-grep -q 'accepting on the socket passed on standard input' "$T_DIR/spawn.log"
+# (it says so once it has opened its store: slower than its exec)
+wait_until 20 grep -q 'accepting on the socket passed on standard input' \
+    "$T_DIR/spawn.log"
 ok $? "spawn-fcgi: flowcgi says it accepts on standard input"
 
 sed "s|server unix:/run/flowcgi/flowcgi.sock;|server unix:$SOCK;|" \
