@@ -112,7 +112,11 @@ done
 ok "$([ "$grown" -gt 20 ] && echo 0 || echo 1)" \
     "threads grew on demand for 20 slow requests ($grown threads)"
 i=0; while [ "$(threads)" -gt "$IDLE_THREADS" ]; do i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.1; done
-is "$(threads)" "$IDLE_THREADS" "spare threads end when idle (back to $IDLE_THREADS, as before)"
+# (at most as many as then: a request's spare thread may have been
+# ending when they were counted)
+now=$(threads)
+ok "$([ "$now" -le "$IDLE_THREADS" ] && echo 0 || echo 1)" \
+    "spare threads end when idle ($now threads, $IDLE_THREADS before)"
 is "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/healthz")" 200 \
     "nothing else was affected"
 grep -q 'closed: no request within server.read_timeout' "$T_DIR/idle.log"
