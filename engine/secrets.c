@@ -49,14 +49,36 @@
 #define PREFIX		"v1:"
 #define SECRET_MAX	(64 * 1024)	/* bytes of one plain secret */
 
+/*
+ * The key in the base64 text b64[0..n) (a line end after it allowed).
+ * Returns 0, or -1 with errno EINVAL.
+ */
+static int
+key_decode(const unsigned char *b64, size_t n, unsigned char key[KEY_LEN])
+{
+	unsigned char	raw[96];
+	int		ok;
+
+	while (n > 0 && (b64[n - 1] == '\n' || b64[n - 1] == '\r'))
+		n--;
+	/* 32 bytes are 44 base64 characters with one '=' of padding. */
+	ok = n == 44 && EVP_DecodeBlock(raw, b64, 44) == 33;
+	if (ok)
+		memcpy(key, raw, KEY_LEN);
+	OPENSSL_cleanse(raw, sizeof(raw));
+	if (!ok)
+		errno = EINVAL;
+	return ok ? 0 : -1;
+}
+
 /* Reads the base64 key in path into key. Returns 0, or -1 with errno. */
 static int
 key_read(const char *path, unsigned char key[KEY_LEN])
 {
-	unsigned char	buf[128], raw[96];
+	unsigned char	buf[128];
 	struct stat	st;
 	ssize_t		n;
-	int		fd, rc = -1, len;
+	int		fd, rc;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
@@ -65,18 +87,8 @@ key_read(const char *path, unsigned char key[KEY_LEN])
 		    "it", path);
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		n--;
-	/* 32 bytes are 44 base64 characters with one '=' of padding. */
-	if (n != 44 || (len = EVP_DecodeBlock(raw, buf, (int)n)) != 33) {
-		errno = EINVAL;
-		goto out;
-	}
-	memcpy(key, raw, KEY_LEN);
-	rc = 0;
-out:
+	rc = key_decode(buf, n > 0 ? (size_t)n : 0, key);
 	OPENSSL_cleanse(buf, sizeof(buf));
-	OPENSSL_cleanse(raw, sizeof(raw));
 	return rc;
 }
 
@@ -171,20 +183,10 @@ static int
 key_given(struct engine *e, unsigned char key[KEY_LEN], char *err)
 {
 	const char	*env = getenv(KEY_ENV), *path = e->conf->secrets_key_file;
-	unsigned char	 raw[96];
-	size_t		 n;
-	int		 len, ok;
 
 	if (env != NULL && *env != '\0') {
-		n = strlen(env);
-		while (n > 0 && (env[n - 1] == '\n' || env[n - 1] == '\r'))
-			n--;
-		ok = n == 44 && (len = EVP_DecodeBlock(raw,
-		    (const unsigned char *)env, 44)) == 33;
-		if (ok)
-			memcpy(key, raw, KEY_LEN);
-		OPENSSL_cleanse(raw, sizeof(raw));
-		if (ok)
+		if (key_decode((const unsigned char *)env, strlen(env), key) ==
+		    0)
 			return 0;
 		snprintf(err, ENGINE_ERRMAX, "%s is not a base64 32-byte key "
 		    "(openssl rand -base64 32)", KEY_ENV);

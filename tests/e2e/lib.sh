@@ -64,18 +64,27 @@ wait_until() {
 pg_backend() {
 	[ "${FLOWCGI_TEST_BACKEND:-lmdb}" = postgres ] || return 0
 	[ -n "${FLOWCGI_STORAGE_POSTGRES_URL:-}" ] && return 0
-	if ! sh "$TOP/tests/e2e/postgres.sh" start "$T_DIR/pg" \
-	    >"$T_DIR/pg.out" 2>&1; then
+	if ! pg_start; then
 		echo "# FLOWCGI_TEST_BACKEND=postgres, but it did not start:"
 		sed 's/^/# /' "$T_DIR/pg.out"
 		return 1
 	fi
-	PG_TEST_DIR=$T_DIR/pg
 	export FLOWCGI_STORAGE_BACKEND=postgres
-	FLOWCGI_STORAGE_POSTGRES_URL=$(cat "$T_DIR/pg/url")
-	export FLOWCGI_STORAGE_POSTGRES_URL
+	export FLOWCGI_STORAGE_POSTGRES_URL=$PG_URL
 }
 PG_TEST_DIR=
+
+# pg_start: starts the test's private PostgreSQL server in $T_DIR/pg
+# (tests/e2e/postgres.sh; its output in $T_DIR/pg.out), removed by finish;
+# sets PGD, PGSH and PG_URL. Returns postgres.sh's status (77: there is
+# no PostgreSQL here).
+pg_start() {
+	PGD=$T_DIR/pg
+	PGSH=$TOP/tests/e2e/postgres.sh
+	sh "$PGSH" start "$PGD" >"$T_DIR/pg.out" 2>&1 || return
+	PG_TEST_DIR=$PGD
+	PG_URL=$(cat "$PGD/url")
+}
 
 # db_has <db> <key>: 0 when the test's store ($FC_DATA or $T_DIR/data, or
 # the postgres database) has that key in that named database.
@@ -83,13 +92,10 @@ db_has() {
 	"$FLOWCGI_BUILD/tools/store_poke" "${FC_DATA:-$T_DIR/data}" has "$1" "$2"
 }
 
-# pg_private: a private PostgreSQL server for this test in $T_DIR/pg
-# (tests/e2e/postgres.sh), removed by finish; sets PGD, PGSH and PG_URL.
-# Without PostgreSQL the test is one counted skip and ends here.
+# pg_private: pg_start for a test that needs PostgreSQL whatever the run's
+# backend; without PostgreSQL the test is one counted skip and ends here.
 pg_private() {
-	PGD=$T_DIR/pg
-	PGSH=$TOP/tests/e2e/postgres.sh
-	sh "$PGSH" start "$PGD" >"$T_DIR/pg.out" 2>&1
+	pg_start
 	local rc=$?
 	if [ "$rc" = 77 ]; then
 		skip "no PostgreSQL: $(head -1 "$T_DIR/pg.out")"
@@ -97,8 +103,6 @@ pg_private() {
 	fi
 	[ "$rc" = 0 ] || { ok 1 "the test's PostgreSQL started"
 		sed 's/^/# /' "$T_DIR/pg.out"; exit 1; }
-	PG_TEST_DIR=$PGD
-	PG_URL=$(cat "$PGD/url")
 }
 
 # db_count <db>: records in that named database of the test's store

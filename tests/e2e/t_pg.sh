@@ -179,16 +179,17 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 BASE=$BASE_A
 import_app "$TOP/tests/e2e/apps/slow.yml"
 KS=$KEY
+base_of() { [ "$1" = B ] && echo "$BASE_B" || echo "$BASE_A"; }
 slow() {	# slow <host> <user> <file> [s]: a 30 s streaming run, in the background
-	local b=$BASE_A
-	[ "$1" = B ] && b=$BASE_B
+	local b
+	b=$(base_of "$1")
 	curl -sS -N -H "Authorization: Bearer $KS" -H "$J" \
 	    -d "{\"inputs\":{\"seconds\":${4:-30}},\"user\":\"$2\",\"response_mode\":\"streaming\"}" \
 	    "$b/v1/workflows/run" >"$3" &
 }
 stored_as() {	# stored_as <host> <run> <status>: the host reads that status
-	local b=$BASE_A
-	[ "$1" = B ] && b=$BASE_B
+	local b
+	b=$(base_of "$1")
 	[ "$(curl -sS -H "Authorization: Bearer $KS" "$b/v1/workflows/run/$2" |
 	    jq -r .status 2>/dev/null)" = "$3" ]
 }
@@ -199,8 +200,7 @@ R2=$(sse_first "$T_DIR/s2.txt" .workflow_run_id)
 ok "$([ -n "$R1" ] && [ "$R1" != null ] && [ -n "$R2" ] && [ "$R2" != null ] && echo 0 || echo 1)" \
     "one slow run on A and one on B started"
 for h in A B; do
-	BASE=$BASE_A
-	[ $h = B ] && BASE=$BASE_B
+	BASE=$(base_of $h)
 	svc "$KS" POST /v1/workflows/run -H "$J" \
 	    -d '{"inputs":{"seconds":1},"user":"s3","response_mode":"blocking"}'
 	is "$STATUS $(jqr .code)" "429 too_many_requests" \
