@@ -278,6 +278,26 @@ int	engine_asset_read(struct engine *e, const char *app_id,
 	    const char *node_id, char *err, char **data, size_t *len,
 	    json_t **node);
 
+/*
+ * What a download of file node_id needs without its bytes: *node (its
+ * view), its checksum (sum; "" for an empty file) and its size in bytes,
+ * for engine_blob_send.
+ */
+int	engine_asset_open(struct engine *e, const char *app_id,
+	    const char *node_id, char *err, json_t **node,
+	    char sum[65], uint64_t *size);
+
+/*
+ * Sends bytes [0, size) of blob sum to out, a chunk (STORE_BLOB_CHUNK) at
+ * a time, each read in a transaction of its own: memory stays one chunk
+ * and no transaction waits on a slow client. out returns 0 to go on.
+ * ENGINE_ENOTFOUND when the blob went away (its last holder let go)
+ * before its end; 1 when out failed. sum "" or size 0 sends nothing.
+ */
+typedef int (*engine_out_fn)(void *ctx, const void *buf, size_t n);
+int	engine_blob_send(struct engine *e, const char *sum, uint64_t size,
+	    engine_out_fn out, void *ctx);
+
 /* The view of node_id (a file or a folder) alone, without reading data. */
 int	engine_asset_get(struct engine *e, const char *app_id,
 	    const char *node_id, char *err, json_t **out);

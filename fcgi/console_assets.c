@@ -188,14 +188,14 @@ h_file_get(struct req *r)
 static void
 h_file_download(struct req *r)
 {
-	char		 err[ENGINE_ERRMAX] = "", *data = NULL;
+	char		 err[ENGINE_ERRMAX] = "", sum[65];
 	const char	*name;
-	size_t		 len = 0;
+	uint64_t	 len = 0;
 	json_t		*node = NULL;
 	int		 rc;
 
-	rc = engine_asset_read(r->eng, r->captures[0], r->captures[1], err,
-	    &data, &len, &node);
+	rc = engine_asset_open(r->eng, r->captures[0], r->captures[1], err,
+	    &node, sum, &len);
 	if (rc != 0) {
 		resp_engine_error(r, rc, err, "file");
 		return;
@@ -204,8 +204,7 @@ h_file_download(struct req *r)
 	resp_attachment(r, name);
 	resp_header(r, "ETag", arena_printf(r->a, "\"%s\"",
 	    json_string_value(json_object_get(node, "checksum"))));
-	resp_bytes(r, 200, resp_mime_of(name), data, len);
-	free(data);
+	resp_blob(r, resp_mime_of(name), sum, len);
 	json_decref(node);
 }
 

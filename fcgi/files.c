@@ -190,16 +190,16 @@ h_bundle_download(struct req *r)
 static void
 h_asset_download(struct req *r)
 {
-	char		 err[ENGINE_ERRMAX] = "", *data = NULL;
+	char		 err[ENGINE_ERRMAX] = "", sum[65];
 	const char	*name;
-	size_t		 len = 0;
+	uint64_t	 len = 0;
 	json_t		*node = NULL;
 	int		 rc;
 
 	if (link_check(r, r->conf->asset_link_ttl) != 0)
 		return;
-	rc = engine_asset_read(r->eng, r->captures[0], r->captures[1], err,
-	    &data, &len, &node);
+	rc = engine_asset_open(r->eng, r->captures[0], r->captures[1], err,
+	    &node, sum, &len);
 	if (rc == ENGINE_ENOTFOUND || rc == ENGINE_EINVAL) {
 		resp_error(r, 404, "not_found", "file not found");
 		return;
@@ -213,8 +213,7 @@ h_asset_download(struct req *r)
 	/* Anyone with the link gets it: never render it on our origin. */
 	resp_header(r, "X-Content-Type-Options", "nosniff");
 	resp_header(r, "Cache-Control", "private, no-store");
-	resp_bytes(r, 200, "application/octet-stream", data, len);
-	free(data);
+	resp_blob(r, "application/octet-stream", sum, len);
 	json_decref(node);
 }
 

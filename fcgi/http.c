@@ -446,6 +446,28 @@ resp_bytes(struct req *r, int status, const char *ctype, const void *data,
 	r->io->write(r->io->ctx, data, len);
 }
 
+/* engine_blob_send's out: the answer's next bytes. */
+static int
+blob_out(void *ctx, const void *buf, size_t n)
+{
+	struct req *r = ctx;
+
+	return r->io->write(r->io->ctx, buf, n);
+}
+
+void
+resp_blob(struct req *r, const char *ctype, const char *sum, uint64_t len)
+{
+	int rc;
+
+	if (r->status != 0)
+		return;
+	resp_head(r, 200, ctype, (size_t)len, 1);
+	if ((rc = engine_blob_send(r->eng, sum, len, blob_out, r)) < 0)
+		log_warn("%s %s%s: the answer ended early: %s", r->method,
+		    r->prefix, r->path, engine_strerror(rc));
+}
+
 void
 resp_begin_stream(struct req *r)
 {

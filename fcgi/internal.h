@@ -153,6 +153,17 @@ void	resp_bytes(struct req *r, int status, const char *ctype,
 	    const void *data, size_t len);
 
 /*
+ * Sends stored blob sum (len bytes; engine_asset_open gives both) as a
+ * 200 with the given Content-Type, a chunk at a time (engine_blob_send):
+ * a file of any size costs one chunk of memory. Should its bytes go away
+ * midway (the file replaced, its old contents let go), the answer ends
+ * short of its Content-Length, logged: a broken download, never other
+ * bytes.
+ */
+void	resp_blob(struct req *r, const char *ctype, const char *sum,
+	    uint64_t len);
+
+/*
  * Starts a streamed response: status 200, text/event-stream, no caching,
  * X-Accel-Buffering: no. Then write with resp_write, flush with
  * resp_flush.

@@ -246,9 +246,15 @@ void	store_slot_give(struct store *s, int64_t slot);
  * Blobs are stored once per content under the lowercase hex SHA-256 of
  * their bytes (blobs), with a reference count (blobrefs). Every function
  * runs inside the caller's transaction, so a blob and the records that
- * point at it change together.
+ * point at it change together. A blob larger than STORE_BLOB_CHUNK is
+ * stored as chunks of that size and a manifest naming them (blob.c): no
+ * stored value is larger than a chunk, and readers and writers below hold
+ * one chunk at a time. On postgres the bytes a transaction reads are kept
+ * until it ends: read a large blob over several read transactions
+ * (store_blob_read at increasing offsets), not in one.
  */
 #define STORE_HASH_HEX 65	/* 64 hex digits and a NUL */
+#define STORE_BLOB_CHUNK (256 * 1024)
 
 /* hex = SHA-256 of data[0..len) in lowercase hex. */
 void	store_hash(const void *data, size_t len, char hex[STORE_HASH_HEX]);
@@ -260,14 +266,48 @@ void	store_hash(const void *data, size_t len, char hex[STORE_HASH_HEX]);
 int	store_blob_ref(struct store_txn *t, const void *data, size_t len,
 	    char hex[STORE_HASH_HEX]);
 
+/*
+ * The same, fed piece by piece: store_blob_write stores each chunk as it
+ * fills; store_blob_end takes the reference, gives hex and frees w (also
+ * when it fails). store_blob_abort frees w and gives back what it stored,
+ * for a transaction that goes on without the blob.
+ */
+struct store_blob_writer;
+int	store_blob_begin(struct store_txn *t, struct store_blob_writer **w);
+int	store_blob_write(struct store_blob_writer *w, const void *data,
+	    size_t len);
+int	store_blob_end(struct store_blob_writer *w, char hex[STORE_HASH_HEX]);
+void	store_blob_abort(struct store_blob_writer *w);
+
 /* Takes one more reference to an existing blob (STORE_ENOTFOUND if none). */
 int	store_blob_addref(struct store_txn *t, const char *hex);
 
 /* Drops one reference; the blob is deleted with its last reference. */
 int	store_blob_unref(struct store_txn *t, const char *hex);
 
-/* The bytes of blob hex, valid until the transaction ends. */
-int	store_blob_get(struct store_txn *t, const char *hex, const void **data,
+/*
+ * Deletes blob hex's bytes (whole, or its manifest and a reference to each
+ * chunk) whatever its count says: for prune, which finds blobs that lost
+ * their count. 0, or STORE_ENOTFOUND when there was nothing.
+ */
+int	store_blob_drop(struct store_txn *t, const char *hex);
+
+/* The size of blob hex in bytes. */
+int	store_blob_size(struct store_txn *t, const char *hex, uint64_t *size);
+
+/*
+ * Copies up to n bytes of blob hex from offset off into buf; *got is how
+ * many (0 at or past its end). STORE_EINVAL: a chunk is missing or not
+ * the size its manifest says.
+ */
+int	store_blob_read(struct store_txn *t, const char *hex, uint64_t off,
+	    void *buf, size_t n, size_t *got);
+
+/*
+ * The whole of blob hex in memory of the caller's (free it), with a NUL
+ * after its *len bytes, for callers whose records bound its size.
+ */
+int	store_blob_load(struct store_txn *t, const char *hex, char **data,
 	    size_t *len);
 
 /* The reference count of blob hex (0 when absent). */

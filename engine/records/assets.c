@@ -1211,16 +1211,24 @@ engine_asset_batch(struct engine *e, const char *app_id,
 
 /* ====== Reading ====== */
 
+/* The bytes of a file whose checksum is sum (none: empty), NUL-ended. */
+static int
+asset_bytes(struct store_txn *t, const char *sum, char **data, size_t *len)
+{
+	if (sum != NULL && *sum != '\0')
+		return store_blob_load(t, sum, data, len);
+	*len = 0;
+	return (*data = calloc(1, 1)) == NULL ? STORE_ENOMEM : 0;
+}
+
 int
 engine_asset_read(struct engine *e, const char *app_id, const char *node_id,
     char *err, char **data, size_t *len, json_t **node)
 {
 	struct store_txn	*t = NULL;
 	struct tree		 tr = { NULL, 0 };
-	const void		*blob;
 	size_t			 blen = 0;
 	char			*buf = NULL;
-	const char		*sum;
 	json_t			*n;
 	int			 rc;
 
@@ -1233,17 +1241,8 @@ engine_asset_read(struct engine *e, const char *app_id, const char *node_id,
 		rc = ENGINE_ENOTFOUND;
 		goto out;
 	}
-	sum = node_str(n, "checksum");
-	blob = "";
-	if (sum != NULL && *sum != '\0' &&
-	    (rc = store_blob_get(t, sum, &blob, &blen)) != 0)
+	if ((rc = asset_bytes(t, node_str(n, "checksum"), &buf, &blen)) != 0)
 		goto out;
-	if ((buf = malloc(blen + 1)) == NULL) {
-		rc = ENGINE_ENOMEM;
-		goto out;
-	}
-	memcpy(buf, blob, blen);
-	buf[blen] = '\0';
 	if (node != NULL && (*node = node_view(&tr, n)) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
@@ -1253,6 +1252,45 @@ engine_asset_read(struct engine *e, const char *app_id, const char *node_id,
 	buf = NULL;
 out:
 	free(buf);
+	tree_release(&tr);
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+int
+engine_asset_open(struct engine *e, const char *app_id, const char *node_id,
+    char *err, json_t **node, char sum[65], uint64_t *size)
+{
+	struct store_txn	*t = NULL;
+	struct tree		 tr = { NULL, 0 };
+	const char		*s;
+	json_t			*n;
+	int			 rc;
+
+	*node = NULL;
+	sum[0] = '\0';
+	*size = 0;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = tree_load(t, app_id, err, &tr)) != 0)
+		goto out;
+	if ((n = json_object_get(tr.nodes, node_id)) == NULL ||
+	    node_is_folder(n)) {
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	if ((s = node_str(n, "checksum")) != NULL && *s != '\0') {
+		if (strlen(s) != 64) {
+			rc = STORE_EINVAL;
+			goto out;
+		}
+		memcpy(sum, s, 65);
+		if ((rc = store_blob_size(t, sum, size)) != 0)
+			goto out;
+	}
+	if ((*node = node_view(&tr, n)) == NULL)
+		rc = ENGINE_ENOMEM;
+out:
 	tree_release(&tr);
 	store_read_end(t);
 	return engine_from_store(rc);
@@ -1395,9 +1433,9 @@ assets_export(struct store_txn *t, const char *app_id, json_t **nodes,
 	struct tree		 tr = { NULL, 0 };
 	struct bundle_file	*f = NULL;
 	char			 err[ENGINE_ERRMAX], path[4200];
-	const char		*k, *sum;
-	const void		*blob;
-	size_t			 n = 0, blen;
+	const char		*k;
+	char			*bytes;
+	size_t			 n = 0;
 	json_t			*list = NULL, *nd, *v;
 	int			 rc;
 
@@ -1434,18 +1472,10 @@ assets_export(struct store_txn *t, const char *app_id, json_t **nodes,
 		n++;
 		if (f[n - 1].is_dir)
 			continue;
-		sum = node_str(nd, "checksum");
-		blob = "";
-		blen = 0;
-		if (sum != NULL && *sum != '\0' &&
-		    (rc = store_blob_get(t, sum, &blob, &blen)) != 0)
+		if ((rc = asset_bytes(t, node_str(nd, "checksum"), &bytes,
+		    &f[n - 1].len)) != 0)
 			goto out;
-		if ((f[n - 1].data = malloc(blen + 1)) == NULL) {
-			rc = ENGINE_ENOMEM;
-			goto out;
-		}
-		memcpy(f[n - 1].data, blob, blen);
-		f[n - 1].len = blen;
+		f[n - 1].data = (unsigned char *)bytes;
 	}
 	*nodes = list;
 	*files = f;

@@ -596,7 +596,6 @@ engine_import_confirm(struct engine *e, const char *import_id, char *err,
 	struct store_txn	*t = NULL;
 	struct import_opts	 o;
 	struct bundle		 b;
-	const void		*zip = NULL;
 	size_t			 zip_len = 0;
 	const char		*blob;
 	json_t			*pend = NULL;
@@ -611,10 +610,8 @@ engine_import_confirm(struct engine *e, const char *import_id, char *err,
 		return engine_from_store(rc);
 	rc = store_get_json(t, STORE_DB_IMPORTS, import_id, &pend);
 	if (rc == 0 && (blob = json_string_value(json_object_get(pend,
-	    "bundle_blob"))) != NULL &&
-	    (rc = store_blob_get(t, blob, &zip, &zip_len)) == 0 &&
-	    (zcopy = malloc(zip_len ? zip_len : 1)) != NULL)
-		memcpy(zcopy, zip, zip_len);
+	    "bundle_blob"))) != NULL)
+		rc = store_blob_load(t, blob, &zcopy, &zip_len);
 	store_read_end(t);
 	if (rc == STORE_ENOTFOUND || (rc == 0 && engine_now() -
 	    json_integer_value(json_object_get(pend, "created_at")) >
@@ -829,7 +826,6 @@ engine_bundle_confirm(struct engine *e, const char *id,
 	struct import_opts	 oo;
 	struct bundle		 b;
 	struct dsl_limits	 lim;
-	const void		*zip = NULL;
 	const char		*blob = NULL, *st;
 	size_t			 len = 0;
 	json_t			*rec = NULL, *doc = NULL;
@@ -846,13 +842,8 @@ engine_bundle_confirm(struct engine *e, const char *id,
 	if (rc == 0 && !prepared_live(rec, engine_now()))
 		rc = STORE_ENOTFOUND;
 	if (rc == 0 && (blob = json_string_value(json_object_get(rec,
-	    "bundle_blob"))) != NULL &&
-	    (rc = store_blob_get(t, blob, &zip, &len)) == 0) {
-		if ((zcopy = malloc(len ? len : 1)) != NULL)
-			memcpy(zcopy, zip, len);
-		else
-			rc = STORE_ENOMEM;
-	}
+	    "bundle_blob"))) != NULL)
+		rc = store_blob_load(t, blob, &zcopy, &len);
 	store_read_end(t);
 	if (rc != 0) {
 		rc = engine_from_store(rc);

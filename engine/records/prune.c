@@ -583,19 +583,36 @@ blob_unreferenced(struct store_txn *t, const void *hex)
 	return *end == '\0' && n <= 0;
 }
 
-/* Key: a blob's hash. */
+/* Key: a blob's hash. Its bytes go whole, or its chunks lose a count. */
 static int
 del_blob(struct store_txn *t, struct prune *p, const struct pkey *k,
     struct prune_stats *d, size_t *records)
 {
-	int rc;
+	char	hex[STORE_HASH_HEX];
+	int	rc;
 
 	(void)p;
 	if ((rc = blob_unreferenced(t, k->k)) <= 0)
 		return rc;	/* referenced again meanwhile: keep */
 	if ((rc = del_key(t, STORE_DB_BLOBREFS, k->k, 64, records, NULL)) != 0)
 		return rc;
-	return del_key(t, STORE_DB_BLOBS, k->k, 64, records, &d->blobs);
+	memcpy(hex, k->k, 64);
+	hex[64] = '\0';
+	if ((rc = store_blob_drop(t, hex)) == STORE_ENOTFOUND)
+		return 0;
+	if (rc == 0) {
+		(*records)++;
+		d->blobs++;
+	}
+	return rc;
+}
+
+/* 1 when a key of blobs is a blob's: "<hash>" or "<hash>.chunks". */
+static int
+blob_key(const struct store_kv *kv)
+{
+	return kv->klen == 64 || (kv->klen == 64 + 7 &&
+	    memcmp((const char *)kv->k + 64, ".chunks", 7) == 0);
 }
 
 /* Collects the blobs after state (a struct pkey) that have no count. */
@@ -620,13 +637,13 @@ collect_blobs(struct prune *p, void *state, int *done)
 			break;
 		}
 		pkey_set(resume, kv.k, kv.klen);
-		if (kv.klen == 64) {
+		if (blob_key(&kv)) {
 			if ((none = blob_unreferenced(t, kv.k)) < 0) {
 				rc = none;
 				break;
 			}
 			if (none)
-				cand_add(p, kv.k, kv.klen);
+				cand_add(p, kv.k, 64);
 		}
 		rc = store_cursor_next(c, &kv);
 	}

@@ -1,9 +1,12 @@
 /*
  * records.c — what every kind of record shares: listing the entries of a
- * database (by key prefix and app) and telling whose a record is.
+ * database (by key prefix and app), telling whose a record is, and sending
+ * a stored file's bytes a chunk at a time.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "engine/internal.h"
 #include "engine/records/records.h"
 
 int
@@ -68,4 +71,39 @@ out:
 	else
 		json_decref(all);
 	return rc;
+}
+
+/* ====== Sending a blob ====== */
+
+int
+engine_blob_send(struct engine *e, const char *sum, uint64_t size,
+    engine_out_fn out, void *ctx)
+{
+	struct store_txn	*t = NULL;
+	unsigned char		*buf;
+	uint64_t		 off = 0;
+	size_t			 got = 0, want;
+	int			 rc = 0;
+
+	if (size == 0)
+		return 0;
+	if ((buf = malloc(STORE_BLOB_CHUNK)) == NULL)
+		return ENGINE_ENOMEM;
+	while (rc == 0 && off < size) {
+		want = size - off < STORE_BLOB_CHUNK ? (size_t)(size - off) :
+		    STORE_BLOB_CHUNK;
+		if ((rc = store_read_begin(e->store, &t)) != 0)
+			break;
+		rc = store_blob_read(t, sum, off, buf, want, &got);
+		store_read_end(t);
+		if (rc == 0 && got != want)
+			rc = STORE_ENOTFOUND;	/* another blob's size now */
+		if (rc == 0 && out(ctx, buf, got) != 0) {
+			free(buf);
+			return 1;
+		}
+		off += got;
+	}
+	free(buf);
+	return engine_from_store(rc);
 }

@@ -83,10 +83,7 @@ engine_upload_get(struct engine *e, const char *app_id, const char *id,
 {
 	struct store_txn	*t = NULL;
 	json_t			*rec = NULL;
-	const void		*blob = NULL;
-	size_t			 blen = 0;
 	const char		*app, *sum;
-	char			*buf;
 	int			 rc;
 
 	if (engine_uuid_check(id) != 0)
@@ -102,16 +99,8 @@ engine_upload_get(struct engine *e, const char *app_id, const char *id,
 		goto out;
 	}
 	if (data != NULL) {
-		if ((rc = store_blob_get(t, sum, &blob, &blen)) != 0)
+		if ((rc = store_blob_load(t, sum, data, len)) != 0)
 			goto out;
-		if ((buf = malloc(blen + 1)) == NULL) {
-			rc = STORE_ENOMEM;
-			goto out;
-		}
-		memcpy(buf, blob, blen);
-		buf[blen] = '\0';
-		*data = buf;
-		*len = blen;
 	}
 	if (meta != NULL) {
 		*meta = rec;

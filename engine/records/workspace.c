@@ -196,7 +196,6 @@ workspace_load(struct engine *e, const struct workspace_ref *w, char **out,
     size_t *len)
 {
 	struct store_txn	*t = NULL;
-	const void		*blob;
 	char			 hex[STORE_HASH_HEX];
 	int			 rc;
 
@@ -205,13 +204,8 @@ workspace_load(struct engine *e, const struct workspace_ref *w, char **out,
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
 	if ((rc = workspace_sum(t, w, hex)) == 0 &&
-	    (rc = engine_from_store(store_blob_get(t, hex, &blob, len))) ==
-	    0) {
-		if ((*out = malloc(*len ? *len : 1)) == NULL)
-			rc = ENGINE_ENOMEM;
-		else
-			memcpy(*out, blob, *len);
-	}
+	    (rc = store_blob_load(t, hex, out, len)) != 0)
+		rc = engine_from_store(rc);
 	store_read_end(t);
 	return rc;
 }

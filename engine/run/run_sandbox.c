@@ -246,7 +246,6 @@ static int
 restore_workspace(struct run *r, struct sandbox *sb, char *err)
 {
 	struct store_txn		*t = NULL;
-	const void			*blob = NULL;
 	size_t				 len = 0;
 	json_t				*conv = NULL;
 	const char			*sum;
@@ -257,9 +256,8 @@ restore_workspace(struct run *r, struct sandbox *sb, char *err)
 		return 0;
 	if (store_get_json(t, STORE_DB_CONVERSATIONS, r->conversation_id,
 	    &conv) == 0 && (sum = json_string_value(json_object_get(conv,
-	    "workspace"))) != NULL && store_blob_get(t, sum, &blob, &len) ==
-	    0 && (copy = malloc(len ? len : 1)) != NULL)
-		memcpy(copy, blob, len);
+	    "workspace"))) != NULL)
+		(void)store_blob_load(t, sum, &copy, &len);	/* none: empty */
 	store_read_end(t);
 	json_decref(conv);
 	if (copy == NULL)

@@ -63,6 +63,29 @@ is "$(jqr .encoding)" base64 "binary content comes back as base64"
 is "$(jqr .content | base64 -d | cmp -s - "$T_DIR/blob.bin"; echo $?)" 0 \
     "base64 content decodes to the same bytes"
 
+# More than a chunk (256 KiB): stored as chunks and a manifest, no stored
+# value larger than a chunk, sent back whole, freed whole.
+n0=$(blobs)
+head -c 290000 /dev/urandom >"$T_DIR/chunks.bin"
+req POST "$A/$APP/assets/files?name=chunks.bin" \
+    -H 'Content-Type: application/octet-stream' --data-binary @"$T_DIR/chunks.bin"
+is "$STATUS $(jqr .size)" "201 290000" "a file of two chunks is stored"
+CH=$(jqr .id)
+is "$(blobs)" "$((n0 + 3))" "as two chunks and their manifest"
+is "$("$FLOWCGI_BUILD/tools/store_poke" "${FC_DATA:-$T_DIR/data}" largest blobs)" \
+    262144 "no stored value is larger than a chunk"
+curl -sS -H "Authorization: Bearer $TOKEN" -D "$T_DIR/ch.h" \
+    -o "$T_DIR/chunks.back" "$BASE$A/$APP/assets/files/$CH/download"
+cmp -s "$T_DIR/chunks.bin" "$T_DIR/chunks.back"
+ok $? "its download gives the same bytes"
+grep -qi "^content-length: 290000" "$T_DIR/ch.h"
+ok $? "with its whole length announced"
+req GET $A/$APP/assets/files/$CH
+is "$(jqr .content | base64 -d | cmp -s - "$T_DIR/chunks.bin"; echo $?)" 0 \
+    "its content (base64) is the same bytes"
+req DELETE $A/$APP/assets/nodes/$CH
+is "$STATUS $(blobs)" "204 $n0" "deleting it frees its chunks"
+
 # Replace contents: JSON {content}, then ?replace=1 by name.
 req PUT $A/$APP/assets/files/$SKILL -H "$J" -d '{"content":"---\nname: renamed\n---\n"}'
 is "$STATUS $(jqr .size)" "200 22" "PUT {content} replaces the file"

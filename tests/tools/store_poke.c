@@ -7,6 +7,8 @@
  *     store_poke DIR del DB KEY
  *     store_poke DIR has DB KEY         exit 0 when there, 1 when not
  *     store_poke DIR count DB [PREFIX]  prints the keys starting with PREFIX
+ *     store_poke DIR largest DB [PREFIX]  prints the size of their largest
+ *                                       value
  *     store_poke DIR dump [DB]          prints every key and value (of DB,
  *                                       or of every database) as stored
  *     store_poke DIR blob TEXT          stores TEXT as a blob without any
@@ -72,7 +74,7 @@ dump(struct store_txn *t, int db)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: store_poke DIR put|del|has|count|dump|blob "
+	fprintf(stderr, "usage: store_poke DIR put|del|has|count|largest|dump|blob "
 	    "...\n");
 	return 2;
 }
@@ -88,7 +90,7 @@ main(int argc, char **argv)
 	struct store_kv		 kv;
 	struct op		 o;
 	const void		*v;
-	size_t			 vlen, plen;
+	size_t			 vlen, plen, largest = 0;
 	int			 rc, n = 0;
 
 	if (argc < 3 || (argc < 4 && strcmp(argv[2], "dump") != 0))
@@ -125,7 +127,7 @@ main(int argc, char **argv)
 			rc = dump(t, db);
 		store_read_end(t);
 	} else if (strcmp(o.what, "has") == 0 ||
-	    strcmp(o.what, "count") == 0) {
+	    strcmp(o.what, "count") == 0 || strcmp(o.what, "largest") == 0) {
 		if ((rc = store_read_begin(s, &t)) != 0)
 			goto out;
 		if (strcmp(o.what, "has") == 0) {
@@ -140,13 +142,18 @@ main(int argc, char **argv)
 			for (rc = plen ? store_cursor_seek(c, o.key, plen,
 			    &kv) : store_cursor_first(c, &kv); rc == 0 &&
 			    kv.klen >= plen && memcmp(kv.k, o.key, plen) == 0;
-			    rc = store_cursor_next(c, &kv))
+			    rc = store_cursor_next(c, &kv)) {
 				n++;
+				if (kv.vlen > largest)
+					largest = kv.vlen;
+			}
 			store_cursor_close(c);
 			rc = rc == STORE_ENOTFOUND ? 0 : rc;
 		}
 		store_read_end(t);
-		if (rc == 0)
+		if (rc == 0 && strcmp(o.what, "largest") == 0)
+			printf("%zu\n", largest);
+		else if (rc == 0)
 			printf("%d\n", n);
 	} else if (strcmp(o.what, "put") == 0 || strcmp(o.what, "del") == 0 ||
 	    strcmp(o.what, "blob") == 0) {

@@ -384,6 +384,24 @@ test_many(void)
 
 #define CONV(n) "0190d000-0000-7000-8000-00000000000" #n
 
+/*
+ * A blob of three equal chunks (one chunk blob counted three times by its
+ * manifest) whose own count was lost: hex gets its hash.
+ */
+static int
+orphan_chunks_fn(struct store_txn *t, void *arg)
+{
+	unsigned char	*big;
+	int		 rc;
+
+	if ((big = malloc(3 * STORE_BLOB_CHUNK)) == NULL)
+		return STORE_ENOMEM;
+	memset(big, 'c', 3 * STORE_BLOB_CHUNK);
+	rc = store_blob_ref(t, big, 3 * STORE_BLOB_CHUNK, arg);
+	free(big);
+	return rc != 0 ? rc : store_del(t, STORE_DB_BLOBREFS, arg, 64);
+}
+
 static void
 test_orphans(void)
 {
@@ -396,6 +414,8 @@ test_orphans(void)
 	char			 hex_odd[STORE_HASH_HEX];
 	char			 hex_imp[STORE_HASH_HEX];
 	char			 hex_new[STORE_HASH_HEX];
+	char			 hex_big[STORE_HASH_HEX], hex_chunk[80];
+	unsigned char		*chunk;
 	int			 i, c;
 
 	/* conversations 1, 3, 5 live; 2 and 4 deleted, messages left */
@@ -436,12 +456,23 @@ test_orphans(void)
 	snprintf(val, sizeof(val), "{\"created_at\":%lld,\"bundle_blob\":"
 	    "\"%s\"}", (long long)engine_now(), hex_new);
 	put(STORE_DB_IMPORTS, "0190f000-0000-7000-8000-000000000002", val);
+	CHECK_INT(store_write(engine_store(eng), orphan_chunks_fn, hex_big), 0);
+	if ((chunk = malloc(STORE_BLOB_CHUNK)) != NULL) {
+		memset(chunk, 'c', STORE_BLOB_CHUNK);
+		store_hash(chunk, STORE_BLOB_CHUNK, hex_chunk);
+		free(chunk);
+	} else
+		hex_chunk[0] = '\0';
+	CHECK_INT(has(STORE_DB_BLOBS, hex_chunk), 1);
+	CHECK_INT(store_read_begin(engine_store(eng), &t), 0);
+	CHECK_INT(store_blob_refs(t, hex_chunk), 3);
+	store_read_end(t);
 
 	limits(0, 0, 2);
 	CHECK_INT(engine_prune(eng, 0, &st), 0);
 	CHECK_INT(st.messages, 6);
 	CHECK_INT(st.imports, 1);
-	CHECK_INT(st.blobs, 2);
+	CHECK_INT(st.blobs, 3);
 	CHECK_INT(st.runs, 0);
 	CHECK_INT(count(STORE_DB_MESSAGES, CONV(1) "/"), 3);
 	CHECK_INT(count(STORE_DB_MESSAGES, CONV(2) "/"), 0);
@@ -453,6 +484,11 @@ test_orphans(void)
 	CHECK_INT(has(STORE_DB_BLOBS, hex_zero), 0);
 	CHECK_INT(has(STORE_DB_BLOBREFS, hex_zero), 0);
 	CHECK_INT(has(STORE_DB_BLOBS, hex_odd), 1);
+	/* the orphan manifest went, and its chunk with its three counts */
+	snprintf(key, sizeof(key), "%s.chunks", hex_big);
+	CHECK_INT(has(STORE_DB_BLOBS, key), 0);
+	CHECK_INT(has(STORE_DB_BLOBS, hex_chunk), 0);
+	CHECK_INT(has(STORE_DB_BLOBREFS, hex_chunk), 0);
 	/* the expired import's blob went with it (its last reference) */
 	CHECK_INT(has(STORE_DB_IMPORTS,
 	    "0190f000-0000-7000-8000-000000000001"), 0);

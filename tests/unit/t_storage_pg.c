@@ -418,6 +418,7 @@ main(void)
 	test_cursors();
 	test_schema();
 	test_abort();
+	test_blobs();
 	test_threads();
 	test_processes();
 	test_slots();

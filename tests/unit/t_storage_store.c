@@ -4,7 +4,8 @@
  * transactions and one big one), the max_map_size ceiling, aborts,
  * concurrent writers (threads, and processes sharing one directory), and
  * group commit: batches, a failing batch-mate, growth and the ceiling in a
- * batch, writes that must not nest, batch_max 1.
+ * batch, writes that must not nest, batch_max 1; blobs in chunks
+ * (storage_blobs.h).
  *
  * t_storage_pg.c includes this file and runs the cases that are not about
  * LMDB's map against PostgreSQL: pg_url is then its database, which
@@ -135,6 +136,8 @@ get1(struct store *s, enum store_db db, const char *k, char *buf,
 	store_read_end(t);
 	return rc;
 }
+
+#include "tests/unit/storage_blobs.h"
 
 /* ====== Records ====== */
 
@@ -1649,6 +1652,7 @@ main(void)
 	test_growth();
 	test_full();
 	test_abort();
+	test_blobs();
 	test_threads();
 	test_group_batch();
 	test_group_durable();
