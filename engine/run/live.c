@@ -35,8 +35,8 @@
 
 #include "engine/run/run.h"
 
-static int64_t
-mono_ms(void)
+int64_t
+live_now_ms(void)
 {
 	struct timespec ts;
 
@@ -406,9 +406,9 @@ publisher_main(void *arg)
 
 	pthread_mutex_lock(&e->live_mu);
 	while (!e->live_quit) {
-		now = mono_ms();
+		now = live_now_ms();
 		publish_due(e, now);
-		next = lease_due(e, mono_ms());
+		next = lease_due(e, live_now_ms());
 		for (r = e->live; r != NULL; r = r->live_next)
 			if (!r->live_sent && (next < 0 || r->live_due < next))
 				next = r->live_due;
@@ -418,7 +418,7 @@ publisher_main(void *arg)
 			e->live_idle = 0;
 			continue;
 		}
-		if (next <= (now = mono_ms()))
+		if (next <= (now = live_now_ms()))
 			continue;
 		e->live_wake = next;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -494,7 +494,7 @@ live_add(struct run *r)
 		atomic_store(&r->published, 1);
 		r->live_sent = 1;
 	}
-	r->live_due = mono_ms() + delay;
+	r->live_due = live_now_ms() + delay;
 	pthread_mutex_lock(&e->live_mu);
 	r->live_prev = NULL;
 	r->live_next = e->live;
@@ -600,7 +600,7 @@ run_stop_requested(struct run *r)
 	/* Only a stored run can be stopped from another process. */
 	if (!atomic_load(&r->published))
 		return 0;
-	now = mono_ms();
+	now = live_now_ms();
 	if (now - atomic_load(&r->stop_polled) < r->e->conf->run_stop_check_ms)
 		return 0;
 	atomic_store(&r->stop_polled, now);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "engine/run/run.h"
 
@@ -992,6 +993,7 @@ struct stop_req {
 	const char	*app_id;	/* NULL: any app (the CLI, tests) */
 	const char	*user;		/* NULL: any end user */
 	const char	*task_id;
+	int		 seen;		/* its record was there */
 };
 
 static int
@@ -1001,8 +1003,10 @@ stop_fn(struct store_txn *t, void *arg)
 	json_t		*rec = NULL;
 	int		 rc;
 
+	s->seen = 0;
 	if ((rc = store_get_json(t, STORE_DB_RUNS, s->task_id, &rec)) != 0)
 		return rc;
+	s->seen = 1;
 	if (!record_owned(rec, s->app_id, "created_by_end_user", s->user)) {
 		rc = STORE_ENOTFOUND;
 		goto out;
@@ -1016,17 +1020,40 @@ out:
 	return rc;
 }
 
+/*
+ * A run of another process is stored run.publish_after ms after its start
+ * (live.c), so a stop that comes sooner to a host that does not run it
+ * finds no record yet. The client has the id from the run's first event:
+ * if it is a run's, its record is stored within publish_after. Until then
+ * (and STOP_FIND_SLACK_MS more for the publisher's write) the stop looks
+ * again every STOP_FIND_EVERY_MS; after that it is 404 as any unknown id.
+ * Costs an unknown id that long (the caller holds the app's key); a record
+ * of another app or end user is 404 at once.
+ */
+#define STOP_FIND_EVERY_MS	50
+#define STOP_FIND_SLACK_MS	150
+
 int
 engine_run_stop(struct engine *e, const char *app_id, const char *user,
     const char *task_id)
 {
-	struct stop_req s = { app_id, user, task_id };
+	struct stop_req	s = { app_id, user, task_id, 0 };
+	int64_t		until;
+	int		rc;
 
 	if (engine_uuid_check(task_id) != 0)
 		return ENGINE_ENOTFOUND;
-	if (live_stop(e, app_id, user, task_id) == 0)
-		return 0;	/* a run of this process */
-	return engine_from_store(store_write(e->store, stop_fn, &s));
+	until = live_now_ms() + e->conf->run_publish_after +
+	    STOP_FIND_SLACK_MS;
+	for (;;) {
+		if (live_stop(e, app_id, user, task_id) == 0)
+			return 0;	/* a run of this process */
+		rc = store_write(e->store, stop_fn, &s);
+		if (rc != STORE_ENOTFOUND || s.seen ||
+		    e->conf->run_publish_after == 0 || live_now_ms() >= until)
+			return engine_from_store(rc);
+		usleep(STOP_FIND_EVERY_MS * 1000);
+	}
 }
 
 int

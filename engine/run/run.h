@@ -268,6 +268,9 @@ int	run_stop_requested(struct run *r);
  * run.publish_after 0 its start record is stored first. Returns 0 or a
  * STORE_E* code.
  */
+/* The monotonic clock in milliseconds. */
+int64_t	live_now_ms(void);
+
 int	live_add(struct run *r);
 void	live_remove(struct run *r);
 

@@ -5,7 +5,9 @@
 # read on B; a conversation alternating hosts keeps its history; If-Match
 # holds across hosts, one at a time and with clients racing through the
 # shared upstream (no update lost); app.max_active_requests=2 holds across
-# both hosts; a streaming run on A stopped through B ends "stopped";
+# both hosts; a streaming run on A stopped through B ends "stopped", also
+# when the stop comes before A stored the run (run.publish_after); an
+# unknown task is still 404;
 # PostgreSQL restarted mid-test: clean JSON 503s while it is away, then
 # service resumes with nothing lost; A killed with -9 mid-run: B fails its
 # run ("host lost") once A's lease ran out, and its app slot is free.
@@ -18,6 +20,9 @@ export FLOWCGI_STORAGE_BACKEND=postgres
 export FLOWCGI_STORAGE_POSTGRES_URL="$PG_URL"
 export FLOWCGI_STORAGE_POSTGRES_WAIT=3
 export FLOWCGI_APP_MAX_ACTIVE_REQUESTS=2 FLOWCGI_RUN_HOST_LEASE=2
+# A run is stored a second after its start, not 200 ms: long enough for a
+# stop to reach the other host before it surely.
+export FLOWCGI_RUN_PUBLISH_AFTER=1000
 FLOWCGI_SECRET_KEY=$(openssl rand -base64 32)
 export FLOWCGI_SECRET_KEY
 J='Content-Type: application/json'
@@ -231,6 +236,25 @@ is "$STATUS" 200 "B's run stopped through A"
 wait $C2
 is "$(sed -n 's/^data: //p' "$T_DIR/s2.txt" | jq -r 'select(.event=="workflow_finished") | .data.status')" \
     stopped "B's stream ends: stopped"
+
+# A stop that reaches B before A stored its run (within publish_after):
+# B looks again until the record is there, then stops it.
+slow A s5 "$T_DIR/s5.txt"; C5=$!
+R5=$(sse_first "$T_DIR/s5.txt" .workflow_run_id)
+stored_as B "$R5" running && early=no || early=yes
+echo "# the stop went to B before A stored the run: $early"
+T0=$(now_ms)
+BASE=$BASE_B
+svc "$KS" POST "/v1/workflows/tasks/$R5/stop" -H "$J" -d '{"user":"s5"}'
+T1=$(now_ms)
+is "$STATUS $(jqr .result)" "200 success" "a stop on B in the first moments of A's run"
+echo "# B answered the early stop in $((T1 - T0)) ms"
+wait $C5
+is "$(sed -n 's/^data: //p' "$T_DIR/s5.txt" | jq -r 'select(.event=="workflow_finished") | .data.status')" \
+    stopped "... and A's stream ends: stopped"
+svc "$KS" POST "/v1/workflows/tasks/0190f000-0000-7000-8000-000000000999/stop" \
+    -H "$J" -d '{"user":"s5"}'
+is "$STATUS" 404 "a task no host runs: 404 (after publish_after)"
 
 # ---- PostgreSQL restarted ----
 sh "$PGSH" down "$PGD"
