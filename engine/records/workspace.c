@@ -6,7 +6,8 @@
  * settings records "draft-workspace/<app id>/<user>" -> {app_id, user,
  * workspace: <blob hash>, updated_at}; each holds one reference to its
  * blob. Listing and reading a workspace parse the tar with libarchive,
- * without a sandbox.
+ * without a sandbox, as it is read from storage a chunk at a time (the
+ * tar is never whole in memory there).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -210,14 +211,23 @@ workspace_load(struct engine *e, const struct workspace_ref *w, char **out,
 	return rc;
 }
 
-/* workspace_load, with err saying whose workspace is missing. */
+/*
+ * The blob (hex, *size) of the workspace w names, with err saying whose
+ * workspace is missing.
+ */
 static int
-workspace_load_err(struct engine *e, const struct workspace_ref *w,
-    char **out, size_t *len, char *err)
+workspace_find(struct engine *e, const struct workspace_ref *w,
+    char hex[STORE_HASH_HEX], uint64_t *size, char *err)
 {
-	int rc;
+	struct store_txn	*t = NULL;
+	int			 rc;
 
-	if ((rc = workspace_load(e, w, out, len)) == ENGINE_ENOTFOUND)
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = workspace_sum(t, w, hex)) == 0)
+		rc = engine_from_store(store_blob_size(t, hex, size));
+	store_read_end(t);
+	if (rc == ENGINE_ENOTFOUND)
 		snprintf(err, ENGINE_ERRMAX, "no saved sandbox workspace for "
 		    "this %s", w->conversation_id ? "conversation" :
 		    "app and user");
@@ -314,20 +324,82 @@ file_node(const char *path, int is_dir, struct archive_entry *ae)
 	    !is_dir && dot != NULL && dot != base ? dot : NULL);
 }
 
+/* A stored tar as libarchive reads it: a chunk at a time. */
+struct tar_src {
+	struct engine	*e;
+	char		 hex[STORE_HASH_HEX];
+	uint64_t	 size;
+	uint64_t	 off;
+	unsigned char	*buf;		/* STORE_BLOB_CHUNK */
+};
+
+/* libarchive's read callback: the next chunk, in a transaction of its own
+ * (a saved workspace is immutable; one that went away is an error). */
+static la_ssize_t
+tar_src_read(struct archive *a, void *arg, const void **out)
+{
+	struct tar_src		*s = arg;
+	struct store_txn	*t = NULL;
+	size_t			 got = 0;
+	int			 rc;
+
+	if (s->off >= s->size)
+		return 0;
+	if ((rc = store_read_begin(s->e->store, &t)) == 0) {
+		rc = store_blob_read(t, s->hex, s->off, s->buf,
+		    STORE_BLOB_CHUNK, &got);
+		store_read_end(t);
+	}
+	if (rc != 0 || got == 0) {
+		archive_set_error(a, EIO, "the saved workspace: %s",
+		    rc ? store_strerror(rc) : "cut short");
+		return -1;
+	}
+	s->off += got;
+	*out = s->buf;
+	return (la_ssize_t)got;
+}
+
+/* Opens the workspace w for reading: *src lives until tar_close. */
 static struct archive *
-tar_open(const char *tar, size_t len)
+tar_open(struct engine *e, const struct workspace_ref *w, char *err,
+    struct tar_src *src, int *rc)
 {
 	struct archive *a;
 
-	if ((a = archive_read_new()) == NULL)
+	memset(src, 0, sizeof(*src));
+	src->e = e;
+	if ((*rc = workspace_find(e, w, src->hex, &src->size, err)) != 0)
 		return NULL;
-	archive_read_support_format_tar(a);
-	archive_read_support_format_gnutar(a);
-	if (archive_read_open_memory(a, tar, len) != ARCHIVE_OK) {
-		archive_read_free(a);
+	*rc = ENGINE_ENOMEM;
+	if ((src->buf = malloc(STORE_BLOB_CHUNK)) == NULL ||
+	    (a = archive_read_new()) == NULL) {
+		free(src->buf);
+		src->buf = NULL;
 		return NULL;
 	}
+	archive_read_support_format_tar(a);
+	archive_read_support_format_gnutar(a);
+	if (archive_read_open(a, src, NULL, tar_src_read, NULL) !=
+	    ARCHIVE_OK) {
+		*rc = engine_invalid(err, "the saved workspace is not a "
+		    "readable tar");
+		archive_read_free(a);
+		free(src->buf);
+		src->buf = NULL;
+		return NULL;
+	}
+	*rc = 0;
 	return a;
+}
+
+static void
+tar_close(struct archive *a, struct tar_src *src)
+{
+	if (a != NULL)
+		archive_read_free(a);
+	free(src->buf);
+	src->buf = NULL;
 }
 
 int
@@ -336,22 +408,22 @@ engine_workspace_list(struct engine *e, const struct workspace_ref *w,
 {
 	struct archive		*a = NULL;
 	struct archive_entry	*ae;
+	struct tar_src		 src;
 	json_t			*list = NULL, *n, **v = NULL;
-	char			*tar = NULL, want[1024], p[4200];
-	size_t			 len, wl, i, count;
+	char			 want[1024], p[4200];
+	size_t			 wl, i, count;
 	int			 rc, found = 0, is_dir;
 
+	memset(&src, 0, sizeof(src));
 	if ((rc = workspace_path_clean(path, want, sizeof(want), err)) != 0)
 		return rc;
-	if ((rc = workspace_load_err(e, w, &tar, &len, err)) != 0)
-		return rc;
 	wl = strlen(want);
-	if ((list = json_array()) == NULL || (a = tar_open(tar, len)) ==
-	    NULL) {
-		rc = list ? engine_invalid(err, "the saved workspace is not "
-		    "a readable tar") : ENGINE_ENOMEM;
+	if ((list = json_array()) == NULL) {
+		rc = ENGINE_ENOMEM;
 		goto out;
 	}
+	if ((a = tar_open(e, w, err, &src, &rc)) == NULL)
+		goto out;
 	found = wl == 0;
 	while (archive_read_next_header(a, &ae) == ARCHIVE_OK) {
 		if (entry_path(ae, p, sizeof(p)) != 0 || *p == '\0')
@@ -416,10 +488,8 @@ engine_workspace_list(struct engine *e, const struct workspace_ref *w,
 	rc = 0;
 out:
 	free(v);
-	if (a != NULL)
-		archive_read_free(a);
+	tar_close(a, &src);
 	json_decref(list);
-	free(tar);
 	return rc;
 }
 
@@ -429,26 +499,23 @@ engine_workspace_read(struct engine *e, const struct workspace_ref *w,
 {
 	struct archive		*a = NULL;
 	struct archive_entry	*ae;
-	char			*tar = NULL, *buf = NULL, want[1024], p[4200];
-	size_t			 tlen, got = 0;
+	struct tar_src		 src;
+	char			*buf = NULL, want[1024], p[4200];
+	size_t			 got = 0;
 	la_int64_t		 size;
 	la_ssize_t		 n;
 	int			 rc;
 
 	*data = NULL;
 	*len = 0;
+	memset(&src, 0, sizeof(src));
 	if ((rc = workspace_path_clean(path, want, sizeof(want), err)) != 0)
 		return rc;
 	if (*want == '\0')
 		return engine_invalid(err, "path names a folder (the "
 		    "workspace); give a file");
-	if ((rc = workspace_load_err(e, w, &tar, &tlen, err)) != 0)
+	if ((a = tar_open(e, w, err, &src, &rc)) == NULL)
 		return rc;
-	if ((a = tar_open(tar, tlen)) == NULL) {
-		rc = engine_invalid(err, "the saved workspace is not a "
-		    "readable tar");
-		goto out;
-	}
 	rc = ENGINE_ENOTFOUND;
 	snprintf(err, ENGINE_ERRMAX, "no file %.200s in the workspace", want);
 	while (archive_read_next_header(a, &ae) == ARCHIVE_OK) {
@@ -462,7 +529,7 @@ engine_workspace_read(struct engine *e, const struct workspace_ref *w,
 		/* the entry's bytes are part of the blob: its size bounds
 		 * them */
 		size = archive_entry_size(ae);
-		if (size < 0 || (size_t)size > tlen) {
+		if (size < 0 || (uint64_t)size > src.size) {
 			rc = engine_invalid(err, "%.200s: bad size in the "
 			    "saved workspace", want);
 			goto out;
@@ -488,9 +555,7 @@ engine_workspace_read(struct engine *e, const struct workspace_ref *w,
 	}
 out:
 	free(buf);
-	if (a != NULL)
-		archive_read_free(a);
-	free(tar);
+	tar_close(a, &src);
 	return rc;
 }
 
@@ -501,26 +566,30 @@ out:
  * (an entry of its own or one under it), 0 missing, -1 unreadable.
  */
 static int
-tar_kind(const char *tar, size_t len, const char *want)
+tar_kind(struct engine *e, const struct workspace_ref *w, const char *want,
+    char *err, int *kind)
 {
 	struct archive		*a;
 	struct archive_entry	*ae;
+	struct tar_src		 src;
 	char			 p[4200];
 	size_t			 wl = strlen(want);
-	int			 kind = wl == 0 ? 2 : 0;
+	int			 rc;
 
-	if ((a = tar_open(tar, len)) == NULL)
-		return -1;
-	while (kind == 0 && archive_read_next_header(a, &ae) == ARCHIVE_OK) {
+	*kind = wl == 0 ? 2 : 0;
+	if ((a = tar_open(e, w, err, &src, &rc)) == NULL)
+		return rc;
+	while (*kind == 0 && archive_read_next_header(a, &ae) ==
+	    ARCHIVE_OK) {
 		if (entry_path(ae, p, sizeof(p)) != 0)
 			continue;
 		if (strcmp(p, want) == 0)
-			kind = archive_entry_filetype(ae) == AE_IFDIR ? 2 : 1;
+			*kind = archive_entry_filetype(ae) == AE_IFDIR ? 2 : 1;
 		else if (strncmp(p, want, wl) == 0 && p[wl] == '/')
-			kind = 2;
+			*kind = 2;
 	}
-	archive_read_free(a);
-	return kind;
+	tar_close(a, &src);
+	return 0;
 }
 
 /* The .tar.gz writer's output: a dbuf with its limit. */
@@ -543,24 +612,25 @@ gz_write(struct archive *a, void *arg, const void *buf, size_t n)
  * them; "<want>/..." otherwise).
  */
 static int
-tar_subtree(const char *tar, size_t len, const char *want, char *err,
-    char **out, size_t *outlen)
+tar_subtree(struct engine *e, const struct workspace_ref *ws,
+    const char *want, char *err, char **out, size_t *outlen)
 {
 	struct archive		*in = NULL, *w = NULL;
 	struct archive_entry	*ae;
+	struct tar_src		 src;
 	struct dbuf		 o;
 	char			 p[4200], q[4200], buf[16384];
 	size_t			 wl = strlen(want), k;
 	la_ssize_t		 n;
 	int			 rc = ENGINE_ENOMEM;
 
-	/* gzip never grows what it cannot shrink by more than a little */
-	dbuf_init(&o, len + len / 64 + 65536);
-	if ((in = tar_open(tar, len)) == NULL) {
-		rc = engine_invalid(err, "the saved workspace is not a "
-		    "readable tar");
+	memset(&src, 0, sizeof(src));
+	dbuf_init(&o, 0);
+	if ((in = tar_open(e, ws, err, &src, &rc)) == NULL)
 		goto out;
-	}
+	rc = ENGINE_ENOMEM;
+	/* gzip never grows what it cannot shrink by more than a little */
+	dbuf_init(&o, (size_t)src.size + (size_t)src.size / 64 + 65536);
 	if ((w = archive_write_new()) == NULL ||
 	    archive_write_set_format_gnutar(w) != ARCHIVE_OK ||
 	    archive_write_add_filter_gzip(w) != ARCHIVE_OK ||
@@ -601,8 +671,7 @@ tar_subtree(const char *tar, size_t len, const char *want, char *err,
 out:
 	if (w != NULL)
 		archive_write_free(w);
-	if (in != NULL)
-		archive_read_free(in);
+	tar_close(in, &src);
 	dbuf_free(&o);
 	return rc;
 }
@@ -611,19 +680,16 @@ int
 engine_workspace_download(struct engine *e, const struct workspace_ref *w,
     const char *path, char *err, char **data, size_t *len, int *archive)
 {
-	char	*tar = NULL, want[1024];
-	size_t	 tlen;
-	int	 rc, kind;
+	char	want[1024];
+	int	rc, kind;
 
 	*data = NULL;
 	*len = 0;
 	*archive = 0;
 	if ((rc = workspace_path_clean(path, want, sizeof(want), err)) != 0)
 		return rc;
-	if ((rc = workspace_load_err(e, w, &tar, &tlen, err)) != 0)
+	if ((rc = tar_kind(e, w, want, err, &kind)) != 0)
 		return rc;
-	kind = tar_kind(tar, tlen, want);
-	free(tar);
 	if (kind == 1)
 		return engine_workspace_read(e, w, path, err, data, len);
 	if (kind == 0) {
@@ -631,13 +697,7 @@ engine_workspace_download(struct engine *e, const struct workspace_ref *w,
 		    want);
 		return ENGINE_ENOTFOUND;
 	}
-	if (kind < 0)
-		return engine_invalid(err, "the saved workspace is not a "
-		    "readable tar");
-	if ((rc = workspace_load(e, w, &tar, &tlen)) != 0)
-		return rc;
-	rc = tar_subtree(tar, tlen, want, err, data, len);
-	free(tar);
+	rc = tar_subtree(e, w, want, err, data, len);
 	if (rc == 0)
 		*archive = 1;
 	return rc;
