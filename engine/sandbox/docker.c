@@ -1907,6 +1907,13 @@ out:
 	return rc;
 }
 
+/* The provider's sweep: sandbox_docker_sweep of cfg's options. */
+static int
+dk_sweep(const struct sandbox_config *cfg, char *err, int *removed)
+{
+	return sandbox_docker_sweep(cfg->options, err, removed);
+}
+
 /* The provider's check: the engine and the image (sandbox_docker_probe). */
 static int
 dk_check(json_t *options, char *err, char **info)
@@ -1966,6 +1973,6 @@ const struct sandbox_provider sandbox_provider_docker = {
 	.destroy = dk_destroy,
 	.free = dk_free,
 	.check = dk_check,
-	.sweep = sandbox_docker_sweep,
+	.sweep = dk_sweep,
 	.note = dk_note,
 };

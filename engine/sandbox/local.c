@@ -10,7 +10,11 @@
  *	<sandbox.dir>/<id>/etc         passwd, group, hosts for /etc
  *	<sandbox.dir>/<id>/net         with network: proxy socket, forwarder
  *
- * so everything a sandboxed program can write lives under one cap.
+ * so everything a sandboxed program can write lives under one cap. Beside
+ * it, <sandbox.dir>/.<id>.lock names its owner, which holds an flock on it:
+ * a flowcgi process that dies however it dies (SIGKILL, a crash) lets go
+ * of it, and the next process to start on sandbox.dir sweeps the folder
+ * away with its processes and mount (local_sweep.c).
  *
  * Each exec starts one bwrap with new pid, ipc, uts, cgroup and network
  * namespaces, a new session, --die-with-parent; the folders of /usr
@@ -137,8 +141,7 @@ mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-/* Removes name under dirfd and everything below it, never following a
- * symlink. */
+/* local_rm_tree, depth folders down. */
 static void
 rm_tree(int dirfd, const char *name, int depth)
 {
@@ -161,6 +164,12 @@ rm_tree(int dirfd, const char *name, int depth)
 			rm_tree(fd, de->d_name, depth + 1);
 	closedir(d);
 	(void)unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+void
+local_rm_tree(int dirfd, const char *name)
+{
+	rm_tree(dirfd, name, 0);
 }
 
 /* ====== Seccomp filter ====== */
@@ -727,7 +736,7 @@ local_create(const struct sandbox_config *cfg, char *err,
 	}
 	l->root_fd = l->ws_fd = l->tmp_fd = l->shm_fd = -1;
 	l->etc_fd[0] = l->etc_fd[1] = l->etc_fd[2] = -1;
-	l->net_fd = -1;
+	l->net_fd = l->lock_fd = -1;
 	l->cfg = *cfg;
 	l->cfg.options = NULL;
 	l->base.network = cfg->network;
@@ -761,6 +770,15 @@ local_create(const struct sandbox_config *cfg, char *err,
 	if ((size_t)snprintf(l->root, sizeof(l->root), "%s/%s", cfg->dir,
 	    l->base.id) >= sizeof(l->root)) {
 		rc = sandbox_fail(err, ENGINE_EINVAL, "sandbox.dir: path too long");
+		l->root[0] = '\0';
+		goto out;
+	}
+	/* Folders of dead processes go before this one is made; its owner
+	 * file is taken before its folder exists, so that no folder is ever
+	 * left without one. */
+	local_sweep_first(cfg->dir);
+	if ((rc = local_owner_take(l, err)) != 0) {
+		l->root[0] = '\0';
 		goto out;
 	}
 	if (mkdir(l->root, 0700) != 0) {
@@ -816,6 +834,7 @@ out:
 			(void)umount2(l->root, MNT_DETACH);
 		if (l->root[0] != '\0')
 			rm_tree(AT_FDCWD, l->root, 0);
+		local_owner_drop(l);
 		free(l->bpf);
 		free(l);
 	}
@@ -856,6 +875,9 @@ local_destroy(struct sandbox *sb, char *err)
 	if (rc == 0 && access(l->root, F_OK) == 0)
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s': not removed",
 		    l->root);
+	/* A folder that stayed keeps its owner file: a later sweep of any
+	 * process takes it once this one has let go. */
+	local_owner_drop(l);
 out:
 	return rc;
 }
@@ -881,6 +903,7 @@ const struct sandbox_provider sandbox_provider_local = {
 	.destroy = local_destroy,
 	.free = local_free,
 	.probe = sandbox_local_probe,
+	.sweep = local_sweep,
 };
 
 /* ====== Start-up probe ====== */

@@ -3,8 +3,9 @@
  * local.c makes and removes a sandbox (its folders, the seccomp program,
  * what it shows of /usr and /etc) and holds the provider table and the
  * start-up probe; local_exec.c starts bwrap and waits for commands;
- * local_files.c moves files in and out of the workspace. The design is at
- * the top of local.c.
+ * local_files.c moves files in and out of the workspace; local_sweep.c
+ * marks who owns a sandbox folder and removes those of processes that are
+ * gone. The design is at the top of local.c.
  */
 #ifndef FLOWCGI_ENGINE_SANDBOX_LOCAL_H
 #define FLOWCGI_ENGINE_SANDBOX_LOCAL_H
@@ -35,6 +36,7 @@ struct local {
 	int			 shm_fd;
 	int			 etc_fd[3];	/* passwd, group, hosts (O_PATH) */
 	int			 net_fd;	/* with network: <root>/net */
+	int			 lock_fd;	/* owner file, flock'd: ours */
 	struct sandbox_proxy	*proxy;		/* with network */
 	int			 as_root;	/* commands drop to cfg.uid */
 	int			 mounted;	/* root is our tmpfs */
@@ -45,6 +47,12 @@ struct local {
 	struct usr_entry	 usr[USR_MAX];	/* what /usr shows */
 	size_t			 nusr;
 };
+
+/*
+ * Removes name under dirfd (AT_FDCWD: name is a path) and everything below
+ * it, never following a symlink; what cannot be removed stays.
+ */
+void	local_rm_tree(int dirfd, const char *name);
 
 /* ====== Commands (local_exec.c) ====== */
 
@@ -75,5 +83,37 @@ int	local_download(struct sandbox *sb, const char *path, int64_t max,
 	    char *err, char **data, size_t *len);
 int	local_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 	    struct sandbox_file **files, size_t *n);
+
+/* ====== Owners and the sweep (local_sweep.c) ====== */
+
+/*
+ * Makes l->root's owner file, <sandbox.dir>/.<id>.lock, and holds an flock on it in
+ * l->lock_fd for as long as the sandbox lives (call before l->root is
+ * made). Returns 0 or SANDBOX_EFAIL.
+ */
+int	local_owner_take(struct local *l, char *err);
+
+/*
+ * Ends l's ownership: removes the owner file when l->root is gone (a
+ * folder that could not be removed stays for a later sweep) and closes
+ * l->lock_fd. Safe when there is none.
+ */
+void	local_owner_drop(struct local *l);
+
+/*
+ * The provider's sweep: removes the sandboxes of cfg->dir whose owner is
+ * gone, with their processes and tmpfs mounts, logging each (see the top
+ * of local_sweep.c); *removed counts them. Returns 0, or SANDBOX_EFAIL /
+ * ENGINE_ENOMEM with err set (a missing folder is no error).
+ */
+int	local_sweep(const struct sandbox_config *cfg, char *err,
+	    int *removed);
+
+/*
+ * The first create of a process in folder dir sweeps it
+ * (local_sweep) unless the start-up sweep already did; failures
+ * are logged.
+ */
+void	local_sweep_first(const char *dir);
 
 #endif

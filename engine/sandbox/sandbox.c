@@ -69,12 +69,12 @@ sandbox_check(const struct sandbox_provider *p, json_t *options, char *err,
 }
 
 int
-sandbox_sweep(const struct sandbox_provider *p, const json_t *options,
-    char *err, int *removed)
+sandbox_sweep(const struct sandbox_provider *p,
+    const struct sandbox_config *cfg, char *err, int *removed)
 {
 	*removed = 0;
 	err[0] = '\0';
-	return p->sweep != NULL ? p->sweep(options, err, removed) : 0;
+	return p->sweep != NULL ? p->sweep(cfg, err, removed) : 0;
 }
 
 /* ====== Configuration ====== */

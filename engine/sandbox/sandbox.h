@@ -205,11 +205,13 @@ struct sandbox_provider {
 	 */
 	int	(*check)(json_t *options, char *err, char **info);
 	/*
-	 * At start-up, when the provider is the active one: removes what
-	 * flowcgi processes of this host that are gone left behind; *removed
-	 * counts it. Returns 0 or an error in err.
+	 * At start-up, when the provider is the active one (local: always):
+	 * removes what flowcgi processes of this host that are gone left
+	 * behind, for cfg (its options, local its dir); *removed counts it.
+	 * Returns 0 or an error in err.
 	 */
-	int	(*sweep)(const json_t *options, char *err, int *removed);
+	int	(*sweep)(const struct sandbox_config *cfg, char *err,
+		    int *removed);
 	/*
 	 * What the bash tool's description should say about sandboxes made
 	 * from cfg (sandbox_tool_note), as a malloc'd string, NULL when out
@@ -236,8 +238,8 @@ int	sandbox_check(const struct sandbox_provider *p, json_t *options,
 	    char *err, char **info);
 
 /* p's sweep; 0 with *removed = 0 when it has none. */
-int	sandbox_sweep(const struct sandbox_provider *p, const json_t *options,
-	    char *err, int *removed);
+int	sandbox_sweep(const struct sandbox_provider *p,
+	    const struct sandbox_config *cfg, char *err, int *removed);
 
 extern const struct sandbox_provider sandbox_provider_local;
 
@@ -728,9 +730,10 @@ int	sandbox_active(struct engine *e, char *err,
 void	sandbox_config_release(struct sandbox_config *cfg);
 
 /*
- * At start-up: when the active provider is docker, removes the containers
- * that dead flowcgi processes of this host left (the provider's sweep);
- * failures are logged.
+ * At start-up: removes the local sandboxes (folders, tmpfs mounts and
+ * processes) that dead flowcgi processes sharing sandbox.dir left, and
+ * when the active provider is another with a sweep (docker: containers),
+ * what they left there too; failures are logged.
  */
 void	sandbox_sweep_active(struct engine *e);
 

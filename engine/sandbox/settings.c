@@ -662,22 +662,35 @@ sandbox_config_release(struct sandbox_config *cfg)
 	cfg->options = NULL;
 }
 
+/* p's sweep for cfg, its count or failure logged. */
+static void
+sweep_log(const struct sandbox_provider *p, const struct sandbox_config *cfg)
+{
+	char	err[ENGINE_ERRMAX];
+	int	n = 0;
+
+	if (sandbox_sweep(p, cfg, err, &n) != 0)
+		log_warn("sandbox: %s", err);
+	else if (n > 0)
+		log_info("sandbox: removed %d %s sandbox(es) left by flowcgi "
+		    "processes that are gone", n, p->name);
+}
+
 void
 sandbox_sweep_active(struct engine *e)
 {
 	const struct sandbox_provider	*p;
 	struct sandbox_config		 cfg;
 	char				 err[ENGINE_ERRMAX];
-	int				 n = 0;
 
+	/* cfg holds the sandbox.* settings even when this fails. */
 	if (sandbox_active(e, err, &p, &cfg) != 0) {
 		log_warn("sandbox: %s", err);
-		return;
+		p = &sandbox_provider_local;
 	}
-	if (sandbox_sweep(p, cfg.options, err, &n) != 0)
-		log_warn("sandbox: %s", err);
-	else if (n > 0)
-		log_info("sandbox: removed %d %s sandbox(es) left by flowcgi "
-		    "processes that are gone", n, p->name);
+	/* Code nodes use the local provider whichever is active. */
+	sweep_log(&sandbox_provider_local, &cfg);
+	if (p != &sandbox_provider_local)
+		sweep_log(p, &cfg);
 	sandbox_config_release(&cfg);
 }

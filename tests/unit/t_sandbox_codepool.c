@@ -49,7 +49,7 @@ cfg_new(struct sandbox_config *cfg)
 }
 
 /* The entries of folder dir (-1 when it cannot be read: none made yet
- * counts as 0). */
+ * counts as 0): two per sandbox, its folder and its owner file. */
 static int
 dir_entries(const char *dir)
 {
@@ -590,7 +590,9 @@ test_discard(void)
 		CHECK(wait_until(no_host_proc, needle, WAIT_MS) == 0);
 		CHECK(sandbox_code_pool_wait(p, lang[i], 1, WAIT_MS) == 0);
 		e.dir = cfg.dir;
-		e.n = i + 1;	/* one warm runner per language used */
+		/* one warm runner per language used: its folder and owner
+		 * file */
+		e.n = 2 * (i + 1);
 		CHECK(wait_until(entries_are, &e, WAIT_MS) == 0);
 	}
 	sandbox_code_pool_free(p);
@@ -619,7 +621,8 @@ test_shutdown(void)
 	/* with their bwrap (outside and pid 1 inside) */
 	n = runners("", "runner.", pids, dirs, 8);
 	CHECK_INT(n, 6);
-	CHECK_INT(dir_entries(cfg.dir), 2);
+	/* two sandboxes, each with its owner file */
+	CHECK_INT(dir_entries(cfg.dir), 4);
 	CHECK_INT(threads(), t0 + 1);
 	sandbox_code_pool_free(p);
 	CHECK_INT(dir_entries(cfg.dir), 0);

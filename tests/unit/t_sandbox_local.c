@@ -974,6 +974,7 @@ test_registry(void)
 	static const char *const	 names[] = {"local", "ssh", "e2b",
 					    "docker"};
 	const struct sandbox_provider	*p;
+	struct sandbox_config		 cfg;
 	json_t				*o = json_object();
 	char				 err[ENGINE_ERRMAX], *info = NULL;
 	size_t				 i;
@@ -990,11 +991,18 @@ test_registry(void)
 	}
 	CHECK_INT((int)i, 4);
 	CHECK(sandbox_provider_at(4) == NULL);
-	/* ssh has no start-up probe; local no check and no sweep */
+	/* ssh has no start-up probe and no sweep; local no check, and its
+	 * sweep of a folder that does not exist finds nothing */
 	CHECK_INT(sandbox_probe("ssh", NULL, err), 0);
 	CHECK_INT(sandbox_check(&sandbox_provider_local, o, err, &info), 0);
 	CHECK(info == NULL);
-	CHECK_INT(sandbox_sweep(&sandbox_provider_local, o, err, &n), 0);
+	config(&cfg);
+	snprintf(cfg.dir, sizeof(cfg.dir), "%s/no-such-folder", top);
+	CHECK_INT(sandbox_sweep(sandbox_provider_find("ssh"), &cfg, err, &n),
+	    0);
+	CHECK_INT(n, 0);
+	n = -1;
+	CHECK_INT(sandbox_sweep(&sandbox_provider_local, &cfg, err, &n), 0);
 	CHECK_INT(n, 0);
 	json_decref(o);
 }
