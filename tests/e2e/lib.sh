@@ -74,14 +74,14 @@ pg_backend() {
 }
 PG_TEST_DIR=
 
-# pg_start: starts the test's private PostgreSQL server in $T_DIR/pg
+# pg_start [tls]: starts the test's private PostgreSQL server in $T_DIR/pg
 # (tests/e2e/postgres.sh; its output in $T_DIR/pg.out), removed by finish;
 # sets PGD, PGSH and PG_URL. Returns postgres.sh's status (77: there is
-# no PostgreSQL here).
+# no PostgreSQL here). With tls, loopback takes only TLS and a password.
 pg_start() {
 	PGD=$T_DIR/pg
 	PGSH=$TOP/tests/e2e/postgres.sh
-	sh "$PGSH" start "$PGD" >"$T_DIR/pg.out" 2>&1 || return
+	sh "$PGSH" start "$PGD" ${1:-} >"$T_DIR/pg.out" 2>&1 || return
 	PG_TEST_DIR=$PGD
 	PG_URL=$(cat "$PGD/url")
 }
@@ -92,10 +92,11 @@ db_has() {
 	"$FLOWCGI_BUILD/tools/store_poke" "${FC_DATA:-$T_DIR/data}" has "$1" "$2"
 }
 
-# pg_private: pg_start for a test that needs PostgreSQL whatever the run's
-# backend; without PostgreSQL the test is one counted skip and ends here.
+# pg_private [tls]: pg_start for a test that needs PostgreSQL whatever the
+# run's backend; without PostgreSQL the test is one counted skip and ends
+# here.
 pg_private() {
-	pg_start
+	pg_start "$@"
 	local rc=$?
 	if [ "$rc" = 77 ]; then
 		skip "no PostgreSQL: $(head -1 "$T_DIR/pg.out")"
