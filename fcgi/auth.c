@@ -134,9 +134,13 @@ auth_check_admin(struct req *r)
 int
 auth_check_app(struct req *r)
 {
-	const char *h = auth_bearer(r);
+	const char	*h = auth_bearer(r);
+	int		 rc;
 
 	if (h == NULL)
 		return -1;
-	return engine_key_resolve(r->eng, h, r->app_id) == 0 ? 0 : -1;
+	rc = engine_key_resolve(r->eng, h, r->app_id);
+	if (rc == ENGINE_EUNAVAIL || rc == ENGINE_ENOMEM || rc == ENGINE_ESTORE)
+		return rc;
+	return rc == 0 ? 0 : -1;
 }

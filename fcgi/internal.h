@@ -307,7 +307,11 @@ void	router_dispatch(struct req *r);
 /* 0 when the Authorization header carries the admin token. */
 int	auth_check_admin(struct req *r);
 
-/* 0 when Authorization carries an app's API key; sets r->app_id. */
+/*
+ * 0 when Authorization carries an app's API key (sets r->app_id), -1 when
+ * it carries none or one that is no key, or the ENGINE_E* code that kept
+ * it from looking (ENGINE_EUNAVAIL: the database is away).
+ */
 int	auth_check_app(struct req *r);
 
 /* SHA-256 of s into out (32 bytes). */

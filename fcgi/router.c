@@ -148,6 +148,7 @@ router_dispatch(struct req *r)
 	const struct route	*const *tab, *rt, *found = NULL;
 	char			 allow[128] = "";
 	size_t			 alen = 0;
+	int			 rc;
 
 	if (split_uri(r) != 0) {
 		resp_error(r, 404, "not_found", "no such endpoint");
@@ -185,7 +186,12 @@ router_dispatch(struct req *r)
 		    "token in Authorization: Bearer");
 		return;
 	}
-	if (found->auth == AUTH_APP && auth_check_app(r) != 0) {
+	if (found->auth == AUTH_APP && (rc = auth_check_app(r)) != 0) {
+		/* a key not looked up (the database away) is no wrong key */
+		if (rc != -1) {
+			resp_engine_error(r, rc, "", "API key");
+			return;
+		}
 		resp_header(r, "WWW-Authenticate", "Bearer");
 		resp_error(r, 401, "unauthorized", "Access token is invalid");
 		return;

@@ -97,6 +97,7 @@ WF=$(jqr .app_id)
 on B POST "$A/$WF/api-keys"
 is "$STATUS" 201 "an API key made on B"
 KEY=$(jqr .token)
+KW=$KEY
 BASE=$BASE_A
 svc "$KEY" POST /v1/workflows/run -H "$J" \
     -d '{"inputs":{"query":"hello"},"user":"u1","response_mode":"blocking"}'
@@ -266,6 +267,11 @@ printf '%s\n' "$HDRS" | grep -qi '^retry-after: 1'
 ok $? "with Retry-After"
 on B POST $A -H "$J" --data-binary '{"name":"while away","mode":"workflow"}'
 is "$STATUS $(jqr .code)" "503 storage_unavailable" "a write while it is away: 503"
+BASE=$BASE_A
+svc "$KW" POST /v1/workflows/run -H "$J" \
+    -d '{"inputs":{"query":"hello"},"user":"u1","response_mode":"blocking"}'
+is "$STATUS $(jqr .code)" "503 storage_unavailable" \
+    "a service call with a good key while it is away: 503, not 401"
 on B GET /healthz
 is "$STATUS" 503 "healthz says so"
 sh "$PGSH" up "$PGD"
@@ -282,6 +288,67 @@ is "$(jqr '[.data[].name] | map(select(. == "while away")) | length')" 0 \
     "the write answered 503 left nothing"
 on AB GET /healthz
 is "$STATUS" 200 "healthy again"
+
+# ---- PostgreSQL restarted under load ----
+# Three clients create apps and one runs a workflow through the shared
+# upstream, without pause, while the server goes away for longer than
+# storage.postgres_wait (3 s) and comes back. Every answer must be a
+# success or a clean JSON 503 (or 429 for a run past the app's limit);
+# everything answered as stored must be there afterwards, as answered.
+load() {	# load <n> app|run: a line per answer until load.stop exists
+	local c=$1 s
+	while [ ! -e "$T_DIR/load.stop" ]; do
+		if [ "$2" = app ]; then
+			s=$(curl -sS -o "$T_DIR/l$c.body" -w '%{http_code}' \
+			    -H "Authorization: Bearer $TOKEN" -H "$J" \
+			    --data-binary "{\"name\":\"load $c\",\"mode\":\"workflow\"}" \
+			    "$BASE_AB$A")
+		else
+			s=$(curl -sS -o "$T_DIR/l$c.body" -w '%{http_code}' \
+			    -H "Authorization: Bearer $KW" -H "$J" \
+			    -d '{"inputs":{"query":"hello"},"user":"load","response_mode":"blocking"}' \
+			    "$BASE_AB/v1/workflows/run")
+		fi
+		case $s in
+		200|201) echo "$s $(jq -r '(.id // .workflow_run_id) + " " + (.data.status // "-")' "$T_DIR/l$c.body" 2>/dev/null || echo not-json)" ;;
+		*) echo "$s $(jq -r '.code // "no-code"' "$T_DIR/l$c.body" 2>/dev/null || echo not-json)" ;;
+		esac
+		sleep 0.05
+	done
+}
+rm -f "$T_DIR/load.stop"
+LP=""
+for c in 1 2 3; do load $c app >"$T_DIR/load$c.out" & LP="$LP $!"; done
+load 4 run >"$T_DIR/load4.out" & LP="$LP $!"
+sleep 1
+sh "$PGSH" down "$PGD"
+sleep 4
+sh "$PGSH" up "$PGD"
+ok $? "PostgreSQL stopped and started again under load"
+sleep 2
+touch "$T_DIR/load.stop"
+for p in $LP; do wait "$p"; done
+cat "$T_DIR"/load[123].out >"$T_DIR/load_apps.out"
+echo "# under load: $(grep -c '^201 ' "$T_DIR/load_apps.out") apps made, $(grep -c '^503 ' "$T_DIR/load_apps.out") answered 503; $(grep -c '^200 ' "$T_DIR/load4.out") runs, $(grep -c '^503 ' "$T_DIR/load4.out") answered 503"
+is "$(grep -v -E '^(201 [0-9a-f-]{36} -|503 storage_unavailable)$' "$T_DIR/load_apps.out" | head -3)" "" \
+    "every answer to a create: 201 with its id, or JSON 503 storage_unavailable"
+is "$(grep -v -E '^(200 [0-9a-f-]{36} [a-z]+|503 storage_unavailable|429 too_many_requests)$' "$T_DIR/load4.out" | head -3)" "" \
+    "every answer to a run: 200 with its id, JSON 503 or JSON 429"
+ok "$(grep -q '^503 ' "$T_DIR/load_apps.out" && grep -q '^201 ' "$T_DIR/load_apps.out" && echo 0 || echo 1)" \
+    "the creates saw the server go away (503s) and come back (201s)"
+lost=0
+for id in $(awk '$1 == 201 {print $2}' "$T_DIR/load_apps.out"); do
+	s=$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$BASE_A$A/$id")
+	[ "$s" = 200 ] || lost=$((lost + 1))
+done
+is "$lost" 0 "every app answered 201 is there afterwards (read on A)"
+lost=0
+while read -r s id st; do
+	[ "$s" = 200 ] || continue
+	[ "$(curl -sS -H "Authorization: Bearer $KW" "$BASE_B/v1/workflows/run/$id" | jq -r .status)" = "$st" ] ||
+	    lost=$((lost + 1))
+done <"$T_DIR/load4.out"
+is "$lost" 0 "every run answered 200 is stored as answered (read on B)"
 
 # ---- A killed mid-run: B fails its run once A's lease ran out ----
 slow A k1 "$T_DIR/k1.txt" 8; C3=$!
