@@ -288,15 +288,15 @@ int	engine_asset_open(struct engine *e, const char *app_id,
 	    char sum[65], uint64_t *size);
 
 /*
- * Sends bytes [0, size) of blob sum to out, a chunk (STORE_BLOB_CHUNK) at
- * a time, each read in a transaction of its own: memory stays one chunk
- * and no transaction waits on a slow client. out returns 0 to go on.
- * ENGINE_ENOTFOUND when the blob went away (its last holder let go)
- * before its end; 1 when out failed. sum "" or size 0 sends nothing.
+ * Sends bytes [off, off + len) of blob sum to out, a chunk
+ * (STORE_BLOB_CHUNK) at a time, each read in a transaction of its own:
+ * memory stays one chunk and no transaction waits on a slow client. out
+ * returns 0 to go on. ENGINE_ENOTFOUND when the blob went away (its last
+ * holder let go) or ends before; 1 when out failed. len 0 sends nothing.
  */
 typedef int (*engine_out_fn)(void *ctx, const void *buf, size_t n);
-int	engine_blob_send(struct engine *e, const char *sum, uint64_t size,
-	    engine_out_fn out, void *ctx);
+int	engine_blob_send(struct engine *e, const char *sum, uint64_t off,
+	    uint64_t len, engine_out_fn out, void *ctx);
 
 /* The view of node_id (a file or a folder) alone, without reading data. */
 int	engine_asset_get(struct engine *e, const char *app_id,
@@ -525,6 +525,14 @@ int	engine_upload_put(struct engine *e, const char *app_id,
  */
 int	engine_upload_get(struct engine *e, const char *app_id, const char *id,
 	    char **data, size_t *len, json_t **meta);
+
+/*
+ * What sending upload id of app_id needs without its bytes: *meta its
+ * record (new reference), its checksum (sum) and its size, for
+ * engine_blob_send. ENGINE_ENOTFOUND for another app's upload too.
+ */
+int	engine_upload_open(struct engine *e, const char *app_id,
+	    const char *id, json_t **meta, char sum[65], uint64_t *size);
 
 /* ====== Upgrade to the sandboxed runtime ====== */
 

@@ -129,15 +129,6 @@ h_confirm(struct req *r)
 	send_import(r, rc, err, imp);
 }
 
-static int
-query_bool(struct req *r, const char *k)
-{
-	const char *v = req_query(r, k);
-
-	return v != NULL && (strcasecmp(v, "true") == 0 ||
-	    strcmp(v, "1") == 0);
-}
-
 /*
  * GET /console/api/apps/{id}/export?include_secret=&workflow_id=: the
  * draft, or the published version workflow_id, as Dify's.
@@ -152,9 +143,9 @@ h_export(struct req *r)
 
 	if (vid != NULL && *vid != '\0')
 		rc = engine_export_version(r->eng, r->captures[0], vid,
-		    query_bool(r, "include_secret"), err, &yaml, &len);
+		    req_query_true(r, "include_secret"), err, &yaml, &len);
 	else
-		rc = engine_export(r->eng, r->captures[0], query_bool(r,
+		rc = engine_export(r->eng, r->captures[0], req_query_true(r,
 		    "include_secret"), err, &yaml, &len);
 	if (rc != 0) {
 		resp_engine_error(r, rc, err, "app");
@@ -172,7 +163,7 @@ h_bundle(struct req *r)
 	size_t	 len = 0;
 	int	 rc;
 
-	rc = engine_export_bundle(r->eng, r->captures[0], query_bool(r,
+	rc = engine_export_bundle(r->eng, r->captures[0], req_query_true(r,
 	    "include_secret"), err, &zip, &len, &name);
 	if (rc != 0) {
 		resp_engine_error(r, rc, err, "app");
@@ -203,7 +194,7 @@ h_export_bundle(struct req *r)
 	}
 	engine_bundle_filename(rec, name, sizeof(name));
 	json_decref(rec);
-	if ((url = bundle_export_link(r, r->captures[0], query_bool(r,
+	if ((url = bundle_export_link(r, r->captures[0], req_query_true(r,
 	    "include_secret"))) == NULL)
 		return;
 	resp_json(r, 200, json_pack("{s:s,s:s}", "download_url", url,

@@ -64,6 +64,15 @@ req_query(struct req *r, const char *name)
 }
 
 int
+req_query_true(struct req *r, const char *name)
+{
+	const char *v = req_query(r, name);
+
+	return v != NULL && (strcasecmp(v, "true") == 0 ||
+	    strcmp(v, "1") == 0);
+}
+
+int
 req_query_int(struct req *r, const char *name, int def, int lo, int hi,
     int *out)
 {
@@ -446,6 +455,66 @@ resp_bytes(struct req *r, int status, const char *ctype, const void *data,
 	r->io->write(r->io->ctx, data, len);
 }
 
+/* ====== Byte ranges ====== */
+
+/* A decimal of at most 19 digits at *p, moved past: 0, or -1. */
+static int
+range_num(const char **p, uint64_t *out)
+{
+	uint64_t	v = 0;
+	int		n = 0;
+
+	while (**p >= '0' && **p <= '9') {
+		if (++n > 19)
+			return -1;
+		v = v * 10 + (uint64_t)(**p - '0');
+		(*p)++;
+	}
+	*out = v;
+	return n > 0 ? 0 : -1;
+}
+
+int
+http_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len)
+{
+	const char	*p;
+	uint64_t	 a = 0, b = 0;
+	int		 has_a, has_b;
+
+	if (h == NULL || strncasecmp(h, "bytes", 5) != 0)
+		return 0;
+	p = h + 5;
+	p += strspn(p, " \t");
+	if (*p++ != '=')
+		return 0;
+	p += strspn(p, " \t");
+	has_a = *p >= '0' && *p <= '9';
+	if (has_a && range_num(&p, &a) != 0)
+		return 0;
+	if (*p++ != '-')
+		return 0;
+	has_b = *p >= '0' && *p <= '9';
+	if (has_b && range_num(&p, &b) != 0)
+		return 0;
+	p += strspn(p, " \t");
+	/* several ranges, or bytes after the one: the whole body */
+	if (*p != '\0' || (!has_a && !has_b) || (has_a && has_b && b < a))
+		return 0;
+	if (!has_a) {
+		/* the last b bytes */
+		if (b == 0 || size == 0)
+			return -1;
+		*len = b < size ? b : size;
+		*off = size - *len;
+		return 1;
+	}
+	if (a >= size)
+		return -1;
+	*off = a;
+	*len = (has_b && b < size - 1 ? b : size - 1) - a + 1;
+	return 1;
+}
+
 /* engine_blob_send's out: the answer's next bytes. */
 static int
 blob_out(void *ctx, const void *buf, size_t n)
@@ -456,14 +525,31 @@ blob_out(void *ctx, const void *buf, size_t n)
 }
 
 void
-resp_blob(struct req *r, const char *ctype, const char *sum, uint64_t len)
+resp_blob(struct req *r, const char *ctype, const char *sum, uint64_t size)
 {
-	int rc;
+	uint64_t	off = 0, len = size;
+	int		rc, status = 200;
 
 	if (r->status != 0)
 		return;
-	resp_head(r, 200, ctype, (size_t)len, 1);
-	if ((rc = engine_blob_send(r->eng, sum, len, blob_out, r)) < 0)
+	resp_header(r, "Accept-Ranges", "bytes");
+	rc = http_range(req_param(r, "HTTP_RANGE"), size, &off, &len);
+	if (rc < 0) {
+		resp_header(r, "Content-Range", arena_printf(r->a,
+		    "bytes */%llu", (unsigned long long)size));
+		resp_error(r, 416, "range_not_satisfiable", "the file has "
+		    "%llu bytes", (unsigned long long)size);
+		return;
+	}
+	if (rc == 1) {
+		status = 206;
+		resp_header(r, "Content-Range", arena_printf(r->a,
+		    "bytes %llu-%llu/%llu", (unsigned long long)off,
+		    (unsigned long long)(off + len - 1),
+		    (unsigned long long)size));
+	}
+	resp_head(r, status, ctype, (size_t)len, 1);
+	if ((rc = engine_blob_send(r->eng, sum, off, len, blob_out, r)) < 0)
 		log_warn("%s %s%s: the answer ended early: %s", r->method,
 		    r->prefix, r->path, engine_strerror(rc));
 }

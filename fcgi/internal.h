@@ -98,6 +98,9 @@ const char *req_param(struct req *r, const char *name);
  */
 const char *req_query(struct req *r, const char *name);
 
+/* 1 when query parameter name is "true" (any case) or "1". */
+int	req_query_true(struct req *r, const char *name);
+
 /*
  * Integer query parameter name into *out: def when absent or empty, else
  * a decimal from lo to hi. Returns 0, or -1 after answering 400.
@@ -153,15 +156,25 @@ void	resp_bytes(struct req *r, int status, const char *ctype,
 	    const void *data, size_t len);
 
 /*
- * Sends stored blob sum (len bytes; engine_asset_open gives both) as a
- * 200 with the given Content-Type, a chunk at a time (engine_blob_send):
- * a file of any size costs one chunk of memory. Should its bytes go away
- * midway (the file replaced, its old contents let go), the answer ends
- * short of its Content-Length, logged: a broken download, never other
- * bytes.
+ * The one byte range "Range: bytes=..." (RFC 9110 14.1.2) asks of a body
+ * of size bytes: 1 with [*off, *off + *len), 0 when the whole body is the
+ * answer (no header, another unit, several ranges, or a header that does
+ * not parse: a server may ignore it), -1 when no byte of it is in the body
+ * (416). Suffix ranges (bytes=-N) and open ones (bytes=N-) are understood.
+ */
+int	http_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len);
+
+/*
+ * Sends stored blob sum (size bytes; engine_asset_open gives both) with the
+ * given Content-Type, a chunk at a time (engine_blob_send): a file of any
+ * size costs one chunk of memory. A Range header of the request asking
+ * one range is answered 206 with that range (416 when none of it is
+ * there); else 200 and the whole. Should its bytes go away midway (the
+ * file replaced, its old contents let go), the answer ends short of its
+ * Content-Length, logged: a broken download, never other bytes.
  */
 void	resp_blob(struct req *r, const char *ctype, const char *sum,
-	    uint64_t len);
+	    uint64_t size);
 
 /*
  * Starts a streamed response: status 200, text/event-stream, no caching,

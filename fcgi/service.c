@@ -518,8 +518,68 @@ h_upload(struct req *r)
 	resp_json(r, 201, out);
 }
 
+/* 1 when a file of type mime shown on our origin could run script. */
+static int
+mime_active(const char *mime)
+{
+	static const char *const active[] = { "text/html",
+	    "application/xhtml+xml", "image/svg+xml", "text/xml",
+	    "application/xml", "text/javascript", "application/javascript" };
+	size_t	i, n;
+
+	for (i = 0; i < sizeof(active) / sizeof(active[0]); i++) {
+		n = strlen(active[i]);
+		if (strncasecmp(mime, active[i], n) == 0 &&
+		    (mime[n] == '\0' || mime[n] == ';' || mime[n] == ' '))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * GET /v1/files/{file}/preview[?as_attachment=true]: an upload of the
+ * key's app (another app's is 404), streamed from storage with its type,
+ * or as an attachment; one byte range when asked (Range: audio and video
+ * seek). Types that could run script on our origin (HTML, SVG, XML) are
+ * always attachments, and every answer is sandboxed by its CSP.
+ */
+static void
+h_file_preview(struct req *r)
+{
+	const char	*mime, *name;
+	char		 sum[65];
+	uint64_t	 size = 0;
+	json_t		*meta = NULL;
+	int		 rc, attach;
+
+	rc = engine_upload_open(r->eng, r->app_id, r->captures[0], &meta, sum,
+	    &size);
+	if (rc == ENGINE_ENOTFOUND) {
+		resp_error(r, 404, "file_not_found", "file not found");
+		return;
+	}
+	if (rc != 0) {
+		resp_engine_error(r, rc, "", "file");
+		return;
+	}
+	mime = json_string_value(json_object_get(meta, "mime_type"));
+	name = json_string_value(json_object_get(meta, "name"));
+	if (mime == NULL || *mime == '\0')
+		mime = "application/octet-stream";
+	attach = req_query_true(r, "as_attachment") || mime_active(mime);
+	if (attach) {
+		resp_attachment(r, name);
+		mime = "application/octet-stream";
+	}
+	resp_header(r, "Content-Security-Policy", "sandbox");
+	resp_header(r, "Cache-Control", "private, max-age=3600");
+	resp_blob(r, mime, sum, size);
+	json_decref(meta);
+}
+
 const struct route service_routes[] = {
 	{ "POST", "/v1/files/upload", h_upload, AUTH_APP },
+	{ "GET", "/v1/files/{}/preview", h_file_preview, AUTH_APP },
 	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP },
 	{ "POST", "/v1/chat-messages", h_chat, AUTH_APP },
 	{ "POST", "/v1/completion-messages", h_completion, AUTH_APP },

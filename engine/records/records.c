@@ -76,22 +76,24 @@ out:
 /* ====== Sending a blob ====== */
 
 int
-engine_blob_send(struct engine *e, const char *sum, uint64_t size,
-    engine_out_fn out, void *ctx)
+engine_blob_send(struct engine *e, const char *sum, uint64_t off,
+    uint64_t len, engine_out_fn out, void *ctx)
 {
 	struct store_txn	*t = NULL;
 	unsigned char		*buf;
-	uint64_t		 off = 0;
+	uint64_t		 end = off + len;
 	size_t			 got = 0, want;
 	int			 rc = 0;
 
-	if (size == 0)
+	if (len == 0)
 		return 0;
 	if ((buf = malloc(STORE_BLOB_CHUNK)) == NULL)
 		return ENGINE_ENOMEM;
-	while (rc == 0 && off < size) {
-		want = size - off < STORE_BLOB_CHUNK ? (size_t)(size - off) :
-		    STORE_BLOB_CHUNK;
+	while (rc == 0 && off < end) {
+		/* to the end of the chunk off is in: one chunk read each */
+		want = STORE_BLOB_CHUNK - (size_t)(off % STORE_BLOB_CHUNK);
+		if (want > end - off)
+			want = (size_t)(end - off);
 		if ((rc = store_read_begin(e->store, &t)) != 0)
 			break;
 		rc = store_blob_read(t, sum, off, buf, want, &got);

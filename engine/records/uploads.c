@@ -111,3 +111,36 @@ out:
 	json_decref(rec);
 	return engine_from_store(rc);
 }
+
+int
+engine_upload_open(struct engine *e, const char *app_id, const char *id,
+    json_t **meta, char sum[65], uint64_t *size)
+{
+	struct store_txn	*t = NULL;
+	json_t			*rec = NULL;
+	const char		*s;
+	int			 rc;
+
+	*meta = NULL;
+	if (engine_uuid_check(id) != 0)
+		return ENGINE_ENOTFOUND;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	if ((rc = store_get_json(t, STORE_DB_UPLOADS, id, &rec)) == 0) {
+		s = json_string_value(json_object_get(rec, "checksum"));
+		if (!record_field_is(rec, "app_id", app_id) || s == NULL ||
+		    strlen(s) != 64)
+			rc = STORE_ENOTFOUND;
+		else {
+			memcpy(sum, s, 65);
+			rc = store_blob_size(t, sum, size);
+		}
+	}
+	store_read_end(t);
+	if (rc != 0) {
+		json_decref(rec);
+		return engine_from_store(rc);
+	}
+	*meta = rec;
+	return 0;
+}

@@ -2,8 +2,8 @@
  * t_fcgi_http.c — reading a request and writing answers: the body (read
  * in one buffer of its declared length, grown when the length is not
  * given, 413 over the limit, 400 when it ends short), JSON bodies (type,
- * syntax, depth), the query string, the base URL, the response head, and
- * each engine error mapped to its HTTP answer.
+ * syntax, depth), the query string, the base URL, the response head,
+ * each engine error mapped to its HTTP answer, and Range headers.
  */
 #include <malloc.h>
 
@@ -284,6 +284,60 @@ test_engine_errors(void)
 	CHECK(ENGINE_ESTOPPED != ENGINE_ECONFLICT);
 }
 
+/* ====== Range ====== */
+
+/* http_range's answer as "rc off len" for header h and a size. */
+static const char *
+range(const char *h, uint64_t size)
+{
+	static char	buf[80];
+	uint64_t	off = 7777, len = 7777;
+	int		rc;
+
+	rc = http_range(h, size, &off, &len);
+	if (rc == 1)
+		snprintf(buf, sizeof(buf), "1 %llu %llu",
+		    (unsigned long long)off, (unsigned long long)len);
+	else
+		snprintf(buf, sizeof(buf), "%d", rc);
+	return buf;
+}
+
+static void
+test_range(void)
+{
+	/* one range, as RFC 9110 14.1.2 writes them */
+	CHECK_STR(range("bytes=0-499", 10000), "1 0 500");
+	CHECK_STR(range("bytes=500-999", 10000), "1 500 500");
+	CHECK_STR(range("bytes=9500-", 10000), "1 9500 500");
+	CHECK_STR(range("bytes=-500", 10000), "1 9500 500");
+	CHECK_STR(range("bytes=0-0", 10000), "1 0 1");
+	CHECK_STR(range("bytes=-1", 10000), "1 9999 1");
+	CHECK_STR(range("BYTES = 1-2 ", 10), "1 1 2");
+	/* past the end: cut to it; a suffix longer than the body: all */
+	CHECK_STR(range("bytes=9000-20000", 10000), "1 9000 1000");
+	CHECK_STR(range("bytes=-20000", 10000), "1 0 10000");
+	CHECK_STR(range("bytes=0-9999999999999999999", 10), "1 0 10");
+	/* nothing of it in the body: 416 */
+	CHECK_STR(range("bytes=10000-", 10000), "-1");
+	CHECK_STR(range("bytes=10000-10001", 10000), "-1");
+	CHECK_STR(range("bytes=-0", 10000), "-1");
+	CHECK_STR(range("bytes=0-", 0), "-1");
+	CHECK_STR(range("bytes=-5", 0), "-1");
+	/* what a server may ignore: the whole body */
+	CHECK_STR(range(NULL, 10), "0");
+	CHECK_STR(range("", 10), "0");
+	CHECK_STR(range("items=0-1", 10), "0");
+	CHECK_STR(range("bytes=0-1,3-4", 10), "0");
+	CHECK_STR(range("bytes=5-1", 10), "0");
+	CHECK_STR(range("bytes=-", 10), "0");
+	CHECK_STR(range("bytes=a-1", 10), "0");
+	CHECK_STR(range("bytes 0-1", 10), "0");
+	CHECK_STR(range("bytes=0-1x", 10), "0");
+	CHECK_STR(range("bytes=+1-2", 10), "0");
+	CHECK_STR(range("bytes=99999999999999999999-", 10), "0");
+}
+
 int
 main(void)
 {
@@ -295,5 +349,6 @@ main(void)
 	test_base_url();
 	test_head();
 	test_engine_errors();
+	test_range();
 	return tap_done();
 }
