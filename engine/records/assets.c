@@ -1211,6 +1211,21 @@ engine_asset_batch(struct engine *e, const char *app_id,
 
 /* ====== Reading ====== */
 
+/* File node_id of app_id's tree (loaded into tr) into *n, in t. */
+static int
+file_find(struct store_txn *t, const char *app_id, const char *node_id,
+    char *err, struct tree *tr, json_t **n)
+{
+	int rc;
+
+	if ((rc = tree_load(t, app_id, err, tr)) != 0)
+		return rc;
+	if ((*n = json_object_get(tr->nodes, node_id)) == NULL ||
+	    node_is_folder(*n))
+		return ENGINE_ENOTFOUND;
+	return 0;
+}
+
 /* The bytes of a file whose checksum is sum (none: empty), NUL-ended. */
 static int
 asset_bytes(struct store_txn *t, const char *sum, char **data, size_t *len)
@@ -1234,13 +1249,8 @@ engine_asset_read(struct engine *e, const char *app_id, const char *node_id,
 
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
-	if ((rc = tree_load(t, app_id, err, &tr)) != 0)
+	if ((rc = file_find(t, app_id, node_id, err, &tr, &n)) != 0)
 		goto out;
-	if ((n = json_object_get(tr.nodes, node_id)) == NULL ||
-	    node_is_folder(n)) {
-		rc = ENGINE_ENOTFOUND;
-		goto out;
-	}
 	if ((rc = asset_bytes(t, node_str(n, "checksum"), &buf, &blen)) != 0)
 		goto out;
 	if (node != NULL && (*node = node_view(&tr, n)) == NULL) {
@@ -1272,13 +1282,8 @@ engine_asset_open(struct engine *e, const char *app_id, const char *node_id,
 	*size = 0;
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
-	if ((rc = tree_load(t, app_id, err, &tr)) != 0)
+	if ((rc = file_find(t, app_id, node_id, err, &tr, &n)) != 0)
 		goto out;
-	if ((n = json_object_get(tr.nodes, node_id)) == NULL ||
-	    node_is_folder(n)) {
-		rc = ENGINE_ENOTFOUND;
-		goto out;
-	}
 	if ((s = node_str(n, "checksum")) != NULL && *s != '\0') {
 		if (strlen(s) != 64) {
 			rc = STORE_EINVAL;
