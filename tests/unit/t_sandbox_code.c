@@ -461,10 +461,14 @@ test_misc(void)
 		CHECK_STR(files[0].path, "kept.txt");
 	sandbox_files_free(files, n);
 
-	/* what a code node costs: a sandbox per call vs a kept one */
+	/* what a code node costs: a sandbox per call vs a kept one (the
+	 * figures are printed; every call must still answer right) */
+	ok = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < 10; i++) {
-		sandbox_run_code_in(sb, &req, err, &r);
+		if (sandbox_run_code_in(sb, &req, err, &r) == 0 &&
+		    json_integer_value(json_object_get(r.outputs, "y")) == 4)
+			ok++;
 		sandbox_code_result_release(&r);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -474,7 +478,9 @@ test_misc(void)
 	sandbox_free(sb);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < 10; i++) {
-		sandbox_run_code(&cfg, &req, err, &r);
+		if (sandbox_run_code(&cfg, &req, err, &r) == 0 &&
+		    json_integer_value(json_object_get(r.outputs, "y")) == 4)
+			ok++;
 		sandbox_code_result_release(&r);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -482,7 +488,7 @@ test_misc(void)
 	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / 10;
 	printf("# python3 with a sandbox per call (create, upload, run, "
 	    "destroy): %.1f ms per call\n", ms);
-	CHECK(ms < 2000);
+	CHECK_INT(ok, 20);
 	json_decref(in);
 }
 
