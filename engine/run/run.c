@@ -993,7 +993,6 @@ struct stop_req {
 	const char	*app_id;	/* NULL: any app (the CLI, tests) */
 	const char	*user;		/* NULL: any end user */
 	const char	*task_id;
-	int		 seen;		/* its record was there */
 };
 
 static int
@@ -1003,10 +1002,8 @@ stop_fn(struct store_txn *t, void *arg)
 	json_t		*rec = NULL;
 	int		 rc;
 
-	s->seen = 0;
 	if ((rc = store_get_json(t, STORE_DB_RUNS, s->task_id, &rec)) != 0)
 		return rc;
-	s->seen = 1;
 	if (!record_owned(rec, s->app_id, "created_by_end_user", s->user)) {
 		rc = STORE_ENOTFOUND;
 		goto out;
@@ -1028,16 +1025,34 @@ out:
  * (and STOP_FIND_SLACK_MS more for the publisher's write) the stop looks
  * again every STOP_FIND_EVERY_MS; after that it is 404 as any unknown id.
  * Costs an unknown id that long (the caller holds the app's key); a record
- * of another app or end user is 404 at once.
+ * of another app or end user is 404 at once. The looks are reads: a write
+ * that reads a key nobody stored takes a lock (postgres: a predicate lock
+ * on the newest runs) that would make the runs being stored retry.
  */
 #define STOP_FIND_EVERY_MS	50
 #define STOP_FIND_SLACK_MS	150
+
+/* 0 when run task_id has a record, whoever's, or STORE_ENOTFOUND. */
+static int
+stop_seen(struct engine *e, const char *task_id)
+{
+	struct store_txn	*t = NULL;
+	const void		*v;
+	size_t			 vlen;
+	int			 rc;
+
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return rc;
+	rc = store_get(t, STORE_DB_RUNS, task_id, strlen(task_id), &v, &vlen);
+	store_read_end(t);
+	return rc;
+}
 
 int
 engine_run_stop(struct engine *e, const char *app_id, const char *user,
     const char *task_id)
 {
-	struct stop_req	s = { app_id, user, task_id, 0 };
+	struct stop_req	s = { app_id, user, task_id };
 	int64_t		until;
 	int		rc;
 
@@ -1048,9 +1063,11 @@ engine_run_stop(struct engine *e, const char *app_id, const char *user,
 	for (;;) {
 		if (live_stop(e, app_id, user, task_id) == 0)
 			return 0;	/* a run of this process */
-		rc = store_write(e->store, stop_fn, &s);
-		if (rc != STORE_ENOTFOUND || s.seen ||
-		    e->conf->run_publish_after == 0 || live_now_ms() >= until)
+		if ((rc = stop_seen(e, task_id)) == 0)
+			return engine_from_store(store_write(e->store,
+			    stop_fn, &s));
+		if (rc != STORE_ENOTFOUND || e->conf->run_publish_after == 0 ||
+		    live_now_ms() >= until)
 			return engine_from_store(rc);
 		usleep(STOP_FIND_EVERY_MS * 1000);
 	}
