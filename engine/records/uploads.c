@@ -98,10 +98,10 @@ engine_upload_get(struct engine *e, const char *app_id, const char *id,
 		rc = STORE_ENOTFOUND;
 		goto out;
 	}
-	if (data != NULL) {
-		if ((rc = store_blob_load(t, sum, data, len)) != 0)
-			goto out;
-	}
+	/* data and len come together (both NULL: only the record) */
+	if (data != NULL && len != NULL &&
+	    (rc = store_blob_load(t, sum, data, len)) != 0)
+		goto out;
 	if (meta != NULL) {
 		*meta = rec;
 		rec = NULL;
