@@ -24,10 +24,9 @@
  * delete) reads every answer before it; COMMIT reads the rest. A put
  * that failed unseen fails the transaction at the latest at its commit,
  * so nothing of it commits, as if fn had seen the failure. A write of
- * puts alone (a run's final write) is one round trip. A read's ROLLBACK,
- * and a failed write's, is sent without waiting for its answer, which
- * the connection's next user reads. Every round trip costs both sides a
- * wake-up and system calls, which is most of what a run costs here.
+ * puts alone (a run's final write) is one round trip. Every round trip
+ * costs both sides a wake-up and system calls, which is most of what a
+ * run costs here.
  *
  * Connections: a pool of at most pool_size per process, made on demand.
  * A transaction takes one for its whole life and waits up to wait_ms for
@@ -109,7 +108,6 @@ static const char *const stmt_sql[PG__STMTS][2] = {
 struct pg_conn {
 	PGconn		*pc;
 	uint32_t	 prepared[STORE_DB__COUNT];
-	int		 rolling;	/* a ROLLBACK sent, answer unread */
 	int		 bad;		/* out of step with the server */
 	struct pg_conn	*next;		/* in the idle list */
 };
@@ -350,18 +348,14 @@ pool_take(struct pg *s, int64_t deadline, struct pg_conn **out)
 	return STORE_EUNAVAIL;
 }
 
-/*
- * Gives c back, or drops it when it broke or is still in a transaction
- * (but for one whose ROLLBACK is on its way: its next user reads the
- * answer, see conn_ready).
- */
+/* Gives c back, or drops it when it broke or is still in a transaction. */
 static void
 pool_give(struct pg *s, struct pg_conn *c)
 {
 	if (c == NULL)
 		return;
 	if (PQstatus(c->pc) != CONNECTION_OK || c->bad ||
-	    (!c->rolling && PQtransactionStatus(c->pc) != PQTRANS_IDLE)) {
+	    PQtransactionStatus(c->pc) != PQTRANS_IDLE) {
 		conn_free(c);
 		c = NULL;
 	}
@@ -375,48 +369,30 @@ pool_give(struct pg *s, struct pg_conn *c)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/*
- * Ends c's transaction without waiting for the server's answer: the
- * server rolls back at once, and whoever takes c next reads the answer
- * (conn_ready) while this thread goes on. A read has nothing to wait for
- * at its end, nor a write that will not commit.
- */
+/* Ends c's transaction, if it is still in one (a failed write's). */
 static void
 conn_rollback(struct pg_conn *c)
 {
-	if (PQstatus(c->pc) != CONNECTION_OK || c->bad)
+	if (PQstatus(c->pc) != CONNECTION_OK || c->bad ||
+	    PQtransactionStatus(c->pc) == PQTRANS_IDLE)
 		return;
-	if (PQtransactionStatus(c->pc) == PQTRANS_IDLE)
-		return;
-	if (PQsendQuery(c->pc, "ROLLBACK") == 1)
-		c->rolling = 1;
-	else
-		c->bad = 1;
+	(void)conn_exec(c, "ROLLBACK");
 }
 
 /*
- * Makes a connection taken from the pool ready for a transaction: reads
- * the answer of the ROLLBACK it was given back with, and checks that the
- * server has not said anything since: an idle session hears from the
- * server only when it is going away (shut down, restarted, the session
- * killed). 0, or -1 when c is to be dropped.
+ * Checks that the server has not said anything to a connection taken
+ * from the pool since its last transaction: an idle session hears from
+ * the server only when it is going away (shut down, restarted, the
+ * session killed), and a write, which sends all it has before it reads,
+ * would find that out only at its commit. 0, or -1 when c is to be
+ * dropped.
  */
 static int
 conn_ready(struct pg_conn *c)
 {
-	PGresult	*r;
-	struct pollfd	 pfd;
-	int		 ok = 1;
+	struct pollfd	pfd;
 
-	if (c->rolling) {
-		c->rolling = 0;
-		while ((r = PQgetResult(c->pc)) != NULL) {
-			if (PQresultStatus(r) != PGRES_COMMAND_OK)
-				ok = 0;
-			PQclear(r);
-		}
-	}
-	if (!ok || c->bad || PQstatus(c->pc) != CONNECTION_OK ||
+	if (c->bad || PQstatus(c->pc) != CONNECTION_OK ||
 	    PQtransactionStatus(c->pc) != PQTRANS_IDLE)
 		return -1;
 	pfd.fd = PQsocket(c->pc);
@@ -740,7 +716,8 @@ pg_read_end(struct store_txn *tt)
 {
 	struct pg_txn *t = (struct pg_txn *)tt;
 
-	conn_rollback(t->conn);
+	if (PQstatus(t->conn->pc) == CONNECTION_OK)
+		(void)conn_exec(t->conn, "ROLLBACK");
 	txn_release(t);
 	free(t);
 }
@@ -758,8 +735,7 @@ retry_pause(int n)
 
 /*
  * Ends the pipeline of a write that will not commit: reads what is left
- * (the server skipped it after a failure), then rolls back without
- * waiting.
+ * (the server skipped it after a failure), then rolls back.
  */
 static void
 pipe_abandon(struct pg_txn *t)
