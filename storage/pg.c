@@ -18,12 +18,25 @@
  * queries of a transaction are kept until it ends, so the pointers that
  * store_get and cursors give stay valid as long as on LMDB.
  *
+ * Round trips: a write runs in libpq's pipeline mode. BEGIN and the puts
+ * (whose only answer is a failure) are sent without waiting; a statement
+ * whose answer fn needs (a get, a cursor, an insert-unless-there, a
+ * delete) reads every answer before it; COMMIT reads the rest. A put
+ * that failed unseen fails the transaction at the latest at its commit,
+ * so nothing of it commits, as if fn had seen the failure. A write of
+ * puts alone (a run's final write) is one round trip. Every round trip
+ * costs both sides a wake-up and system calls, which is most of what a
+ * run costs here.
+ *
  * Connections: a pool of at most pool_size per process, made on demand.
  * A transaction takes one for its whole life and waits up to wait_ms for
  * one (the pool is busy, or the server is down and being reconnected
  * with backoff), then fails with STORE_EUNAVAIL (HTTP 503). A connection
- * found broken is dropped; a write that lost its connection before its
- * commit was sent runs again on a new one.
+ * found broken is dropped, and one whose server spoke while it was idle
+ * (it is shutting down or killed the session) is not used; a write that
+ * lost its connection before its commit was sent, or whose server said
+ * that it aborted the transaction before the commit, runs again on a new
+ * one.
  *
  * Values travel as parameters ($1, $2) of prepared statements, in binary;
  * no value is ever part of an SQL text. Table names come from the fixed
@@ -31,6 +44,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -51,6 +65,11 @@
 
 /* Runs of one write that the server refused to serialize, at most. */
 #define PG_MAX_RETRIES		200
+
+/* Statements a write sends before it reads their answers, at most: the
+ * server's answers then never fill the socket while the client still
+ * sends (a pipeline in blocking mode would hang on both). */
+#define PG_PIPE_MAX		64
 
 /* Rows a cursor asks for first, and at most as it keeps walking. */
 #define PG_BATCH_FIRST		16
@@ -89,7 +108,20 @@ static const char *const stmt_sql[PG__STMTS][2] = {
 struct pg_conn {
 	PGconn		*pc;
 	uint32_t	 prepared[STORE_DB__COUNT];
+	int		 bad;		/* out of step with the server */
 	struct pg_conn	*next;		/* in the idle list */
+};
+
+/* What a write sent and has not read the answer of yet, in order. */
+enum pg_pend_kind {
+	PEND_BEGIN,
+	PEND_PREPARE,
+	PEND_STMT,
+	PEND_COMMIT
+};
+
+struct pg_pend {
+	unsigned char	kind, db, k;
 };
 
 struct pg {
@@ -119,7 +151,11 @@ struct pg_txn {
 	uint64_t		 id;
 	int			 retry;		/* 40001/40P01: run again */
 	int			 lost;		/* the connection broke */
+	int			 unsure;	/* lost once COMMIT was sent */
 	int			 failed;	/* the server aborted it */
+	int			 pipe;		/* a write: pipeline mode */
+	struct pg_pend		 pend[PG_PIPE_MAX + 4];
+	int			 npend;
 };
 
 struct pg_cursor {
@@ -318,7 +354,7 @@ pool_give(struct pg *s, struct pg_conn *c)
 {
 	if (c == NULL)
 		return;
-	if (PQstatus(c->pc) != CONNECTION_OK ||
+	if (PQstatus(c->pc) != CONNECTION_OK || c->bad ||
 	    PQtransactionStatus(c->pc) != PQTRANS_IDLE) {
 		conn_free(c);
 		c = NULL;
@@ -331,6 +367,40 @@ pool_give(struct pg *s, struct pg_conn *c)
 		s->open--;
 	pthread_cond_signal(&s->freed);
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* Ends c's transaction, if it is still in one (a failed write's). */
+static void
+conn_rollback(struct pg_conn *c)
+{
+	if (PQstatus(c->pc) != CONNECTION_OK || c->bad ||
+	    PQtransactionStatus(c->pc) == PQTRANS_IDLE)
+		return;
+	(void)conn_exec(c, "ROLLBACK");
+}
+
+/*
+ * Checks that the server has not said anything to a connection taken
+ * from the pool since its last transaction: an idle session hears from
+ * the server only when it is going away (shut down, restarted, the
+ * session killed), and a write, which sends all it has before it reads,
+ * would find that out only at its commit. 0, or -1 when c is to be
+ * dropped.
+ */
+static int
+conn_ready(struct pg_conn *c)
+{
+	struct pollfd	pfd;
+
+	if (c->bad || PQstatus(c->pc) != CONNECTION_OK ||
+	    PQtransactionStatus(c->pc) != PQTRANS_IDLE)
+		return -1;
+	pfd.fd = PQsocket(c->pc);
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (pfd.fd < 0 || poll(&pfd, 1, 0) != 0)
+		return -1;
+	return 0;
 }
 
 /* ====== Statements ====== */
@@ -390,9 +460,111 @@ keep(struct pg_txn *t, PGresult *r)
 }
 
 /*
+ * A write runs in pipeline mode: its statements go out without waiting,
+ * and their answers are read when one is needed (a get, a cursor, whether
+ * a key was there) or when the write commits. A write of puts alone is
+ * thus one round trip, BEGIN and COMMIT included.
+ */
+static void
+pend_push(struct pg_txn *t, enum pg_pend_kind kind, enum store_db db,
+    enum pg_stmt k)
+{
+	struct pg_pend *p = &t->pend[t->npend++];
+
+	p->kind = kind;
+	p->db = db;
+	p->k = k;
+}
+
+/* An operation the pipeline could not send (out of memory, or the
+ * connection broke): as a failed statement. */
+static int
+pipe_sendfail(struct pg_txn *t, const char *what)
+{
+	t->conn->bad = 1;
+	return pg_fail(t, NULL, what);
+}
+
+/*
+ * Reads the answers of every statement sent, in order, after asking the
+ * server for them (a sync point when sync, which ends the pipeline's
+ * aborted state). The answer of the last statement goes to *last when it
+ * succeeded and last is not NULL. The first failure is noted in t and
+ * returned; after it the server skipped the rest.
+ */
+static int
+pipe_drain(struct pg_txn *t, int sync, PGresult **last)
+{
+	struct pg_conn	*c = t->conn;
+	struct pg_pend	*p;
+	PGresult	*r, *x;
+	ExecStatusType	 st;
+	int		 i, rc = 0, ok, gone = 0, commit;
+
+	commit = t->npend > 0 && t->pend[t->npend - 1].kind == PEND_COMMIT;
+	if (c->bad || PQstatus(c->pc) != CONNECTION_OK)
+		gone = 1;
+	else if (sync ? PQpipelineSync(c->pc) != 1 :
+	    PQsendFlushRequest(c->pc) != 1 || PQflush(c->pc) != 0)
+		gone = 1;
+	for (i = 0; i < t->npend && !gone; i++) {
+		p = &t->pend[i];
+		if ((r = PQgetResult(c->pc)) == NULL) {
+			gone = 1;
+			break;
+		}
+		while ((x = PQgetResult(c->pc)) != NULL)
+			PQclear(x);
+		st = PQresultStatus(r);
+		ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+		if (ok && p->kind == PEND_COMMIT)
+			ok = strcmp(PQcmdStatus(r), "COMMIT") == 0;
+		if (!ok && p->kind == PEND_PREPARE)
+			c->prepared[p->db] &= ~(1u << p->k);
+		if (!ok && !t->failed) {
+			rc = pg_fail(t, r, p->kind == PEND_COMMIT ? "commit" :
+			    "statement");
+			/* Lost at the COMMIT, or without the server's word
+			 * (a SQLSTATE) that it aborted the transaction before
+			 * it: the COMMIT may have run. */
+			if (t->lost && commit && (p->kind == PEND_COMMIT ||
+			    PQresultErrorField(r, PG_DIAG_SQLSTATE) == NULL))
+				t->unsure = 1;
+		}
+		if (ok && last != NULL && i == t->npend - 1)
+			*last = r;
+		else
+			PQclear(r);
+		if (PQstatus(c->pc) != CONNECTION_OK)
+			gone = 1;
+	}
+	if (gone && !t->failed) {
+		/* no answer at all: the server went away unheard */
+		rc = pg_fail(t, NULL, commit ? "commit" : "pipeline");
+		if (commit)
+			t->unsure = 1;
+	}
+	if (sync && !gone) {
+		r = PQgetResult(c->pc);
+		if (r == NULL || PQresultStatus(r) != PGRES_PIPELINE_SYNC)
+			c->bad = 1;
+		PQclear(r);
+	}
+	if (gone)
+		c->bad = 1;
+	t->npend = 0;
+	if (rc == 0 && t->failed)
+		rc = t->lost ? STORE_EUNAVAIL : t->retry ? STORE_EBUSY :
+		    STORE_EIO;
+	return rc;
+}
+
+/*
  * Runs statement k on table db with nparams parameters (bytes; a negative
  * length marks a text one) and gives its result in *out, which the caller
  * clears (or keeps). Prepares the statement on first use on a connection.
+ * In a write, out NULL means the answer may wait: the statement is only
+ * sent (its failure shows later, at the latest at the commit).
  */
 static int
 stmt_run(struct pg_txn *t, enum store_db db, enum pg_stmt k, int nparams,
@@ -408,9 +580,35 @@ stmt_run(struct pg_txn *t, enum store_db db, enum pg_stmt k, int nparams,
 		return t->lost ? STORE_EUNAVAIL : t->retry ? STORE_EBUSY :
 		    STORE_EIO;
 	snprintf(name, sizeof(name), "fc%d_%d", (int)k, (int)db);
-	if (!(c->prepared[db] & (1u << k))) {
+	for (i = 0; i < nparams; i++) {
+		fmts[i] = lens[i] >= 0;
+		plens[i] = lens[i] >= 0 ? lens[i] : 0;
+	}
+	if (!(c->prepared[db] & (1u << k)))
 		snprintf(sql, sizeof(sql), "%sflowcgi_%s%s", stmt_sql[k][0],
 		    store_db_names[db], stmt_sql[k][1]);
+	if (t->pipe) {
+		if (!(c->prepared[db] & (1u << k))) {
+			if (PQsendPrepare(c->pc, name, sql, nparams, NULL)
+			    != 1)
+				return pipe_sendfail(t, "prepare");
+			c->prepared[db] |= 1u << k;
+			pend_push(t, PEND_PREPARE, db, k);
+		}
+		if (PQsendQueryPrepared(c->pc, name, nparams, vals, plens,
+		    fmts, 1) != 1)
+			return pipe_sendfail(t, "statement");
+		pend_push(t, PEND_STMT, db, k);
+		if (out == NULL && t->npend < PG_PIPE_MAX)
+			return 0;
+		r = NULL;
+		if ((rc = pipe_drain(t, 0, out != NULL ? &r : NULL)) != 0)
+			return rc;
+		if (out != NULL)
+			*out = r;
+		return 0;
+	}
+	if (!(c->prepared[db] & (1u << k))) {
 		r = PQprepare(c->pc, name, sql, nparams, NULL);
 		if (PQresultStatus(r) != PGRES_COMMAND_OK) {
 			rc = pg_fail(t, r, "prepare");
@@ -419,10 +617,6 @@ stmt_run(struct pg_txn *t, enum store_db db, enum pg_stmt k, int nparams,
 		}
 		PQclear(r);
 		c->prepared[db] |= 1u << k;
-	}
-	for (i = 0; i < nparams; i++) {
-		fmts[i] = lens[i] >= 0;
-		plens[i] = lens[i] >= 0 ? lens[i] : 0;
 	}
 	r = PQexecPrepared(c->pc, name, nparams, vals, plens, fmts, 1);
 	st = PQresultStatus(r);
@@ -453,17 +647,33 @@ txn_release(struct pg_txn *t)
 
 /*
  * Takes a connection and runs begin on it, trying others while the pooled
- * ones turn out broken (the server restarted), until deadline.
+ * ones turn out broken (the server restarted), until deadline. A write
+ * (pipe) only sends its BEGIN, in pipeline mode, with what follows.
  */
 static int
-txn_start(struct pg_txn *t, const char *begin, int64_t deadline)
+txn_start(struct pg_txn *t, const char *begin, int pipe, int64_t deadline)
 {
 	int rc;
 
 	for (;;) {
 		if ((rc = pool_take(t->s, deadline, &t->conn)) != 0)
 			return rc;
-		if (conn_exec(t->conn, begin) == 0)
+		if (conn_ready(t->conn) != 0) {
+			t->conn->bad = 1;
+			pool_give(t->s, t->conn);	/* dropped */
+			t->conn = NULL;
+			continue;
+		}
+		if (pipe) {
+			if (PQenterPipelineMode(t->conn->pc) == 1 &&
+			    PQsendQueryParams(t->conn->pc, begin, 0, NULL,
+			    NULL, NULL, NULL, 0) == 1) {
+				t->pipe = 1;
+				pend_push(t, PEND_BEGIN, 0, 0);
+				return 0;
+			}
+			t->conn->bad = 1;
+		} else if (conn_exec(t->conn, begin) == 0)
 			return 0;
 		if (PQstatus(t->conn->pc) == CONNECTION_OK) {
 			pool_give(t->s, t->conn);	/* rolled back there */
@@ -493,7 +703,7 @@ pg_read_begin(struct store *st, struct store_txn **out)
 	/* The snapshot is taken by the first statement, not by BEGIN: take
 	 * it now, as LMDB does, in the same round trip. */
 	if ((rc = txn_start(t, "BEGIN ISOLATION LEVEL REPEATABLE READ "
-	    "READ ONLY; SELECT 1", now_ms() + s->wait_ms)) != 0) {
+	    "READ ONLY; SELECT 1", 0, now_ms() + s->wait_ms)) != 0) {
 		free(t);
 		return rc;
 	}
@@ -523,14 +733,50 @@ retry_pause(int n)
 	sleep_ms(1 + rand_r(&seed) % (1 << (n < 6 ? n : 6)));
 }
 
+/*
+ * Ends the pipeline of a write that will not commit: reads what is left
+ * (the server skipped it after a failure), then rolls back.
+ */
+static void
+pipe_abandon(struct pg_txn *t)
+{
+	(void)pipe_drain(t, 1, NULL);
+	if (!t->conn->bad && PQexitPipelineMode(t->conn->pc) != 1)
+		t->conn->bad = 1;
+	conn_rollback(t->conn);
+}
+
+/*
+ * The commit of a write: COMMIT goes after its statements and every
+ * answer is read at once. 0 once committed, else what failed (t says
+ * whether to run it again).
+ */
+static int
+pipe_commit(struct pg_txn *t)
+{
+	int rc;
+
+	if (PQsendQueryParams(t->conn->pc, "COMMIT", 0, NULL, NULL, NULL,
+	    NULL, 0) != 1) {
+		rc = pipe_sendfail(t, "commit");
+		pipe_abandon(t);
+		return rc;
+	}
+	pend_push(t, PEND_COMMIT, 0, 0);
+	rc = pipe_drain(t, 1, NULL);
+	if (!t->conn->bad && PQexitPipelineMode(t->conn->pc) != 1)
+		t->conn->bad = 1;
+	if (rc != 0)
+		conn_rollback(t->conn);
+	return rc;
+}
+
 static int
 pg_write(struct store *st, store_write_fn fn, void *arg)
 {
 	struct pg	*s = (struct pg *)st;
 	struct pg_txn	 t;
-	PGresult	*r;
 	int64_t		 deadline = now_ms() + s->wait_ms;
-	char		 m[256];
 	int		 rc, attempt;
 
 	if (pg_writing == s) {
@@ -552,7 +798,7 @@ pg_write(struct store *st, store_write_fn fn, void *arg)
 		t.s = s;
 		t.id = atomic_fetch_add(&s->n_txn, 1) + 1;
 		if ((rc = txn_start(&t, "BEGIN ISOLATION LEVEL SERIALIZABLE",
-		    deadline)) != 0)
+		    1, deadline)) != 0)
 			break;
 		pg_writing = s;
 		rc = fn(&t.base, arg);
@@ -560,6 +806,7 @@ pg_write(struct store *st, store_write_fn fn, void *arg)
 		if (t.retry || t.lost) {
 			/* Not committed: run it again, a lost connection
 			 * only while the wait lasts. */
+			pipe_abandon(&t);
 			txn_release(&t);
 			if (t.retry && attempt < PG_MAX_RETRIES)
 				continue;
@@ -577,30 +824,27 @@ pg_write(struct store *st, store_write_fn fn, void *arg)
 				    "a storage error");
 				rc = STORE_EIO;
 			}
-			(void)conn_exec(t.conn, "ROLLBACK");
+			pipe_abandon(&t);
 			txn_release(&t);
 			break;
 		}
-		r = PQexec(t.conn->pc, "COMMIT");
-		if (PQresultStatus(r) == PGRES_COMMAND_OK &&
-		    strcmp(PQcmdStatus(r), "COMMIT") == 0) {
-			PQclear(r);
-			txn_release(&t);
-			atomic_fetch_add(&s->n_commits, 1);
-			rc = 0;
-			break;
-		}
-		if (PQstatus(t.conn->pc) != CONNECTION_OK) {
-			/* The commit may or may not have happened. */
-			log_error("storage: postgres: connection lost at "
-			    "commit: %s", pq_message(PQerrorMessage(
-			    t.conn->pc), m, sizeof(m)));
-			rc = STORE_EUNAVAIL;
-		} else
-			rc = pg_fail(&t, r, "commit");
-		PQclear(r);
+		rc = pipe_commit(&t);
 		txn_release(&t);
+		if (rc == 0) {
+			atomic_fetch_add(&s->n_commits, 1);
+			break;
+		}
+		/* A statement sent but not read yet failed (the commit
+		 * carries them): not committed, as if fn had seen it. */
+		if (t.unsure) {
+			log_error("storage: postgres: connection lost at "
+			    "commit: it may or may not have happened");
+			rc = STORE_EUNAVAIL;
+			break;
+		}
 		if (t.retry && attempt < PG_MAX_RETRIES)
+			continue;
+		if (t.lost && now_ms() < deadline)
 			continue;
 		break;
 	}
@@ -674,6 +918,10 @@ pg_put(struct store_txn *tt, enum store_db db, const void *key, size_t klen,
 
 	if (vlen > INT32_MAX || klen > INT32_MAX)
 		return STORE_EFULL;
+	/* A plain put has nothing to say but a failure: in a write it goes
+	 * out with the next statement that needs an answer, or the COMMIT. */
+	if (t->pipe && !(flags & STORE_NOOVERWRITE))
+		return stmt_run(t, db, PG_PUT, 2, vals, lens, NULL);
 	rc = stmt_run(t, db, (flags & STORE_NOOVERWRITE) ? PG_INSERT : PG_PUT,
 	    2, vals, lens, &r);
 	if (rc != 0)

@@ -5,8 +5,10 @@
  * two stores (two hosts) on one database that read and write the same
  * record (one runs again and sees the other's write: If-Match across
  * hosts), cursors over many batches that see their transaction's own
- * writes, the layout version, settings that are wrong, and the server
- * going down and coming back.
+ * writes, puts whose failure shows only at the commit (a write sends them
+ * without waiting), the layout version, settings that are wrong, pooled
+ * connections the server killed, and the server going down and coming
+ * back.
  *
  * The database: FLOWCGI_TEST_PG_URL (which it empties), else a private
  * server that tests/e2e/postgres.sh starts and removes; without
@@ -278,6 +280,95 @@ test_pg_batches(void)
 	store_close(s);
 }
 
+/* ====== Puts sent without waiting ====== */
+
+struct pipe_arg {
+	int	get_rc;		/* what a get after the failed put said */
+	int	get;		/* do that get */
+};
+
+/* a, a value the table refuses, c: the refusal is not seen by the put */
+static int
+pipe_fn(struct store_txn *t, void *arg)
+{
+	struct pipe_arg	*pa = arg;
+	const void	*v;
+	size_t		 vlen;
+	char		 big[200];
+	int		 rc;
+
+	memset(big, 'x', sizeof(big));
+	if ((rc = store_put(t, STORE_DB_APPS, "pa", 2, "1", 1, 0)) != 0)
+		return rc;
+	if ((rc = store_put(t, STORE_DB_APPS, "pb", 2, big, sizeof(big),
+	    0)) != 0)
+		return rc;
+	if (pa->get) {
+		pa->get_rc = store_get(t, STORE_DB_APPS, "pa", 2, &v, &vlen);
+		return pa->get_rc != 0 ? pa->get_rc : -9;
+	}
+	return store_put(t, STORE_DB_APPS, "pc", 2, "3", 1, 0);
+}
+
+static void
+test_pg_pipeline(void)
+{
+	struct store		*s = NULL;
+	struct store_txn	*t = NULL;
+	struct pipe_arg		 pa;
+	struct store_stats	 st;
+	char			 buf[32];
+	int			 i;
+
+	CHECK_INT(open_store(new_dir("pipeline"), MIB, MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(pg_sql("ALTER TABLE flowcgi_apps ADD CONSTRAINT t_short "
+	    "CHECK (length(v) < 100)"), 0);
+	/* the refused put fails the write at its commit, whole */
+	memset(&pa, 0, sizeof(pa));
+	CHECK_INT(store_write(s, pipe_fn, &pa), STORE_EIO);
+	CHECK_INT(get1(s, STORE_DB_APPS, "pa", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	CHECK_INT(get1(s, STORE_DB_APPS, "pc", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	/* a get after it hears of the failure */
+	pa.get = 1;
+	CHECK_INT(store_write(s, pipe_fn, &pa), STORE_EIO);
+	CHECK_INT(pa.get_rc, STORE_EIO);
+	CHECK_INT(get1(s, STORE_DB_APPS, "pa", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	CHECK_INT(pg_sql("ALTER TABLE flowcgi_apps DROP CONSTRAINT t_short"),
+	    0);
+	/* the connections are fine after it */
+	pa.get = 0;
+	CHECK_INT(store_write(s, pipe_fn, &pa), 0);
+	CHECK_INT(get1(s, STORE_DB_APPS, "pc", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "3");
+	/* the server kills the pooled sessions while they are idle: the
+	 * next write and read take new ones, the write without running
+	 * again (a session killed while a write is on its way may cost
+	 * that write: its commit may have run) */
+	CHECK_INT(pg_number("SELECT count(pg_terminate_backend(pid)) FROM "
+	    "pg_stat_activity WHERE application_name = 'flowcgi'") > 0, 1);
+	for (i = 0; i < 500 && pg_number("SELECT count(*) FROM "
+	    "pg_stat_activity WHERE application_name = 'flowcgi'") > 0; i++)
+		usleep(10000);
+	store_stats(s, &st);
+	CHECK_INT(put1(s, STORE_DB_APPS, "pd", "4", 0), 0);
+	CHECK_INT(get1(s, STORE_DB_APPS, "pd", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "4");
+	{
+		struct store_stats	st2;
+
+		store_stats(s, &st2);
+		CHECK_INT((int)(st2.retries - st.retries), 0);
+	}
+	CHECK_INT(store_read_begin(s, &t), 0);
+	store_read_end(t);
+	store_close(s);
+}
+
 /* ====== Settings, layout, the server going away ====== */
 
 static void
@@ -424,6 +515,7 @@ main(void)
 	test_slots();
 	test_pg_hosts();
 	test_pg_batches();
+	test_pg_pipeline();
 	test_pg_open();
 	test_pg_restart();
 out:
