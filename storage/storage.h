@@ -146,8 +146,10 @@ void	store_read_end(struct store_txn *t);
  * transaction on its own connection of the pool, with fn on the caller's
  * thread, and fn runs again when the server answers that the transaction
  * cannot be serialized (another host or thread wrote what it read) or when
- * the connection was lost before the commit was sent. A commit whose
- * answer was lost is STORE_EUNAVAIL: it may or may not have happened.
+ * the connection was found lost before anything was sent on it. The
+ * statements of a write are pipelined (sent without waiting, COMMIT with
+ * them), so a connection lost once they went out may have committed:
+ * STORE_EUNAVAIL, it may or may not have happened.
  */
 typedef int (*store_write_fn)(struct store_txn *t, void *arg);
 int	store_write(struct store *s, store_write_fn fn, void *arg);
