@@ -11,8 +11,9 @@ libjemalloc-dev libpq-dev nginx-light"
 # Tests and benchmarks.
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
 # The postgres storage backend's tests (a private server started with
-# initdb and pg_ctl, tests/e2e/postgres.sh).
-PKGS="$PKGS postgresql"
+# initdb and pg_ctl, tests/e2e/postgres.sh; openssl makes its keys and its
+# certificate for the TLS case).
+PKGS="$PKGS postgresql openssl"
 # GET /metrics scraped by a real Prometheus (tests/e2e/t_metrics.sh).
 PKGS="$PKGS prometheus"
 # make analyze (gcc -fanalyzer comes with gcc).
