@@ -69,6 +69,8 @@ async function dockerCard(page) {
 		return { error: /\berror\b/.test(await m.getAttribute('class')),
 		    text: await m.textContent() };
 	};
+	/* the card's fields are drawn after the provider list arrives */
+	await field('docker_pids').waitFor({ timeout: 10000 }).catch(() => {});
 	ok(await card().count() === 1 && await field('docker_sock')
 	    .inputValue() === 'unix:///var/run/docker.sock' && await
 	    field('docker_image').inputValue() ===
