@@ -22,6 +22,7 @@
 
 #include "conf/conf.h"
 #include "storage/migrate.c"
+#include "tests/unit/pg_private.h"
 #include "tests/unit/tap.h"
 
 #define MIB (1LL << 20)
@@ -30,26 +31,7 @@
 #define RUNS 2500		/* more than two pieces of MIGRATE_KEYS */
 
 static char topdir[256];
-static char pg_dir[300];	/* postgres.sh's; "" when given a URL */
-static char pg_url_buf[256];
 static const char *pg_url;
-
-static int
-pg_ctl(const char *what)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "sh tests/e2e/postgres.sh %s '%s'", what,
-	    pg_dir);
-	return system(cmd);
-}
-
-static void
-notice_quiet(void *arg, const char *message)
-{
-	(void)arg;
-	(void)message;
-}
 
 /* Empties the test database. */
 static int
@@ -527,10 +509,7 @@ out:
 int
 main(void)
 {
-	char		 cmd[600], path[400];
-	const char	*env;
-	FILE		*f;
-	int		 rc;
+	char	cmd[600];
 
 	log_init(CONF_LOG_WARN, NULL);
 	snprintf(topdir, sizeof(topdir), "%s/t_storage_migrate.XXXXXX",
@@ -540,24 +519,9 @@ main(void)
 		return 1;
 	}
 	test_digest();
-	if ((env = getenv("FLOWCGI_TEST_PG_URL")) != NULL && *env != '\0')
-		pg_url = env;
-	else {
-		snprintf(pg_dir, sizeof(pg_dir), "%s/pg", topdir);
-		fflush(stdout);
-		rc = pg_ctl("start");
-		snprintf(path, sizeof(path), "%s/url", pg_dir);
-		if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
-			pg_dir[0] = '\0';	/* none here: a skip */
-		else if (rc != 0 || (f = fopen(path, "r")) == NULL ||
-		    fgets(pg_url_buf, sizeof(pg_url_buf), f) == NULL)
-			CHECK(!"the test's PostgreSQL started");
-		else {
-			fclose(f);
-			pg_url_buf[strcspn(pg_url_buf, "\n")] = '\0';
-			pg_url = pg_url_buf;
-		}
-	}
+	/* none here (77): test_roundtrip skips */
+	if (pg_private_start(topdir, &pg_url) < 0)
+		CHECK(!"the test's PostgreSQL started");
 	if (pg_url != NULL)
 		printf("# postgres at %s\n", pg_url);
 	test_roundtrip();

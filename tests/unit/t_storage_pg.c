@@ -19,16 +19,8 @@
 
 #include <libpq-fe.h>
 
-/* The private server's directory for postgres.sh; "" when given a URL. */
-static char pg_dir[300];
-static char pg_url_buf[256];
+#include "tests/unit/pg_private.h"
 
-static void
-notice_quiet(void *arg, const char *message)
-{
-	(void)arg;
-	(void)message;
-}
 
 /* Runs sql on the test database; 0 when it worked. */
 static int
@@ -79,15 +71,6 @@ pg_reset(void)
 		printf("# could not empty the database\n");
 }
 
-static int
-pg_ctl(const char *what)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "sh tests/e2e/postgres.sh %s '%s'", what,
-	    pg_dir);
-	return system(cmd);
-}
 
 /* ====== Two hosts, one record ====== */
 
@@ -462,10 +445,8 @@ test_pg_restart(void)
 int
 main(void)
 {
-	char		 cmd[600], path[400];
-	const char	*env;
-	FILE		*f;
-	int		 rc;
+	char	cmd[600];
+	int	rc;
 
 	log_init(CONF_LOG_WARN, NULL);
 	snprintf(topdir, sizeof(topdir), "%s/t_storage_pg.XXXXXX",
@@ -474,25 +455,13 @@ main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	if ((env = getenv("FLOWCGI_TEST_PG_URL")) != NULL && *env != '\0')
-		pg_url = env;
-	else {
-		snprintf(pg_dir, sizeof(pg_dir), "%s/pg", topdir);
-		fflush(stdout);
-		rc = pg_ctl("start");
-		if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
-			SKIP("no PostgreSQL here (Debian: postgresql)");
-			goto out;
-		}
-		snprintf(path, sizeof(path), "%s/url", pg_dir);
-		if (rc != 0 || (f = fopen(path, "r")) == NULL ||
-		    fgets(pg_url_buf, sizeof(pg_url_buf), f) == NULL) {
-			CHECK(!"the test's PostgreSQL started");
-			goto out;
-		}
-		fclose(f);
-		pg_url_buf[strcspn(pg_url_buf, "\n")] = '\0';
-		pg_url = pg_url_buf;
+	if ((rc = pg_private_start(topdir, &pg_url)) == 77) {
+		SKIP("no PostgreSQL here (Debian: postgresql)");
+		goto out;
+	}
+	if (rc != 0) {
+		CHECK(!"the test's PostgreSQL started");
+		goto out;
 	}
 	printf("# postgres at %s\n", pg_url);
 	/* LMDB's own: its map, its group commit (t_storage_store) */
