@@ -159,6 +159,24 @@ manifest_chunk(const struct manifest *m, uint64_t i, char hex[STORE_HASH_HEX])
 	hex[64] = '\0';
 }
 
+/* Drops one reference to each of the n chunks named by hash lines. */
+static int
+unref_lines(struct store_txn *t, const char *lines, uint64_t n)
+{
+	char		hex[STORE_HASH_HEX];
+	uint64_t	i;
+	int		rc;
+
+	for (i = 0; i < n; i++) {
+		memcpy(hex, lines + i * HEX_LINE, 64);
+		hex[64] = '\0';
+		if ((rc = store_blob_unref(t, hex)) != 0 &&
+		    rc != STORE_ENOTFOUND)
+			return rc;
+	}
+	return 0;
+}
+
 /*
  * Deletes whatever holds blob hex's bytes: the whole value, or the manifest
  * and one reference to each chunk it names. 0 when something was deleted,
@@ -167,10 +185,10 @@ manifest_chunk(const struct manifest *m, uint64_t i, char hex[STORE_HASH_HEX])
 int
 store_blob_drop(struct store_txn *t, const char *hex)
 {
-	struct manifest	m;
-	char		key[MANIFEST_KEYLEN + 1], chunk[STORE_HASH_HEX];
-	uint64_t	i;
-	int		rc, found;
+	struct manifest	 m;
+	char		 key[MANIFEST_KEYLEN + 1], *lines;
+	size_t		 n;
+	int		 rc, found;
 
 	rc = store_del(t, STORE_DB_BLOBS, hex, 64);
 	if (rc != 0 && rc != STORE_ENOTFOUND)
@@ -186,17 +204,15 @@ store_blob_drop(struct store_txn *t, const char *hex)
 	}
 	if (rc != 0)
 		return rc;
-	/* m.v dies with the manifest's delete on some backends: first the
-	 * chunks */
-	for (i = 0; i < m.nchunks; i++) {
-		manifest_chunk(&m, i, chunk);
-		if ((rc = store_blob_unref(t, chunk)) != 0 &&
-		    rc != STORE_ENOTFOUND)
-			return rc;
-		/* unref may have moved the map: read the manifest again */
-		if ((rc = manifest_get(t, hex, &m)) != 0)
-			return rc;
-	}
+	/* the writes below may move m.v (LMDB's pages): the hashes, copied */
+	n = m.vlen - m.head;
+	if ((lines = malloc(n)) == NULL)
+		return STORE_ENOMEM;
+	memcpy(lines, m.v + m.head, n);
+	rc = unref_lines(t, lines, m.nchunks);
+	free(lines);
+	if (rc != 0)
+		return rc;
 	manifest_key(hex, key);
 	return store_del(t, STORE_DB_BLOBS, key, MANIFEST_KEYLEN);
 }
@@ -297,18 +313,11 @@ store_blob_write(struct store_blob_writer *w, const void *data, size_t len)
 static int
 writer_unref_chunks(struct store_blob_writer *w)
 {
-	char		hex[STORE_HASH_HEX];
-	uint64_t	i;
-	int		rc;
+	int rc;
 
-	for (i = 0; i < w->nchunks; i++) {
-		memcpy(hex, w->hashes + i * HEX_LINE, 64);
-		hex[64] = '\0';
-		if ((rc = store_blob_unref(w->t, hex)) != 0)
-			return rc;
-	}
-	w->nchunks = 0;
-	return 0;
+	if ((rc = unref_lines(w->t, w->hashes, w->nchunks)) == 0)
+		w->nchunks = 0;
+	return rc;
 }
 
 int

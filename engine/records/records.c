@@ -76,10 +76,24 @@ out:
 /* ====== Sending a blob ====== */
 
 int
+blob_read_alone(struct engine *e, const char *sum, uint64_t off, void *buf,
+    size_t n, size_t *got)
+{
+	struct store_txn	*t = NULL;
+	int			 rc;
+
+	*got = 0;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return rc;
+	rc = store_blob_read(t, sum, off, buf, n, got);
+	store_read_end(t);
+	return rc;
+}
+
+int
 engine_blob_send(struct engine *e, const char *sum, uint64_t off,
     uint64_t len, engine_out_fn out, void *ctx)
 {
-	struct store_txn	*t = NULL;
 	unsigned char		*buf;
 	uint64_t		 end = off + len;
 	size_t			 got = 0, want;
@@ -94,10 +108,7 @@ engine_blob_send(struct engine *e, const char *sum, uint64_t off,
 		want = STORE_BLOB_CHUNK - (size_t)(off % STORE_BLOB_CHUNK);
 		if (want > end - off)
 			want = (size_t)(end - off);
-		if ((rc = store_read_begin(e->store, &t)) != 0)
-			break;
-		rc = store_blob_read(t, sum, off, buf, want, &got);
-		store_read_end(t);
+		rc = blob_read_alone(e, sum, off, buf, want, &got);
 		if (rc == 0 && got != want)
 			rc = STORE_ENOTFOUND;	/* another blob's size now */
 		if (rc == 0 && out(ctx, buf, got) != 0) {

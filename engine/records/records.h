@@ -33,6 +33,14 @@ int	records_collect(struct store_txn *t, enum store_db db,
 int	record_owned(const json_t *rec, const char *app_id,
 	    const char *user_key, const char *user);
 
+/*
+ * store_blob_read of blob sum in a read transaction of its own (a stored
+ * blob never changes; one let go meanwhile is gone): what sends a stored
+ * file to a slow reader does between reads (records.c). STORE_E* codes.
+ */
+int	blob_read_alone(struct engine *e, const char *sum, uint64_t off,
+	    void *buf, size_t n, size_t *got);
+
 /* ====== Apps parsed once (app_cache.c) ====== */
 
 /*

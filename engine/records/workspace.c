@@ -333,23 +333,19 @@ struct tar_src {
 	unsigned char	*buf;		/* STORE_BLOB_CHUNK */
 };
 
-/* libarchive's read callback: the next chunk, in a transaction of its own
- * (a saved workspace is immutable; one that went away is an error). */
+/* libarchive's read callback: the next chunk (blob_read_alone; a
+ * workspace that went away is an error). */
 static la_ssize_t
 tar_src_read(struct archive *a, void *arg, const void **out)
 {
-	struct tar_src		*s = arg;
-	struct store_txn	*t = NULL;
-	size_t			 got = 0;
-	int			 rc;
+	struct tar_src	*s = arg;
+	size_t		 got = 0;
+	int		 rc;
 
 	if (s->off >= s->size)
 		return 0;
-	if ((rc = store_read_begin(s->e->store, &t)) == 0) {
-		rc = store_blob_read(t, s->hex, s->off, s->buf,
-		    STORE_BLOB_CHUNK, &got);
-		store_read_end(t);
-	}
+	rc = blob_read_alone(s->e, s->hex, s->off, s->buf, STORE_BLOB_CHUNK,
+	    &got);
 	if (rc != 0 || got == 0) {
 		archive_set_error(a, EIO, "the saved workspace: %s",
 		    rc ? store_strerror(rc) : "cut short");
