@@ -109,6 +109,11 @@ struct conf {
 	int	 mcp_timeout;		/* seconds to connect, per request */
 	int	 mcp_sse_read_timeout;	/* seconds an answer may take */
 	int	 mcp_max_sessions;	/* servers with a session, per run */
+	/* tool providers declared as data (engine/tools/manifest.c) */
+	char	 tools_providers_dir[1024]; /* an admin's manifests; "" none */
+	int	 tools_max_retries;	/* retries of a retryable answer */
+	int	 tools_timeout;		/* seconds for one tool request */
+	int64_t	 tools_max_file;	/* bytes of a file a tool fetches */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */
 	int	 sandbox_network;	/* egress through the proxy */

@@ -377,6 +377,12 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 		engine_close(e);
 		return rc;
 	}
+	if ((rc = tool_manifests_open(e, err)) != 0) {
+		if (rc == ENGINE_ENOMEM)
+			snprintf(err, ENGINE_ERRMAX, "out of memory");
+		engine_close(e);
+		return rc;
+	}
 	*out = e;
 	return 0;
 }
@@ -387,6 +393,7 @@ engine_close(struct engine *e)
 	if (e == NULL)
 		return;
 	trace_stop(e);
+	tool_manifests_close(e);
 	sandbox_code_pool_free(e->code_pool);
 	live_fini(e);
 	app_cache_fini(e);

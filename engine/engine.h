@@ -1058,6 +1058,50 @@ int	engine_tool_provider_list(struct engine *e, json_t **out);
 /* Removes provider name. ENGINE_ENOTFOUND if none. */
 int	engine_tool_provider_delete(struct engine *e, const char *name);
 
+/* ====== Built-in tool providers (Dify's Settings > Tools) ====== */
+
+/*
+ * The built-in providers: the native ones and those declared as data
+ * (engine/tools/providers/ and tools.providers_dir), in Dify's
+ * ToolProviderApiEntity shape {id, author, name, label, description,
+ * icon, type: "builtin", team_credentials (masked),
+ * is_team_authorization, allow_delete, tools (with_tools: Dify's
+ * ToolApiEntity each), labels, credentials_schema, unsupported?}.
+ * engine_tool_builtin_get: the one id names (a name, an alias or a
+ * plugin id), ENGINE_ENOTFOUND when none. New references.
+ */
+int	engine_tool_builtin_list(struct engine *e, int with_tools,
+	    json_t **out);
+int	engine_tool_builtin_get(struct engine *e, const char *id,
+	    json_t **out);
+
+/*
+ * A provider's credentials, Dify's credentials_for_provider: get answers
+ * {key: value} with each secret as ENGINE_SECRET_MASK ({} when none are
+ * set); put replaces them with in ({key: value}; a secret sent as
+ * ENGINE_SECRET_MASK keeps the stored one; `base_url` may be set for any
+ * provider and makes its requests trusted), refusing an unknown key, a
+ * required one missing or a value over 64 KiB (ENGINE_EINVAL, err says
+ * which); delete forgets them. ENGINE_ENOTFOUND: no such provider.
+ * engine_tool_credentials_set: 1 when some are stored.
+ */
+int	engine_tool_credentials_get(struct engine *e, const char *id,
+	    json_t **out);
+int	engine_tool_credentials_put(struct engine *e, const char *id,
+	    const json_t *in, char *err);
+int	engine_tool_credentials_delete(struct engine *e, const char *id);
+int	engine_tool_credentials_set(struct engine *e, const char *id);
+
+/*
+ * What the DSL dsl (the whole document as JSON) names that will not run
+ * here, Dify's leaked_dependencies: one entry per tool provider {type
+ * ("marketplace" etc. from the DSL's dependencies, else "tool"), value,
+ * current_identifier, provider, reason ("not_served", "unsupported",
+ * "needs_credentials"), message, tools [names], nodes [ids]}. Custom
+ * (api, mcp) and workflow tools are not listed. *out a new array.
+ */
+int	engine_tool_deps(struct engine *e, const json_t *dsl, json_t **out);
+
 /* ====== MCP servers (Dify's tool-provider/mcp) ====== */
 
 /*

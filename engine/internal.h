@@ -36,7 +36,19 @@ struct engine {
 	atomic_int		 key_checked;
 	/* warm code runners (engine/sandbox/codepool.c); NULL: none */
 	struct sandbox_code_pool *code_pool;
+	/* tool providers declared as data (engine/tools/manifest.c) */
+	struct tool_manifests	*tool_manifests;
 };
+
+/*
+ * At engine_open: the built-in tool manifests, then tools.providers_dir's
+ * (*.yml, *.yaml, in name order; one of a built-in's name replaces it),
+ * into e->tool_manifests (engine/tools/manifest.c). ENGINE_EINVAL (err
+ * says which file, line and key) stops the engine. tool_manifests_close
+ * frees them.
+ */
+int	tool_manifests_open(struct engine *e, char *err);
+void	tool_manifests_close(struct engine *e);
 
 /* The registry of runs in progress (live.c), set up and torn down with e. */
 int	live_init(struct engine *e);

@@ -65,7 +65,7 @@ tool_run(struct node_ctx *c)
 	json_t			*text = NULL;
 	const char		*k;
 	char			 err[ENGINE_ERRMAX] = "";
-	int			 rc = -1;
+	int			 rc = -1, irc;
 
 	memset(&call, 0, sizeof(call));
 	memset(&res, 0, sizeof(res));
@@ -83,7 +83,10 @@ tool_run(struct node_ctx *c)
 		node_fail(c, "provider_id and tool_name are required");
 		goto out;
 	}
-	if (tool_provider_find(call.provider, call.provider_type) == NULL) {
+	if (tool_provider_lookup(c->run->e, call.provider,
+	    call.provider_type) == NULL) {
+		/* it cannot appear by trying again */
+		c->no_retry = 1;
 		node_fail(c, "tool '%s/%s' is not available in flowcgi",
 		    call.provider, call.tool);
 		goto out;
@@ -127,8 +130,11 @@ tool_run(struct node_ctx *c)
 		goto out;
 	}
 	call.params = params;
-	if (tool_invoke(c->run->e, &call, err, &res) != 0) {
+	if ((irc = tool_invoke(c->run->e, &call, err, &res)) != 0) {
 		c->error_type = "ToolInvokeError";
+		/* a missing tool, parameter or credential stays missing */
+		if (irc == ENGINE_ENOTFOUND || res.final)
+			c->no_retry = 1;
 		node_fail(c, "%s", err[0] ? err : "the tool failed");
 		goto out;
 	}

@@ -279,7 +279,7 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 			stopped = 1;
 			break;
 		}
-		if (rc == 0 || tries >= max_retries)
+		if (rc == 0 || tries >= max_retries || c.no_retry)
 			break;
 		tries++;
 		if (listen) {

@@ -335,6 +335,8 @@ struct node_ctx {
 	char			 handle_buf[128];
 	char			 err[ENGINE_ERRMAX];
 	const char		*error_type;	/* e.g. "NodeRunError" */
+	int			 no_retry;	/* the failure is final: a
+						 * retry_config does not apply */
 };
 
 struct node_type {

@@ -57,12 +57,30 @@ tool_provider_find(const char *id, const char *provider_type)
 	return p;
 }
 
+const struct tool_provider *
+tool_provider_lookup(struct engine *e, const char *id,
+    const char *provider_type)
+{
+	const struct tool_provider *p = tool_provider_find(id, provider_type);
+
+	if (p != NULL || id == NULL || (provider_type != NULL &&
+	    (strcmp(provider_type, "workflow") == 0 ||
+	    strcmp(provider_type, "api") == 0 ||
+	    strcmp(provider_type, "mcp") == 0)))
+		return p;
+	return tool_manifest_find(e, id) != NULL ? &tool_provider_manifest :
+	    NULL;
+}
+
 int
 tool_invoke(struct engine *e, const struct tool_call *call, char *err,
     struct tool_result *out)
 {
 	const struct tool_provider	*p;
+	const struct tool_manifest	*m;
+	struct tool_call		 c = *call;
 	struct span			*s = NULL;
+	json_t				*creds = NULL;
 	char				 name[160];
 	int				 rc;
 
@@ -78,7 +96,7 @@ tool_invoke(struct engine *e, const struct tool_call *call, char *err,
 		span_attr_content_json(s, "gen_ai.tool.call.arguments",
 		    call->params);
 	}
-	p = tool_provider_find(call->provider, call->provider_type);
+	p = tool_provider_lookup(e, call->provider, call->provider_type);
 	if (p == NULL || call->tool == NULL) {
 		rc = ENGINE_ENOTFOUND;
 		engine_invalid(err, "tool '%s/%s' is not available in flowcgi",
@@ -86,11 +104,22 @@ tool_invoke(struct engine *e, const struct tool_call *call, char *err,
 		    call->tool ? call->tool : "");
 		goto out;
 	}
-	rc = p->invoke(e, call, err, out);
+	/* a built-in provider's credentials, from Settings > Tools */
+	if (c.credentials == NULL && p != &tool_provider_api &&
+	    p != &tool_provider_mcp) {
+		m = p == &tool_provider_manifest ? tool_manifest_find(e,
+		    call->provider) : NULL;
+		if ((rc = tool_credentials_open(e, m ? m->name : p->name, err,
+		    &creds)) != 0)
+			goto out;
+		c.credentials = creds;
+	}
+	rc = p->invoke(e, &c, err, out);
 out:
 	if (rc != 0)
 		span_error(s, err);
 	span_end(s);
+	json_decref(creds);
 	return rc;
 }
 
@@ -106,7 +135,7 @@ tool_describe(struct engine *e, const struct tool_call *call, char *err,
 	int				 rc = ENGINE_ENOTFOUND;
 
 	*out = NULL;
-	if ((p = tool_provider_find(call->provider,
+	if ((p = tool_provider_lookup(e, call->provider,
 	    call->provider_type)) == NULL) {
 		engine_invalid(err, "tool provider '%s' is not available in "
 		    "flowcgi", call->provider ? call->provider : "");

@@ -42,6 +42,7 @@ struct tool_call {
 	const json_t	*params;	/* object of resolved parameters */
 	const json_t	*node;		/* the tool node's data, or NULL */
 	struct mcp_pool	*mcp;		/* the run's MCP sessions, or NULL */
+	const json_t	*credentials;	/* the provider's credentials {key: value}, opened, or NULL */
 };
 
 /*
@@ -55,6 +56,8 @@ struct tool_result {
 	json_t		*json;		/* array of objects, or NULL */
 	json_t		*files;		/* array of file objects, or NULL */
 	json_t		*variables;	/* object, or NULL */
+	int		 final;		/* a failure that trying again cannot
+					 * mend (a missing credential) */
 };
 
 /* Appends a text message. Returns 0 or ENGINE_ENOMEM / ENGINE_ELIMIT. */
@@ -87,6 +90,7 @@ extern const struct tool_provider tool_provider_json_process;
 extern const struct tool_provider tool_provider_code;
 extern const struct tool_provider tool_provider_api;
 extern const struct tool_provider tool_provider_mcp;
+extern const struct tool_provider tool_provider_manifest;
 
 /* ====== Registry (tools.c) ====== */
 
@@ -99,7 +103,22 @@ extern const struct tool_provider tool_provider_mcp;
 const struct tool_provider *tool_provider_find(const char *id,
 	    const char *provider_type);
 
-/* Runs a tool: finds the provider and invokes it. */
+/*
+ * tool_provider_find, then the manifests of e: &tool_provider_manifest
+ * when one answers to id (and provider_type is not api, mcp or
+ * workflow). NULL when flowcgi has no such provider.
+ */
+const struct tool_provider *tool_provider_lookup(struct engine *e,
+	    const char *id, const char *provider_type);
+
+/*
+ * Runs a tool: finds the provider (tool_provider_lookup) and invokes it
+ * with the provider's stored credentials in call->credentials (when the
+ * caller gave none). ENGINE_ENOTFOUND: no such provider or tool;
+ * ENGINE_EINVAL: a parameter or credential is missing or wrong
+ * (out->final says so when no retry can mend it); ENGINE_EFETCH: the
+ * remote failed.
+ */
 int	tool_invoke(struct engine *e, const struct tool_call *call, char *err,
 	    struct tool_result *out);
 
@@ -234,6 +253,72 @@ int	tz_strftime(const char *fmt, int64_t t, int usec,
 
 /* Days since 1970-01-01 of a proleptic Gregorian date. */
 int64_t	tz_days_from_civil(int64_t y, int m, int d);
+
+/* ====== Providers declared as data (manifest.c, manifest_run.c) ====== */
+
+/*
+ * A parsed manifest (docs/tools.md): doc is the YAML as JSON, name its
+ * identity.name, file where it came from (for messages), text its source
+ * (for line numbers). Immutable once loaded; owned by the engine.
+ */
+struct tool_manifest {
+	const char	*name;
+	char		*file;
+	char		*text;
+	json_t		*doc;
+};
+
+/*
+ * Parses and checks one manifest (len bytes of YAML). Returns 0 with
+ * *out (tool_manifest_free), ENGINE_EINVAL with err naming the file, the
+ * line and the key, or ENGINE_ENOMEM.
+ */
+int	tool_manifest_parse(const char *file, const char *text, size_t len,
+	    char *err, struct tool_manifest **out);
+void	tool_manifest_free(struct tool_manifest *m);
+
+/* tool_manifests_open and _close: engine/internal.h. */
+
+/* The manifests of e, in load order; the one i, or NULL past the end. */
+size_t	tool_manifest_count(const struct engine *e);
+const struct tool_manifest *tool_manifest_at(const struct engine *e,
+	    size_t i);
+
+/*
+ * The manifest that answers to id: its name, an alias, or a plugin id
+ * whose second segment is one ("langgenius/tavily/tavily",
+ * "langgenius/tavily:0.0.5@..."). NULL when none; valid while e is open.
+ */
+const struct tool_manifest *tool_manifest_find(const struct engine *e,
+	    const char *id);
+
+/* Tool tool of m (borrowed), or NULL. */
+const json_t *tool_manifest_tool(const struct tool_manifest *m,
+	    const char *tool);
+
+/* The en_US text of a Dify label ({en_US, zh_Hans} or a string), or dflt. */
+const char *tool_manifest_label(const json_t *v, const char *dflt);
+
+/*
+ * The JSON schema ({type: object, properties, required}) of tool's
+ * parameters, only those of form llm when llm_only (what a model fills),
+ * files left out. New reference, NULL when out of memory.
+ */
+json_t	*tool_manifest_schema(const json_t *tool, int llm_only);
+
+/* The value at dotted path ("body.results.0.url") of v, borrowed. */
+const json_t *tool_path_get(const json_t *v, const char *path);
+
+/* ====== Credentials of built-in providers (credentials.c) ====== */
+
+/*
+ * The stored credentials of the provider id names (manifest or native),
+ * secrets opened: *out a new object, or NULL when none are stored or
+ * flowcgi has no such provider. Returns 0 or an ENGINE_E* code (err
+ * says why, never a secret).
+ */
+int	tool_credentials_open(struct engine *e, const char *id, char *err,
+	    json_t **out);
 
 /* ====== Stored providers (store.c, api.c) ====== */
 

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""fake_tools.py - the HTTP APIs of the tool providers that flowcgi's
+manifests call (engine/tools/providers/*.yml), each under a path prefix
+of its own, with the shapes their documentation gives. The tests point a
+provider's base_url at http://127.0.0.1:<port>/<prefix>.
+
+  GET /requests    the requests seen so far (JSON list of {method, path,
+                   query, headers, body}); DELETE /requests clears them
+
+Keys: a request whose key (header or query) holds "bad" is answered 401,
+as each API answers a wrong key. Queries: "ratelimit" is answered 429 with
+Retry-After: 0 every time; "flaky" is answered 503 once per distinct
+query, then served; "slow" waits 3 s; "empty" finds nothing.
+
+Started as: fake_tools.py --port 0; the first line of stdout is
+"PORT <n>".
+"""
+import base64
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+SEEN = []
+FLAKY = set()
+LOCK = threading.Lock()
+
+# a 1x1 PNG
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+def results(q, n=2):
+    return [{"title": "Result %d for %s" % (i + 1, q),
+             "url": "https://example.org/%d" % (i + 1),
+             "content": "Content %d about %s." % (i + 1, q),
+             "score": 0.9 - i / 10} for i in range(n)]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def reply(self, status, body, ctype="application/json", headers=None):
+        if not isinstance(body, (bytes, bytearray)):
+            body = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def handle_any(self):
+        u = urlparse(self.path)
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n > 0 else b""
+        q = {k: v[0] for k, v in parse_qs(u.query).items()}
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+        if u.path == "/requests":
+            with LOCK:
+                if self.command == "DELETE":
+                    SEEN.clear()
+                    return self.reply(200, [])
+                return self.reply(200, list(SEEN))
+        with LOCK:
+            SEEN.append({"method": self.command, "path": u.path,
+                         "query": q,
+                         "headers": {k.lower(): v for k, v in
+                                     self.headers.items()},
+                         "body": body})
+        auth = (self.headers.get("Authorization") or "") + \
+            (self.headers.get("X-Subscription-Token") or "") + \
+            q.get("api_key", "") + q.get("appid", "") + q.get("key", "")
+        if "bad" in auth:
+            return self.reply(401, {"detail": {"error":
+                                    "Unauthorized: invalid API key"}})
+        words = json.dumps(body) + json.dumps(q) + u.path
+        if "ratelimit" in words:
+            return self.reply(429, {"message": "too many requests"},
+                              headers={"Retry-After": "0"})
+        if "flaky" in words:
+            with LOCK:
+                first = words not in FLAKY
+                FLAKY.add(words)
+            if first:
+                return self.reply(503, {"error": "try again"})
+        if "slow" in words:
+            time.sleep(3)
+        route = ROUTES.get(u.path)
+        if route is None:
+            for prefix, fn in ROUTES.items():
+                if prefix.endswith("/") and u.path.startswith(prefix):
+                    route = fn
+                    break
+        if route is None:
+            return self.reply(404, {"message": "no route " + u.path})
+        return route(self, u, q, body or {})
+
+    do_GET = do_POST = do_PUT = do_DELETE = handle_any
+
+
+# ====== Providers ======
+
+def tavily_search(h, u, q, b):
+    query = b.get("query", "")
+    if "empty" in query:
+        return h.reply(200, {"query": query, "results": []})
+    out = {"query": query, "results": results(query,
+                                              min(int(b.get("max_results", 5)), 2)),
+           "response_time": 0.5}
+    if b.get("include_answer"):
+        out["answer"] = "The answer about " + query
+    if b.get("include_images"):
+        out["images"] = ["http://127.0.0.1:%d/img/a.png" % PORT]
+    return h.reply(200, out)
+
+
+def tavily_extract(h, u, q, b):
+    urls = b.get("urls", "")
+    urls = urls.split() if isinstance(urls, str) else urls
+    return h.reply(200, {"results": [{"url": x, "raw_content":
+                                      "Raw text of " + x} for x in urls],
+                         "failed_results": []})
+
+
+def image(h, u, q, b):
+    return h.reply(200, PNG, "image/png")
+
+
+ROUTES = {
+    "/tavily/search": tavily_search,
+    "/tavily/extract": tavily_extract,
+    "/img/": image,
+}
+
+PORT = 0
+
+
+def main():
+    global PORT
+    port = 0
+    if "--port" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--port") + 1])
+    srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    srv.daemon_threads = True
+    PORT = srv.server_address[1]
+    print("PORT %d" % PORT, flush=True)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
