@@ -1093,6 +1093,18 @@ int	engine_tool_credentials_delete(struct engine *e, const char *id);
 int	engine_tool_credentials_set(struct engine *e, const char *id);
 
 /*
+ * Runs the provider's test call (its manifest's `test`: a tool and its
+ * parameters) with the credentials in (over the stored ones; NULL: the
+ * stored ones). 0 when it answers, else tool_invoke's code with err
+ * saying what the provider answered (never a secret).
+ */
+int	engine_tool_credentials_test(struct engine *e, const char *id,
+	    const json_t *in, char *err);
+
+/* engine_tool_deps of app id's draft DSL. ENGINE_ENOTFOUND: no such app. */
+int	engine_app_tool_deps(struct engine *e, const char *id, json_t **out);
+
+/*
  * What the DSL dsl (the whole document as JSON) names that will not run
  * here, Dify's leaked_dependencies: one entry per tool provider {type
  * ("marketplace" etc. from the DSL's dependencies, else "tool"), value,

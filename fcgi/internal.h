@@ -312,6 +312,7 @@ extern const struct route console_workspace_routes[];
 extern const struct route console_admin_routes[];
 extern const struct route console_workflow_routes[];
 extern const struct route console_tool_routes[];
+extern const struct route console_builtin_tool_routes[];
 extern const struct route file_routes[];
 
 /* Handles one request completely: prefix, route, auth, handler. */

@@ -23,6 +23,8 @@ static const struct route *const route_tables[] = {
 	console_workspace_routes,
 	/* MCP servers: Dify's tool-provider/mcp family */
 	console_tool_routes,
+	/* built-in tool providers: Settings > Tools */
+	console_builtin_tool_routes,
 	service_routes,
 	/* service API: conversations, messages, feedback */
 	service_conv_routes,

@@ -3,11 +3,14 @@
  * is-tests (defined, odd, in, ...) of the engine's subset, with Jinja2
  * 3.x's parameters and results.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <curl/curl.h>
 
 #include "engine/jinja/jinja.h"
 
@@ -429,6 +432,40 @@ f_trim(struct rt *rt, const struct node *n, struct jv *v, struct jv **a)
 	    NULL, 1, 1, &b, &e);
 	r = jinja_jv_strn(s->u.s.p + b, e - b) ?: jinja_oom(rt);
 	jinja_jv_unref(s);
+	return r;
+}
+
+/* Jinja2's urlencode of a string: percent-encoded as urllib's quote()
+ * with "/" kept (libcurl escapes; "%2F" is put back). */
+static struct jv *
+f_urlencode(struct rt *rt, const struct node *n, struct jv *v,
+    struct jv **a)
+{
+	struct dbuf	 b = { 0 };
+	struct jv	*s, *r;
+	char		*e, *p;
+
+	if ((s = soft_str(rt, n->line, v)) == NULL)
+		return NULL;
+	if (s->u.s.n > INT_MAX || (e = curl_easy_escape(NULL, s->u.s.p,
+	    (int)s->u.s.n)) == NULL) {
+		jinja_jv_unref(s);
+		return jinja_oom(rt);
+	}
+	jinja_jv_unref(s);
+	for (p = e; *p != '\0'; p++)
+		if (strncmp(p, "%2F", 3) == 0) {
+			dbuf_addc(&b, '/');
+			p += 2;
+		} else
+			dbuf_addc(&b, *p);
+	curl_free(e);
+	if (b.err) {
+		dbuf_free(&b);
+		return jinja_oom(rt);
+	}
+	r = jinja_jv_strn(b.p ? b.p : "", b.len) ?: jinja_oom(rt);
+	dbuf_free(&b);
 	return r;
 }
 
@@ -1308,6 +1345,7 @@ static const struct jfunc filters[] = {
 	    f_truncate },
 	{ "unique", { "case_sensitive", "attribute", NULL }, f_unique },
 	{ "upper", { NULL }, f_upper },
+	{ "urlencode", { NULL }, f_urlencode },
 	{ "wordcount", { NULL }, f_wordcount },
 	{ NULL, { NULL }, NULL }
 };

@@ -308,6 +308,59 @@ field(json_t *fields, const char *k, const char *override, const json_t *app)
 }
 
 /*
+ * Sets leaked_dependencies of import answer res (engine_tool_deps of the
+ * DSL dsl) and adds a warning per node of each; an import with any is
+ * completed-with-warnings. Returns 0 or ENGINE_ENOMEM.
+ */
+static int
+import_leaked(struct engine *e, const json_t *dsl, json_t *res)
+{
+	json_t		*leaked = NULL, *warnings, *ent, *node;
+	const char	*st;
+	size_t		 i, j;
+	int		 rc;
+
+	if ((rc = engine_tool_deps(e, dsl, &leaked)) != 0)
+		return rc;
+	warnings = json_object_get(res, "warnings");
+	if (!json_is_array(warnings)) {
+		if ((warnings = json_array()) == NULL ||
+		    json_object_set_new(res, "warnings", warnings) != 0) {
+			json_decref(leaked);
+			return ENGINE_ENOMEM;
+		}
+	} else if ((warnings = json_copy(warnings)) == NULL ||
+	    json_object_set_new(res, "warnings", warnings) != 0) {
+		json_decref(leaked);
+		return ENGINE_ENOMEM;
+	}
+	json_array_foreach(leaked, i, ent) {
+		json_array_foreach(json_object_get(ent, "nodes"), j, node)
+			if (json_array_append_new(warnings, json_pack(
+			    "{s:O,s:s,s:O}", "node_id", node, "field",
+			    "provider_id", "message", json_object_get(ent,
+			    "message"))) != 0)
+				rc = ENGINE_ENOMEM;
+		if (json_array_size(json_object_get(ent, "nodes")) == 0 &&
+		    json_array_append_new(warnings, json_pack("{s:s,s:s,s:O}",
+		    "node_id", "", "field", "tools", "message",
+		    json_object_get(ent, "message"))) != 0)
+			rc = ENGINE_ENOMEM;
+	}
+	st = json_string_value(json_object_get(res, "status"));
+	if (rc == 0 && json_array_size(leaked) > 0 && st != NULL &&
+	    strcmp(st, "completed") == 0 && json_object_set_new(res, "status",
+	    json_string("completed-with-warnings")) != 0)
+		rc = ENGINE_ENOMEM;
+	if (rc == 0 && json_object_set_new(res, "leaked_dependencies",
+	    leaked) != 0)
+		return ENGINE_ENOMEM;
+	if (rc != 0)
+		json_decref(leaked);
+	return rc;
+}
+
+/*
  * Finishes an import of the parsed document doc (and bundle b, if any):
  * checks it, holds it pending, or creates / overwrites the app. Always
  * answers with an Import object in *out, unless it returns an error code.
@@ -469,6 +522,13 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 	    rep.problems) != 0) {
 		json_decref(*out);
 		*out = NULL;
+	}
+	/* and the tools it names that will not run here (Dify's
+	 * leaked_dependencies), each also a warning on its nodes */
+	if (*out != NULL && (rc = import_leaked(e, norm, *out)) != 0) {
+		json_decref(*out);
+		*out = NULL;
+		goto out;
 	}
 	rc = *out ? 0 : ENGINE_ENOMEM;
 out:

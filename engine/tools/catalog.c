@@ -423,3 +423,17 @@ engine_tool_deps(struct engine *e, const json_t *dsl, json_t **out)
 	*out = d.out;
 	return 0;
 }
+
+int
+engine_app_tool_deps(struct engine *e, const char *id, json_t **out)
+{
+	json_t	*rec = NULL;
+	int	 rc;
+
+	*out = NULL;
+	if ((rc = engine_app_get(e, id, &rec)) != 0)
+		return rc;
+	rc = engine_tool_deps(e, json_object_get(rec, "dsl"), out);
+	json_decref(rec);
+	return rc;
+}

@@ -340,3 +340,49 @@ engine_tool_credentials_delete(struct engine *e, const char *id)
 	p.rec = NULL;
 	return engine_from_store(store_write(e->store, tc_put_fn, &p));
 }
+
+/* ====== Test ====== */
+
+int
+engine_tool_credentials_test(struct engine *e, const char *id,
+    const json_t *in, char *err)
+{
+	const struct tool_manifest	*m;
+	const json_t			*test;
+	struct tool_result		 res;
+	struct tool_call		 call;
+	const char			*name, *k;
+	json_t				*creds = NULL, *v;
+	int				 rc;
+
+	memset(&res, 0, sizeof(res));
+	if ((rc = provider_of(e, id, &name, &m)) != 0)
+		return rc;
+	test = m ? json_object_get(m->doc, "test") : NULL;
+	if (test == NULL)
+		return engine_invalid(err, "tool provider '%s' has no test "
+		    "call", name);
+	if ((rc = tool_credentials_open(e, name, err, &creds)) != 0)
+		return rc;
+	if (creds == NULL && (creds = json_object()) == NULL)
+		return ENGINE_ENOMEM;
+	/* the values being tried, over the stored ones (a masked secret
+	 * stands for the stored one) */
+	json_object_foreach((json_t *)in, k, v)
+		if (!(json_is_string(v) && strcmp(json_string_value(v),
+		    ENGINE_SECRET_MASK) == 0) && json_object_set(creds, k, v) !=
+		    0) {
+			json_decref(creds);
+			return ENGINE_ENOMEM;
+		}
+	memset(&call, 0, sizeof(call));
+	call.provider = name;
+	call.provider_type = "builtin";
+	call.tool = json_string_value(json_object_get(test, "tool"));
+	call.params = json_object_get(test, "parameters");
+	call.credentials = creds;
+	rc = tool_invoke(e, &call, err, &res);
+	tool_result_release(&res);
+	json_decref(creds);
+	return rc;
+}

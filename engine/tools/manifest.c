@@ -266,6 +266,9 @@ check_tool(char *err, const struct tool_manifest *m, const json_t *t,
 	if (json_object_get(resp, "text") != NULL &&
 	    !json_is_string(json_object_get(resp, "text")))
 		return bad(err, m, *name, "text", "a template (text)");
+	if (json_object_get(resp, "error_if") != NULL &&
+	    !json_is_string(json_object_get(resp, "error_if")))
+		return bad(err, m, *name, "error_if", "a template (text)");
 	if (json_object_get(resp, "json") != NULL &&
 	    !json_is_string(json_object_get(resp, "json")))
 		return bad(err, m, *name, "json", "a path such as body or "
@@ -294,7 +297,7 @@ check_tool(char *err, const struct tool_manifest *m, const json_t *t,
 static int
 check_manifest(char *err, struct tool_manifest *m)
 {
-	const json_t	*id, *creds, *tools, *t, *c, *aliases, *a;
+	const json_t	*id, *creds, *tools, *t, *c, *aliases, *a, *test;
 	const char	*k, *name, *type, *base;
 	size_t		 i, j;
 	int		 rc;
@@ -341,6 +344,13 @@ check_manifest(char *err, struct tool_manifest *m)
 	if (!json_is_array(tools) || json_array_size(tools) == 0)
 		return bad(err, m, NULL, "tools", "a list of at least one "
 		    "tool (or `unsupported: <reason>`)");
+	test = json_object_get(m->doc, "test");
+	if (test != NULL && (tool_manifest_tool(m, json_string_value(
+	    json_object_get(test, "tool"))) == NULL ||
+	    (json_object_get(test, "parameters") != NULL &&
+	    !json_is_object(json_object_get(test, "parameters")))))
+		return bad(err, m, NULL, "test", "names one of the tools, with "
+		    "its parameters as a mapping");
 	json_array_foreach(tools, i, t) {
 		if ((rc = check_tool(err, m, t, &name)) != 0)
 			return rc;

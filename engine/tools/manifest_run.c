@@ -108,7 +108,19 @@ render_value(const json_t *v, const json_t *vars, char *err, int depth,
 		return 0;
 	if (depth > MF_MAX_DEPTH)
 		return engine_invalid(err, "the request is nested too deeply");
-	if (json_is_object(v)) {
+	if (json_is_object(v) && json_object_size(v) == 1 &&
+	    json_is_string(json_object_get(v, "$json"))) {
+		/* {$json: template}: the JSON text it renders to, as a value
+		 * (a list or mapping built by the template); nothing drops */
+		s = json_string_value(json_object_get(v, "$json"));
+		if ((rc = jinja_render(s, strlen(s), vars, NULL, err, &text,
+		    NULL)) != 0)
+			goto out;
+		if (text[strspn(text, " \n\t")] != '\0' && (r = json_loads(text,
+		    JSON_DECODE_ANY, NULL)) == NULL)
+			rc = engine_invalid(err, "the request's $json did not "
+			    "render to JSON: %.100s", text);
+	} else if (json_is_object(v)) {
 		if ((r = json_object()) == NULL)
 			return ENGINE_ENOMEM;
 		json_object_foreach((json_t *)v, k, x) {
@@ -738,6 +750,65 @@ out:
 	return rc;
 }
 
+/*
+ * An answer of 2xx that says it failed (a webhook's {"errcode": 93000}):
+ * response.error_if, a template that renders to the error's text, or to
+ * nothing when the answer is good. ENGINE_EFETCH with that text.
+ */
+static int
+answer_error(const struct tool_manifest *m, const json_t *tool,
+    const json_t *vars, char *err)
+{
+	const char	*tpl = json_string_value(json_object_get(json_object_get(
+			    tool, "response"), "error_if"));
+	char		*text = NULL, *p;
+	int		 rc;
+
+	if (tpl == NULL)
+		return 0;
+	if ((rc = jinja_render(tpl, strlen(tpl), vars, NULL, err, &text,
+	    NULL)) != 0)
+		return rc;
+	for (p = text; *p == ' ' || *p == '\n' || *p == '\t'; p++)
+		;
+	if (*p != '\0')
+		engine_invalid(err, "%s: %.200s", m->name, p);
+	rc = *p != '\0' ? ENGINE_EFETCH : 0;
+	free(text);
+	return rc;
+}
+
+/*
+ * 1 when url is on an endpoint the admin configured: it starts with the
+ * credentials' base_url, or with a credential the manifest marks
+ * `endpoint: true` (a self-hosted searxng's address). Such a request is
+ * trusted as a model provider's is (it may be on the local network);
+ * any other meets the SSRF guard.
+ */
+static int
+endpoint_trusted(const struct tool_manifest *m, const json_t *creds,
+    const char *url)
+{
+	const json_t	*schema = json_object_get(m->doc,
+			    "credentials_for_provider"), *c;
+	const char	*k, *v;
+	size_t		 n;
+
+	json_object_foreach((json_t *)creds, k, c) {
+		if (strcmp(k, "base_url") != 0 && !json_is_true(json_object_get(
+		    json_object_get(schema, k), "endpoint")))
+			continue;
+		if ((v = json_string_value(c)) == NULL || (n = strlen(v)) < 8)
+			continue;
+		while (n > 0 && v[n - 1] == '/')
+			n--;
+		if (strncmp(url, v, n) == 0 && (url[n] == '\0' ||
+		    url[n] == '/' || url[n] == '?'))
+			return 1;
+	}
+	return 0;
+}
+
 /* ====== The provider ====== */
 
 static int
@@ -804,7 +875,7 @@ mf_invoke(struct engine *e, const struct tool_call *call, char *err,
 	struct outbound_resp		 resp;
 	struct mreq			 q;
 	json_t				*params = NULL, *vars = NULL, *body;
-	const char			*base, *fmt;
+	const char			*base, *override, *fmt;
 	int				 rc, trusted;
 
 	memset(&q, 0, sizeof(q));
@@ -821,19 +892,24 @@ mf_invoke(struct engine *e, const struct tool_call *call, char *err,
 		out->final = 1;
 		goto out;
 	}
-	/* an admin's base_url is trusted as a model provider's is */
-	base = json_string_value(json_object_get(creds, "base_url"));
-	trusted = base != NULL && *base != '\0';
-	if (!trusted)
-		base = json_string_value(json_object_get(m->doc, "base_url"));
-	if ((vars = json_pack("{s:O,s:o,s:s}", "params", params,
+	/* base_url: the admin's (override), else the manifest's */
+	override = json_string_value(json_object_get(creds, "base_url"));
+	if (override == NULL)
+		override = "";
+	base = *override ? override : json_string_value(json_object_get(
+	    m->doc, "base_url"));
+	if ((vars = json_pack("{s:O,s:o,s:s,s:s}", "params", params,
 	    "credentials", creds ? json_incref((json_t *)creds) :
-	    json_object(), "base_url", base ? base : "")) == NULL) {
+	    json_object(), "base_url", base ? base : "", "override",
+	    override)) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
 	if ((rc = build_request(e, json_object_get(tool, "request"), vars, err,
-	    &q)) != 0 || (rc = send_request(e, &q, trusted, err, &resp)) != 0)
+	    &q)) != 0)
+		goto out;
+	trusted = endpoint_trusted(m, creds, q.url);
+	if ((rc = send_request(e, &q, trusted, err, &resp)) != 0)
 		goto out;
 	/* the answer's templates never see the credentials */
 	json_object_del(vars, "credentials");
@@ -864,6 +940,8 @@ mf_invoke(struct engine *e, const struct tool_call *call, char *err,
 		rc = status_error(m, tool, vars, &resp, err);
 		goto out;
 	}
+	if ((rc = answer_error(m, tool, vars, err)) != 0)
+		goto out;
 	rc = map_response(e, tool, vars, &resp, err, out);
 out:
 	if (rc != 0)
