@@ -136,10 +136,134 @@ def image(h, u, q, b):
     return h.reply(200, PNG, "image/png")
 
 
+def jina_reader(h, u, q, b):
+    target = u.path[len("/jina/reader/"):]
+    return h.reply(200, {"code": 200, "data": {"title": "Example Domain",
+                                               "url": target,
+                                               "content": "This domain is for use in examples."}})
+
+
+def jina_search(h, u, q, b):
+    from urllib.parse import unquote
+    query = unquote(u.path[len("/jina/search/"):])
+    return h.reply(200, {"code": 200, "data": results(query)})
+
+
+def searxng(h, u, q, b):
+    if q.get("format") != "json":
+        return h.reply(403, b"<html>Forbidden</html>", "text/html")
+    if "empty" in q.get("q", ""):
+        return h.reply(200, {"query": q["q"], "results": []})
+    return h.reply(200, {"query": q.get("q"), "results": results(q.get("q", ""))})
+
+
+def firecrawl(h, u, q, b):
+    op = u.path.split("/")[-1]
+    if op == "scrape":
+        if not b.get("url", "").startswith("http"):
+            return h.reply(400, {"success": False, "error": "Invalid URL"})
+        return h.reply(200, {"success": True, "data": {
+            "markdown": "# Example\n\nScraped " + b["url"],
+            "metadata": {"title": "Example", "sourceURL": b["url"]}}})
+    if op == "map":
+        return h.reply(200, {"success": True, "links": [b.get("url"), b.get("url") + "/a"]})
+    if op == "crawl":
+        return h.reply(200, {"success": True, "id": "job-123",
+                             "url": "https://api.firecrawl.dev/v1/crawl/job-123"})
+    return h.reply(200, {"status": "completed", "total": 1, "completed": 1,
+                         "data": [{"markdown": "page of " + op}]})
+
+
+def wikipedia(h, u, q, b):
+    if q.get("generator") != "search" or q.get("action") != "query":
+        return h.reply(400, {"error": {"info": "bad query"}})
+    if "empty" in q.get("gsrsearch", ""):
+        return h.reply(200, {"batchcomplete": True})
+    return h.reply(200, {"batchcomplete": True, "query": {"pages": [
+        {"pageid": 2, "title": "Second", "index": 2, "extract": "The second page."},
+        {"pageid": 1, "title": q["gsrsearch"], "index": 1, "extract": "About " + q["gsrsearch"] + "."}]}})
+
+
+def serpapi(h, u, q, b):
+    return h.reply(200, {"search_metadata": {"status": "Success"},
+                         "knowledge_graph": {"title": "Knowledge", "description": "What it is."},
+                         "organic_results": [{"title": r["title"], "link": r["url"], "snippet": r["content"]}
+                                             for r in results(q.get("q", ""))]})
+
+
+def chat(h, u, q, b):
+    user = b["messages"][-1]["content"]
+    return h.reply(200, {"id": "x", "model": b.get("model"), "citations": ["https://example.org/c1"],
+                         "choices": [{"index": 0, "message": {"role": "assistant",
+                                                              "content": "Answer to " + user}}]})
+
+
+def brave(h, u, q, b):
+    return h.reply(200, {"web": {"results": [{"title": r["title"], "url": r["url"], "description": r["content"]}
+                                             for r in results(q.get("q", ""), int(q.get("count", 3)))]}})
+
+
+def serper(h, u, q, b):
+    return h.reply(200, {"organic": [{"title": r["title"], "link": r["url"], "snippet": r["content"]}
+                                     for r in results(b.get("q", ""))]})
+
+
+def weather(h, u, q, b):
+    if q.get("q") == "Atlantis":
+        return h.reply(404, {"cod": "404", "message": "city not found"})
+    return h.reply(200, {"name": q.get("q"), "main": {"temp": 21.5}, "weather": [{"description": "clear sky"}]})
+
+
+def translate(h, u, q, b):
+    return h.reply(200, [[["Bonjour ", "Hello ", None, None], ["le monde", "world", None, None]], None, "en"])
+
+
+def wecom(h, u, q, b):
+    if q.get("key") == "expired":
+        return h.reply(200, {"errcode": 93000, "errmsg": "invalid webhook url"})
+    return h.reply(200, {"errcode": 0, "errmsg": "ok"})
+
+
+def feishu(h, u, q, b):
+    if u.path.endswith("/expired"):
+        return h.reply(200, {"code": 19001, "msg": "param invalid: incoming webhook access token invalid"})
+    return h.reply(200, {"code": 0, "msg": "success", "data": {}})
+
+
+def webhook(h, u, q, b):
+    if "discord" in u.path:
+        return h.reply(204, b"", "text/plain")
+    return h.reply(200, b"ok", "text/plain")
+
+
+def images(h, u, q, b):
+    if u.path.startswith("/siliconflow"):
+        return h.reply(200, {"images": [{"url": "http://127.0.0.1:%d/img/flux.png" % PORT}], "seed": 1})
+    n = int(b.get("n", 1))
+    return h.reply(200, {"created": 1, "data": [{"b64_json": base64.b64encode(PNG).decode(),
+                                                 "revised_prompt": "A " + b.get("prompt", "")} for _ in range(n)]})
+
+
 ROUTES = {
     "/tavily/search": tavily_search,
     "/tavily/extract": tavily_extract,
     "/img/": image,
+    "/jina/reader/": jina_reader,
+    "/jina/search/": jina_search,
+    "/searxng/search": searxng,
+    "/firecrawl/v1/": firecrawl,
+    "/wikipedia/w/api.php": wikipedia,
+    "/google/search": serpapi,
+    "/perplexity/chat/completions": chat,
+    "/brave": brave,
+    "/serper/search": serper,
+    "/openweather/data/2.5/weather": weather,
+    "/google_translate/translate_a/single": translate,
+    "/wecom/cgi-bin/webhook/send": wecom,
+    "/feishu/open-apis/bot/v2/hook/": feishu,
+    "/hooks/": webhook,
+    "/dalle/images/generations": images,
+    "/siliconflow/images/generations": images,
 }
 
 PORT = 0
