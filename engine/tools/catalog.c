@@ -431,7 +431,7 @@ engine_app_tool_deps(struct engine *e, const char *id, json_t **out)
 	int	 rc;
 
 	*out = NULL;
-	if ((rc = engine_app_get(e, id, &rec)) != 0)
+	if ((rc = engine_app_get_full(e, id, &rec)) != 0)
 		return rc;
 	rc = engine_tool_deps(e, json_object_get(rec, "dsl"), out);
 	json_decref(rec);

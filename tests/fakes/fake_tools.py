@@ -12,8 +12,8 @@ as each API answers a wrong key. Queries: "ratelimit" is answered 429 with
 Retry-After: 0 every time; "flaky" is answered 503 once per distinct
 query, then served; "slow" waits 3 s; "empty" finds nothing.
 
-Started as: fake_tools.py --port 0; the first line of stdout is
-"PORT <n>".
+Started as: fake_tools.py --port 0 (the first line of stdout is
+"PORT <n>"), or with no arguments (the port alone).
 """
 import base64
 import json
@@ -277,7 +277,9 @@ def main():
     srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     srv.daemon_threads = True
     PORT = srv.server_address[1]
-    print("PORT %d" % PORT, flush=True)
+    # the unit tests read "PORT <n>"; tests/e2e/lib.sh's start_fake the
+    # number alone
+    print(("PORT %d" if "--port" in sys.argv else "%d") % PORT, flush=True)
     try:
         srv.serve_forever()
     except KeyboardInterrupt:
