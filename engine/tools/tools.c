@@ -18,6 +18,8 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_webscraper,
 	&tool_provider_json_process,
 	&tool_provider_code,
+	&tool_provider_rss,
+	&tool_provider_rookie_rss,
 	NULL,
 };
 

@@ -42,6 +42,7 @@ struct tool_call {
 	const json_t	*params;	/* object of resolved parameters */
 	const json_t	*node;		/* the tool node's data, or NULL */
 	struct mcp_pool	*mcp;		/* the run's MCP sessions, or NULL */
+	const json_t	*credentials;	/* the provider's credentials {key: value}, opened, or NULL */
 };
 
 /*
@@ -87,6 +88,8 @@ extern const struct tool_provider tool_provider_json_process;
 extern const struct tool_provider tool_provider_code;
 extern const struct tool_provider tool_provider_api;
 extern const struct tool_provider tool_provider_mcp;
+extern const struct tool_provider tool_provider_rss;
+extern const struct tool_provider tool_provider_rookie_rss;
 
 /* ====== Registry (tools.c) ====== */
 
