@@ -20,6 +20,7 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_code,
 	&tool_provider_rss,
 	&tool_provider_rookie_rss,
+	&tool_provider_duckduckgo,
 	NULL,
 };
 

@@ -90,6 +90,7 @@ extern const struct tool_provider tool_provider_api;
 extern const struct tool_provider tool_provider_mcp;
 extern const struct tool_provider tool_provider_rss;
 extern const struct tool_provider tool_provider_rookie_rss;
+extern const struct tool_provider tool_provider_duckduckgo;
 
 /* ====== Registry (tools.c) ====== */
 

@@ -8,7 +8,7 @@ for any free one), prints "PORT <n>" on its first line of output.
                         /feed/many: an RSS 2.0 feed of 150 items;
                         /feed/notxml: text that is no XML;
                         /feed/html: an XHTML page (XML, but no feed)
-  GET  /status/<code>   answers that status (429 with Retry-After: 7)
+  ANY  /status/<code>[/...]  answers that status (429 with Retry-After: 7)
   GET  /slow            answers after 3 seconds
   GET  /blob.png        eight bytes of a PNG signature and four more
   GET  /<platform>?limit=N
@@ -113,7 +113,7 @@ class Handler(JSONHandler):
             except OSError:
                 return self._send(404, "text/plain", b"no such feed")
         if path.startswith("/status/"):
-            code = int(path[len("/status/"):])
+            code = int(path.split("/")[2])
             extra = {"Retry-After": "7"} if code == 429 else None
             return self._send(code, "text/plain", b"status", extra)
         if path == "/slow":
