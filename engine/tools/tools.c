@@ -21,6 +21,7 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_rss,
 	&tool_provider_rookie_rss,
 	&tool_provider_duckduckgo,
+	&tool_provider_base64_codec,
 	NULL,
 };
 

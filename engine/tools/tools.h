@@ -91,6 +91,7 @@ extern const struct tool_provider tool_provider_mcp;
 extern const struct tool_provider tool_provider_rss;
 extern const struct tool_provider tool_provider_rookie_rss;
 extern const struct tool_provider tool_provider_duckduckgo;
+extern const struct tool_provider tool_provider_base64_codec;
 
 /* ====== Registry (tools.c) ====== */
 
