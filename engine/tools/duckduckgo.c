@@ -24,7 +24,10 @@
  * served: the HTML endpoint has no images, news, translation or chat, and
  * the library reaches those through undocumented duckduckgo.com JSON
  * endpoints behind a token scraped from the site (vqd), which flowcgi
- * does not imitate. Their calls fail with a message that says so.
+ * does not imitate. Translation is gone from the library itself
+ * (duckduckgo_search 7.0.0 dropped translate(); the plugin requires 7.5),
+ * so Dify's own ddgo_translate fails too. Their calls fail with a message
+ * that says why.
  *
  * A 202 (DuckDuckGo's rate-limit answer, with a challenge page), 429,
  * 401/403 or 5xx is ENGINE_EFETCH naming the provider and the status.
@@ -546,8 +549,23 @@ static const struct tool_def defs[] = {
 };
 
 /* Tools of Dify's provider that flowcgi does not serve, and why. */
-static const char *const unsupported[] = { "ddgo_img", "ddgo_news",
-    "ddgo_video", "ddgo_translate", "ddgo_ai", NULL };
+static const struct { const char *tool, *why; } unsupported[] = {
+	{ "ddgo_translate", "DuckDuckGo's HTML endpoint does not translate, "
+	    "and Dify's own plugin cannot either: duckduckgo_search dropped "
+	    "translate() in 7.0.0 and the plugin requires 7.5" },
+	{ "ddgo_img", "DuckDuckGo's HTML endpoint has no image search; Dify "
+	    "reaches it through an undocumented duckduckgo.com API behind a "
+	    "scraped token" },
+	{ "ddgo_news", "DuckDuckGo's HTML endpoint has no news search; Dify "
+	    "reaches it through an undocumented duckduckgo.com API behind a "
+	    "scraped token" },
+	{ "ddgo_video", "DuckDuckGo's HTML endpoint has no video search; "
+	    "Dify reaches it through an undocumented duckduckgo.com API "
+	    "behind a scraped token" },
+	{ "ddgo_ai", "DuckDuckGo AI Chat has no endpoint meant for other "
+	    "programs; use an LLM node" },
+	{ NULL, NULL },
+};
 
 static int
 ddg_list(struct engine *e, const struct tool_call *call, char *err,
@@ -565,13 +583,10 @@ ddg_invoke(struct engine *e, const struct tool_call *call, char *err,
 
 	if (strcmp(call->tool, "ddgo_search") == 0)
 		return ddg_search(e, call, err, out);
-	for (i = 0; unsupported[i] != NULL; i++)
-		if (strcmp(call->tool, unsupported[i]) == 0) {
+	for (i = 0; unsupported[i].tool != NULL; i++)
+		if (strcmp(call->tool, unsupported[i].tool) == 0) {
 			engine_invalid(err, "duckduckgo: %s is not supported "
-			    "in flowcgi: DuckDuckGo's HTML endpoint has no "
-			    "such service, and Dify reaches it through an "
-			    "undocumented duckduckgo.com API behind a scraped "
-			    "token", call->tool);
+			    "in flowcgi: %s", call->tool, unsupported[i].why);
 			return ENGINE_ENOTFOUND;
 		}
 	engine_invalid(err, "tool '%s/%s' is not available in flowcgi",

@@ -160,7 +160,7 @@ test_errors(void)
 	    "query", "你好", "translate_to", "en"), &r, err) ==
 	    ENGINE_ENOTFOUND);
 	CHECK(strstr(err, "ddgo_translate is not supported") != NULL &&
-	    strstr(err, "HTML endpoint") != NULL);
+	    strstr(err, "dropped translate()") != NULL);
 	tool_result_release(&r);
 	CHECK(ddg("duckduckgo", "ddgo_img", NULL, &r, err) ==
 	    ENGINE_ENOTFOUND);
