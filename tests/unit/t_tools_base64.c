@@ -187,6 +187,33 @@ test_remote_file(void)
 	tn_conf.http_allow_private = 1;
 }
 
+/* Through the tool node as an export of the plugin writes it. */
+static void
+test_node(void)
+{
+	struct tn_run	 r;
+	json_t		*node;
+
+	node = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:{s:s,s:s}},s:{s:s}}",
+	    "type", "tool", "provider_id", PROVIDER, "provider_name", PROVIDER,
+	    "provider_type", "builtin", "tool_name", "base64_image_decoder",
+	    "tool_parameters", "encoded_text", "type", "mixed", "value",
+	    "data:image/gif;base64,R0lGODlh", "tool_configurations",
+	    "splitter_str", "\\n\\n");
+	if (tn_run1(node, json_pack("{s:[s,s],s:[s,s]}", "text", "n1", "text",
+	    "files", "n1", "files"), NULL, &r) == 0) {
+		CHECK_STR(r.status, "succeeded");
+		CHECK_STR(tn_out_str(&r, "text"), "");
+		CHECK_INT(json_array_size(json_object_get(r.outputs, "files")),
+		    1);
+		CHECK_STR(json_string_value(json_object_get(json_array_get(
+		    json_object_get(r.outputs, "files"), 0), "mime_type")),
+		    "image/gif");
+	} else
+		CHECK(0);
+	tn_release(&r);
+}
+
 int
 main(void)
 {
@@ -194,6 +221,7 @@ main(void)
 	setenv("FLOWCGI_FAKE_MCP", "tests/fakes/fake_feeds.py", 1);
 	test_text();
 	test_files();
+	test_node();
 	if (fake_begin()) {
 		tn_conf.http_allow_private = 1;
 		test_remote_file();
