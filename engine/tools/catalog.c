@@ -13,7 +13,7 @@
 /* The native providers the console lists (the manifests list
  * themselves). Those of tools.c's table that a DSL names as builtin. */
 static const char *const natives[] = { "time", "webscraper", "json_process",
-	"code", NULL };
+	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec", NULL };
 
 /* ====== Dify's shapes ====== */
 

@@ -244,7 +244,9 @@ engine_tool_credentials_put(struct engine *e, const char *id,
 		goto out;
 	}
 	json_object_foreach((json_t *)in, k, v) {
-		if (json_object_get(schema, k) == NULL &&
+		/* a native provider (no manifest) takes any key, none
+		 * secret: rookie_rss's daily_hot_url */
+		if (m != NULL && json_object_get(schema, k) == NULL &&
 		    strcmp(k, "base_url") != 0) {
 			rc = engine_invalid(err, "credentials.%s: tool provider "
 			    "'%s' has no such credential", k, name);

@@ -18,6 +18,10 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_webscraper,
 	&tool_provider_json_process,
 	&tool_provider_code,
+	&tool_provider_rss,
+	&tool_provider_rookie_rss,
+	&tool_provider_duckduckgo,
+	&tool_provider_base64_codec,
 	NULL,
 };
 

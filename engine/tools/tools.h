@@ -91,6 +91,10 @@ extern const struct tool_provider tool_provider_code;
 extern const struct tool_provider tool_provider_api;
 extern const struct tool_provider tool_provider_mcp;
 extern const struct tool_provider tool_provider_manifest;
+extern const struct tool_provider tool_provider_rss;
+extern const struct tool_provider tool_provider_rookie_rss;
+extern const struct tool_provider tool_provider_duckduckgo;
+extern const struct tool_provider tool_provider_base64_codec;
 
 /* ====== Registry (tools.c) ====== */
 

@@ -134,11 +134,21 @@ test_missing(void)
 {
 	struct tn_run r;
 
+	if (tn_run1(tool_node("someone/nowhere/nowhere", "builtin", "go",
+	    NULL, NULL), outs(), NULL, &r) == 0) {
+		CHECK_STR(r.status, "failed");
+		CHECK(r.error != NULL && strstr(r.error, "tool "
+		    "'someone/nowhere/nowhere/go' is not available in flowcgi") !=
+		    NULL);
+	} else
+		CHECK(0);
+	tn_release(&r);
+	/* a provider declared as data, its required parameter missing */
 	if (tn_run1(tool_node("jina", "builtin", "jina_reader", NULL, NULL),
 	    outs(), NULL, &r) == 0) {
 		CHECK_STR(r.status, "failed");
-		CHECK(r.error != NULL && strstr(r.error, "tool "
-		    "'jina/jina_reader' is not available in flowcgi") != NULL);
+		CHECK(r.error != NULL && strstr(r.error, "parameter 'url' is "
+		    "required") != NULL);
 	} else
 		CHECK(0);
 	tn_release(&r);
