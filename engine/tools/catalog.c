@@ -197,7 +197,8 @@ engine_tool_builtin_list(struct engine *e, int with_tools, json_t **out)
 
 	*out = NULL;
 	for (i = 0; natives[i] != NULL; i++)
-		if (tool_manifest_find(e, natives[i]) == NULL)
+		if (tool_manifest_find(e, natives[i]) == NULL &&
+		    tool_provider_find(natives[i], "builtin") != NULL)
 			bad |= json_array_append_new(arr,
 			    native_provider_entity(e, natives[i], with_tools));
 	for (i = 0; i < tool_manifest_count(e); i++)

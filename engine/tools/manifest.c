@@ -230,6 +230,10 @@ check_tool(char *err, const struct tool_manifest *m, const json_t *t,
 		    !json_is_array(json_object_get(p, "options")))
 			return bad(err, m, *name, "options", "must be a list");
 	}
+	/* a native provider's manifest describes; its C file runs */
+	if (json_is_true(json_object_get(m->doc, "native")))
+		return json_object_get(t, "request") == NULL ? 0 : bad(err, m,
+		    *name, "request", "a native provider's tools have none");
 	req = json_object_get(t, "request");
 	if (!json_is_object(req))
 		return bad(err, m, *name, "request", "each tool needs a "
@@ -334,6 +338,11 @@ check_manifest(char *err, struct tool_manifest *m)
 			return bad(err, m, NULL, k, "type: secret-input, "
 			    "text-input, select or boolean");
 	}
+	if (json_object_get(m->doc, "native") != NULL && (!json_is_true(
+	    json_object_get(m->doc, "native")) || tool_provider_find(m->name,
+	    "builtin") == NULL))
+		return bad(err, m, NULL, "native", "true, for a provider of "
+		    "that name in engine/tools/");
 	if (json_object_get(m->doc, "unsupported") != NULL) {
 		if (!json_is_string(json_object_get(m->doc, "unsupported")))
 			return bad(err, m, NULL, "unsupported", "the reason, "

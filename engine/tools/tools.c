@@ -111,8 +111,9 @@ tool_invoke(struct engine *e, const struct tool_call *call, char *err,
 	/* a built-in provider's credentials, from Settings > Tools */
 	if (c.credentials == NULL && p != &tool_provider_api &&
 	    p != &tool_provider_mcp) {
-		m = p == &tool_provider_manifest ? tool_manifest_find(e,
-		    call->provider) : NULL;
+		/* a native provider may have a manifest for its
+		 * credentials' schema (native: true) */
+		m = tool_manifest_find(e, call->provider);
 		if ((rc = tool_credentials_open(e, m ? m->name : p->name, err,
 		    &creds)) != 0)
 			goto out;

@@ -199,6 +199,12 @@ test_parse_errors(void)
 	CHECK(tool_manifest_parse("y.yml", "a: [", 4, err, &m) ==
 	    ENGINE_EINVAL);
 	CHECK(strstr(err, "y.yml") != NULL);
+	static const char notnative[] =
+	    "identity: {name: nosuch}\nnative: true\n"
+	    "tools: [{identity: {name: t}}]\n";
+	CHECK(tool_manifest_parse("n.yml", notnative, strlen(notnative), err,
+	    &m) == ENGINE_EINVAL);
+	CHECK(strstr(err, "n.yml:2: native") != NULL);
 	static const char unsup[] =
 	    "identity: {name: comfyui}\n"
 	    "unsupported: it needs a ComfyUI server's own workflow API\n";
@@ -227,9 +233,19 @@ test_providers_dir(void)
 	f = fopen(path, "w");
 	fputs("identity: {name: tavily}\nunsupported: not here\n", f);
 	fclose(f);
+	/* a native provider's manifest: its credentials' schema, no request */
+	snprintf(path, sizeof(path), "%s/rss.yml", dir);
+	f = fopen(path, "w");
+	fputs("identity: {name: rss}\nnative: true\ncredentials_for_provider:"
+	    "\n  token: {type: secret-input}\ntools:\n  - identity: "
+	    "{name: rss_fetch}\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/tavily.yaml", dir);
 	snprintf(c.tools_providers_dir, sizeof(c.tools_providers_dir), "%s",
 	    dir);
 	CHECK(engine_open(&c, err, &e) == 0);
+	CHECK(e != NULL && tool_manifest_find(e, "rss") != NULL &&
+	    tool_provider_lookup(e, "rss", "builtin") == &tool_provider_rss);
 	CHECK(e != NULL && tool_manifest_find(e, "demo") != NULL);
 	CHECK(e != NULL && json_is_string(json_object_get(
 	    tool_manifest_find(e, "tavily")->doc, "unsupported")));
