@@ -1101,6 +1101,13 @@ int	engine_tool_credentials_set(struct engine *e, const char *id);
 int	engine_tool_credentials_test(struct engine *e, const char *id,
 	    const json_t *in, char *err);
 
+/*
+ * Which apps' drafts name which built-in provider: *out = {provider name:
+ * [{id, name}, ...]} over every app (a walk of all drafts: for the
+ * settings page, not for runs).
+ */
+int	engine_tool_usage(struct engine *e, json_t **out);
+
 /* engine_tool_deps of app id's draft DSL. ENGINE_ENOTFOUND: no such app. */
 int	engine_app_tool_deps(struct engine *e, const char *id, json_t **out);
 

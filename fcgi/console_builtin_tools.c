@@ -15,6 +15,7 @@
  *   POST .../tool-provider/builtin/{provider}/credentials/test
  *        {credentials?}: the provider's test call, with them
  *   GET  /console/api/apps/imports/{app_id}/check-dependencies
+ *   GET  .../tool-providers/usage   which apps use which provider (ours)
  *
  * {provider} is a name ("tavily") or, as Dify 1.x sends it, a plugin id
  * of three segments ("langgenius/tavily/tavily"). Secrets are sealed at
@@ -221,6 +222,21 @@ h_test(struct req *r)
 	resp_json(r, 200, json_pack("{s:s}", "result", "success"));
 }
 
+/* GET tool-providers/usage: {provider: [{id, name}]} (flowcgi's own: the
+ * settings page shows which apps use a provider) */
+static void
+h_usage(struct req *r)
+{
+	json_t	*out = NULL;
+	int	 rc;
+
+	if ((rc = engine_tool_usage(r->eng, &out)) != 0) {
+		resp_engine_error(r, rc, "", "tool providers");
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
 /* GET /console/api/apps/imports/{app_id}/check-dependencies */
 static void
 h_check_deps(struct req *r)
@@ -242,6 +258,7 @@ h_check_deps(struct req *r)
 const struct route console_builtin_tool_routes[] = {
 	{ "GET", WS "/tool-providers", h_providers, AUTH_ADMIN },
 	{ "GET", WS "/tools/builtin", h_providers, AUTH_ADMIN },
+	{ "GET", WS "/tool-providers/usage", h_usage, AUTH_ADMIN },
 	{ "GET", B1 "/info", h_info, AUTH_ADMIN },
 	{ "GET", B1 "/tools", h_tools, AUTH_ADMIN },
 	{ "GET", B1 "/credentials", h_get, AUTH_ADMIN },

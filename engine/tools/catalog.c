@@ -327,9 +327,13 @@ note_tool(struct deps *d, const char *provider, const char *type,
 		    json_string(node_id));
 }
 
+/* One tool reference of a DSL: provider, type, tool, node (or NULL). */
+typedef void (*tool_ref_fn)(void *arg, const char *provider,
+    const char *type, const char *tool, const char *node_id);
+
 /* An agent's or llm's tool list [{type, provider_name, tool_name}]. */
 static void
-note_list(struct deps *d, const json_t *list, const char *node_id)
+walk_list(const json_t *list, const char *node_id, tool_ref_fn fn, void *arg)
 {
 	const json_t	*t;
 	size_t		 i;
@@ -337,7 +341,7 @@ note_list(struct deps *d, const json_t *list, const char *node_id)
 	json_array_foreach(list, i, t) {
 		if (json_is_false(json_object_get(t, "enabled")))
 			continue;
-		note_tool(d, json_string_value(json_object_get(t,
+		fn(arg, json_string_value(json_object_get(t,
 		    "provider_name")) ? json_string_value(json_object_get(t,
 		    "provider_name")) : json_string_value(json_object_get(t,
 		    "provider_id")), json_string_value(json_object_get(t,
@@ -348,12 +352,54 @@ note_list(struct deps *d, const json_t *list, const char *node_id)
 	}
 }
 
+/* Every tool a DSL names: tool nodes, agent and llm nodes' tool lists,
+ * a chat app's agent_mode (the nodes of containers are in the same list). */
+static void
+walk_tools(const json_t *dsl, tool_ref_fn fn, void *arg)
+{
+	const json_t	*n, *data;
+	const char	*type, *id;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(json_object_get(json_object_get(
+	    dsl, "workflow"), "graph"), "nodes"), i, n) {
+		data = json_object_get(n, "data");
+		type = json_string_value(json_object_get(data, "type"));
+		id = json_string_value(json_object_get(n, "id"));
+		if (type == NULL)
+			continue;
+		if (strcmp(type, "tool") == 0)
+			fn(arg, json_string_value(json_object_get(data,
+			    "provider_id")) ? json_string_value(
+			    json_object_get(data, "provider_id")) :
+			    json_string_value(json_object_get(data,
+			    "provider_name")), json_string_value(
+			    json_object_get(data, "provider_type")),
+			    json_string_value(json_object_get(data,
+			    "tool_name")), id);
+		else if (strcmp(type, "agent") == 0)
+			walk_list(json_object_get(json_object_get(
+			    json_object_get(data, "agent_parameters"), "tools"),
+			    "value"), id, fn, arg);
+		else if (strcmp(type, "llm") == 0)
+			walk_list(json_object_get(data, "tools"), id, fn, arg);
+	}
+	walk_list(json_object_get(json_object_get(json_object_get(dsl,
+	    "model_config"), "agent_mode"), "tools"), NULL, fn, arg);
+}
+
+static void
+note_ref(void *arg, const char *provider, const char *type, const char *tool,
+    const char *node_id)
+{
+	note_tool(arg, provider, type, tool, node_id);
+}
+
 int
 engine_tool_deps(struct engine *e, const json_t *dsl, json_t **out)
 {
 	struct deps	 d;
-	const json_t	*nodes, *n, *data, *dep;
-	const char	*type, *id;
+	const json_t	*dep;
 	char		 plugin[256];
 	size_t		 i;
 
@@ -367,32 +413,7 @@ engine_tool_deps(struct engine *e, const json_t *dsl, json_t **out)
 		json_decref(d.out);
 		return ENGINE_ENOMEM;
 	}
-	nodes = json_object_get(json_object_get(json_object_get(dsl,
-	    "workflow"), "graph"), "nodes");
-	json_array_foreach(nodes, i, n) {
-		data = json_object_get(n, "data");
-		type = json_string_value(json_object_get(data, "type"));
-		id = json_string_value(json_object_get(n, "id"));
-		if (type == NULL)
-			continue;
-		if (strcmp(type, "tool") == 0)
-			note_tool(&d, json_string_value(json_object_get(data,
-			    "provider_id")) ? json_string_value(
-			    json_object_get(data, "provider_id")) :
-			    json_string_value(json_object_get(data,
-			    "provider_name")), json_string_value(
-			    json_object_get(data, "provider_type")),
-			    json_string_value(json_object_get(data,
-			    "tool_name")), id);
-		else if (strcmp(type, "agent") == 0)
-			note_list(&d, json_object_get(json_object_get(
-			    json_object_get(data, "agent_parameters"), "tools"),
-			    "value"), id);
-		else if (strcmp(type, "llm") == 0)
-			note_list(&d, json_object_get(data, "tools"), id);
-	}
-	note_list(&d, json_object_get(json_object_get(json_object_get(dsl,
-	    "model_config"), "agent_mode"), "tools"), NULL);
+	walk_tools(dsl, note_ref, &d);
 	/* plugins the DSL depends on that are tool providers flowcgi lacks:
 	 * those its nodes name were noted above; a dependency no node names
 	 * (a model provider, an agent strategy) is not a tool */
@@ -437,4 +458,91 @@ engine_app_tool_deps(struct engine *e, const char *id, json_t **out)
 	rc = engine_tool_deps(e, json_object_get(rec, "dsl"), out);
 	json_decref(rec);
 	return rc;
+}
+
+/* ====== Which apps use which provider ====== */
+
+struct usage {
+	struct engine	*e;
+	json_t		*names;		/* provider names seen in one app */
+};
+
+static void
+usage_ref(void *arg, const char *provider, const char *type,
+    const char *tool, const char *node_id)
+{
+	struct usage			*u = arg;
+	const struct tool_manifest	*m;
+	const struct tool_provider	*p;
+
+	if (provider == NULL || (type != NULL && (strcmp(type, "api") == 0 ||
+	    strcmp(type, "mcp") == 0 || strcmp(type, "workflow") == 0)))
+		return;
+	if ((m = tool_manifest_find(u->e, provider)) != NULL)
+		json_object_set_new(u->names, m->name, json_true());
+	else if ((p = tool_provider_find(provider, type)) != NULL)
+		json_object_set_new(u->names, p->name, json_true());
+}
+
+int
+engine_tool_usage(struct engine *e, json_t **out)
+{
+	struct app_query	 q;
+	struct usage		 u;
+	json_t			*page = NULL, *all = NULL, *rec, *full, *arr;
+	const char		*k, *id;
+	json_t			*v;
+	size_t			 i;
+	int			 rc = 0, pg;
+
+	*out = NULL;
+	if ((all = json_object()) == NULL)
+		return ENGINE_ENOMEM;
+	memset(&u, 0, sizeof(u));
+	u.e = e;
+	for (pg = 1; rc == 0; pg++) {
+		memset(&q, 0, sizeof(q));
+		q.page = pg;
+		q.limit = 100;
+		if ((rc = engine_app_list(e, &q, &page)) != 0)
+			break;
+		json_array_foreach(json_object_get(page, "data"), i, rec) {
+			id = json_string_value(json_object_get(rec, "id"));
+			full = NULL;
+			if (id == NULL || engine_app_get_full(e, id, &full) != 0)
+				continue;
+			if ((u.names = json_object()) == NULL) {
+				json_decref(full);
+				rc = ENGINE_ENOMEM;
+				break;
+			}
+			walk_tools(json_object_get(full, "dsl"), usage_ref, &u);
+			json_object_foreach(u.names, k, v) {
+				if ((arr = json_object_get(all, k)) == NULL &&
+				    json_object_set_new(all, k, arr =
+				    json_array()) != 0) {
+					rc = ENGINE_ENOMEM;
+					break;
+				}
+				if (json_array_append_new(arr, json_pack(
+				    "{s:s,s:O}", "id", id, "name",
+				    json_object_get(rec, "name"))) != 0)
+					rc = ENGINE_ENOMEM;
+			}
+			json_decref(u.names);
+			json_decref(full);
+		}
+		if (!json_is_true(json_object_get(page, "has_more"))) {
+			json_decref(page);
+			break;
+		}
+		json_decref(page);
+		page = NULL;
+	}
+	if (rc != 0) {
+		json_decref(all);
+		return rc;
+	}
+	*out = all;
+	return 0;
 }

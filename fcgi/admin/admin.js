@@ -453,7 +453,7 @@
 		}
 		flash('Imported ' + f.name + ' (' + imp.status + '). ', 'ok',
 		    el('a', { href: '#/app/' + enc(imp.app_id),
-			text: 'Open it' }));
+			text: 'Open it' }), leakedList(imp.leaked_dependencies));
 	}
 
 	async function exportApp(a) {
@@ -556,6 +556,15 @@
 		const d = await draft(app);
 		if (app.description)
 			pane.append(el('p', { text: app.description }));
+		try {
+			const deps = await api('GET', 'apps/imports/' +
+			    enc(app.id) + '/check-dependencies');
+			const l = leakedList(deps.leaked_dependencies);
+			if (l)
+				pane.append(l);
+		} catch (e) {
+			/* a server without the check: nothing to say */
+		}
 		const up = app.upgraded_from;
 		if (up && up.app_id) {
 			pane.append(el('p', { id: 'upgraded-from' },
@@ -1645,6 +1654,122 @@
 		    form, out);
 	}
 
+	/* ====== Settings: tools ====== */
+
+	const TP = 'workspaces/current/tool-provider/builtin/';
+	/* 1 when a provider has credentials to set */
+	const needs = (p) => (p.credentials_schema || []).length > 0;
+
+	async function renderTools() {
+		const me = view;
+		const pane = el('section', { id: 'pane', class: 'providers' });
+		clear(main).append(el('h1', { tabindex: -1, text: 'Tools' }),
+		    pane);
+		let list, usage = {};
+		try {
+			list = await api('GET', 'workspaces/current/tools/builtin');
+			usage = await api('GET',
+			    'workspaces/current/tool-providers/usage');
+		} catch (e) {
+			if (e.status === 404 || e.status === 405)
+				notAvailable(pane, 'Tool');
+			else
+				fail(e, pane);
+			return;
+		}
+		if (me !== view)
+			return;
+		/* the providers to set up first, then the rest, by name */
+		list.sort((a, b) => (needs(b) - needs(a)) ||
+		    a.name.localeCompare(b.name));
+		for (const p of list)
+			pane.append(toolCard(p, usage[p.name] || []));
+	}
+
+	function toolCard(p, apps) {
+		const schema = (p.credentials_schema || []).map((f) =>
+		    Object.assign({}, f, { required: !!f.required }));
+		const label = (p.label && (p.label.en_US || p.label)) || p.name;
+		const out = el('div', { class: 'out', 'aria-live': 'polite' });
+		const say = (msg, kind) => clear(out).append(el('div', {
+		    class: 'msg ' + (kind || ''), role: kind === 'error' ?
+		    'alert' : null, text: msg }));
+		const run = (fn) => async () => {
+			try { await fn(); } catch (e) {
+				if (!e.auth)
+					say(e.message, 'error');
+			}
+		};
+		const pre = 'tp-' + p.name.replace(/[^\w-]/g, '_');
+		const creds = p.team_credentials || {};
+		const fields = schema.some((f) => f.name === 'base_url') ?
+		    schema : schema.concat([{ name: 'base_url',
+		    type: 'text-input', label: 'Base URL (optional: a ' +
+		    'self-hosted server or another endpoint)' }]);
+		const form = el('form', { on: { submit: (ev) => {
+			ev.preventDefault();
+			run(async () => {
+				await api('POST', TP + enc(p.name) + '/update',
+				    { json: { credentials: formValues(form,
+				    fields) } });
+				say('Saved.', 'ok');
+			})();
+		} } },
+		    fields.map((f) => schemaField(pre, f, creds[f.name])),
+		    el('div', { class: 'row end' },
+			p.has_test === false ? null : el('button', {
+			    type: 'button', text: 'Test', on: { click:
+			    run(async () => {
+				await api('POST', TP + enc(p.name) +
+				    '/credentials/test', { json: {
+				    credentials: formValues(form, fields) } });
+				say('The provider answered.', 'ok');
+			    }) } }),
+			p.allow_delete ? el('button', { type: 'button',
+			    class: 'danger', text: 'Remove', on: { click:
+			    run(async () => {
+				if (!await ask({ title: 'Remove the ' + label +
+				    ' credentials?', ok: 'Remove',
+				    danger: true }))
+					return;
+				await api('POST', TP + enc(p.name) + '/delete',
+				    { json: {} });
+				if (location.hash === '#/settings/tools')
+					render();
+			    }) } }) : null,
+			el('button', { type: 'submit', class: 'primary',
+			    text: 'Save' })));
+		const tools = (p.tools || []).map((t) => t.name).join(', ');
+		return el('div', { class: 'card provider', 'data-name': p.name },
+		    el('h2', {}, label + ' ', p.unsupported ?
+			badge('unsupported') : !needs(p) ? null :
+			badge(p.is_team_authorization ? 'configured' :
+			'needs credentials', p.is_team_authorization ? 'active' :
+			'')),
+		    p.unsupported ? el('p', { class: 'muted', text:
+			'Not supported by flowcgi: ' + p.unsupported }) :
+			el('p', { class: 'muted small', text: 'Tools: ' +
+			(tools || 'none') }),
+		    el('p', { class: 'small uses', text: apps.length ?
+			'Used by: ' + apps.map((a) => a.name).join(', ') :
+			'No app uses it.' }),
+		    p.unsupported ? null : form, out);
+	}
+
+	/* What an import or a stored app names that will not run here. */
+	function leakedList(leaked) {
+		if (!leaked || !leaked.length)
+			return null;
+		return el('div', { class: 'msg warn leaked', role: 'status' },
+		    el('strong', { text: 'These tools will not run here:' }),
+		    el('ul', {}, leaked.map((d) => el('li', { text: d.message +
+			(d.nodes && d.nodes.length ? ' (nodes ' +
+			d.nodes.join(', ') + ')' : '') }))),
+		    leaked.some((d) => d.reason === 'needs_credentials') ?
+			el('a', { href: '#/settings/tools',
+			text: 'Set credentials in Settings > Tools' }) : null);
+	}
+
 	/* ====== Router ====== */
 
 	function render() {
@@ -1671,6 +1796,8 @@
 			p = renderSandbox();
 		else if (parts[0] === 'settings' && parts[1] === 'models')
 			p = renderModels();
+		else if (parts[0] === 'settings' && parts[1] === 'tools')
+			p = renderTools();
 		else
 			p = renderApps(1);
 		Promise.resolve(p).then(() => {

@@ -554,6 +554,78 @@ async function graphAndEdits(page) {
 		await api('DELETE', 'apps/' + a.app_id);
 }
 
+/*
+ * Settings > Tools: an import that names a provider without credentials
+ * says so; the tavily card needs credentials and names the app using it;
+ * Save, Test (against tests/fakes/fake_tools.py) and the card configured
+ * with its key masked; the app's page no longer warns.
+ */
+async function toolsSettings(page) {
+	if (!process.env.TOOLS || !process.env.TOOLS_APP) {
+		console.log('skip - the tool fakes were not started');
+		return;
+	}
+	await page.goto(URL_ + '#/apps');
+	await page.locator('#import-file').setInputFiles(process.env.TOOLS_APP);
+	await page.locator('#import-form button[type=submit]').click();
+	await row(page, 'Built-in tools').waitFor();
+	const leaked = flash(page).locator('.leaked');
+	await leaked.waitFor();
+	ok(/will not run here/.test(await leaked.textContent()) &&
+	    /tavily/.test(await leaked.textContent()),
+	    'an import lists the tools that will not run, with why',
+	    await leaked.textContent());
+	await page.locator('#nav').getByRole('link', { name: 'Tools',
+	    exact: true }).click();
+	await page.locator('h1', { hasText: 'Tools' }).waitFor();
+	const card = page.locator('.provider[data-name="tavily"]');
+	await card.waitFor();
+	ok(/needs credentials/.test(await card.locator('h2').textContent()),
+	    'Settings > Tools: tavily needs credentials',
+	    await card.locator('h2').textContent());
+	ok(/Used by: Built-in tools/.test(await card.locator('.uses')
+	    .textContent()), '... and names the app that uses it',
+	    await card.locator('.uses').textContent());
+	ok(await page.locator('.provider[data-name="yahoo"]')
+	    .textContent().then((t) => /Not supported by flowcgi/.test(t)),
+	    'an unsupported provider says why');
+	await card.locator('input[name="tavily_api_key"]').fill('tvly-browser');
+	await card.locator('input[name="base_url"]').fill(process.env.TOOLS +
+	    '/tavily');
+	ok(await card.locator('input[name="tavily_api_key"]')
+	    .getAttribute('type') === 'password', 'the key field hides what ' +
+	    'is typed');
+	await card.getByRole('button', { name: 'Save' }).click();
+	await card.locator('.out .msg.ok').waitFor();
+	ok(/Saved/.test(await card.locator('.out').textContent()), 'Save');
+	await card.getByRole('button', { name: 'Test' }).click();
+	await card.locator('.out .msg', { hasText: 'answered' }).waitFor();
+	ok(/The provider answered/.test(await card.locator('.out')
+	    .textContent()), 'Test calls the provider with the key');
+	await page.reload();
+	await card.waitFor();
+	ok(/configured/.test(await card.locator('h2').textContent()) &&
+	    await card.locator('input[name="tavily_api_key"]').inputValue() ===
+	    '[__HIDDEN__]', 'after a reload the card is configured, the key ' +
+	    'masked', [await card.locator('h2').textContent(),
+	    await card.locator('input[name="tavily_api_key"]').inputValue()]);
+	await shot(page, 'settings-tools');
+	await page.goto(URL_ + '#/apps');
+	await row(page, 'Built-in tools').locator('a.app-name').click();
+	await page.locator('#app-title').waitFor();
+	await page.locator('#dsl-totals').waitFor();
+	ok(await page.locator('.leaked').count() === 0, 'the app\'s page ' +
+	    'no longer warns once the key is set');
+	await page.goto(URL_ + '#/apps');
+	await row(page, 'Built-in tools').waitFor();
+	page.once('dialog', (d) => d.accept());
+	await row(page, 'Built-in tools').getByRole('button', {
+	    name: 'Delete Built-in tools' }).click();
+	await page.locator('#dlg[open]').waitFor();
+	await page.locator('#dlg-ok').click();
+	await row(page, 'Built-in tools').waitFor({ state: 'detached' });
+}
+
 async function run(page) {
 	/*
 	 * ---- the first load: nothing the page asks for is missing ----
@@ -983,6 +1055,8 @@ async function run(page) {
 	await page.locator('#app-title').waitFor();
 	ok(await page.locator('#app-title').textContent() === 'if-else',
 	    'signing in again returns to the page that was asked for');
+
+	await toolsSettings(page);
 
 	/* ---- sign out ---- */
 	await page.locator('#signout').click();

@@ -14,7 +14,9 @@ CORPUS=$TOP/tests/e2e/apps/dify
 CHROMIUM=${FLOWCGI_CHROMIUM:-/usr/bin/chromium}
 BROWSER_DIR=$TOP/tests/browser
 
-# the sandboxed run of the Run tab asks the fake LLM
+# the sandboxed run of the Run tab asks the fake LLM; Settings > Tools'
+# Test button the tool fakes
+start_fake tools TOOLS || exit 1
 start_llm_front || exit 1
 
 # ---- The page as files: redirect, types, caching, security headers ----
@@ -127,7 +129,8 @@ ADMIN_URL="$BASE/flow/admin/" ADMIN_TOKEN="$TOKEN" CHROMIUM="$CHROMIUM" \
 CORPUS="$CORPUS" FIXTURES="$BROWSER_DIR/fixtures" OUT_DIR="$T_DIR" \
 SSH_PORT="$SSH_PORT" SSH_USER=sbadmin SSH_PASS="$SSH_PASS" \
 SSH_BASE="$SSHD_DIR/home/work" LLM="$LLM" DOCKER_SOCK="$DOCKER_SOCK" \
-DOCKER_WHY="$DOCKER_WHY" \
+DOCKER_WHY="$DOCKER_WHY" TOOLS="$TOOLS" \
+TOOLS_APP="$TOP/tests/e2e/apps/tools_workflow.yml" \
     timeout 180 node "$BROWSER_DIR/admin.test.js" >"$T_DIR/browser.tap" 2>&1
 rc=$?
 while IFS= read -r line; do
