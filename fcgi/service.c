@@ -500,9 +500,9 @@ h_upload(struct req *r)
 			len = parts[i].len;
 			name = parts[i].filename;
 			mime = parts[i].content_type;
-		} else if (strcmp(parts[i].name, "user") == 0)
-			user = arena_strndup(r->a, parts[i].data,
-			    parts[i].len);
+		} else if (strcmp(parts[i].name, "user") == 0 &&
+		    req_part_text(r, &parts[i], &user) != 0)
+			return;
 	}
 	if (data == NULL) {
 		resp_error(r, 400, "no_file_uploaded", "Please upload your "
