@@ -5,7 +5,8 @@
 # "admin"); a JSON body of another type than an object is 400, never 500;
 # an upload link works once (a second PUT is 403, and of PUTs racing on
 # one link exactly one wins); every status line carries its reason phrase
-# (206 Partial Content, 416 Range Not Satisfiable, ...).
+# (206 Partial Content, 416 Range Not Satisfiable, ...); a stored DSL's
+# value of the wrong type, or an unknown app, is no 500 "out of memory".
 . "$(dirname "$0")/lib.sh"
 
 start_front || exit 1
@@ -108,6 +109,30 @@ svc "$WKEY" POST /v1/workflows/run -H "$J" --data-binary '[1]'
 json4xx 400 "/v1/workflows/run with body [1]: 400 JSON"
 svc "$CKEY" POST /v1/chat-messages -H "$J" --data-binary '"s"'
 json4xx 400 "/v1/chat-messages with body \"s\": 400 JSON"
+
+# a failed lookup or a value of the wrong type in a stored DSL is no
+# "out of memory"
+cat >"$T_DIR/odd.yml" <<'YML'
+app: {mode: advanced-chat, name: Odd}
+kind: app
+version: 0.6.0
+workflow:
+  features: {}
+  graph:
+    edges: []
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: [1, x, null, {variable: a, type: text-input}]}
+    - id: ans
+      data: {type: answer, title: Answer, answer: hi}
+YML
+import_app "$T_DIR/odd.yml"
+svc "$KEY" GET /v1/parameters
+is "$STATUS $(jqr '.user_input_form | length')" "200 1" \
+    "/v1/parameters of start variables that are no objects: 200, the one input"
+req POST "$A/00000000-0000-7000-8000-000000000000/api-keys"
+is "$STATUS $(jqr .message)" "404 app not found" \
+    "api-keys of an unknown app: 404 app not found (not the key limit)"
 
 # ---- 3. an upload link works once ----
 req POST "$A/$WF/assets/files/upload" -H "$J" -d '{"name":"once.txt","size":4}'

@@ -4,7 +4,8 @@
 # source: a route added is a route called). For each route:
 #  - its ids filled with real ones (an app, a file node, a key, a run, an
 #    upload, a conversation, a message, a version, an import), with random
-#    ones, and with another app's;
+#    ones, with another app's, and with an app whose DSL holds values of
+#    wrong types the importer lets by;
 #  - when it takes a body, bodies of every JSON type ({}, [], [1], "s", 1,
 #    true, null), one that is not JSON, and objects whose fields (every
 #    field a handler reads) are all of a wrong type;
@@ -37,6 +38,23 @@ workflow:
       data: {type: end, title: End, outputs: []}
 YML
 
+# An app whose DSL holds values of wrong types where the importer lets
+# them by (titles, features, start variables that are no objects).
+cat >"$T_DIR/odd.yml" <<'YML'
+app: {mode: advanced-chat, name: Odd, description: 5, icon: [1]}
+kind: app
+version: 0.6.0
+workflow:
+  features: {file_upload: 3, opening_statement: [1], suggested_questions: x}
+  graph:
+    edges: []
+    nodes:
+    - id: start
+      data: {type: start, title: [1], variables: [1, x, null, {variable: a, type: 7, options: 3}]}
+    - id: ans
+      data: {type: answer, answer: [1], title: 4}
+YML
+
 # ---- real ids of every kind a route takes ----
 import_app "$T_DIR/wf.yml"
 WF=$APP WKEY=$KEY
@@ -46,6 +64,8 @@ import_app "$TOP/tests/e2e/apps/echo_chat.yml"
 CHAT=$APP CKEY=$KEY
 import_app "$T_DIR/wf.yml"
 OTHER=$APP OKEY=$KEY
+import_app "$T_DIR/odd.yml"
+ODD=$APP ODDKEY=$KEY
 svc "$WKEY" POST /v1/workflows/run -H "$J" \
     -d '{"inputs":{},"user":"u","response_mode":"blocking"}'
 RUN=$(jqr .workflow_run_id)
@@ -64,17 +84,17 @@ import_file "$TOP/tests/e2e/apps/newer_version.yml"
 IMPORT=$(jqr .id)
 req POST "$A/imports-bundle/prepare"
 BIMPORT=$(jqr .import_id)
-for v in WF WKEY KEYID CHAT CKEY OTHER OKEY RUN CONV MSG UPLOAD NODE \
-    VERSION IMPORT BIMPORT; do
+for v in WF WKEY KEYID CHAT CKEY OTHER OKEY ODD ODDKEY RUN CONV MSG UPLOAD \
+    NODE VERSION IMPORT BIMPORT; do
 	[ -n "${!v}" ] && [ "${!v}" != null ] && continue
 	ok 1 "a real id for $v"
 	exit 1
 done
-ok 0 "real ids of an app, a key, a run, a conversation, a message, an upload, a file, a version and two imports"
+ok 0 "real ids of apps (one of an odd DSL), a key, a run, a conversation, a message, an upload, a file, a version and two imports"
 
 jq -n --arg wf "$WF" --arg wkey "$WKEY" --arg keyid "$KEYID" \
     --arg chat "$CHAT" --arg ckey "$CKEY" --arg other "$OTHER" \
-    --arg okey "$OKEY" --arg run "$RUN" --arg conv "$CONV" --arg msg "$MSG" \
+    --arg okey "$OKEY" --arg odd "$ODD" --arg oddkey "$ODDKEY" --arg run "$RUN" --arg conv "$CONV" --arg msg "$MSG" \
     --arg upload "$UPLOAD" --arg node "$NODE" --arg version "$VERSION" \
     --arg import "$IMPORT" --arg bimport "$BIMPORT" --arg token "$TOKEN" \
     --arg base "$BASE" --arg fc_port "$FC_PORT" \
@@ -169,8 +189,9 @@ def fill(pat, how):
             v = ids["node"]
         if how == "random":
             v = str(uuid.uuid4())
-        elif how == "other" and prev in ("apps", "app-assets", "app-bundles"):
-            v = ids["other"]
+        elif how in ("other", "odd") and \
+                prev in ("apps", "app-assets", "app-bundles"):
+            v = ids[how]
         out.append(urllib.parse.quote(v, safe=""))
     path = "/".join(out)
     # chat routes of an app work on the chat app
@@ -182,8 +203,8 @@ def auth_of(method, pat, auth, how):
     if auth == "AUTH_ADMIN":
         return "Bearer " + ids["token"]
     if auth == "AUTH_APP":
-        if how == "other":
-            return "Bearer " + ids["okey"]
+        if how in ("other", "odd"):
+            return "Bearer " + ids["okey" if how == "other" else "oddkey"]
         return "Bearer " + (ids["wkey"] if pat.startswith("/v1/workflows")
                             else ids["ckey"])
     return None
@@ -302,8 +323,8 @@ order = sorted(routes, key=lambda r: (r[0] == "DELETE",
                                      r[1] == "/console/api/apps/{}"))
 for method, pat, auth, fname, params in order:
     cases = []   # (how, query, body, want400)
-    hows = ["real", "random", "other"] if "{}" in pat or auth == "AUTH_APP" \
-        else ["real"]
+    hows = ["real", "random", "other", "odd"] \
+        if "{}" in pat or auth == "AUTH_APP" else ["real"]
     takes_body = method in ("POST", "PUT", "PATCH")
     for how in hows:
         cases.append((how, "", "{}" if takes_body else None, False))
