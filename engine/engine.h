@@ -488,6 +488,16 @@ int	engine_link_verify(struct engine *e, const char *method,
 	    const char *path, const char *expires_at, const char *nonce,
 	    const char *sign, int64_t max_ttl, char *err);
 
+/*
+ * Spends the link of expires_at and nonce (one engine_link_verify passed):
+ * an upload link works once. The check and the mark are one write, so of
+ * two uses at once (any threads, processes or hosts) exactly one gets 0.
+ * Returns 0, ENGINE_EEXIST with err when it was used already,
+ * ENGINE_EINVAL (malformed values), or a storage error.
+ */
+int	engine_link_use(struct engine *e, const char *expires_at,
+	    const char *nonce, char *err);
+
 /* ====== API keys ====== */
 
 /*

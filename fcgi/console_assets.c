@@ -108,12 +108,13 @@ upload_source(struct req *r, const char **name, const char **parent,
 			if (*name == NULL)
 				*name = parts[i].filename;
 			have = 1;
-		} else if (strcmp(parts[i].name, "parent_id") == 0)
-			*parent = arena_strndup(r->a, parts[i].data,
-			    parts[i].len);
-		else if (strcmp(parts[i].name, "name") == 0)
-			*name = arena_strndup(r->a, parts[i].data,
-			    parts[i].len);
+		} else if (strcmp(parts[i].name, "parent_id") == 0) {
+			if (req_part_text(r, &parts[i], parent) != 0)
+				return 400;
+		} else if (strcmp(parts[i].name, "name") == 0) {
+			if (req_part_text(r, &parts[i], name) != 0)
+				return 400;
+		}
 	}
 	if (!have) {
 		resp_error(r, 400, "invalid_param", "multipart body has no "

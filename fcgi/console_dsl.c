@@ -235,13 +235,16 @@ h_import_bundle(struct req *r)
 			return;
 		}
 		for (i = 0; i < n; i++) {
-			const char *v = arena_strndup(r->a, parts[i].data,
-			    parts[i].len);
+			const char *v = NULL;
 
 			if (strcmp(parts[i].name, "file") == 0) {
 				zip = parts[i].data;
 				len = parts[i].len;
-			} else if (strcmp(parts[i].name, "name") == 0)
+				continue;
+			}
+			if (req_part_text(r, &parts[i], &v) != 0)
+				return;
+			if (strcmp(parts[i].name, "name") == 0)
 				o.name = v;
 			else if (strcmp(parts[i].name, "description") == 0)
 				o.description = v;

@@ -26,8 +26,10 @@ h_keys_create(struct req *r)
 	int	 rc;
 
 	if ((rc = engine_key_create(r->eng, r->captures[0], &out)) != 0) {
-		resp_engine_error(r, rc, "an app has at most 100 API keys",
-		    "app");
+		/* the limit's words for the limit only: an unknown app is
+		 * "app not found" */
+		resp_engine_error(r, rc, rc == ENGINE_ELIMIT ? "an app has at "
+		    "most 100 API keys" : "", "app");
 		return;
 	}
 	resp_json(r, 201, out);

@@ -5,8 +5,9 @@
  * bundle). The link's signature (engine/records/links.c) is the whole
  * authorisation, so each handler checks it before it reads a byte of the
  * body: a PUT of the raw bytes answers 204, a GET gives the file as an
- * attachment. A link that was changed or has expired is 403; a file or
- * import that is gone is 404.
+ * attachment. A link that was changed or has expired is 403, and so is an
+ * upload link used before (one PUT each); a file or import that is gone
+ * is 404.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -109,6 +110,28 @@ link_check(struct req *r, int64_t max_ttl)
 }
 
 /*
+ * Spends this request's upload link (after link_check and the body were
+ * read: a body refused does not spend it). 0, or -1 after answering 403
+ * when it was used already, as Dify answers any link it refuses.
+ */
+static int
+link_spend(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	rc = engine_link_use(r->eng, req_query(r, "expires_at"),
+	    req_query(r, "nonce"), err);
+	if (rc == 0)
+		return 0;
+	if (rc == ENGINE_EEXIST || rc == ENGINE_EINVAL)
+		resp_error(r, 403, "forbidden", "%s", err);
+	else
+		resp_engine_error(r, rc, err, "link");
+	return -1;
+}
+
+/*
  * Reads a raw body of at most limit bytes (setting names the limit), and
  * never more than limits.max_body. Returns 0 or the status answered.
  */
@@ -138,7 +161,8 @@ h_bundle_upload(struct req *r)
 	int	rc;
 
 	if (link_check(r, r->conf->bundle_import_ttl) != 0 ||
-	    body_read(r, r->conf->bundle_max_size, "bundle.max_size") != 0)
+	    body_read(r, r->conf->bundle_max_size, "bundle.max_size") != 0 ||
+	    link_spend(r) != 0)
 		return;
 	rc = engine_bundle_upload(r->eng, r->captures[0], r->body,
 	    r->body_len, err);
@@ -227,7 +251,7 @@ h_asset_upload(struct req *r)
 
 	if (link_check(r, r->conf->asset_link_ttl) != 0 ||
 	    body_read(r, r->conf->asset_max_file,
-	    "assets.max_file_size") != 0)
+	    "assets.max_file_size") != 0 || link_spend(r) != 0)
 		return;
 	rc = engine_asset_write(r->eng, r->captures[0], r->captures[1],
 	    r->body, r->body_len, err, &node);

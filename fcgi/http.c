@@ -3,6 +3,7 @@
  * responses (status, headers, JSON, errors).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,33 +21,51 @@ req_param(struct req *r, const char *name)
 	return r->io->param(r->io->ctx, name);
 }
 
-/* Percent-decodes s[0..n) with '+' as space, into r's arena. */
-static char *
-form_decode(struct req *r, const char *s, size_t n)
+int
+http_form_decode(struct arena *a, const char *s, size_t n, char **out)
 {
-	char	*tmp, *dec, *out = NULL;
+	char	*tmp, *dec = NULL;
 	size_t	 i;
-	int	 len;
+	int	 len, rc = 0;
 
-	if ((tmp = arena_strndup(r->a, s, n)) == NULL)
-		return NULL;
+	*out = NULL;
+	if (n > INT_MAX)
+		return HTTP_ENOMEM;	/* curl counts in int; no URI is so long */
+	if ((tmp = arena_strndup(a, s, n)) == NULL)
+		return HTTP_ENOMEM;
 	for (i = 0; i < n; i++)
 		if (tmp[i] == '+')
 			tmp[i] = ' ';
 	if ((dec = curl_easy_unescape(NULL, tmp, (int)n, &len)) == NULL)
-		return NULL;
-	/* A decoded NUL would cut the value short: refuse it. */
-	if (memchr(dec, '\0', (size_t)len) == NULL)
-		out = arena_strndup(r->a, dec, (size_t)len);
+		return HTTP_ENOMEM;
+	/* A decoded NUL would cut the C string short: the value would not
+	 * be the one sent (user=admin%00x read as admin). Refuse it. */
+	if (memchr(dec, '\0', (size_t)len) != NULL)
+		rc = HTTP_ENUL;
+	else if ((*out = arena_strndup(a, dec, (size_t)len)) == NULL)
+		rc = HTTP_ENOMEM;
 	curl_free(dec);
-	return out;
+	return rc;
 }
 
-const char *
-req_query(struct req *r, const char *name)
+/* Answers a failed decode of query parameter name: 400 or 500. */
+static void
+query_decode_error(struct req *r, int rc, const char *name, size_t nlen)
+{
+	if (rc == HTTP_ENUL)
+		resp_error(r, 400, "invalid_param", "query parameter %.*s "
+		    "holds a NUL byte (%%00)", (int)(nlen > 64 ? 64 : nlen),
+		    name);
+	else
+		resp_error(r, 500, "internal_server_error", "out of memory");
+}
+
+int
+req_query_check(struct req *r)
 {
 	const char	*p = r->query, *amp, *eq;
-	size_t		 nlen = strlen(name);
+	char		*dec;
+	int		 rc;
 
 	while (*p != '\0') {
 		amp = strchr(p, '&');
@@ -55,9 +74,41 @@ req_query(struct req *r, const char *name)
 		eq = memchr(p, '=', (size_t)(amp - p));
 		if (eq == NULL)
 			eq = amp;
-		if ((size_t)(eq - p) == nlen && memcmp(p, name, nlen) == 0)
-			return eq == amp ? "" :
-			    form_decode(r, eq + 1, (size_t)(amp - eq - 1));
+		if ((rc = http_form_decode(r->a, p, (size_t)(eq - p),
+		    &dec)) != 0 || (eq < amp && (rc = http_form_decode(r->a,
+		    eq + 1, (size_t)(amp - eq - 1), &dec)) != 0)) {
+			query_decode_error(r, rc, p, (size_t)(eq - p));
+			return -1;
+		}
+		p = *amp == '&' ? amp + 1 : amp;
+	}
+	return 0;
+}
+
+const char *
+req_query(struct req *r, const char *name)
+{
+	const char	*p = r->query, *amp, *eq;
+	char		*dec;
+	size_t		 nlen = strlen(name);
+	int		 rc;
+
+	while (*p != '\0') {
+		amp = strchr(p, '&');
+		if (amp == NULL)
+			amp = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(amp - p));
+		if (eq == NULL)
+			eq = amp;
+		if ((size_t)(eq - p) == nlen && memcmp(p, name, nlen) == 0) {
+			if (eq == amp)
+				return "";
+			rc = http_form_decode(r->a, eq + 1,
+			    (size_t)(amp - eq - 1), &dec);
+			if (rc != 0)
+				query_decode_error(r, rc, name, nlen);
+			return dec;
+		}
 		p = *amp == '&' ? amp + 1 : amp;
 	}
 	return NULL;
@@ -236,18 +287,38 @@ req_read_json(struct req *r)
 	if ((rc = req_read_body(r, r->conf->max_json_body)) != 0)
 		return rc;
 	if (r->body_len == 0) {
-		r->json = arena_json(r->a, json_object());
+		if ((r->json = arena_json(r->a, json_object())) == NULL) {
+			resp_error(r, 500, "internal_server_error", "out of "
+			    "memory");
+			return 500;
+		}
 		return 0;
 	}
 	if ((rc = json_type_check(r)) != 0)
 		return rc;
+	/* Without JSON_ALLOW_NUL jansson refuses "\u0000" in any string,
+	 * so no field of a body (user, path, an id) can hold a NUL that
+	 * json_string_value would cut the value short at. */
 	j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
 	if (j == NULL) {
 		resp_error(r, 400, "invalid_json", "invalid JSON at line %d "
 		    "column %d: %s", jerr.line, jerr.column, jerr.text);
 		return 400;
 	}
-	r->json = arena_json(r->a, j);
+	if (arena_json(r->a, j) == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return 500;
+	}
+	/* Every route that reads a JSON body reads an object (a handler
+	 * looking up a field of [] would find nothing, and setting one
+	 * fails as if memory ran out). */
+	if (!json_is_object(j)) {
+		resp_error(r, 400, "invalid_param", "the request body must be "
+		    "a JSON object, not %s", json_is_array(j) ? "an array" :
+		    "a scalar");
+		return 400;
+	}
+	r->json = j;
 	if (json_depth(j, r->conf->max_json_depth) > r->conf->max_json_depth) {
 		resp_error(r, 400, "invalid_json", "JSON nesting deeper than "
 		    "limits.max_json_depth (%d)", r->conf->max_json_depth);
@@ -272,38 +343,77 @@ req_json_string(struct req *r, const char *k, int required, const char **out)
 		resp_error(r, 400, "invalid_param", "%s must be a string", k);
 		return -1;
 	}
+	/* a NUL inside would cut the C string short (req_read_json's
+	 * parser refuses one; a body parsed elsewhere might not) */
+	if (strlen(json_string_value(v)) != json_string_length(v)) {
+		resp_error(r, 400, "invalid_param", "%s holds a NUL byte", k);
+		return -1;
+	}
 	*out = json_string_value(v);
 	return 0;
 }
 
 /* ====== Response ====== */
 
-static const char *
-status_text(int status)
+/*
+ * The reason phrase of every status flowcgi sends (RFC 9110 section 15),
+ * in code order. nginx and Apache pass the phrase of a FastCGI Status:
+ * header to the client as it is, so none may be missing.
+ */
+static const struct {
+	int		 code;
+	const char	*text;
+} status_texts[] = {
+	{ 200, "OK" },
+	{ 201, "Created" },
+	{ 202, "Accepted" },
+	{ 204, "No Content" },
+	{ 206, "Partial Content" },
+	{ 301, "Moved Permanently" },
+	{ 302, "Found" },
+	{ 303, "See Other" },
+	{ 304, "Not Modified" },
+	{ 307, "Temporary Redirect" },
+	{ 308, "Permanent Redirect" },
+	{ 400, "Bad Request" },
+	{ 401, "Unauthorized" },
+	{ 403, "Forbidden" },
+	{ 404, "Not Found" },
+	{ 405, "Method Not Allowed" },
+	{ 406, "Not Acceptable" },
+	{ 408, "Request Timeout" },
+	{ 409, "Conflict" },
+	{ 410, "Gone" },
+	{ 411, "Length Required" },
+	{ 412, "Precondition Failed" },
+	{ 413, "Content Too Large" },
+	{ 414, "URI Too Long" },
+	{ 415, "Unsupported Media Type" },
+	{ 416, "Range Not Satisfiable" },
+	{ 422, "Unprocessable Content" },
+	{ 423, "Locked" },
+	{ 428, "Precondition Required" },
+	{ 429, "Too Many Requests" },
+	{ 431, "Request Header Fields Too Large" },
+	{ 500, "Internal Server Error" },
+	{ 501, "Not Implemented" },
+	{ 502, "Bad Gateway" },
+	{ 503, "Service Unavailable" },
+	{ 504, "Gateway Timeout" },
+	{ 507, "Insufficient Storage" },
+};
+
+const char *
+http_status_text(int status)
 {
-	switch (status) {
-	case 200: return "OK";
-	case 201: return "Created";
-	case 202: return "Accepted";
-	case 204: return "No Content";
-	case 301: return "Moved Permanently";
-	case 304: return "Not Modified";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 412: return "Precondition Failed";
-	case 413: return "Payload Too Large";
-	case 415: return "Unsupported Media Type";
-	case 429: return "Too Many Requests";
-	case 500: return "Internal Server Error";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	case 507: return "Insufficient Storage";
-	default: return "Unknown";
-	}
+	size_t i;
+
+	for (i = 0; i < sizeof(status_texts) / sizeof(status_texts[0]); i++)
+		if (status_texts[i].code == status)
+			return status_texts[i].text;
+	/* a code not in the table still gets its class's words */
+	return status >= 500 ? "Server Error" : status >= 400 ?
+	    "Client Error" : status >= 300 ? "Redirection" : "Success";
 }
 
 void
@@ -374,7 +484,7 @@ resp_head(struct req *r, int status, const char *ctype, size_t len,
 		return;	/* a response went out already */
 	r->status = status;
 	n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n", status,
-	    status_text(status));
+	    http_status_text(status));
 	if (ctype != NULL)
 		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
 		    "Content-Type: %s\r\n", ctype);

@@ -93,8 +93,34 @@ struct req {
 /* A CGI/FastCGI parameter such as "HTTP_IF_MATCH", or NULL. */
 const char *req_param(struct req *r, const char *name);
 
+/* The errors of http_form_decode. */
+enum http_decode_err {
+	HTTP_ENUL = -300,	/* a byte decodes to NUL */
+	HTTP_ENOMEM = -301,
+};
+
+/*
+ * Percent-decodes s[0..n) ('+' is a space, as in a form) into a new
+ * NUL-terminated string in a. Returns 0 with *out, HTTP_ENUL when a byte
+ * decodes to NUL (the C string would be cut short, so no value is given),
+ * or HTTP_ENOMEM; *out is NULL on an error.
+ */
+int	http_form_decode(struct arena *a, const char *s, size_t n,
+	    char **out);
+
+/*
+ * Checks that every name and value of the query decodes, none holding a
+ * NUL: the router calls it once for every request it dispatches, so no
+ * handler sees a query value cut short. Returns 0, or -1 after answering
+ * 400 (a NUL) or 500 (out of memory).
+ */
+int	req_query_check(struct req *r);
+
 /*
  * Decoded value of query parameter name, in r's arena; NULL when absent.
+ * A value that does not decode (a NUL, out of memory) is NULL after the
+ * request was answered 400 or 500, so what the handler sends after is
+ * dropped; behind the router (req_query_check) only out of memory can.
  */
 const char *req_query(struct req *r, const char *name);
 
@@ -185,6 +211,10 @@ void	resp_begin_stream(struct req *r);
 int	resp_write(struct req *r, const char *s, size_t n);
 int	resp_flush(struct req *r);
 
+/* The reason phrase of HTTP status code status ("Partial Content"); a
+ * code flowcgi never sends gets its class's ("Client Error"). Static. */
+const char *http_status_text(int status);
+
 /* Sends a status with no body (204, 304). */
 void	resp_empty(struct req *r, int status);
 
@@ -215,11 +245,20 @@ int	multipart_is_form(const char *content_type);
 /*
  * Splits body by the boundary named in content_type. On success *parts
  * (in arena a) holds *nparts parts whose data points into body. Returns 0,
- * or -1 with a message in err.
+ * or -1 with a message in err (also when a part's headers hold a NUL
+ * byte: its name or file name would be cut short).
  */
 int	multipart_parse(struct arena *a, const char *content_type,
 	    const char *body, size_t len, size_t max_parts,
 	    struct mp_part **parts, size_t *nparts, char *err, size_t errsz);
+
+/*
+ * Text field p's value as a NUL-terminated string in r's arena into *out.
+ * Returns 0, or -1 after answering 400 when it holds a NUL byte (the
+ * string would be cut short) or 500 out of memory.
+ */
+int	req_part_text(struct req *r, const struct mp_part *p,
+	    const char **out);
 
 /* ====== Server-sent event streams (sse.c) ====== */
 

@@ -155,6 +155,12 @@ multipart_parse(struct arena *a, const char *content_type, const char *body,
 			    "missing or longer than %d bytes", MP_HEADERS_MAX);
 			return -1;
 		}
+		/* a NUL would cut a name or a file name short */
+		if (memchr(p, '\0', (size_t)(hend - p)) != NULL) {
+			snprintf(err, errsz, "multipart part %zu's headers "
+			    "hold a NUL byte", n + 1);
+			return -1;
+		}
 		if (n == max_parts) {
 			snprintf(err, errsz, "more than %zu multipart parts",
 			    max_parts);
@@ -201,5 +207,21 @@ multipart_parse(struct arena *a, const char *content_type, const char *body,
 	}
 	*parts = out;
 	*nparts = n;
+	return 0;
+}
+
+int
+req_part_text(struct req *r, const struct mp_part *p, const char **out)
+{
+	*out = NULL;
+	if (memchr(p->data, '\0', p->len) != NULL) {
+		resp_error(r, 400, "invalid_param", "multipart field %.64s "
+		    "holds a NUL byte", p->name);
+		return -1;
+	}
+	if ((*out = arena_strndup(r->a, p->data, p->len)) == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return -1;
+	}
 	return 0;
 }

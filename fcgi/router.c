@@ -182,6 +182,10 @@ router_dispatch(struct req *r)
 	route_match(r, found->pattern, r->path);
 	r->route = found->pattern;
 	log_context_request(r->request_id, r->route);
+	/* The one place every query crosses: a value with a NUL in it
+	 * would reach a handler cut short. */
+	if (req_query_check(r) != 0)
+		return;
 	if (found->auth == AUTH_ADMIN && auth_check_admin(r) != 0) {
 		resp_header(r, "WWW-Authenticate", "Bearer");
 		resp_error(r, 401, "unauthorized", "missing or wrong admin "

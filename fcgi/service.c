@@ -252,6 +252,10 @@ user_input_form(const json_t *wf)
 			continue;
 		json_array_foreach(json_object_get(json_object_get(n, "data"),
 		    "variables"), j, v) {
+			/* a variable that is no object (a DSL may hold one)
+			 * is no input: failing on it is no out of memory */
+			if (!json_is_object(v))
+				continue;
 			type = json_string_value(json_object_get(v, "type"));
 			item = json_deep_copy(v);
 			if (json_object_set_new(item, "default",
@@ -500,9 +504,9 @@ h_upload(struct req *r)
 			len = parts[i].len;
 			name = parts[i].filename;
 			mime = parts[i].content_type;
-		} else if (strcmp(parts[i].name, "user") == 0)
-			user = arena_strndup(r->a, parts[i].data,
-			    parts[i].len);
+		} else if (strcmp(parts[i].name, "user") == 0 &&
+		    req_part_text(r, &parts[i], &user) != 0)
+			return;
 	}
 	if (data == NULL) {
 		resp_error(r, 400, "no_file_uploaded", "Please upload your "

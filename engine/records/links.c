@@ -11,6 +11,13 @@
  * two different links sign the same text; the other fields hold no
  * separator. Every process sharing the data directory signs and checks
  * with the same key; removing link.key revokes every link given out.
+ *
+ * An upload link is spent by its first use (engine_link_use): a mark
+ * "link-used/<expires_at, 20 digits>/<nonce>" in the meta database, put
+ * only when absent, so that of two uses at once (threads, processes,
+ * hosts sharing a PostgreSQL database) one finds the other's mark. Marks
+ * sort by expiry; each use deletes a few that have expired, as a link
+ * past its expiry is refused without one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +34,8 @@
 #define LINK_TAG	"flowcgi-link v1"
 #define NONCE_BYTES	16
 #define SIGN_LEN	43	/* unpadded base64url of 32 bytes */
+#define USED_PREFIX	"link-used/"
+#define USED_PRUNE	8	/* expired marks one use deletes, at most */
 
 /* Unpadded base64url of the 32 bytes of mac into out[SIGN_LEN + 1]. */
 static void
@@ -157,4 +166,78 @@ engine_link_verify(struct engine *e, const char *method, const char *path,
 		return engine_invalid(err, "the link lives longer than links "
 		    "may now (%lld seconds)", (long long)max_ttl);
 	return 0;
+}
+
+/* ====== Single use ====== */
+
+struct link_use {
+	char	key[sizeof(USED_PREFIX) + 20 + 1 + 64];
+	int64_t	now;
+};
+
+/* The expiry of mark key (USED_PREFIX...), or INT64_MAX when unreadable. */
+static int64_t
+used_expiry(const char *key)
+{
+	const char	*p = key + strlen(USED_PREFIX);
+	int64_t		 at = 0;
+	int		 n;
+
+	for (n = 0; n < 20 && p[n] >= '0' && p[n] <= '9'; n++) {
+		if (at > (INT64_MAX - 9) / 10)
+			return INT64_MAX;
+		at = at * 10 + (p[n] - '0');
+	}
+	return n == 20 && p[n] == '/' ? at : INT64_MAX;
+}
+
+static int
+link_use_fn(struct store_txn *t, void *arg)
+{
+	struct link_use	*u = arg;
+	json_t		*old = NULL, *v;
+	const char	*k;
+	int		 rc;
+
+	/* The check and the mark are one put: two uses cannot both win. */
+	rc = store_put(t, STORE_DB_META, u->key, strlen(u->key), "1", 1,
+	    STORE_NOOVERWRITE);
+	if (rc == STORE_EEXIST)
+		return ENGINE_EEXIST;
+	if (rc != 0)
+		return rc;
+	/* The oldest marks come first: delete those past their expiry. */
+	if ((rc = records_collect(t, STORE_DB_META, USED_PREFIX, NULL,
+	    USED_PRUNE, &old)) != 0)
+		return rc;
+	json_object_foreach(old, k, v) {
+		if (used_expiry(k) >= u->now)
+			break;
+		if ((rc = store_del(t, STORE_DB_META, k, strlen(k))) != 0 &&
+		    rc != STORE_ENOTFOUND)
+			break;
+		rc = 0;
+	}
+	json_decref(old);
+	return rc;
+}
+
+int
+engine_link_use(struct engine *e, const char *expires_at, const char *nonce,
+    char *err)
+{
+	struct link_use	u;
+	int		rc;
+
+	if (!chars_of(expires_at, 1, 18, "0123456789") ||
+	    !chars_of(nonce, 16, 64, "0123456789abcdef"))
+		return engine_invalid(err, "the link is malformed");
+	snprintf(u.key, sizeof(u.key), USED_PREFIX "%020lld/%s",
+	    strtoll(expires_at, NULL, 10), nonce);
+	u.now = engine_now();
+	rc = engine_from_store(store_write(e->store, link_use_fn, &u));
+	if (rc == ENGINE_EEXIST)
+		snprintf(err, ENGINE_ERRMAX, "the link was used already: an "
+		    "upload link works once; ask for a new one");
+	return rc;
 }

@@ -137,6 +137,7 @@ start_flowcgi() {
 # nginx_start <workers> <connections> <locations> <upstream...>: nginx
 # (prefix $T_DIR/nginx) on a free port (NG_PORT) passing the given
 # space-separated locations to the upstreams; sets NGINX_PID and BASE.
+# NGINX_HTTP_EXTRA: more directives for its http block.
 nginx_start() {
 	local workers=$1 conns=$2 locs=$3 u l ups="" blocks="" keep=""
 	shift 3
@@ -168,6 +169,7 @@ http {
 	proxy_temp_path $T_DIR/nginx/tmp/proxy;
 	uwsgi_temp_path $T_DIR/nginx/tmp/uwsgi;
 	scgi_temp_path $T_DIR/nginx/tmp/scgi;
+	${NGINX_HTTP_EXTRA:-}
 	upstream flowcgi { $ups }
 	server {
 		listen 127.0.0.1:$NG_PORT;

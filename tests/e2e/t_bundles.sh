@@ -112,7 +112,8 @@ is "$(entries imports)" 0 "the confirm ended the prepared import"
 req POST $A/imports-bundle/$ID/confirm -H "$J" -d '{}'
 is "$STATUS $(jqr .code)" "404 not_found" "a second confirm is 404"
 put_link "$URL" "$T_DIR/b.zip"
-is "$STATUS" 404 "an upload after the confirm is 404"
+is "$STATUS $(printf '%s' "$BODY" | jq -r .code)" "403 forbidden" \
+    "an upload after the confirm is 403: the link was used"
 req POST $A/imports-bundle/prepare
 ID2=$(jqr .import_id)
 URL2=$(jqr .upload_url)
@@ -122,7 +123,8 @@ has "$(jqr .message)" "nothing was uploaded" "... saying what is missing"
 put_link "$URL2" "$T_DIR/b.zip"
 is "$STATUS" 204 "the prepared import waited for its upload"
 put_link "$URL2" "$T_DIR/b.zip"
-is "$STATUS" 204 "an upload may be sent again before the confirm"
+is "$STATUS $(printf '%s' "$BODY" | jq -r .code)" "403 forbidden" \
+    "an upload link works once: a second PUT is 403"
 req POST $A/imports-bundle/$ID2/confirm -H "$J" -d '{"name":"Later"}'
 is "$STATUS $(jqr .status)" "200 completed" "then the confirm works"
 is "$(apps)" $((n_apps + 2)) "one app for it, however many uploads"

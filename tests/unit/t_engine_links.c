@@ -3,8 +3,12 @@
  * for its own method and path only, and not once any of its parts changed;
  * malformed values are refused without a crash; expiry and the longest
  * lifetime are kept; the key is made 0600 on first use, lasts across
- * restarts, and removing it revokes every link.
+ * restarts, and removing it revokes every link; a link spent once
+ * (engine_link_use) is spent for good, of racing uses exactly one wins,
+ * and spent marks past their expiry are deleted by later uses.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +127,96 @@ test_expired(void)
 	CHECK_INT(verify("GET", "/x", exp, nonce, sign, err), 0);
 }
 
+/* ====== Single use ====== */
+
+#define RACERS 8
+
+static const char	*race_exp, *race_nonce;
+static atomic_int	 race_won, race_lost, race_other;
+
+static void *
+racer(void *arg)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	(void)arg;
+	rc = engine_link_use(eng, race_exp, race_nonce, err);
+	if (rc == 0)
+		atomic_fetch_add(&race_won, 1);
+	else if (rc == ENGINE_EEXIST)
+		atomic_fetch_add(&race_lost, 1);
+	else
+		atomic_fetch_add(&race_other, 1);
+	return NULL;
+}
+
+/* The marks in the meta database, counted in a read transaction. */
+static int
+used_marks(void)
+{
+	struct store_txn	*t = NULL;
+	json_t			*all = NULL;
+	int			 n = -1;
+
+	if (store_read_begin(eng->store, &t) != 0)
+		return -1;
+	if (records_collect(t, STORE_DB_META, USED_PREFIX, NULL, 0,
+	    &all) == 0)
+		n = (int)json_object_size(all);
+	json_decref(all);
+	store_read_end(t);
+	return n;
+}
+
+static void
+test_single_use(void)
+{
+	char		 exp[32], err[ENGINE_ERRMAX] = "";
+	char		 nonce[] = "0123456789abcdef0123456789abcdef";
+	char		 old[32];
+	pthread_t	 th[RACERS];
+	int		 i, n0;
+
+	snprintf(exp, sizeof(exp), "%lld", (long long)engine_now() + 60);
+	CHECK_INT(engine_link_use(eng, exp, nonce, err), 0);
+	CHECK_INT(engine_link_use(eng, exp, nonce, err), ENGINE_EEXIST);
+	CHECK(strstr(err, "used already") != NULL);
+	/* another nonce, or another expiry, is another link */
+	nonce[0] = '1';
+	CHECK_INT(engine_link_use(eng, exp, nonce, err), 0);
+	snprintf(exp, sizeof(exp), "%lld", (long long)engine_now() + 61);
+	CHECK_INT(engine_link_use(eng, exp, nonce, err), 0);
+	CHECK_INT(engine_link_use(eng, "x", nonce, err), ENGINE_EINVAL);
+	CHECK_INT(engine_link_use(eng, exp, "zz", err), ENGINE_EINVAL);
+
+	/* of uses at once, exactly one wins */
+	nonce[0] = '2';
+	race_exp = exp;
+	race_nonce = nonce;
+	for (i = 0; i < RACERS; i++)
+		CHECK_INT(pthread_create(&th[i], NULL, racer, NULL), 0);
+	for (i = 0; i < RACERS; i++)
+		pthread_join(th[i], NULL);
+	CHECK_INT(atomic_load(&race_won), 1);
+	CHECK_INT(atomic_load(&race_lost), RACERS - 1);
+	CHECK_INT(atomic_load(&race_other), 0);
+
+	/* marks past their expiry go with the next use */
+	n0 = used_marks();
+	CHECK_INT(n0, 4);
+	for (i = 0; i < 3; i++) {
+		snprintf(old, sizeof(old), "%lld", (long long)engine_now() -
+		    100 + i);
+		nonce[0] = (char)('a' + i);
+		CHECK_INT(engine_link_use(eng, old, nonce, err), 0);
+	}
+	CHECK(used_marks() <= n0 + 1);
+	nonce[0] = 'f';
+	CHECK_INT(engine_link_use(eng, exp, nonce, err), 0);
+	CHECK_INT(used_marks(), n0 + 1);
+}
+
 int
 main(void)
 {
@@ -146,6 +240,7 @@ main(void)
 	CHECK_INT(st.st_mode & 0777, 0600);
 	test_malformed();
 	test_expired();
+	test_single_use();
 
 	/* The key lasts across a restart; removing it revokes the links. */
 	CHECK_INT(engine_link_sign(eng, "GET", "/k", 60, q, NULL, err), 0);

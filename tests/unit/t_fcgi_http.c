@@ -127,16 +127,54 @@ test_json(void)
 	CHECK(strstr(fake_answer(&f), "invalid_json") != NULL);
 	fake_release(&f);
 
-	/* nesting past limits.max_json_depth */
-	for (i = 0; i < 40; i++) {
-		deep[i] = '[';
-		deep[80 - 1 - i] = ']';
+	/* a body of another JSON type than an object: 400, never 500 */
+	{
+		static const char *const other[] = { "[]", "[1]", "\"s\"",
+		    "1", "true", "null", "[{}]", NULL };
+
+		for (i = 0; other[i] != NULL; i++) {
+			fake_init(&f, &conf, "CONTENT_TYPE",
+			    "application/json", NULL);
+			fake_body(&f, other[i], (int64_t)strlen(other[i]),
+			    (int64_t)strlen(other[i]));
+			CHECK_INT(req_read_json(&f.r), 400);
+			CHECK_INT(fake_status(&f), 400);
+			CHECK(strstr(fake_answer(&f), "\"status\":400") !=
+			    NULL);
+			CHECK(f.r.json == NULL);
+			fake_release(&f);
+		}
 	}
-	deep[80] = '\0';
+	/* "\u0000" in a string is refused by the parser: no field can be
+	 * cut short at a NUL */
 	fake_init(&f, &conf, "CONTENT_TYPE", "application/json", NULL);
-	fake_body(&f, deep, 80, 80);
-	CHECK_INT(req_read_json(&f.r), conf.max_json_depth < 40 ? 400 : 0);
-	if (conf.max_json_depth < 40)
+	s = "{\"user\":\"admin\\u0000x\"}";
+	fake_body(&f, s, strlen(s), (int64_t)strlen(s));
+	CHECK_INT(req_read_json(&f.r), 400);
+	CHECK(strstr(fake_answer(&f), "invalid_json") != NULL);
+	fake_release(&f);
+	/* and a string holding one from elsewhere is refused by the reader
+	 * of string fields */
+	fake_init(&f, &conf, NULL);
+	f.r.json = json_pack("{s:s#}", "user", "admin\0x", (int)7);
+	CHECK_INT(req_json_string(&f.r, "user", 1, &s), -1);
+	CHECK_INT(fake_status(&f), 400);
+	CHECK(strstr(fake_answer(&f), "NUL byte") != NULL);
+	json_decref(f.r.json);
+	f.r.json = NULL;
+	fake_release(&f);
+
+	/* nesting past limits.max_json_depth: {"a":[[...]]}, 41 deep */
+	memcpy(deep, "{\"a\":", 5);
+	for (i = 0; i < 40; i++) {
+		deep[5 + i] = '[';
+		deep[5 + 80 - 1 - i] = ']';
+	}
+	memcpy(deep + 85, "}", 2);
+	fake_init(&f, &conf, "CONTENT_TYPE", "application/json", NULL);
+	fake_body(&f, deep, 86, 86);
+	CHECK_INT(req_read_json(&f.r), conf.max_json_depth < 41 ? 400 : 0);
+	if (conf.max_json_depth < 41)
 		CHECK(strstr(fake_answer(&f), "limits.max_json_depth") !=
 		    NULL);
 	fake_release(&f);
@@ -151,13 +189,14 @@ test_query(void)
 	int		 v;
 
 	fake_init(&f, &conf, "QUERY_STRING",
-	    "a=1&b=x%20y+z&c&limit=20&bad=%00&page=0x&e=", NULL);
+	    "a=1&b=x%20y+z&c&limit=20&page=0x&e=", NULL);
+	CHECK_INT(req_query_check(&f.r), 0);
+	CHECK_INT(fake_status(&f), 0);
 	CHECK_STR(req_query(&f.r, "a"), "1");
 	CHECK_STR(req_query(&f.r, "b"), "x y z");
 	CHECK_STR(req_query(&f.r, "c"), "");
 	CHECK_STR(req_query(&f.r, "e"), "");
 	CHECK(req_query(&f.r, "d") == NULL);
-	CHECK(req_query(&f.r, "bad") == NULL);	/* a NUL is refused */
 	CHECK(req_query(&f.r, "lim") == NULL);	/* whole names only */
 	CHECK_INT(req_query_int(&f.r, "limit", 5, 1, 100, &v), 0);
 	CHECK_INT(v, 20);
@@ -170,6 +209,47 @@ test_query(void)
 	fake_release(&f);
 	fake_init(&f, &conf, "QUERY_STRING", "page=0x", NULL);
 	CHECK_INT(req_query_int(&f.r, "page", 1, 0, 99, &v), -1);
+	fake_release(&f);
+}
+
+/* A NUL never cuts a value short: the decoder says so, and a query
+ * that holds one anywhere is refused whole. */
+static void
+test_query_nul(void)
+{
+	static const char *const bad[] = {
+		"user=admin%00x", "path=%00", "a=1&user=%00", "us%00er=admin",
+		"a=%2500&b=x%00", NULL,
+	};
+	struct fake	 f;
+	struct arena	*a;
+	char		*out;
+	size_t		 i;
+
+	CHECK((a = arena_new()) != NULL);
+	CHECK_INT(http_form_decode(a, "admin%00x", 9, &out), HTTP_ENUL);
+	CHECK(out == NULL);
+	CHECK_INT(http_form_decode(a, "%00", 3, &out), HTTP_ENUL);
+	CHECK_INT(http_form_decode(a, "a%2500b", 7, &out), 0);
+	CHECK_STR(out, "a%00b");	/* an encoded "%00" is three bytes */
+	CHECK_INT(http_form_decode(a, "a+b%2B", 6, &out), 0);
+	CHECK_STR(out, "a b+");
+	CHECK_INT(http_form_decode(a, "", 0, &out), 0);
+	CHECK_STR(out, "");
+	arena_free(a);
+
+	for (i = 0; bad[i] != NULL; i++) {
+		fake_init(&f, &conf, "QUERY_STRING", bad[i], NULL);
+		CHECK_INT(req_query_check(&f.r), -1);
+		CHECK_INT(fake_status(&f), 400);
+		CHECK(strstr(fake_answer(&f), "NUL byte") != NULL);
+		fake_release(&f);
+	}
+	/* req_query itself answers 400 and gives no value */
+	fake_init(&f, &conf, "QUERY_STRING", "user=admin%00x", NULL);
+	CHECK(req_query(&f.r, "user") == NULL);
+	CHECK_INT(fake_status(&f), 400);
+	CHECK(strstr(fake_answer(&f), "invalid_param") != NULL);
 	fake_release(&f);
 }
 
@@ -230,6 +310,35 @@ test_head(void)
 	CHECK((j = json_loads(fake_answer(&f), 0, NULL)) != NULL);
 	json_decref(j);
 	fake_release(&f);
+
+	/* every status flowcgi sends has its reason phrase */
+	{
+		static const struct { int code; const char *line; } st[] = {
+			{ 206, "Status: 206 Partial Content\r\n" },
+			{ 409, "Status: 409 Conflict\r\n" },
+			{ 410, "Status: 410 Gone\r\n" },
+			{ 413, "Status: 413 Content Too Large\r\n" },
+			{ 415, "Status: 415 Unsupported Media Type\r\n" },
+			{ 416, "Status: 416 Range Not Satisfiable\r\n" },
+			{ 422, "Status: 422 Unprocessable Content\r\n" },
+			{ 429, "Status: 429 Too Many Requests\r\n" },
+			{ 503, "Status: 503 Service Unavailable\r\n" },
+			{ 507, "Status: 507 Insufficient Storage\r\n" },
+		};
+		size_t i, n;
+
+		for (i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+			fake_init(&f, &conf, NULL);
+			resp_empty(&f.r, st[i].code);
+			CHECK(strncmp(f.out, st[i].line, strlen(st[i].line))
+			    == 0);
+			fake_release(&f);
+		}
+		for (n = 0, i = 200; i < 600; i++)
+			n += strcmp(http_status_text((int)i), "Unknown") == 0;
+		CHECK_INT(n, 0);
+		CHECK_STR(http_status_text(418), "Client Error");
+	}
 
 	CHECK_STR(resp_mime_of("a/b.MD"), "text/markdown; charset=utf-8");
 	CHECK_STR(resp_mime_of("a.b/c"), "application/octet-stream");
@@ -346,6 +455,7 @@ main(void)
 	test_body();
 	test_json();
 	test_query();
+	test_query_nul();
 	test_base_url();
 	test_head();
 	test_engine_errors();

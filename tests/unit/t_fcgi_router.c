@@ -146,6 +146,18 @@ test_dispatch(void)
 	    200);
 	CHECK(strstr(fake_answer(&f), "\"data\"") != NULL);
 	fake_release(&f);
+	/* a NUL in any query value is refused before the token is looked
+	 * at or a handler reads a value cut short */
+	fake_init(&f, &conf, "REQUEST_METHOD", "GET", "REQUEST_URI",
+	    "/console/api/apps?name=admin%00x", "QUERY_STRING",
+	    "name=admin%00x", "HTTP_AUTHORIZATION", "Bearer tok", NULL);
+	f.r.eng = eng;
+	f.r.admin_token_hash = admin_hash;
+	router_dispatch(&f.r);
+	CHECK_INT(fake_status(&f), 400);
+	CHECK(strstr(fake_answer(&f), "NUL byte") != NULL);
+	CHECK(strstr(fake_answer(&f), "\"data\"") == NULL);
+	fake_release(&f);
 	/* an app key is no admin token, and the reverse */
 	CHECK_INT(dispatch(&f, "POST", "/v1/workflows/run", "Bearer tok"),
 	    401);
