@@ -252,31 +252,31 @@ h_check_deps(struct req *r)
 }
 
 #define WS	"/console/api/workspaces/current"
-#define B1	WS "/tool-provider/builtin/{}"
-#define B3	WS "/tool-provider/builtin/{}/{}/{}"
+#define BUILTIN	"/console/api/workspaces/current/tool-provider/builtin/{}"
+#define PLUGIN	"/console/api/workspaces/current/tool-provider/builtin/{}/{}/{}"
 
 const struct route console_builtin_tool_routes[] = {
 	{ "GET", WS "/tool-providers", h_providers, AUTH_ADMIN },
 	{ "GET", WS "/tools/builtin", h_providers, AUTH_ADMIN },
 	{ "GET", WS "/tool-providers/usage", h_usage, AUTH_ADMIN },
-	{ "GET", B1 "/info", h_info, AUTH_ADMIN },
-	{ "GET", B1 "/tools", h_tools, AUTH_ADMIN },
-	{ "GET", B1 "/credentials", h_get, AUTH_ADMIN },
-	{ "GET", B1 "/credentials_schema", h_schema, AUTH_ADMIN },
-	{ "POST", B1 "/update", h_update, AUTH_ADMIN },
-	{ "POST", B1 "/delete", h_delete, AUTH_ADMIN },
-	{ "PUT", B1 "/credentials", h_update, AUTH_ADMIN },
-	{ "DELETE", B1 "/credentials", h_delete, AUTH_ADMIN },
-	{ "POST", B1 "/credentials/test", h_test, AUTH_ADMIN },
-	{ "GET", B3 "/info", h_info, AUTH_ADMIN },
-	{ "GET", B3 "/tools", h_tools, AUTH_ADMIN },
-	{ "GET", B3 "/credentials", h_get, AUTH_ADMIN },
-	{ "GET", B3 "/credentials_schema", h_schema, AUTH_ADMIN },
-	{ "POST", B3 "/update", h_update, AUTH_ADMIN },
-	{ "POST", B3 "/delete", h_delete, AUTH_ADMIN },
-	{ "PUT", B3 "/credentials", h_update, AUTH_ADMIN },
-	{ "DELETE", B3 "/credentials", h_delete, AUTH_ADMIN },
-	{ "POST", B3 "/credentials/test", h_test, AUTH_ADMIN },
+	{ "GET", BUILTIN "/info", h_info, AUTH_ADMIN },
+	{ "GET", BUILTIN "/tools", h_tools, AUTH_ADMIN },
+	{ "GET", BUILTIN "/credentials", h_get, AUTH_ADMIN },
+	{ "GET", BUILTIN "/credentials_schema", h_schema, AUTH_ADMIN },
+	{ "POST", BUILTIN "/update", h_update, AUTH_ADMIN },
+	{ "POST", BUILTIN "/delete", h_delete, AUTH_ADMIN },
+	{ "PUT", BUILTIN "/credentials", h_update, AUTH_ADMIN },
+	{ "DELETE", BUILTIN "/credentials", h_delete, AUTH_ADMIN },
+	{ "POST", BUILTIN "/credentials/test", h_test, AUTH_ADMIN },
+	{ "GET", PLUGIN "/info", h_info, AUTH_ADMIN },
+	{ "GET", PLUGIN "/tools", h_tools, AUTH_ADMIN },
+	{ "GET", PLUGIN "/credentials", h_get, AUTH_ADMIN },
+	{ "GET", PLUGIN "/credentials_schema", h_schema, AUTH_ADMIN },
+	{ "POST", PLUGIN "/update", h_update, AUTH_ADMIN },
+	{ "POST", PLUGIN "/delete", h_delete, AUTH_ADMIN },
+	{ "PUT", PLUGIN "/credentials", h_update, AUTH_ADMIN },
+	{ "DELETE", PLUGIN "/credentials", h_delete, AUTH_ADMIN },
+	{ "POST", PLUGIN "/credentials/test", h_test, AUTH_ADMIN },
 	{ "GET", "/console/api/apps/imports/{}/check-dependencies",
 	    h_check_deps, AUTH_ADMIN },
 	{ NULL, NULL, NULL, AUTH_NONE },
