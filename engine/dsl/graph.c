@@ -267,6 +267,7 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 	struct graph	*g = NULL;
 	json_t		*nodes, *edges, *n, *e, *data;
 	const char	*ntype, *parent, *eid, *miss;
+	char		 field[80];
 	size_t		 i, k;
 	long		 si = -1, di = -1;
 	int		 rc;
@@ -319,11 +320,15 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 		g->nodes[k].nt = node_type_find(g->nodes[k].type);
 		/* a node its type cannot run without is refused up front */
 		if (g->nodes[k].nt != NULL && (miss = dsl_node_missing(data)) !=
-		    NULL && problem(g->problems, &g->nproblems, g->nodes[k].id,
-		    NULL, "data", "node '%.*s' (%s) has no %s, which it needs "
-		    "to run", GRAPH_ID_SHOWN, g->nodes[k].id, g->nodes[k].type,
-		    miss) != 0)
-			goto fail;
+		    NULL) {
+			snprintf(field, sizeof(field), "data.%.*s",
+			    (int)strcspn(miss, "|"), miss);
+			if (problem(g->problems, &g->nproblems, g->nodes[k].id,
+			    NULL, field, "node '%.*s' (%s) has no %s, which "
+			    "it needs to run", GRAPH_ID_SHOWN, g->nodes[k].id,
+			    g->nodes[k].type, miss) != 0)
+				goto fail;
+		}
 		if ((g->nodes[k].jid = json_string(g->nodes[k].id)) == NULL ||
 		    (g->nodes[k].jtype = json_string(g->nodes[k].type)) ==
 		    NULL || (g->nodes[k].jtitle = json_string(

@@ -8,8 +8,11 @@
 # before still runs. A variable that can never be valid (a value type
 # outside Dify's list, a name that is not an identifier, a value too
 # large) is refused by the save itself (400 invalid_param) and changes
-# nothing. The console's draft run and the service API refuse a graph
-# that cannot run at once, with a 400 that names the problem.
+# nothing. The console's draft run refuses a draft that cannot run at
+# once, with a 400 naming the problem; the service API refuses a version
+# published before the checks with a node type flowcgi does not run the
+# same way (t_security_graphs: its other problems make a failed run that
+# names them). Every app under tests/e2e/apps publishes.
 . "$(dirname "$0")/lib.sh"
 
 start_front || exit 1
