@@ -144,6 +144,24 @@ save_jq ".graph = $GOOD"
 req POST "$A/$APP/workflows/draft/run" -H "$J" -d '{"inputs":{"q":"hi"}}'
 is "$STATUS" 200 "the good draft runs again"
 
+# a chatflow's console draft run too
+jq -n --rawfile y "$TOP/tests/e2e/apps/echo_chat.yml" '{mode:
+    "yaml-content", yaml_content: $y, publish: false}' >"$T_DIR/imp.json"
+req POST "$A/imports" -H "$J" --data-binary @"$T_DIR/imp.json"
+C=$(jqr .app_id)
+req GET "$A/$C/workflows/draft"
+jq '{graph: (.graph | .edges += [{id: "back", source: "answer", target:
+    "start", sourceHandle: "source"}]), features, environment_variables,
+    conversation_variables, hash}' <<<"$BODY" >"$T_DIR/save.json"
+req POST "$A/$C/workflows/draft" -H "$J" --data-binary @"$T_DIR/save.json"
+is "$STATUS $(jqr '[.warnings[] | select(.edge_id == "back")] | length')" \
+    "200 1" "a chatflow draft with a cycle is kept, and warned about"
+req POST "$A/$C/advanced-chat/workflows/draft/run" -H "$J" \
+    -d '{"inputs":{},"query":"hi"}'
+is "$STATUS" 400 "its console draft run: 400 at once"
+ok "$(jqr .message | grep -q "cycle" && echo 0 || echo 1)" \
+    "naming the cycle ($(jqr .message | cut -c1-80))"
+
 # A version published before the checks existed: an import still
 # publishes what it is given, with its warnings.
 jq -n --rawfile y "$TOP/tests/e2e/apps/publish.yml" '{mode: "yaml-content",
