@@ -109,6 +109,8 @@ static const struct setting settings[] = {
 	    0, 100000),
 	S_INT("workflow.max_threads", SET_INT, workflow_max_threads, "32", 1,
 	    4096),
+	S_INT("workflow.max_variable_size", SET_SIZE, workflow_max_variable_size,
+	    "200k", 1, (int64_t)1 << 30),
 	S_INT("assets.max_file_size", SET_SIZE, asset_max_file, "15m", 1,
 	    (int64_t)1 << 31),
 	S_INT("assets.max_app_size", SET_SIZE, asset_max_app_bytes, "200m", 1,

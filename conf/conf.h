@@ -83,6 +83,8 @@ struct conf {
 	int	 workflow_max_loop;	/* rounds of one loop or iteration */
 	int	 workflow_max_versions;	/* published versions kept per app */
 	int	 workflow_max_threads;	/* threads of one run, all levels */
+	int64_t	 workflow_max_variable_size; /* bytes of one environment or
+					   conversation variable's value */
 	/* assets: the app file system */
 	int64_t	 asset_max_file;	/* bytes in one file */
 	int64_t	 asset_max_app_bytes;	/* bytes of all files of one app */

@@ -203,9 +203,10 @@ int	engine_draft_view(struct engine *e, const char *app_id, json_t **out);
  * Saves the draft from Dify's sync body {graph, features,
  * environment_variables, conversation_variables, hash}: hash must be the
  * stored draft's (else ENGINE_ECONFLICT, nothing changes); the document
- * is checked and normalised as an import is; a secret sent back as
- * ENGINE_SECRET_MASK keeps its stored value. *out = {result, hash,
- * updated_at, warnings (as an import's)}.
+ * is checked and normalised as an import is (variables that can never be
+ * valid are ENGINE_EINVAL, nothing kept; graph problems are kept and
+ * listed); a secret sent back as ENGINE_SECRET_MASK keeps its stored
+ * value. *out = {result, hash, updated_at, warnings (as an import's)}.
  */
 int	engine_draft_save(struct engine *e, const char *app_id,
 	    const json_t *in, char *err, json_t **out);
@@ -213,7 +214,11 @@ int	engine_draft_save(struct engine *e, const char *app_id,
 /*
  * Publishes the draft as a new version (name and comment may be NULL).
  * *out = {id, app_id, version, marked_name, marked_comment, created_at,
- * created_by}.
+ * created_by}. The draft must pass the checks an import makes, graph
+ * problems included (engine_draft_save's warnings): else ENGINE_EINVAL,
+ * err the first problem's message and *out the array of all of them
+ * ({node_id, edge_id?, field, message}; the caller frees it), nothing
+ * published. Any other failure leaves *out NULL.
  */
 int	engine_publish(struct engine *e, const char *app_id, const char *name,
 	    const char *comment, char *err, json_t **out);
@@ -1005,6 +1010,36 @@ int	dsl_check(const json_t *doc, unsigned flags, char *err,
 
 /* Frees what rep holds; rep itself belongs to the caller. */
 void	dsl_report_release(struct dsl_report *rep);
+
+/*
+ * dsl_check flag: also list as problems what keeps the executor from
+ * running the workflow: node types flowcgi does not run and nodes
+ * without a field their type requires. Draft saves, publishing and
+ * imports set it; the problems still do not fail the check.
+ */
+#define DSL_CHECK_RUNNABLE	0x2
+
+/* Limits dsl_check_limits applies (conf: workflow.max_variable_size). */
+struct dsl_check_limits {
+	size_t	max_variable_size;	/* bytes of one variable's value as
+					   JSON; DSL_VARIABLE_SIZE_MAX */
+};
+
+/* Dify's MAX_VARIABLE_SIZE, what dsl_check applies. */
+#define DSL_VARIABLE_SIZE_MAX	(200 * 1024)
+
+/*
+ * dsl_check with limits (NULL: the defaults). Environment and
+ * conversation variables that can never be valid (a name that is not an
+ * identifier, a value type outside Dify's list, a value of another type
+ * or too large) fail the check with ENGINE_EINVAL, as they fail Dify's
+ * import and draft sync; err names the variable and rep->problems holds
+ * that one problem too, its field the variable's place
+ * ("environment_variables[2].name").
+ */
+int	dsl_check_limits(const json_t *doc, unsigned flags,
+	    const struct dsl_check_limits *lim, char *err,
+	    struct dsl_report *rep, json_t **out);
 
 /*
  * The export form of a stored (checked) document, as Dify's export_dsl

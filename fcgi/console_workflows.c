@@ -7,8 +7,13 @@
  *        environment_variables, conversation_variables, hash}
  *        -> {result, hash, updated_at}; a stale hash is 409
  *        draft_workflow_not_sync, as Dify answers it
+ *        (and warnings: what keeps the draft from running, as an
+ *        import's; variables that can never be valid are a 400)
  *   POST /console/api/apps/{id}/workflows/publish    {marked_name?,
- *        marked_comment?} -> {result, created_at}
+ *        marked_comment?} -> {result, created_at}; a draft that fails
+ *        the checks is 400 {code: invalid_draft, message: the first
+ *        problem, status, errors: [{node_id, edge_id?, field, message}]}
+ *        and the published versions stay as they were
  *   GET  /console/api/apps/{id}/workflows/publish    the latest version
  *        (null when never published)
  *   GET  /console/api/apps/{id}/workflows            ?page&limit&named_only
@@ -90,6 +95,13 @@ h_publish(struct req *r)
 		return;
 	if ((rc = engine_publish(r->eng, r->captures[0], name, comment, err,
 	    &ver)) != 0) {
+		if (rc == ENGINE_EINVAL && ver != NULL) {
+			/* Dify has no code of its own for this one */
+			resp_json(r, 400, json_pack("{s:s,s:s,s:i,s:o}", "code",
+			    "invalid_draft", "message", err, "status", 400,
+			    "errors", ver));
+			return;
+		}
 		send_error(r, rc, err);
 		return;
 	}

@@ -53,7 +53,8 @@ struct graph {
  * canvas notes dropped, node types looked up. What would keep it from
  * running is listed in g->problems, not refused here: a node id used
  * twice (the first node keeps it), an edge without both ends or to a node
- * that does not exist (left out), an edge from a node to itself, a cycle.
+ * that does not exist (left out), an edge from a node to itself, a cycle,
+ * a node without a field its type needs (dsl_node_missing).
  * Returns 0 with *out (graph_free), ENGINE_EINVAL with err (no
  * graph.nodes) or ENGINE_ENOMEM.
  */
@@ -96,6 +97,15 @@ long	graph_root(const struct graph *g, const char *container);
  * pointer.
  */
 const struct node_type *node_type_find(const char *type);
+
+/*
+ * The first field a node's data lacks that its type needs to run, as its
+ * path under data ("model.provider"; "a|b" when either would do), or NULL
+ * when it has them all (or its type needs none). The string is static.
+ * dsl_check lists it with DSL_CHECK_RUNNABLE; graph_build lists it for
+ * the executor, so a run refuses such a node before any node runs.
+ */
+const char *dsl_node_missing(const json_t *data);
 
 /* ====== Bundles (bundle.c) ====== */
 

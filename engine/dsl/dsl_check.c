@@ -35,6 +35,16 @@
  * value_type, llm variables, knowledge-retrieval single mode, edges with
  * another targetHandle or without data, canvas notes (custom-note).
  *
+ * Variables (workflow.environment_variables, conversation_variables) are
+ * checked as Dify's variable factory checks them on import and on draft
+ * sync, and one that fails fails the whole check (see check_variables).
+ *
+ * With DSL_CHECK_RUNNABLE the graph is also checked for what the executor
+ * needs: node types it runs and the fields each type requires
+ * (dsl_node_missing). A start node beside a trigger node is always a
+ * problem (Dify's validate_graph_structure refuses it on sync and
+ * publish).
+ *
  * Graph problems never fail the check (a draft can be unfinished); they
  * are listed in the report with the node id and the field, and an import
  * answers them as its warnings. Those that keep a graph from running (a
@@ -625,6 +635,134 @@ handle_valid(const json_t *data, const char *h)
 	return 0;
 }
 
+/*
+ * Fields a node type needs to run, each a path under the node's data
+ * ("model.provider"); "a|b" is satisfied by either. What a node's file
+ * refuses at run time when the field is missing is refused here first,
+ * so a draft that cannot run says so when it is saved, not when it runs.
+ * A model's provider and name may be "" (Dify's editor leaves them so
+ * until one is picked, and llm.base_url then serves it); missing, the node
+ * cannot run.
+ */
+enum need {
+	NEED_STR,	/* a string, "" allowed (an empty template renders) */
+	NEED_TEXT,	/* a string that is not empty */
+	NEED_LIST,	/* an array, [] allowed */
+};
+
+static const struct {
+	const char	*type;
+	const char	*field;
+	enum need	 need;
+} node_needs[] = {
+	{ "llm", "model.provider", NEED_STR },
+	{ "llm", "model.name", NEED_STR },
+	{ "question-classifier", "model.provider", NEED_STR },
+	{ "question-classifier", "model.name", NEED_STR },
+	{ "question-classifier", "classes", NEED_LIST },
+	{ "parameter-extractor", "model.provider", NEED_STR },
+	{ "parameter-extractor", "model.name", NEED_STR },
+	{ "code", "code_language", NEED_TEXT },
+	{ "code", "code", NEED_STR },
+	{ "template-transform", "template", NEED_STR },
+	{ "http-request", "url", NEED_TEXT },
+	{ "tool", "provider_id|provider_name", NEED_TEXT },
+	{ "tool", "tool_name", NEED_TEXT },
+	{ "answer", "answer", NEED_STR },
+	{ "if-else", "cases", NEED_LIST },
+	{ "iteration", "iterator_selector", NEED_LIST },
+	{ "iteration", "output_selector", NEED_LIST },
+	{ "document-extractor", "variable_selector", NEED_LIST },
+	{ "list-operator", "variable", NEED_LIST },
+};
+
+/* The value at a dotted path ("model.name") under v, or NULL. */
+static const json_t *
+path_get(const json_t *v, const char *path)
+{
+	char		 key[64];
+	const char	*dot;
+	size_t		 n;
+
+	while (v != NULL && *path != '\0') {
+		dot = strchr(path, '.');
+		n = dot != NULL ? (size_t)(dot - path) : strlen(path);
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		v = json_object_get(v, key);
+		path += n + (dot != NULL);
+	}
+	return v;
+}
+
+static int
+need_met(const json_t *v, enum need need)
+{
+	switch (need) {
+	case NEED_STR:
+		return json_is_string(v);
+	case NEED_TEXT:
+		return json_is_string(v) && json_string_length(v) > 0;
+	case NEED_LIST:
+		return json_is_array(v);
+	}
+	return 0;
+}
+
+const char *
+dsl_node_missing(const json_t *data)
+{
+	const char	*type = str_at(data, "type"), *f, *bar;
+	char		 alt[64];
+	size_t		 i, n;
+	int		 met;
+
+	for (i = 0; i < sizeof(node_needs) / sizeof(node_needs[0]); i++) {
+		if (strcmp(node_needs[i].type, type) != 0)
+			continue;
+		f = node_needs[i].field;
+		met = 0;
+		while (!met && *f != '\0') {
+			bar = strchr(f, '|');
+			n = bar != NULL ? (size_t)(bar - f) : strlen(f);
+			if (n >= sizeof(alt))
+				break;
+			memcpy(alt, f, n);
+			alt[n] = '\0';
+			met = need_met(path_get(data, alt), node_needs[i].need);
+			f += n + (bar != NULL);
+		}
+		if (!met)
+			return node_needs[i].field;
+	}
+	return NULL;
+}
+
+/* What DSL_CHECK_RUNNABLE adds for one node: its type, its fields. */
+static int
+check_runnable(struct dsl_report *rep, const char *id, const json_t *data)
+{
+	const char	*type = str_at(data, "type");
+	const char	*miss;
+	char		 field[80];
+
+	if (node_type_find(type) == NULL)
+		return problem(rep, id, NULL, "data.type",
+		    in_list(type, trigger_types) ? "node '%s' is a %s trigger, "
+		    "which flowcgi does not run: start the workflow with a "
+		    "start node" : "node '%s' has type '%s', which flowcgi "
+		    "does not run", id, type);
+	if ((miss = dsl_node_missing(data)) == NULL)
+		return 0;
+	/* the field is the first of the alternatives */
+	snprintf(field, sizeof(field), "data.%.*s", (int)strcspn(miss, "|"),
+	    miss);
+	return problem(rep, id, NULL, field, "node '%s' (%s) has no %s, "
+	    "which it needs to run", id, type, miss);
+}
+
 /* The type of the node with id, or "" when there is none. */
 static const char *
 type_of(const json_t *byid, const char *id)
@@ -774,7 +912,8 @@ check_cycles(struct dsl_report *rep, const json_t *wf)
 
 /* Structure, entry nodes, edges and containers of workflow.graph. */
 static int
-check_graph(struct dsl_report *rep, const char *mode, const json_t *graph)
+check_graph(struct dsl_report *rep, const char *mode, const json_t *graph,
+    unsigned flags)
 {
 	const json_t	*nodes = json_object_get(graph, "nodes");
 	const json_t	*edges = json_object_get(graph, "edges");
@@ -782,6 +921,7 @@ check_graph(struct dsl_report *rep, const char *mode, const json_t *graph)
 	json_t		*byid = NULL;
 	const char	*id, *type;
 	char		 field[48];
+	const char	*first_start = NULL, *first_trigger = NULL;
 	size_t		 i, starts = 0, triggers = 0;
 	int		 note, rc = 0;
 
@@ -828,18 +968,29 @@ check_graph(struct dsl_report *rep, const char *mode, const json_t *graph)
 		type = str_at(data, "type");
 		if (note)
 			continue;
+		if ((flags & DSL_CHECK_RUNNABLE) &&
+		    (rc = check_runnable(rep, id, data)) != 0)
+			goto out;
+		if (strcmp(type, "start") == 0 && starts == 0)
+			first_start = id;
 		if (strcmp(type, "start") == 0 && ++starts > 1 &&
 		    (rc = problem(rep, id, NULL, "data.type",
 		    "more than one start node: '%s'", id)) != 0)
 			goto out;
 		if (in_list(type, trigger_types)) {
-			triggers++;
+			if (triggers++ == 0)
+				first_trigger = id;
 			if (strcmp(mode, "workflow") != 0 && (rc = problem(rep,
 			    id, NULL, "data.type", "trigger node '%s' only "
 			    "runs in a workflow app", id)) != 0)
 				goto out;
 		}
 	}
+	/* Dify's validate_graph_structure: a workflow starts one way */
+	if (starts > 0 && triggers > 0 && (rc = problem(rep, first_trigger,
+	    NULL, "data.type", "start node '%s' and trigger node '%s' cannot "
+	    "be in the same workflow", first_start, first_trigger)) != 0)
+		goto out;
 	if (starts == 0 && (strcmp(mode, "workflow") != 0 || triggers == 0) &&
 	    (rc = problem(rep, "", NULL, "graph.nodes",
 	    "%s app has no start node", mode)) != 0)
@@ -852,12 +1003,163 @@ out:
 	return rc;
 }
 
+/* ====== Variables ====== */
+
+/*
+ * What a variable must be, decided per field. Each failure fails the
+ * check (a draft save answers 400 and keeps nothing; an import fails),
+ * where a graph problem is only listed, because none of these can ever
+ * become valid by editing the rest of the draft, and each is what Dify's
+ * variable factory refuses on import and on draft sync (VariableError,
+ * which the console answers 400 invalid_param):
+ *  - name: Dify's rule ^[a-zA-Z_][a-zA-Z0-9_]*$. The name is the key of
+ *    env.<name> or conversation.<name>; a reference {{#env.x#}} cannot
+ *    name anything else, and a name such as "../../x" must never reach a
+ *    path, a key or a log line as if it were one.
+ *  - value_type: decides how the value is read and shown. Environment
+ *    variables: string, number, secret (what Dify's editor offers);
+ *    conversation variables: Dify's list (var_conv_types). Anything else
+ *    cannot be run.
+ *  - value: present and of its type (a number for number, an array of
+ *    strings for array[string], ...), as Dify's factory builds it.
+ *  - size: at most max_variable_size bytes as JSON (Dify's
+ *    MAX_VARIABLE_SIZE): every run copies the value into its pool.
+ */
+static const char *const var_env_types[] = {
+	"string", "number", "secret", NULL,
+};
+
+static const char *const var_conv_types[] = {
+	"string", "number", "object", "boolean", "array[string]",
+	"array[number]", "array[object]", "array[boolean]", NULL,
+};
+
+static int
+var_name_ok(const char *s)
+{
+	if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+	    *s == '_'))
+		return 0;
+	for (s++; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || *s == '_'))
+			return 0;
+	return 1;
+}
+
+/* Whether v holds a value of value_type t (one of the lists above). */
+static int
+var_value_ok(const char *t, const json_t *v)
+{
+	const json_t	*item;
+	const char	*elem;
+	size_t		 i;
+
+	if (strcmp(t, "string") == 0 || strcmp(t, "secret") == 0)
+		return json_is_string(v);
+	if (strcmp(t, "number") == 0)
+		return json_is_number(v);
+	if (strcmp(t, "object") == 0)
+		return json_is_object(v);
+	if (strcmp(t, "boolean") == 0)
+		return json_is_boolean(v);
+	if (!json_is_array(v) || strncmp(t, "array[", 6) != 0)
+		return 0;
+	elem = t + 6;
+	json_array_foreach(v, i, item)
+		if (!(strncmp(elem, "string]", 7) == 0 ? json_is_string(item) :
+		    strncmp(elem, "number]", 7) == 0 ? json_is_number(item) :
+		    strncmp(elem, "object]", 7) == 0 ? json_is_object(item) :
+		    json_is_boolean(item)))
+			return 0;
+	return 1;
+}
+
+/*
+ * Fails the check for variable i of list (a problem listed, err set):
+ * the message is "<list>[i] (<name>): <why>".
+ */
+static int
+var_refuse(struct dsl_report *rep, char *err, const char *list, size_t i,
+    const char *key, const char *name, const char *why)
+{
+	char	field[96], msg[ENGINE_ERRMAX];
+	int	rc;
+
+	snprintf(field, sizeof(field), "%s[%zu]%s%s", list, i, *key ? "." :
+	    "", key);
+	snprintf(msg, sizeof(msg), "%s[%zu] (%.64s): %s", list, i, name, why);
+	if ((rc = problem(rep, "", NULL, field, "%s", msg)) != 0)
+		return rc;
+	return engine_invalid(err, "%s", msg);
+}
+
+static int
+check_variables(struct dsl_report *rep, const json_t *wf,
+    const struct dsl_check_limits *lim, char *err)
+{
+	static const char *const lists[] = {
+		"environment_variables", "conversation_variables",
+	};
+	const json_t		*v, *val;
+	const char *const	*types;
+	const char		*name, *type;
+	char			 why[160];
+	size_t			 i, k, size;
+
+	for (k = 0; k < 2; k++) {
+		types = k == 0 ? var_env_types : var_conv_types;
+		json_array_foreach(json_object_get(wf, lists[k]), i, v) {
+			name = str_at(v, "name");
+			type = str_at(v, "value_type");
+			val = json_object_get(v, "value");
+			if (*name == '\0')
+				return var_refuse(rep, err, lists[k], i, "name",
+				    name, "missing name");
+			if (!var_name_ok(name))
+				return var_refuse(rep, err, lists[k], i, "name",
+				    name, "the name must be a letter or _ "
+				    "followed by letters, digits or _");
+			if (!in_list(type, types)) {
+				snprintf(why, sizeof(why), "value_type '%.32s' "
+				    "is not one of %s", type, k == 0 ?
+				    "string, number, secret" : "string, "
+				    "number, object, boolean, array[string], "
+				    "array[number], array[object], "
+				    "array[boolean]");
+				return var_refuse(rep, err, lists[k], i,
+				    "value_type", name, why);
+			}
+			if (val == NULL || json_is_null(val))
+				return var_refuse(rep, err, lists[k], i,
+				    "value", name, "missing value");
+			if (!var_value_ok(type, val)) {
+				snprintf(why, sizeof(why), "the value is not "
+				    "a valid %s", type);
+				return var_refuse(rep, err, lists[k], i,
+				    "value", name, why);
+			}
+			size = json_dumpb(val, NULL, 0, JSON_COMPACT |
+			    JSON_ENCODE_ANY);
+			if (size > lim->max_variable_size) {
+				snprintf(why, sizeof(why), "the value is %zu "
+				    "bytes, over the %zu of "
+				    "workflow.max_variable_size", size,
+				    lim->max_variable_size);
+				return var_refuse(rep, err, lists[k], i,
+				    "value", name, why);
+			}
+		}
+	}
+	return 0;
+}
+
 /* ====== Envelope ====== */
 
 /* Type checks that Dify's import would fail on, then the normalisations. */
 static int
 check_workflow(json_t *wf, struct dsl_report *rep, const char *mode,
-    char *err)
+    unsigned flags, const struct dsl_check_limits *lim, char *err)
 {
 	static const char *const lists[] = {
 		"environment_variables", "conversation_variables", NULL,
@@ -883,8 +1185,10 @@ check_workflow(json_t *wf, struct dsl_report *rep, const char *mode,
 	if (f != NULL && !json_is_null(f) && !json_is_object(f))
 		return engine_invalid(err, "workflow.features must be a "
 		    "mapping");
+	if ((rc = check_variables(rep, wf, lim, err)) != 0)
+		return rc;
 	if (graph == NULL || json_is_null(graph))
-		return check_graph(rep, mode, NULL);
+		return check_graph(rep, mode, NULL, flags);
 	if (!json_is_object(graph))
 		return engine_invalid(err, "workflow.graph must be a mapping");
 	nodes = json_object_get(graph, "nodes");
@@ -903,7 +1207,7 @@ check_workflow(json_t *wf, struct dsl_report *rep, const char *mode,
 		if (json_is_object(json_array_get(edges, i)) &&
 		    (rc = edge_normalise(json_array_get(edges, i))) != 0)
 			return rc;
-	if ((rc = check_graph(rep, mode, graph)) != 0)
+	if ((rc = check_graph(rep, mode, graph, flags)) != 0)
 		return rc;
 	return check_cycles(rep, wf);
 }
@@ -912,6 +1216,17 @@ int
 dsl_check(const json_t *in, unsigned flags, char *err,
     struct dsl_report *rep, json_t **out)
 {
+	return dsl_check_limits(in, flags, NULL, err, rep, out);
+}
+
+int
+dsl_check_limits(const json_t *in, unsigned flags,
+    const struct dsl_check_limits *lim, char *err, struct dsl_report *rep,
+    json_t **out)
+{
+	static const struct dsl_check_limits defaults = {
+		DSL_VARIABLE_SIZE_MAX,
+	};
 	json_t		*doc = NULL, *v, *app, *part;
 	const char	*mode;
 	int		 workflow_mode, rc = 0;
@@ -987,7 +1302,8 @@ dsl_check(const json_t *in, unsigned flags, char *err,
 		    "model_config for chat/agent-chat/completion app");
 		goto out;
 	}
-	if (workflow_mode && (rc = check_workflow(part, rep, mode, err)) != 0)
+	if (workflow_mode && (rc = check_workflow(part, rep, mode, flags,
+	    lim != NULL ? lim : &defaults, err)) != 0)
 		goto out;
 done:
 	*out = doc;

@@ -5,7 +5,8 @@
  * A graph that cannot run still builds (a draft may be unfinished), but
  * its problems are listed: a node id used twice, an edge without a source
  * or target or to a node that does not exist, an edge from a node to
- * itself, and edges that form a cycle. Dify repeats nodes only through a
+ * itself, edges that form a cycle, and a node without a field its type
+ * needs (dsl_node_missing). Dify repeats nodes only through a
  * loop or iteration node running its children, never through edges, so a
  * cycle is never legal, inside a container or outside. The executor
  * refuses a graph with problems before any node runs (graph_refuse).
@@ -265,7 +266,8 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 {
 	struct graph	*g = NULL;
 	json_t		*nodes, *edges, *n, *e, *data;
-	const char	*ntype, *parent, *eid;
+	const char	*ntype, *parent, *eid, *miss;
+	char		 field[80];
 	size_t		 i, k;
 	long		 si = -1, di = -1;
 	int		 rc;
@@ -316,6 +318,17 @@ graph_build(const json_t *workflow, char *err, struct graph **out)
 			parent = str_of(data, "loop_id");
 		g->nodes[k].parent = parent;
 		g->nodes[k].nt = node_type_find(g->nodes[k].type);
+		/* a node its type cannot run without is refused up front */
+		if (g->nodes[k].nt != NULL && (miss = dsl_node_missing(data)) !=
+		    NULL) {
+			snprintf(field, sizeof(field), "data.%.*s",
+			    (int)strcspn(miss, "|"), miss);
+			if (problem(g->problems, &g->nproblems, g->nodes[k].id,
+			    NULL, field, "node '%.*s' (%s) has no %s, which "
+			    "it needs to run", GRAPH_ID_SHOWN, g->nodes[k].id,
+			    g->nodes[k].type, miss) != 0)
+				goto fail;
+		}
 		if ((g->nodes[k].jid = json_string(g->nodes[k].id)) == NULL ||
 		    (g->nodes[k].jtype = json_string(g->nodes[k].type)) ==
 		    NULL || (g->nodes[k].jtitle = json_string(

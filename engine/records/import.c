@@ -382,6 +382,7 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 	char			 id[37], msg[ENGINE_ERRMAX] = "";
 	char			*szip = NULL;
 	size_t			 szip_len = 0;
+	struct dsl_check_limits	 lim;
 	int			 rc;
 
 	memset(&rep, 0, sizeof(rep));
@@ -389,8 +390,10 @@ import_doc(struct engine *e, const json_t *doc, const struct bundle *b,
 		snprintf(id, sizeof(id), "%s", pending_id);
 	else
 		engine_uuid(id);
-	rc = dsl_check(doc, pending_id ? DSL_CHECK_CONFIRM : 0, msg, &rep,
-	    &norm);
+	/* the checks a draft save and a publish make (versions.c) */
+	lim.max_variable_size = (size_t)e->conf->workflow_max_variable_size;
+	rc = dsl_check_limits(doc, (pending_id ? DSL_CHECK_CONFIRM : 0) |
+	    DSL_CHECK_RUNNABLE, &lim, msg, &rep, &norm);
 	if (rc == ENGINE_EINVAL) {
 		rc = import_failed(id, rep.imported_version, msg, out);
 		goto out;

@@ -86,6 +86,14 @@ int	versions_publish(struct store_txn *t, const struct conf *c,
 /* Deletes every version of app_id (the app goes). */
 int	versions_delete_all(struct store_txn *t, const char *app_id);
 
+/*
+ * dsl_check_limits of doc as a draft save, a publish and an import run it:
+ * confirmed, DSL_CHECK_RUNNABLE, workflow.max_variable_size. Same
+ * contract as dsl_check.
+ */
+int	draft_check(struct engine *e, const json_t *doc, char *err,
+	    struct dsl_report *rep, json_t **out);
+
 /* The draft hash of a DSL document (versions.c says what it covers). */
 void	draft_hash(const json_t *dsl, char hex[STORE_HASH_HEX]);
 

@@ -16,6 +16,13 @@
  * document, not to the record, so a version holds the draft's sealed
  * values as they are and a restore puts them back unchanged.
  *
+ * A draft is checked as an import checks its DSL (dsl_check_limits with
+ * DSL_CHECK_RUNNABLE). A save keeps a draft whose graph has problems (Dify
+ * lets an editor save work in progress) and names them in its warnings,
+ * but refuses variables that can never be valid; publishing refuses a
+ * draft with any problem, so the version the service API runs is one the
+ * executor can run, and the versions published before stay as they were.
+ *
  * Only workflow and advanced-chat apps have versions (Dify publishes only
  * those); chat, agent-chat and completion apps change their model config
  * in place (engine_model_config_set) and always run it.
@@ -224,6 +231,86 @@ version_text(char buf[40])
 	    1000000));
 }
 
+/* ====== Checking a draft ====== */
+
+/*
+ * A copy of the stored record rec's DSL, with app.mode set from the
+ * record (a fresh app's document has an empty app header), for dsl_check.
+ * NULL when out of memory.
+ */
+static json_t *
+draft_doc(const json_t *rec)
+{
+	json_t *doc;
+
+	if ((doc = json_deep_copy(json_object_get(rec, "dsl"))) == NULL)
+		return NULL;
+	if ((!json_is_object(json_object_get(doc, "workflow")) &&
+	    json_object_set_new(doc, "workflow", json_object()) != 0) ||
+	    (!json_is_object(json_object_get(doc, "app")) &&
+	    json_object_set_new(doc, "app", json_object()) != 0) ||
+	    json_object_set(json_object_get(doc, "app"), "mode",
+	    json_object_get(rec, "mode")) != 0) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* dsl_check_limits as drafts, publishing and imports run it. */
+int
+draft_check(struct engine *e, const json_t *doc, char *err,
+    struct dsl_report *rep, json_t **out)
+{
+	struct dsl_check_limits lim;
+
+	lim.max_variable_size = (size_t)e->conf->workflow_max_variable_size;
+	return dsl_check_limits(doc, DSL_CHECK_CONFIRM | DSL_CHECK_RUNNABLE,
+	    &lim, err, rep, out);
+}
+
+/*
+ * Whether the stored record rec's draft may be published: 0, or
+ * ENGINE_EINVAL with err the first problem and *problems all of them (a
+ * new array), or ENGINE_ENOMEM.
+ */
+static int
+draft_publishable(struct engine *e, const json_t *rec, char *err,
+    json_t **problems)
+{
+	struct dsl_report	 rep;
+	json_t			*doc = NULL, *norm = NULL;
+	int			 rc;
+
+	*problems = NULL;
+	memset(&rep, 0, sizeof(rep));
+	if ((doc = draft_doc(rec)) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	rc = draft_check(e, doc, err, &rep, &norm);
+	if (rc == ENGINE_ENOMEM)
+		goto out;
+	if (rc == 0 && json_array_size(rep.problems) == 0)
+		goto out;
+	if (json_array_size(rep.problems) == 0 &&
+	    (rc = json_array_append_new(rep.problems, json_pack(
+	    "{s:s,s:s,s:s}", "node_id", "", "field", "", "message", err))) !=
+	    0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	rc = engine_invalid(err, "%s", json_string_value(json_object_get(
+	    json_array_get(rep.problems, 0), "message")));
+	*problems = rep.problems;
+	rep.problems = NULL;
+out:
+	dsl_report_release(&rep);
+	json_decref(norm);
+	json_decref(doc);
+	return rc;
+}
+
 /* ====== Publishing ====== */
 
 int
@@ -275,7 +362,9 @@ struct publish {
 	const char	*app_id;
 	const char	*name;
 	const char	*comment;
-	json_t		*meta;	/* out */
+	char		*err;
+	json_t		*meta;		/* out */
+	json_t		*problems;	/* out: why the draft was refused */
 };
 
 static int
@@ -287,6 +376,8 @@ publish_fn(struct store_txn *t, void *arg)
 
 	json_decref(p->meta);	/* a retry starts over */
 	p->meta = NULL;
+	json_decref(p->problems);
+	p->problems = NULL;
 	if ((rc = app_store_get(t, p->app_id, 1, &rec)) != 0)
 		return rc;
 	if (!mode_has_versions(json_string_value(json_object_get(rec,
@@ -294,6 +385,10 @@ publish_fn(struct store_txn *t, void *arg)
 		rc = ENGINE_EINVAL;
 		goto out;
 	}
+	/* checked in the transaction that publishes: what is checked is
+	 * what becomes the version */
+	if ((rc = draft_publishable(p->e, rec, p->err, &p->problems)) != 0)
+		goto out;
 	rc = versions_publish(t, p->e->conf, p->app_id, json_object_get(rec,
 	    "dsl"), p->name, p->comment, &p->meta);
 out:
@@ -305,9 +400,10 @@ int
 engine_publish(struct engine *e, const char *app_id, const char *name,
     const char *comment, char *err, json_t **out)
 {
-	struct publish	p = { e, app_id, name, comment, NULL };
+	struct publish	p = { e, app_id, name, comment, err, NULL, NULL };
 	int		rc;
 
+	*out = NULL;
 	if (engine_uuid_check(app_id) != 0)
 		return ENGINE_ENOTFOUND;
 	if (name != NULL && engine_utf8_len(name) > MARKED_NAME_MAX)
@@ -317,6 +413,17 @@ engine_publish(struct engine *e, const char *app_id, const char *name,
 		return engine_invalid(err, "marked_comment must be at most %d "
 		    "characters", MARKED_COMMENT_MAX);
 	rc = store_write(e->store, publish_fn, &p);
+	if (rc == ENGINE_EINVAL && p.problems != NULL) {
+		/* err names the first problem */
+		json_decref(p.meta);
+		*out = p.problems;
+		return rc;
+	}
+	json_decref(p.problems);
+	if (rc == ENGINE_ENOMEM) {
+		json_decref(p.meta);
+		return rc;
+	}
 	if (rc == ENGINE_EINVAL) {
 		json_decref(p.meta);
 		return engine_invalid(err, "only workflow and advanced-chat "
@@ -580,9 +687,7 @@ engine_draft_save(struct engine *e, const char *app_id, const json_t *in,
 	}
 	/* the stored document with the client's four parts, checked as an
 	 * import checks it (same normalisation, same warnings) */
-	if ((doc = json_deep_copy(json_object_get(rec, "dsl"))) == NULL ||
-	    (!json_is_object(json_object_get(doc, "workflow")) &&
-	    json_object_set_new(doc, "workflow", json_object()) != 0)) {
+	if ((doc = draft_doc(rec)) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
@@ -595,14 +700,8 @@ engine_draft_save(struct engine *e, const char *app_id, const json_t *in,
 			goto out;
 		}
 	}
-	if ((!json_is_object(json_object_get(doc, "app")) &&
-	    json_object_set_new(doc, "app", json_object()) != 0) ||
-	    json_object_set(json_object_get(doc, "app"), "mode",
-	    json_object_get(rec, "mode")) != 0) {
-		rc = ENGINE_ENOMEM;
-		goto out;
-	}
-	if ((rc = dsl_check(doc, DSL_CHECK_CONFIRM, err, &rep, &norm)) != 0)
+	/* variables that can never be valid fail here: 400, nothing kept */
+	if ((rc = draft_check(e, doc, err, &rep, &norm)) != 0)
 		goto out;
 	/* a secret sent back masked keeps its stored value; the others
 	 * are sealed as an import seals them */

@@ -722,6 +722,16 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		goto out;
 	if ((rc = check_supported(r.g, err)) != 0)
 		goto out;
+	/*
+	 * A console test run of a draft that cannot run is refused before
+	 * the run begins, as publishing refuses it: the editor gets a 4xx at
+	 * once. A published version (one published before drafts were
+	 * checked, or imported as it was) still makes a failed run that
+	 * names the problem, recorded with the app's runs (the executor).
+	 */
+	if (o->invoke_from != NULL && strcmp(o->invoke_from, "debugger") == 0 &&
+	    (rc = graph_refuse(r.g, err)) != 0)
+		goto out;
 	if ((start = graph_root(r.g, NULL)) < 0 ||
 	    strcmp(r.g->nodes[start].type, "start") != 0) {
 		rc = engine_invalid(err, "the workflow has no start node");

@@ -896,8 +896,14 @@ window.FlowGraph = (function () {
 			work.hash = res.hash;
 			dirty = false;
 			status.textContent = 'Draft saved.';
-			const warn = (res.warnings || []).length;
-			return warn;
+			return res.warnings || [];
+		}
+
+		/* what a list of problems ({message}) says, the first few */
+		function problems(list) {
+			const shown = list.slice(0, 3).map((p) => p.message);
+			return shown.join('; ') + (list.length > 3 ? '; and ' +
+			    (list.length - 3) + ' more' : '');
 		}
 
 		async function guarded(fn) {
@@ -908,10 +914,16 @@ window.FlowGraph = (function () {
 			} catch (e) {
 				if (e && e.auth)
 					return;
+				const errs = e && e.body && Array.isArray(
+				    e.body.errors) ? e.body.errors : [];
 				say(e && e.code === 'draft_workflow_not_sync' ?
 				    'The draft was changed elsewhere since ' +
 				    'this page loaded: reload the page, then ' +
 				    'make your changes again.' :
+				    e && e.code === 'invalid_draft' && errs.length ?
+				    'Not published: the draft cannot run (' +
+				    errs.length + ' problem' + (errs.length > 1 ?
+				    's' : '') + '): ' + problems(errs) :
 				    (e && e.message) || String(e), 'error');
 			} finally {
 				bs.forEach((b) => { b.disabled = false; });
@@ -965,8 +977,10 @@ window.FlowGraph = (function () {
 				text: 'Save draft', on: { click: () =>
 				guarded(async () => {
 					const w = await saveDraft();
-					say('Draft saved' + (w ? ' with ' + w +
-					    ' warnings' : '') + '.', 'ok');
+					say(w.length ? 'Draft saved, but it ' +
+					    'cannot run or be published yet: ' +
+					    problems(w) : 'Draft saved.', w.length ?
+					    'error' : 'ok');
 				}) } }),
 			    el('button', { type: 'button', id: 'publish',
 				class: 'primary', text: 'Publish',

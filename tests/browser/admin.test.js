@@ -550,6 +550,22 @@ async function graphAndEdits(page) {
 	    'apps/' + ag.app_id + '/workflows/draft')).graph.nodes.find((n) =>
 	    n.id === 'agent').data.computer_use === true, 'Restore puts the ' +
 	    'imported version back into the draft');
+	/* a draft that cannot run: Publish says why, nothing is published */
+	const bd = await api('GET', 'apps/' + ag.app_id + '/workflows/draft');
+	bd.graph.edges.push({ id: 'dangle', source: 'agent',
+	    target: 'nowhere', sourceHandle: 'source' });
+	await api('POST', 'apps/' + ag.app_id + '/workflows/draft', {
+	    graph: bd.graph, features: bd.features, environment_variables:
+	    bd.environment_variables, conversation_variables:
+	    bd.conversation_variables, hash: bd.hash });
+	await page.reload();
+	await page.locator('#graph svg .gnode').first().waitFor();
+	await page.locator('#publish').click();
+	await flash(page).filter({ hasText: 'Not published' }).waitFor();
+	ok(/nowhere/.test(await flash(page).textContent()) && (await api(
+	    'GET', 'apps/' + ag.app_id + '/workflows?limit=20')).items
+	    .length === 2, 'Publish of a draft that cannot run names the ' +
+	    'problem and publishes nothing');
 	for (const a of [imp, br, ag])
 		await api('DELETE', 'apps/' + a.app_id);
 }

@@ -54,7 +54,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dsl_parse((const char *)data, size, &lim, err, &doc) != 0)
 		return 0;
 	roundtrip(doc);
-	if (dsl_check(doc, DSL_CHECK_CONFIRM, err, &rep, &checked) == 0) {
+	/* with what publishing adds: node types, required fields */
+	if (dsl_check(doc, DSL_CHECK_CONFIRM | DSL_CHECK_RUNNABLE, err, &rep,
+	    &checked) == 0) {
 		if (dsl_check(checked, DSL_CHECK_CONFIRM, err, &rep2,
 		    &exported) != 0)
 			abort();

@@ -1,7 +1,8 @@
 /*
  * t_engine_dsl_check.c — dsl_check (envelope, versions, legacy forms,
- * graph problems) and dsl_export (secret stripping, export header).
+ * graph problems, what publishing refuses, variables) and dsl_export (secret stripping, export header).
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -579,6 +580,262 @@ test_graph(void)
 	json_decref(out);
 }
 
+/* ====== What publishing refuses: DSL_CHECK_RUNNABLE, variables ====== */
+
+#define ST "{id: s, data: {type: start, variables: []}}"
+#define TT_OK(id) "{id: " id ", data: {type: template-transform, " \
+	"template: x, variables: []}}"
+#define EN "{id: e, data: {type: end, outputs: []}}"
+
+static const struct {
+	const char	*what;
+	const char	*nodes;
+	const char	*edges;
+	const char	*node_id;	/* the problem expected */
+	const char	*field;
+} runnable[] = {
+	{ "unknown node type", "[" ST ", {id: x, data: {type: no-such-node}}]",
+	    "[{id: a, source: s, target: x}]", "x", "data.type" },
+	{ "a trigger flowcgi does not run", "[{id: w, data: {type: "
+	    "trigger-schedule}}]", "[]", "w", "data.type" },
+	{ "cycle", "[" ST ", " TT_OK("a") ", " TT_OK("b") "]", "[{id: x1, "
+	    "source: s, target: a}, {id: x2, source: a, target: b}, {id: "
+	    "back, source: b, target: a}]", "a", "graph.edges" },
+	{ "nodes [1, \"a\", null, {}]", "[1, \"a\", null, {}]", "[]", "",
+	    "graph.nodes[0]" },
+	{ "nodes [1, \"a\", null, {}]: null", "[1, \"a\", null, {}]", "[]",
+	    "", "graph.nodes[2]" },
+	{ "nodes [1, \"a\", null, {}]: {} has no id", "[1, \"a\", null, {}]",
+	    "[]", "", "id" },
+	{ "nodes [1, \"a\", null, {}]: no start", "[1, \"a\", null, {}]",
+	    "[]", "", "graph.nodes" },
+	{ "no start node", "[" TT_OK("t") ", " EN "]", "[{id: x, source: t, "
+	    "target: e}]", "", "graph.nodes" },
+	{ "two start nodes", "[" ST ", {id: s2, data: {type: start, "
+	    "variables: []}}]", "[]", "s2", "data.type" },
+	{ "dangling edge", "[" ST ", " TT_OK("t") "]", "[{id: x, source: s, "
+	    "target: t}, {id: d, source: t, target: nowhere}]", "nowhere",
+	    "target" },
+	{ "start beside a trigger", "[" ST ", {id: w, data: {type: "
+	    "trigger-webhook}}]", "[]", "w", "data.type" },
+	{ "template-transform without template", "[" ST ", {id: t, data: "
+	    "{type: template-transform}}]", "[{id: x, source: s, target: t}]",
+	    "t", "data.template" },
+	{ "llm without a model", "[" ST ", {id: l, data: {type: llm}}]",
+	    "[{id: x, source: s, target: l}]", "l", "data.model.provider" },
+	{ "tool without a provider", "[" ST ", {id: k, data: {type: tool, "
+	    "tool_name: now}}]", "[{id: x, source: s, target: k}]", "k",
+	    "data.provider_id" },
+	{ "code without its language", "[" ST ", {id: c, data: {type: code, "
+	    "code: 'def main(): pass'}}]", "[{id: x, source: s, target: c}]",
+	    "c", "data.code_language" },
+	{ "http-request with an empty url", "[" ST ", {id: h, data: {type: "
+	    "http-request, url: ''}}]", "[{id: x, source: s, target: h}]", "h",
+	    "data.url" },
+};
+
+/* Variables that can never be valid: the check fails, naming them. */
+static const struct {
+	const char	*what;
+	const char	*vars;		/* workflow keys, flow style */
+	const char	*field;		/* the problem's field */
+	const char	*want;		/* in err */
+} badvars[] = {
+	{ "value_type blob", "environment_variables: [{name: b, value_type: "
+	    "blob, value: x}]", "environment_variables[0].value_type",
+	    "'blob'" },
+	{ "name ../../x", "environment_variables: [{name: ../../x, "
+	    "value_type: string, value: x}]", "environment_variables[0].name",
+	    "letter or _" },
+	{ "no name", "environment_variables: [{value_type: string, value: "
+	    "x}]", "environment_variables[0].name", "missing name" },
+	{ "a name starting with a digit", "environment_variables: [{name: "
+	    "1x, value_type: string, value: x}]",
+	    "environment_variables[0].name", "letter or _" },
+	{ "an environment variable of type object", "environment_variables: "
+	    "[{name: o, value_type: object, value: {}}]",
+	    "environment_variables[0].value_type", "'object'" },
+	{ "a number that is text", "environment_variables: [{name: n, "
+	    "value_type: number, value: '5'}]", "environment_variables[0].value",
+	    "not a valid number" },
+	{ "no value", "environment_variables: [{name: n, value_type: "
+	    "string}]", "environment_variables[0].value", "missing value" },
+	{ "the second one", "environment_variables: [{name: a, value_type: "
+	    "string, value: x}, {name: 'a b', value_type: string, value: x}]",
+	    "environment_variables[1].name", "(a b)" },
+	{ "conversation: value_type blob", "conversation_variables: [{name: "
+	    "c, value_type: blob, value: x}]",
+	    "conversation_variables[0].value_type", "'blob'" },
+	{ "conversation: secret", "conversation_variables: [{name: c, "
+	    "value_type: secret, value: x}]",
+	    "conversation_variables[0].value_type", "'secret'" },
+	{ "conversation: name ../../x", "conversation_variables: [{name: "
+	    "../../x, value_type: string, value: x}]",
+	    "conversation_variables[0].name", "letter or _" },
+	{ "conversation: array[string] holding a number",
+	    "conversation_variables: [{name: c, value_type: 'array[string]', "
+	    "value: [a, 1]}]", "conversation_variables[0].value",
+	    "array[string]" },
+	{ "too large", "environment_variables: [{name: big, value_type: "
+	    "string, value: 'more than twenty bytes, as JSON'}]",
+	    "environment_variables[0].value", "workflow.max_variable_size" },
+};
+
+static void
+test_runnable(void)
+{
+	struct dsl_check_limits	 lim = { 20 };
+	struct dsl_report	 rep;
+	json_t			*out, *doc;
+	char			 text[2048];
+	size_t			 i;
+	int			 rc, ok;
+
+	for (i = 0; i < sizeof(runnable) / sizeof(runnable[0]); i++) {
+		snprintf(text, sizeof(text), "app: {mode: workflow}\n"
+		    "workflow:\n  graph:\n    nodes: %s\n    edges: %s\n",
+		    runnable[i].nodes, runnable[i].edges);
+		rc = check_text(text, DSL_CHECK_RUNNABLE, &rep, &out);
+		ok = rc == 0 && has_problem(&rep, runnable[i].node_id,
+		    runnable[i].field);
+		if (!tap_check(ok, __FILE__, __LINE__, runnable[i].what)) {
+			printf("#   want %s '%s' (rc %d %s)\n",
+			    runnable[i].field, runnable[i].node_id, rc, errbuf);
+			dump_problems(&rep);
+		}
+		dsl_report_release(&rep);
+		json_decref(out);
+	}
+
+	/* Dify's rule is not only the runnable check's: always listed. */
+	rc = check_text("app: {mode: workflow}\nworkflow:\n  graph:\n"
+	    "    nodes: [" ST ", {id: w, data: {type: trigger-webhook}}]\n",
+	    0, &rep, &out);
+	CHECK_INT(rc, 0);
+	CHECK_INT(json_array_size(rep.problems), 1);
+	CHECK(strstr(str(rep.problems, "0.message"), "cannot be in the same "
+	    "workflow") != NULL);
+	dsl_report_release(&rep);
+	json_decref(out);
+
+	/* Without the flag an unknown type is kept, unlisted (imports of
+	 * documents flowcgi cannot run yet are kept whole). */
+	rc = check_text("app: {mode: workflow}\nworkflow:\n  graph:\n"
+	    "    nodes: [" ST ", {id: x, data: {type: no-such-node}}]\n"
+	    "    edges: [{id: a, source: s, target: x}]\n", 0, &rep, &out);
+	CHECK(rc == 0 && json_array_size(rep.problems) == 0);
+	dsl_report_release(&rep);
+	json_decref(out);
+
+	for (i = 0; i < sizeof(badvars) / sizeof(badvars[0]); i++) {
+		snprintf(text, sizeof(text), "app: {mode: advanced-chat}\n"
+		    "workflow:\n  %s\n  graph:\n    nodes: [" ST ", {id: a, "
+		    "data: {type: answer, answer: x}}]\n    edges: [{id: x, "
+		    "source: s, target: a}]\n", badvars[i].vars);
+		doc = parse(text);
+		errbuf[0] = '\0';
+		rc = dsl_check_limits(doc, DSL_CHECK_RUNNABLE, &lim, errbuf,
+		    &rep, &out);
+		ok = rc == ENGINE_EINVAL && out == NULL &&
+		    strstr(errbuf, badvars[i].want) != NULL &&
+		    has_problem(&rep, "", badvars[i].field);
+		if (!tap_check(ok, __FILE__, __LINE__, badvars[i].what)) {
+			printf("#   rc %d err '%s'\n", rc, errbuf);
+			dump_problems(&rep);
+		}
+		dsl_report_release(&rep);
+		json_decref(doc);
+	}
+
+	/* Good drafts pass: every variable type Dify offers, a sound graph
+	 * of nodes with what they need, and the default size limit. */
+	rc = check_text("app: {mode: advanced-chat}\nworkflow:\n"
+	    "  environment_variables:\n"
+	    "  - {name: key, value_type: secret, value: ''}\n"
+	    "  - {name: url, value_type: string, value: 'http://x'}\n"
+	    "  - {name: _n2, value_type: number, value: 2.5}\n"
+	    "  conversation_variables:\n"
+	    "  - {name: s, value_type: string, value: ''}\n"
+	    "  - {name: n, value_type: number, value: 0}\n"
+	    "  - {name: o, value_type: object, value: {a: 1}}\n"
+	    "  - {name: b, value_type: boolean, value: false}\n"
+	    "  - {name: as, value_type: 'array[string]', value: [a]}\n"
+	    "  - {name: an, value_type: 'array[number]', value: [1, 2.5]}\n"
+	    "  - {name: ao, value_type: 'array[object]', value: [{}]}\n"
+	    "  - {name: ab, value_type: 'array[boolean]', value: []}\n"
+	    "  graph:\n    nodes:\n"
+	    "    - " ST "\n"
+	    "    - {id: l, data: {type: llm, model: {provider: '', name: ''}}}\n"
+	    "    - {id: c, data: {type: code, code_language: python3, code: ''}}\n"
+	    "    - {id: k, data: {type: tool, provider_name: time, tool_name: "
+	    "now}}\n"
+	    "    - {id: a, data: {type: answer, answer: done}}\n"
+	    "    edges: [{id: x1, source: s, target: l}, {id: x2, source: l, "
+	    "target: c}, {id: x3, source: c, target: k}, {id: x4, source: k, "
+	    "target: a}]\n", DSL_CHECK_RUNNABLE, &rep, &out);
+	CHECK_INT(rc, 0);
+	if (!CHECK(json_array_size(rep.problems) == 0))
+		dump_problems(&rep);
+	dsl_report_release(&rep);
+	json_decref(out);
+}
+
+/* Every app the end-to-end tests ship passes what publishing checks. */
+static void
+test_shipped_apps(void)
+{
+	static const char dir[] = "tests/e2e/apps";
+	struct dsl_report	 rep;
+	struct dirent		*de;
+	DIR			*d;
+	json_t			*doc, *out;
+	char			 path[512], *buf;
+	size_t			 n, len, seen = 0;
+	FILE			*f;
+	int			 rc;
+
+	if ((d = opendir(dir)) == NULL) {
+		SKIP("tests/e2e/apps is not here (run from the source tree)");
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 5 || strcmp(de->d_name + len - 4, ".yml") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((f = fopen(path, "rb")) == NULL ||
+		    (buf = malloc(1 << 20)) == NULL) {
+			if (f != NULL)
+				fclose(f);
+			CHECK(!"open");
+			continue;
+		}
+		n = fread(buf, 1, (1 << 20) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		doc = NULL;
+		out = NULL;
+		rc = dsl_parse(buf, n, NULL, errbuf, &doc);
+		free(buf);
+		if (rc == 0)
+			rc = dsl_check(doc, DSL_CHECK_CONFIRM |
+			    DSL_CHECK_RUNNABLE, errbuf, &rep, &out);
+		else
+			memset(&rep, 0, sizeof(rep));
+		if (!tap_check(rc == 0 && json_array_size(rep.problems) == 0,
+		    __FILE__, __LINE__, path)) {
+			printf("#   rc %d %s\n", rc, errbuf);
+			dump_problems(&rep);
+		}
+		seen++;
+		dsl_report_release(&rep);
+		json_decref(doc);
+		json_decref(out);
+	}
+	closedir(d);
+	CHECK(seen > 10);
+}
+
 /* ====== Export ====== */
 
 static const char stored[] =
@@ -676,6 +933,8 @@ main(void)
 	test_envelope();
 	test_legacy();
 	test_graph();
+	test_runnable();
+	test_shipped_apps();
 	test_export();
 	return tap_done();
 }
