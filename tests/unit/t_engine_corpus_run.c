@@ -149,6 +149,32 @@ tools_at_fakes(struct engine *e, int port)
 	return n;
 }
 
+/*
+ * The apps (real exports, ours and the shared corpus's) whose only
+ * blocker was a tool provider flowcgi now serves: with the providers
+ * pointed at their fakes they must succeed. (svcvit__搜索大师.yml is not
+ * here: its searxng query comes from an iteration over what the fake
+ * model answers, which holds empty lines.)
+ */
+static int
+must_pass(const char *path)
+{
+	static const char *const names[] = {
+		"svcvit__Jina_Reader_Jinja.yml",	/* tavily, jina */
+		"difytest__search_dify_from_2023_to_2025.yml", /* perplexity */
+		"tools_workflow.yml",			/* tavily, jina */
+		NULL,
+	};
+	const char	*base = path ? strrchr(path, '/') : NULL;
+	size_t		 i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; base != NULL && names[i] != NULL; i++)
+		if (strcmp(base, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* 1 when a run's error is about a tool provider: one flowcgi lacks (2),
  * or one whose credentials are not set (1). */
 static int
@@ -282,6 +308,7 @@ main(void)
 	    CHECK((tport = fake_start("tests/fakes/fake_tools.py",
 	    &tfake)) > 0)) {
 		c.http_allow_private = 1;	/* the fakes' files */
+		c.workflow_max_time = 60;	/* Jina_Reader_Jinja sleeps 13 s */
 		CHECK(tools_at_fakes(e, tport) > 0);
 		json_array_foreach(retry, i, x) {
 			memset(&ro, 0, sizeof(ro));
@@ -299,8 +326,16 @@ main(void)
 				    data, "status"));
 				if (status != NULL && (strcmp(status,
 				    "succeeded") == 0 || strcmp(status,
-				    "partial-succeeded") == 0))
+				    "partial-succeeded") == 0)) {
 					nfixed++;
+					printf("# with the tool fakes, "
+					    "succeeded %s\n", json_string_value(
+					    json_object_get(x, "name")));
+				} else if (must_pass(json_string_value(
+				    json_object_get(x, "name"))))
+					CHECK(!"a corpus app whose only blocker "
+					    "was a tool provider runs with the "
+					    "fakes");
 				else
 					printf("# with the tool fakes, failed "
 					    "%s: %.160s\n", json_string_value(
