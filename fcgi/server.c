@@ -19,6 +19,14 @@
  * so an event that arrives after its connection closed is recognised and
  * dropped instead of touching a reused or freed one.
  *
+ * Admission: the loop closes a peer the settings do not allow (a TCP
+ * address outside server.allowed_clients, a unix peer outside
+ * server.allowed_users / allowed_groups, fcgi/peer.c) before reading a
+ * byte of it. At server.max_connections a new connection closes the one
+ * idle the longest (no request in progress), so idle connections never
+ * keep the web server's waiting; accept pauses only while every
+ * connection is busy.
+ *
  * Time limits: a connection must deliver a whole request within
  * server.read_timeout (the loop shuts down one that does not, idle or half
  * read); reads and writes of a served connection carry SO_RCVTIMEO /
