@@ -78,9 +78,9 @@ struct peer_acl {
 
 /*
  * Reads server.allowed_clients, allowed_users and allowed_groups into acl
- * (names resolved to ids now). 0, or -1 with err saying which entry is
- * wrong (an empty allowed_clients is one: "*" means any); acl then holds
- * nothing. peer_acl_release frees it.
+ * (names resolved to ids now; an empty allowed_clients lets no TCP peer
+ * in, "*" any). 0, or -1 with err saying which entry is wrong; acl then
+ * holds nothing. peer_acl_release frees it.
  */
 int	peer_acl_init(struct peer_acl *acl, const struct conf *c, char *err,
 	    size_t errsz);

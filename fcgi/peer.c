@@ -165,13 +165,8 @@ peer_acl_init(struct peer_acl *acl, const struct conf *c, char *err,
 	int		 rc = -1;
 
 	memset(acl, 0, sizeof(*acl));
-	if (list_count(c->allowed_clients) == 0) {
-		snprintf(err, errsz, "server.allowed_clients is empty: list "
-		    "the web server's addresses, or \"*\" for any");
-		goto out;
-	}
 	n = list_count(c->allowed_clients);
-	if ((acl->nets = calloc(n, sizeof(*acl->nets))) == NULL ||
+	if ((acl->nets = calloc(n + 1, sizeof(*acl->nets))) == NULL ||
 	    (acl->uids = calloc(list_count(c->allowed_users) + 1,
 	    sizeof(*acl->uids))) == NULL ||
 	    (acl->gids = calloc(list_count(c->allowed_groups) + 1,

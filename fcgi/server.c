@@ -919,6 +919,11 @@ room(struct server *srv)
 	return yes;
 }
 
+/* Connections one wake-up of the loop accepts at most: a flood of
+ * refused peers must not keep it from its deadlines and signals (the
+ * listening socket stays readable, so it comes back for the rest). */
+#define ACCEPT_BATCH	256
+
 /*
  * Accepts what is waiting while there is room (see room()). A peer that
  * may not connect is closed before a byte of it is read.
@@ -929,9 +934,10 @@ accept_new(struct server *srv)
 	struct sockaddr_storage	 ss;
 	socklen_t		 sl;
 	struct conn		*c;
-	int			 fd, watched, full;
+	int			 fd, watched, full, n;
 
-	while (room(srv) && !atomic_load(&srv->stopping)) {
+	for (n = 0; n < ACCEPT_BATCH && room(srv) &&
+	    !atomic_load(&srv->stopping); n++) {
 		/* blocking: only serving threads read it, with time limits */
 		sl = sizeof(ss);
 		memset(&ss, 0, sizeof(ss));
@@ -1266,8 +1272,11 @@ socket_family(int fd)
 	return ss.ss_family;
 }
 
-/* Says at start who may connect to the socket fd. */
-static void
+/*
+ * Says at start who may connect to the socket fd. 0, or -1 (logged) when
+ * nobody could: a TCP listener with an empty server.allowed_clients.
+ */
+static int
 listen_say_peers(struct server *srv, int fd)
 {
 	const struct conf *c = srv->conf;
@@ -1278,9 +1287,15 @@ listen_say_peers(struct server *srv, int fd)
 		log_info("unix socket peers accepted: users [%s], groups [%s] "
 		    "(server.allowed_users, allowed_groups)", c->allowed_users,
 		    c->allowed_groups);
-	else if (!srv->is_unix)
+	else if (!srv->is_unix && srv->acl.nnets == 0 && !srv->acl.any_addr) {
+		log_error("server.allowed_clients is empty, so no TCP client "
+		    "could connect: list the web server's addresses, or \"*\" "
+		    "for any");
+		return -1;
+	} else if (!srv->is_unix)
 		log_info("TCP clients accepted from [%s] "
 		    "(server.allowed_clients)", c->allowed_clients);
+	return 0;
 }
 
 /*
@@ -1305,13 +1320,11 @@ listen_socket(struct server *srv)
 		unsetenv("LISTEN_FDS");
 		unsetenv("LISTEN_FDNAMES");
 		log_info("accepting on the socket systemd passed (fd 3)");
-		listen_say_peers(srv, 3);
-		return 3;
+		return listen_say_peers(srv, 3) == 0 ? 3 : -1;
 	}
 	if (is_listening_socket(0)) {
 		log_info("accepting on the socket passed on standard input");
-		listen_say_peers(srv, 0);
-		return 0;
+		return listen_say_peers(srv, 0) == 0 ? 0 : -1;
 	}
 	if (strncmp(addr, "unix:", 5) == 0) {
 		addr += 5;
@@ -1335,7 +1348,10 @@ listen_socket(struct server *srv)
 		return -1;
 	}
 	log_info("listening on %s", srv->conf->listen);
-	listen_say_peers(srv, fd);
+	if (listen_say_peers(srv, fd) != 0) {
+		close(fd);
+		return -1;	/* the socket goes at the end of server_run */
+	}
 	return fd;
 }
 
