@@ -48,6 +48,7 @@
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -877,20 +878,39 @@ peer_ok(struct server *srv, int fd, const struct sockaddr *sa)
  * At server.max_connections: closes the connection idle the longest (no
  * request in progress: one that sent nothing yet, or a kept-alive one
  * between requests) so that a new one is served now rather than after
- * server.read_timeout. 1 when one was closed, 0 when every connection is
- * busy.
+ * server.read_timeout. One whose request has begun to arrive counts as
+ * busy (the oldest EVICT_SKIP such are passed over). 1 when one was
+ * closed, 0 when every connection is busy.
  */
+#define EVICT_SKIP	4	/* idle ones with a request arriving, passed over */
+
 static int
 evict_idle(struct server *srv)
 {
-	struct conn	*c, *oldest = NULL;
+	struct conn	*c, *oldest = NULL, *passed[EVICT_SKIP];
 	char		 line[128];
+	int		 i, n, avail;
 
 	pthread_mutex_lock(&srv->mu);
-	for (c = srv->all; c != NULL; c = c->next)
-		if (c->state == CONN_IDLE && (oldest == NULL ||
-		    c->idle_since < oldest->idle_since))
-			oldest = c;
+	for (n = 0;; n++) {
+		oldest = NULL;
+		for (c = srv->all; c != NULL; c = c->next) {
+			if (c->state != CONN_IDLE || (oldest != NULL &&
+			    c->idle_since >= oldest->idle_since))
+				continue;
+			for (i = 0; i < n && passed[i] != c; i++)
+				;
+			if (i == n)
+				oldest = c;
+		}
+		/* one whose request has begun to arrive is about to be
+		 * taken by a thread: close another if there is one */
+		if (oldest == NULL || n == EVICT_SKIP ||
+		    ioctl(oldest->fd, FIONREAD, &avail) != 0 || avail == 0)
+			break;
+		passed[n] = oldest;
+	}
+	/* (every idle one receiving a request: none is idle, in truth) */
 	if (oldest != NULL)
 		conn_state_set(srv, oldest, CONN_CLOSING);
 	pthread_mutex_unlock(&srv->mu);
