@@ -103,12 +103,15 @@ getent group "$GROUP" >/dev/null || GROUP=$(id -gn)
 python3 -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$SOCK"
 ok "$([ -S "$SOCK" ] && echo 0 || echo 1)" "unix: a stale socket is there"
-FLOWCGI_SERVER_SOCKET_GROUP=$GROUP start_flowcgi_unix unix "$SOCK" || exit 1
+OWNER=
+[ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && OWNER=nobody
+FLOWCGI_SERVER_SOCKET_GROUP=$GROUP FLOWCGI_SERVER_SOCKET_OWNER=$OWNER \
+    start_flowcgi_unix unix "$SOCK" || exit 1
 grep -q "replacing the stale socket '$SOCK'" "$T_DIR/unix.log"
 ok $? "unix: the stale socket was replaced (and the log says so)"
 if [ "$(id -u)" = 0 ]; then
-	is "$(stat -c '%a %G' "$SOCK")" "660 $GROUP" \
-	    "unix: mode 0660, the web server's group (server.socket_group)"
+	is "$(stat -c '%a %U %G' "$SOCK")" "660 ${OWNER:-$(id -un)} $GROUP" \
+	    "unix: mode 0660, socket_owner's, the web server's group (server.socket_group)"
 else
 	is "$(stat -c '%a' "$SOCK")" 660 "unix: mode 0660"
 fi
