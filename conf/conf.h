@@ -267,6 +267,7 @@ enum metric_id {
 	METRIC_STORE_COMMIT_DURATION,	/* seconds */
 	METRIC_STORE_FSYNCS,
 	METRIC_CONNECTIONS,		/* gauge */
+	METRIC_CONNECTIONS_DROPPED,	/* reason */
 	METRIC_TRACE_SPANS,		/* outcome */
 	METRIC_PROCESS_RSS,		/* gauge, bytes */
 	METRIC_PROCESS_THREADS,		/* gauge */

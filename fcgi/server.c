@@ -855,6 +855,8 @@ peer_ok(struct server *srv, int fd, const struct sockaddr *sa)
 			    "no peer credentials (SO_PEERCRED): %s",
 			    strerror(errno));
 			ratelog_note(&srv->refused, line);
+			metric_add(METRIC_CONNECTIONS_DROPPED,
+			    METRIC_LABELS("not_allowed"), 1);
 			return 0;
 		}
 		if (peer_cred_allowed(&srv->acl, cred.uid, cred.gid))
@@ -863,6 +865,8 @@ peer_ok(struct server *srv, int fd, const struct sockaddr *sa)
 		    "gid %u (not in server.allowed_users or allowed_groups)",
 		    (unsigned)cred.uid, (unsigned)cred.gid);
 		ratelog_note(&srv->refused, line);
+		metric_add(METRIC_CONNECTIONS_DROPPED,
+		    METRIC_LABELS("not_allowed"), 1);
 		return 0;
 	}
 	shown[0] = '\0';
@@ -871,6 +875,7 @@ peer_ok(struct server *srv, int fd, const struct sockaddr *sa)
 	snprintf(line, sizeof(line), "refused a connection from %s (not in "
 	    "server.allowed_clients)", shown);
 	ratelog_note(&srv->refused, line);
+	metric_add(METRIC_CONNECTIONS_DROPPED, METRIC_LABELS("not_allowed"), 1);
 	return 0;
 }
 
@@ -921,6 +926,8 @@ evict_idle(struct server *srv)
 	    (long long)(now_ms() - oldest->idle_since),
 	    srv->conf->max_connections);
 	ratelog_note(&srv->evicted, line);
+	metric_add(METRIC_CONNECTIONS_DROPPED, METRIC_LABELS("idle_for_room"),
+	    1);
 	atomic_store(&oldest->why, NULL);
 	conn_close(srv, oldest);
 	return 1;
@@ -985,6 +992,8 @@ accept_new(struct server *srv)
 			close(fd);
 			ratelog_note(&srv->evicted, "closed a new connection: "
 			    "every one of server.max_connections is busy");
+			metric_add(METRIC_CONNECTIONS_DROPPED,
+			    METRIC_LABELS("full"), 1);
 			continue;
 		}
 		pthread_mutex_lock(&srv->mu);

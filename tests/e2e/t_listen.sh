@@ -78,6 +78,15 @@ n=$(( $(grep -c 'refused' "$T_DIR/tcp.log") - before ))
 echo "# $n log lines for 300 refused connections"
 ok "$([ "$n" -ge 1 ] && [ "$n" -le 30 ] && echo 0 || echo 1)" \
     "tcp: refusals are logged at a bounded rate ($n lines for 300)"
+# /metrics, asked from an allowed address for a client in metrics.allow
+probe --port "$TCP_PORT" --bind 127.0.0.2 --uri /metrics \
+    --param REMOTE_ADDR=10.1.1.1 --param "HTTP_AUTHORIZATION=Bearer $MTOKEN" \
+    --body-file "$T_DIR/metrics.txt"
+dropped=$(sed -n 's/^flowcgi_connections_dropped_total{.*reason="not_allowed".*} //p' \
+    "$T_DIR/metrics.txt" | head -1)
+echo "# flowcgi_connections_dropped_total{reason=\"not_allowed\"} $dropped"
+ok "$([ "$(prj .status)" = 200 ] && [ "${dropped:-0}" -ge 300 ] && echo 0 || echo 1)" \
+    "tcp: /metrics counts the refused connections (${dropped:-none})"
 kill -TERM "$FC_PID"; wait "$FC_PID"
 
 # an empty list would serve nobody on TCP: start-up says so
@@ -200,7 +209,7 @@ fi
 
 # ====== 4. 1,100 idle connections at server.max_connections (1024) ======
 
-start_flowcgi full || exit 1
+FLOWCGI_METRICS_ENABLED=true start_flowcgi full || exit 1
 start_nginx "127.0.0.1:$FC_PORT" || exit 1
 TOKEN=none req GET /healthz
 is "$STATUS" 200 "full: served before the flood"
@@ -231,3 +240,10 @@ closed=$(jq -r .closed "$T_DIR/idle.json")
 echo "# idle connections the server closed to make room: $closed"
 ok "$([ "$closed" -ge 76 ] && echo 0 || echo 1)" \
     "full: the oldest idle ones were closed ($closed of 1,100)"
+TOKEN=$(admin_token) req GET /metrics
+dropped=$(printf '%s\n' "$BODY" |
+    sed -n 's/^flowcgi_connections_dropped_total{.*reason="idle_for_room".*} //p' |
+    head -1)
+echo "# flowcgi_connections_dropped_total{reason=\"idle_for_room\"} $dropped"
+ok "$([ "${dropped:-0}" -ge 76 ] && echo 0 || echo 1)" \
+    "full: /metrics counts them (${dropped:-none})"

@@ -6,7 +6,7 @@ Python 3 standard library only; used by tests/e2e/t_listen.sh.
 
     fcgi_probe.py (--port P [--host H] [--bind ADDR] | --unix PATH)
                   [--uri /healthz] [--param NAME=VALUE ...] [--silent]
-                  [--timeout S]
+                  [--timeout S] [--body-file FILE]
 
 Connects to H:P (127.0.0.1 by default; from ADDR with --bind) or to the
 unix socket PATH, sends one GET request for URI with the parameters a web
@@ -15,7 +15,7 @@ reads until the server ends the request or closes. With --silent it sends
 nothing and only waits for the server to close. Prints one JSON line:
 {"result": "answered" | "closed" | "timeout" | "refused", "status": the
 HTTP status of an answer or null, "ms": time from connect to result,
-"body": the start of the answer's body}.
+"body": the start of the answer's body}; the whole body goes to FILE.
 """
 import argparse
 import json
@@ -57,6 +57,7 @@ def main():
     ap.add_argument("--param", action="append", default=[])
     ap.add_argument("--silent", action="store_true")
     ap.add_argument("--timeout", type=float, default=10)
+    ap.add_argument("--body-file")
     a = ap.parse_args()
     params = dict(x.split("=", 1) for x in a.param)
     out = {"result": None, "status": None, "ms": None, "body": ""}
@@ -110,6 +111,9 @@ def main():
         if out["status"] is None:
             out["status"] = 200
         out["body"] = body[:200].decode("utf-8", "replace")
+        if a.body_file:
+            with open(a.body_file, "wb") as f:
+                f.write(body)
     elif out["result"] is None:
         out["result"] = "closed"
     print(json.dumps(out))
