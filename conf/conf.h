@@ -31,6 +31,10 @@ struct conf {
 	char	 listen[256];		/* host:port or unix:/path */
 	int	 socket_mode;		/* permissions of a unix socket */
 	char	 socket_group[64];	/* its group; "" = the process's */
+	char	 socket_owner[64];	/* its owner; "" = the process's */
+	char	 allowed_clients[1024];	/* TCP peers: addresses, CIDRs, "*" */
+	char	 allowed_users[512];	/* unix peers' users; "" = any */
+	char	 allowed_groups[512];	/* unix peers' groups; "" = any */
 	int	 workers;		/* serving threads kept ready */
 	int	 max_connections;	/* connections served at once */
 	int64_t	 thread_stack;		/* stack of a serving thread, bytes */
@@ -270,6 +274,7 @@ enum metric_id {
 	METRIC_STORE_COMMIT_DURATION,	/* seconds */
 	METRIC_STORE_FSYNCS,
 	METRIC_CONNECTIONS,		/* gauge */
+	METRIC_CONNECTIONS_DROPPED,	/* reason */
 	METRIC_TRACE_SPANS,		/* outcome */
 	METRIC_PROCESS_RSS,		/* gauge, bytes */
 	METRIC_PROCESS_THREADS,		/* gauge */

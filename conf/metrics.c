@@ -133,6 +133,12 @@ static const struct family families[METRIC__COUNT] = {
 	[METRIC_CONNECTIONS] = { "flowcgi_connections_open",
 	    "FastCGI connections open in this process now.", METRIC_GAUGE,
 	    L(NULL), NULL, 0 },
+	[METRIC_CONNECTIONS_DROPPED] = { "flowcgi_connections_dropped_total",
+	    "FastCGI connections closed before a request: not_allowed "
+	    "(server.allowed_clients, allowed_users, allowed_groups), "
+	    "idle_for_room (idle the longest at server.max_connections), "
+	    "full (every connection busy).", METRIC_COUNTER, L("reason"),
+	    NULL, 0 },
 	[METRIC_TRACE_SPANS] = { "flowcgi_trace_spans_total",
 	    "Trace spans by outcome: exported, dropped (queue full), failed "
 	    "(the collector refused or was not reached).", METRIC_COUNTER,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run-dev.sh <flowcgi binary> — `make run`: flowcgi behind nginx on
 # http://127.0.0.1:8080 with the built-in defaults and data under ./var/.
-# Ctrl-C stops both.
+# Ctrl-C stops both. nginx reaches flowcgi on a unix socket in ./var/
+# (mode 0660, in a 0700 directory): no other local user can connect to
+# it and pose as nginx, as anyone could on a loopback TCP port.
 set -eu
 BIN=$1
 PORT=${FLOWCGI_RUN_PORT:-8080}
@@ -12,17 +14,18 @@ mkdir -p "$VAR"
 chmod 700 "$VAR"
 mkdir -p "$NGX/tmp"
 
-free_port() {	# the first free loopback port from $1 upward
-	p=$1
-	while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
-	echo "$p"
-}
-
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
 	echo "flowcgi: port $PORT is in use; set FLOWCGI_RUN_PORT" >&2
 	exit 1
 fi
-FPORT=$(free_port 9000)
+SOCK=$VAR/flowcgi.sock
+SOCKDIR=
+# a unix socket path has at most 107 bytes: a deep checkout keeps it in a
+# private directory of its own
+if [ "${#SOCK}" -gt 100 ]; then
+	SOCKDIR=$(mktemp -d "${TMPDIR:-/tmp}/flowcgi-run.XXXXXX")
+	SOCK=$SOCKDIR/flowcgi.sock
+fi
 
 # Debian keeps nginx in /usr/sbin, which a user's PATH may not have.
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
@@ -52,7 +55,7 @@ http {
 	uwsgi_temp_path $NGX/tmp/uwsgi;
 	scgi_temp_path $NGX/tmp/scgi;
 	upstream flowcgi {
-		server 127.0.0.1:$FPORT;
+		server unix:$SOCK;
 		keepalive 8;
 		keepalive_timeout 20s;	# below flowcgi's server.read_timeout
 	}
@@ -67,7 +70,9 @@ http {
 }
 NGINX
 
-FLOWCGI_SERVER_DATA_DIR=$VAR "$BIN" serve --listen "127.0.0.1:$FPORT" &
+# Only nginx, started by the same user, connects: the socket keeps its
+# 0660 (server.socket_mode) and the user's group.
+FLOWCGI_SERVER_DATA_DIR=$VAR "$BIN" serve --listen "unix:$SOCK" &
 FPID=$!
 # -e: not even a first line to the system's log, which a user cannot open.
 "$NGINX" -p "$NGX" -e "$NGX/error.log" -c "$NGX/nginx.conf" &
@@ -78,13 +83,14 @@ stop() {
 	kill -TERM "$NPID" "$FPID" 2>/dev/null || true
 	wait "$NPID" 2>/dev/null || true
 	wait "$FPID" 2>/dev/null || true
+	[ -z "$SOCKDIR" ] || rm -rf "$SOCKDIR"
 	echo "flowcgi: stopped"
 }
 trap stop INT TERM EXIT
 
 i=0
-until (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null &&
-    (exec 3<>"/dev/tcp/127.0.0.1/$FPORT") 2>/dev/null; do
+# up when nginx answers and flowcgi's socket is there
+until (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && [ -S "$SOCK" ]; do
 	i=$((i + 1))
 	if [ $i -gt 100 ] || ! kill -0 "$FPID" 2>/dev/null ||
 	    ! kill -0 "$NPID" 2>/dev/null; then

@@ -56,6 +56,50 @@ int	server_cancelling(void);
 /* A condition variable whose timed waits count CLOCK_MONOTONIC time. */
 void	cond_init_monotonic(pthread_cond_t *cv);
 
+/* ====== Peers: who may use the FastCGI socket (peer.c) ====== */
+
+struct sockaddr;
+struct conf;
+
+struct peer_net {
+	unsigned char	 addr[16];	/* IPv4 as ::ffff:a.b.c.d */
+	int		 bits;		/* prefix length over the 16 bytes */
+};
+
+struct peer_acl {
+	int		 any_addr;	/* "*" in server.allowed_clients */
+	struct peer_net	*nets;
+	int		 nnets;
+	uid_t		*uids;		/* server.allowed_users */
+	int		 nuids;
+	gid_t		*gids;		/* server.allowed_groups */
+	int		 ngids;
+};
+
+/*
+ * Reads server.allowed_clients, allowed_users and allowed_groups into acl
+ * (names resolved to ids now; an empty allowed_clients lets no TCP peer
+ * in, "*" any). 0, or -1 with err saying which entry is wrong; acl then
+ * holds nothing. peer_acl_release frees it.
+ */
+int	peer_acl_init(struct peer_acl *acl, const struct conf *c, char *err,
+	    size_t errsz);
+void	peer_acl_release(struct peer_acl *acl);
+/*
+ * 1 when sa, an accepted TCP peer, is in server.allowed_clients (any other
+ * family is not for this list: 1); shown (may be NULL) gets the address as
+ * text for the log.
+ */
+int	peer_addr_allowed(const struct peer_acl *acl, const struct sockaddr *sa,
+	    char *shown, size_t shownsz);
+/* 1 when a unix socket peer's uid or primary gid is allowed (both lists
+ * empty: any). */
+int	peer_cred_allowed(const struct peer_acl *acl, uid_t uid, gid_t gid);
+/* An address as 16 bytes (IPv4 as ::ffff:a.b.c.d); 0, or -1 if it is none. */
+int	peer_addr_parse(const char *s, unsigned char out[16]);
+/* 1 when addr is in entry ("10.0.0.5", "10.0.0.0/8", "::1", "fd00::/8"). */
+int	peer_addr_in(const unsigned char addr[16], const char *entry);
+
 #define REQ_MAX_CAPTURES 4
 #define REQ_MAX_HEADERS 9
 

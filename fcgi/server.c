@@ -19,6 +19,14 @@
  * so an event that arrives after its connection closed is recognised and
  * dropped instead of touching a reused or freed one.
  *
+ * Admission: the loop closes a peer the settings do not allow (a TCP
+ * address outside server.allowed_clients, a unix peer outside
+ * server.allowed_users / allowed_groups, fcgi/peer.c) before reading a
+ * byte of it. At server.max_connections a new connection closes the one
+ * idle the longest (no request in progress), so idle connections never
+ * keep the web server's waiting; accept pauses only while every
+ * connection is busy.
+ *
  * Time limits: a connection must deliver a whole request within
  * server.read_timeout (the loop shuts down one that does not, idle or half
  * read); reads and writes of a served connection carry SO_RCVTIMEO /
@@ -28,25 +36,41 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <fcgiapp.h>
 
 #include "fcgi/internal.h"
+
+/*
+ * One kind of log line the accept loop may have to write for every
+ * connection (refused, closed to make room): one line a second at most,
+ * the next saying how many were not logged. The loop's alone.
+ */
+struct ratelog {
+	int64_t		 last;		/* ms of the last line */
+	unsigned long	 missed;	/* events since, not logged */
+	const char	*what;		/* "connections refused ..." */
+};
 
 /* Where a connection is; moved only under srv->mu. */
 enum conn_state {
@@ -64,6 +88,7 @@ struct conn {
 	enum conn_state	 state;		/* under srv->mu */
 	uint32_t	 gen;		/* bumped on close: tells old events */
 	int64_t		 deadline;	/* ms: whole request by then */
+	int64_t		 idle_since;	/* ms: waiting for a request since */
 	atomic_int	 gone;		/* the peer hung up */
 	int		 watched;	/* in the connections' epoll set */
 	int		 timed_out;	/* the loop cut it at the deadline */
@@ -83,6 +108,11 @@ struct server {
 	int			 cep;		/* connections and stopfd */
 	int			 wakefd, sigfd, stopfd;
 	int			 accepting;	/* listen fd armed in epoll */
+	int			 is_unix;	/* the listener is AF_UNIX */
+	int			 check_cred;	/* allowed_users/groups set */
+	struct peer_acl		 acl;		/* who may connect */
+	struct ratelog		 refused;	/* the loop's: log pacing */
+	struct ratelog		 evicted;
 	atomic_int		 stopping;
 	atomic_int		 nwaiting;	/* threads in epoll_wait */
 
@@ -93,6 +123,7 @@ struct server {
 	struct conn		*free_slots;
 	struct conn		*all;		/* every open connection */
 	int			 nconns;	/* open connections */
+	int			 nidle;		/* of them CONN_IDLE */
 	int			 nthreads;
 	pthread_attr_t		 attr;
 };
@@ -374,6 +405,14 @@ out:
 
 /* ====== Connections ====== */
 
+/* Moves c to st, keeping count of the idle ones; srv->mu held. */
+static void
+conn_state_set(struct server *srv, struct conn *c, enum conn_state st)
+{
+	srv->nidle += (st == CONN_IDLE) - (c->state == CONN_IDLE);
+	c->state = st;
+}
+
 static uint64_t
 conn_tag(struct server *srv, const struct conn *c)
 {
@@ -416,7 +455,7 @@ conn_close(struct server *srv, struct conn *c)
 		srv->all = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
-	c->state = CONN_FREE;
+	conn_state_set(srv, c, CONN_FREE);
 	c->gen++;
 	c->fd = c->dfd = -1;
 	c->qnext = srv->free_slots;
@@ -490,7 +529,7 @@ conn_take(struct server *srv, uint64_t tag, uint32_t events, int waiting)
 	case CONN_IDLE:
 		break;
 	}
-	c->state = CONN_CLOSING;
+	conn_state_set(srv, c, CONN_CLOSING);
 	if (atomic_load(&srv->stopping))
 		atomic_store(&c->why, NULL);
 	else if ((events & EPOLLIN) == 0)
@@ -500,7 +539,7 @@ conn_take(struct server *srv, uint64_t tag, uint32_t events, int waiting)
 	    recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
 		atomic_store(&c->why, NULL);	/* a kept one let go */
 	else {
-		c->state = CONN_READING;
+		conn_state_set(srv, c, CONN_READING);
 		if (waiting <= 0)
 			(void)thread_start(srv);
 	}
@@ -530,27 +569,33 @@ set_timeout(int fd, int opt, int seconds)
 static int
 conn_wait(struct server *srv, struct conn *c, int op)
 {
-	c->state = CONN_IDLE;
-	c->deadline = now_ms() + (int64_t)srv->conf->read_timeout * 1000;
+	conn_state_set(srv, c, CONN_IDLE);
+	c->idle_since = now_ms();
+	c->deadline = c->idle_since + (int64_t)srv->conf->read_timeout * 1000;
 	c->timed_out = 0;
 	atomic_store(&c->why, NULL);
 	if (conn_arm(srv, op, c, EPOLLIN | EPOLLRDHUP | EPOLLONESHOT) == 0)
 		return 0;
-	c->state = CONN_CLOSING;
+	conn_state_set(srv, c, CONN_CLOSING);
 	return -1;
 }
 
 /* Waits for the next request on a kept-alive connection. 0, or -1 when
- * it must close (stopping, or epoll refused). */
+ * it must close (stopping, or epoll refused). At server.max_connections
+ * the loop hears of it: an idle connection makes room for a new one. */
 static int
 conn_rearm(struct server *srv, struct conn *c)
 {
-	int rc = -1;
+	int rc = -1, full = 0;
 
 	pthread_mutex_lock(&srv->mu);
-	if (!atomic_load(&srv->stopping))
+	if (!atomic_load(&srv->stopping)) {
 		rc = conn_wait(srv, c, EPOLL_CTL_MOD);
+		full = srv->nconns >= srv->conf->max_connections;
+	}
 	pthread_mutex_unlock(&srv->mu);
+	if (full)
+		wake_loop(srv);
 	return rc;
 }
 
@@ -626,14 +671,15 @@ serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
 		goto out;
 	}
 	pthread_mutex_lock(&srv->mu);
-	c->state = CONN_SERVING;
+	conn_state_set(srv, c, CONN_SERVING);
 	pthread_mutex_unlock(&srv->mu);
 	/* Watch for a hang-up while it is served (run.stop_on_disconnect,
 	 * and a run that stops producing events for nobody). */
 	(void)conn_arm(srv, EPOLL_CTL_MOD, c, EPOLLRDHUP | EPOLLONESHOT);
 	serve_one(srv->conf, srv->eng, srv->token_hash, &io);
 	pthread_mutex_lock(&srv->mu);
-	c->state = CONN_FINISHING;	/* a hang-up now is the normal end */
+	/* a hang-up now is the normal end */
+	conn_state_set(srv, c, CONN_FINISHING);
 	pthread_mutex_unlock(&srv->mu);
 	if (sc->fr.keepConnection && !stdin_drained(sc))
 		sc->fr.keepConnection = 0;	/* ends with this answer */
@@ -654,7 +700,7 @@ serve_conn(struct server *srv, struct serve_ctx *sc, struct conn *c)
 	}
 out:
 	pthread_mutex_lock(&srv->mu);
-	c->state = CONN_CLOSING;
+	conn_state_set(srv, c, CONN_CLOSING);
 	pthread_mutex_unlock(&srv->mu);
 	conn_close(srv, c);
 }
@@ -754,17 +800,176 @@ open_conns(struct server *srv)
 	return n;
 }
 
-/* Accepts what is waiting, up to server.max_connections. */
+/* ====== Admission: who may connect, and room for them ====== */
+
+/*
+ * Counts one event of rl and logs line (with the count of those not
+ * logged since the last line) when a second has passed since that line.
+ */
+static void
+ratelog_note(struct ratelog *rl, const char *line)
+{
+	int64_t now = now_ms();
+
+	if (rl->last != 0 && now - rl->last < 1000) {
+		rl->missed++;
+		return;
+	}
+	if (rl->missed > 0)
+		log_warn("%s (and %lu more %s since the last such line)",
+		    line, rl->missed, rl->what);
+	else
+		log_warn("%s", line);
+	rl->last = now;
+	rl->missed = 0;
+}
+
+/* Logs the events of rl not logged yet, a second after its last line. */
+static void
+ratelog_flush(struct ratelog *rl)
+{
+	if (rl->missed == 0 || now_ms() - rl->last < 1000)
+		return;
+	log_warn("%lu more %s", rl->missed, rl->what);
+	rl->last = now_ms();
+	rl->missed = 0;
+}
+
+/*
+ * 1 when the peer of fd, just accepted with address sa, may be served:
+ * a TCP peer in server.allowed_clients, a unix peer whose credentials
+ * server.allowed_users / allowed_groups accept. Logs a refusal (paced).
+ */
+static int
+peer_ok(struct server *srv, int fd, const struct sockaddr *sa)
+{
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+	char		 shown[INET6_ADDRSTRLEN], line[256];
+
+	if (sa->sa_family == AF_UNIX) {
+		if (!srv->check_cred)
+			return 1;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+			snprintf(line, sizeof(line), "refused a connection: "
+			    "no peer credentials (SO_PEERCRED): %s",
+			    strerror(errno));
+			ratelog_note(&srv->refused, line);
+			metric_add(METRIC_CONNECTIONS_DROPPED,
+			    METRIC_LABELS("not_allowed"), 1);
+			return 0;
+		}
+		if (peer_cred_allowed(&srv->acl, cred.uid, cred.gid))
+			return 1;
+		snprintf(line, sizeof(line), "refused a connection from uid %u "
+		    "gid %u (not in server.allowed_users or allowed_groups)",
+		    (unsigned)cred.uid, (unsigned)cred.gid);
+		ratelog_note(&srv->refused, line);
+		metric_add(METRIC_CONNECTIONS_DROPPED,
+		    METRIC_LABELS("not_allowed"), 1);
+		return 0;
+	}
+	shown[0] = '\0';
+	if (peer_addr_allowed(&srv->acl, sa, shown, sizeof(shown)))
+		return 1;
+	snprintf(line, sizeof(line), "refused a connection from %s (not in "
+	    "server.allowed_clients)", shown);
+	ratelog_note(&srv->refused, line);
+	metric_add(METRIC_CONNECTIONS_DROPPED, METRIC_LABELS("not_allowed"), 1);
+	return 0;
+}
+
+/*
+ * At server.max_connections: closes the connection idle the longest (no
+ * request in progress: one that sent nothing yet, or a kept-alive one
+ * between requests) so that a new one is served now rather than after
+ * server.read_timeout. One whose request has begun to arrive counts as
+ * busy (the oldest EVICT_SKIP such are passed over). 1 when one was
+ * closed, 0 when every connection is busy.
+ */
+#define EVICT_SKIP	4	/* idle ones with a request arriving, passed over */
+
+static int
+evict_idle(struct server *srv)
+{
+	struct conn	*c, *oldest = NULL, *passed[EVICT_SKIP];
+	char		 line[128];
+	int		 i, n, avail;
+
+	pthread_mutex_lock(&srv->mu);
+	for (n = 0;; n++) {
+		oldest = NULL;
+		for (c = srv->all; c != NULL; c = c->next) {
+			if (c->state != CONN_IDLE || (oldest != NULL &&
+			    c->idle_since >= oldest->idle_since))
+				continue;
+			for (i = 0; i < n && passed[i] != c; i++)
+				;
+			if (i == n)
+				oldest = c;
+		}
+		/* one whose request has begun to arrive is about to be
+		 * taken by a thread: close another if there is one */
+		if (oldest == NULL || n == EVICT_SKIP ||
+		    ioctl(oldest->fd, FIONREAD, &avail) != 0 || avail == 0)
+			break;
+		passed[n] = oldest;
+	}
+	/* (every idle one receiving a request: none is idle, in truth) */
+	if (oldest != NULL)
+		conn_state_set(srv, oldest, CONN_CLOSING);
+	pthread_mutex_unlock(&srv->mu);
+	if (oldest == NULL)
+		return 0;
+	snprintf(line, sizeof(line), "closed a connection idle for %lld ms "
+	    "to make room (server.max_connections %d)",
+	    (long long)(now_ms() - oldest->idle_since),
+	    srv->conf->max_connections);
+	ratelog_note(&srv->evicted, line);
+	metric_add(METRIC_CONNECTIONS_DROPPED, METRIC_LABELS("idle_for_room"),
+	    1);
+	atomic_store(&oldest->why, NULL);
+	conn_close(srv, oldest);
+	return 1;
+}
+
+/* 1 when a new connection could be taken now: a free slot, or an idle
+ * connection to close for it. */
+static int
+room(struct server *srv)
+{
+	int yes;
+
+	pthread_mutex_lock(&srv->mu);
+	yes = srv->nconns < srv->conf->max_connections || srv->nidle > 0;
+	pthread_mutex_unlock(&srv->mu);
+	return yes;
+}
+
+/* Connections one wake-up of the loop accepts at most: a flood of
+ * refused peers must not keep it from its deadlines and signals (the
+ * listening socket stays readable, so it comes back for the rest). */
+#define ACCEPT_BATCH	256
+
+/*
+ * Accepts what is waiting while there is room (see room()). A peer that
+ * may not connect is closed before a byte of it is read.
+ */
 static void
 accept_new(struct server *srv)
 {
-	struct conn	*c;
-	int		 fd, watched;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl;
+	struct conn		*c;
+	int			 fd, watched, full, n;
 
-	while (open_conns(srv) < srv->conf->max_connections &&
-	    !atomic_load(&srv->stopping)) {
+	for (n = 0; n < ACCEPT_BATCH && room(srv) &&
+	    !atomic_load(&srv->stopping); n++) {
 		/* blocking: only serving threads read it, with time limits */
-		fd = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
+		sl = sizeof(ss);
+		memset(&ss, 0, sizeof(ss));
+		fd = accept4(srv->fd, (struct sockaddr *)&ss, &sl,
+		    SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE ||
 			    errno == ENOBUFS || errno == ENOMEM)
@@ -772,6 +977,24 @@ accept_new(struct server *srv)
 				    "is %d)", strerror(errno),
 				    srv->conf->max_connections);
 			return;	/* EAGAIN: taken, or none left */
+		}
+		if (!peer_ok(srv, fd, (struct sockaddr *)&ss)) {
+			close(fd);
+			continue;
+		}
+		pthread_mutex_lock(&srv->mu);
+		full = srv->nconns >= srv->conf->max_connections;
+		pthread_mutex_unlock(&srv->mu);
+		/* only this thread opens connections: a slot freed here
+		 * stays free */
+		if (full && !evict_idle(srv)) {
+			/* the idle one took a request meanwhile */
+			close(fd);
+			ratelog_note(&srv->evicted, "closed a new connection: "
+			    "every one of server.max_connections is busy");
+			metric_add(METRIC_CONNECTIONS_DROPPED,
+			    METRIC_LABELS("full"), 1);
+			continue;
 		}
 		pthread_mutex_lock(&srv->mu);
 		c = srv->free_slots;	/* there is one: nconns < max */
@@ -800,8 +1023,7 @@ accept_new(struct server *srv)
 static void
 accept_pace(struct server *srv)
 {
-	int want = open_conns(srv) < srv->conf->max_connections &&
-	    !atomic_load(&srv->stopping);
+	int want = room(srv) && !atomic_load(&srv->stopping);
 
 	if (want == srv->accepting)
 		return;
@@ -827,7 +1049,7 @@ reap(struct server *srv)
 			continue;
 		if (c->state == CONN_IDLE) {
 			c->timed_out = 1;
-			c->state = CONN_CLOSING;
+			conn_state_set(srv, c, CONN_CLOSING);
 			c->qnext = expired;
 			expired = c;
 		} else if (c->state == CONN_READING) {
@@ -893,6 +1115,8 @@ loop(struct server *srv, int64_t deadline)
 		}
 		if (now_ms() >= next_reap) {
 			reap(srv);
+			ratelog_flush(&srv->refused);
+			ratelog_flush(&srv->evicted);
 			threads_join_ended(srv);
 			next_reap = now_ms() + 1000;
 		}
@@ -913,35 +1137,193 @@ is_listening_socket(int fd)
 }
 
 /*
- * Gives the unix socket at path server.socket_mode and socket_group.
- * Returns 0, or -1 with the reason logged.
+ * Gives the unix socket at path server.socket_owner, socket_group and
+ * socket_mode. Returns 0, or -1 with the reason logged.
  */
 static int
 socket_perms(const struct conf *c, const char *path)
 {
 	struct group	 gr, *g = NULL;
-	char		 buf[4096];
-	int		 rc;
+	struct passwd	 pw, *u = NULL;
+	uid_t		 uid = (uid_t)-1;
+	gid_t		 gid = (gid_t)-1;
+	char		 buf[4096], *end;
+	long		 v;
 
+	if (c->socket_owner[0] != '\0') {
+		errno = 0;
+		v = strtol(c->socket_owner, &end, 10);
+		if (*end == '\0' && errno == 0 && v >= 0)
+			uid = (uid_t)v;
+		else if (getpwnam_r(c->socket_owner, &pw, buf, sizeof(buf),
+		    &u) == 0 && u != NULL)
+			uid = u->pw_uid;
+		else {
+			log_error("server.socket_owner: no user '%s'",
+			    c->socket_owner);
+			return -1;
+		}
+	}
 	if (c->socket_group[0] != '\0') {
-		rc = getgrnam_r(c->socket_group, &gr, buf, sizeof(buf), &g);
-		if (rc != 0 || g == NULL) {
+		if (getgrnam_r(c->socket_group, &gr, buf, sizeof(buf), &g) !=
+		    0 || g == NULL) {
 			log_error("server.socket_group: no group '%s'",
 			    c->socket_group);
 			return -1;
 		}
-		if (chown(path, (uid_t)-1, g->gr_gid) != 0) {
-			log_error("cannot give '%s' to group '%s' "
-			    "(server.socket_group): %s", path,
-			    c->socket_group, strerror(errno));
-			return -1;
-		}
+		gid = g->gr_gid;
+	}
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
+	    chown(path, uid, gid) != 0) {
+		log_error("cannot give '%s' to %s%s%s%s (server.socket_owner, "
+		    "socket_group): %s", path,
+		    c->socket_owner[0] ? "user " : "", c->socket_owner,
+		    c->socket_group[0] ? " group " : "", c->socket_group,
+		    strerror(errno));
+		return -1;
 	}
 	if (chmod(path, (mode_t)c->socket_mode) != 0) {
 		log_error("cannot set mode %04o on '%s' (server.socket_mode): "
 		    "%s", (unsigned)c->socket_mode, path, strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * 1 when path is a socket left by a process that is gone (nobody accepts
+ * on it: connect is refused); 0 for anything else, with the reason logged
+ * (a live server, a file that is no socket).
+ */
+static int
+socket_stale(const struct sockaddr_un *sa, socklen_t salen)
+{
+	struct stat	st;
+	int		fd, rc = 0;
+
+	if (lstat(sa->sun_path, &st) != 0) {
+		log_error("cannot listen on '%s' (server.listen): %s",
+		    sa->sun_path, strerror(errno));
+		return 0;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		log_error("cannot listen on '%s' (server.listen): a file that "
+		    "is no socket is there; not replacing it", sa->sun_path);
+		return 0;
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		log_error("socket: %s", strerror(errno));
+		return 0;
+	}
+	if (connect(fd, (const struct sockaddr *)sa, salen) == 0)
+		log_error("cannot listen on '%s' (server.listen): another "
+		    "process accepts on it", sa->sun_path);
+	else if (errno == ECONNREFUSED)
+		rc = 1;
+	else
+		log_error("cannot listen on '%s' (server.listen): it is in use "
+		    "(%s)", sa->sun_path, strerror(errno));
+	close(fd);
+	return rc;
+}
+
+/*
+ * Listens on a unix socket at path, born mode 0600 (nobody can connect
+ * before socket_perms gives it its own) and replacing a stale one only.
+ * Returns the fd, or -1 with the reason logged.
+ */
+static int
+unix_listen(const char *path)
+{
+	struct sockaddr_un	 sa;
+	socklen_t		 salen;
+	mode_t			 old;
+	int			 fd = -1, rc, tries;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (*path == '\0' || strlen(path) >= sizeof(sa.sun_path)) {
+		log_error("server.listen: a unix socket path of 1 to %zu "
+		    "bytes, not '%s'", sizeof(sa.sun_path) - 1, path);
+		goto fail;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+	    strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		log_error("socket: %s", strerror(errno));
+		goto fail;
+	}
+	for (tries = 0;; tries++) {
+		old = umask(0177);
+		rc = bind(fd, (struct sockaddr *)&sa, salen);
+		umask(old);
+		if (rc == 0)
+			break;
+		if (errno != EADDRINUSE || tries > 0) {
+			log_error("cannot listen on '%s' (server.listen): %s",
+			    path, strerror(errno));
+			goto fail;
+		}
+		if (!socket_stale(&sa, salen))
+			goto fail;
+		log_warn("replacing the stale socket '%s' (nobody accepts "
+		    "on it)", path);
+		if (unlink(path) != 0 && errno != ENOENT) {
+			log_error("cannot remove the stale socket '%s': %s",
+			    path, strerror(errno));
+			goto fail;
+		}
+	}
+	if (listen(fd, 1024) != 0) {
+		log_error("cannot listen on '%s' (server.listen): %s", path,
+		    strerror(errno));
+		unlink(path);
+		goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* The address family of the listening socket fd; AF_UNSPEC if unknown. */
+static int
+socket_family(int fd)
+{
+	struct sockaddr_storage	ss;
+	socklen_t		len = sizeof(ss);
+
+	memset(&ss, 0, sizeof(ss));
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+		return AF_UNSPEC;
+	return ss.ss_family;
+}
+
+/*
+ * Says at start who may connect to the socket fd. 0, or -1 (logged) when
+ * nobody could: a TCP listener with an empty server.allowed_clients.
+ */
+static int
+listen_say_peers(struct server *srv, int fd)
+{
+	const struct conf *c = srv->conf;
+
+	srv->is_unix = socket_family(fd) == AF_UNIX;
+	srv->check_cred = srv->acl.nuids > 0 || srv->acl.ngids > 0;
+	if (srv->is_unix && srv->check_cred)
+		log_info("unix socket peers accepted: users [%s], groups [%s] "
+		    "(server.allowed_users, allowed_groups)", c->allowed_users,
+		    c->allowed_groups);
+	else if (!srv->is_unix && srv->acl.nnets == 0 && !srv->acl.any_addr) {
+		log_error("server.allowed_clients is empty, so no TCP client "
+		    "could connect: list the web server's addresses, or \"*\" "
+		    "for any");
+		return -1;
+	} else if (!srv->is_unix)
+		log_info("TCP clients accepted from [%s] "
+		    "(server.allowed_clients)", c->allowed_clients);
 	return 0;
 }
 
@@ -954,29 +1336,30 @@ listen_socket(struct server *srv)
 {
 	const char	*pid = getenv("LISTEN_PID"), *nfds = getenv("LISTEN_FDS");
 	const char	*addr = srv->conf->listen;
-	mode_t		 old;
+	char		 err[256];
 	int		 fd;
 
+	if (peer_acl_init(&srv->acl, srv->conf, err, sizeof(err)) != 0) {
+		log_error("%s", err);
+		return -1;
+	}
 	if (pid != NULL && nfds != NULL && strtol(pid, NULL, 10) == getpid() &&
 	    strtol(nfds, NULL, 10) >= 1) {
 		unsetenv("LISTEN_PID");
 		unsetenv("LISTEN_FDS");
 		unsetenv("LISTEN_FDNAMES");
 		log_info("accepting on the socket systemd passed (fd 3)");
-		return 3;
+		return listen_say_peers(srv, 3) == 0 ? 3 : -1;
 	}
 	if (is_listening_socket(0)) {
 		log_info("accepting on the socket passed on standard input");
-		return 0;
+		return listen_say_peers(srv, 0) == 0 ? 0 : -1;
 	}
-	if (strncmp(addr, "unix:", 5) == 0)
+	if (strncmp(addr, "unix:", 5) == 0) {
 		addr += 5;
-	/* A unix socket is born private, then given its mode: nobody can
-	 * connect in between. */
-	old = umask(0177);
-	fd = FCGX_OpenSocket(addr, 1024);
-	umask(old);
-	if (fd < 0) {
+		if ((fd = unix_listen(addr)) < 0)
+			return -1;
+	} else if ((fd = FCGX_OpenSocket(addr, 1024)) < 0) {
 		log_error("cannot listen on '%s' (server.listen): %s",
 		    srv->conf->listen, strerror(errno));
 		return -1;
@@ -985,6 +1368,7 @@ listen_socket(struct server *srv)
 	if (addr != srv->conf->listen && socket_perms(srv->conf, addr) != 0) {
 		close(fd);
 		unlink(addr);
+		srv->own_socket = 0;
 		return -1;
 	}
 	if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
@@ -993,6 +1377,10 @@ listen_socket(struct server *srv)
 		return -1;
 	}
 	log_info("listening on %s", srv->conf->listen);
+	if (listen_say_peers(srv, fd) != 0) {
+		close(fd);
+		return -1;	/* the socket goes at the end of server_run */
+	}
 	return fd;
 }
 
@@ -1125,7 +1513,7 @@ close_idle(struct server *srv)
 	pthread_mutex_lock(&srv->mu);
 	for (c = srv->all; c != NULL; c = c->next)
 		if (c->state == CONN_IDLE) {
-			c->state = CONN_CLOSING;
+			conn_state_set(srv, c, CONN_CLOSING);
 			c->qnext = idle;
 			idle = c;
 		}
@@ -1165,6 +1553,8 @@ server_run(const struct conf *c, struct engine *e)
 	srv.conf = c;
 	srv.eng = e;
 	srv.fd = -1;
+	srv.refused.what = "connections refused";
+	srv.evicted.what = "connections closed to make room";
 	if (auth_token_load(c->data_dir, srv.token) != 0) {
 		log_error("admin token in '%s': %s", c->data_dir,
 		    strerror(errno));
@@ -1267,5 +1657,6 @@ out:
 		close(srv.wakefd);
 	if (srv.sigfd >= 0)
 		close(srv.sigfd);
+	peer_acl_release(&srv.acl);
 	return rc;
 }

@@ -1,7 +1,6 @@
 /*
  * system.c — endpoints about the server itself: /healthz and /metrics.
  */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,53 +24,6 @@ h_healthz(struct req *r)
 	    FLOWCGI_VERSION));
 }
 
-/*
- * An address as 16 bytes (IPv4 as ::ffff:a.b.c.d, as the kernel maps it).
- * 0, or -1 when s is not an address.
- */
-static int
-addr_parse(const char *s, unsigned char out[16])
-{
-	unsigned char v4[4];
-
-	if (inet_pton(AF_INET, s, v4) == 1) {
-		memset(out, 0, 10);
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, v4, 4);
-		return 0;
-	}
-	return inet_pton(AF_INET6, s, out) == 1 ? 0 : -1;
-}
-
-/* 1 when addr is in entry ("10.0.0.5", "10.0.0.0/8", "::1", "fd00::/8"). */
-static int
-addr_in(const unsigned char addr[16], const char *entry)
-{
-	unsigned char	 net[16];
-	char		 buf[64], *slash, *end;
-	long		 bits = 128;
-	int		 i;
-
-	snprintf(buf, sizeof(buf), "%s", entry);
-	if ((slash = strchr(buf, '/')) != NULL) {
-		*slash = '\0';
-		bits = strtol(slash + 1, &end, 10);
-		if (*end != '\0' || bits < 0 || bits > 128)
-			return 0;
-		if (strchr(buf, ':') == NULL)
-			bits += 96;	/* an IPv4 prefix */
-		if (bits > 128)
-			return 0;
-	}
-	if (addr_parse(buf, net) != 0)
-		return 0;
-	for (i = 0; bits >= 8; i++, bits -= 8)
-		if (addr[i] != net[i])
-			return 0;
-	return bits == 0 || ((addr[i] ^ net[i]) & (0xff << (8 - bits)) &
-	    0xff) == 0;
-}
-
 /* 1 when the client's address is in metrics.allow (empty: any). */
 static int
 metrics_allowed(struct req *r)
@@ -84,7 +36,7 @@ metrics_allowed(struct req *r)
 	if (*list == '\0')
 		return 1;
 	ra = req_param(r, "REMOTE_ADDR");
-	if (ra == NULL || addr_parse(ra, addr) != 0)
+	if (ra == NULL || peer_addr_parse(ra, addr) != 0)
 		return 0;
 	for (p = list; *p != '\0'; p = *comma ? comma + 1 : comma) {
 		comma = strchr(p, ',');
@@ -94,7 +46,7 @@ metrics_allowed(struct req *r)
 		if (n > 0 && n < sizeof(entry)) {
 			memcpy(entry, p, n);
 			entry[n] = '\0';
-			if (addr_in(addr, entry))
+			if (peer_addr_in(addr, entry))
 				return 1;
 		}
 	}

@@ -134,6 +134,24 @@ start_flowcgi() {
 	    sed 's/^/# /' "$T_DIR/$name.log"; return 1; }
 }
 
+# start_flowcgi_unix <name> <socket path> [extra args]: like start_flowcgi,
+# on a unix socket (server.socket_mode and the rest from the environment);
+# sets FC_SOCK and FC_PID. Waits until the socket accepts.
+start_flowcgi_unix() {
+	name=$1; FC_SOCK=$2; shift 2
+	pg_backend || return 1
+	mkdir -p "$(dirname "$FC_SOCK")"
+	FLOWCGI_SERVER_DATA_DIR=${FC_DATA:-$T_DIR/data} \
+	FLOWCGI_LOG_LEVEL=${FC_LOG_LEVEL:-info} \
+	    "$FLOWCGI_BIN" serve --listen "unix:$FC_SOCK" "$@" \
+	    >>"$T_DIR/$name.log" 2>&1 &
+	FC_PID=$!
+	FLOWCGI_PIDS="$FLOWCGI_PIDS $FC_PID"
+	wait_until 10 grep -q "listening on unix:$FC_SOCK" "$T_DIR/$name.log" ||
+	    { echo "# flowcgi did not start:"; \
+	    sed 's/^/# /' "$T_DIR/$name.log"; return 1; }
+}
+
 # nginx_start <workers> <connections> <locations> <upstream...>: nginx
 # (prefix $T_DIR/nginx) on a free port (NG_PORT) passing the given
 # space-separated locations to the upstreams; sets NGINX_PID and BASE.
@@ -152,8 +170,10 @@ nginx_start() {
 		ups="$ups keepalive 32; keepalive_timeout 20s;"
 		keep="fastcgi_keep_conn on;"
 	fi
+	# NGINX_LOCATION_EXTRA: more directives for each location, such as
+	# "fastcgi_bind 127.0.0.2;"
 	for l in $locs; do
-		blocks="$blocks location $l { include flowcgi_params; fastcgi_pass flowcgi; ${keep:-} }"
+		blocks="$blocks location $l { include flowcgi_params; fastcgi_pass flowcgi; ${keep:-} ${NGINX_LOCATION_EXTRA:-} }"
 	done
 	cat >"$T_DIR/nginx/nginx.conf" <<NGX
 worker_processes $workers;

@@ -2,8 +2,9 @@
 # t_deploy_apache.sh — flowcgi behind a real Apache (Debian's apache2) the
 # ways contrib/apache/ and docs/deploy.md describe, with the contrib files
 # themselves (ports and paths filled in with sed):
-#   1. mod_proxy_fcgi (flowcgi-proxy-fcgi.conf) to a flowcgi on a TCP port,
-#      then on a unix socket, under /flow/;
+#   1. mod_proxy_fcgi (flowcgi-proxy-fcgi.conf) to a flowcgi on a TCP port
+#      (server.allowed_clients), then on a unix socket (mode 0660 in
+#      Apache's group, server.allowed_users), under /flow/;
 #   2. mod_fcgid with the shared-hosting layout: flowcgi.fcgi, .htaccess
 #      (htaccess) and flowcgi.yml in public_html/flow/, the data directory
 #      made by flowcgi outside the web root (flowcgi-fcgid.conf is the
@@ -29,11 +30,24 @@ J='Content-Type: application/json'
 
 # ====== 1. mod_proxy_fcgi ======
 
-must start_flowcgi fc
+# TCP only from Apache's address, as docs/deploy.md sets it
+FLOWCGI_SERVER_ALLOWED_CLIENTS=127.0.0.1 must start_flowcgi fc
 TOKEN=$(admin_token)
-sed "s|^Define FLOWCGI_BACKEND .*|Define FLOWCGI_BACKEND \"fcgi://127.0.0.1:$FC_PORT\"|" \
-    "$CONTRIB/flowcgi-proxy-fcgi.conf" >"$T_DIR/proxy-tcp.conf"
-grep -q "127.0.0.1:$FC_PORT" "$T_DIR/proxy-tcp.conf"
+grep -q 'TCP clients accepted from \[127.0.0.1\] (server.allowed_clients)' \
+    "$T_DIR/fc.log"
+ok $? "proxy_fcgi: flowcgi on TCP serves only server.allowed_clients"
+# the two Define lines swapped with docs/deploy.md's very command, then
+# the port filled in
+sed -e 's|^Define FLOWCGI_BACKEND|#&|' \
+    -e 's|^#Define FLOWCGI_BACKEND "fcgi:|Define FLOWCGI_BACKEND "fcgi:|' \
+    "$CONTRIB/flowcgi-proxy-fcgi.conf" |
+    sed "s|^Define FLOWCGI_BACKEND \"fcgi://127.0.0.1:9000\"|Define FLOWCGI_BACKEND \"fcgi://127.0.0.1:$FC_PORT\"|" \
+    >"$T_DIR/proxy-tcp.conf"
+grep -qF "sed -i -e 's|^Define FLOWCGI_BACKEND|#&|'" "$TOP/docs/deploy.md" &&
+    grep -qF "    -e 's|^#Define FLOWCGI_BACKEND \"fcgi:|Define FLOWCGI_BACKEND \"fcgi:|'" \
+    "$TOP/docs/deploy.md"
+ok $? "docs/deploy.md swaps the Define lines the same way"
+grep -q "^Define FLOWCGI_BACKEND \"fcgi://127.0.0.1:$FC_PORT\"" "$T_DIR/proxy-tcp.conf"
 ok $? "proxy_fcgi: the contrib file names the TCP backend"
 must start_apache proxy "proxy proxy_fcgi" "$T_DIR/proxy-tcp.conf"
 TOKEN=none req GET /flow/healthz
@@ -56,25 +70,22 @@ is "$STATUS" 404 "proxy_fcgi: nothing outside /flow/ goes to flowcgi"
 stop_apache
 kill -TERM "$FC_PID"; wait "$FC_PID"
 
-# The unix-socket variant: the commented Define of the same file.
+# The unix-socket variant, the file's own Define: 0660 for Apache's
+# group, as contrib/systemd/flowcgi.yml sets it, and only Apache's user
+# served (server.allowed_users).
 SOCK=$T_DIR/fc.sock
-# 0660 for Apache's group, as contrib/systemd/flowcgi.yml sets it
-FLOWCGI_SERVER_DATA_DIR=$T_DIR/data FLOWCGI_SERVER_SOCKET_GROUP=www-data \
+APU=${AP_USER:-$(id -un)}
+FLOWCGI_SERVER_DATA_DIR=$T_DIR/data \
+    FLOWCGI_SERVER_SOCKET_GROUP=${AP_GROUP:-$(id -gn)} \
+    FLOWCGI_SERVER_ALLOWED_USERS=$APU \
     "$FLOWCGI_BIN" serve --listen "unix:$SOCK" >>"$T_DIR/unix.log" 2>&1 </dev/null &
 UPID=$!
 FLOWCGI_PIDS="$FLOWCGI_PIDS $UPID"
-for i in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
-# the two Define lines swapped with docs/deploy.md's very command, then
-# the socket path filled in
-sed -e 's|^Define FLOWCGI_BACKEND|#&|' \
-    -e 's|^#Define FLOWCGI_BACKEND "unix:|Define FLOWCGI_BACKEND "unix:|' \
-    "$CONTRIB/flowcgi-proxy-fcgi.conf" |
-    sed "s|^Define FLOWCGI_BACKEND \"unix:/run/flowcgi/flowcgi.sock|Define FLOWCGI_BACKEND \"unix:$SOCK|" \
-    >"$T_DIR/proxy-unix.conf"
-grep -qF "sed -i -e 's|^Define FLOWCGI_BACKEND|#&|'" "$TOP/docs/deploy.md" &&
-    grep -qF "    -e 's|^#Define FLOWCGI_BACKEND \"unix:|Define FLOWCGI_BACKEND \"unix:|'" \
-    "$TOP/docs/deploy.md"
-ok $? "docs/deploy.md swaps the Define lines the same way"
+wait_until 10 grep -q "listening on unix:$SOCK" "$T_DIR/unix.log"
+is "$(stat -c '%a %G' "$SOCK")" "660 ${AP_GROUP:-$(id -gn)}" \
+    "proxy_fcgi: the socket is 0660 in Apache's group"
+sed "s|^Define FLOWCGI_BACKEND \"unix:/run/flowcgi/flowcgi.sock|Define FLOWCGI_BACKEND \"unix:$SOCK|" \
+    "$CONTRIB/flowcgi-proxy-fcgi.conf" >"$T_DIR/proxy-unix.conf"
 grep -q "^Define FLOWCGI_BACKEND \"unix:$SOCK|fcgi://localhost\"" "$T_DIR/proxy-unix.conf"
 ok $? "proxy_fcgi: the contrib file's unix-socket line, filled in"
 must start_apache proxyunix "proxy proxy_fcgi" "$T_DIR/proxy-unix.conf"
@@ -83,6 +94,15 @@ is "$STATUS $(jqr .name)" "200 Slow" "proxy_fcgi over a unix socket: the same da
 stream_gap "$BASE/flow/v1/workflows/run" "$SLOW_KEY" 1
 [ "$GAP_MS" -ge 700 ]
 ok $? "proxy_fcgi over a unix socket: streamed (${GAP_MS} ms between first and last)"
+if [ "$APU" != root ] && [ "$(id -u)" = 0 ]; then
+	# root may open the socket (any mode) but is not Apache's user
+	python3 "$TOP/tests/tools/fcgi_probe.py" --unix "$SOCK" \
+	    >"$T_DIR/probe.json"
+	is "$(jq -r .result "$T_DIR/probe.json")" closed \
+	    "proxy_fcgi: a peer other than Apache's user is closed (server.allowed_users)"
+else
+	skip "a second user to connect as (needs root)"
+fi
 stop_apache
 kill -TERM "$UPID"; wait "$UPID"
 

@@ -2,10 +2,12 @@
 # t_deploy_nginx.sh — nginx configured with the contrib/nginx files
 # themselves (listen address and socket paths filled in with sed):
 #   1. flowcgi-site.conf + flowcgi-upstream-tcp.conf: a whole site at /,
-#      flowcgi on a TCP port;
+#      flowcgi on a TCP port that serves nginx's address only
+#      (server.allowed_clients);
 #   2. flowcgi-prefix.conf inside an existing server + flowcgi-upstream-
 #      unix.conf: /flow/, flowcgi started by contrib/spawn-fcgi/
-#      flowcgi-spawn-fcgi on a unix socket (the binary accepts on fd 0).
+#      flowcgi-spawn-fcgi on a unix socket (the binary accepts on fd 0),
+#      mode 0660, serving only nginx's user (server.allowed_users).
 # Each: CRUD, a streamed run whose first event comes before the run ends,
 # uploads, the admin page and the redirects to it.
 . "$(dirname "$0")/lib.sh"
@@ -52,8 +54,12 @@ redirect_of() {
 
 # ====== 1. the whole site at /, TCP ======
 
-must start_flowcgi fc
+FLOWCGI_SERVER_ALLOWED_CLIENTS=127.0.0.1 must start_flowcgi fc
 TOKEN=$(admin_token)
+python3 "$TOP/tests/tools/fcgi_probe.py" --port "$FC_PORT" --bind 127.0.0.2 \
+    >"$T_DIR/probe.json"
+is "$(jq -r .result "$T_DIR/probe.json")" closed \
+    "site: a client from 127.0.0.2 (not in server.allowed_clients) is closed"
 NG_PORT=$(free_port)
 mkdir -p "$NG"
 sed "s|server 127.0.0.1:9000;|server 127.0.0.1:$FC_PORT;|" \
@@ -90,7 +96,11 @@ SOCK=$T_DIR/run/flowcgi.sock
 SDATA=$T_DIR/spawn-data
 mkdir -p "$SDATA"
 ap_own "$SDATA"	# the user spawn-fcgi switches to, as root
-printf 'server:\n  data_dir: "%s"\n  workers: 4\n' "$SDATA" >"$T_DIR/spawn.yml"
+# served: nginx's workers' user only (www-data in a real set-up; the
+# user who runs this test here)
+NGU=$(id -un)
+printf 'server:\n  data_dir: "%s"\n  workers: 4\n  allowed_users: ["%s"]\n' \
+    "$SDATA" "$NGU" >"$T_DIR/spawn.yml"
 # The unprivileged user may not reach the checkout (a home directory is
 # 0700): it runs a copy, as an installed binary would be.
 mkdir -p "$T_DIR/bin"
@@ -153,6 +163,20 @@ ok $? "prefix: the first event came ${GAP_MS} ms before the run ended"
 is "$STREAM_DONE" yes "prefix: the streamed run finished with its outputs"
 upload_check prefix /flow "$SLOW_APP" "$SLOW_KEY"
 stop_nginx
+if [ -n "$AP_USER" ] && [ "$AP_USER" != "$NGU" ]; then
+	# flowcgi's own user may open the socket (its owner), but is not
+	# nginx's: closed by flowcgi
+	install -m 0755 "$TOP/tests/tools/fcgi_probe.py" "$T_DIR/bin/"
+	setpriv --reuid="$AP_USER" --regid="$AP_GROUP" --clear-groups \
+	    /usr/bin/python3 "$T_DIR/bin/fcgi_probe.py" --unix "$SOCK" \
+	    >"$T_DIR/probe.json" 2>"$T_DIR/probe.err"
+	is "$(jq -r .result "$T_DIR/probe.json")" closed \
+	    "spawn-fcgi: a peer that is not nginx's user is closed (server.allowed_users)"
+	grep -q "refused a connection from uid $(id -u "$AP_USER")" "$T_DIR/spawn.log"
+	ok $? "spawn-fcgi: ... and logged"
+else
+	skip "a second user to connect as (needs root)"
+fi
 
 t0=$(date +%s%N)
 kill -TERM "$SPID"; wait "$SPID"; rc=$?

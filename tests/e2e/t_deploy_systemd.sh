@@ -41,7 +41,9 @@ serves() {
 [ -x "$LFDS" ]
 ok $? "tests/tools/listen_fds is built"
 P=$(free_port)
-"$LFDS" "127.0.0.1:$P" "$FLOWCGI_BIN" serve >>"$T_DIR/lfds.log" 2>&1 </dev/null &
+# server.allowed_clients holds on systemd's socket too
+FLOWCGI_SERVER_ALLOWED_CLIENTS=127.0.0.1 \
+    "$LFDS" "127.0.0.1:$P" "$FLOWCGI_BIN" serve >>"$T_DIR/lfds.log" 2>&1 </dev/null &
 LPID=$!
 FLOWCGI_PIDS="$FLOWCGI_PIDS $LPID"
 must wait_port "$P"
@@ -52,6 +54,10 @@ grep -q 'accepting on the socket systemd passed (fd 3)' "$T_DIR/lfds.log"
 ok $? "LISTEN_FDS: flowcgi takes the socket from fd 3"
 tr '\0' '\n' <"/proc/$LPID/environ" | grep -q '^LISTEN_FDS='
 ok $? "LISTEN_FDS: (its initial environment had LISTEN_FDS)"
+python3 "$TOP/tests/tools/fcgi_probe.py" --port "$P" --bind 127.0.0.2 \
+    >"$T_DIR/probe.json"
+is "$(jq -r .result "$T_DIR/probe.json")" closed \
+    "LISTEN_FDS tcp: a client not in server.allowed_clients is closed"
 serves "listen_fds tcp" "127.0.0.1:$P" "$LPID"
 
 # ====== LISTEN_FDS on a unix socket, started with no arguments ======
@@ -67,6 +73,33 @@ ok $? "LISTEN_FDS, no arguments: flowcgi serves on fd 3"
 serves "listen_fds unix" "unix:$SOCK" "$UPID"
 [ -S "$SOCK" ]
 ok $? "LISTEN_FDS: the socket systemd owns is left in place on exit"
+
+# ====== LISTEN_FDS on a unix socket with contrib/systemd/flowcgi.yml ======
+
+# Its server.allowed_users (www-data, root) decide who is served; nginx's
+# workers run as root here.
+SD=$TOP/contrib/systemd
+if [ "$(id -u)" = 0 ] && id www-data >/dev/null 2>&1; then
+	SOCK2=$T_DIR/unit.sock
+	"$LFDS" "unix:$SOCK2" "$FLOWCGI_BIN" serve -c "$SD/flowcgi.yml" \
+	    >>"$T_DIR/lfds-yml.log" 2>&1 </dev/null &
+	YPID=$!
+	FLOWCGI_PIDS="$FLOWCGI_PIDS $YPID"
+	wait_until 20 grep -q 'unix socket peers accepted: users \[www-data,root\]' \
+	    "$T_DIR/lfds-yml.log"
+	ok $? "flowcgi.yml: flowcgi checks the peers of systemd's socket"
+	chmod 0666 "$SOCK2"	# the mode lets anyone in: the setting decides
+	chmod 755 "$T_DIR"
+	install -m 0755 "$TOP/tests/tools/fcgi_probe.py" "$T_DIR/fcgi_probe.py"
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+	    /usr/bin/python3 "$T_DIR/fcgi_probe.py" --unix "$SOCK2" \
+	    >"$T_DIR/probe.json" 2>"$T_DIR/probe.err"
+	is "$(jq -r .result "$T_DIR/probe.json")" closed \
+	    "flowcgi.yml: a peer not in server.allowed_users is closed"
+	serves "flowcgi.yml unix" "unix:$SOCK2" "$YPID"
+else
+	skip "contrib/systemd/flowcgi.yml's allowed_users: needs root and www-data"
+fi
 
 # ====== LISTEN_PID of another process: not ours, so not used ======
 

@@ -90,6 +90,10 @@ if ! ok $? "make run serves on the port asked for"; then
 	exit 1
 fi
 is "$(stat -c %a "$C/var")" 700 "var/ is private (0700)"
+is "$(stat -c '%F %a' "$C/var/flowcgi.sock" 2>/dev/null)" "socket 660" \
+    "nginx reaches flowcgi on a unix socket in var/ (mode 0660)"
+grep -q 'server unix:' "$C/var/nginx/nginx.conf"
+ok $? "... and on no TCP port"
 
 # ====== The README's quick start, as written ======
 

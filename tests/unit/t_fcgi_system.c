@@ -12,9 +12,9 @@ in(const char *a, const char *e)
 {
 	unsigned char addr[16];
 
-	if (addr_parse(a, addr) != 0)
+	if (peer_addr_parse(a, addr) != 0)
 		return -1;
-	return addr_in(addr, e);
+	return peer_addr_in(addr, e);
 }
 
 int
@@ -46,7 +46,7 @@ main(void)
 	CHECK(in("10.1.2.3", "example.com") == 0);
 	CHECK(in("10.1.2.3", "") == 0);
 	CHECK(in("::1", "::/129") == 0);
-	CHECK(addr_parse("not an address", addr) != 0);
-	CHECK(addr_parse("", addr) != 0);
+	CHECK(peer_addr_parse("not an address", addr) != 0);
+	CHECK(peer_addr_parse("", addr) != 0);
 	return tap_done();
 }
