@@ -170,6 +170,10 @@ static const struct setting settings[] = {
 	S_INT("sandbox.max_output", SET_SIZE, sandbox_max_output, "1m", 1024,
 	    (int64_t)1 << 30),
 	S_INT("sandbox.uid", SET_INT, sandbox_uid, "65534", 1, 2147483647),
+	S_INT("sandbox.memory_budget", SET_SIZE, sandbox_memory_budget, "0", 0,
+	    (int64_t)1 << 50),
+	S_INT("sandbox.budget_wait", SET_INT, sandbox_budget_wait, "30", 0,
+	    3600),
 	/* at most SANDBOX_POOL_MAX (engine/sandbox/sandbox.h) */
 	S_INT("code.pool_size", SET_INT, code_pool_size, "2", 0, 16),
 	S_INT("code.pool_idle", SET_INT, code_pool_idle, "300", 0, 86400),

@@ -125,6 +125,8 @@ struct conf {
 	int	 sandbox_timeout;	/* wall-clock seconds per command */
 	int64_t	 sandbox_max_output;	/* bytes kept of stdout, of stderr */
 	int	 sandbox_uid;		/* uid commands run as when root */
+	int64_t	 sandbox_memory_budget;	/* all local sandboxes; 0: half RAM */
+	int	 sandbox_budget_wait;	/* seconds a create waits for room */
 	/* code nodes: warm runners (engine/sandbox/codepool.c) */
 	int	 code_pool_size;	/* per language; 0: none */
 	int	 code_pool_idle;	/* seconds before one is replaced */

@@ -56,6 +56,8 @@ struct sandbox_config {
 	int64_t		 max_output;	/* default cap per stream, bytes */
 	int		 uid;		/* local, as root: run commands as */
 	int		 no_mount;	/* local: never mount a tmpfs (tests) */
+	int64_t		 memory_budget;	/* local: all sandboxes; 0: half RAM */
+	int		 budget_wait;	/* local: s to wait for budget room */
 	const json_t	*options;	/* provider options; NULL for local */
 };
 
