@@ -1040,6 +1040,12 @@ sandbox_proc_deadline(const struct sandbox_proc *p, int64_t t0,
 				    : (int64_t)p->l->cfg.timeout * 1000000);
 }
 
+int64_t
+sandbox_proc_max_output(const struct sandbox_proc *p)
+{
+	return p->l->cfg.max_output;
+}
+
 int
 sandbox_proc_send(struct sandbox_proc *p, const void *data, size_t len)
 {

@@ -475,6 +475,9 @@ int	sandbox_local_spawn(struct sandbox *sb,
 int	sandbox_proc_send(struct sandbox_proc *p, const void *data,
 	    size_t len);
 
+/* The bytes kept of p's standard output: its sandbox's max_output. */
+int64_t	sandbox_proc_max_output(const struct sandbox_proc *p);
+
 /* t0 plus timeout_ms, or plus the sandbox's timeout when it is 0. */
 int64_t	sandbox_proc_deadline(const struct sandbox_proc *p, int64_t t0,
 	    int timeout_ms);
