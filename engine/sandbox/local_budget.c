@@ -339,8 +339,8 @@ local_budget_take(struct local *l, char *err)
 			rc = sandbox_fail(err, ENGINE_ELIMIT, "no room for "
 			    "another sandbox: it needs %s (sandbox.workspace_size"
 			    " + sandbox.memory), sandboxes hold %s of "
-			    "sandbox.memory_budget (%s), and none ended within "
-			    "sandbox.budget_wait (%d s)", a, b, c,
+			    "sandbox.memory_budget (%s), and no room came free "
+			    "within sandbox.budget_wait (%d s)", a, b, c,
 			    l->cfg.budget_wait);
 			break;
 		}
