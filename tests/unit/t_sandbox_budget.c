@@ -3,8 +3,8 @@
  * sandbox.dir (local_budget.c): each sandbox reserves workspace_size +
  * memory at create and gives it back at destroy; one that does not fit
  * waits up to budget_wait and is then refused with ENGINE_ELIMIT naming
- * the settings; N threads that each fill their workspace never hold more
- * than the budget; a process that dies lets go of its reservations; the
+ * the settings; N threads (sandboxes, then code nodes) that each fill
+ * their workspace never hold more than the budget, and leave it whole; a process that dies lets go of its reservations; the
  * warm code pool counts against the same budget; a code node that finds
  * no room fails with a message that names sandbox.memory_budget.
  *
@@ -283,6 +283,86 @@ test_concurrent(void)
 	CHECK_INT(used_of(&cfg), 0);
 }
 
+/* ====== N concurrent code nodes that fill their workspace ====== */
+
+static atomic_int	code_done, code_ok, code_full;
+static atomic_llong	used_max;
+
+static void *
+coder_run(void *arg)
+{
+	const struct sandbox_config	*cfg = arg;
+	struct sandbox_code_req		 req;
+	struct sandbox_code_result	 res;
+	char				 err[ENGINE_ERRMAX];
+	json_int_t			 n;
+
+	memset(&req, 0, sizeof(req));
+	memset(&res, 0, sizeof(res));
+	req.language = "python3";
+	req.code = "def main():\n"
+	    "    n = 0\n"
+	    "    with open('fill', 'wb') as f:\n"
+	    "        try:\n"
+	    "            while True:\n"
+	    "                f.write(b'x' * 65536)\n"
+	    "                f.flush()\n"
+	    "                n += 65536\n"
+	    "        except OSError:\n"
+	    "            pass\n"
+	    "    return {'n': n}\n";
+	if (sandbox_run_code(cfg, &req, err, &res) == 0) {
+		atomic_fetch_add(&code_ok, 1);
+		n = json_integer_value(json_object_get(res.outputs, "n"));
+		/* full: within a few blocks of the workspace's size */
+		if (n > WS - 2 * MB && n <= WS)
+			atomic_fetch_add(&code_full, 1);
+		else
+			printf("# wrote %lld bytes\n", (long long)n);
+	} else
+		printf("# code: %s\n", err);
+	sandbox_code_result_release(&res);
+	atomic_fetch_add(&code_done, 1);
+	return NULL;
+}
+
+static void
+test_code_concurrent(void)
+{
+	struct sandbox_config	cfg;
+	pthread_t		t[NTHREADS];
+	struct timespec		ts = {0, 1000 * 1000};
+	int64_t			used;
+	long long		m;
+	int			i, made = 0, looks = 0;
+
+	config(&cfg, "coders");
+	for (i = 0; i < NTHREADS; i++)
+		if (pthread_create(&t[i], NULL, coder_run, &cfg) == 0)
+			made++;
+	CHECK_INT(made, NTHREADS);
+	/* what the sandboxes hold, looked at while they run */
+	while (atomic_load(&code_done) < made) {
+		used = used_of(&cfg);
+		while ((m = atomic_load(&used_max)) < used &&
+		    !atomic_compare_exchange_weak(&used_max, &m, used))
+			;
+		looks++;
+		nanosleep(&ts, NULL);
+	}
+	for (i = 0; i < made; i++)
+		pthread_join(t[i], NULL);
+	CHECK_INT(atomic_load(&code_ok), NTHREADS);
+	CHECK_INT(atomic_load(&code_full), NTHREADS);
+	CHECK(atomic_load(&used_max) <= cfg.memory_budget);
+	CHECK(atomic_load(&used_max) > 0);
+	printf("# %d code nodes filling %lld MB each: at most %lld MB of a "
+	    "budget of %lld MB reserved (%d looks)\n", NTHREADS,
+	    (long long)(WS >> 20), (long long)(atomic_load(&used_max) >> 20),
+	    (long long)(cfg.memory_budget >> 20), looks);
+	CHECK_INT(used_of(&cfg), 0);
+}
+
 /* ====== Across processes ====== */
 
 static void
@@ -411,6 +491,7 @@ main(void)
 	test_processes();
 	test_refused_and_wait();
 	test_concurrent();
+	test_code_concurrent();
 	test_code();
 	test_cgroup();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
