@@ -136,9 +136,17 @@ struct conf {
 	int	 sandbox_timeout;	/* wall-clock seconds per command */
 	int64_t	 sandbox_max_output;	/* bytes kept of stdout, of stderr */
 	int	 sandbox_uid;		/* uid commands run as when root */
+	int64_t	 sandbox_memory_budget;	/* all local sandboxes; 0: half RAM */
+	int	 sandbox_budget_wait;	/* seconds a create waits for room */
 	/* code nodes: warm runners (engine/sandbox/codepool.c) */
 	int	 code_pool_size;	/* per language; 0: none */
 	int	 code_pool_idle;	/* seconds before one is replaced */
+	/* code nodes: Dify's limits on a result (CODE_MAX_*) */
+	int	 code_max_string_length; /* characters of a string */
+	int	 code_max_depth;	/* nesting of a value */
+	int	 code_max_string_array_length; /* items */
+	int	 code_max_object_array_length; /* items */
+	int	 code_max_number_array_length; /* items */
 	/* the sandboxed runtime's Agent (llm node with computer_use) */
 	int	 agent_command_timeout;	/* wall-clock seconds per command */
 	int	 agent_output_max;	/* characters of output the model sees */

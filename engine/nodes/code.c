@@ -2,10 +2,15 @@
  * code.c — the code node: main(...) in python3 or javascript, run in the
  * local sandbox (engine/sandbox/), on a warm runner of the code pool when
  * there is one, with its result checked against the declared outputs and
- * Dify's limits (dify-dsl.md §4.2): strings up to 400,000 characters,
- * nesting up to 5, numbers within ±(2^63-1), string and object arrays up
- * to 30 items, number arrays up to 1000. Only declared outputs are kept;
- * a missing one is an error; a boolean in a number output becomes 0 or 1.
+ * Dify's limits (dify-dsl.md §4.2), each a setting named after Dify's:
+ * strings up to code.max_string_length (400,000 characters), nesting up
+ * to code.max_depth (5), string and object arrays up to
+ * code.max_string_array_length and code.max_object_array_length (30
+ * items), number arrays up to code.max_number_array_length (1000); numbers
+ * within ±(2^63-1). A message that trips one names it. Only declared
+ * outputs are kept; a missing one is an error; a boolean in a number
+ * output becomes 0 or 1. The result as a whole is capped on its way out of
+ * the sandbox by sandbox.max_output (engine/sandbox/code.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -14,11 +19,7 @@
 #include "engine/run/run.h"
 #include "engine/sandbox/sandbox.h"
 
-#define CODE_MAX_STRING		400000
-#define CODE_MAX_DEPTH		5
-#define CODE_MAX_STR_ARRAY	30
-#define CODE_MAX_OBJ_ARRAY	30
-#define CODE_MAX_NUM_ARRAY	1000
+#define CODE_CONF(c)	((c)->run->e->conf)
 
 static int check_value(struct node_ctx *c, const char *name,
     const char *type, json_t **v, int depth);
@@ -30,13 +31,16 @@ check_depth(struct node_ctx *c, const char *name, const json_t *v, int depth)
 	json_t		*x;
 	size_t		 i;
 
-	if (depth > CODE_MAX_DEPTH)
-		return node_fail(c, "output '%s' nests deeper than %d levels",
-		    name, CODE_MAX_DEPTH);
+	const struct conf *cf = CODE_CONF(c);
+
+	if (depth > cf->code_max_depth)
+		return node_fail(c, "output '%s' nests deeper than %d levels "
+		    "(code.max_depth)", name, cf->code_max_depth);
 	if (json_is_string(v) && engine_utf8_len(json_string_value(v)) >
-	    CODE_MAX_STRING)
+	    (size_t)cf->code_max_string_length)
 		return node_fail(c, "a string in output '%s' is longer than "
-		    "%d characters", name, CODE_MAX_STRING);
+		    "%d characters (code.max_string_length)", name,
+		    cf->code_max_string_length);
 	if (json_is_object(v))
 		json_object_foreach((json_t *)v, k, x)
 			if (check_depth(c, name, x, depth + 1) != 0)
@@ -55,7 +59,7 @@ check_value(struct node_ctx *c, const char *name, const char *type,
 {
 	json_t		*x, *conv;
 	size_t		 i, max;
-	const char	*elem;
+	const char	*elem, *setting;
 
 	if (json_is_null(*v))
 		return 0;
@@ -96,12 +100,19 @@ check_value(struct node_ctx *c, const char *name, const char *type,
 			return node_fail(c, "output '%s' must be an array",
 			    name);
 		elem = type + 6;
-		max = strncmp(elem, "number", 6) == 0 ? CODE_MAX_NUM_ARRAY :
-		    strncmp(elem, "string", 6) == 0 ? CODE_MAX_STR_ARRAY :
-		    CODE_MAX_OBJ_ARRAY;
+		setting = strncmp(elem, "number", 6) == 0 ?
+		    "code.max_number_array_length" : strncmp(elem, "string",
+		    6) == 0 ? "code.max_string_array_length" :
+		    "code.max_object_array_length";
+		max = (size_t)(strncmp(elem, "number", 6) == 0 ?
+		    CODE_CONF(c)->code_max_number_array_length :
+		    strncmp(elem, "string", 6) == 0 ?
+		    CODE_CONF(c)->code_max_string_array_length :
+		    CODE_CONF(c)->code_max_object_array_length);
 		if (json_array_size(*v) > max)
 			return node_fail(c, "output '%s' has %zu items, more "
-			    "than %zu", name, json_array_size(*v), max);
+			    "than %zu (%s)", name, json_array_size(*v), max,
+			    setting);
 		json_array_foreach(*v, i, x) {
 			char et[16];
 			json_t *item = json_incref(x);

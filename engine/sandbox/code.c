@@ -18,7 +18,12 @@
  * main, and prints the result between markers that carry a random nonce,
  * so nothing the code prints can be taken for the result. A failure ends
  * with one summary line behind the same nonce ("ValueError: bad input
- * (main.py, line 3)").
+ * (main.py, line 3)"). The line holds the bytes the result's JSON may
+ * take (what sandbox.max_output leaves beside the markers): a result
+ * over it is not written, and the summary line says "LIMIT <size>"
+ * instead, so that the node fails naming sandbox.max_output rather than
+ * with a cut result or a runner out of memory (python3 counts a lower
+ * bound first, so that a 200 MB string is refused before json.dumps).
  *
  * Then, its output flushed, the runner says 'D' (done) and exits. The job
  * answers on that word when the output ends with the result or the
@@ -41,6 +46,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -63,9 +69,14 @@ static const char python_runner[] =
     "    except OSError:\n"
     "        pass\n"
     "ctl(b'R')\n"
-    "while os.read(0, 1) not in (b'\\n', b''):\n"
-    "    pass\n"
+    "go = b''\n"
+    "while True:\n"
+    "    c = os.read(0, 1)\n"
+    "    if c in (b'\\n', b''):\n"
+    "        break\n"
+    "    go += c\n"
     "ctl(b'G')\n"
+    "lim = int(go) if go.isdigit() else 0\n"
     "try:\n"
     "    os.set_inheritable(11, False)\n"
     "except OSError:\n"
@@ -110,12 +121,52 @@ static const char python_runner[] =
     "    sys.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n"
     "        type(out).__name__ + ', not a dict\\n')\n"
     "    end(1)\n"
+    "def over(n):\n"
+    "    sys.stderr.write('\\n' + mark + 'LIMIT ' + n + '\\n')\n"
+    "    end(1)\n"
+    "def floor(v):\n"
+    "    n, todo, seen = 0, [v], set()\n"
+    "    while todo and n <= lim:\n"
+    "        x = todo.pop()\n"
+    "        if isinstance(x, str):\n"
+    "            n += len(x) + 2\n"
+    "        elif isinstance(x, (dict, list, tuple)):\n"
+    "            if id(x) in seen:\n"
+    "                continue\n"
+    "            seen.add(id(x))\n"
+    "            n += 2\n"
+    "            if isinstance(x, dict):\n"
+    "                for k, y in x.items():\n"
+    "                    n += (len(k) if isinstance(k, str) else 1) + 3\n"
+    "                    todo.append(y)\n"
+    "            else:\n"
+    "                todo.extend(x)\n"
+    "        else:\n"
+    "            n += 1\n"
+    "    return n\n"
+    "if lim > 0:\n"
+    "    try:\n"
+    "        n = floor(out)\n"
+    "    except MemoryError:\n"
+    "        n = 0\n"
+    "    if n > lim:\n"
+    "        over('>' + str(n))\n"
     "try:\n"
     "    s = json.dumps(out, ensure_ascii=False, allow_nan=False)\n"
+    "except MemoryError:\n"
+    "    over('?')\n"
     "except Exception as e:\n"
     "    sys.stderr.write('\\n' + mark + 'ERROR the result is not JSON: ' +\n"
     "        str(e) + '\\n')\n"
     "    end(1)\n"
+    "if lim > 0:\n"
+    "    try:\n"
+    "        n = len(s) if s.isascii() else len(s.encode('utf-8',\n"
+    "            'surrogatepass'))\n"
+    "    except MemoryError:\n"
+    "        over('?')\n"
+    "    if n > lim:\n"
+    "        over(str(n))\n"
     "sys.stdout.write('\\n' + mark + s + mark + '\\n')\n"
     "sys.stdout.flush()\n"
     "end(0)\n";
@@ -127,6 +178,7 @@ static const char javascript_runner[] =
     "process.stdout.write('');\n"
     "process.stderr.write('');\n"
     "try { fs.writeSync(11, 'R'); } catch (e) {}\n"
+    "let go = '';\n"
     "{\n"
     "  const b = Buffer.alloc(1);\n"
     "  for (;;) {\n"
@@ -136,8 +188,10 @@ static const char javascript_runner[] =
     "      throw e;\n"
     "    }\n"
     "    if (n === 0 || b[0] === 10) break;\n"
+    "    go += String.fromCharCode(b[0]);\n"
     "  }\n"
     "}\n"
+    "const lim = /^[0-9]+$/.test(go) ? Number(go) : 0;\n"
     "try { fs.writeSync(11, 'G'); } catch (e) {}\n"
     "function end(code) {\n"
     "  try { fs.writeSync(11, 'D'); } catch (e) {}\n"
@@ -169,12 +223,42 @@ static const char javascript_runner[] =
     " typeof out) + ', not an object\\n', () => end(1));\n"
     "    return;\n"
     "  }\n"
+    "  const floor = (v) => {\n"
+    "    let n = 0;\n"
+    "    const todo = [v], seen = new Set();\n"
+    "    while (todo.length > 0 && n <= lim) {\n"
+    "      const x = todo.pop();\n"
+    "      if (typeof x === 'string') n += x.length + 2;\n"
+    "      else if (x !== null && typeof x === 'object') {\n"
+    "        if (seen.has(x)) continue;\n"
+    "        seen.add(x);\n"
+    "        n += 2;\n"
+    "        if (Array.isArray(x)) for (const y of x) todo.push(y);\n"
+    "        else for (const k of Object.keys(x)) {\n"
+    "          n += k.length + 3;\n"
+    "          todo.push(x[k]);\n"
+    "        }\n"
+    "      } else n += 1;\n"
+    "    }\n"
+    "    return n;\n"
+    "  };\n"
+    "  const over = (n) => process.stderr.write('\\n' + mark + 'LIMIT ' + n +"
+    " '\\n', () => end(1));\n"
+    "  if (lim > 0) {\n"
+    "    let n = 0;\n"
+    "    try { n = floor(out); } catch (e) {}\n"
+    "    if (n > lim) return over('>' + n);\n"
+    "  }\n"
     "  let s;\n"
     "  try { s = JSON.stringify(out); } catch (e) {\n"
+    "    if (e instanceof RangeError && /string length/.test(e.message))\n"
+    "      return over('?');\n"
     "    process.stderr.write('\\n' + mark + 'ERROR the result is not JSON: '"
     " + e.message + '\\n', () => end(1));\n"
     "    return;\n"
     "  }\n"
+    "  if (lim > 0 && Buffer.byteLength(s) > lim)\n"
+    "    return over(String(Buffer.byteLength(s)));\n"
     "  process.stdout.write('\\n' + mark + s + mark + '\\n',\n"
     "    () => process.stderr.write('', () => end(0)));\n"
     "}\n"
@@ -374,13 +458,43 @@ code_complete(void *arg, const struct sandbox_exec_result *x)
 }
 
 /*
+ * The runner's word that the result of main() is over the limit it was
+ * given (sandbox.max_output less the markers): "N" bytes of JSON, ">N" at
+ * least so many (counted before writing it), "?" too large to write
+ * within sandbox.memory. Returns ENGINE_ELIMIT with err naming the
+ * setting and its value.
+ */
+static int
+result_over(const char *word, int64_t max_output, char *err)
+{
+	char		*end;
+	long long	 n;
+	int		 least = word[0] == '>';
+
+	if (word[0] == '?')
+		return fail_limit(err, "the result of main() is too large to "
+		    "write as JSON within sandbox.memory: over the output limit "
+		    "sandbox.max_output (%" PRId64 " bytes)", max_output);
+	errno = 0;
+	n = strtoll(word + least, &end, 10);
+	if (errno != 0 || end == word + least || n < 0)
+		n = -1;
+	if (n < 0)
+		return fail_limit(err, "the result of main() is over the output "
+		    "limit sandbox.max_output (%" PRId64 " bytes)", max_output);
+	return fail_limit(err, "the result of main() is %s%lld bytes of JSON, "
+	    "over the output limit sandbox.max_output (%" PRId64 " bytes)",
+	    least ? "at least " : "", n, max_output);
+}
+
+/*
  * The result of the runner's run: the log (prints without the result,
  * then standard error without the summary line), then what the run came
  * to (see sandbox_run_code_in).
  */
 static int
 code_result(const struct language *lang, struct sandbox *sb,
-    const struct sandbox_code_req *req, const char *mark,
+    const struct sandbox_code_req *req, const char *mark, int64_t max_output,
     struct sandbox_exec_result *r, char *err, struct sandbox_code_result *res)
 {
 	char	*open_m, *close_m, *line, *nl, *log = NULL;
@@ -443,6 +557,10 @@ code_result(const struct language *lang, struct sandbox *sb,
 			    "sandbox.timeout");
 		goto out;
 	}
+	if (line != NULL && strncmp(line + mlen, "LIMIT ", 6) == 0) {
+		rc = result_over(line + mlen + 6, max_output, err);
+		goto out;
+	}
 	if (line != NULL) {
 		line += mlen;
 		if (strncmp(line, "ERROR ", 6) == 0)
@@ -463,7 +581,9 @@ code_result(const struct language *lang, struct sandbox *sb,
 		goto out;
 	}
 	if (r->out_truncated && close_m == NULL) {
-		rc = fail_limit(err, "code printed more than sandbox.max_output");
+		rc = fail_limit(err, "code printed more than the output limit "
+		    "sandbox.max_output (%" PRId64 " bytes) with its result",
+		    max_output);
 		goto out;
 	}
 	if (r->exit_code != 0 || close_m == NULL) {
@@ -471,6 +591,9 @@ code_result(const struct language *lang, struct sandbox *sb,
 		 * last line of standard error. */
 		const char *last = "";
 		char *s = r->err;
+		/* V8 dies with the reason far above its native stack. */
+		int v8_oom = strstr(r->err, "JavaScript heap out of memory") !=
+		    NULL;
 
 		for (nl = s; (nl = strchr(s, '\n')) != NULL; s = nl + 1)
 			if (nl > s) {
@@ -479,6 +602,8 @@ code_result(const struct language *lang, struct sandbox *sb,
 			}
 		if (*s != '\0')
 			last = s;
+		if (v8_oom)
+			last = "JavaScript heap out of memory";
 		if (r->exit_code == 0)
 			rc = engine_invalid(err, "%s ended without a result "
 			    "from main()", lang->interp);
@@ -582,8 +707,10 @@ sandbox_code_finish(struct sandbox_runner *r,
 	const struct language		*lang;
 	struct sandbox_exec_result	 x = {0};
 	struct sandbox_done		 done;
-	char				 path[128], *inputs = NULL;
+	char				 path[128], go[32], *inputs = NULL;
+	int64_t				 max_output = 0, room;
 	int				 rc = 0, took;
+	size_t				 golen;
 
 	memset(res, 0, sizeof(*res));
 	err[0] = '\0';
@@ -605,7 +732,13 @@ sandbox_code_finish(struct sandbox_runner *r,
 	if ((rc = sandbox_upload(r->sb, path, inputs, strlen(inputs),
 	    err)) != 0)
 		goto out;
-	took = sandbox_proc_send(r->proc, "\n", 1) == 0 ? runner_took(r,
+	/* The go line carries the room the result has on standard output
+	 * (sandbox.max_output less the markers around it). */
+	max_output = sandbox_proc_max_output(r->proc);
+	room = max_output - 2 * (int64_t)strlen(r->mark) - 2;
+	golen = (size_t)snprintf(go, sizeof(go), "%" PRId64 "\n",
+	    room > 0 ? room : 1);
+	took = sandbox_proc_send(r->proc, go, golen) == 0 ? runner_took(r,
 	    sandbox_proc_deadline(r->proc, r->t0, req->timeout_ms)) : 0;
 	if (took == 0 && r->warm) {
 		/* A warm runner died before its job: nothing of the job ran,
@@ -627,7 +760,7 @@ sandbox_code_finish(struct sandbox_runner *r,
 	    took > 0 ? &done : NULL, req->cancel, err, &x);
 	if (rc != 0)
 		goto out;
-	rc = code_result(lang, r->sb, req, r->mark, &x, err, res);
+	rc = code_result(lang, r->sb, req, r->mark, max_output, &x, err, res);
 out:
 	free(inputs);
 	sandbox_exec_result_release(&x);

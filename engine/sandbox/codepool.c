@@ -196,6 +196,7 @@ lang_failed(struct sandbox_code_pool *p, int li, const char *why)
 static void
 slot_start(struct sandbox_code_pool *p, int li, struct slot *s)
 {
+	struct sandbox_config	 cfg;
 	struct sandbox_runner	 r;
 	struct sandbox		*sb = NULL;
 	char			 err[ENGINE_ERRMAX];
@@ -203,10 +204,14 @@ slot_start(struct sandbox_code_pool *p, int li, struct slot *s)
 	int			 rc;
 
 	s->state = SLOT_BUSY;
+	/* A warm runner reserves its share of sandbox.memory_budget like any
+	 * sandbox, but never waits for room: it is tried again later. */
+	cfg = p->cfg;
+	cfg.budget_wait = 0;
 	pthread_mutex_unlock(&p->mu);
 	memset(&r, 0, sizeof(r));
 	r.ctl = -1;
-	if ((rc = sandbox_create(&sandbox_provider_local, &p->cfg, err,
+	if ((rc = sandbox_create(&sandbox_provider_local, &cfg, err,
 	    &sb)) == 0)
 		rc = sandbox_code_start(sb, pool_langs[li], err, &r);
 	r.sb = sb;

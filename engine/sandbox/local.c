@@ -20,7 +20,8 @@
  * namespaces, a new session, --die-with-parent; the folders of /usr
  * read-only except /usr/local and /usr/src, the merged-/usr symlinks, a
  * short list of /etc files (below) plus a passwd, group and hosts written
- * for the sandbox, fresh /proc and /dev, and the three folders above
+ * for the sandbox, fresh /proc (its files that describe the host,
+ * local_proc_hidden, shown empty) and /dev, and the three folders above
  * bound by file descriptor. With sandbox.network the network namespace
  * stays (loopback only) and the way out is net.c's proxy: its folder, with
  * the proxy's socket and the forwarder's program, is bound as
@@ -46,7 +47,8 @@
  * perf, io_uring, kernel modules, reboot and swap, handle-based opens,
  * clock setting, I/O ports and personality changes (sc_rules below; the
  * reasons are in docs/sandbox.md). clone3 gets ENOSYS so that libc falls
- * back to clone, whose flags the filter can see. A refused call fails with
+ * back to clone, whose flags the filter can see; a netlink socket gets
+ * EAFNOSUPPORT. A refused call fails with
  * a clear error instead of killing the program. A filter that cannot be
  * built fails sandbox create: nothing ever runs unfiltered.
  *
@@ -70,6 +72,11 @@
  * V8 reserves far more address space than it uses (node does not start
  * under an RLIMIT_AS of 512m) while RLIMIT_DATA counts the private
  * writable memory a process really takes.
+ *
+ * Memory budget. Every sandbox reserves workspace_size + memory from
+ * sandbox.memory_budget, shared by all processes on sandbox.dir, before
+ * its folder is made, and waits for room up to sandbox.budget_wait
+ * (local_budget.c).
  *
  * Workspace size. As root, a real tmpfs with size= and nr_inodes= is
  * mounted on the sandbox folder: writes past it fail with ENOSPC at once,
@@ -101,6 +108,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -119,6 +127,23 @@ static const char etc_hosts[] = "127.0.0.1\tlocalhost\n127.0.1.1\tsandbox\n"
 /* Folders of /usr a sandbox never sees: what the admin installed by hand
  * (/usr/local) and kernel sources. */
 static const char *const usr_hidden[] = {"local", "src"};
+
+/*
+ * Files of the sandbox's fresh /proc that describe the host rather than
+ * the sandbox, shown empty: the kernel's command line (root device,
+ * boot options), its build configuration, loaded modules and symbols,
+ * disks and swap, the kernel keyrings' users, and the timer and
+ * scheduler dumps that name processes outside the sandbox. Chosen from
+ * Docker's masked paths and what an unprivileged process can still read.
+ * Nothing a program needs reads them. Each costs a mount per exec.
+ */
+const char *const local_proc_hidden[] = {
+	"cmdline", "config.gz", "modules", "kallsyms", "partitions",
+	"diskstats", "swaps", "keys", "key-users", "timer_list",
+	"sched_debug",
+};
+const size_t local_proc_hidden_len = sizeof(local_proc_hidden) /
+    sizeof(*local_proc_hidden);
 
 /* mkdir -p of an absolute or relative path, mode for new folders. */
 static int
@@ -255,6 +280,15 @@ static const struct sc_rule sc_rules[] = {
 	{"personality", EPERM, SC_NE, 0, PER_LINUX, 0},
 	{"ioctl", EPERM, SC_EQ32, 1, TIOCSTI, 0},
 	{"ioctl", EPERM, SC_EQ32, 1, TIOCLINUX, 0},
+	/* netlink: the kernel's configuration interfaces (routes, links,
+	 * netfilter, audit, uevents) need none of code's or shell tools'
+	 * business; nothing in the sandbox (the forwarder included) opens
+	 * one. EAFNOSUPPORT, as a kernel without it answers, so libraries
+	 * fall back (getaddrinfo's AI_ADDRCONFIG, getifaddrs callers).
+	 * 32-bit x86 could reach socket through socketcall, whose arguments
+	 * a filter cannot see: ENOSYS makes libc use socket itself. */
+	{"socket", EAFNOSUPPORT, SC_EQ32, 0, AF_NETLINK, 0},
+	{"socketcall", ENOSYS, SC_ALL, 0, 0, 1},
 	/* the machine itself */
 	{"init_module", EPERM, SC_ALL, 0, 0, 0},
 	{"finit_module", EPERM, SC_ALL, 0, 0, 0},
@@ -602,14 +636,17 @@ etc_write(struct local *l, char *err)
 	if ((rc = etc_file(l, fd, "passwd", passwd, err)) != 0 ||
 	    (rc = etc_file(l, fd, "group", group, err)) != 0)
 		goto out;
-	if ((rc = etc_file(l, fd, "hosts", etc_hosts, err)) != 0)
+	if ((rc = etc_file(l, fd, "hosts", etc_hosts, err)) != 0 ||
+	    (rc = etc_file(l, fd, "empty", "", err)) != 0)
 		goto out;
 	/* Bound by descriptor, like the folders: no host path in bwrap's
 	 * command line, which the sandbox can read as pid 1's. */
 	if ((l->etc_fd[0] = openat(fd, "passwd", O_PATH | O_NOFOLLOW |
 	    O_CLOEXEC)) < 0 || (l->etc_fd[1] = openat(fd, "group", O_PATH |
 	    O_NOFOLLOW | O_CLOEXEC)) < 0 || (l->etc_fd[2] = openat(fd,
-	    "hosts", O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	    "hosts", O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (l->empty_fd = openat(fd, "empty", O_PATH | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s/etc': %s",
 		    l->root, strerror(errno));
 out:
@@ -736,7 +773,7 @@ local_create(const struct sandbox_config *cfg, char *err,
 	}
 	l->root_fd = l->ws_fd = l->tmp_fd = l->shm_fd = -1;
 	l->etc_fd[0] = l->etc_fd[1] = l->etc_fd[2] = -1;
-	l->net_fd = l->lock_fd = -1;
+	l->net_fd = l->lock_fd = l->empty_fd = -1;
 	l->cfg = *cfg;
 	l->cfg.options = NULL;
 	l->base.network = cfg->network;
@@ -762,6 +799,13 @@ local_create(const struct sandbox_config *cfg, char *err,
 	    (rc = usr_scan(l, err)) != 0)
 		goto out;
 	l->no_userns = !l->as_root && bwrap_disable_userns(l->bwrap);
+	/* The sandbox's /proc is the same kernel's: what this one lacks, it
+	 * lacks too (a bind onto a missing file would fail the exec). */
+	for (i = 0; i < local_proc_hidden_len && i < PROC_HIDDEN_MAX; i++) {
+		snprintf(opts, sizeof(opts), "/proc/%s", local_proc_hidden[i]);
+		if (access(opts, F_OK) == 0)
+			l->proc_hidden |= 1U << i;
+	}
 	if (cfg->dir[0] == '\0' || mkdir_p(cfg->dir, 0700) != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox.dir '%.100s': %s",
 		    cfg->dir, cfg->dir[0] ? strerror(errno) : "empty");
@@ -778,6 +822,11 @@ local_create(const struct sandbox_config *cfg, char *err,
 	 * left without one. */
 	local_sweep_first(cfg->dir);
 	if ((rc = local_owner_take(l, err)) != 0) {
+		l->root[0] = '\0';
+		goto out;
+	}
+	/* Room in the memory budget before anything takes memory. */
+	if ((rc = local_budget_take(l, err)) != 0) {
 		l->root[0] = '\0';
 		goto out;
 	}
@@ -835,6 +884,7 @@ out:
 		if (l->root[0] != '\0')
 			rm_tree(AT_FDCWD, l->root, 0);
 		local_owner_drop(l);
+		local_budget_released(l);
 		free(l->bpf);
 		free(l);
 	}
@@ -850,6 +900,7 @@ local_close_fds(struct local *l)
 	sandbox_close_fd(&l->etc_fd[0]);
 	sandbox_close_fd(&l->etc_fd[1]);
 	sandbox_close_fd(&l->etc_fd[2]);
+	sandbox_close_fd(&l->empty_fd);
 	sandbox_close_fd(&l->net_fd);
 	sandbox_close_fd(&l->root_fd);
 }
@@ -878,6 +929,7 @@ local_destroy(struct sandbox *sb, char *err)
 	/* A folder that stayed keeps its owner file: a later sweep of any
 	 * process takes it once this one has let go. */
 	local_owner_drop(l);
+	local_budget_released(l);
 out:
 	return rc;
 }

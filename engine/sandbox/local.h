@@ -5,7 +5,8 @@
  * start-up probe; local_exec.c starts bwrap and waits for commands;
  * local_files.c moves files in and out of the workspace; local_sweep.c
  * marks who owns a sandbox folder and removes those of processes that are
- * gone. The design is at the top of local.c.
+ * gone; local_budget.c keeps the memory budget all sandboxes of a
+ * sandbox.dir share. The design is at the top of local.c.
  */
 #ifndef FLOWCGI_ENGINE_SANDBOX_LOCAL_H
 #define FLOWCGI_ENGINE_SANDBOX_LOCAL_H
@@ -17,6 +18,14 @@
 #include "engine/sandbox/provider.h"
 
 #define USR_MAX		48	/* entries of /usr bound into a sandbox */
+#define PROC_HIDDEN_MAX	12	/* files of /proc shown empty */
+
+/*
+ * The files of /proc a sandbox sees empty (an empty file bound over each
+ * that exists): they tell about the host, not the sandbox (local.c).
+ */
+extern const char *const local_proc_hidden[];
+extern const size_t local_proc_hidden_len;
 
 /* One entry of the host's /usr, as the sandbox shows it. */
 struct usr_entry {
@@ -35,6 +44,9 @@ struct local {
 	int			 tmp_fd;
 	int			 shm_fd;
 	int			 etc_fd[3];	/* passwd, group, hosts (O_PATH) */
+	int			 empty_fd;	/* an empty file (O_PATH) */
+	unsigned		 proc_hidden;	/* bit i: local_proc_hidden[i] is
+						 * there to hide */
 	int			 net_fd;	/* with network: <root>/net */
 	int			 lock_fd;	/* owner file, flock'd: ours */
 	struct sandbox_proxy	*proxy;		/* with network */
@@ -42,6 +54,7 @@ struct local {
 	int			 mounted;	/* root is our tmpfs */
 	int			 destroyed;
 	int			 no_userns;	/* bwrap has --disable-userns */
+	int64_t			 reserved;	/* of the memory budget */
 	unsigned char		*bpf;		/* the seccomp program */
 	size_t			 bpf_len;
 	struct usr_entry	 usr[USR_MAX];	/* what /usr shows */
@@ -87,6 +100,12 @@ int	local_list(struct sandbox *sb, const char *dir, size_t max, char *err,
 /* ====== Owners and the sweep (local_sweep.c) ====== */
 
 /*
+ * 1 when name is an owner file's (.<id>.lock), its id copied into id
+ * (which may be NULL), else 0.
+ */
+int	local_owner_name(const char *name, char id[37]);
+
+/*
  * Makes l->root's owner file, <sandbox.dir>/.<id>.lock, and holds an flock on it in
  * l->lock_fd for as long as the sandbox lives (call before l->root is
  * made). Returns 0 or SANDBOX_EFAIL.
@@ -115,5 +134,29 @@ int	local_sweep(const struct sandbox_config *cfg, char *err,
  * are logged.
  */
 void	local_sweep_first(const char *dir);
+
+/* ====== The memory budget (local_budget.c) ====== */
+
+/* What one sandbox of cfg reserves: workspace_size + memory. */
+int64_t	local_budget_need(const struct sandbox_config *cfg);
+
+/* sandbox.memory_budget in bytes: cfg's, or half the host's memory. */
+int64_t	local_budget_total(const struct sandbox_config *cfg);
+
+/*
+ * Reserves local_budget_need from the budget of l->cfg.dir, into l's
+ * owner file (local_owner_take first), waiting up to cfg.budget_wait
+ * seconds for room; l->reserved says how much. Returns 0, ENGINE_ELIMIT
+ * (no room; err names sandbox.memory_budget and sandbox.budget_wait) or
+ * SANDBOX_EFAIL.
+ */
+int	local_budget_take(struct local *l, char *err);
+
+/*
+ * Says that l's reservation went with its owner file (local_owner_drop):
+ * wakes the creators of this process that wait for room. Safe when l
+ * reserved nothing.
+ */
+void	local_budget_released(struct local *l);
 
 #endif

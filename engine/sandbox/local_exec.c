@@ -35,7 +35,11 @@
 #define FD_CTL		SANDBOX_CTL_FD	/* the code pool's, else none */
 #define FD_NET		12	/* with network: the proxy's folder */
 #define FD_RO		13	/* req->readonly's folder, else none */
-#define FD_COUNT	14
+#define FD_EMPTY	14	/* an empty file, once per hidden /proc file
+				 * (bwrap closes each after its bind) */
+#define FD_COUNT	(FD_EMPTY + PROC_HIDDEN_MAX)
+/* child_exec lifts them to 32 and above before putting them in place. */
+_Static_assert(FD_COUNT <= 32, "too many descriptors for child_exec");
 
 /* Where the proxy's socket and the forwarder are inside. */
 #define NET_DIR		"/run/flowcgi"
@@ -391,6 +395,9 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	struct stat	 sst;
 	char		 links[6][PATH_MAX], chdir_to[PATH_MAX + 16];
 	char		 ids[3][48], net_env[1024], rodest[64];
+	char		 hide_fd[PROC_HIDDEN_MAX][12];
+	char		 hide_at[PROC_HIDDEN_MAX][32];
+	size_t		 nhide = 0;
 	int		 rcs[6], pin[2] = {-1, -1}, pout[2] = {-1, -1};
 	int		 perr[2] = {-1, -1}, pst[2] = {-1, -1}, src[FD_COUNT];
 	int		 sfd = -1, rofd = -1;
@@ -427,7 +434,8 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		nargs++;
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++)
 		nenv++;
-	av.cap = 160 + 3 * (sizeof(etc_files) / sizeof(*etc_files)) +
+	av.cap = 160 + 3 * PROC_HIDDEN_MAX +
+	    3 * (sizeof(etc_files) / sizeof(*etc_files)) +
 	    3 * l->nusr + nargs;
 	ev.cap = 16 + NET_ENV_MAX + nenv;
 	if ((av.v = calloc(av.cap, sizeof(*av.v))) == NULL ||
@@ -534,6 +542,19 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	}
 	strv_add(&av, "--proc");
 	strv_add(&av, "/proc");
+	for (k = 0, nhide = 0; k < local_proc_hidden_len &&
+	     k < PROC_HIDDEN_MAX; k++) {
+		if (!(l->proc_hidden & (1U << k)))
+			continue;
+		snprintf(hide_fd[nhide], sizeof(hide_fd[nhide]), "%d",
+		    FD_EMPTY + (int)nhide);
+		snprintf(hide_at[nhide], sizeof(hide_at[nhide]), "/proc/%s",
+		    local_proc_hidden[k]);
+		strv_add(&av, "--ro-bind-fd");
+		strv_add(&av, hide_fd[nhide]);
+		strv_add(&av, hide_at[nhide]);
+		nhide++;
+	}
 	strv_add(&av, "--dev");
 	strv_add(&av, "/dev");
 	strv_add(&av, "--bind-fd");
@@ -673,6 +694,8 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	src[FD_CTL] = ctl;
 	src[FD_NET] = l->net_fd;
 	src[FD_RO] = rofd;
+	for (k = 0; k < PROC_HIDDEN_MAX; k++)
+		src[FD_EMPTY + k] = k < nhide ? l->empty_fd : -1;
 	if ((pid = fork()) < 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "exec: fork: %s", strerror(errno));
 		goto out;
@@ -1015,6 +1038,12 @@ sandbox_proc_deadline(const struct sandbox_proc *p, int64_t t0,
 {
 	return t0 + (timeout_ms > 0 ? (int64_t)timeout_ms * 1000
 				    : (int64_t)p->l->cfg.timeout * 1000000);
+}
+
+int64_t
+sandbox_proc_max_output(const struct sandbox_proc *p)
+{
+	return p->l->cfg.max_output;
 }
 
 int

@@ -144,13 +144,16 @@ struct stale {
 	int	killed;		/* processes */
 };
 
-/* 1 when name is an owner file's (OWNER_NAME), its id copied into id. */
-static int
-owner_name(const char *name, char id[37])
+int
+local_owner_name(const char *name, char id[37])
 {
+	char buf[37];
+
 	if (strlen(name) != OWNER_NAME_LEN || name[0] != '.' ||
 	    strcmp(name + 37, ".lock") != 0)
 		return 0;
+	if (id == NULL)
+		id = buf;
 	memcpy(id, name + 1, 36);
 	id[36] = '\0';
 	return engine_uuid_check(id) == 0;
@@ -172,7 +175,7 @@ stale_take(int dfd, const char *name, struct stale *s)
 
 	memset(s, 0, sizeof(*s));
 	s->lock_fd = -1;
-	if (!owner_name(name, s->id) ||
+	if (!local_owner_name(name, s->id) ||
 	    (fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 	    O_CLOEXEC)) < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		goto out;

@@ -48,6 +48,16 @@ int	sandbox_exec_take(struct sandbox_exec_result *res, struct dbuf *out,
  */
 int	sandbox_local_probe(const struct conf *c, char *err);
 
+/*
+ * The memory budget of the local sandboxes of cfg->dir, every process's
+ * (local_budget.c): *used = what live sandboxes reserve (each
+ * sandbox.workspace_size + sandbox.memory), *total = sandbox.memory_budget
+ * in bytes (its default: half the host's memory). Returns 0 (a missing
+ * folder: nothing used) or SANDBOX_EFAIL.
+ */
+int	sandbox_local_budget(const struct sandbox_config *cfg, int64_t *used,
+	    int64_t *total);
+
 /* ====== The docker provider (docker.c) ====== */
 
 /*

@@ -102,6 +102,8 @@ sandbox_config_init(struct sandbox_config *cfg, const struct conf *c)
 	cfg->timeout = c->sandbox_timeout;
 	cfg->max_output = c->sandbox_max_output;
 	cfg->uid = c->sandbox_uid;
+	cfg->memory_budget = c->sandbox_memory_budget;
+	cfg->budget_wait = c->sandbox_budget_wait;
 }
 
 int

@@ -56,6 +56,8 @@ struct sandbox_config {
 	int64_t		 max_output;	/* default cap per stream, bytes */
 	int		 uid;		/* local, as root: run commands as */
 	int		 no_mount;	/* local: never mount a tmpfs (tests) */
+	int64_t		 memory_budget;	/* local: all sandboxes; 0: half RAM */
+	int		 budget_wait;	/* local: s to wait for budget room */
 	const json_t	*options;	/* provider options; NULL for local */
 };
 
@@ -472,6 +474,9 @@ int	sandbox_local_spawn(struct sandbox *sb,
 /* Writes len bytes to p's standard input; 0, or -1 when it is closed. */
 int	sandbox_proc_send(struct sandbox_proc *p, const void *data,
 	    size_t len);
+
+/* The bytes kept of p's standard output: its sandbox's max_output. */
+int64_t	sandbox_proc_max_output(const struct sandbox_proc *p);
 
 /* t0 plus timeout_ms, or plus the sandbox's timeout when it is 0. */
 int64_t	sandbox_proc_deadline(const struct sandbox_proc *p, int64_t t0,

@@ -3,7 +3,8 @@
 # the same answers with code.pool_size 2 (the default) and 0; the server
 # keeps warm runners in sandboxes of their own once a code node ran, none
 # with size 0; and after SIGTERM no runner process, sandbox folder or
-# mount of it is left.
+# mount of it is left. A sandbox.memory_budget too small for one sandbox
+# fails the code node with a message, not the request.
 . "$(dirname "$0")/lib.sh"
 
 J='Content-Type: application/json'
@@ -75,3 +76,31 @@ for size in 2 0; do
 	is "$left" 0 "... and no runner process"
 	stop_nginx
 done
+
+# A memory budget too small for one sandbox: the code node fails naming
+# sandbox.memory_budget, the run answers 200 with the run failed (not a
+# 500), the warm pool does not fill, and nothing is left reserved.
+FC_DATA=$T_DIR/data_budget
+export FLOWCGI_CODE_POOL_SIZE=2
+export FLOWCGI_SANDBOX_MEMORY_BUDGET=100m
+export FLOWCGI_SANDBOX_BUDGET_WAIT=0
+start_flowcgi "fcbudget" || exit 1
+start_nginx "127.0.0.1:$FC_PORT" || exit 1
+TOKEN=$(admin_token)
+import_app "$TOP/tests/e2e/apps/slow.yml"
+svc "$KEY" POST /v1/workflows/run -H "$J" \
+    -d '{"inputs":{"seconds":0},"user":"p","response_mode":"blocking"}'
+is "$STATUS $(jqr .data.status)" "200 failed" \
+    "memory_budget 100m: the run answers 200, the run failed"
+echo "# error: $(jqr .data.error)"
+case "$(jqr .data.error)" in
+*sandbox.memory_budget*) ok=1 ;;
+*) ok=0 ;;
+esac
+is "$ok" 1 "... with an error naming sandbox.memory_budget"
+is "$(ls "$FC_DATA/sandboxes" | wc -l)" 0 "... and no sandbox is left"
+kill -TERM "$FC_PID"
+{ wait "$FC_PID"; } 2>/dev/null
+is "$?" 0 "memory_budget 100m: the server stops on SIGTERM"
+stop_nginx
+unset FLOWCGI_SANDBOX_MEMORY_BUDGET FLOWCGI_SANDBOX_BUDGET_WAIT

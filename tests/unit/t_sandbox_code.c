@@ -422,6 +422,57 @@ test_javascript(void)
 	sandbox_code_result_release(&r);
 }
 
+/*
+ * A result over the output limit (sandbox.max_output) says so, naming the
+ * setting and its value, however large it is: 2 MB just over, 200 MB
+ * that json.dumps cannot even write under sandbox.memory.
+ */
+static void
+test_output_limit(void)
+{
+	static const struct {
+		const char	*lang;
+		const char	*code;
+	} big[] = {
+		{"python3", "def main():\n    return {'s': 'x' * 2000000}\n"},
+		{"python3", "def main():\n    return {'s': 'x' * 200000000}\n"},
+		{"python3", "def main():\n    return {'s': ['\u00e9' * 1000]"
+		    " * 1100}\n"},
+		{"javascript", "function main() { return {s: 'x'.repeat(2000000)"
+		    "}; }\n"},
+		{"javascript", "function main() { return {s: 'x'.repeat("
+		    "200000000)}; }\n"},
+		/* small items: only the written JSON is over */
+		{"python3", "def main():\n    return {'a': list(range(300000))}"
+		    "\n"},
+		{"javascript", "function main() { return {a: Array.from("
+		    "{length: 300000}, (_, i) => i)}; }\n"},
+		/* prints and result together */
+		{"python3", "def main():\n    print('p' * 1100000)\n"
+		    "    return {'a': 1}\n"},
+	};
+	struct sandbox_code_result	r = {0};
+	char				err[ENGINE_ERRMAX];
+	size_t				i;
+	int				rc;
+
+	for (i = 0; i < sizeof(big) / sizeof(*big); i++) {
+		rc = run(big[i].lang, big[i].code, NULL, 0, err, &r);
+		CHECK_INT(rc, ENGINE_ELIMIT);
+		if (!CHECK(strstr(err, "the output limit sandbox.max_output "
+		    "(1048576 bytes)") != NULL))
+			printf("# %s #%zu: %s\n# log: %.1500s\n", big[i].lang,
+			    i, err, r.log ? r.log : "");
+		sandbox_code_result_release(&r);
+	}
+	/* just under it still answers */
+	rc = run("python3", "def main():\n    return {'s': 'x' * 1000000}\n",
+	    NULL, 0, err, &r);
+	CHECK_INT(rc, 0);
+	CHECK_INT(json_string_length(json_object_get(r.outputs, "s")), 1000000);
+	sandbox_code_result_release(&r);
+}
+
 static void
 test_misc(void)
 {
@@ -490,6 +541,7 @@ test_misc(void)
 	    "destroy): %.1f ms per call\n", ms);
 	CHECK_INT(ok, 20);
 	json_decref(in);
+	test_output_limit();
 }
 
 int

@@ -166,6 +166,15 @@ static const char refusals_py[] =
     "call('personality_norandom', libc.personality, 0x0040000)\n"
     "call('personality_linux', libc.personality, 0)\n"
     "call('clone3', sc, NR['clone3'], None, 0)\n"
+    "AF_UNIX, AF_INET, AF_NETLINK, STREAM, DGRAM, RAW = 1, 2, 16, 1, 2, 3\n"
+    "call('socket_netlink_route', libc.socket, AF_NETLINK, RAW, 0)\n"
+    "call('socket_netlink_uevent', libc.socket, AF_NETLINK, DGRAM, 15)\n"
+    "call('socket_unix', libc.socket, AF_UNIX, STREAM, 0)\n"
+    "call('socket_inet', libc.socket, AF_INET, STREAM, 0)\n"
+    "import socket\n"
+    "a = socket.getaddrinfo('localhost', 80, socket.AF_INET, 0, 0,\n"
+    "    socket.AI_ADDRCONFIG)\n"
+    "print('getaddrinfo_addrconfig', 'OK' if a else 'FAILED')\n"
     "pid = os.fork()\n"
     "if pid == 0:\n"
     "    os._exit(7)\n"
@@ -194,6 +203,13 @@ static const char refusals_want[] =
     "personality_norandom EPERM Operation not permitted\n"
     "personality_linux OK\n"
     "clone3 ENOSYS Function not implemented\n"
+    "socket_netlink_route EAFNOSUPPORT Address family not supported by "
+    "protocol\n"
+    "socket_netlink_uevent EAFNOSUPPORT Address family not supported by "
+    "protocol\n"
+    "socket_unix OK\n"
+    "socket_inet OK\n"
+    "getaddrinfo_addrconfig OK\n"
     "fork OK\n"
     "thread OK\n"
     "subprocess OK\n";
@@ -269,15 +285,26 @@ test_refusals(void)
 
 /* ====== What the sandbox sees ====== */
 
+/* 0 when /proc/name exists on the host, else -1. */
+static int
+access_proc(const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%s", name);
+	return access(path, F_OK);
+}
+
 /* What the sandbox shows of /usr, /etc and itself. */
 static void
 view(struct sandbox *sb, const char *user)
 {
 	struct sandbox_exec_result	r = {0};
 	struct sandbox_exec_req		req = {0};
-	char				want[256], needle[300];
+	char				want[256], needle[300], cmd[64];
 	char				err[ENGINE_ERRMAX];
 	const char			*env[] = {needle, NULL};
+	size_t				i;
 
 	sh_is(sb, "test -e /usr/local && echo visible || echo absent",
 	    "absent\n");
@@ -295,6 +322,18 @@ view(struct sandbox *sb, const char *user)
 	sh_is(sb, "python3 -c 'import os, pwd; "
 	    "print(pwd.getpwuid(os.getuid()).pw_dir)'", "/workspace\n");
 	sh_is(sb, "cat /etc/hosts", etc_hosts);
+	/* what /proc says of the host is empty, and reads without error */
+	sh_is(sb, "cat /proc/cmdline && wc -c </proc/cmdline", "0\n");
+	for (i = 0; i < local_proc_hidden_len; i++) {
+		if (access_proc(local_proc_hidden[i]) != 0)
+			continue;
+		snprintf(cmd, sizeof(cmd), "wc -c </proc/%s",
+		    local_proc_hidden[i]);
+		sh_is(sb, cmd, "0\n");
+	}
+	/* what describes the sandbox itself stays */
+	sh_is(sb, "grep -c '^MemTotal:' /proc/meminfo && "
+	    "grep -c '^Pid:' /proc/self/status", "1\n1\n");
 	/* no host path of the sandbox in bwrap's command line (pid 1; the
 	 * path comes in the environment, else the command would hold it) */
 	snprintf(needle, sizeof(needle), "NEEDLE=%s", top);
