@@ -94,7 +94,7 @@ run(const char *lang, const char *code, const char *inputs, int timeout_ms,
 		cold[nrun].rc = rc;
 		snprintf(cold[nrun].err, sizeof(cold[nrun].err), "%s", rc ?
 		    err : "");
-		snprintf(cold[nrun].out, sizeof(cold[nrun].out), "%s",
+		snprintf(cold[nrun].out, sizeof(cold[nrun].out), "%.500s",
 		    tap_json(res->outputs));
 	} else if (nrun < RUNS_MAX) {
 		CHECK_INT(rc, cold[nrun].rc);
