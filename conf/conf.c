@@ -186,6 +186,7 @@ static const struct setting settings[] = {
 	S_INT("sandbox.budget_wait", SET_INT, sandbox_budget_wait, "30", 0,
 	    3600),
 	/* at most SANDBOX_POOL_MAX (engine/sandbox/sandbox.h) */
+	S_LIST("code.python_paths", code_python_paths, ""),
 	S_INT("code.pool_size", SET_INT, code_pool_size, "2", 0, 16),
 	S_INT("code.pool_idle", SET_INT, code_pool_idle, "300", 0, 86400),
 	S_INT("code.max_string_length", SET_INT, code_max_string_length,

@@ -121,6 +121,7 @@ struct conf {
 	int	 tools_timeout;		/* seconds for one tool request */
 	int64_t	 tools_max_file;	/* bytes of a file a tool fetches */
 	/* sandbox: the local (bubblewrap) provider and its limits */
+	char	 code_python_paths[2048]; /* folders for PYTHONPATH, comma-separated */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */
 	int	 sandbox_network;	/* egress through the proxy */
 	char	 sandbox_network_allow[4096]; /* hosts, comma-separated */

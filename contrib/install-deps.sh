@@ -21,6 +21,12 @@ PKGS="$PKGS cppcheck"
 # The local sandbox and the code node's interpreters (python3-venv: pip
 # into a venv inside the sandbox).
 PKGS="$PKGS bubblewrap python3 python3-venv nodejs"
+# The Python packages Dify apps' code nodes import most (requests, pandas,
+# jieba, ...), found by code nodes in the sandbox (conf code.python_paths
+# adds an admin's own).
+PKGS="$PKGS python3-requests python3-httpx python3-numpy python3-pandas
+python3-jinja2 python3-bs4 python3-lxml python3-yaml python3-jieba
+python3-matplotlib python3-dateutil python3-tz"
 # The ssh sandbox provider (client) and its tests (a private sshd on loopback).
 PKGS="$PKGS openssh-client openssh-server"
 # The docker sandbox provider's tests (a private dockerd; busybox-static and

@@ -567,7 +567,8 @@ code_result(const struct language *lang, struct sandbox *sb,
 			line += 6;
 		if ((nl = strchr(line, '\n')) != NULL)
 			*nl = '\0';
-		rc = engine_invalid(err, "%.190s%s", line, error_hint(sb, line));
+		/* room for the hint after a node's "node ... failed: " */
+		rc = engine_invalid(err, "%.150s%s", line, error_hint(sb, line));
 		goto out;
 	}
 	if (r->signal == SIGXCPU) {

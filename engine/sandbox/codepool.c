@@ -131,7 +131,8 @@ cfg_same(const struct sandbox_config *a, const struct sandbox_config *b)
 	    a->workspace_size == b->workspace_size &&
 	    a->open_files == b->open_files && a->timeout == b->timeout &&
 	    a->max_output == b->max_output && a->uid == b->uid &&
-	    a->no_mount == b->no_mount && b->options == NULL;
+	    a->no_mount == b->no_mount && strcmp(a->python_paths,
+	    b->python_paths) == 0 && b->options == NULL;
 }
 
 static void

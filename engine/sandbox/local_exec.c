@@ -60,6 +60,7 @@ static const char *const etc_files[] = {
 	"/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives",
 	"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/nsswitch.conf",
 	"/etc/services", "/etc/protocols", "/etc/os-release",
+	"/etc/matplotlibrc",	/* Debian's matplotlib reads it at import */
 };
 
 /* Top-level names that merged-/usr systems make symlinks into /usr. */
@@ -380,6 +381,71 @@ ro_folder(struct local *l, const char *name)
 	return fd;
 }
 
+#define PY_PATHS_MAX	16	/* folders of code.python_paths */
+
+/*
+ * code.python_paths (comma-separated absolute folders, a virtualenv's
+ * site-packages an admin prepared) into bwrap arguments: each folder
+ * read-only at its own path, the folders above it made (0755, so that the
+ * sandbox's user may pass) unless under /usr, which the sandbox shows
+ * already. *env is "PYTHONPATH=<them>". The strings live in *buf
+ * (malloc'd, the caller frees). Returns 0 or ENGINE_ENOMEM.
+ */
+static int
+python_paths_args(const char *list, struct strv *av, char **buf, char **env)
+{
+	size_t	 n = strlen(list), used = 0, cap, i, np = 0, elen;
+	char	*b, *tok, *next, *e, *p;
+
+	*buf = *env = NULL;
+	if (n == 0)
+		return 0;
+	cap = 4 * n + 64;
+	if ((b = malloc(cap)) == NULL || (e = malloc(n + 16)) == NULL) {
+		free(b);
+		return ENGINE_ENOMEM;
+	}
+	memcpy(b, list, n + 1);
+	used = n + 1;
+	elen = (size_t)snprintf(e, n + 16, "PYTHONPATH=");
+	for (tok = b; tok != NULL && np < PY_PATHS_MAX; tok = next) {
+		if ((next = strchr(tok, ',')) != NULL)
+			*next++ = '\0';
+		while (*tok == ' ')
+			tok++;
+		for (i = strlen(tok); i > 1 && (tok[i - 1] == ' ' ||
+		    tok[i - 1] == '/'); i--)
+			tok[i - 1] = '\0';
+		if (tok[0] != '/' || strstr(tok, "/..") != NULL)
+			continue;
+		/* the folders above it, as bwrap would make them 0700 */
+		for (p = strchr(tok + 1, '/'); p != NULL && strncmp(tok, "/usr/",
+		    5) != 0; p = strchr(p + 1, '/')) {
+			if (used + (size_t)(p - tok) + 1 > cap)
+				break;
+			memcpy(b + used, tok, (size_t)(p - tok));
+			b[used + (size_t)(p - tok)] = '\0';
+			strv_add(av, "--perms");
+			strv_add(av, "0755");
+			strv_add(av, "--dir");
+			strv_add(av, b + used);
+			used += (size_t)(p - tok) + 1;
+		}
+		if (strncmp(tok, "/usr/", 5) != 0 ||
+		    strncmp(tok, "/usr/local/", 11) == 0) {
+			strv_add(av, "--ro-bind-try");
+			strv_add(av, tok);
+			strv_add(av, tok);
+		}
+		/* room: e holds all of list and its prefix */
+		elen += (size_t)snprintf(e + elen, n + 16 - elen, "%s%s",
+		    np++ > 0 ? ":" : "", tok);
+	}
+	*buf = b;
+	*env = e;
+	return 0;
+}
+
 /*
  * Starts req in sandbox l: bwrap with the sandbox's namespaces, mounts,
  * filter and limits, the command in it. ctl, when >= 0, becomes the
@@ -398,6 +464,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	char		 hide_fd[PROC_HIDDEN_MAX][12];
 	char		 hide_at[PROC_HIDDEN_MAX][32];
 	size_t		 nhide = 0;
+	char		*pp_buf = NULL, *pp_env = NULL;
 	int		 rcs[6], pin[2] = {-1, -1}, pout[2] = {-1, -1};
 	int		 perr[2] = {-1, -1}, pst[2] = {-1, -1}, src[FD_COUNT];
 	int		 sfd = -1, rofd = -1;
@@ -434,7 +501,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		nargs++;
 	for (k = 0; req->env != NULL && req->env[k] != NULL; k++)
 		nenv++;
-	av.cap = 160 + 3 * PROC_HIDDEN_MAX +
+	av.cap = 160 + 3 * PROC_HIDDEN_MAX + 4 * 64 +
 	    3 * (sizeof(etc_files) / sizeof(*etc_files)) +
 	    3 * l->nusr + nargs;
 	ev.cap = 16 + NET_ENV_MAX + nenv;
@@ -573,6 +640,12 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		strv_add(&av, "13");	/* FD_RO */
 		strv_add(&av, rodest);
 	}
+	/* code.python_paths after the others: over the sandbox's own /tmp too */
+	if (python_paths_args(l->cfg.python_paths, &av, &pp_buf,
+	    &pp_env) != 0) {
+		rc = sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+		goto out;
+	}
 	/* bwrap's root tmpfs has no size cap: nothing may be written there
 	 * (the binds above stay writable). */
 	strv_add(&av, "--remount-ro");
@@ -618,6 +691,8 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	for (k = 0; k < nenv; k++)
 		if (!env_has(&ev, req->env[k]))
 			strv_add(&ev, req->env[k]);
+	if (pp_env != NULL && !env_has(&ev, pp_env))
+		strv_add(&ev, pp_env);
 	if (l->cfg.network) {
 		const char	*ne[NET_ENV_MAX];
 		int		 nn;
@@ -719,6 +794,8 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	(void)fcntl(p->err, F_SETFL, O_NONBLOCK);
 	(void)fcntl(p->st, F_SETFL, O_NONBLOCK);
 out:
+	free(pp_buf);
+	free(pp_env);
 	sandbox_close_fd(&pin[0]);
 	sandbox_close_fd(&pin[1]);
 	sandbox_close_fd(&pout[0]);

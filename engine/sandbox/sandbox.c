@@ -104,6 +104,8 @@ sandbox_config_init(struct sandbox_config *cfg, const struct conf *c)
 	cfg->uid = c->sandbox_uid;
 	cfg->memory_budget = c->sandbox_memory_budget;
 	cfg->budget_wait = c->sandbox_budget_wait;
+	snprintf(cfg->python_paths, sizeof(cfg->python_paths), "%s",
+	    c->code_python_paths);
 }
 
 int

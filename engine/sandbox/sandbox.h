@@ -58,6 +58,7 @@ struct sandbox_config {
 	int		 no_mount;	/* local: never mount a tmpfs (tests) */
 	int64_t		 memory_budget;	/* local: all sandboxes; 0: half RAM */
 	int		 budget_wait;	/* local: s to wait for budget room */
+	char		 python_paths[2048]; /* local: code.python_paths */
 	const json_t	*options;	/* provider options; NULL for local */
 };
 
