@@ -11,6 +11,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <libxml/parser.h>
+#include <png.h>
 
 /* The bytes of file object f (from its data: URL), malloc'd into *data;
  * 0, or -1 when it has none. */
@@ -137,6 +138,34 @@ count_of(const char *s, const char *needle)
 		s += strlen(needle);
 	}
 	return n;
+}
+
+/*
+ * A PNG decoded to 8-bit RGB (libpng's simplified API): *px malloc'd,
+ * 3 bytes a pixel, rows top to bottom. 0, or -1 when it does not decode.
+ */
+static TN_UNUSED int
+png_rgb(const char *data, size_t len, unsigned char **px, unsigned *w,
+    unsigned *h)
+{
+	png_image img;
+
+	*px = NULL;
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_memory(&img, data, len))
+		return -1;
+	img.format = PNG_FORMAT_RGB;
+	if ((*px = malloc(PNG_IMAGE_SIZE(img))) == NULL ||
+	    !png_image_finish_read(&img, NULL, *px, 0, NULL)) {
+		free(*px);
+		*px = NULL;
+		png_image_free(&img);
+		return -1;
+	}
+	*w = img.width;
+	*h = img.height;
+	return 0;
 }
 
 /* Occurrences of needle in the n bytes at s (NUL bytes and all). */
