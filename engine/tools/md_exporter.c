@@ -224,16 +224,32 @@ md_plain_text(cmark_node *node, struct dbuf *out)
 	plain(node, out, 0);
 }
 
+/* Bytes of a character XML 1.0 forbids at s[i] (a control character,
+ * U+FFFE, U+FFFF), else 0. */
+static size_t
+xml_bad(const char *s, size_t i, size_t n)
+{
+	unsigned char c = (unsigned char)s[i];
+
+	if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+		return 1;
+	if (c == 0xef && i + 2 < n && (unsigned char)s[i + 1] == 0xbf &&
+	    ((unsigned char)s[i + 2] == 0xbe ||
+	    (unsigned char)s[i + 2] == 0xbf))
+		return 3;
+	return 0;
+}
+
 void
 md_xml_escape(struct dbuf *out, const char *s, size_t n)
 {
-	size_t		i, start = 0;
+	size_t		i, start = 0, bad;
 	unsigned char	c;
 
 	for (i = 0; i < n; i++) {
 		c = (unsigned char)s[i];
-		if (c != '&' && c != '<' && c != '>' && c != '"' &&
-		    (c >= 0x20 || c == '\t' || c == '\n' || c == '\r'))
+		bad = xml_bad(s, i, n);
+		if (c != '&' && c != '<' && c != '>' && c != '"' && bad == 0)
 			continue;
 		dbuf_add(out, s + start, i - start);
 		start = i + 1;
@@ -245,7 +261,25 @@ md_xml_escape(struct dbuf *out, const char *s, size_t n)
 			dbuf_addstr(out, "&gt;");
 		else if (c == '"')
 			dbuf_addstr(out, "&quot;");
-		/* other control characters are not XML: dropped */
+		else {	/* not XML: dropped */
+			i += bad - 1;
+			start = i + 1;
+		}
+	}
+	dbuf_add(out, s + start, n - start);
+}
+
+void
+md_xml_clean(struct dbuf *out, const char *s, size_t n)
+{
+	size_t i, start = 0, bad;
+
+	for (i = 0; i < n; i++) {
+		if ((bad = xml_bad(s, i, n)) == 0)
+			continue;
+		dbuf_add(out, s + start, i - start);
+		i += bad - 1;
+		start = i + 1;
 	}
 	dbuf_add(out, s + start, n - start);
 }
@@ -649,15 +683,19 @@ render_exts(void)
 	return list;
 }
 
-/* Adds cmark's malloc'd rendering s to b and frees it. */
+/* Adds cmark's malloc'd rendering s to b (xml: without the characters
+ * XML forbids) and frees it. */
 static void
-add_rendered(struct dbuf *b, char *s)
+add_rendered(struct dbuf *b, char *s, int xml)
 {
 	if (s == NULL) {
 		b->err = DBUF_ENOMEM;
 		return;
 	}
-	dbuf_addstr(b, s);
+	if (xml)
+		md_xml_clean(b, s, strlen(s));
+	else
+		dbuf_addstr(b, s);
 	cmark_get_default_mem_allocator()->free(s);
 }
 
@@ -792,18 +830,18 @@ md_invoke(struct engine *e, const struct tool_call *call, char *err,
 	case K_HTML:
 	case K_HTML_TEXT:
 		add_rendered(&b, cmark_render_html(doc, CMARK_OPT_DEFAULT,
-		    render_exts()));
+		    render_exts()), 0);
 		break;
 	case K_XML:
 		dbuf_addstr(&b, "<?xml version='1.0' encoding='UTF-8'?>\n"
 		    "<div>\n");
 		add_rendered(&b, cmark_render_html(doc, CMARK_OPT_DEFAULT,
-		    render_exts()));
+		    render_exts()), 1);
 		dbuf_addstr(&b, "</div>\n");
 		break;
 	case K_LATEX:
 		add_rendered(&b, cmark_render_latex(doc, CMARK_OPT_DEFAULT,
-		    0));
+		    0), 0);
 		break;
 	case K_DOCX:
 		rc = md_docx(doc, &b, err);

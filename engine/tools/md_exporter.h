@@ -42,6 +42,8 @@ void	md_plain_text(cmark_node *node, struct dbuf *out);
 /* Appends s (n bytes) escaped for XML text and attribute values, with
  * the characters XML 1.0 forbids dropped. */
 void	md_xml_escape(struct dbuf *out, const char *s, size_t n);
+/* Appends s (n bytes) without the characters XML 1.0 forbids. */
+void	md_xml_clean(struct dbuf *out, const char *s, size_t n);
 
 /*
  * The tables of doc as the plugin reads them (pandas.read_html over the

@@ -424,6 +424,33 @@ test_limits(void)
 	dbuf_free(&b);
 }
 
+/* A tool node of a workflow (as a Dify export writes it) through the real
+ * executor: the file is the node's `files` output. */
+static void
+test_node(void)
+{
+	struct tn_run	 r;
+	const json_t	*f;
+
+	if (tn_run1(json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:{s:s,s:s},s:{s:s,"
+	    "s:s}},s:{}}", "type", "tool", "provider_id", P, "provider_name",
+	    "md_exporter", "provider_type", "builtin", "tool_name",
+	    "md_to_docx", "tool_parameters", "md_text", "type", "mixed",
+	    "value", "# Hi\n\nfrom a node", "output_filename", "type", "mixed",
+	    "value", "r", "tool_configurations"), json_pack("{s:[s,s],s:[s,s]}",
+	    "text", "n1", "text", "files", "n1", "files"), NULL, &r) != 0) {
+		CHECK(0);
+		return;
+	}
+	CHECK_STR(r.status, "succeeded");
+	f = json_array_get(json_object_get(r.outputs, "files"), 0);
+	CHECK_STR(json_string_value(json_object_get(f, "filename")), "r.docx");
+	CHECK_STR(json_string_value(json_object_get(f, "extension")),
+	    ".docx");
+	CHECK_STR(json_string_value(json_object_get(f, "type")), "document");
+	tn_release(&r);
+}
+
 /* LibreOffice opens what we write (converted to PDF); a counted skip
  * where it is not installed. */
 static void
@@ -480,6 +507,7 @@ main(void)
 	test_docx();
 	test_pdf_pptx();
 	test_limits();
+	test_node();
 	test_libreoffice();
 	tn_close();
 	return tap_done();
