@@ -193,5 +193,6 @@ main(void)
 	test_svg();
 	test_errors();
 	tn_close();
+	tf_fonts_release();
 	return tap_done();
 }

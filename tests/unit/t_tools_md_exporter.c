@@ -510,5 +510,6 @@ main(void)
 	test_node();
 	test_libreoffice();
 	tn_close();
+	tf_fonts_release();
 	return tap_done();
 }

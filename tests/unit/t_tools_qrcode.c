@@ -18,7 +18,7 @@ qr(json_t *params, unsigned char **px, unsigned *side, char **png,
 {
 	static struct tool_result	 r;
 	static int			 held;
-	static char			 text[256];
+	static char			 text[320];
 	char				 err[ENGINE_ERRMAX];
 	unsigned			 w = 0, h = 0;
 	const json_t			*f;
@@ -196,5 +196,6 @@ main(void)
 	test_messages();
 	test_decode();
 	tn_close();
+	tf_fonts_release();
 	return tap_done();
 }
