@@ -15,6 +15,9 @@
  *   md_to_docx       a Word document (md_office.c)
  *   md_to_pptx       a presentation, a slide per heading (md_office.c)
  *   md_to_pdf        an A4 PDF laid out with Pango (md_pdf.c)
+ *   md_to_png        the same pages as PNG images (a file each, or a zip)
+ *   md_to_codeblock  each ``` code block a file (or a zip of them)
+ *   md_to_ipynb      a Jupyter notebook, code blocks as code cells
  *
  * md_text is read as the plugin reads it: stripped, <think>...</think>
  * removed, a ```markdown wrapper taken off, a literal backslash-n made a
@@ -66,6 +69,14 @@ static const struct tool_param p_json[] = {
 	    "the filename suffix is not required" },
 	{ NULL, NULL, 0, NULL },
 };
+static const struct tool_param p_compress[] = {
+	{ "md_text", "string", 1, "Markdown text" },
+	{ "output_filename", "string", 0, "Optional custom output file name, "
+	    "the filename suffix is not required" },
+	{ "is_compress", "string", 0, "Whether to generate into ZIP file, "
+	    "default to \"false\"" },
+	{ NULL, NULL, 0, NULL },
+};
 static const struct tool_param p_xlsx[] = {
 	{ "md_text", "string", 1, "Markdown text with tables" },
 	{ "force_text_value", "string", 0, "Whether to convert cell values "
@@ -77,7 +88,7 @@ static const struct tool_param p_xlsx[] = {
 
 enum md_kind {
 	K_HTML, K_HTML_TEXT, K_MD, K_XML, K_LATEX, K_CSV, K_JSON, K_XLSX,
-	K_DOCX, K_PPTX, K_PDF,
+	K_DOCX, K_PPTX, K_PDF, K_CODEBLOCK, K_PNG, K_IPYNB,
 };
 
 static const struct tool_def defs[] = {
@@ -97,6 +108,12 @@ static const struct tool_def defs[] = {
 	{ "md_to_md", "Generate .md file from Markdown text", p_md },
 	{ "md_to_xml", "Generate XML file from Markdown text", p_md },
 	{ "md_to_latex", "Generate LaTeX file from Markdown text", p_md },
+	{ "md_to_codeblock", "Extract the code blocks of Markdown text into "
+	    "files", p_compress },
+	{ "md_to_png", "Generate PNG images of the pages of Markdown text",
+	    p_compress },
+	{ "md_to_ipynb", "Generate a Jupyter notebook from Markdown text, "
+	    "code blocks as code cells", p_md },
 	{ NULL, NULL, NULL },
 };
 
@@ -121,6 +138,32 @@ static const struct {
 	{ "md_to_xml", K_XML, "text/xml", ".xml", "XML file" },
 	{ "md_to_latex", K_LATEX, "application/x-tex", ".tex",
 	    "LaTeX file" },
+	{ "md_to_codeblock", K_CODEBLOCK, "application/zip", ".zip",
+	    "code blocks" },
+	{ "md_to_png", K_PNG, "image/png", ".png", "PNG files" },
+	{ "md_to_ipynb", K_IPYNB, "application/x-ipynb+json", ".ipynb",
+	    "IPYNB file" },
+};
+
+/* md_to_codeblock: a code block's language -> its file's suffix and
+ * MIME type (the plugin's SUFFIX_MAP and MIME_TYPE_MAP); others .txt,
+ * text/plain. */
+static const struct {
+	const char	*lang, *suffix, *mime;
+} langs[] = {
+	{ "css", ".css", "text/css" }, { "csv", ".csv", "text/csv" },
+	{ "python", ".py", "text/x-python" },
+	{ "json", ".json", "application/json" },
+	{ "javascript", ".js", "text/javascript" },
+	{ "js", ".js", "text/javascript" },
+	{ "bash", ".sh", "application/x-sh" },
+	{ "sh", ".sh", "application/x-sh" },
+	{ "svg", ".svg", "image/svg+xml" }, { "xml", ".xml", "text/xml" },
+	{ "html", ".html", "text/html" }, { "ruby", ".rb", "text/x-ruby" },
+	{ "markdown", ".md", "text/markdown" },
+	{ "yaml", ".yaml", "text/yaml" },
+	{ "php", ".php", "application/x-httpd-php" },
+	{ "java", ".java", "text/x-java-source" },
 };
 
 /* ====== Reading Markdown ====== */
@@ -597,7 +640,7 @@ out:
  */
 static int
 file_name(const json_t *params, const char *ext, const char *suffix,
-    char **out)
+    const char *base, char **out)
 {
 	struct dbuf	 b = { 0 };
 	char		*buf = NULL;
@@ -606,6 +649,8 @@ file_name(const json_t *params, const char *ext, const char *suffix,
 
 	*out = NULL;
 	s = tool_param_str(params, "output_filename", &buf);
+	if (s == NULL || *s == '\0')
+		s = base;
 	if (s == NULL) {
 		free(buf);
 		return 0;
@@ -633,8 +678,9 @@ file_name(const json_t *params, const char *ext, const char *suffix,
 }
 
 static int
-give_file(struct tool_result *out, const json_t *params, const char *ext,
-    const char *mime, const char *suffix, const void *data, size_t len)
+give_file_as(struct tool_result *out, const json_t *params, const char *ext,
+    const char *mime, const char *suffix, const char *base, const void *data,
+    size_t len)
 {
 	char	*name = NULL, dflt[32];
 	json_t	*f;
@@ -642,11 +688,18 @@ give_file(struct tool_result *out, const json_t *params, const char *ext,
 
 	snprintf(dflt, sizeof(dflt), "file%s", ext);
 
-	if ((rc = file_name(params, ext, suffix, &name)) != 0)
+	if ((rc = file_name(params, ext, suffix, base, &name)) != 0)
 		return rc;
 	f = file_from_bytes(name ? name : dflt, mime, data, len);
 	free(name);
 	return tool_result_file(out, f);
+}
+
+static int
+give_file(struct tool_result *out, const json_t *params, const char *ext,
+    const char *mime, const char *suffix, const void *data, size_t len)
+{
+	return give_file_as(out, params, ext, mime, suffix, NULL, data, len);
 }
 
 static int
@@ -779,6 +832,316 @@ table_json(struct dbuf *b, const json_t *t, int lines)
 	return 0;
 }
 
+/* ====== Code blocks, pages, notebooks ====== */
+
+/* "true" unless the parameter says "false" (the plugin compares with
+ * "true" after lower-casing; its YAML default is "false"). */
+static int
+param_true(const json_t *params, const char *name)
+{
+	char		*buf = NULL;
+	const char	*s = tool_param_str(params, name, &buf);
+	int		 v = s != NULL && strcasecmp(s, "true") == 0;
+
+	free(buf);
+	return v;
+}
+
+/* Python's str.strip() of n bytes at s: *start and *len. */
+static void
+py_strip(const char *s, size_t n, const char **start, size_t *len)
+{
+	while (n > 0 && strchr(" \t\r\n\f\v", *s) != NULL) {
+		s++;
+		n--;
+	}
+	while (n > 0 && strchr(" \t\r\n\f\v", s[n - 1]) != NULL)
+		n--;
+	*start = s;
+	*len = n;
+}
+
+/*
+ * md_to_codeblock: every ``` fenced code block, its language the first
+ * word of its info ("text" when none), its code stripped: a file each
+ * (named after output_filename or "code", _1, _2 ... when several), or
+ * with is_compress one zip of code_1.<ext>, code_2.<ext> ...
+ */
+static int
+codeblocks(struct engine *e, cmark_node *doc, const json_t *params,
+    struct dbuf *b, char *err, struct tool_result *out)
+{
+	struct md_part	*parts = NULL;
+	struct dbuf	 names = { 0 };
+	cmark_iter	*it = NULL;
+	cmark_node	*n;
+	const char	*info, *code, *suffix, *mime, *s;
+	char		 lang[64], num[32], **pn = NULL;
+	size_t		 i, k, nblocks = 0, cap = 0, len, ll;
+	int		 ev, len_f, off_f, compress, rc = ENGINE_ENOMEM;
+	char		 ch;
+	struct cb { const char *code; size_t len; const char *suffix, *mime; }
+			*blocks = NULL, *nb;
+
+	compress = param_true(params, "is_compress");
+	if ((it = cmark_iter_new(doc)) == NULL)
+		goto out;
+	while ((ev = cmark_iter_next(it)) != CMARK_EVENT_DONE) {
+		n = cmark_iter_get_node(it);
+		if (ev != CMARK_EVENT_ENTER || cmark_node_get_type(n) !=
+		    CMARK_NODE_CODE_BLOCK || !cmark_node_get_fenced(n, &len_f,
+		    &off_f, &ch) || ch != '`')
+			continue;
+		info = cmark_node_get_fence_info(n);
+		ll = info ? strcspn(info, " \t") : 0;
+		if (ll == 0 || ll >= sizeof(lang))
+			snprintf(lang, sizeof(lang), "text");
+		else
+			snprintf(lang, sizeof(lang), "%.*s", (int)ll, info);
+		suffix = ".txt";
+		mime = "text/plain";
+		for (k = 0; k < sizeof(langs) / sizeof(langs[0]); k++)
+			if (strcasecmp(langs[k].lang, lang) == 0) {
+				suffix = langs[k].suffix;
+				mime = langs[k].mime;
+			}
+		if (nblocks == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((nb = realloc(blocks, cap * sizeof(*nb))) == NULL)
+				goto out;
+			blocks = nb;
+		}
+		code = cmark_node_get_literal(n);
+		py_strip(code ? code : "", code ? strlen(code) : 0, &s, &len);
+		blocks[nblocks++] = (struct cb){ s, len, suffix, mime };
+	}
+	if (nblocks == 0) {
+		rc = engine_invalid(err, "No code blocks found in the input "
+		    "text");
+		goto out;
+	}
+	if (!compress) {
+		for (i = 0; i < nblocks; i++) {
+			snprintf(num, sizeof(num), "_%zu", i + 1);
+			if ((rc = give_file_as(out, params, blocks[i].suffix,
+			    blocks[i].mime, nblocks > 1 ? num : NULL, "code",
+			    blocks[i].code, blocks[i].len)) != 0)
+				goto out;
+		}
+		rc = 0;
+		goto out;
+	}
+	if ((parts = calloc(nblocks, sizeof(*parts))) == NULL ||
+	    (pn = calloc(nblocks, sizeof(*pn))) == NULL)
+		goto out;
+	for (i = 0; i < nblocks; i++) {
+		dbuf_reset(&names);
+		dbuf_addf(&names, "code_%zu%s", i + 1, blocks[i].suffix);
+		if (names.err || (pn[i] = strdup(names.p)) == NULL)
+			goto out;
+		parts[i] = (struct md_part){ pn[i], blocks[i].code,
+		    blocks[i].len };
+	}
+	if ((rc = md_zip(parts, nblocks, b, err)) != 0) {
+		if (rc == ENGINE_ELIMIT)
+			rc = too_big(e, err);
+		goto out;
+	}
+	rc = give_file(out, params, ".zip", "application/zip", NULL, b->p,
+	    b->len);
+out:
+	for (i = 0; pn != NULL && i < nblocks; i++)
+		free(pn[i]);
+	free(pn);
+	free(parts);
+	free(blocks);
+	dbuf_free(&names);
+	if (it != NULL)
+		cmark_iter_free(it);
+	return rc;
+}
+
+/*
+ * md_to_png: the PDF's pages as PNG images, named after output_filename
+ * or "output" (<name>_page1.png ... when several), each a file, or with
+ * is_compress one zip of them.
+ */
+static int
+png_pages(struct engine *e, cmark_node *doc, const json_t *params,
+    struct dbuf *b, char *err, struct tool_result *out)
+{
+	struct dbuf	*pages = NULL, nm = { 0 };
+	struct md_part	*parts = NULL;
+	char		*base = NULL, **pn = NULL, num[32];
+	int		 npages = 0, i, max = e->conf->export_max_pages, rc;
+
+	rc = ENGINE_ENOMEM;
+	if ((pages = calloc((size_t)max, sizeof(*pages))) == NULL)
+		goto out;
+	for (i = 0; i < max; i++)
+		dbuf_init(&pages[i], (size_t)e->conf->export_max_output);
+	if ((rc = md_png(doc, max, pages, &npages, err)) != 0) {
+		if (rc == ENGINE_ELIMIT && strstr(err, "max_pages") == NULL)
+			rc = too_big(e, err);
+		goto out;
+	}
+	if (!param_true(params, "is_compress")) {
+		for (i = 0; i < npages; i++) {
+			snprintf(num, sizeof(num), "_page%d", i + 1);
+			if ((rc = give_file_as(out, params, ".png", "image/png",
+			    npages > 1 ? num : NULL, "output", pages[i].p,
+			    pages[i].len)) != 0)
+				goto out;
+		}
+		goto out;
+	}
+	rc = ENGINE_ENOMEM;
+	if ((rc = file_name(params, "", NULL, "output", &base)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((parts = calloc((size_t)npages, sizeof(*parts))) == NULL ||
+	    (pn = calloc((size_t)npages, sizeof(*pn))) == NULL)
+		goto out;
+	for (i = 0; i < npages; i++) {
+		dbuf_reset(&nm);
+		if (npages > 1)
+			dbuf_addf(&nm, "%s_page%d.png", base, i + 1);
+		else
+			dbuf_addf(&nm, "%s.png", base);
+		if (nm.err || (pn[i] = strdup(nm.p)) == NULL)
+			goto out;
+		parts[i] = (struct md_part){ pn[i], pages[i].p, pages[i].len };
+	}
+	if ((rc = md_zip(parts, (size_t)npages, b, err)) != 0) {
+		if (rc == ENGINE_ELIMIT)
+			rc = too_big(e, err);
+		goto out;
+	}
+	rc = give_file_as(out, params, ".zip", "application/zip", NULL,
+	    "output", b->p, b->len);
+out:
+	for (i = 0; pn != NULL && i < npages; i++)
+		free(pn[i]);
+	for (i = 0; pages != NULL && i < max; i++)
+		dbuf_free(&pages[i]);
+	free(pn);
+	free(parts);
+	free(pages);
+	free(base);
+	dbuf_free(&nm);
+	return rc;
+}
+
+/* Appends the lines of text (n bytes) as a notebook cell's source: an
+ * array of strings, each line with its "\n" but the last. */
+static int
+cell_source(json_t *src, const char *text, size_t n)
+{
+	const char	*p = text, *end = text + n, *nl;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (json_array_append_new(src, json_stringn(p, nl ? (size_t)(nl +
+		    1 - p) : (size_t)(end - p))) != 0)
+			return ENGINE_ENOMEM;
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+static int
+add_cell(json_t *cells, const char *type, const char *text, size_t n)
+{
+	json_t	*c, *src = json_array();
+	int	 rc;
+
+	if (src == NULL || (rc = cell_source(src, text, n)) != 0) {
+		json_decref(src);
+		return ENGINE_ENOMEM;
+	}
+	if (strcmp(type, "code") == 0)
+		c = json_pack("{s:s,s:n,s:{},s:[],s:o}", "cell_type", "code",
+		    "execution_count", "metadata", "outputs", "source", src);
+	else
+		c = json_pack("{s:s,s:{},s:o}", "cell_type", "markdown",
+		    "metadata", "source", src);
+	return c != NULL && json_array_append_new(cells, c) == 0 ? 0 :
+	    ENGINE_ENOMEM;
+}
+
+/*
+ * md_to_ipynb: a notebook (nbformat 4) whose code cells are the fenced
+ * code blocks at the top level and whose markdown cells are the source
+ * lines between them, as the plugin makes it through pandoc.
+ */
+static int
+notebook(cmark_node *doc, const char *text, size_t len, struct dbuf *b)
+{
+	json_t		*nb = NULL, *cells = json_array();
+	cmark_node	*n;
+	const char	*code, *lines[2] = { NULL, NULL }, *s;
+	char		*dump = NULL;
+	size_t		 line = 1, from = 1, k, cl;
+	int		 rc = ENGINE_ENOMEM, sl, el, fl, fo;
+	char		 ch;
+	const char	*p;
+
+	if (cells == NULL)
+		goto out;
+	/* byte offset of a 1-based line number */
+#define LINE_AT(want, ptr) do {						\
+		for (p = text, k = 1; k < (size_t)(want) && p < text + len;	\
+		    p++)						\
+			if (*p == '\n')					\
+				k++;					\
+		(ptr) = p;						\
+	} while (0)
+	for (n = cmark_node_first_child(doc); n != NULL;
+	    n = cmark_node_next(n)) {
+		if (cmark_node_get_type(n) != CMARK_NODE_CODE_BLOCK ||
+		    !cmark_node_get_fenced(n, &fl, &fo, &ch) || ch != '`')
+			continue;
+		sl = cmark_node_get_start_line(n);
+		el = cmark_node_get_end_line(n);
+		if ((size_t)sl > from) {	/* markdown before it */
+			LINE_AT(from, lines[0]);
+			LINE_AT(sl, lines[1]);
+			py_strip(lines[0], (size_t)(lines[1] - lines[0]), &s,
+			    &cl);
+			if (cl > 0 && add_cell(cells, "markdown", s, cl) != 0)
+				goto out;
+		}
+		code = cmark_node_get_literal(n);
+		cl = code ? strlen(code) : 0;
+		if (cl > 0 && code[cl - 1] == '\n')
+			cl--;
+		if (add_cell(cells, "code", code ? code : "", cl) != 0)
+			goto out;
+		from = (size_t)el + 1;
+		line = from;
+	}
+	(void)line;
+	LINE_AT(from, lines[0]);
+	py_strip(lines[0], (size_t)(text + len - lines[0]), &s, &cl);
+	if (cl > 0 && add_cell(cells, "markdown", s, cl) != 0)
+		goto out;
+#undef LINE_AT
+	nb = json_pack("{s:O,s:{},s:i,s:i}", "cells", cells, "metadata",
+	    "nbformat", 4, "nbformat_minor", 4);
+	if (nb == NULL || (dump = json_dumps(nb, JSON_INDENT(1) |
+	    JSON_PRESERVE_ORDER)) == NULL)
+		goto out;
+	dbuf_addstr(b, dump);
+	dbuf_addc(b, '\n');
+	rc = b->err == DBUF_ETOOBIG ? ENGINE_ELIMIT : b->err ? ENGINE_ENOMEM :
+	    0;
+out:
+	free(dump);
+	json_decref(nb);
+	json_decref(cells);
+	return rc;
+}
+
 /* ====== The provider ====== */
 
 static int
@@ -851,6 +1214,15 @@ md_invoke(struct engine *e, const struct tool_call *call, char *err,
 		break;
 	case K_PDF:
 		rc = md_pdf(doc, e->conf->export_max_pages, &b, err);
+		break;
+	case K_CODEBLOCK:
+		rc = codeblocks(e, doc, call->params, &b, err, out);
+		goto out;
+	case K_PNG:
+		rc = png_pages(e, doc, call->params, &b, err, out);
+		goto out;
+	case K_IPYNB:
+		rc = notebook(doc, text, len, &b);
 		break;
 	default:
 		break;

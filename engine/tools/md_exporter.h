@@ -76,5 +76,13 @@ int	md_xlsx(const json_t *tables, int force_text, struct dbuf *out,
 int	md_pptx(cmark_node *doc, struct dbuf *out, char *err);
 /* The PDF of doc, A4, at most max_pages pages (md_pdf.c). */
 int	md_pdf(cmark_node *doc, int max_pages, struct dbuf *out, char *err);
+/*
+ * The same pages as PNG images, MD_PNG_ZOOM times 72 dpi (the plugin's
+ * zoom 2: 1190 x 1683 pixels): pages[i] (max_pages initialised buffers,
+ * the caller's) gets page i; *npages how many (md_pdf.c).
+ */
+#define MD_PNG_ZOOM	2
+int	md_png(cmark_node *doc, int max_pages, struct dbuf *pages, int *npages,
+	    char *err);
 
 #endif

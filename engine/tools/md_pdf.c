@@ -41,9 +41,35 @@ struct pdf {
 	int			 pages;		/* pages begun */
 	int			 max_pages;
 	int			 over;		/* max_pages passed */
+	struct dbuf		*pngs;		/* md_png: a PNG per page */
+	int			 rc;		/* md_png: a page not written */
 };
 
 /* ====== Pages ====== */
+
+static cairo_status_t
+sink(void *arg, const unsigned char *data, unsigned int n)
+{
+	return dbuf_add(arg, data, n) == DBUF_OK ? CAIRO_STATUS_SUCCESS :
+	    CAIRO_STATUS_WRITE_ERROR;
+}
+
+/* Ends the page being drawn: the PDF's next page, or the page's PNG. */
+static void
+end_page(struct pdf *p)
+{
+	struct dbuf *b;
+
+	if (p->pngs == NULL) {
+		cairo_show_page(p->cr);
+		return;
+	}
+	b = &p->pngs[p->pages - 1];
+	cairo_surface_flush(p->surf);
+	if (cairo_surface_write_to_png_stream(p->surf, sink, b) !=
+	    CAIRO_STATUS_SUCCESS && p->rc == 0)
+		p->rc = b->err == DBUF_ETOOBIG ? ENGINE_ELIMIT : ENGINE_ENOMEM;
+}
 
 static void
 new_page(struct pdf *p)
@@ -55,9 +81,15 @@ new_page(struct pdf *p)
 		return;
 	}
 	if (p->pages > 0)
-		cairo_show_page(p->cr);
+		end_page(p);
 	p->pages++;
 	p->y = MARGIN;
+	if (p->pngs != NULL) {	/* a white page */
+		cairo_save(p->cr);
+		cairo_set_source_rgb(p->cr, 1, 1, 1);
+		cairo_paint(p->cr);
+		cairo_restore(p->cr);
+	}
 }
 
 /* Room for h more points on this page, else a new page. */
@@ -392,13 +424,6 @@ blocks(struct pdf *p, cmark_node *parent, double x, const char *wrap,
 
 /* ====== The PDF ====== */
 
-static cairo_status_t
-sink(void *arg, const unsigned char *data, unsigned int n)
-{
-	return dbuf_add(arg, data, n) == DBUF_OK ? CAIRO_STATUS_SUCCESS :
-	    CAIRO_STATUS_WRITE_ERROR;
-}
-
 int
 md_pdf(cmark_node *doc, int max_pages, struct dbuf *out, char *err)
 {
@@ -437,6 +462,51 @@ md_pdf(cmark_node *doc, int max_pages, struct dbuf *out, char *err)
 		goto out;
 	}
 	rc = 0;
+out:
+	if (p.ctx != NULL)
+		g_object_unref(p.ctx);
+	if (p.cr != NULL)
+		cairo_destroy(p.cr);
+	if (p.surf != NULL)
+		cairo_surface_destroy(p.surf);
+	return rc;
+}
+
+/* ====== PNG pages ====== */
+
+int
+md_png(cmark_node *doc, int max_pages, struct dbuf *pages, int *npages,
+    char *err)
+{
+	struct pdf	p;
+	int		rc = ENGINE_ENOMEM;
+
+	memset(&p, 0, sizeof(p));
+	*npages = 0;
+	p.max_pages = max_pages;
+	p.pngs = pages;
+	p.surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24,
+	    (int)(PAGE_W * MD_PNG_ZOOM), (int)(PAGE_H * MD_PNG_ZOOM));
+	if (cairo_surface_status(p.surf) != CAIRO_STATUS_SUCCESS)
+		goto out;
+	p.cr = cairo_create(p.surf);
+	if (cairo_status(p.cr) != CAIRO_STATUS_SUCCESS ||
+	    (p.ctx = pango_cairo_create_context(p.cr)) == NULL)
+		goto out;
+	cairo_scale(p.cr, MD_PNG_ZOOM, MD_PNG_ZOOM);
+	pango_cairo_update_context(p.cr, p.ctx);
+	new_page(&p);
+	blocks(&p, doc, 0, NULL, 0);
+	if (p.over) {
+		rc = ENGINE_ELIMIT;
+		snprintf(err, ENGINE_ERRMAX, "the pages would be more than "
+		    "export.max_pages (%d)", max_pages);
+		goto out;
+	}
+	end_page(&p);
+	if ((rc = p.rc) != 0)
+		goto out;
+	*npages = p.pages;
 out:
 	if (p.ctx != NULL)
 		g_object_unref(p.ctx);

@@ -1,7 +1,8 @@
 /*
  * fuzz_md_exporter.c — the md_exporter provider on arbitrary Markdown:
  * the first byte picks the tool (HTML, XML, LaTeX, CSV, JSON, XLSX,
- * DOCX, PPTX, PDF, MD), the rest is md_text. Nothing may crash or leak; a
+ * DOCX, PPTX, PDF, MD, code blocks, notebook, PNG pages; its high bit
+ * asks for JSON arrays and zips), the rest is md_text. Nothing may crash or leak; a
  * failure says why; every file decodes; the XML document and the XML
  * parts of the Office packages are well-formed; a PDF starts as one.
  */
@@ -81,7 +82,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const tools[] = { "md_to_html", "md_to_xml",
 	    "md_to_latex", "md_to_csv", "md_to_json", "md_to_xlsx",
 	    "md_to_docx", "md_to_pptx", "md_to_pdf", "md_to_md",
-	    "md_to_html_text" };
+	    "md_to_html_text", "md_to_codeblock", "md_to_ipynb",
+	    "md_to_png" };
 	struct tool_call	 call;
 	struct tool_result	 r;
 	json_t			*params, *f;
@@ -105,9 +107,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_object_set_new(params, "md_text", json_stringn_nocheck(
 	    (const char *)data + 1, size - 1));
 	json_object_set_new(params, "output_filename", json_string("f"));
-	if (data[0] & 0x80)
+	if (data[0] & 0x80) {
 		json_object_set_new(params, "output_style",
 		    json_string("json_array"));
+		json_object_set_new(params, "is_compress", json_string("true"));
+	}
 	memset(&call, 0, sizeof(call));
 	memset(&r, 0, sizeof(r));
 	call.provider = "bowenliang123/md_exporter/md_exporter";
@@ -132,6 +136,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else if (strcmp(tool, "md_to_pdf") == 0 && (len < 5 ||
 		    memcmp(bytes, "%PDF-", 5) != 0))
 			abort();
+		else if (strcmp(tool, "md_to_png") == 0 && (len < 8 ||
+		    (memcmp(bytes, "\x89PNG", 4) != 0 &&
+		    memcmp(bytes, "PK", 2) != 0)))
+			abort();
+		else if (strcmp(tool, "md_to_ipynb") == 0) {
+			json_t *nb = json_loadb(bytes, len, 0, NULL);
+
+			if (!json_is_array(json_object_get(nb, "cells")))
+				abort();
+			json_decref(nb);
+		}
 		free(bytes);
 	}
 	tool_result_release(&r);

@@ -424,6 +424,107 @@ test_limits(void)
 	dbuf_free(&b);
 }
 
+static void
+test_codeblock_png_ipynb(void)
+{
+	struct tool_result	 r;
+	char			 err[ENGINE_ERRMAX], *d = NULL, *names = NULL;
+	char			*part;
+	const char		*md = "# Code\n\n```python\nprint(1)\n```\n\n"
+				    "text\n\n```\n  plain  \n```\n\n~~~sh\n"
+				    "not fenced with backticks\n~~~\n";
+	const json_t		*f;
+	json_t			*nb;
+	unsigned		 w = 0, h = 0;
+	size_t			 len;
+
+	CHECK(md_call("md_to_codeblock", md, NULL, &r, err) == 0);
+	CHECK_INT(json_array_size(r.files), 2);
+	f = res_file(&r, 0, &d, &len);
+	CHECK_STR(json_string_value(json_object_get(f, "filename")),
+	    "code_1.py");
+	CHECK_STR(json_string_value(json_object_get(f, "mime_type")),
+	    "text/x-python");
+	CHECK_STR(d, "print(1)");
+	free(d);
+	f = res_file(&r, 1, &d, &len);
+	CHECK_STR(json_string_value(json_object_get(f, "filename")),
+	    "code_2.txt");
+	CHECK_STR(d, "plain");	/* stripped, as the plugin strips */
+	free(d);
+	tool_result_release(&r);
+	CHECK(md_call("md_to_codeblock", md, json_pack("{s:s}", "is_compress",
+	    "true"), &r, err) == 0);
+	f = res_file(&r, 0, &d, &len);
+	CHECK_STR(json_string_value(json_object_get(f, "filename")),
+	    "file.zip");
+	CHECK_STR(json_string_value(json_object_get(f, "mime_type")),
+	    "application/zip");
+	part = zip_part(d, len, "code_1.py", &names);
+	CHECK_STR(names, "code_1.py\ncode_2.txt\n");
+	CHECK_STR(part, "print(1)");
+	free(part);
+	free(names);
+	free(d);
+	tool_result_release(&r);
+	CHECK_INT(md_call("md_to_codeblock", "no code", NULL, &r, err),
+	    ENGINE_EINVAL);
+	CHECK_STR(err, "No code blocks found in the input text");
+	tool_result_release(&r);
+
+	CHECK(md_call("md_to_png", "# Page\n\nOne page.", NULL, &r, err) ==
+	    0);
+	f = res_file(&r, 0, &d, &len);
+	CHECK_STR(json_string_value(json_object_get(f, "filename")),
+	    "output.png");
+	CHECK(png_size(d, len, &w, &h) == 0 && w == 1190 && h == 1683);
+	free(d);
+	tool_result_release(&r);
+	{
+		struct dbuf big = { 0 };
+		int i;
+
+		for (i = 0; i < 120; i++)
+			dbuf_addf(&big, "Paragraph %d.\n\n", i);
+		CHECK(md_call("md_to_png", big.p, json_pack("{s:s,s:s}",
+		    "output_filename", "pages", "is_compress", "true"), &r,
+		    err) == 0);
+		dbuf_free(&big);
+	}
+	f = res_file(&r, 0, &d, &len);
+	CHECK_STR(json_string_value(json_object_get(f, "filename")),
+	    "pages.zip");
+	part = zip_part(d, len, "pages_page2.png", &names);
+	CHECK(names && strncmp(names, "pages_page1.png\npages_page2.png\n",
+	    32) == 0);
+	CHECK(part && png_size(part, 1683, &w, &h) == 0 && w == 1190);
+	free(part);
+	free(names);
+	free(d);
+	tool_result_release(&r);
+
+	CHECK(md_call("md_to_ipynb", md, NULL, &r, err) == 0);
+	f = res_file(&r, 0, &d, &len);
+	CHECK_STR(json_string_value(json_object_get(f, "filename")),
+	    "file.ipynb");
+	CHECK_STR(json_string_value(json_object_get(f, "mime_type")),
+	    "application/x-ipynb+json");
+	nb = json_loads(d ? d : "", 0, NULL);
+	CHECK_INT(json_integer_value(json_object_get(nb, "nbformat")), 4);
+	CHECK_STR(tn_dump(json_object_get(nb, "cells")),
+	    "[{\"cell_type\":\"markdown\",\"metadata\":{},\"source\":"
+	    "[\"# Code\"]},{\"cell_type\":\"code\",\"execution_count\":"
+	    "null,\"metadata\":{},\"outputs\":[],\"source\":[\"print(1)\"]},"
+	    "{\"cell_type\":\"markdown\",\"metadata\":{},\"source\":"
+	    "[\"text\"]},{\"cell_type\":\"code\",\"execution_count\":null,"
+	    "\"metadata\":{},\"outputs\":[],\"source\":[\"  plain  \"]},"
+	    "{\"cell_type\":\"markdown\",\"metadata\":{},\"source\":"
+	    "[\"~~~sh\\n\",\"not fenced with backticks\\n\",\"~~~\"]}]");
+	json_decref(nb);
+	free(d);
+	tool_result_release(&r);
+}
+
 /* A tool node of a workflow (as a Dify export writes it) through the real
  * executor: the file is the node's `files` output. */
 static void
@@ -507,6 +608,7 @@ main(void)
 	test_docx();
 	test_pdf_pptx();
 	test_limits();
+	test_codeblock_png_ipynb();
 	test_node();
 	test_libreoffice();
 	tn_close();
