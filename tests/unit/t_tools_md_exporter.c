@@ -7,6 +7,8 @@
  * pages), the limits, and (when LibreOffice is installed) the packages
  * opened by LibreOffice. The tools make no request: no fake is started.
  */
+#include <pthread.h>
+
 #include "tap.h"
 #include "t_node_run.h"
 #include "t_tools_fake.h"
@@ -525,6 +527,77 @@ test_codeblock_png_ipynb(void)
 	tool_result_release(&r);
 }
 
+/* Serving threads run tools side by side: Pango, cairo, librsvg and
+ * cmark-gfm are used from several threads at once, and each thread's
+ * files are the same bytes as a lone call's. */
+struct worker {
+	int	 ok;
+	size_t	 pdf_len, png_len;
+	char	*pdf;
+};
+
+static void *
+work(void *arg)
+{
+	struct worker		*w = arg;
+	struct tool_result	 r;
+	char			 err[ENGINE_ERRMAX], *d;
+	size_t			 len;
+	int			 i;
+
+	w->ok = 1;
+	for (i = 0; i < 4; i++) {
+		if (md_call("md_to_pdf", doc_md, NULL, &r, err) != 0 ||
+		    res_file(&r, 0, &d, &len) == NULL) {
+			w->ok = 0;
+			tool_result_release(&r);
+			break;
+		}
+		free(w->pdf);
+		w->pdf = d;
+		w->pdf_len = len;
+		tool_result_release(&r);
+		if (tool_call_simple("chart", "builtin", i % 2 ? "pie_chart" :
+		    "bar_chart", json_pack("{s:s,s:s}", "data", "1;2;3",
+		    i % 2 ? "categories" : "x_axis", "a;b;c"), &r, err) != 0 ||
+		    res_file(&r, 0, &d, &len) == NULL)
+			w->ok = 0;
+		else
+			free(d);
+		tool_result_release(&r);
+		if (md_call("md_to_docx", doc_md, NULL, &r, err) != 0 ||
+		    r.files == NULL)
+			w->ok = 0;
+		tool_result_release(&r);
+	}
+	return NULL;
+}
+
+static void
+test_threads(void)
+{
+	struct worker	 w[4];
+	pthread_t	 t[4];
+	char		*one;
+	const char	*name, *mime;
+	size_t		 len, i;
+	int		 started[4];
+
+	one = one_file("md_to_pdf", doc_md, NULL, &len, &name, &mime);
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < 4; i++)
+		started[i] = pthread_create(&t[i], NULL, work, &w[i]) == 0;
+	for (i = 0; i < 4; i++) {
+		if (started[i])
+			pthread_join(t[i], NULL);
+		CHECK(started[i] && w[i].ok);
+		CHECK(one != NULL && w[i].pdf_len == len && w[i].pdf != NULL &&
+		    memcmp(w[i].pdf, one, len) == 0);
+		free(w[i].pdf);
+	}
+	free(one);
+}
+
 /* A tool node of a workflow (as a Dify export writes it) through the real
  * executor: the file is the node's `files` output. */
 static void
@@ -609,6 +682,7 @@ main(void)
 	test_pdf_pptx();
 	test_limits();
 	test_codeblock_png_ipynb();
+	test_threads();
 	test_node();
 	test_libreoffice();
 	tn_close();
