@@ -22,7 +22,8 @@
  * md_text is read as the plugin reads it: stripped, <think>...</think>
  * removed, a ```markdown wrapper taken off, a literal backslash-n made a
  * line break. An empty one fails the tool ("Empty input md_text"), as the
- * plugin's ValueError does; a conversion that cannot be made (no table
+ * plugin's ValueError does (one that only <think> makes empty does not:
+ * it gives an empty document, as there); a conversion that cannot be made (no table
  * for md_to_csv) answers the plugin's text message. output_filename gets
  * the format's extension when it lacks it (the plugin's get_meta_data);
  * without it the file is named "file.<ext>" (Dify names it after the
@@ -555,6 +556,10 @@ md_text_of(struct engine *e, const json_t *params, int table_fix,
 		s++;
 	while (end > s && strchr(" \t\r\n\f\v", end[-1]) != NULL)
 		end--;
+	if (s == end) {	/* the plugin's only emptiness check */
+		rc = engine_invalid(err, "Empty input md_text");
+		goto out;
+	}
 	while (s < end) {
 		think = memmem(s, (size_t)(end - s), "<think>", 7);
 		close = think ? memmem(think + 7, (size_t)(end - think - 7),
@@ -587,10 +592,6 @@ md_text_of(struct engine *e, const json_t *params, int table_fix,
 			s += 3;
 			n -= 6;
 		}
-	}
-	if (n == 0) {
-		rc = engine_invalid(err, "Empty input md_text");
-		goto out;
 	}
 	{
 		struct dbuf	 o = { 0 };
@@ -1237,7 +1238,6 @@ md_invoke(struct engine *e, const struct tool_call *call, char *err,
 			goto out;
 		}
 		if (json_array_size(tables) == 0) {
-			snprintf(suffix, sizeof(suffix), "%s", "");
 			dbuf_reset(&b);
 			dbuf_addf(&b, "Failed to convert markdown text to %s, "
 			    "error: Failed to parse markdown to tables, "
