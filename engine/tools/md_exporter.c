@@ -1163,7 +1163,7 @@ md_invoke(struct engine *e, const struct tool_call *call, char *err,
 	json_t		*tables = NULL, *t;
 	char		*text = NULL, *style = NULL, *force = NULL, suffix[32];
 	const char	*s;
-	size_t		 i, k, len, ntab;
+	size_t		 i, k, len = 0, ntab;
 	int		 rc, kind = -1, table_tool;
 
 	dbuf_init(&b, (size_t)e->conf->export_max_output);
