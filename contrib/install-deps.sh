@@ -12,7 +12,8 @@ libjemalloc-dev libpq-dev nginx-light"
 # Markdown with GFM tables, QR codes, PNG, PDF and SVG rendering, and a
 # font for their text.
 PKGS="$PKGS libcmark-gfm-dev libcmark-gfm-extensions-dev libqrencode-dev
-libpng-dev libpango1.0-dev libcairo2-dev librsvg2-dev fonts-dejavu-core"
+libpng-dev libpango1.0-dev libcairo2-dev librsvg2-dev fonts-dejavu-core
+fonts-wqy-microhei"
 # Tests and benchmarks.
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
 # The postgres storage backend's tests (a private server started with

@@ -355,6 +355,13 @@ test_pdf_pptx(void)
 	CHECK_STR(name, "file.pdf");
 	CHECK(d && len > 1000 && memcmp(d, "%PDF-", 5) == 0);
 	CHECK(d && memmem(d, len, "%%EOF", 5) != NULL);
+	/* the Chinese heading and line: fontconfig finds a font that has
+	 * them, embedded in the PDF */
+	if (system("fc-list 2>/dev/null | grep -qi wenquanyi") == 0)
+		CHECK(d && memmem(d, len, "WenQuanYi", 9) != NULL);
+	else
+		SKIP("fonts-wqy-microhei is not installed: Chinese text is "
+		    "drawn without a font that has it");
 	free(d);
 	for (i = 0; i < 400; i++)
 		dbuf_addf(&big, "Paragraph %d of a long document, long enough "
