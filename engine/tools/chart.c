@@ -184,7 +184,10 @@ svg_axes(struct dbuf *b, double lo, double hi, size_t n, const json_t *labels,
 
 	nice_ticks(lo, hi, &first, &step);
 	dbuf_addstr(b, "<g class=\"y-axis\" font-size=\"14\" " FONT ">\n");
-	for (v = first; v <= hi + step * 1e-9; v += step) {
+	/* at most 50 ticks: v = first + i * step, never v += step, which
+	 * stops moving where step is below the values' precision */
+	for (i = 0; i < 50 && (v = first + (double)i * step) <= hi + step *
+	    1e-9; i++) {
 		y = PY1 - (v - lo) / (hi - lo) * (PY1 - PY0);
 		dbuf_addf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
 		    "y2=\"%.1f\" stroke=\"#000000\"/>", PX0 - 5, y, PX0, y);
@@ -479,6 +482,20 @@ chart_invoke(struct engine *e, const struct tool_call *call, char *err,
 			    json_array_get(fields, i)));
 			goto out;
 		}
+	{
+		double lo = 0, hi = 0, sum = 0;
+
+		for (i = 0; i < n; i++) {
+			lo = fmin(lo, v[i]);
+			hi = fmax(hi, v[i]);
+			sum += fabs(v[i]);
+		}
+		if (!isfinite(hi - lo) || !isfinite(sum)) {
+			rc = engine_invalid(err, "the data's values are too "
+			    "large to draw (their range passes a double)");
+			goto out;
+		}
+	}
 	lab = tool_param_str(call->params, pie ? "categories" : "x_axis",
 	    &lbuf);
 	if (lab != NULL && *lab != '\0') {

@@ -128,6 +128,23 @@ test_svg(void)
 	CHECK(c.data && strstr(c.data, "fill=\"#ff7f0e\"") != NULL);
 	chart_release(&c);
 
+	/* a step below the values' precision ends too */
+	chart(&c, "line_chart", json_pack("{s:s,s:s}", "data",
+	    "10000000000000000;10000000000000002", "image_format", "svg"));
+	CHECK_INT(c.rc, 0);
+	CHECK(xml_ok(c.data));
+	chart_release(&c);
+	chart(&c, "bar_chart", json_pack("{s:s,s:s}", "data",
+	    "1e-310;2e-310", "image_format", "svg"));
+	CHECK_INT(c.rc, 0);
+	CHECK(xml_ok(c.data));
+	CHECK(c.data && strstr(c.data, "nan") == NULL);
+	chart_release(&c);
+	chart(&c, "bar_chart", json_pack("{s:s}", "data", "1e308;-1e308"));
+	CHECK_INT(c.rc, ENGINE_EINVAL);
+	CHECK(strstr(c.err, "too large") != NULL);
+	chart_release(&c);
+
 	chart(&c, "pie_chart", json_pack("{s:s,s:s}", "data", "5",
 	    "image_format", "svg"));
 	CHECK_INT(count_of(c.data, "<circle "), 1);	/* one whole wedge */
