@@ -134,14 +134,19 @@ run_one(const char *tool_name, const char *md, size_t n, int flags)
 	struct tool_result	 r;
 	json_t			*params, *f;
 	const char		*tool, *url, *comma;
-	char			 err[ENGINE_ERRMAX] = "", *bytes;
-	size_t			 i, len;
+	char			 err[ENGINE_ERRMAX] = "", *bytes, *clean;
+	size_t			 i, len, cn;
 	int			 rc;
 
 	tool = tool_name ? tool_name : tools[(flags & 0x7f) %
 	    (sizeof(tools) / sizeof(tools[0]))];
+	/* a parameter is a JSON string: well-formed UTF-8, as here */
+	if ((clean = engine_utf8_clean(md, n, 0, &cn)) == NULL)
+		abort();
 	params = json_object();
-	json_object_set_new(params, "md_text", json_stringn_nocheck(md, n));
+	json_object_set_new(params, "md_text", json_stringn_nocheck(clean,
+	    cn));
+	free(clean);
 	json_object_set_new(params, "output_filename", json_string("f"));
 	if (flags & 0x80) {
 		json_object_set_new(params, "output_style",
