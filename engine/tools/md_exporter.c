@@ -1211,7 +1211,7 @@ md_invoke(struct engine *e, const struct tool_call *call, char *err,
 		rc = md_docx(doc, &b, err);
 		break;
 	case K_PPTX:
-		rc = md_pptx(doc, &b, err);
+		rc = md_pptx(doc, e->conf->export_max_pages, &b, err);
 		break;
 	case K_PDF:
 		rc = md_pdf(doc, e->conf->export_max_pages, &b, err);

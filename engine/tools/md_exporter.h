@@ -72,8 +72,9 @@ int	md_docx(cmark_node *doc, struct dbuf *out, char *err);
  * else numbers are numbers (md_office.c). */
 int	md_xlsx(const json_t *tables, int force_text, struct dbuf *out,
 	    char *err);
-/* The PPTX of doc: a slide per heading of the top level used (md_office.c). */
-int	md_pptx(cmark_node *doc, struct dbuf *out, char *err);
+/* The PPTX of doc: a slide per heading of the slide level, at most
+ * max_slides (md_office.c). */
+int	md_pptx(cmark_node *doc, int max_slides, struct dbuf *out, char *err);
 /* The PDF of doc, A4, at most max_pages pages (md_pdf.c). */
 int	md_pdf(cmark_node *doc, int max_pages, struct dbuf *out, char *err);
 /*

@@ -830,7 +830,6 @@ out:
 	"cx=\"0\" cy=\"0\"/></a:xfrm></p:grpSpPr>"
 #define SLIDE_CX 12192000	/* 16:9, EMU */
 #define SLIDE_CY 6858000
-#define MAX_SLIDES 1000
 
 /* One slide being made: its title and the paragraphs of its body. */
 struct slide {
@@ -842,7 +841,8 @@ struct slide {
 struct deck {
 	struct slide	*s;
 	size_t		 n, cap;
-	int		 over;		/* MAX_SLIDES passed */
+	size_t		 max;		/* slides at most */
+	int		 over;		/* max passed */
 };
 
 static struct slide *
@@ -850,7 +850,7 @@ deck_add(struct deck *d)
 {
 	struct slide *ns;
 
-	if (d->n >= MAX_SLIDES) {
+	if (d->n >= d->max) {
 		d->over = 1;
 		return NULL;
 	}
@@ -1253,7 +1253,7 @@ pptx_slide_xml(struct dbuf *b, const struct slide *s)
 }
 
 int
-md_pptx(cmark_node *doc, struct dbuf *out, char *err)
+md_pptx(cmark_node *doc, int max_slides, struct dbuf *out, char *err)
 {
 	struct deck	 d = { 0 };
 	struct slide	*cur = NULL;
@@ -1265,6 +1265,7 @@ md_pptx(cmark_node *doc, struct dbuf *out, char *err)
 	size_t		 i, np = 0;
 	int		 level = slide_level(doc), l, rc = ENGINE_ENOMEM, bad = 0;
 
+	d.max = max_slides > 0 ? (size_t)max_slides : 1;
 	for (n = cmark_node_first_child(doc); n != NULL; n = next) {
 		next = cmark_node_next(n);
 		l = cmark_node_get_type(n) == CMARK_NODE_HEADING ?
@@ -1301,8 +1302,9 @@ md_pptx(cmark_node *doc, struct dbuf *out, char *err)
 		}
 	}
 	if (d.over) {
-		rc = engine_invalid(err, "the presentation would have more than "
-		    "%d slides", MAX_SLIDES);
+		rc = ENGINE_ELIMIT;
+		snprintf(err, ENGINE_ERRMAX, "the presentation would have more "
+		    "than export.max_pages (%d) slides", max_slides);
 		goto out;
 	}
 	if (d.n == 0 && deck_add(&d) == NULL)

@@ -375,6 +375,11 @@ test_pdf_pptx(void)
 	CHECK_INT(md_call("md_to_pdf", big.p, NULL, &r, err), ENGINE_ELIMIT);
 	CHECK(strstr(err, "export.max_pages") != NULL);
 	tool_result_release(&r);
+	tn_conf.export_max_pages = 3;	/* slides too */
+	CHECK_INT(md_call("md_to_pptx", "# a\n\nx\n\n# b\n\nx\n\n# c\n\nx\n\n"
+	    "# d\n\nx\n", NULL, &r, err), ENGINE_ELIMIT);
+	CHECK(strstr(err, "export.max_pages") != NULL);
+	tool_result_release(&r);
 	tn_conf.export_max_pages = 500;
 	dbuf_free(&big);
 
