@@ -120,6 +120,11 @@ struct conf {
 	int	 tools_max_retries;	/* retries of a retryable answer */
 	int	 tools_timeout;		/* seconds for one tool request */
 	int64_t	 tools_max_file;	/* bytes of a file a tool fetches */
+	/* file-making tools (md_exporter, chart, qrcode) */
+	int64_t	 export_max_input;	/* bytes of Markdown or chart data */
+	int64_t	 export_max_output;	/* bytes of one file made */
+	int	 export_max_pages;	/* pages of one PDF */
+	int	 export_max_points;	/* values of one chart */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 code_python_paths[2048]; /* folders for PYTHONPATH, comma-separated */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */

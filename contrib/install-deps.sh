@@ -8,6 +8,16 @@ set -eu
 PKGS="gcc make pkg-config libfcgi-dev libjansson-dev liblmdb-dev libyaml-dev
 libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev libseccomp-dev
 libjemalloc-dev libpq-dev nginx-light"
+# The file-making tools (engine/tools/md_exporter.c, chart.c, qrcode.c):
+# Markdown with GFM tables, QR codes, PNG, PDF and SVG rendering, and a
+# font for their text.
+PKGS="$PKGS libcmark-gfm-dev libcmark-gfm-extensions-dev libqrencode-dev
+libpng-dev libpango1.0-dev libcairo2-dev librsvg2-dev fonts-dejavu-core
+fonts-wqy-microhei"
+# Their tests: zbarimg reads the QR codes back (LibreOffice, which opens
+# the DOCX, XLSX and PPTX files in t_tools_md_exporter, is too large to
+# install here: that check is skipped without it).
+PKGS="$PKGS zbar-tools"
 # Tests and benchmarks.
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
 # The postgres storage backend's tests (a private server started with

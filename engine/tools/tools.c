@@ -22,6 +22,9 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_rookie_rss,
 	&tool_provider_duckduckgo,
 	&tool_provider_base64_codec,
+	&tool_provider_md_exporter,
+	&tool_provider_chart,
+	&tool_provider_qrcode,
 	NULL,
 };
 

@@ -95,6 +95,9 @@ extern const struct tool_provider tool_provider_rss;
 extern const struct tool_provider tool_provider_rookie_rss;
 extern const struct tool_provider tool_provider_duckduckgo;
 extern const struct tool_provider tool_provider_base64_codec;
+extern const struct tool_provider tool_provider_md_exporter;
+extern const struct tool_provider tool_provider_chart;
+extern const struct tool_provider tool_provider_qrcode;
 
 /* ====== Registry (tools.c) ====== */
 
