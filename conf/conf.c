@@ -150,6 +150,8 @@ static const struct setting settings[] = {
 	S_INT("tools.timeout", SET_INT, tools_timeout, "60", 1, 3600),
 	S_INT("tools.max_file_size", SET_SIZE, tools_max_file, "10m", 1024,
 	    (int64_t)1 << 31),
+	S_INT("tools.workflow_max_depth", SET_INT, tools_workflow_max_depth,
+	    "5", 1, 64),
 	S_STR("sandbox.dir", sandbox_dir, ""),
 	S_INT("sandbox.network", SET_BOOL, sandbox_network, "false", 0, 1),
 	S_LIST("sandbox.network_allow", sandbox_network_allow, "*"),

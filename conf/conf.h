@@ -114,6 +114,7 @@ struct conf {
 	int	 tools_max_retries;	/* retries of a retryable answer */
 	int	 tools_timeout;		/* seconds for one tool request */
 	int64_t	 tools_max_file;	/* bytes of a file a tool fetches */
+	int	 tools_workflow_max_depth; /* workflow tools nested in runs */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */
 	int	 sandbox_network;	/* egress through the proxy */

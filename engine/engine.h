@@ -604,6 +604,12 @@ struct run_opts {
 	 */
 	int		(*cancelled)(void *cancel_arg);
 	void		*cancel_arg;
+	/*
+	 * Optional: the run that started this one as a workflow tool
+	 * (engine/tools/workflow_tool.c): its id goes into this run's
+	 * record as parent_run_id. Borrowed; it outlives this run.
+	 */
+	const struct run *parent;
 };
 
 /*

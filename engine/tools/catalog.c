@@ -13,7 +13,8 @@
 /* The native providers the console lists (the manifests list
  * themselves). Those of tools.c's table that a DSL names as builtin. */
 static const char *const natives[] = { "time", "webscraper", "json_process",
-	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec", NULL };
+	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec", "mcp_sse",
+	"mcp_config_during_use", NULL };
 
 /* ====== Dify's shapes ====== */
 
@@ -278,12 +279,21 @@ note_tool(struct deps *d, const char *provider, const char *type,
 
 	if (provider == NULL || *provider == '\0')
 		return;
-	/* custom api / mcp / workflow tools are the console's to register */
+	/* custom api / mcp tools are the console's to register */
 	if (type != NULL && (strcmp(type, "api") == 0 ||
-	    strcmp(type, "mcp") == 0 || strcmp(type, "workflow") == 0 ||
-	    strcmp(type, "app") == 0 || strcmp(type, "dataset-retrieval") ==
-	    0))
+	    strcmp(type, "mcp") == 0 || strcmp(type, "app") == 0 ||
+	    strcmp(type, "dataset-retrieval") == 0))
 		return;
+	/* a workflow tool is another published workflow app of this server */
+	if (type != NULL && strcmp(type, "workflow") == 0) {
+		char werr[ENGINE_ERRMAX];
+
+		if (workflow_tool_app_ok(d->e, provider, werr) == 0)
+			return;
+		reason = "not_served";
+		snprintf(msg, sizeof(msg), "%s", werr);
+		goto note;
+	}
 	m = tool_manifest_find(d->e, provider);
 	p = m ? NULL : tool_provider_find(provider, type);
 	if (m != NULL && json_is_string(json_object_get(m->doc,
@@ -308,6 +318,7 @@ note_tool(struct deps *d, const char *provider, const char *type,
 	}
 	if (reason == NULL)
 		return;
+note:
 	if ((ent = json_object_get(d->seen, provider)) == NULL) {
 		ent = json_pack("{s:s,s:{s:s},s:n,s:s,s:s,s:s,s:[],s:[]}",
 		    "type", "tool", "value", "provider", provider,
