@@ -1067,6 +1067,14 @@ int	engine_tool_provider_delete(struct engine *e, const char *name);
 /* ====== Built-in tool providers (Dify's Settings > Tools) ====== */
 
 /*
+ * The published workflow apps of this server as tools (provider_type
+ * workflow, engine/tools/workflow_tool.c): Dify's ToolProviderApiEntity
+ * of type "workflow" each, its one tool's parameters the app's start
+ * variables. *out a new array.
+ */
+int	engine_tool_workflow_list(struct engine *e, json_t **out);
+
+/*
  * The built-in providers: the native ones and those declared as data
  * (engine/tools/providers/ and tools.providers_dir), in Dify's
  * ToolProviderApiEntity shape {id, author, name, label, description,

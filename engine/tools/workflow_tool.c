@@ -359,3 +359,123 @@ workflow_tool_app_ok(struct engine *e, const char *id, char *err)
 	json_decref(app);
 	return rc;
 }
+
+/* ====== The console's list ====== */
+
+/* A start variable as Dify's ToolParameter of a workflow tool. */
+static json_t *
+param_entity(const json_t *v)
+{
+	const char	*name = json_string_value(json_object_get(v, "variable"));
+	const char	*type = param_type(json_string_value(json_object_get(v,
+			    "type")));
+	const char	*label = json_string_value(json_object_get(v, "label"));
+	const json_t	*o;
+	json_t		*opts = json_array(), *p;
+	size_t		 i;
+	int		 bad = opts == NULL;
+
+	if (name == NULL || type == NULL) {
+		json_decref(opts);
+		return NULL;
+	}
+	json_array_foreach(json_object_get(v, "options"), i, o)
+		if (json_is_string(o))
+			bad |= json_array_append_new(opts, json_pack(
+			    "{s:O,s:{s:O,s:O}}", "value", o, "label", "en_US",
+			    o, "zh_Hans", o));
+	p = json_pack("{s:s,s:{s:s,s:s},s:{s:s,s:s},s:s,s:s,s:s,s:b,s:o}",
+	    "name", name, "label", "en_US", label ? label : name, "zh_Hans",
+	    label ? label : name, "human_description", "en_US", "", "zh_Hans",
+	    "", "llm_description", "", "type", type, "form", "llm", "required",
+	    json_is_true(json_object_get(v, "required")), "options", opts);
+	if (bad) {
+		json_decref(p);
+		p = NULL;
+	}
+	return p;
+}
+
+/* A published workflow app as Dify's ToolProviderApiEntity (type
+ * workflow), or NULL (not published, or out of memory). */
+static json_t *
+provider_entity(struct engine *e, const char *id)
+{
+	json_t		*app = NULL, *params = NULL, *p, *out = NULL;
+	const json_t	*v;
+	const char	*name, *desc;
+	char		 err[ENGINE_ERRMAX], tool[128];
+	size_t		 i;
+	int		 bad = 0;
+
+	if (wf_app(e, id, err, &app) != 0)
+		return NULL;
+	name = json_string_value(json_object_get(app, "name"));
+	desc = json_string_value(json_object_get(app, "description"));
+	tool_name_of(app, tool, sizeof(tool));
+	if ((params = json_array()) == NULL)
+		goto out;
+	json_array_foreach(start_vars(app), i, v)
+		if ((p = param_entity(v)) != NULL)
+			bad |= json_array_append_new(params, p);
+	if (bad)
+		goto out;
+	out = json_pack("{s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s},s:s,s:s,s:{},"
+	    "s:b,s:b,s:[{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s},s:O,s:[],s:n}],s:[],"
+	    "s:s}", "id", id, "author", "flowcgi", "name", name ? name : tool,
+	    "description", "en_US", desc ? desc : "", "zh_Hans", desc ? desc :
+	    "", "label", "en_US", name ? name : tool, "zh_Hans", name ? name :
+	    tool, "icon", json_string_value(json_object_get(app, "icon")) ?
+	    json_string_value(json_object_get(app, "icon")) : "", "type",
+	    "workflow", "team_credentials", "is_team_authorization", 1,
+	    "allow_delete", 0, "tools", "author", "flowcgi", "name", tool,
+	    "label", "en_US", name ? name : tool, "zh_Hans", name ? name : tool,
+	    "description", "en_US", desc ? desc : "", "zh_Hans", desc ? desc :
+	    "", "parameters", params, "labels", "output_schema", "labels",
+	    "workflow_app_id", id);
+out:
+	json_decref(params);
+	json_decref(app);
+	return out;
+}
+
+int
+engine_tool_workflow_list(struct engine *e, json_t **out)
+{
+	struct app_query	 q;
+	json_t			*arr = json_array(), *page = NULL, *ent;
+	const json_t		*a;
+	const char		*id;
+	size_t			 i;
+	int			 rc = 0;
+
+	*out = NULL;
+	if (arr == NULL)
+		return ENGINE_ENOMEM;
+	memset(&q, 0, sizeof(q));
+	q.limit = 100;
+	q.mode = "workflow";
+	for (q.page = 1;; q.page++) {
+		if ((rc = engine_app_list(e, &q, &page)) != 0)
+			goto out;
+		json_array_foreach(json_object_get(page, "data"), i, a) {
+			if ((id = json_string_value(json_object_get(a, "id"))) ==
+			    NULL || (ent = provider_entity(e, id)) == NULL)
+				continue;	/* not published */
+			if (json_array_append_new(arr, ent) != 0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
+		}
+		if (!json_is_true(json_object_get(page, "has_more")))
+			break;
+		json_decref(page);
+		page = NULL;
+	}
+	*out = arr;
+	arr = NULL;
+out:
+	json_decref(page);
+	json_decref(arr);
+	return rc;
+}
