@@ -135,7 +135,7 @@ manifest_entity(struct engine *e, const struct tool_manifest *m,
 		    json_string(k)) != 0 || json_array_append_new(schema,
 		    one) != 0;
 	}
-	out = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s,s:o,s:b,s:b,s:o,s:O,"
+	out = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s,s:o,s:b,s:b,s:o,s:o,"
 	    "s:o}", "id", m->name, "author", json_string_value(json_object_get(
 	    id, "author")) ? json_string_value(json_object_get(id, "author")) :
 	    "flowcgi", "name", m->name, "description", i18n(json_object_get(id,
@@ -145,8 +145,8 @@ manifest_entity(struct engine *e, const struct tool_manifest *m,
 	    "builtin", "team_credentials", creds ? creds : json_object(),
 	    "is_team_authorization", authorized(e, m), "allow_delete",
 	    engine_tool_credentials_set(e, m->name), "tools", tools, "labels",
-	    json_object_get(id, "tags") ? json_object_get(id, "tags") :
-	    json_array(), "credentials_schema", schema);
+	    json_object_get(id, "tags") ? json_incref(json_object_get(id,
+	    "tags")) : json_array(), "credentials_schema", schema);
 	if (out != NULL && json_is_string(json_object_get(m->doc,
 	    "unsupported")))
 		bad |= json_object_set(out, "unsupported", json_object_get(
