@@ -57,6 +57,11 @@ is "$(jqr .parent_run_id)" "$RUN" "... whose parent is the caller's run"
 is "$(jqr .created_by_end_user) $(jqr .inputs.q)" "e2e-user héllo" "... with the caller's end user and the tool's parameters"
 req GET "$A/$CALLER/workflow-runs/$RUN"
 is "$(jqr '.parent_run_id // "none"')" none "the caller's run has no parent"
+key_stream /v1/workflows/run '{"inputs": {"q": "streamed"}, "user": "e2e-user", "response_mode": "streaming"}' "$T_DIR/s.txt"
+is "$(sed -n 's/^data: //p' "$T_DIR/s.txt" | jq -r 'select(.event=="workflow_finished") | .data.status + " " + .data.outputs.echo')" \
+    "succeeded streamed" "a streaming run of the caller runs the nested one too"
+req GET "$A/$ECHO/workflow-runs"
+is "$(jqr '.data | length')" 2 "... which the callee's history keeps as well"
 
 # ====== Refused ======
 
