@@ -401,6 +401,97 @@ test_missing(void)
 	json_decref(dsl);
 }
 
+/* An app whose tool node runs in a parallel iteration over items. */
+static int
+iterating_app(const char *callee, const char *id, char *out)
+{
+	json_t *tool = tool_node(callee), *doc;
+
+	json_object_set_new(json_object_get(tool, "tool_parameters"), "q",
+	    json_pack("{s:s,s:[s,s]}", "type", "variable", "value", "it",
+	    "item"));
+	json_object_set_new(tool, "title", json_string("t"));
+	doc = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:[{s:s,s:s,s:{s:s,s:s,"
+	    "s:[{s:s,s:s,s:s}]}},{s:s,s:s,s:{s:s,s:s,s:[s,s],s:[s,s],s:s,s:b,"
+	    "s:i}},{s:s,s:s,s:s,s:{s:s,s:s}},{s:s,s:s,s:s,s:o},{s:s,s:s,s:{s:s,"
+	    "s:s,s:[{s:s,s:[s,s]}]}}],s:[{s:s,s:s,s:s},{s:s,s:s,s:s},{s:s,s:s,"
+	    "s:s}]},s:[],s:[]}}",
+	    "version", "0.1.5", "kind", "app", "app", "name", "Iterating",
+	    "mode", "workflow", "workflow", "graph", "nodes",
+	    "id", "start", "type", "custom", "data", "type", "start", "title",
+	    "Start", "variables", "variable", "items", "label", "items", "type",
+	    "json",
+	    "id", "it", "type", "custom", "data", "type", "iteration", "title",
+	    "it", "iterator_selector", "start", "items", "output_selector", "t",
+	    "text", "start_node_id", "its", "is_parallel", 1, "parallel_nums",
+	    3,
+	    "id", "its", "type", "custom", "parentId", "it", "data", "type",
+	    "iteration-start", "title", "St",
+	    "id", "t", "type", "custom", "parentId", "it", "data", tool,
+	    "id", "end", "type", "custom", "data", "type", "end", "title", "End",
+	    "outputs", "variable", "out", "value_selector", "it", "output",
+	    "edges", "id", "e1", "source", "start", "target", "it",
+	    "id", "e2", "source", "its", "target", "t",
+	    "id", "e3", "source", "it", "target", "end",
+	    "environment_variables", "conversation_variables");
+	return import_doc(doc, id, out);
+}
+
+/* Workflow tools in a parallel iteration: each worker thread's call has
+ * the run as its parent, and the guard holds there too. */
+static void
+test_iteration(void)
+{
+	struct run_opts	 o;
+	json_t		*in, *files = json_array(), *res = NULL, *runs;
+	const json_t	*r;
+	char		 app[37], err[ENGINE_ERRMAX];
+	size_t		 i, before, mine = 0;
+
+	runs = runs_of(echo_id);
+	before = json_array_size(runs);
+	json_decref(runs);
+	CHECK(iterating_app(echo_id, NULL, app) == 0);
+	memset(&o, 0, sizeof(o));
+	o.app_id = app;
+	o.inputs = in = json_pack("{s:[s,s,s,s]}", "items", "a", "b", "c",
+	    "d");
+	o.user = "end-user-7";
+	o.invoke_from = "service-api";
+	o.files = files;
+	CHECK(engine_run(tn_engine, &o, err, &res) == 0);
+	CHECK_STR(res_str(res, "status"), "succeeded");
+	CHECK_STR(tn_dump(json_object_get(json_object_get(json_object_get(res,
+	    "data"), "outputs"), "out")), "[\"{\\\"echo\\\": \\\"a\\\", "
+	    "\\\"n\\\": 3}\",\"{\\\"echo\\\": \\\"b\\\", \\\"n\\\": 3}\","
+	    "\"{\\\"echo\\\": \\\"c\\\", \\\"n\\\": 3}\",\"{\\\"echo\\\": "
+	    "\\\"d\\\", \\\"n\\\": 3}\"]");
+	runs = runs_of(echo_id);
+	CHECK_INT(json_array_size(runs), before + 4);
+	json_array_foreach(runs, i, r)
+		if (json_is_string(json_object_get(r, "parent_run_id")) &&
+		    strcmp(json_string_value(json_object_get(r,
+		    "parent_run_id")), json_string_value(json_object_get(res,
+		    "workflow_run_id"))) == 0)
+			mine++;
+	CHECK_INT(mine, 4);
+	json_decref(runs);
+	json_decref(res);
+	res = NULL;
+
+	/* the same app calling itself from the workers: refused */
+	CHECK(iterating_app(app, app, app) == 0);
+	CHECK(engine_run(tn_engine, &o, err, &res) == 0);
+	CHECK_STR(res_str(res, "status"), "failed");
+	CHECK(strstr(res_str(res, "error"), "would call itself") != NULL);
+	json_decref(res);
+	runs = runs_of(app);
+	CHECK_INT(json_array_size(runs), 2);	/* the two above, no more */
+	json_decref(runs);
+	json_decref(in);
+	json_decref(files);
+}
+
 /* An agent's tool entry: provider_id is the app, provider_name a label. */
 static void
 test_agent_entry(void)
@@ -438,6 +529,7 @@ main(void)
 	test_call();
 	test_recursion();
 	test_missing();
+	test_iteration();
 	test_agent_entry();
 	tn_close();
 	return tap_done();
