@@ -6,9 +6,16 @@
  * outputs as json and variables), the nested run's own record (parent
  * run, end user, inputs), refusals (an app calling itself, directly or
  * through another; tools.workflow_max_depth), a missing or non-workflow
- * app (ENGINE_ENOTFOUND naming it; not_served in an import's report) and
- * an agent's tool entry naming the app by provider_id.
+ * app (ENGINE_ENOTFOUND naming it; not_served in an import's report),
+ * calls from a parallel iteration's workers, a stop of the caller
+ * stopping the nested run, and an agent's tool entry naming the app by
+ * provider_id.
  */
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "tap.h"
 #include "t_node_run.h"
 #include "engine/tools/tools.h"
@@ -492,6 +499,126 @@ test_iteration(void)
 	json_decref(files);
 }
 
+/* ====== A stop of the caller stops the nested run ====== */
+
+/* An HTTP server that holds its one request until released. */
+struct holder {
+	int	fd;		/* listening */
+	int	accepted[2];	/* a byte when the request came */
+	int	release[2];	/* a byte to answer it */
+};
+
+static void *
+hold_main(void *arg)
+{
+	struct holder	*h = arg;
+	const char	*ans = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+			    "Connection: close\r\n\r\nok";
+	char		 b = 0, buf[2048];
+	int		 c;
+
+	if ((c = accept(h->fd, NULL, NULL)) >= 0) {
+		(void)read(c, buf, sizeof(buf));
+		(void)write(h->accepted[1], "x", 1);
+		(void)read(h->release[0], &b, 1);
+		(void)write(c, ans, strlen(ans));
+		close(c);
+	}
+	return NULL;
+}
+
+struct bg_run {
+	struct run_opts	 o;
+	json_t		*res;
+	char		 task[37];
+	int		 rc;
+};
+
+static void
+bg_started(void *arg, const char *task_id, const char *run_id)
+{
+	struct bg_run *b = arg;
+
+	(void)run_id;
+	snprintf(b->task, sizeof(b->task), "%s", task_id);
+}
+
+static void *
+bg_main(void *arg)
+{
+	struct bg_run	*b = arg;
+	char		 err[ENGINE_ERRMAX];
+
+	b->rc = engine_run(tn_engine, &b->o, err, &b->res);
+	return NULL;
+}
+
+static void
+test_stop(void)
+{
+	struct holder		 h;
+	struct sockaddr_in	 a;
+	struct bg_run		 b;
+	socklen_t		 len = sizeof(a);
+	pthread_t		 srv, run;
+	json_t			*in, *files = json_array(), *runs;
+	char			 slow[37], app[37], url[64], x;
+	int			 allow = tn_conf.http_allow_private;
+
+	memset(&h, 0, sizeof(h));
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (!CHECK((h.fd = socket(AF_INET, SOCK_STREAM, 0)) >= 0 &&
+	    bind(h.fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    listen(h.fd, 4) == 0 && getsockname(h.fd, (struct sockaddr *)&a,
+	    &len) == 0 && pipe(h.accepted) == 0 && pipe(h.release) == 0))
+		return;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", ntohs(a.sin_port));
+	/* the callee waits on the held request */
+	CHECK(import_doc(wf_doc("Slow", json_pack("[{s:s,s:s,s:s,s:b}]",
+	    "variable", "q", "label", "q", "type", "text-input", "required",
+	    0), json_pack("[{s:s,s:s,s:s,s:{s:s},s:s,s:s,s:{s:s,s:[]}}]",
+	    "type", "http-request", "method", "get", "url", url,
+	    "authorization", "type", "no-auth", "headers", "", "params", "",
+	    "body", "type", "none", "data"), json_pack("{s:[s,s]}", "body",
+	    "n1", "body")), NULL, slow) == 0);
+	CHECK(caller_app("Caller of a slow one", slow, NULL, app) == 0);
+	tn_conf.http_allow_private = 1;
+	pthread_create(&srv, NULL, hold_main, &h);
+	memset(&b, 0, sizeof(b));
+	b.o.app_id = app;
+	b.o.inputs = in = json_pack("{s:s}", "q", "x");
+	b.o.user = "end-user-7";
+	b.o.invoke_from = "service-api";
+	b.o.files = files;
+	b.o.on_start = bg_started;
+	b.o.arg = &b;
+	pthread_create(&run, NULL, bg_main, &b);
+	/* the nested run's request is held: stop the caller, then answer */
+	CHECK(read(h.accepted[0], &x, 1) == 1);
+	CHECK(engine_run_stop(tn_engine, NULL, NULL, b.task) == 0);
+	CHECK(write(h.release[1], "x", 1) == 1);
+	pthread_join(run, NULL);
+	pthread_join(srv, NULL);
+	CHECK_INT(b.rc, 0);
+	CHECK_STR(res_str(b.res, "status"), "stopped");
+	runs = runs_of(slow);
+	CHECK_INT(json_array_size(runs), 1);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(runs, 0),
+	    "status")), "stopped");
+	json_decref(runs);
+	json_decref(b.res);
+	json_decref(in);
+	json_decref(files);
+	close(h.fd);
+	close(h.accepted[0]);
+	close(h.accepted[1]);
+	close(h.release[0]);
+	close(h.release[1]);
+	tn_conf.http_allow_private = allow;
+}
+
 /* An agent's tool entry: provider_id is the app, provider_name a label. */
 static void
 test_agent_entry(void)
@@ -530,6 +657,7 @@ main(void)
 	test_recursion();
 	test_missing();
 	test_iteration();
+	test_stop();
 	test_agent_entry();
 	tn_close();
 	return tap_done();
