@@ -163,6 +163,8 @@ static const struct setting settings[] = {
 	S_INT("export.max_pages", SET_INT, export_max_pages, "500", 1, 100000),
 	S_INT("export.max_points", SET_INT, export_max_points, "10000", 1,
 	    1000000),
+	S_INT("tools.workflow_max_depth", SET_INT, tools_workflow_max_depth,
+	    "5", 1, 64),
 	S_STR("sandbox.dir", sandbox_dir, ""),
 	S_INT("sandbox.network", SET_BOOL, sandbox_network, "false", 0, 1),
 	S_LIST("sandbox.network_allow", sandbox_network_allow, "*"),

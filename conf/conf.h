@@ -125,6 +125,7 @@ struct conf {
 	int64_t	 export_max_output;	/* bytes of one file made */
 	int	 export_max_pages;	/* pages of one PDF */
 	int	 export_max_points;	/* values of one chart */
+	int	 tools_workflow_max_depth; /* workflow tools nested in runs */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 code_python_paths[2048]; /* folders for PYTHONPATH, comma-separated */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */

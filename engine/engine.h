@@ -619,6 +619,12 @@ struct run_opts {
 	 */
 	int		(*cancelled)(void *cancel_arg);
 	void		*cancel_arg;
+	/*
+	 * Optional: the run that started this one as a workflow tool
+	 * (engine/tools/workflow_tool.c): its id goes into this run's
+	 * record as parent_run_id. Borrowed; it outlives this run.
+	 */
+	const struct run *parent;
 };
 
 /*
@@ -1104,6 +1110,14 @@ int	engine_tool_provider_list(struct engine *e, json_t **out);
 int	engine_tool_provider_delete(struct engine *e, const char *name);
 
 /* ====== Built-in tool providers (Dify's Settings > Tools) ====== */
+
+/*
+ * The published workflow apps of this server as tools (provider_type
+ * workflow, engine/tools/workflow_tool.c): Dify's ToolProviderApiEntity
+ * of type "workflow" each, its one tool's parameters the app's start
+ * variables. *out a new array.
+ */
+int	engine_tool_workflow_list(struct engine *e, json_t **out);
 
 /*
  * The built-in providers: the native ones and those declared as data

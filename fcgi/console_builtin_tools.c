@@ -37,7 +37,8 @@ provider_of(struct req *r)
 }
 
 /* GET tool-providers, tools/builtin: every built-in provider, then the
- * registered MCP servers (tool-providers only). */
+ * registered MCP servers and the published workflow apps as workflow
+ * tools (tool-providers only; ?type=builtin, mcp or workflow: those). */
 static void
 h_providers(struct req *r)
 {
@@ -66,9 +67,33 @@ h_providers(struct req *r)
 			    "out of memory");
 			return;
 		}
-	} else if (type != NULL && strcmp(type, "builtin") != 0) {
+	} else if (type != NULL && strcmp(type, "builtin") != 0 &&
+	    strcmp(type, "workflow") != 0) {
 		json_decref(out);
 		out = json_array();
+	}
+	json_decref(mcp);
+	mcp = NULL;
+	/* the published workflow apps, as workflow tools */
+	if (!tools && (type == NULL || strcmp(type, "workflow") == 0)) {
+		if ((rc = engine_tool_workflow_list(r->eng, &mcp)) != 0) {
+			json_decref(out);
+			resp_engine_error(r, rc, "", "tool providers");
+			return;
+		}
+		if (type != NULL) {
+			json_decref(out);
+			out = mcp;
+			mcp = NULL;
+		} else if (json_array_extend(out, mcp) != 0) {
+			json_decref(out);
+			json_decref(mcp);
+			resp_error(r, 500, "internal_server_error",
+			    "out of memory");
+			return;
+		}
+		json_decref(mcp);
+		mcp = NULL;
 	}
 	json_decref(mcp);
 	resp_json(r, 200, out);

@@ -232,6 +232,7 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 	int64_t		 t0 = run_now_ms(), t1;
 	int		 rc, index, tries = 0, max_retries = 0, interval = 0;
 	int		 listen, stopped = 0;
+	const struct tool_run *prev_run;
 
 	*handle = NULL;
 	engine_uuid(exec_id);
@@ -271,7 +272,10 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 		c.inputs = json_object();
 		c.outputs = json_object();
 		c.error_type = "NodeRunError";
+		/* a tool the node calls sees the run (tool_run_current) */
+		prev_run = tool_run_set(&r->tool_run);
 		rc = n->nt->run(&c);
+		tool_run_set(prev_run);
 		/* a node cut short by a stop failed because of it */
 		if (rc != 0 && (atomic_load(&r->stopping) ||
 		    run_stop_requested(r))) {

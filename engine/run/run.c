@@ -650,6 +650,21 @@ run_usage(struct run *r, int64_t end_ms)
 	    r->started_ms) / 1000.0);
 }
 
+/* struct tool_run's calls for a run. */
+static struct mcp_pool *
+tool_run_mcp(void *arg)
+{
+	return run_mcp(arg);
+}
+
+static int
+tool_run_stopped(void *arg)
+{
+	struct run *r = arg;
+
+	return atomic_load(&r->stopping) || run_stop_requested(r);
+}
+
 int
 engine_run(struct engine *e, const struct run_opts *o, char *err,
     json_t **out)
@@ -670,6 +685,18 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	pthread_mutex_init(&r.sb_mu, NULL);
 	r.e = e;
 	r.opts = o;
+	/* what a tool sees of this run (ids filled once known) */
+	r.tool_run.parent = o->parent != NULL ? &o->parent->tool_run : NULL;
+	r.tool_run.depth = o->parent != NULL ? o->parent->tool_run.depth + 1 :
+	    0;
+	r.tool_run.id = r.id;
+	r.tool_run.app_id = r.app_id;
+	r.tool_run.user = o->user;
+	r.tool_run.invoke_from = o->invoke_from;
+	r.tool_run.request_id = o->request_id;
+	r.tool_run.run = &r;
+	r.tool_run.mcp = tool_run_mcp;
+	r.tool_run.stopped = tool_run_stopped;
 	r.lim.max_steps = e->conf->workflow_max_steps;
 	r.lim.max_seconds = e->conf->workflow_max_time;
 	r.lim.max_parallel = e->conf->workflow_max_parallel;
@@ -821,6 +848,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	    (json_int_t)(r.started_ms / 1000), "stop_requested", 0,
 	    "created_by_end_user", o->user, "invoke_from", o->invoke_from ?
 	    o->invoke_from : "service-api");
+	/* a workflow tool's run names the run that called it */
+	if (r.start_rec != NULL && o->parent != NULL &&
+	    json_object_set_new(r.start_rec, "parent_run_id",
+	    json_string(o->parent->id)) != 0) {
+		json_decref(r.start_rec);
+		r.start_rec = NULL;
+	}
 	if (r.start_rec == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;

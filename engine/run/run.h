@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include "engine/records/records.h"
+#include "engine/tools/tools.h"
 
 /* ====== Variable pool (pool.c) ====== */
 
@@ -71,6 +72,9 @@ struct run_limits {
 
 struct run {
 	struct engine		*e;
+	struct tool_run		 tool_run;	/* what a tool sees of it:
+						 * its ids, its parent (a
+						 * workflow tool's caller) */
 	struct graph		*g;
 	struct pool		*pool;
 	const struct run_opts	*opts;

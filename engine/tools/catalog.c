@@ -14,7 +14,8 @@
  * themselves). Those of tools.c's table that a DSL names as builtin. */
 static const char *const natives[] = { "time", "webscraper", "json_process",
 	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec",
-	"md_exporter", "chart", "qrcode", NULL };
+	"md_exporter", "chart", "qrcode", "mcp_sse", "mcp_config_during_use",
+	NULL };
 
 /* ====== Dify's shapes ====== */
 
@@ -135,7 +136,7 @@ manifest_entity(struct engine *e, const struct tool_manifest *m,
 		    json_string(k)) != 0 || json_array_append_new(schema,
 		    one) != 0;
 	}
-	out = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s,s:o,s:b,s:b,s:o,s:O,"
+	out = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s,s:o,s:b,s:b,s:o,s:o,"
 	    "s:o}", "id", m->name, "author", json_string_value(json_object_get(
 	    id, "author")) ? json_string_value(json_object_get(id, "author")) :
 	    "flowcgi", "name", m->name, "description", i18n(json_object_get(id,
@@ -145,8 +146,8 @@ manifest_entity(struct engine *e, const struct tool_manifest *m,
 	    "builtin", "team_credentials", creds ? creds : json_object(),
 	    "is_team_authorization", authorized(e, m), "allow_delete",
 	    engine_tool_credentials_set(e, m->name), "tools", tools, "labels",
-	    json_object_get(id, "tags") ? json_object_get(id, "tags") :
-	    json_array(), "credentials_schema", schema);
+	    json_object_get(id, "tags") ? json_incref(json_object_get(id,
+	    "tags")) : json_array(), "credentials_schema", schema);
 	if (out != NULL && json_is_string(json_object_get(m->doc,
 	    "unsupported")))
 		bad |= json_object_set(out, "unsupported", json_object_get(
@@ -279,12 +280,21 @@ note_tool(struct deps *d, const char *provider, const char *type,
 
 	if (provider == NULL || *provider == '\0')
 		return;
-	/* custom api / mcp / workflow tools are the console's to register */
+	/* custom api / mcp tools are the console's to register */
 	if (type != NULL && (strcmp(type, "api") == 0 ||
-	    strcmp(type, "mcp") == 0 || strcmp(type, "workflow") == 0 ||
-	    strcmp(type, "app") == 0 || strcmp(type, "dataset-retrieval") ==
-	    0))
+	    strcmp(type, "mcp") == 0 || strcmp(type, "app") == 0 ||
+	    strcmp(type, "dataset-retrieval") == 0))
 		return;
+	/* a workflow tool is another published workflow app of this server */
+	if (type != NULL && strcmp(type, "workflow") == 0) {
+		char werr[ENGINE_ERRMAX];
+
+		if (workflow_tool_app_ok(d->e, provider, werr) == 0)
+			return;
+		reason = "not_served";
+		snprintf(msg, sizeof(msg), "%s", werr);
+		goto note;
+	}
 	m = tool_manifest_find(d->e, provider);
 	p = m ? NULL : tool_provider_find(provider, type);
 	if (m != NULL && json_is_string(json_object_get(m->doc,
@@ -309,6 +319,7 @@ note_tool(struct deps *d, const char *provider, const char *type,
 	}
 	if (reason == NULL)
 		return;
+note:
 	if ((ent = json_object_get(d->seen, provider)) == NULL) {
 		ent = json_pack("{s:s,s:{s:s},s:n,s:s,s:s,s:s,s:[],s:[]}",
 		    "type", "tool", "value", "provider", provider,

@@ -870,10 +870,9 @@ mcp_call_tool(struct engine *e, struct mcp_pool *pool,
     const struct mcp_server *s, const char *name, const json_t *args,
     char *err, struct tool_result *out)
 {
-	struct mcp_conn	*c = NULL;
-	json_t		*params = NULL, *a, *res = NULL, *v;
+	json_t		*a, *res = NULL, *v;
 	const char	*k, *t;
-	int		 oneshot = 0, rc;
+	int		 rc;
 
 	/* as Dify: no null or blank arguments */
 	if ((a = json_object()) == NULL)
@@ -892,24 +891,39 @@ mcp_call_tool(struct engine *e, struct mcp_pool *pool,
 			return ENGINE_ENOMEM;
 		}
 	}
-	if ((params = json_pack("{s:s,s:o}", "name", name, "arguments", a)) ==
-	    NULL) {
+	rc = mcp_call_raw(e, pool, s, name, a, err, &res);
+	json_decref(a);
+	if (rc == 0)
+		rc = mcp_call_result(res, name, err, out);
+	json_decref(res);
+	return rc;
+}
+
+int
+mcp_call_raw(struct engine *e, struct mcp_pool *pool,
+    const struct mcp_server *s, const char *name, const json_t *args,
+    char *err, json_t **result)
+{
+	struct mcp_conn	*c = NULL;
+	json_t		*params = NULL;
+	int		 oneshot = 0, rc;
+
+	*result = NULL;
+	if ((params = json_pack("{s:s,s:O}", "name", name, "arguments",
+	    json_is_object(args) ? (json_t *)args : json_object())) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
 	if ((rc = conn_get(e, pool, s, &c, &oneshot)) != 0)
 		goto out;
 	pthread_mutex_lock(&c->mu);
-	if ((rc = conn_request(e, c, "tools/call", params, err, &res)) != 0)
+	if ((rc = conn_request(e, c, "tools/call", params, err, result)) != 0)
 		err_scrub(c, err);
 	pthread_mutex_unlock(&c->mu);
-	if (rc == 0)
-		rc = mcp_call_result(res, name, err, out);
 out:
 	if (oneshot)
 		conn_free(e, c);
 	json_decref(params);
-	json_decref(res);
 	return rc;
 }
 

@@ -25,8 +25,29 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_md_exporter,
 	&tool_provider_chart,
 	&tool_provider_qrcode,
+	&tool_provider_mcp_sse,
+	&tool_provider_mcp_config_during_use,
 	NULL,
 };
+
+/* ====== The calling run ====== */
+
+static __thread const struct tool_run *cur_run;
+
+const struct tool_run *
+tool_run_current(void)
+{
+	return cur_run;
+}
+
+const struct tool_run *
+tool_run_set(const struct tool_run *r)
+{
+	const struct tool_run *prev = cur_run;
+
+	cur_run = r;
+	return prev;
+}
 
 /* ====== Registry ====== */
 
@@ -42,8 +63,9 @@ tool_provider_find(const char *id, const char *provider_type)
 		return &tool_provider_api;
 	if (provider_type != NULL && strcmp(provider_type, "mcp") == 0)
 		return &tool_provider_mcp;
-	if (id == NULL || (provider_type != NULL &&
-	    strcmp(provider_type, "workflow") == 0))
+	if (provider_type != NULL && strcmp(provider_type, "workflow") == 0)
+		return &tool_provider_workflow;
+	if (id == NULL)
 		return NULL;
 	/* "langgenius/time/time" -> "time"; "langgenius/time" -> "time" */
 	name = id;
@@ -113,7 +135,7 @@ tool_invoke(struct engine *e, const struct tool_call *call, char *err,
 	}
 	/* a built-in provider's credentials, from Settings > Tools */
 	if (c.credentials == NULL && p != &tool_provider_api &&
-	    p != &tool_provider_mcp) {
+	    p != &tool_provider_mcp && p != &tool_provider_workflow) {
 		/* a native provider may have a manifest for its
 		 * credentials' schema (native: true) */
 		m = tool_manifest_find(e, call->provider);
@@ -149,7 +171,8 @@ tool_describe(struct engine *e, const struct tool_call *call, char *err,
 		    "flowcgi", call->provider ? call->provider : "");
 		goto out;
 	}
-	c.tool = NULL;
+	/* a workflow tool answers to the name its caller gives it */
+	c.tool = p == &tool_provider_workflow ? call->tool : NULL;
 	if ((rc = p->list(e, &c, err, &all)) != 0)
 		goto out;
 	if (call->tool == NULL) {
@@ -183,6 +206,20 @@ out:
 
 /* ====== Tools an agent configured ====== */
 
+/* The provider an agent's tool entry names: provider_name, or for a
+ * workflow tool the app id in provider_id when it has one. */
+static const char *
+cfg_provider(const json_t *cfg, const char *type)
+{
+	const char *id = json_string_value(json_object_get(cfg,
+	    "provider_id"));
+
+	if (type != NULL && strcmp(type, "workflow") == 0 && id != NULL &&
+	    *id != '\0')
+		return id;
+	return json_string_value(json_object_get(cfg, "provider_name"));
+}
+
 int
 tool_configured(struct engine *e, const json_t *cfg, const json_t *node,
     struct mcp_pool *mcp, char *err, char **description, json_t **schema,
@@ -198,9 +235,8 @@ tool_configured(struct engine *e, const json_t *cfg, const json_t *node,
 	*description = NULL;
 	*schema = *fixed = NULL;
 	memset(&call, 0, sizeof(call));
-	call.provider = json_string_value(json_object_get(cfg,
-	    "provider_name"));
 	call.provider_type = json_string_value(json_object_get(cfg, "type"));
+	call.provider = cfg_provider(cfg, call.provider_type);
 	call.tool = json_string_value(json_object_get(cfg, "tool_name"));
 	call.node = node;
 	if (call.provider_type != NULL && strcmp(call.provider_type, "mcp") ==
@@ -275,9 +311,8 @@ tool_run_configured(struct engine *e, const json_t *cfg, const json_t *fixed,
 	}
 	memset(&res, 0, sizeof(res));
 	memset(&call, 0, sizeof(call));
-	call.provider = json_string_value(json_object_get(cfg,
-	    "provider_name"));
 	call.provider_type = json_string_value(json_object_get(cfg, "type"));
+	call.provider = cfg_provider(cfg, call.provider_type);
 	call.tool = json_string_value(json_object_get(cfg, "tool_name"));
 	call.params = params;
 	call.node = node;

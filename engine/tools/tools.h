@@ -33,6 +33,32 @@ struct mcp_pool;
 #define TOOL_MAX_TEXT		(4 * 1024 * 1024)	/* bytes of text */
 #define TOOL_MAX_SCHEMA		(1024 * 1024)	/* an OpenAPI schema */
 
+/*
+ * The run a tool is called from, as tools see it: the executor sets it
+ * around each node's run (tool_run_set), so that a tool reached from a
+ * node, or from an agent's loop, finds its run without being passed it.
+ * Its strings live as long as the run; run is the struct run itself (for
+ * run_opts.parent), mcp its MCP sessions (made when first asked for) and
+ * stopped whether a stop was asked for (thread-safe).
+ */
+struct tool_run {
+	const struct tool_run	*parent;	/* a workflow tool's caller */
+	int			 depth;		/* parents above it */
+	const char		*id;		/* workflow_run_id */
+	const char		*app_id;
+	const char		*user;		/* sys.user_id, or NULL */
+	const char		*invoke_from;
+	const char		*request_id;
+	void			*run;
+	struct mcp_pool		*(*mcp)(void *run);
+	int			(*stopped)(void *run);
+};
+
+/* The run of the node this thread runs, or NULL outside one. */
+const struct tool_run *tool_run_current(void);
+/* Makes r the thread's run (NULL: none); returns the one before. */
+const struct tool_run *tool_run_set(const struct tool_run *r);
+
 /* One call of one tool. */
 struct tool_call {
 	const char	*provider;	/* provider_id as the DSL names it */
@@ -98,14 +124,25 @@ extern const struct tool_provider tool_provider_base64_codec;
 extern const struct tool_provider tool_provider_md_exporter;
 extern const struct tool_provider tool_provider_chart;
 extern const struct tool_provider tool_provider_qrcode;
+extern const struct tool_provider tool_provider_workflow;
+extern const struct tool_provider tool_provider_mcp_sse;
+extern const struct tool_provider tool_provider_mcp_config_during_use;
+
+/*
+ * 0 when id is a published workflow app of this server (what a
+ * provider_type workflow tool names), else ENGINE_ENOTFOUND with err
+ * naming it (workflow_tool.c).
+ */
+int	workflow_tool_app_ok(struct engine *e, const char *id, char *err);
 
 /* ====== Registry (tools.c) ====== */
 
 /*
  * The provider for a DSL's provider id and type: "time",
  * "langgenius/time/time" and "langgenius/time" all name the builtin time
- * (plugin prefixes stripped); provider_type "api" and "mcp" pick those
- * providers whatever the id. NULL when flowcgi has none.
+ * (plugin prefixes stripped); provider_type "api", "mcp" and "workflow"
+ * pick those providers whatever the id (a workflow tool's app is looked
+ * up when it is listed or called). NULL when flowcgi has none.
  */
 const struct tool_provider *tool_provider_find(const char *id,
 	    const char *provider_type);
@@ -484,6 +521,14 @@ int	mcp_list_tools(struct engine *e, struct mcp_pool *pool,
 int	mcp_call_tool(struct engine *e, struct mcp_pool *pool,
 	    const struct mcp_server *s, const char *name, const json_t *args,
 	    char *err, struct tool_result *out);
+
+/*
+ * The same, its arguments sent as they are, with the tools/call result as
+ * the server answered it in *result (new reference; isError not read).
+ */
+int	mcp_call_raw(struct engine *e, struct mcp_pool *pool,
+	    const struct mcp_server *s, const char *name, const json_t *args,
+	    char *err, json_t **result);
 
 /* A registered server as the API shows it (Dify's ToolProviderApiEntity,
  * secrets masked). New reference, NULL when out of memory. */

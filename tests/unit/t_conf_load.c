@@ -150,7 +150,7 @@ test_shipped_file(void)
 {
 	struct conf	 def, fromfile;
 	char		 err[CONF_ERRMAX] = "", path[1100], a[1100], b[1100];
-	char		*names[128];
+	char		*names[256];
 	const char	*src = getenv("FLOWCGI_SRC");
 	int		 n, i, j, found, missing = 0, differ = 0;
 
@@ -175,7 +175,7 @@ test_shipped_file(void)
 	CHECK_INT(differ, 0);
 
 	/* Every setting of the table is written in the file. */
-	n = yaml_keys(path, names, 128);
+	n = yaml_keys(path, names, 256);
 	CHECK_INT(n, (int)conf_setting_count());
 	for (i = 0; i < (int)conf_setting_count(); i++) {
 		found = 0;
