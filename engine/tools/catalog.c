@@ -13,7 +13,8 @@
 /* The native providers the console lists (the manifests list
  * themselves). Those of tools.c's table that a DSL names as builtin. */
 static const char *const natives[] = { "time", "webscraper", "json_process",
-	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec", NULL };
+	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec",
+	"email", "163-smtp-send-mail", NULL };
 
 /* ====== Dify's shapes ====== */
 

@@ -22,6 +22,8 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_rookie_rss,
 	&tool_provider_duckduckgo,
 	&tool_provider_base64_codec,
+	&tool_provider_email,
+	&tool_provider_email163,
 	NULL,
 };
 

@@ -95,6 +95,8 @@ extern const struct tool_provider tool_provider_rss;
 extern const struct tool_provider tool_provider_rookie_rss;
 extern const struct tool_provider tool_provider_duckduckgo;
 extern const struct tool_provider tool_provider_base64_codec;
+extern const struct tool_provider tool_provider_email;
+extern const struct tool_provider tool_provider_email163;
 
 /* ====== Registry (tools.c) ====== */
 
