@@ -114,6 +114,10 @@ struct conf {
 	int	 tools_max_retries;	/* retries of a retryable answer */
 	int	 tools_timeout;		/* seconds for one tool request */
 	int64_t	 tools_max_file;	/* bytes of a file a tool fetches */
+	/* the database tool (engine/tools/database.c) */
+	int	 tools_db_max_rows;	/* rows of one answer */
+	int64_t	 tools_db_max_bytes;	/* bytes of one answer's values */
+	int	 tools_db_timeout;	/* seconds one query may run */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */
 	int	 sandbox_network;	/* egress through the proxy */

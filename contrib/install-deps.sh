@@ -7,7 +7,7 @@ set -eu
 # Build and run.
 PKGS="gcc make pkg-config libfcgi-dev libjansson-dev liblmdb-dev libyaml-dev
 libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev libseccomp-dev
-libjemalloc-dev libpq-dev nginx-light"
+libjemalloc-dev libpq-dev libsqlite3-dev nginx-light"
 # Tests and benchmarks.
 PKGS="$PKGS curl jq wrk clang procps spawn-fcgi lmdb-utils unzip apache2 libapache2-mod-fcgid"
 # The postgres storage backend's tests (a private server started with

@@ -24,6 +24,7 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_base64_codec,
 	&tool_provider_email,
 	&tool_provider_email163,
+	&tool_provider_database,
 	NULL,
 };
 

@@ -97,6 +97,7 @@ extern const struct tool_provider tool_provider_duckduckgo;
 extern const struct tool_provider tool_provider_base64_codec;
 extern const struct tool_provider tool_provider_email;
 extern const struct tool_provider tool_provider_email163;
+extern const struct tool_provider tool_provider_database;
 
 /* ====== Registry (tools.c) ====== */
 
