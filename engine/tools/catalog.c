@@ -14,7 +14,7 @@
  * themselves). Those of tools.c's table that a DSL names as builtin. */
 static const char *const natives[] = { "time", "webscraper", "json_process",
 	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec",
-	"email", "163-smtp-send-mail", "database", NULL };
+	"email", "163-smtp-send-mail", "database", "audio", NULL };
 
 /* ====== Dify's shapes ====== */
 

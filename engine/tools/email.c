@@ -428,75 +428,6 @@ markdown_html(const char *md)
 	return dbuf_take(&b, NULL);
 }
 
-/* ====== Attachments ====== */
-
-/*
- * The bytes of file object f: its data: URL decoded, or its http(s) url
- * / remote_url fetched (SSRF guard, tools.max_file_size). *data malloc'd.
- */
-static int
-file_get(struct engine *e, const json_t *f, char *err, char **data,
-    size_t *len)
-{
-	struct outbound_req	 req;
-	struct outbound_resp	 resp;
-	const char		*url, *comma, *name;
-	int			 rc;
-
-	*data = NULL;
-	*len = 0;
-	name = json_string_value(json_object_get(f, "filename"));
-	url = json_string_value(json_object_get(f, "url"));
-	if (url == NULL || *url == '\0')
-		url = json_string_value(json_object_get(f, "remote_url"));
-	if (url == NULL)
-		return engine_invalid(err, "the attachment '%s' has no URL to "
-		    "read it from", name ? name : "");
-	if (strncmp(url, "data:", 5) == 0 && (comma = strchr(url, ',')) !=
-	    NULL) {
-		if (comma - url >= 7 && strncmp(comma - 7, ";base64", 7) == 0) {
-			if (file_b64_decode(comma + 1, strlen(comma + 1), data,
-			    len) != 0)
-				return engine_invalid(err, "the attachment "
-				    "'%s' is not valid base64", name ? name :
-				    "");
-		} else if ((*data = strdup(comma + 1)) != NULL)
-			*len = strlen(*data);
-		else
-			return ENGINE_ENOMEM;
-		if ((int64_t)*len > e->conf->tools_max_file) {
-			free(*data);
-			*data = NULL;
-			return engine_invalid(err, "the attachment '%s' is "
-			    "larger than tools.max_file_size", name ? name :
-			    "");
-		}
-		return 0;
-	}
-	if (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url,
-	    "https://", 8) != 0)
-		return engine_invalid(err, "the attachment '%s' has no data: "
-		    "or http(s) URL", name ? name : "");
-	memset(&req, 0, sizeof(req));
-	req.url = url;
-	req.follow = 1;
-	req.timeout = e->conf->tools_timeout;
-	req.max_bytes = e->conf->tools_max_file;
-	if ((rc = outbound_fetch(e, &req, err, &resp)) != 0)
-		return rc;
-	if (resp.status < 200 || resp.status >= 300) {
-		rc = engine_invalid(err, "the attachment '%s': its URL "
-		    "answered status %ld", name ? name : "", resp.status);
-		outbound_resp_release(&resp);
-		return rc;
-	}
-	*data = resp.body;
-	*len = resp.len;
-	resp.body = NULL;
-	outbound_resp_release(&resp);
-	return 0;
-}
-
 /* ====== Sending ====== */
 
 struct mail {
@@ -576,7 +507,8 @@ mail_build(struct engine *e, const struct mail *m, char *err,
 	json_array_foreach(m->files, i, f) {
 		if (!json_is_object(f))
 			continue;
-		if ((rc = file_get(e, f, err, &data, &len)) != 0)
+		if ((rc = tool_file_bytes(e, f, "attachment", err, &data,
+		    &len)) != 0)
 			goto out;
 		name = json_string_value(json_object_get(f, "filename"));
 		if (name == NULL || *name == '\0')
