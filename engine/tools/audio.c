@@ -63,7 +63,8 @@ audio_endpoint(struct engine *e, const json_t *params, char *err,
 	*buf = NULL;
 	m = tool_param_str(params, "model", buf);
 	if (m == NULL || (hash = strchr(m, '#')) == NULL || hash == m ||
-	    hash[1] == '\0' || strchr(hash + 1, '#') != NULL)
+	    hash[1] == '\0' || strchr(hash + 1, '#') != NULL ||
+	    strpbrk(m, "\r\n\"") != NULL)
 		return engine_invalid(err, "the parameter model must be "
 		    "\"provider#model\" (the node's Model setting)");
 	if (*buf == NULL && (*buf = strdup(m)) == NULL)

@@ -28,7 +28,8 @@
  * any host or file: the URI is the admin's, in Settings > Tools),
  * config_options (SQLAlchemy's engine options; given, they are ignored),
  * the formats yaml, html and xlsx, and text2sql (it asks a model the
- * plugin picks with a model-selector parameter).
+ * plugin picks with a model-selector parameter). The connection to
+ * PostgreSQL may take http.connect_timeout seconds.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -122,6 +123,14 @@ pg_value(const char *s, Oid oid)
 	}
 }
 
+/* A query's notices (RAISE NOTICE) go nowhere, not to stderr. */
+static void
+pg_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
 /* The server's message of res, without libpq's "ERROR:  " prefix. */
 static const char *
 pg_message(const PGresult *res)
@@ -159,6 +168,7 @@ pg_run(struct engine *e, const char *uri, const char *sql, char *err,
 		    "%s", c ? PQerrorMessage(c) : "out of memory");
 		goto out;
 	}
+	PQsetNoticeProcessor(c, pg_notice, NULL);
 	snprintf(setup, sizeof(setup), "SET LOCAL statement_timeout = %d",
 	    e->conf->tools_db_timeout * 1000);
 	/* read-only from the first statement on: a later SET TRANSACTION
