@@ -610,7 +610,7 @@ mail_send(struct engine *e, const struct mail *m, char *err, char *why,
 	curl_easy_setopt(c, CURLOPT_READDATA, &up);
 	if ((cc = curl_easy_perform(c)) != CURLE_OK) {
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-		if (code > 0)
+		if (code >= 400)	/* the server's refusal */
 			snprintf(why, bufsz, "%ld %s", code, cerr[0] ? cerr :
 			    curl_easy_strerror(cc));
 		else

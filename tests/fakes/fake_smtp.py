@@ -3,22 +3,29 @@
 tool's tests: no TLS, AUTH PLAIN and LOGIN.
 
     python3 tests/fakes/fake_smtp.py --log FILE   (prints "PORT n", serves)
+        [--cert PEM --key PEM]   STARTTLS offered with that certificate
+        [--ssl]                  TLS from the first byte (needs --cert)
 
 One account: sender@example.com with password s3cret-pass (535 for any
 other). A recipient whose mailbox starts with "reject" is refused (550).
 Each message taken is appended to FILE as one JSON line before the 250
 that ends DATA is sent: {"ehlo", "auth": {"mech", "user", "password"},
 "mail_from", "rcpt": [...], "data"} where data is the message as sent,
-dot-stuffing undone, lines ending in CRLF.
+dot-stuffing undone, lines ending in CRLF. A STARTTLS command, and a
+TLS handshake the client broke off, add {"event": "starttls"} and
+{"event": "tls_failed"} lines.
 """
 import argparse
 import base64
 import json
 import socketserver
+import ssl
 import sys
 
 USER, PASSWORD = "sender@example.com", "s3cret-pass"
 LOG = None
+TLS = None      # an ssl.SSLContext when --cert is given
+IMPLICIT = False
 
 
 class Session(socketserver.StreamRequestHandler):
@@ -32,8 +39,25 @@ class Session(socketserver.StreamRequestHandler):
             raise EOFError
         return line.decode("utf-8", "replace").rstrip("\r\n")
 
+    def event(self, what):
+        with open(LOG, "a") as f:
+            f.write(json.dumps({"event": what}) + "\n")
+
+    def start_tls(self):
+        """Wraps the connection; False when the handshake failed."""
+        try:
+            self.connection = TLS.wrap_socket(self.request, server_side=True)
+        except (ssl.SSLError, OSError):
+            self.event("tls_failed")
+            return False
+        self.rfile = self.connection.makefile("rb")
+        self.wfile = self.connection.makefile("wb")
+        return True
+
     def handle(self):
         st = {"ehlo": None, "auth": None, "mail_from": None, "rcpt": []}
+        if IMPLICIT and not self.start_tls():
+            return
         self.reply("220 fake.example ESMTP fake_smtp")
         try:
             while True:
@@ -44,10 +68,17 @@ class Session(socketserver.StreamRequestHandler):
                     st["ehlo"] = arg
                     if verb == "EHLO":
                         self.reply("250-fake.example")
+                        if TLS is not None and not IMPLICIT:
+                            self.reply("250-STARTTLS")
                         self.reply("250-AUTH PLAIN LOGIN")
                         self.reply("250 8BITMIME")
                     else:
                         self.reply("250 fake.example")
+                elif verb == "STARTTLS" and TLS is not None:
+                    self.event("starttls")
+                    self.reply("220 2.0.0 Ready to start TLS")
+                    if not self.start_tls():
+                        return
                 elif verb == "AUTH":
                     self.auth(arg, st)
                 elif verb == "MAIL":
@@ -73,7 +104,7 @@ class Session(socketserver.StreamRequestHandler):
                     return
                 else:
                     self.reply("502 5.5.2 unknown command")
-        except (EOFError, ConnectionError):
+        except (EOFError, ConnectionError, ssl.SSLError):
             return
 
     def auth(self, arg, st):
@@ -139,12 +170,20 @@ class Server(socketserver.ThreadingTCPServer):
 
 
 def main():
-    global LOG
+    global LOG, TLS, IMPLICIT
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--log", required=True)
-    LOG = ap.parse_args().log
-    srv = Server(("127.0.0.1", ap.parse_args().port), Session)
+    ap.add_argument("--cert")
+    ap.add_argument("--key")
+    ap.add_argument("--ssl", action="store_true")
+    args = ap.parse_args()
+    LOG = args.log
+    if args.cert:
+        TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        TLS.load_cert_chain(args.cert, args.key)
+        IMPLICIT = args.ssl
+    srv = Server(("127.0.0.1", args.port), Session)
     print("PORT %d" % srv.server_address[1], flush=True)
     try:
         srv.serve_forever()

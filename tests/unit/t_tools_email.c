@@ -5,7 +5,8 @@
  * envelope (MAIL FROM, every RCPT), the login, the headers and the
  * decoded body parts as received; the plugin's messages for bad
  * parameters, a refused recipient, a wrong password (never echoed), no
- * header injection through the subject or reply_to.
+ * header injection through the subject or reply_to; STARTTLS required in
+ * TLS mode, negotiated, and the server's certificate checked (SSL too).
  */
 #include "tap.h"
 #include "t_node_run.h"
@@ -22,35 +23,69 @@ static int	 smtp_port;
 static char	 smtp_log[300];
 static json_t	*creds;
 
-/* Starts the fake; 0, or -1 when it would not start. */
+/*
+ * Starts a fake logging to log, with TLS (the certificate cert.pem and
+ * key.pem of tn_dir) when tls is "starttls" or "ssl"; *pid and *port
+ * set. 0, or -1 when it would not start.
+ */
 static int
-smtp_start(void)
+fake_start(const char *log, const char *tls, pid_t *pid, int *port)
 {
+	char	 line[64], cert[300], key[300];
 	int	 fds[2];
-	char	 line[64];
 	FILE	*f;
 
-	snprintf(smtp_log, sizeof(smtp_log), "%s/smtp.log", tn_dir);
+	snprintf(cert, sizeof(cert), "%s/cert.pem", tn_dir);
+	snprintf(key, sizeof(key), "%s/key.pem", tn_dir);
 	if (pipe(fds) != 0)
 		return -1;
-	if ((smtp_pid = fork()) == 0) {
+	if ((*pid = fork()) == 0) {
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		execlp("python3", "python3", "tests/fakes/fake_smtp.py",
-		    "--log", smtp_log, (char *)NULL);
+		if (tls == NULL)
+			execlp("python3", "python3", "tests/fakes/fake_smtp.py",
+			    "--log", log, (char *)NULL);
+		else
+			execlp("python3", "python3", "tests/fakes/fake_smtp.py",
+			    "--log", log, "--cert", cert, "--key", key,
+			    strcmp(tls, "ssl") == 0 ? "--ssl" : (char *)NULL,
+			    (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
-	if (smtp_pid < 0 || (f = fdopen(fds[0], "r")) == NULL)
+	if (*pid < 0 || (f = fdopen(fds[0], "r")) == NULL)
 		return -1;
 	if (fgets(line, sizeof(line), f) == NULL ||
-	    sscanf(line, "PORT %d", &smtp_port) != 1) {
+	    sscanf(line, "PORT %d", port) != 1) {
 		fclose(f);
 		return -1;
 	}
 	fclose(f);
 	return 0;
+}
+
+static int
+smtp_start(void)
+{
+	snprintf(smtp_log, sizeof(smtp_log), "%s/smtp.log", tn_dir);
+	return fake_start(smtp_log, NULL, &smtp_pid, &smtp_port);
+}
+
+/* 1 when file path holds text s. */
+static int
+file_has(const char *path, const char *s)
+{
+	char	 buf[1 << 16];
+	size_t	 n;
+	FILE	*f = fopen(path, "r");
+
+	if (f == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return strstr(buf, s) != NULL;
 }
 
 /* The messages the fake took, in order (new array). */
@@ -325,6 +360,23 @@ test_refusals(void)
 	CHECK(strstr(text_of(&r), "wrong-pw-42") == NULL);
 	printf("# %s\n", text_of(&r));
 	tool_result_release(&r);
+	/* STARTTLS is required: a server without it gets nothing, not
+	 * even the login */
+	json_object_set_new(bad, "email_password", json_string("s3cret-pass"));
+	json_object_set_new(bad, "encrypt_method", json_string("TLS"));
+	CHECK(call("email", "send_mail", bad, json_pack("{s:s,s:s,s:s}",
+	    "send_to", "a@example.com", "subject", "x", "email_content", "x"),
+	    &r, err) == 0);
+	CHECK(strncmp(text_of(&r), "Failed to send email: ", 22) == 0);
+	printf("# %s\n", text_of(&r));
+	tool_result_release(&r);
+	json_object_set_new(bad, "encrypt_method", json_string("ROT13"));
+	CHECK(call("email", "send_mail", bad, json_pack("{s:s,s:s,s:s}",
+	    "send_to", "a@example.com", "subject", "x", "email_content", "x"),
+	    &r, err) == 0);
+	CHECK_STR(text_of(&r), "Invalid parameter encrypt_method(should be "
+	    "SSL, TLS or NONE)");
+	tool_result_release(&r);
 	json_object_del(bad, "smtp_server");
 	CHECK(call("email", "send_mail", bad, json_pack("{s:s,s:s,s:s}",
 	    "send_to", "a@example.com", "subject", "x", "email_content", "x"),
@@ -373,6 +425,69 @@ test_163(void)
 	json_decref(cr);
 }
 
+/*
+ * TLS: STARTTLS negotiated and the server's certificate checked (the
+ * fake's is self-signed, so the mail is refused before the login), the
+ * same for TLS from the first byte; NONE sends in the clear even when
+ * the server offers STARTTLS.
+ */
+static void
+test_tls(void)
+{
+	struct tool_result	 r;
+	char			 err[ENGINE_ERRMAX], cmd[700], log[300];
+	char			 port[16];
+	json_t			*cr;
+	pid_t			 pid;
+	int			 p, k;
+
+	snprintf(cmd, sizeof(cmd), "openssl req -x509 -newkey rsa:2048 "
+	    "-nodes -keyout '%s/key.pem' -out '%s/cert.pem' -days 1 -subj "
+	    "/CN=127.0.0.1 >/dev/null 2>&1", tn_dir, tn_dir);
+	if (system(cmd) != 0) {
+		tap_skip("openssl could not make a certificate: the TLS cases "
+		    "did not run");
+		return;
+	}
+	for (k = 0; k < 2; k++) {
+		snprintf(log, sizeof(log), "%s/tls%d.log", tn_dir, k);
+		if (!CHECK(fake_start(log, k ? "ssl" : "starttls", &pid, &p) ==
+		    0))
+			return;
+		snprintf(port, sizeof(port), "%d", p);
+		cr = json_deep_copy(creds);
+		json_object_set_new(cr, "smtp_port", json_string(port));
+		json_object_set_new(cr, "encrypt_method", json_string(k ?
+		    "SSL" : "TLS"));
+		CHECK(call("email", "send_mail", cr, json_pack("{s:s,s:s,s:s}",
+		    "send_to", "a@example.com", "subject", "x",
+		    "email_content", "x"), &r, err) == 0);
+		printf("# %s\n", text_of(&r));
+		CHECK(strncmp(text_of(&r), "Failed to send email: ", 22) == 0 &&
+		    strstr(text_of(&r), "certificate") != NULL);
+		tool_result_release(&r);
+		/* neither the login nor the mail went out */
+		CHECK(!file_has(log, "s3cret-pass") && !file_has(log,
+		    "mail_from"));
+		if (k == 0) {
+			CHECK(file_has(log, "\"starttls\""));
+			json_object_set_new(cr, "encrypt_method",
+			    json_string("NONE"));
+			CHECK(call("email", "send_mail", cr, json_pack(
+			    "{s:s,s:s,s:s}", "send_to", "a@example.com",
+			    "subject", "clear", "email_content", "x"), &r,
+			    err) == 0);
+			CHECK_STR(text_of(&r), "{\n  \"a@example.com\": \"send "
+			    "email success\"\n}");
+			tool_result_release(&r);
+		}
+		CHECK(k == 1 || file_has(log, "Subject: clear"));
+		json_decref(cr);
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -397,6 +512,7 @@ main(void)
 	test_html_and_files();
 	test_refusals();
 	test_163();
+	test_tls();
 	json_decref(creds);
 	kill(smtp_pid, SIGTERM);
 	waitpid(smtp_pid, NULL, 0);
