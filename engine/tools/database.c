@@ -24,11 +24,17 @@
  * tools.database_max_bytes bytes of values; past that it is cut, with a
  * text message saying so (md: the note after the table).
  *
+ * text2sql (query, tables, model: a model-selector {provider, model,
+ * completion_params}) gives the model, through the model providers
+ * (llm_chat), the tables' columns as the plugin renders them (Python's
+ * repr of {table: [{name, type, nullable, default, primary_key}]}) and
+ * the question, with a system prompt of the plugin's requirements in
+ * flowcgi's words; the answer is the model's text.
+ *
  * Not served: the plugin's db_uri parameter (a model could point it at
  * any host or file: the URI is the admin's, in Settings > Tools),
  * config_options (SQLAlchemy's engine options; given, they are ignored),
- * the formats yaml, html and xlsx, and text2sql (it asks a model the
- * plugin picks with a model-selector parameter). The connection to
+ * the formats yaml, html and xlsx. The connection to
  * PostgreSQL may take http.connect_timeout seconds.
  */
 #include <ctype.h>
@@ -54,6 +60,8 @@ static const struct tool_param p_t2s[] = {
 	{ "query", "string", 1, "The user query." },
 	{ "tables", "string", 0, "Tables to give the model as context, "
 	    "comma-separated" },
+	{ "model", "object", 1, "The model: {provider, model, "
+	    "completion_params}" },
 	{ NULL, NULL, 0, NULL },
 };
 static const struct tool_def defs[] = {
@@ -140,23 +148,22 @@ pg_message(const PGresult *res)
 	return m != NULL ? m : PQresultErrorMessage(res);
 }
 
-/* Runs sql read-only on PostgreSQL at uri into r. Returns 0, or
- * ENGINE_EINVAL with err (the server's message). */
+/*
+ * A connection to uri inside BEGIN READ ONLY with the statement timeout:
+ * *out (PQfinish it). Returns 0 or ENGINE_EINVAL with err.
+ */
 static int
-pg_run(struct engine *e, const char *uri, const char *sql, char *err,
-    struct db_rows *r)
+pg_open(struct engine *e, const char *uri, char *err, PGconn **out)
 {
 	const char	*keys[] = { "dbname", "connect_timeout",
 			    "application_name", NULL };
 	const char	*vals[4];
-	char		 tmo[16], setup[96], cbuf[256];
+	char		 tmo[16], setup[96];
 	PGconn		*c = NULL;
 	PGresult	*res = NULL;
-	PGcancel	*cancel;
-	json_t		*row;
-	size_t		 bytes;
-	int		 i, n, rc = 0, full = 0, failed = 0;
+	int		 rc = 0;
 
+	*out = NULL;
 	snprintf(tmo, sizeof(tmo), "%d", e->conf->http_connect_timeout);
 	vals[0] = uri;
 	vals[1] = tmo;
@@ -186,6 +193,35 @@ pg_run(struct engine *e, const char *uri, const char *sql, char *err,
 		goto pgerr;
 	PQclear(res);
 	res = NULL;
+	*out = c;
+	c = NULL;
+	goto out;
+pgerr:
+	rc = engine_invalid(err, "%s", pg_message(res));
+out:
+	PQclear(res);
+	if (c != NULL)
+		PQfinish(c);
+	err[strcspn(err, "\n")] = '\0';
+	return rc;
+}
+
+/* Runs sql read-only on PostgreSQL at uri into r. Returns 0, or
+ * ENGINE_EINVAL with err (the server's message). */
+static int
+pg_run(struct engine *e, const char *uri, const char *sql, char *err,
+    struct db_rows *r)
+{
+	char		 cbuf[256];
+	PGconn		*c = NULL;
+	PGresult	*res = NULL;
+	PGcancel	*cancel;
+	json_t		*row;
+	size_t		 bytes;
+	int		 i, n, rc = 0, full = 0, failed = 0;
+
+	if ((rc = pg_open(e, uri, err, &c)) != 0)
+		goto out;
 	/* the extended protocol: exactly one statement */
 	if (!PQsendQueryParams(c, sql, 0, NULL, NULL, NULL, NULL, 0) ||
 	    !PQsetSingleRowMode(c)) {
@@ -238,9 +274,6 @@ pg_run(struct engine *e, const char *uri, const char *sql, char *err,
 		PQclear(res);
 	}
 	res = NULL;
-	goto out;
-pgerr:
-	rc = engine_invalid(err, "%s", pg_message(res));
 out:
 	/* never commit: a read-only transaction rolled back */
 	PQclear(res);
@@ -589,14 +622,52 @@ is_select(const char *q)
 	return isspace((unsigned char)*q);
 }
 
+/*
+ * The database a call names: the credential db_uri (the parameter db_uri
+ * only when it is the same), as db_kind gives it (*target malloc'd).
+ * Returns 0, or ENGINE_EINVAL / ENGINE_ENOMEM with err.
+ */
+static int
+db_target(const struct tool_call *call, char *err, const char **uri,
+    int *kind, char **target)
+{
+	const char	*puri;
+	char		*bu = NULL;
+	int		 rc = 0;
+
+	*target = NULL;
+	*uri = json_string_value(json_object_get(call->credentials,
+	    "db_uri"));
+	puri = tool_param_str(call->params, "db_uri", &bu);
+	if (puri != NULL && *puri != '\0' && (*uri == NULL || strcmp(puri,
+	    *uri) != 0)) {
+		rc = engine_invalid(err, "the db_uri parameter is not honoured "
+		    "here: set the Database URI in Settings > Tools "
+		    "(database)");
+		goto out;
+	}
+	if (*uri == NULL || **uri == '\0') {
+		rc = engine_invalid(err, "Database URI is not provided.");
+		goto out;
+	}
+	if ((*kind = db_kind(*uri, target)) < 0)
+		rc = ENGINE_ENOMEM;
+	else if (*kind == 0)
+		rc = engine_invalid(err, "the Database URI is neither "
+		    "postgresql:// nor sqlite:///: flowcgi serves those two");
+out:
+	free(bu);
+	return rc;
+}
+
 static int
 sql_execute(struct engine *e, const struct tool_call *call, char *err,
     struct tool_result *out)
 {
 	struct db_rows	 r;
 	struct dbuf	 b;
-	const char	*uri, *q, *fmt, *puri, *opts, *name;
-	char		*bq = NULL, *bf = NULL, *bu = NULL, *bo = NULL;
+	const char	*uri = NULL, *q, *fmt, *opts, *name;
+	char		*bq = NULL, *bf = NULL, *bo = NULL;
 	char		*target = NULL, note[200], msg[ENGINE_ERRMAX + 32];
 	json_t		*j, *obj, *file;
 	size_t		 i, k;
@@ -609,23 +680,12 @@ sql_execute(struct engine *e, const struct tool_call *call, char *err,
 	r.affected = -1;
 	r.max_rows = e->conf->tools_db_max_rows;
 	r.max_bytes = (size_t)e->conf->tools_db_max_bytes;
-	uri = json_string_value(json_object_get(call->credentials, "db_uri"));
-	puri = tool_param_str(call->params, "db_uri", &bu);
 	q = tool_param_str(call->params, "query", &bq);
 	fmt = tool_param_str(call->params, "format", &bf);
 	opts = tool_param_str(call->params, "config_options", &bo);
 	out->final = 1;		/* nothing below is mended by a retry */
-	if (puri != NULL && *puri != '\0' && (uri == NULL || strcmp(puri,
-	    uri) != 0)) {
-		rc = engine_invalid(err, "the db_uri parameter is not honoured "
-		    "here: set the Database URI in Settings > Tools "
-		    "(database)");
+	if ((rc = db_target(call, err, &uri, &kind, &target)) != 0)
 		goto out;
-	}
-	if (uri == NULL || *uri == '\0') {
-		rc = engine_invalid(err, "Database URI is not provided.");
-		goto out;
-	}
 	if (q == NULL || *q == '\0') {
 		rc = engine_invalid(err, "sql_execute needs the parameter "
 		    "query");
@@ -643,15 +703,6 @@ sql_execute(struct engine *e, const struct tool_call *call, char *err,
 	}
 	if (fmt == NULL || *fmt == '\0')
 		fmt = "json";
-	if ((kind = db_kind(uri, &target)) < 0) {
-		rc = ENGINE_ENOMEM;
-		goto out;
-	}
-	if (kind == 0) {
-		rc = engine_invalid(err, "the Database URI is neither "
-		    "postgresql:// nor sqlite:///: flowcgi serves those two");
-		goto out;
-	}
 	sel = is_select(q);
 	if (sel && strcmp(fmt, "json") != 0 && strcmp(fmt, "md") != 0 &&
 	    strcmp(fmt, "csv") != 0) {
@@ -731,12 +782,283 @@ out:
 		scrub_password(err, uri);
 	free(bq);
 	free(bf);
-	free(bu);
 	free(bo);
 	free(target);
 	dbuf_free(&b);
 	json_decref(r.cols);
 	json_decref(r.rows);
+	return rc;
+}
+
+/* ====== text2sql ====== */
+
+/*
+ * What the model is told (the plugin's requirements, in flowcgi's
+ * words): %s is the dialect.
+ */
+#define T2S_SYSTEM \
+	"You write %s queries. Answer with one complete %s query that runs " \
+	"as it is, and nothing else: no explanation, no code fence, no " \
+	"escaped characters.\n" \
+	"- Use only the tables and columns of the schema given.\n" \
+	"- Select only the columns the question needs.\n" \
+	"- Do not quote column names as delimited identifiers.\n" \
+	"- Unless the question says otherwise, return at most 5 rows.\n" \
+	"- Join, filter and order as the question needs, with the right " \
+	"join conditions and casts.\n" \
+	"- Mind NULL in NOT IN, UNION against UNION ALL, range bounds and " \
+	"type mismatches."
+
+/* Python's repr() of one column's description, as the plugin builds it. */
+static void
+add_column(struct dbuf *b, const char *name, const char *type, int nullable,
+    const char *dflt, int64_t pk, int with_pk)
+{
+	dbuf_addstr(b, "{'name': ");
+	tpl_add_py_str(b, name, strlen(name));
+	dbuf_addstr(b, ", 'type': ");
+	tpl_add_py_str(b, type, strlen(type));
+	dbuf_addf(b, ", 'nullable': %s, 'default': ", nullable ? "True" :
+	    "False");
+	if (dflt != NULL)
+		tpl_add_py_str(b, dflt, strlen(dflt));
+	else
+		dbuf_addstr(b, "None");
+	if (with_pk)
+		dbuf_addf(b, ", 'primary_key': %lld", (long long)pk);
+	else
+		dbuf_addstr(b, ", 'primary_key': False");
+	dbuf_addc(b, '}');
+}
+
+/* The table names of tables (comma-separated) into list, or NULL. */
+static int
+split_tables(const char *tables, json_t *list)
+{
+	const char	*p, *end;
+	size_t		 n;
+
+	for (p = tables; p != NULL && *p != '\0'; p = *end ? end + 1 : end) {
+		end = p + strcspn(p, ",");
+		n = (size_t)(end - p);
+		if (json_array_append_new(list, json_stringn(p, n)) != 0)
+			return ENGINE_ENOMEM;
+	}
+	return 0;
+}
+
+/* The schema of SQLite file path's tables (all when list is empty). */
+static int
+lite_schema(const char *path, json_t *list, char *err, struct dbuf *b)
+{
+	sqlite3		*db = NULL;
+	sqlite3_stmt	*st = NULL;
+	const char	*name;
+	size_t		 i;
+	int		 rc = 0, n;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		rc = engine_invalid(err, "could not open the database: %s",
+		    db ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	if (json_array_size(list) == 0) {
+		if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master "
+		    "WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
+		    "ESCAPE '\\' ORDER BY name", -1, &st, NULL) != SQLITE_OK)
+			goto lite_err;
+		while (sqlite3_step(st) == SQLITE_ROW)
+			json_array_append_new(list, json_string((const char *)
+			    sqlite3_column_text(st, 0)));
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (sqlite3_prepare_v2(db, "SELECT name, type, \"notnull\", "
+	    "dflt_value, pk FROM pragma_table_info(?1)", -1, &st, NULL) !=
+	    SQLITE_OK)
+		goto lite_err;
+	dbuf_addc(b, '{');
+	for (i = 0; i < json_array_size(list); i++) {
+		name = json_string_value(json_array_get(list, i));
+		if (i > 0)
+			dbuf_addstr(b, ", ");
+		tpl_add_py_str(b, name, strlen(name));
+		dbuf_addstr(b, ": [");
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		for (n = 0; sqlite3_step(st) == SQLITE_ROW; n++) {
+			if (n > 0)
+				dbuf_addstr(b, ", ");
+			add_column(b, (const char *)sqlite3_column_text(st, 0),
+			    (const char *)sqlite3_column_text(st, 1),
+			    sqlite3_column_int(st, 2) == 0, (const char *)
+			    sqlite3_column_text(st, 3),
+			    sqlite3_column_int64(st, 4), 1);
+		}
+		dbuf_addc(b, ']');
+	}
+	dbuf_addc(b, '}');
+	goto out;
+lite_err:
+	rc = engine_invalid(err, "%s", sqlite3_errmsg(db));
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+/* The schema of PostgreSQL's tables (of the current schema). */
+static int
+pg_schema(struct engine *e, const char *uri, json_t *list, char *err,
+    struct dbuf *b)
+{
+	PGconn		*c = NULL;
+	PGresult	*res = NULL;
+	const char	*name;
+	size_t		 i;
+	int		 rc, j;
+
+	if ((rc = pg_open(e, uri, err, &c)) != 0)
+		goto out;
+	if (json_array_size(list) == 0) {
+		res = PQexec(c, "SELECT table_name FROM information_schema."
+		    "tables WHERE table_schema = current_schema() AND "
+		    "table_type = 'BASE TABLE' ORDER BY table_name");
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			goto pgerr;
+		for (j = 0; j < PQntuples(res); j++)
+			json_array_append_new(list, json_string(
+			    PQgetvalue(res, j, 0)));
+		PQclear(res);
+		res = NULL;
+	}
+	dbuf_addc(b, '{');
+	for (i = 0; i < json_array_size(list); i++) {
+		name = json_string_value(json_array_get(list, i));
+		res = PQexecParams(c, "SELECT column_name, upper(data_type), "
+		    "is_nullable = 'YES', column_default FROM "
+		    "information_schema.columns WHERE table_schema = "
+		    "current_schema() AND table_name = $1 ORDER BY "
+		    "ordinal_position", 1, NULL, &name, NULL, NULL, 0);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			goto pgerr;
+		if (i > 0)
+			dbuf_addstr(b, ", ");
+		tpl_add_py_str(b, name, strlen(name));
+		dbuf_addstr(b, ": [");
+		for (j = 0; j < PQntuples(res); j++) {
+			if (j > 0)
+				dbuf_addstr(b, ", ");
+			add_column(b, PQgetvalue(res, j, 0), PQgetvalue(res,
+			    j, 1), PQgetvalue(res, j, 2)[0] == 't',
+			    PQgetisnull(res, j, 3) ? NULL : PQgetvalue(res, j,
+			    3), 0, 0);
+		}
+		dbuf_addc(b, ']');
+		PQclear(res);
+		res = NULL;
+	}
+	dbuf_addc(b, '}');
+	goto out;
+pgerr:
+	rc = engine_invalid(err, "%s", pg_message(res));
+out:
+	PQclear(res);
+	if (c != NULL)
+		PQfinish(c);
+	return rc;
+}
+
+/*
+ * The plugin's text2sql: the schema of the tables (all, or those of
+ * `tables`) and the question go to the model of the `model` setting (a
+ * model-selector: {provider, model, completion_params}) through the model
+ * providers; the answer is its text.
+ */
+static int
+text2sql(struct engine *e, const struct tool_call *call, char *err,
+    struct tool_result *out)
+{
+	const json_t		*model = json_object_get(call->params,
+				    "model");
+	struct llm_message	 msgs[2];
+	struct llm_request	 rq;
+	struct llm_response	 resp;
+	struct dbuf		 schema, sys, user;
+	const char		*uri, *q, *provider, *name, *tables, *dialect;
+	char			*bq = NULL, *bt = NULL, *target = NULL;
+	json_t			*list = NULL;
+	int			 rc, kind = 0;
+
+	memset(&resp, 0, sizeof(resp));
+	dbuf_init(&schema, TOOL_MAX_TEXT);
+	dbuf_init(&sys, 0);
+	dbuf_init(&user, TOOL_MAX_TEXT);
+	out->final = 1;
+	provider = json_string_value(json_object_get(model, "provider"));
+	name = json_string_value(json_object_get(model, "model"));
+	q = tool_param_str(call->params, "query", &bq);
+	tables = tool_param_str(call->params, "tables", &bt);
+	if ((rc = db_target(call, err, &uri, &kind, &target)) != 0)
+		goto out;
+	if (q == NULL || *q == '\0') {
+		rc = engine_invalid(err, "text2sql needs the parameter query");
+		goto out;
+	}
+	if (provider == NULL || name == NULL) {
+		rc = engine_invalid(err, "text2sql needs its model setting "
+		    "({provider, model})");
+		goto out;
+	}
+	if ((list = json_array()) == NULL || split_tables(tables, list) != 0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	rc = kind == 'p' ? pg_schema(e, target, list, err, &schema) :
+	    lite_schema(target, list, err, &schema);
+	if (rc != 0)
+		goto out;
+	dialect = kind == 'p' ? "postgresql" : "sqlite";
+	dbuf_addf(&sys, T2S_SYSTEM, dialect, dialect);
+	dbuf_addstr(&user, "Tables and their columns:\n");
+	dbuf_add(&user, schema.p ? schema.p : "{}", schema.p ? schema.len : 2);
+	dbuf_addstr(&user, "\n\nThe question: ");
+	dbuf_addstr(&user, q);
+	if (schema.err != DBUF_OK || sys.err != DBUF_OK || user.err !=
+	    DBUF_OK) {
+		rc = schema.err == DBUF_ETOOBIG || user.err == DBUF_ETOOBIG ?
+		    engine_invalid(err, "the schema is too large for the "
+		    "model") : ENGINE_ENOMEM;
+		goto out;
+	}
+	memset(msgs, 0, sizeof(msgs));
+	msgs[0].role = LLM_SYSTEM;
+	msgs[0].content = sys.p;
+	msgs[1].role = LLM_USER;
+	msgs[1].content = user.p;
+	memset(&rq, 0, sizeof(rq));
+	rq.model = name;
+	rq.messages = msgs;
+	rq.nmessages = 2;
+	rq.params = json_object_get(model, "completion_params");
+	if ((rc = llm_chat(e, provider, &rq, err, &resp)) != 0) {
+		out->final = rc == ENGINE_EINVAL;
+		goto out;
+	}
+	out->final = 0;
+	rc = tool_result_text(out, resp.text ? resp.text : "", resp.text_len);
+out:
+	if (uri != NULL && err[0] != '\0')
+		scrub_password(err, uri);
+	llm_response_release(&resp);
+	json_decref(list);
+	dbuf_free(&schema);
+	dbuf_free(&sys);
+	dbuf_free(&user);
+	free(bq);
+	free(bt);
+	free(target);
 	return rc;
 }
 
@@ -754,12 +1076,8 @@ database_invoke(struct engine *e, const struct tool_call *call, char *err,
 {
 	if (strcmp(call->tool, "sql_execute") == 0)
 		return sql_execute(e, call, err, out);
-	if (strcmp(call->tool, "text2sql") == 0) {
-		out->final = 1;
-		return engine_invalid(err, "database/text2sql is not supported "
-		    "by flowcgi: it asks a model the plugin's model-selector "
-		    "names; use an LLM node for the SQL, then sql_execute");
-	}
+	if (strcmp(call->tool, "text2sql") == 0)
+		return text2sql(e, call, err, out);
 	engine_invalid(err, "tool '%s/%s' is not available in flowcgi",
 	    call->provider, call->tool);
 	return ENGINE_ENOTFOUND;

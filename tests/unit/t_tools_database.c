@@ -4,11 +4,17 @@
  * and csv answers as the plugin gives them, writes refused (the data
  * unchanged after), one statement at a time, ATTACH denied, the row and
  * byte limits cutting an answer with a note, the statement timeout, the
- * db_uri parameter and text2sql refused.
+ * db_uri parameter refused; text2sql asking tests/fakes/fake_llm.py with
+ * the schema and the question.
  */
 #include "tap.h"
 #include "t_node_run.h"
 #include "pg_private.h"
+
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <libpq-fe.h>
 #include <sqlite3.h>
@@ -96,6 +102,93 @@ lite_count(void)
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return n;
+}
+
+static pid_t	llm_pid = -1;
+static int	llm_port;
+
+/* fake_llm.py answering every request with one SQL text. */
+static int
+llm_start(void)
+{
+	char	 script[400], line[64];
+	int	 fds[2];
+	FILE	*f;
+
+	snprintf(script, sizeof(script), "%s/script.json", tn_dir);
+	if ((f = fopen(script, "w")) == NULL)
+		return -1;
+	fputs("{\"responses\": [{\"text\": \"SELECT count(*) FROM people\", "
+	    "\"repeat\": true}]}", f);
+	fclose(f);
+	if (pipe(fds) != 0)
+		return -1;
+	if ((llm_pid = fork()) == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("python3", "python3", "tests/fakes/fake_llm.py",
+		    "--script", script, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (llm_pid < 0 || (f = fdopen(fds[0], "r")) == NULL)
+		return -1;
+	if (fgets(line, sizeof(line), f) == NULL ||
+	    sscanf(line, "%d", &llm_port) != 1) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	snprintf(tn_conf.llm_base_url, sizeof(tn_conf.llm_base_url),
+	    "http://127.0.0.1:%d/v1", llm_port);
+	return 0;
+}
+
+/* text2sql against the fake model: the prompt holds the dialect, the
+ * schema as the plugin renders it, and the question. */
+static void
+test_text2sql(const char *dialect, const char *schema)
+{
+	struct outbound_req	 req;
+	struct outbound_resp	 resp;
+	struct tool_result	 r;
+	char			 err[ENGINE_ERRMAX], url[128];
+	const char		*sys, *user;
+	json_t			*all = NULL, *body;
+
+	if (llm_pid < 0 && (system("command -v python3 >/dev/null 2>&1") !=
+	    0 || !CHECK(llm_start() == 0)))
+		return;
+	CHECK(call("text2sql", json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:f}}}",
+	    "query", "How many people?", "tables", dialect[0] == 'p' ?
+	    "items" : "people", "model", "provider", "my-llm", "model",
+	    "sql-model", "completion_params", "temperature", 0.0), &r, err) ==
+	    0);
+	CHECK_STR(text_of(&r), "SELECT count(*) FROM people");
+	tool_result_release(&r);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/_requests", llm_port);
+	memset(&req, 0, sizeof(req));
+	req.url = url;
+	req.trusted = 1;
+	if (CHECK(outbound_fetch(tn_engine, &req, err, &resp) == 0)) {
+		all = json_loadb(resp.body, resp.len, 0, NULL);
+		outbound_resp_release(&resp);
+	}
+	body = json_object_get(json_array_get(all, json_array_size(all) - 1),
+	    "body");
+	CHECK_STR(json_string_value(json_object_get(body, "model")),
+	    "sql-model");
+	sys = json_string_value(json_object_get(json_array_get(
+	    json_object_get(body, "messages"), 0), "content"));
+	user = json_string_value(json_object_get(json_array_get(
+	    json_object_get(body, "messages"), 1), "content"));
+	CHECK(sys != NULL && strstr(sys, dialect) != NULL);
+	CHECK(user != NULL && strstr(user, schema) != NULL);
+	if (user != NULL && strstr(user, schema) == NULL)
+		printf("# prompt: %s\n", user);
+	CHECK(user != NULL && strstr(user, "How many people?") != NULL);
+	json_decref(all);
 }
 
 static void
@@ -199,8 +292,15 @@ test_sqlite(void)
 	tool_result_release(&r);
 	CHECK(call("text2sql", json_pack("{s:s}", "query", "how many?"), &r,
 	    err) == ENGINE_EINVAL);
-	CHECK(r.final == 1 && strstr(err, "not supported") != NULL);
+	CHECK(r.final == 1 && strstr(err, "model setting") != NULL);
 	tool_result_release(&r);
+	test_text2sql("sqlite", "{'people': [{'name': 'id', 'type': 'INTEGER', "
+	    "'nullable': True, 'default': None, 'primary_key': 0}, {'name': "
+	    "'name', 'type': 'TEXT', 'nullable': True, 'default': None, "
+	    "'primary_key': 0}, {'name': 'score', 'type': 'REAL', 'nullable': "
+	    "True, 'default': None, 'primary_key': 0}, {'name': 'note', "
+	    "'type': 'TEXT', 'nullable': True, 'default': None, "
+	    "'primary_key': 0}]}");
 	json_decref(creds);
 	creds = json_object();
 	CHECK(call("sql_execute", json_pack("{s:s}", "query", "SELECT 1"), &r,
@@ -277,6 +377,15 @@ test_pg(const char *url)
 	CHECK(strstr(err, "read-only") != NULL);
 	tool_result_release(&r);
 	CHECK_INT(pg_count(c), 2);
+	test_text2sql("postgresql", "{'items': [{'name': 'id', 'type': "
+	    "'INTEGER', 'nullable': True, 'default': None, 'primary_key': "
+	    "False}, {'name': 'name', 'type': 'TEXT', 'nullable': True, "
+	    "'default': None, 'primary_key': False}, {'name': 'ok', 'type': "
+	    "'BOOLEAN', 'nullable': True, 'default': None, 'primary_key': "
+	    "False}, {'name': 'price', 'type': 'NUMERIC', 'nullable': True, "
+	    "'default': None, 'primary_key': False}, {'name': 'tags', "
+	    "'type': 'JSONB', 'nullable': True, 'default': None, "
+	    "'primary_key': False}]}");
 
 	/* the row limit stops a long answer */
 	tn_conf.tools_db_max_rows = 5;
@@ -314,6 +423,10 @@ main(void)
 		test_pg(url);
 	if (pg_dir[0] != '\0')
 		(void)pg_ctl("stop");
+	if (llm_pid > 0) {
+		kill(llm_pid, SIGTERM);
+		waitpid(llm_pid, NULL, 0);
+	}
 	tn_close();
 	return tap_done();
 }
