@@ -616,8 +616,10 @@ mail_send(struct engine *e, const struct mail *m, char *err, char *why,
 		else
 			snprintf(why, bufsz, "%s", cerr[0] ? cerr :
 			    curl_easy_strerror(cc));
-		if (m->password[0] != '\0')
-			llm_scrub(why, m->password);
+		/* no credential's value in what the tool answers */
+		llm_scrub(why, m->password);
+		llm_scrub(why, m->user);
+		llm_scrub(why, m->server);
 		rc = 1;
 	}
 out:

@@ -370,6 +370,16 @@ test_refusals(void)
 	CHECK(strncmp(text_of(&r), "Failed to send email: ", 22) == 0);
 	printf("# %s\n", text_of(&r));
 	tool_result_release(&r);
+	/* a server that is not there: its address is masked */
+	json_object_set_new(bad, "encrypt_method", json_string("NONE"));
+	json_object_set_new(bad, "smtp_port", json_string("1"));
+	CHECK(call("email", "send_mail", bad, json_pack("{s:s,s:s,s:s}",
+	    "send_to", "a@example.com", "subject", "x", "email_content", "x"),
+	    &r, err) == 0);
+	CHECK(strncmp(text_of(&r), "Failed to send email: ", 22) == 0 &&
+	    strstr(text_of(&r), "127.0.0.1") == NULL);
+	printf("# %s\n", text_of(&r));
+	tool_result_release(&r);
 	json_object_set_new(bad, "encrypt_method", json_string("ROT13"));
 	CHECK(call("email", "send_mail", bad, json_pack("{s:s,s:s,s:s}",
 	    "send_to", "a@example.com", "subject", "x", "email_content", "x"),
