@@ -126,6 +126,10 @@ struct conf {
 	int	 export_max_pages;	/* pages of one PDF */
 	int	 export_max_points;	/* values of one chart */
 	int	 tools_workflow_max_depth; /* workflow tools nested in runs */
+	/* the database tool (engine/tools/database.c) */
+	int	 tools_db_max_rows;	/* rows of one answer */
+	int64_t	 tools_db_max_bytes;	/* bytes of one answer's values */
+	int	 tools_db_timeout;	/* seconds one query may run */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 code_python_paths[2048]; /* folders for PYTHONPATH, comma-separated */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */

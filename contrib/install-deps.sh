@@ -7,7 +7,7 @@ set -eu
 # Build and run.
 PKGS="gcc make pkg-config libfcgi-dev libjansson-dev liblmdb-dev libyaml-dev
 libcurl4-openssl-dev libarchive-dev libxml2-dev libssl-dev libseccomp-dev
-libjemalloc-dev libpq-dev nginx-light"
+libjemalloc-dev libpq-dev libsqlite3-dev nginx-light"
 # The file-making tools (engine/tools/md_exporter.c, chart.c, qrcode.c):
 # Markdown with GFM tables, QR codes, PNG, PDF and SVG rendering, and a
 # font for their text.

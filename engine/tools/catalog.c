@@ -15,7 +15,7 @@
 static const char *const natives[] = { "time", "webscraper", "json_process",
 	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec",
 	"md_exporter", "chart", "qrcode", "mcp_sse", "mcp_config_during_use",
-	NULL };
+	"email", "163-smtp-send-mail", "database", "audio", NULL };
 
 /* ====== Dify's shapes ====== */
 

@@ -27,6 +27,10 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_qrcode,
 	&tool_provider_mcp_sse,
 	&tool_provider_mcp_config_during_use,
+	&tool_provider_email,
+	&tool_provider_email163,
+	&tool_provider_database,
+	&tool_provider_audio,
 	NULL,
 };
 
@@ -601,5 +605,71 @@ tool_json_dumps(const json_t *v, int ascii, char **out)
 	}
 	if ((*out = dbuf_take(&sb, NULL)) == NULL)
 		return ENGINE_ENOMEM;
+	return 0;
+}
+
+/* ====== Files a tool is given ====== */
+
+int
+tool_file_bytes(struct engine *e, const json_t *f, const char *what,
+    char *err, char **data, size_t *len)
+{
+	struct outbound_req	 req;
+	struct outbound_resp	 resp;
+	const char		*url, *comma, *name;
+	int			 rc;
+
+	*data = NULL;
+	*len = 0;
+	name = json_string_value(json_object_get(f, "filename"));
+	url = json_string_value(json_object_get(f, "url"));
+	if (url == NULL || *url == '\0')
+		url = json_string_value(json_object_get(f, "remote_url"));
+	if (url == NULL)
+		return engine_invalid(err, "the %s '%s' has no URL to "
+		    "read it from", what, name ? name : "");
+	if (strncmp(url, "data:", 5) == 0 && (comma = strchr(url, ',')) !=
+	    NULL) {
+		if (comma - url >= 7 && strncmp(comma - 7, ";base64", 7) == 0) {
+			if (file_b64_decode(comma + 1, strlen(comma + 1), data,
+			    len) != 0)
+				return engine_invalid(err, "the %s "
+				    "'%s' is not valid base64", what, name ?
+				    name : "");
+		} else if ((*data = strdup(comma + 1)) != NULL)
+			*len = strlen(*data);
+		else
+			return ENGINE_ENOMEM;
+		if ((int64_t)*len > e->conf->tools_max_file) {
+			free(*data);
+			*data = NULL;
+			return engine_invalid(err, "the %s '%s' is "
+			    "larger than tools.max_file_size", what, name ?
+			    name : "");
+		}
+		return 0;
+	}
+	if (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url,
+	    "https://", 8) != 0)
+		return engine_invalid(err, "the %s '%s' has no data: "
+		    "or http(s) URL", what, name ? name : "");
+	memset(&req, 0, sizeof(req));
+	req.url = url;
+	req.follow = 1;
+	req.timeout = e->conf->tools_timeout;
+	req.max_bytes = e->conf->tools_max_file;
+	if ((rc = outbound_fetch(e, &req, err, &resp)) != 0)
+		return rc;
+	if (resp.status < 200 || resp.status >= 300) {
+		rc = engine_invalid(err, "the %s '%s': its URL "
+		    "answered status %ld", what, name ? name : "",
+		    resp.status);
+		outbound_resp_release(&resp);
+		return rc;
+	}
+	*data = resp.body;
+	*len = resp.len;
+	resp.body = NULL;
+	outbound_resp_release(&resp);
 	return 0;
 }

@@ -134,6 +134,10 @@ extern const struct tool_provider tool_provider_mcp_config_during_use;
  * naming it (workflow_tool.c).
  */
 int	workflow_tool_app_ok(struct engine *e, const char *id, char *err);
+extern const struct tool_provider tool_provider_email;
+extern const struct tool_provider tool_provider_email163;
+extern const struct tool_provider tool_provider_database;
+extern const struct tool_provider tool_provider_audio;
 
 /* ====== Registry (tools.c) ====== */
 
@@ -231,6 +235,17 @@ int	tool_defs_has(const struct tool_def *defs, const char *name);
  */
 const char *tool_param_str(const json_t *params, const char *name,
 	    char **buf);
+
+/*
+ * The bytes of file object f (a tool's file parameter): its data: URL
+ * decoded, or its http(s) url / remote_url fetched through outbound_fetch
+ * (SSRF guard, tools.timeout), at most tools.max_file_size bytes. what
+ * names it in a message ("attachment"). *data is malloc'd and
+ * NUL-terminated (caller frees). Returns 0, ENGINE_EINVAL (err says
+ * why), ENGINE_EFETCH / ENGINE_ELIMIT, ENGINE_ENOMEM.
+ */
+int	tool_file_bytes(struct engine *e, const json_t *f, const char *what,
+	    char *err, char **data, size_t *len);
 
 /* A parameter as a boolean (true, "true", "1", non-zero); dflt if absent. */
 int	tool_param_bool(const json_t *params, const char *name, int dflt);
