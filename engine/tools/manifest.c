@@ -279,8 +279,8 @@ check_tool(char *err, const struct tool_manifest *m, const json_t *t,
 		    "body.results");
 	if (json_object_get(resp, "format") != NULL && !one_of(
 	    json_string_value(json_object_get(resp, "format")),
-	    (const char *const[]){ "json", "text", NULL }))
-		return bad(err, m, *name, "format", "json or text");
+	    (const char *const[]){ "json", "text", "feed", NULL }))
+		return bad(err, m, *name, "format", "json, text or feed");
 	files = json_object_get(resp, "files");
 	if (files != NULL && !json_is_array(files))
 		return bad(err, m, *name, "files", "must be a list");

@@ -916,7 +916,17 @@ mf_invoke(struct engine *e, const struct tool_call *call, char *err,
 	fmt = json_string_value(json_object_get(json_object_get(tool,
 	    "response"), "format"));
 	body = NULL;
-	if (fmt == NULL || strcmp(fmt, "json") == 0)
+	if (fmt != NULL && strcmp(fmt, "feed") == 0 && resp.status >= 200 &&
+	    resp.status <= 299) {
+		/* an Atom or RSS answer (arXiv's API) read as the rss tool
+		 * reads feeds: {title, items: [...]} */
+		if ((rc = tool_feed_parse(resp.body ? resp.body : "", resp.len,
+		    100, err, &body)) != 0) {
+			if (rc == ENGINE_EINVAL)
+				rc = ENGINE_EFETCH;
+			goto out;
+		}
+	} else if (fmt == NULL || strcmp(fmt, "json") == 0)
 		body = json_loadb(resp.body ? resp.body : "", resp.len,
 		    JSON_DECODE_ANY, NULL);
 	if (body == NULL && fmt != NULL && strcmp(fmt, "json") == 0 &&

@@ -394,8 +394,8 @@ feed_item(const xmlNode *n, enum feed_format fmt)
  * format, items} with at most max_items items. Returns 0, ENGINE_EINVAL
  * (err says why: not XML, not a feed) or ENGINE_ENOMEM.
  */
-static int
-feed_parse(const char *data, size_t len, size_t max_items, char *err,
+int
+tool_feed_parse(const char *data, size_t len, size_t max_items, char *err,
     json_t **out)
 {
 	xmlDocPtr	 doc = NULL;
@@ -634,7 +634,7 @@ rss_fetch(struct engine *e, const struct tool_call *call, char *err,
 		rc = text_msg(out, msg);
 		goto out;
 	}
-	rc = feed_parse(resp.body, resp.len, (size_t)max, perr, &feed);
+	rc = tool_feed_parse(resp.body, resp.len, (size_t)max, perr, &feed);
 	if (rc == ENGINE_EINVAL) {
 		snprintf(msg, sizeof(msg), "The URL did not return a feed: %s.",
 		    perr);

@@ -365,6 +365,16 @@ const char *tool_manifest_label(const json_t *v, const char *dflt);
  */
 json_t	*tool_manifest_schema(const json_t *tool, int llm_only);
 
+/*
+ * Reads an RSS 2.0, RSS 1.0 or Atom feed of len bytes (rss.c; no network,
+ * no DTD, no entities): *out is a new {title, link, description, format,
+ * items: [{title, link, published, author, summary}]} with at most
+ * max_items items. Returns 0, ENGINE_EINVAL (err says why) or
+ * ENGINE_ENOMEM. A manifest's `response.format: feed` reads its answer so.
+ */
+int	tool_feed_parse(const char *data, size_t len, size_t max_items,
+	    char *err, json_t **out);
+
 /* The value at dotted path ("body.results.0.url") of v, borrowed. */
 const json_t *tool_path_get(const json_t *v, const char *path);
 

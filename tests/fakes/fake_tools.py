@@ -244,7 +244,25 @@ def images(h, u, q, b):
                                                  "revised_prompt": "A " + b.get("prompt", "")} for _ in range(n)]})
 
 
+def arxiv(h, u, q, b):
+    query = q.get("search_query", "")
+    if "empty" in query:
+        entries = ""
+    else:
+        entries = """<entry><id>http://arxiv.org/abs/1706.03762v7</id>
+<updated>2023-08-02T00:41:18Z</updated><published>2017-06-12T17:57:34Z</published>
+<title>Attention Is All You Need</title>
+<summary>  The dominant sequence transduction models are based on %s.
+</summary><author><name>Ashish Vaswani</name></author>
+<link href="http://arxiv.org/abs/1706.03762v7" rel="alternate" type="text/html"/></entry>""" % query
+    feed = ("""<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>arXiv Query: %s</title>%s</feed>"""
+            % (query, entries)).encode()
+    return h.reply(200, feed, "application/atom+xml; charset=utf-8")
+
+
 ROUTES = {
+    "/arxiv/api/query": arxiv,
     "/tavily/search": tavily_search,
     "/tavily/extract": tavily_extract,
     "/img/": image,

@@ -32,7 +32,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t		 i, k;
 	int		 rc;
 
-	rc = feed_parse((const char *)data, size, RSS_MAX_ITEMS, err, &feed);
+	rc = tool_feed_parse((const char *)data, size, RSS_MAX_ITEMS, err, &feed);
 	if (rc != 0) {
 		if (feed != NULL || (rc == ENGINE_EINVAL && err[0] == '\0'))
 			abort();

@@ -297,17 +297,17 @@ test_parser(void)
 		for (i = 0; i < n / 3 + 10; i++)
 			p += snprintf(p, 8, "\xe6\x95\xb0");
 		snprintf(p, 200, "</title></channel></rss>");
-		CHECK(feed_parse(doc, strlen(doc), 10, err, &feed) == 0);
+		CHECK(tool_feed_parse(doc, strlen(doc), 10, err, &feed) == 0);
 		CHECK(json_string_length(json_object_get(feed, "title")) <=
 		    RSS_MAX_FIELD && json_string_length(json_object_get(feed,
 		    "title")) >= RSS_MAX_FIELD - 3);
 		json_decref(feed);
 		free(doc);
 	}
-	CHECK(feed_parse("<feed/>", 7, 10, err, &feed) == 0);
+	CHECK(tool_feed_parse("<feed/>", 7, 10, err, &feed) == 0);
 	CHECK_STR(json_string_value(json_object_get(feed, "format")), "atom");
 	json_decref(feed);
-	CHECK(feed_parse("<x/>", 4, 10, err, &feed) == ENGINE_EINVAL);
+	CHECK(tool_feed_parse("<x/>", 4, 10, err, &feed) == ENGINE_EINVAL);
 }
 
 int
