@@ -14,7 +14,7 @@
  * themselves). Those of tools.c's table that a DSL names as builtin. */
 static const char *const natives[] = { "time", "webscraper", "json_process",
 	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec",
-	"md_exporter", "chart", "qrcode", "echarts", "mcp_sse", "mcp_config_during_use",
+	"md_exporter", "chart", "qrcode", "echarts", "dingtalk", "mcp_sse", "mcp_config_during_use",
 	"email", "163-smtp-send-mail", "database", "audio", NULL };
 
 /* ====== Dify's shapes ====== */

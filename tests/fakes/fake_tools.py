@@ -261,7 +261,21 @@ def arxiv(h, u, q, b):
     return h.reply(200, feed, "application/atom+xml; charset=utf-8")
 
 
+def dingtalk(h, u, q, b):
+    import hashlib
+    import hmac
+    secret = "SECfake-signing-secret"
+    want = base64.b64encode(hmac.new(secret.encode(), ("%s\n%s" % (
+        q.get("timestamp", ""), secret)).encode(), hashlib.sha256).digest()).decode()
+    if q.get("access_token") == "expired":
+        return h.reply(200, {"errcode": 300001, "errmsg": "token is not exist"})
+    if q.get("sign") != want or abs(time.time() * 1000 - int(q.get("timestamp") or 0)) > 3600000:
+        return h.reply(200, {"errcode": 310000, "errmsg": "sign not match"})
+    return h.reply(200, {"errcode": 0, "errmsg": "ok"})
+
+
 ROUTES = {
+    "/dingtalk/robot/send": dingtalk,
     "/arxiv/api/query": arxiv,
     "/tavily/search": tavily_search,
     "/tavily/extract": tavily_extract,
