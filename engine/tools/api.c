@@ -749,5 +749,5 @@ out:
 }
 
 const struct tool_provider tool_provider_api = {
-	"api", api_list, api_invoke
+	"api", api_list, api_invoke, 0,
 };

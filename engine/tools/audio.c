@@ -338,5 +338,5 @@ audio_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_audio = {
-	"audio", audio_list, audio_invoke
+	"audio", audio_list, audio_invoke, 0,
 };

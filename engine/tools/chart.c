@@ -554,5 +554,5 @@ out:
 }
 
 const struct tool_provider tool_provider_chart = {
-	"chart", chart_list, chart_invoke,
+	"chart", chart_list, chart_invoke, 0,
 };

@@ -126,5 +126,5 @@ out:
 }
 
 const struct tool_provider tool_provider_code = {
-	"code", code_list, code_invoke
+	"code", code_list, code_invoke, 0,
 };

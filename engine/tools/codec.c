@@ -664,5 +664,5 @@ codec_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_base64_codec = {
-	"base64_codec", codec_list, codec_invoke
+	"base64_codec", codec_list, codec_invoke, 0,
 };

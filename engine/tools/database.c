@@ -1084,5 +1084,5 @@ database_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_database = {
-	"database", database_list, database_invoke
+	"database", database_list, database_invoke, 1,
 };

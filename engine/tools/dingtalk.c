@@ -202,5 +202,5 @@ out:
 }
 
 const struct tool_provider tool_provider_dingtalk = {
-	"dingtalk", dt_list, dt_invoke,
+	"dingtalk", dt_list, dt_invoke, 1,
 };

@@ -595,5 +595,5 @@ ddg_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_duckduckgo = {
-	"duckduckgo", ddg_list, ddg_invoke
+	"duckduckgo", ddg_list, ddg_invoke, 1,
 };

@@ -218,5 +218,5 @@ out:
 }
 
 const struct tool_provider tool_provider_echarts = {
-	"echarts", echarts_list, echarts_invoke,
+	"echarts", echarts_list, echarts_invoke, 0,
 };

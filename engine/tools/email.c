@@ -997,9 +997,9 @@ email163_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_email = {
-	"email", email_list, email_invoke
+	"email", email_list, email_invoke, 1,
 };
 
 const struct tool_provider tool_provider_email163 = {
-	"163-smtp-send-mail", email163_list, email163_invoke
+	"163-smtp-send-mail", email163_list, email163_invoke, 1,
 };

@@ -828,5 +828,5 @@ json_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_json_process = {
-	"json_process", json_list, json_invoke
+	"json_process", json_list, json_invoke, 0,
 };

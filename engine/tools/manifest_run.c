@@ -964,5 +964,5 @@ out:
 }
 
 const struct tool_provider tool_provider_manifest = {
-	"manifest", mf_list, mf_invoke,
+	"manifest", mf_list, mf_invoke, 1,
 };

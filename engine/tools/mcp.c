@@ -957,5 +957,5 @@ mcp_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_mcp = {
-	"mcp", mcp_list, mcp_invoke
+	"mcp", mcp_list, mcp_invoke, 0,
 };

@@ -463,7 +463,7 @@ sse_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_mcp_sse = {
-	"mcp_sse", sse_list, sse_invoke
+	"mcp_sse", sse_list, sse_invoke, 1,
 };
 
 /* ====== arrenxxxxx/mcp_config_during_use ====== */
@@ -620,5 +620,5 @@ out:
 }
 
 const struct tool_provider tool_provider_mcp_config_during_use = {
-	"mcp_config_during_use", cfg_list, cfg_invoke
+	"mcp_config_during_use", cfg_list, cfg_invoke, 1,
 };

@@ -1307,5 +1307,5 @@ out:
 }
 
 const struct tool_provider tool_provider_md_exporter = {
-	"md_exporter", md_list, md_invoke,
+	"md_exporter", md_list, md_invoke, 0,
 };

@@ -211,5 +211,5 @@ out:
 }
 
 const struct tool_provider tool_provider_qrcode = {
-	"qrcode", qr_list, qr_invoke,
+	"qrcode", qr_list, qr_invoke, 0,
 };

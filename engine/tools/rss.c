@@ -674,7 +674,7 @@ rss_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_rss = {
-	"rss", rss_list, rss_invoke
+	"rss", rss_list, rss_invoke, 1,
 };
 
 /* ====== rookie_rss (DailyHotApi) ====== */
@@ -936,5 +936,5 @@ out:
 }
 
 const struct tool_provider tool_provider_rookie_rss = {
-	"rookie_rss", rookie_list, rookie_invoke
+	"rookie_rss", rookie_list, rookie_invoke, 1,
 };

@@ -356,5 +356,5 @@ time_invoke(struct engine *e, const struct tool_call *call, char *err,
 }
 
 const struct tool_provider tool_provider_time = {
-	"time", time_list, time_invoke
+	"time", time_list, time_invoke, 0,
 };

@@ -140,8 +140,7 @@ tool_invoke(struct engine *e, const struct tool_call *call, char *err,
 		goto out;
 	}
 	/* a built-in provider's credentials, from Settings > Tools */
-	if (c.credentials == NULL && p != &tool_provider_api &&
-	    p != &tool_provider_mcp && p != &tool_provider_workflow) {
+	if (c.credentials == NULL && p->credentials) {
 		/* a native provider may have a manifest for its
 		 * credentials' schema (native: true) */
 		m = tool_manifest_find(e, call->provider);

@@ -108,6 +108,10 @@ struct tool_provider {
 	/* Runs call->tool with call->params; fills out (see above). */
 	int	(*invoke)(struct engine *e, const struct tool_call *call,
 		    char *err, struct tool_result *out);
+	/* 1 when invoke reads call->credentials: tool_invoke then reads
+	 * the provider's stored ones (a read of the store per call, which
+	 * the local providers are spared) */
+	int	  credentials;
 };
 
 extern const struct tool_provider tool_provider_time;

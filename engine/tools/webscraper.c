@@ -330,5 +330,5 @@ out:
 }
 
 const struct tool_provider tool_provider_webscraper = {
-	"webscraper", ws_list, ws_invoke
+	"webscraper", ws_list, ws_invoke, 0,
 };

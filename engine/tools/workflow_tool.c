@@ -347,7 +347,7 @@ out:
 }
 
 const struct tool_provider tool_provider_workflow = {
-	"workflow", wf_list, wf_invoke
+	"workflow", wf_list, wf_invoke, 0,
 };
 
 int
