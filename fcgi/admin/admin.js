@@ -1403,6 +1403,24 @@
 		    '(its API answered 404).' }));
 	}
 
+	/*
+	 * A settings card's message area: out (the element), say(msg, kind)
+	 * to show one, run(fn) to wrap a handler whose error is said there.
+	 */
+	function cardOut() {
+		const out = el('div', { class: 'out', 'aria-live': 'polite' });
+		const say = (msg, kind) => clear(out).append(el('div', {
+		    class: 'msg ' + (kind || ''), role: kind === 'error' ?
+		    'alert' : null, text: msg }));
+		const run = (fn) => async () => {
+			try { await fn(); } catch (e) {
+				if (!e.auth)
+					say(e.message, 'error');
+			}
+		};
+		return { out, say, run };
+	}
+
 	/* A form field for one entry of a provider's config_schema. */
 	function schemaField(prefix, f, value) {
 		const id = prefix + '-' + f.name;
@@ -1482,16 +1500,7 @@
 	function sandboxCard(p) {
 		const type = p.provider_type;
 		const schema = p.config_schema || [];
-		const out = el('div', { class: 'out', 'aria-live': 'polite' });
-		const say = (msg, kind) => clear(out).append(el('div', {
-		    class: 'msg ' + (kind || ''), role: kind === 'error' ?
-		    'alert' : null, text: msg }));
-		const run = (fn) => async () => {
-			try { await fn(); } catch (e) {
-				if (!e.auth)
-					say(e.message, 'error');
-			}
-		};
+		const { out, say, run } = cardOut();
 		const form = el('form', { on: { submit: (ev) => {
 			ev.preventDefault();
 			run(async () => {
@@ -1576,16 +1585,7 @@
 	}
 
 	function modelCard(p, isNew) {
-		const out = el('div', { class: 'out', 'aria-live': 'polite' });
-		const say = (msg, kind) => clear(out).append(el('div', {
-		    class: 'msg ' + (kind || ''), role: kind === 'error' ?
-		    'alert' : null, text: msg }));
-		const run = (fn) => async () => {
-			try { await fn(); } catch (e) {
-				if (!e.auth)
-					say(e.message, 'error');
-			}
-		};
+		const { out, say, run } = cardOut();
 		const pre = 'mp-' + (isNew ? 'new' : p.name.replace(/[^\w-]/g,
 		    '_'));
 		const schema = [
@@ -1690,16 +1690,7 @@
 		const schema = (p.credentials_schema || []).map((f) =>
 		    Object.assign({}, f, { required: !!f.required }));
 		const label = (p.label && (p.label.en_US || p.label)) || p.name;
-		const out = el('div', { class: 'out', 'aria-live': 'polite' });
-		const say = (msg, kind) => clear(out).append(el('div', {
-		    class: 'msg ' + (kind || ''), role: kind === 'error' ?
-		    'alert' : null, text: msg }));
-		const run = (fn) => async () => {
-			try { await fn(); } catch (e) {
-				if (!e.auth)
-					say(e.message, 'error');
-			}
-		};
+		const { out, say, run } = cardOut();
 		const pre = 'tp-' + p.name.replace(/[^\w-]/g, '_');
 		const creds = p.team_credentials || {};
 		const fields = schema.some((f) => f.name === 'base_url') ?
