@@ -10,13 +10,6 @@
 
 #include "engine/tools/tools.h"
 
-/* The native providers the console lists (the manifests list
- * themselves). Those of tools.c's table that a DSL names as builtin. */
-static const char *const natives[] = { "time", "webscraper", "json_process",
-	"code", "rss", "rookie_rss", "duckduckgo", "base64_codec",
-	"md_exporter", "chart", "qrcode", "echarts", "dingtalk", "mcp_sse", "mcp_config_during_use",
-	"email", "163-smtp-send-mail", "database", "audio", NULL };
-
 /* ====== Dify's shapes ====== */
 
 static json_t *
@@ -193,16 +186,18 @@ native_provider_entity(struct engine *e, const char *name, int with_tools)
 int
 engine_tool_builtin_list(struct engine *e, int with_tools, json_t **out)
 {
-	json_t	*arr = json_array();
-	size_t	 i;
-	int	 bad = arr == NULL;
+	const struct tool_provider	*p;
+	json_t				*arr = json_array();
+	size_t				 i;
+	int				 bad = arr == NULL;
 
 	*out = NULL;
-	for (i = 0; natives[i] != NULL; i++)
-		if (tool_manifest_find(e, natives[i]) == NULL &&
-		    tool_provider_find(natives[i], "builtin") != NULL)
+	/* every native provider of the registry, unless a manifest
+	 * (native: true) describes it below */
+	for (i = 0; (p = tool_builtin_at(i)) != NULL; i++)
+		if (tool_manifest_find(e, p->name) == NULL)
 			bad |= json_array_append_new(arr,
-			    native_provider_entity(e, natives[i], with_tools));
+			    native_provider_entity(e, p->name, with_tools));
 	for (i = 0; i < tool_manifest_count(e); i++)
 		bad |= json_array_append_new(arr, manifest_entity(e,
 		    tool_manifest_at(e, i), with_tools));

@@ -36,6 +36,13 @@ static const struct tool_provider *const builtins[] = {
 	NULL,
 };
 
+const struct tool_provider *
+tool_builtin_at(size_t i)
+{
+	return i < sizeof(builtins) / sizeof(*builtins) - 1 ? builtins[i] :
+	    NULL;
+}
+
 /* ====== The calling run ====== */
 
 static __thread const struct tool_run *cur_run;

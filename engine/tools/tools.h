@@ -157,6 +157,9 @@ extern const struct tool_provider tool_provider_audio;
 const struct tool_provider *tool_provider_find(const char *id,
 	    const char *provider_type);
 
+/* The native providers of the registry, in its order; NULL past the end. */
+const struct tool_provider *tool_builtin_at(size_t i);
+
 /*
  * tool_provider_find, then the manifests of e: &tool_provider_manifest
  * when one answers to id (and provider_type is not api, mcp or
