@@ -377,6 +377,11 @@ engine_tool_credentials_test(struct engine *e, const char *id,
 			json_decref(creds);
 			return ENGINE_ENOMEM;
 		}
+	if (json_is_true(json_object_get(test, "steps"))) {
+		rc = tool_manifest_test_steps(e, m, creds, err);
+		json_decref(creds);
+		return rc;
+	}
 	memset(&call, 0, sizeof(call));
 	call.provider = name;
 	call.provider_type = "builtin";

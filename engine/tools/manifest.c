@@ -194,12 +194,103 @@ check_templates(char *err, const struct tool_manifest *m, const char *tool,
 	return 0;
 }
 
+/* A request (a tool's, or a step's): method, url, headers, query, one of
+ * json / form / body, timeout; every template in it compiles. */
+static int
+check_request(char *err, const struct tool_manifest *m, const char *name,
+    const json_t *req)
+{
+	const char	*method;
+	int		 rc;
+
+	if (!json_is_object(req))
+		return bad(err, m, name, "request", "must be a mapping "
+		    "(method, url, ...)");
+	method = json_string_value(json_object_get(req, "method"));
+	if (json_object_get(req, "method") != NULL && !one_of(method,
+	    methods))
+		return bad(err, m, name, "method", "GET, POST, PUT, PATCH or "
+		    "DELETE");
+	if (!json_is_string(json_object_get(req, "url")))
+		return bad(err, m, name, "url", "the request needs a url");
+	if ((rc = check_str_map(err, m, name, "headers",
+	    json_object_get(req, "headers"))) != 0 ||
+	    (rc = check_str_map(err, m, name, "query",
+	    json_object_get(req, "query"))) != 0 ||
+	    (rc = check_str_map(err, m, name, "form",
+	    json_object_get(req, "form"))) != 0)
+		return rc;
+	if ((json_object_get(req, "json") != NULL) +
+	    (json_object_get(req, "form") != NULL) +
+	    (json_object_get(req, "body") != NULL) > 1)
+		return bad(err, m, name, "request", "one of json, form and "
+		    "body");
+	if (json_object_get(req, "body") != NULL &&
+	    !json_is_string(json_object_get(req, "body")))
+		return bad(err, m, name, "body", "must be text");
+	if (json_object_get(req, "timeout") != NULL &&
+	    (!json_is_integer(json_object_get(req, "timeout")) ||
+	    json_integer_value(json_object_get(req, "timeout")) < 1))
+		return bad(err, m, name, "timeout", "seconds, at least 1");
+	return check_templates(err, m, name, "request", req, 0);
+}
+
+/*
+ * Steps (the provider's, name NULL, or a tool's): a list of at most
+ * TOOL_STEPS_MAX requests, each with a name of its own, run before the
+ * tool's request; `each` a path, `format` as a response's, `error_if` a
+ * template.
+ */
+static int
+check_steps(char *err, const struct tool_manifest *m, const char *name,
+    const json_t *steps)
+{
+	const json_t	*st;
+	const char	*sn;
+	size_t		 i, j;
+	int		 rc;
+
+	if (steps == NULL)
+		return 0;
+	if (!json_is_array(steps) || json_array_size(steps) > TOOL_STEPS_MAX)
+		return bad(err, m, name, "steps", "a list of at most 8 "
+		    "steps");
+	json_array_foreach(steps, i, st) {
+		sn = json_string_value(json_object_get(st, "name"));
+		if (!name_ok(sn, 64) || strchr(sn, '.') != NULL)
+			return bad(err, m, name, "steps", "each step needs a "
+			    "name (letters, digits, _ -)");
+		for (j = 0; j < i; j++)
+			if (strcmp(json_string_value(json_object_get(
+			    json_array_get(steps, j), "name")), sn) == 0)
+				return bad(err, m, name, "steps", "two steps "
+				    "of one name");
+		if (json_object_get(st, "each") != NULL &&
+		    !json_is_string(json_object_get(st, "each")))
+			return bad(err, m, name, "each", "a path such as "
+			    "steps.search.items");
+		if (json_object_get(st, "format") != NULL && !one_of(
+		    json_string_value(json_object_get(st, "format")),
+		    (const char *const[]){ "json", "text", NULL }))
+			return bad(err, m, name, "format", "json or text");
+		if (json_object_get(st, "error_if") != NULL &&
+		    !json_is_string(json_object_get(st, "error_if")))
+			return bad(err, m, name, "error_if", "a template "
+			    "(text)");
+		if ((rc = check_request(err, m, name, json_object_get(st,
+		    "request"))) != 0 || (rc = check_templates(err, m, name,
+		    "error_if", json_object_get(st, "error_if"), 0)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int
 check_tool(char *err, const struct tool_manifest *m, const json_t *t,
     const char **name)
 {
-	const json_t	*req, *resp, *params, *p, *files, *f;
-	const char	*type, *form, *pn, *method;
+	const json_t	*req, *resp, *params, *p, *files, *f, *steps;
+	const char	*type, *form, *pn;
 	size_t		 i;
 	int		 rc;
 
@@ -234,36 +325,16 @@ check_tool(char *err, const struct tool_manifest *m, const json_t *t,
 	if (json_is_true(json_object_get(m->doc, "native")))
 		return json_object_get(t, "request") == NULL ? 0 : bad(err, m,
 		    *name, "request", "a native provider's tools have none");
-	req = json_object_get(t, "request");
-	if (!json_is_object(req))
-		return bad(err, m, *name, "request", "each tool needs a "
-		    "request (method, url, ...)");
-	method = json_string_value(json_object_get(req, "method"));
-	if (json_object_get(req, "method") != NULL && !one_of(method,
-	    methods))
-		return bad(err, m, *name, "method", "GET, POST, PUT, PATCH or "
-		    "DELETE");
-	if (!json_is_string(json_object_get(req, "url")))
-		return bad(err, m, *name, "url", "the request needs a url");
-	if ((rc = check_str_map(err, m, *name, "headers",
-	    json_object_get(req, "headers"))) != 0 ||
-	    (rc = check_str_map(err, m, *name, "query",
-	    json_object_get(req, "query"))) != 0 ||
-	    (rc = check_str_map(err, m, *name, "form",
-	    json_object_get(req, "form"))) != 0)
+	steps = json_object_get(t, "steps");
+	if ((rc = check_steps(err, m, *name, steps)) != 0)
 		return rc;
-	if ((json_object_get(req, "json") != NULL) +
-	    (json_object_get(req, "form") != NULL) +
-	    (json_object_get(req, "body") != NULL) > 1)
-		return bad(err, m, *name, "request", "one of json, form and "
-		    "body");
-	if (json_object_get(req, "body") != NULL &&
-	    !json_is_string(json_object_get(req, "body")))
-		return bad(err, m, *name, "body", "must be text");
-	if (json_object_get(req, "timeout") != NULL &&
-	    (!json_is_integer(json_object_get(req, "timeout")) ||
-	    json_integer_value(json_object_get(req, "timeout")) < 1))
-		return bad(err, m, *name, "timeout", "seconds, at least 1");
+	req = json_object_get(t, "request");
+	if (req == NULL && json_array_size(steps) == 0 &&
+	    json_array_size(json_object_get(m->doc, "steps")) == 0)
+		return bad(err, m, *name, "request", "each tool needs a "
+		    "request (method, url, ...) or steps");
+	if (req != NULL && (rc = check_request(err, m, *name, req)) != 0)
+		return rc;
 	resp = json_object_get(t, "response");
 	if (resp != NULL && !json_is_object(resp))
 		return bad(err, m, *name, "response", "must be a mapping");
@@ -291,9 +362,6 @@ check_tool(char *err, const struct tool_manifest *m, const json_t *t,
 			    "url or b64");
 	if ((rc = check_str_map(err, m, *name, "errors",
 	    json_object_get(resp, "errors"))) != 0)
-		return rc;
-	/* every template compiles */
-	if ((rc = check_templates(err, m, *name, "request", req, 0)) != 0)
 		return rc;
 	return check_templates(err, m, *name, "response", resp, 0);
 }
@@ -349,12 +417,19 @@ check_manifest(char *err, struct tool_manifest *m)
 			    "as text");
 		return 0;
 	}
+	if ((rc = check_steps(err, m, NULL, json_object_get(m->doc,
+	    "steps"))) != 0)
+		return rc;
 	tools = json_object_get(m->doc, "tools");
 	if (!json_is_array(tools) || json_array_size(tools) == 0)
 		return bad(err, m, NULL, "tools", "a list of at least one "
 		    "tool (or `unsupported: <reason>`)");
 	test = json_object_get(m->doc, "test");
-	if (test != NULL && (tool_manifest_tool(m, json_string_value(
+	if (json_is_true(json_object_get(test, "steps"))) {
+		if (json_array_size(json_object_get(m->doc, "steps")) == 0)
+			return bad(err, m, NULL, "test", "steps: true needs the "
+			    "provider's steps");
+	} else if (test != NULL && (tool_manifest_tool(m, json_string_value(
 	    json_object_get(test, "tool"))) == NULL ||
 	    (json_object_get(test, "parameters") != NULL &&
 	    !json_is_object(json_object_get(test, "parameters")))))

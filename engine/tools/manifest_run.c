@@ -17,6 +17,11 @@
  * {body, status, params}, json messages from a path into the body, and
  * files fetched from URLs or decoded from base64 in the body.
  *
+ * Steps (the provider's, then the tool's) are requests of the same form
+ * sent first, each answer kept as steps.<name> for what follows (a tenant
+ * token, a search whose ids the next request takes); `each` sends one
+ * per element of a list.
+ *
  * Credentials are never in an answer or an error: every error message
  * has each credential's value masked before it leaves.
  */
@@ -389,6 +394,21 @@ build_request(struct engine *e, const json_t *req, const json_t *vars,
 	int		 rc;
 
 	memset(q, 0, sizeof(*q));
+	if ((s = json_string_value(json_object_get(req, "error_if"))) !=
+	    NULL) {
+		/* input the API would refuse, said before anything is sent */
+		if ((rc = jinja_render(s, strlen(s), vars, NULL, err, &buf,
+		    NULL)) != 0)
+			goto out;
+		for (s = buf; *s == ' ' || *s == '\n' || *s == '\t'; s++)
+			;
+		if (*s != '\0')
+			engine_invalid(err, "%.300s", s);
+		rc = *s != '\0' ? ENGINE_EINVAL : 0;
+		free(buf);
+		if (rc != 0)
+			goto out;
+	}
 	q->method = json_string_value(json_object_get(req, "method"));
 	if (q->method == NULL)
 		q->method = "GET";
@@ -756,11 +776,9 @@ out:
  * nothing when the answer is good. ENGINE_EFETCH with that text.
  */
 static int
-answer_error(const struct tool_manifest *m, const json_t *tool,
+answer_error(const struct tool_manifest *m, const char *tpl,
     const json_t *vars, char *err)
 {
-	const char	*tpl = json_string_value(json_object_get(json_object_get(
-			    tool, "response"), "error_if"));
 	char		*text = NULL, *p;
 	int		 rc;
 
@@ -807,6 +825,185 @@ endpoint_trusted(const struct tool_manifest *m, const json_t *creds,
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * vars.parsed: each string parameter that holds JSON text of an object or
+ * a list, parsed (Dify's tools take records, ids and filters as JSON
+ * text: `{% for r in parsed.records %}`). One that does not parse is left
+ * out, so a template can say `parsed.records is not defined`.
+ */
+static int
+parsed_of(const json_t *params, json_t *vars)
+{
+	const char	*k, *s;
+	json_t		*v, *all, *x;
+
+	if ((all = json_object()) == NULL || json_object_set_new(vars,
+	    "parsed", all) != 0)
+		return ENGINE_ENOMEM;
+	json_object_foreach((json_t *)params, k, v) {
+		if ((s = json_string_value(v)) == NULL)
+			continue;
+		s += strspn(s, " \t\r\n");
+		if (*s != '[' && *s != '{')
+			continue;
+		if ((x = json_loads(s, 0, NULL)) != NULL &&
+		    json_object_set_new(all, k, x) != 0)
+			return ENGINE_ENOMEM;
+	}
+	return 0;
+}
+
+/* ====== One exchange, and the steps before the tool's request ====== */
+
+/*
+ * Sends the request req renders to over vars and reads its answer as fmt
+ * says (json, the default: parsed when it parses; text; feed). *resp
+ * holds the raw answer (the caller releases it), *body a new reference.
+ * A status outside 2xx is ENGINE_EFETCH in the provider's words (the
+ * tool's response.errors); a transport failure as outbound_fetch's.
+ */
+static int
+exchange(struct engine *e, const struct tool_manifest *m, const json_t *tool,
+    const json_t *req, const char *fmt, json_t *vars, const json_t *creds,
+    char *err, struct outbound_resp *resp, json_t **body)
+{
+	struct mreq	 q;
+	json_t		*b = NULL;
+	int		 rc;
+
+	*body = NULL;
+	memset(resp, 0, sizeof(*resp));
+	if ((rc = build_request(e, req, vars, err, &q)) != 0)
+		goto out;
+	if ((rc = send_request(e, &q, endpoint_trusted(m, creds, q.url), err,
+	    resp)) != 0)
+		goto out;
+	if (fmt != NULL && strcmp(fmt, "feed") == 0 && resp->status >= 200 &&
+	    resp->status <= 299) {
+		/* an Atom or RSS answer (arXiv's API) read as the rss tool
+		 * reads feeds: {title, items: [...]} */
+		if ((rc = tool_feed_parse(resp->body ? resp->body : "",
+		    resp->len, 100, err, &b)) != 0) {
+			if (rc == ENGINE_EINVAL)
+				rc = ENGINE_EFETCH;
+			goto out;
+		}
+	} else if (fmt == NULL || strcmp(fmt, "json") == 0)
+		b = json_loadb(resp->body ? resp->body : "", resp->len,
+		    JSON_DECODE_ANY, NULL);
+	if (b == NULL && fmt != NULL && strcmp(fmt, "json") == 0 &&
+	    resp->status >= 200 && resp->status <= 299) {
+		engine_invalid(err, "%s answered something that is not JSON",
+		    m->name);
+		rc = ENGINE_EFETCH;
+		goto out;
+	}
+	if (b == NULL)	/* text; not UTF-8 reads as nothing */
+		b = json_stringn(resp->body ? resp->body : "", resp->len);
+	if (b == NULL)
+		b = json_string("");
+	if (b == NULL || json_object_set(vars, "body", b) != 0 ||
+	    json_object_set_new(vars, "status", json_integer(resp->status)) !=
+	    0) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	if (resp->status < 200 || resp->status > 299) {
+		rc = status_error(m, tool, vars, resp, err);
+		goto out;
+	}
+	*body = b;
+	b = NULL;
+out:
+	json_decref(b);
+	mreq_release(&q);
+	return rc;
+}
+
+/*
+ * Runs steps (the provider's, then the tool's) in order. Each step's
+ * answer is vars.steps.<name> for the steps after it and for the tool's
+ * request and response (with `each`, a list: one request per element of
+ * the list at that path, the element as `item`, at most
+ * TOOL_STEP_EACH_MAX). A step's error_if renders over its answer as
+ * `body`. The last answer is also vars.body, for a tool of steps alone.
+ */
+static int
+run_steps(struct engine *e, const struct tool_manifest *m, const json_t *tool,
+    const json_t *steps, json_t *vars, const json_t *creds, char *err)
+{
+	const json_t		*st, *each, *x;
+	struct outbound_resp	 resp;
+	const char		*name, *fmt, *tpl;
+	json_t			*all = json_object_get(vars, "steps"), *body;
+	json_t			*list = NULL;
+	size_t			 i, k;
+	int			 rc = 0;
+
+	json_array_foreach(steps, i, st) {
+		name = json_string_value(json_object_get(st, "name"));
+		fmt = json_string_value(json_object_get(st, "format"));
+		tpl = json_string_value(json_object_get(st, "error_if"));
+		each = NULL;
+		if (json_is_string(json_object_get(st, "each"))) {
+			each = tool_path_get(vars, json_string_value(
+			    json_object_get(st, "each")));
+			if (!json_is_array(each)) {
+				rc = engine_invalid(err, "%s: step %s: %s is "
+				    "not a list", m->name, name,
+				    json_string_value(json_object_get(st,
+				    "each")));
+				rc = ENGINE_EFETCH;
+				goto out;
+			}
+			if ((list = json_array()) == NULL) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
+		}
+		for (k = 0; each == NULL ? k < 1 : k < json_array_size(each) &&
+		    k < TOOL_STEP_EACH_MAX; k++) {
+			x = each ? json_array_get(each, k) : NULL;
+			if (x != NULL && json_object_set(vars, "item",
+			    (json_t *)x) != 0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
+			rc = exchange(e, m, tool, json_object_get(st,
+			    "request"), fmt, vars, creds, err, &resp, &body);
+			outbound_resp_release(&resp);
+			if (rc == 0)
+				rc = answer_error(m, tpl, vars, err);
+			if (rc != 0) {
+				json_decref(body);
+				goto out;
+			}
+			if (list != NULL)
+				rc = json_array_append_new(list, body);
+			else
+				rc = json_object_set_new(all, name, body);
+			if (rc != 0) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
+		}
+		json_object_del(vars, "item");
+		if (list != NULL) {
+			if (json_object_set_new(all, name, list) != 0 ||
+			    json_object_set(vars, "body", list) != 0) {
+				list = NULL;
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
+			list = NULL;
+		}
+	}
+out:
+	json_object_del(vars, "item");
+	json_decref(list);
+	return rc;
 }
 
 /* ====== The provider ====== */
@@ -873,12 +1070,10 @@ mf_invoke(struct engine *e, const struct tool_call *call, char *err,
 	const struct tool_manifest	*m;
 	const json_t			*tool, *creds = call->credentials;
 	struct outbound_resp		 resp;
-	struct mreq			 q;
 	json_t				*params = NULL, *vars = NULL, *body;
 	const char			*base, *override, *fmt;
-	int				 rc, trusted;
+	int				 rc;
 
-	memset(&q, 0, sizeof(q));
 	memset(&resp, 0, sizeof(resp));
 	if ((rc = mf_find(e, call, err, &m)) != 0)
 		return rc;
@@ -898,67 +1093,78 @@ mf_invoke(struct engine *e, const struct tool_call *call, char *err,
 		override = "";
 	base = *override ? override : json_string_value(json_object_get(
 	    m->doc, "base_url"));
-	if ((vars = json_pack("{s:O,s:o,s:s,s:s}", "params", params,
+	if ((vars = json_pack("{s:O,s:o,s:s,s:s,s:{}}", "params", params,
 	    "credentials", creds ? json_incref((json_t *)creds) :
 	    json_object(), "base_url", base ? base : "", "override",
-	    override)) == NULL) {
+	    override, "steps")) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if ((rc = build_request(e, json_object_get(tool, "request"), vars, err,
-	    &q)) != 0)
+	if ((rc = parsed_of(params, vars)) != 0)
 		goto out;
-	trusted = endpoint_trusted(m, creds, q.url);
-	if ((rc = send_request(e, &q, trusted, err, &resp)) != 0)
+	if ((rc = run_steps(e, m, tool, json_object_get(m->doc, "steps"),
+	    vars, creds, err)) != 0 || (rc = run_steps(e, m, tool,
+	    json_object_get(tool, "steps"), vars, creds, err)) != 0)
 		goto out;
-	/* the answer's templates never see the credentials */
-	json_object_del(vars, "credentials");
 	fmt = json_string_value(json_object_get(json_object_get(tool,
 	    "response"), "format"));
-	body = NULL;
-	if (fmt != NULL && strcmp(fmt, "feed") == 0 && resp.status >= 200 &&
-	    resp.status <= 299) {
-		/* an Atom or RSS answer (arXiv's API) read as the rss tool
-		 * reads feeds: {title, items: [...]} */
-		if ((rc = tool_feed_parse(resp.body ? resp.body : "", resp.len,
-		    100, err, &body)) != 0) {
-			if (rc == ENGINE_EINVAL)
-				rc = ENGINE_EFETCH;
+	if (json_object_get(tool, "request") != NULL) {
+		if ((rc = exchange(e, m, tool, json_object_get(tool,
+		    "request"), fmt, vars, creds, err, &resp, &body)) != 0)
+			goto out;
+		if (json_object_set_new(vars, "body", body) != 0) {
+			rc = ENGINE_ENOMEM;
 			goto out;
 		}
-	} else if (fmt == NULL || strcmp(fmt, "json") == 0)
-		body = json_loadb(resp.body ? resp.body : "", resp.len,
-		    JSON_DECODE_ANY, NULL);
-	if (body == NULL && fmt != NULL && strcmp(fmt, "json") == 0 &&
-	    resp.status >= 200 && resp.status <= 299) {
-		rc = engine_invalid(err, "%s answered something that is not "
-		    "JSON", m->name);
-		rc = ENGINE_EFETCH;
-		goto out;
 	}
-	if (body == NULL)	/* text; not UTF-8 reads as nothing */
-		body = json_stringn(resp.body ? resp.body : "", resp.len);
-	if (body == NULL)
-		body = json_string("");
-	if (body == NULL || json_object_set_new(vars, "body", body) != 0 ||
-	    json_object_set_new(vars, "status", json_integer(resp.status)) !=
-	    0) {
-		rc = ENGINE_ENOMEM;
-		goto out;
-	}
-	if (resp.status < 200 || resp.status > 299) {
-		rc = status_error(m, tool, vars, &resp, err);
-		goto out;
-	}
-	if ((rc = answer_error(m, tool, vars, err)) != 0)
+	/* with steps alone, the last step's answer is the body */
+	/* the answer's templates never see the credentials */
+	json_object_del(vars, "credentials");
+	if ((rc = answer_error(m, json_string_value(json_object_get(
+	    json_object_get(tool, "response"), "error_if")), vars, err)) != 0)
 		goto out;
 	rc = map_response(e, tool, vars, &resp, err, out);
 out:
+	if (rc == ENGINE_EINVAL)
+		out->final = 1;	/* bad input: no retry helps */
 	if (rc != 0)
 		scrub(err, creds);
 	outbound_resp_release(&resp);
-	mreq_release(&q);
 	json_decref(params);
+	json_decref(vars);
+	return rc;
+}
+
+/*
+ * Runs the provider-level steps of m alone with creds (Settings > Tools'
+ * Test for a manifest whose `test` is `{steps: true}`: the token request
+ * shows whether the app's id and secret are good). 0 when every step
+ * answered and none said it failed; else as a call's error, credentials
+ * masked.
+ */
+int
+tool_manifest_test_steps(struct engine *e, const struct tool_manifest *m,
+    const json_t *creds, char *err)
+{
+	const char	*override, *base;
+	json_t		*vars;
+	int		 rc;
+
+	override = json_string_value(json_object_get(creds, "base_url"));
+	if (override == NULL)
+		override = "";
+	base = *override ? override : json_string_value(json_object_get(
+	    m->doc, "base_url"));
+	if ((rc = creds_check(m, creds, err)) != 0)
+		return rc;
+	if ((vars = json_pack("{s:{},s:{},s:O,s:s,s:s,s:{}}", "params",
+	    "parsed", "credentials", creds, "base_url", base ? base : "",
+	    "override", override, "steps")) == NULL)
+		return ENGINE_ENOMEM;
+	rc = run_steps(e, m, NULL, json_object_get(m->doc, "steps"), vars,
+	    creds, err);
+	if (rc != 0)
+		scrub(err, creds);
 	json_decref(vars);
 	return rc;
 }

@@ -329,6 +329,9 @@ int64_t	tz_days_from_civil(int64_t y, int m, int d);
  * identity.name, file where it came from (for messages), text its source
  * (for line numbers). Immutable once loaded; owned by the engine.
  */
+#define TOOL_STEPS_MAX		8	/* steps of a provider, or of a tool */
+#define TOOL_STEP_EACH_MAX	50	/* requests one `each` step may send */
+
 struct tool_manifest {
 	const char	*name;
 	char		*file;
@@ -373,6 +376,14 @@ const char *tool_manifest_label(const json_t *v, const char *dflt);
  * files left out. New reference, NULL when out of memory.
  */
 json_t	*tool_manifest_schema(const json_t *tool, int llm_only);
+
+/*
+ * Runs m's provider-level steps alone with creds (a manifest whose test
+ * is `{steps: true}`): 0, or the error a call would give, credentials
+ * masked.
+ */
+int	tool_manifest_test_steps(struct engine *e,
+	    const struct tool_manifest *m, const json_t *creds, char *err);
 
 /*
  * Reads an RSS 2.0, RSS 1.0 or Atom feed of len bytes (rss.c; no network,

@@ -274,8 +274,60 @@ def dingtalk(h, u, q, b):
     return h.reply(200, {"errcode": 0, "errmsg": "ok"})
 
 
+def lark(h, u, q, b):
+    """The gateway Dify's Feishu plugins call (lark-plugin-api): a tenant
+    token for the app's id and secret, then calls that carry it."""
+    path = u.path[len("/lark"):]
+    if path == "/access_token/get_tenant_access_token":
+        if b.get("app_secret") != "s3cret-app" or not b.get("app_id"):
+            return h.reply(200, {"code": 10014, "msg": "app secret invalid"})
+        return h.reply(200, {"code": 0, "msg": "ok", "expire": 7200,
+                             "tenant_access_token": "t-fake-tenant"})
+    if h.headers.get("tenant-access-token") != "t-fake-tenant":
+        return h.reply(200, {"code": 99991663, "msg": "Invalid access token for authorization"})
+    args = dict(q)
+    args.update(b if isinstance(b, dict) else {})
+    if "missing" in json.dumps(args):
+        return h.reply(200, {"code": 1770002, "msg": "not found"})
+    if path == "/document/create_document":
+        return h.reply(200, {"code": 0, "msg": "创建飞书文档成功，请查看", "log_id": "l-1",
+                             "data": {"title": b.get("title"), "type": "docx", "token": "Doc123",
+                                      "url": "https://example.feishu.cn/docx/Doc123"}})
+    if path == "/document/get_document_content":
+        return h.reply(200, {"code": 0, "msg": "success",
+                             "data": {"content": "# %s\n云文档内容" % q.get("document_id")}})
+    if path == "/base/add_records":
+        recs = b.get("records", [])
+        return h.reply(200, {"code": 0, "msg": "success", "data": {"records": [
+            {"record_id": "rec%d" % i, "fields": json.loads(r["fields"])} for i, r in enumerate(recs)]}})
+    return h.reply(200, {"code": 0, "msg": "success", "data": {"path": path, "args": args}})
+
+
+def youtube(h, u, q, b):
+    """YouTube Data API v3: search (channels, a channel's videos) and
+    videos (statistics)."""
+    if u.path.endswith("/search") and q.get("type") == "channel":
+        if "empty" in q.get("q", ""):
+            return h.reply(200, {"kind": "youtube#searchListResponse", "items": []})
+        return h.reply(200, {"kind": "youtube#searchListResponse", "items": [
+            {"kind": "youtube#searchResult", "id": {"kind": "youtube#channel", "channelId": "UCfake"}}]})
+    if u.path.endswith("/search"):
+        if q.get("channelId") != "UCfake" or not q.get("publishedAfter", "").endswith("T00:00:00Z"):
+            return h.reply(400, {"error": {"code": 400, "message": "Invalid value for publishedAfter or channelId"}})
+        return h.reply(200, {"items": [
+            {"id": {"kind": "youtube#video", "videoId": "v%d" % i}, "snippet": {"title": "Video %d" % i}}
+            for i in (1, 2)]})
+    if u.path.endswith("/videos"):
+        titles = {"v1": "First video", "v2": "It's the second"}
+        return h.reply(200, {"items": [{"id": q.get("id"), "snippet": {"title": titles.get(q.get("id"), "?")},
+                                        "statistics": {"viewCount": "1%s00" % q.get("id", "")[1:]}}]})
+    return h.reply(404, {"error": {"code": 404, "message": "no such method"}})
+
+
 ROUTES = {
     "/dingtalk/robot/send": dingtalk,
+    "/lark/": lark,
+    "/youtube/": youtube,
     "/arxiv/api/query": arxiv,
     "/tavily/search": tavily_search,
     "/tavily/extract": tavily_extract,

@@ -211,6 +211,54 @@ test_parse_errors(void)
 	CHECK(tool_manifest_parse("u.yml", unsup, strlen(unsup), err, &m) ==
 	    0);
 	tool_manifest_free(m);
+	/* steps: a tool of steps alone; names unique; test: {steps: true}
+	 * needs the provider's steps */
+	static const char steps[] =
+	    "identity: {name: demo}\n"
+	    "steps: [{name: token, request: {url: 'https://x/t'}}]\n"
+	    "test: {steps: true}\n"
+	    "tools:\n"
+	    "  - identity: {name: t}\n"
+	    "    steps:\n"
+	    "      - {name: a, request: {url: 'https://x/a'}}\n"
+	    "      - {name: b, each: steps.a.items, request: {url: "
+	    "'https://x/{{ item.id }}'}}\n";
+	CHECK(tool_manifest_parse("s.yml", steps, strlen(steps), err, &m) ==
+	    0);
+	tool_manifest_free(m);
+	static const char twice[] =
+	    "identity: {name: demo}\n"
+	    "tools:\n"
+	    "  - identity: {name: t}\n"
+	    "    steps:\n"
+	    "      - {name: a, request: {url: 'https://x/a'}}\n"
+	    "      - {name: a, request: {url: 'https://x/b'}}\n";
+	CHECK(tool_manifest_parse("s.yml", twice, strlen(twice), err, &m) ==
+	    ENGINE_EINVAL);
+	CHECK(strstr(err, "tool t: steps: two steps of one name") != NULL);
+	static const char stepurl[] =
+	    "identity: {name: demo}\n"
+	    "tools:\n"
+	    "  - identity: {name: t}\n"
+	    "    steps:\n"
+	    "      - name: a\n"
+	    "        request: {method: GET}\n";
+	CHECK(tool_manifest_parse("s.yml", stepurl, strlen(stepurl), err,
+	    &m) == ENGINE_EINVAL);
+	CHECK(strstr(err, "tool t: url: the request needs a url") != NULL);
+	static const char notest[] =
+	    "identity: {name: demo}\n"
+	    "test: {steps: true}\n"
+	    "tools: [{identity: {name: t}, request: {url: 'https://x'}}]\n";
+	CHECK(tool_manifest_parse("s.yml", notest, strlen(notest), err, &m) ==
+	    ENGINE_EINVAL);
+	CHECK(strstr(err, "s.yml:2: test: steps: true needs") != NULL);
+	static const char norequest[] =
+	    "identity: {name: demo}\n"
+	    "tools: [{identity: {name: t}}]\n";
+	CHECK(tool_manifest_parse("s.yml", norequest, strlen(norequest), err,
+	    &m) == ENGINE_EINVAL);
+	CHECK(strstr(err, "needs a request") != NULL);
 }
 
 static void

@@ -6,7 +6,8 @@
  *   {provider, tool, credentials {k: v}, params {k: v}, allow_private,
  *    request {method, path, headers {k: v}, query {k: v}, body {k: v},
  *             no_headers [k], no_query [k], no_body [k]},
- *    text [substrings], text_exact, json N, files N, mime,
+ *    requests [request...] (every request, in order),
+ *    text [substrings], text_exact, json N, json_first {k: v}, files N, mime,
  *    error substring, error_not substring, final, final_notfound}
  *
  * "FAKE" at the start of a credential or parameter stands for the fake's
@@ -79,6 +80,44 @@ none_of(const char *what, const json_t *keys, const json_t *got)
 	return ok;
 }
 
+/* The request got is as want says (a case's `request`). */
+static int
+one_request(const json_t *want, const json_t *got)
+{
+	const char	*s;
+	int		 ok = 1;
+
+	if (got == NULL) {
+		printf("# no request reached the fake\n");
+		return 0;
+	}
+	if ((s = json_string_value(json_object_get(want, "method"))) != NULL &&
+	    strcmp(json_string_value(json_object_get(got, "method")), s) != 0) {
+		printf("# method: want %s, got %s\n", s, json_string_value(
+		    json_object_get(got, "method")));
+		ok = 0;
+	}
+	if ((s = json_string_value(json_object_get(want, "path"))) != NULL &&
+	    strcmp(json_string_value(json_object_get(got, "path")), s) != 0) {
+		printf("# path: want %s, got %s\n", s, json_string_value(
+		    json_object_get(got, "path")));
+		ok = 0;
+	}
+	ok &= subset("headers", json_object_get(want, "headers"),
+	    json_object_get(got, "headers"));
+	ok &= subset("query", json_object_get(want, "query"),
+	    json_object_get(got, "query"));
+	ok &= subset("body", json_object_get(want, "body"),
+	    json_object_get(got, "body"));
+	ok &= none_of("headers", json_object_get(want, "no_headers"),
+	    json_object_get(got, "headers"));
+	ok &= none_of("query", json_object_get(want, "no_query"),
+	    json_object_get(got, "query"));
+	ok &= none_of("body", json_object_get(want, "no_body"),
+	    json_object_get(got, "body"));
+	return ok;
+}
+
 static void
 run_case(const json_t *c, const char *file, size_t idx)
 {
@@ -90,7 +129,8 @@ run_case(const json_t *c, const char *file, size_t idx)
 				    "tool"));
 	const json_t		*want = json_object_get(c, "request");
 	json_t			*t;
-	json_t			*creds = NULL, *params, *seen, *last;
+	json_t			*creds = NULL, *params, *seen, *api;
+	const json_t		*all;
 	char			 err[ENGINE_ERRMAX] = "";
 	const char		*s;
 	size_t			 i;
@@ -131,37 +171,28 @@ run_case(const json_t *c, const char *file, size_t idx)
 			CHECK(rc == ENGINE_ENOTFOUND);
 	} else if (!CHECK(rc == 0))
 		printf("# failed: %s\n", err);
-	if (want != NULL) {
-		/* the API's request: the last one that is not a file of
-		 * the answer being fetched */
-		seen = fake_requests(0);
-		last = NULL;
-		json_array_foreach(seen, i, t)
-			if (strncmp(json_string_value(json_object_get(t,
-			    "path")), "/img/", 5) != 0)
-				last = t;
-		if ((s = json_string_value(json_object_get(want, "method"))) !=
-		    NULL)
-			CHECK_STR(json_string_value(json_object_get(last,
-			    "method")), s);
-		if ((s = json_string_value(json_object_get(want, "path"))) !=
-		    NULL)
-			CHECK_STR(json_string_value(json_object_get(last,
-			    "path")), s);
-		CHECK(subset("headers", json_object_get(want, "headers"),
-		    json_object_get(last, "headers")));
-		CHECK(subset("query", json_object_get(want, "query"),
-		    json_object_get(last, "query")));
-		CHECK(subset("body", json_object_get(want, "body"),
-		    json_object_get(last, "body")));
-		CHECK(none_of("headers", json_object_get(want, "no_headers"),
-		    json_object_get(last, "headers")));
-		CHECK(none_of("query", json_object_get(want, "no_query"),
-		    json_object_get(last, "query")));
-		CHECK(none_of("body", json_object_get(want, "no_body"),
-		    json_object_get(last, "body")));
-		json_decref(seen);
+	/* the API's requests, those that are not a file of the answer
+	 * being fetched: `request` is the last, `requests` each in order */
+	seen = fake_requests(0);
+	api = json_array();
+	json_array_foreach(seen, i, t)
+		if (strncmp(json_string_value(json_object_get(t, "path")),
+		    "/img/", 5) != 0)
+			json_array_append(api, t);
+	if (want != NULL)
+		CHECK(one_request(want, json_array_get(api,
+		    json_array_size(api) ? json_array_size(api) - 1 : 0)));
+	if ((all = json_object_get(c, "requests")) != NULL) {
+		if (!CHECK(json_array_size(api) == json_array_size(all)))
+			printf("# requests: want %zu, got %zu\n",
+			    json_array_size(all), json_array_size(api));
+		json_array_foreach(all, i, t)
+			CHECK(one_request(t, json_array_get(api, i)));
 	}
+	json_decref(api);
+	json_decref(seen);
+	if ((all = json_object_get(c, "json_first")) != NULL)
+		CHECK(subset("json", all, json_array_get(r.json, 0)));
 	json_array_foreach(json_object_get(c, "text"), i, t)
 		if (!CHECK(strstr(res_text(&r), json_string_value(t)) != NULL))
 			printf("# text: want '%s' in '%.300s'\n",
@@ -179,6 +210,41 @@ run_case(const json_t *c, const char *file, size_t idx)
 		    r.files, 0), "mime_type")), s);
 	tool_result_release(&r);
 	engine_tool_credentials_delete(tn_engine, provider);
+}
+
+/*
+ * Settings > Tools' Test of a provider whose test is its steps (Feishu's
+ * token request): the stored secret good, then a wrong one tried over it,
+ * which must fail naming the credentials and not show the secret.
+ */
+static void
+test_steps_test(void)
+{
+	json_t	*creds, *wrong;
+	char	 err[ENGINE_ERRMAX] = "";
+
+	creds = json_pack("{s:s,s:s,s:s}", "app_id", "cli_fake", "app_secret",
+	    "s3cret-app", "base_url", fake_url("/lark"));
+	wrong = json_pack("{s:s}", "app_secret", "wrong-s3cret");
+	CHECK(engine_tool_credentials_put(tn_engine, "feishu_base", creds,
+	    err) == 0);
+	json_decref(fake_requests(1));
+	if (!CHECK(engine_tool_credentials_test(tn_engine, "feishu_base",
+	    NULL, err) == 0))
+		printf("# test: %s\n", err);
+	CHECK(engine_tool_credentials_test(tn_engine, "feishu_base", wrong,
+	    err) != 0);
+	CHECK(strstr(err, "check app_id and app_secret") != NULL);
+	CHECK(strstr(err, "wrong-s3cret") == NULL);
+	json_decref(wrong);
+	json_decref(creds);
+	wrong = fake_requests(0);
+	/* two token requests, nothing else */
+	CHECK(json_array_size(wrong) == 2);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(wrong, 1),
+	    "path")), "/lark/access_token/get_tenant_access_token");
+	json_decref(wrong);
+	engine_tool_credentials_delete(tn_engine, "feishu_base");
 }
 
 static int
@@ -225,6 +291,7 @@ main(void)
 		free(names[i]);
 	}
 	printf("# %zu cases in %zu files\n", total, n);
+	test_steps_test();
 out:
 	fake_stop();
 	tn_close();
