@@ -126,6 +126,9 @@ struct conf {
 	int	 export_max_pages;	/* pages of one PDF */
 	int	 export_max_points;	/* values of one chart */
 	int	 tools_workflow_max_depth; /* workflow tools nested in runs */
+	/* pdf_process (engine/tools/pdf_process.c) */
+	int	 tools_pdf_max_pages;	/* pages of one pdf_to_png call */
+	int64_t	 tools_pdf_max_pixels;	/* pixels of one page image */
 	/* the database tool (engine/tools/database.c) */
 	int	 tools_db_max_rows;	/* rows of one answer */
 	int64_t	 tools_db_max_bytes;	/* bytes of one answer's values */

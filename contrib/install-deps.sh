@@ -14,6 +14,9 @@ libjemalloc-dev libpq-dev libsqlite3-dev nginx-light"
 PKGS="$PKGS libcmark-gfm-dev libcmark-gfm-extensions-dev libqrencode-dev
 libpng-dev libpango1.0-dev libcairo2-dev librsvg2-dev fonts-dejavu-core
 fonts-wqy-microhei"
+# pdf_process's pdf_to_png (engine/tools/pdf_process.c): poppler renders
+# PDF pages through cairo.
+PKGS="$PKGS libpoppler-glib-dev"
 # Their tests: zbarimg reads the QR codes back (LibreOffice, which opens
 # the DOCX, XLSX and PPTX files in t_tools_md_exporter, is too large to
 # install here: that check is skipped without it).

@@ -26,6 +26,7 @@ static const struct tool_provider *const builtins[] = {
 	&tool_provider_chart,
 	&tool_provider_qrcode,
 	&tool_provider_echarts,
+	&tool_provider_pdf_process,
 	&tool_provider_dingtalk,
 	&tool_provider_mcp_sse,
 	&tool_provider_mcp_config_during_use,

@@ -129,6 +129,7 @@ extern const struct tool_provider tool_provider_md_exporter;
 extern const struct tool_provider tool_provider_chart;
 extern const struct tool_provider tool_provider_qrcode;
 extern const struct tool_provider tool_provider_echarts;
+extern const struct tool_provider tool_provider_pdf_process;
 extern const struct tool_provider tool_provider_dingtalk;
 extern const struct tool_provider tool_provider_workflow;
 extern const struct tool_provider tool_provider_mcp_sse;
