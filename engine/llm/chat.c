@@ -577,3 +577,57 @@ out:
 	llm_endpoint_release(&ep);
 	return rc;
 }
+
+/* ====== Console: a provider's test (a chat of one short turn) ====== */
+
+int
+engine_model_provider_test(struct engine *e, const char *name,
+    const json_t *in, char *err, json_t **out)
+{
+	struct llm_endpoint	 ep;
+	struct llm_response	 rs;
+	struct llm_request	 rq;
+	struct llm_message	 msg;
+	json_t			*params = NULL;
+	const char		*model;
+	char			 first[256];
+	int			 rc;
+
+	*out = NULL;
+	memset(&rs, 0, sizeof(rs));
+	memset(&rq, 0, sizeof(rq));
+	memset(&msg, 0, sizeof(msg));
+	if ((rc = llm_provider_lookup(e, name, err, &ep)) != 0)
+		goto out;
+	model = json_string_value(json_object_get(in, "model"));
+	if ((model == NULL || *model == '\0') &&
+	    llm_provider_first_model(e, name, first, sizeof(first)) == 0)
+		model = first;
+	if (model == NULL || *model == '\0') {
+		rc = engine_invalid(err, "name a model to test with (model)");
+		goto out;
+	}
+	msg.role = LLM_USER;
+	msg.content = "Say OK.";
+	if ((params = json_pack("{s:i}", "max_tokens", 16)) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	rq.model = model;
+	rq.messages = &msg;
+	rq.nmessages = 1;
+	rq.params = params;
+	rq.timeout = e->conf->llm_timeout < 60 ? e->conf->llm_timeout : 60;
+	if ((rc = chat_with(e, &ep, ep.name, &rq, err, &rs)) != 0)
+		goto out;
+	*out = json_pack("{s:s, s:s, s:s, s:f, s:o}", "result", "success",
+	    "model", model, "text", rs.text != NULL ? rs.text : "", "latency",
+	    rs.latency, "usage", llm_usage_json(&rs));
+	if (*out == NULL)
+		rc = ENGINE_ENOMEM;
+out:
+	llm_endpoint_release(&ep);
+	llm_response_release(&rs);
+	json_decref(params);
+	return rc;
+}

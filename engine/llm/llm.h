@@ -199,6 +199,12 @@ int	llm_provider_resolve(struct engine *e, const char *dsl_provider,
  * The entry named exactly name (stored, built-in or "*"), whatever it
  * serves. ENGINE_ENOTFOUND when there is none.
  */
+/*
+ * The first model listed for the stored provider name into buf ("" when
+ * it lists none or is not stored). Returns 0 or the store's error.
+ */
+int	llm_provider_first_model(struct engine *e, const char *name,
+	    char *buf, size_t bufsz);
 int	llm_provider_lookup(struct engine *e, const char *name, char *err,
 	    struct llm_endpoint *out);
 

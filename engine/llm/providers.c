@@ -657,57 +657,23 @@ engine_model_provider_delete(struct engine *e, const char *name)
 	return rc;
 }
 
-/* ====== Console: test ====== */
+/* ====== The first model of a provider ====== */
 
 int
-engine_model_provider_test(struct engine *e, const char *name,
-    const json_t *in, char *err, json_t **out)
+llm_provider_first_model(struct engine *e, const char *name, char *buf,
+    size_t bufsz)
 {
-	struct llm_endpoint	 ep;
-	struct llm_response	 rs;
-	struct llm_request	 rq;
-	struct llm_message	 msg;
-	json_t			*stored = NULL, *params = NULL;
-	const char		*model;
-	int			 rc;
+	json_t		*stored = NULL;
+	const char	*m;
+	int		 rc;
 
-	*out = NULL;
-	memset(&rs, 0, sizeof(rs));
-	memset(&rq, 0, sizeof(rq));
-	memset(&msg, 0, sizeof(msg));
-	if ((rc = llm_provider_lookup(e, name, err, &ep)) != 0)
-		goto out;
-	model = json_string_value(json_object_get(in, "model"));
-	if ((model == NULL || *model == '\0') &&
-	    stored_load(e, &stored) == 0)
-		model = json_string_value(json_array_get(json_object_get(
-		    json_object_get(stored, name), "models"), 0));
-	if (model == NULL || *model == '\0') {
-		rc = engine_invalid(err, "name a model to test with (model)");
-		goto out;
-	}
-	msg.role = LLM_USER;
-	msg.content = "Say OK.";
-	if ((params = json_pack("{s:i}", "max_tokens", 16)) == NULL) {
-		rc = ENGINE_ENOMEM;
-		goto out;
-	}
-	rq.model = model;
-	rq.messages = &msg;
-	rq.nmessages = 1;
-	rq.params = params;
-	rq.timeout = e->conf->llm_timeout < 60 ? e->conf->llm_timeout : 60;
-	if ((rc = llm_chat_endpoint(e, &ep, &rq, err, &rs)) != 0)
-		goto out;
-	*out = json_pack("{s:s, s:s, s:s, s:f, s:o}", "result", "success",
-	    "model", model, "text", rs.text != NULL ? rs.text : "", "latency",
-	    rs.latency, "usage", llm_usage_json(&rs));
-	if (*out == NULL)
-		rc = ENGINE_ENOMEM;
-out:
-	llm_endpoint_release(&ep);
-	llm_response_release(&rs);
+	buf[0] = '\0';
+	if ((rc = stored_load(e, &stored)) != 0)
+		return rc;
+	m = json_string_value(json_array_get(json_object_get(json_object_get(
+	    stored, name), "models"), 0));
+	if (m != NULL && strlen(m) < bufsz)
+		memcpy(buf, m, strlen(m) + 1);
 	json_decref(stored);
-	json_decref(params);
-	return rc;
+	return 0;
 }
