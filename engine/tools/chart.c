@@ -29,7 +29,7 @@
 #include <cairo.h>
 #include <librsvg/rsvg.h>
 
-#include "engine/tools/md_exporter.h"
+#include "engine/tools/md.h"
 #include "engine/tools/tools.h"
 
 #define W	1000

@@ -19,7 +19,7 @@
 #include <archive_entry.h>
 #include <cmark-gfm-core-extensions.h>
 
-#include "engine/tools/md_exporter.h"
+#include "engine/tools/md.h"
 #include "engine/tools/tools.h"
 
 #define XML_DECL "<?xml version=\"1.0\" encoding=\"UTF-8\" " \

@@ -22,7 +22,7 @@
 #include <cmark-gfm-core-extensions.h>
 #include <pango/pangocairo.h>
 
-#include "engine/tools/md_exporter.h"
+#include "engine/tools/md.h"
 #include "engine/tools/tools.h"
 
 #define PAGE_W		595.28	/* A4, points */

@@ -1,7 +1,8 @@
 /*
- * md_exporter.h — what the md_exporter provider's files share (private to
- * engine/tools/): md_exporter.c reads the Markdown (cmark-gfm, with the
- * GFM table and strikethrough extensions) and writes the text formats;
+ * md.h — what the md_exporter provider's files share (private to
+ * engine/tools/): md_markdown.c reads the Markdown (cmark-gfm, with the
+ * GFM table and strikethrough extensions); md_exporter.c is the provider
+ * and writes the text formats;
  * md_office.c writes the Office Open XML packages (DOCX, XLSX, PPTX) as
  * zips through libarchive; md_pdf.c lays the document out with Pango and
  * writes a PDF through cairo.
@@ -11,8 +12,8 @@
  * setting. Errors: 0 or a negative ENGINE_E* code with err (ENGINE_ERRMAX
  * bytes) saying why.
  */
-#ifndef FLOWCGI_ENGINE_TOOLS_MD_EXPORTER_H
-#define FLOWCGI_ENGINE_TOOLS_MD_EXPORTER_H
+#ifndef FLOWCGI_ENGINE_TOOLS_MD_H
+#define FLOWCGI_ENGINE_TOOLS_MD_H
 
 #include <cmark-gfm.h>
 #include <jansson.h>
@@ -30,7 +31,11 @@
  */
 int	md_parse(const char *text, size_t n, cmark_node **out);
 
-/* 1 when node is a GFM table, row or cell (md_exporter.c). */
+/* Registers cmark-gfm's core extensions (table, strikethrough) once per
+ * process, before a renderer looks them up (md_parse does it too). */
+void	md_extensions_register(void);
+
+/* 1 when node is a GFM table, row or cell (md_markdown.c). */
 int	md_is_table(cmark_node *node);
 int	md_is_table_row(cmark_node *node);
 int	md_is_table_cell(cmark_node *node);
