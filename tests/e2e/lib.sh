@@ -118,6 +118,30 @@ db_count() {
 	fi
 }
 
+# store_lacks <secret> <stored>: 0 when the bytes the test's store holds
+# have <stored> (a plain value the test saved, which shows the read sees
+# the store) and not <secret>. The bytes: every file of the data folder
+# ($FC_DATA or $T_DIR/data), and on postgres every record as the
+# database holds it (store_poke dump), where the data folder has none.
+# Says on a "#" line which of the two failed.
+store_lacks() {
+	local d=${FC_DATA:-$T_DIR/data} f=$T_DIR/store.bytes
+	: >"$f"
+	if [ "${FLOWCGI_STORAGE_BACKEND:-lmdb}" = postgres ]; then
+		"$FLOWCGI_BUILD/tools/store_poke" "$d" dump >"$f" 2>&1 ||
+		    { echo "# store_poke dump failed: $(head -c 200 "$f")"
+		    return 1; }
+	fi
+	if ! grep -aqF -- "$2" "$f" && ! grep -raqF -- "$2" "$d"; then
+		echo "# the store read has no '$2': not the test's store"
+		return 1
+	fi
+	if grep -aqF -- "$1" "$f" || grep -raqF -- "$1" "$d"; then
+		echo "# the secret is in the store in clear"
+		return 1
+	fi
+}
+
 # start_flowcgi <name> [extra args]: starts a server on a free port with its
 # data in $T_DIR/<data dir>; sets FC_PORT and FC_PID.
 start_flowcgi() {
