@@ -26,6 +26,19 @@ skip() {	# skip <why>: a check that cannot run here, counted as skipped
 	T_N=$((T_N + 1)); T_SKIP=$((T_SKIP + 1)); echo "ok $T_N # SKIP $1"
 }
 
+# need <command>...: a test that cannot run without these tools (bwrap,
+# node, npm) ends here, one counted skip "needs <command>: ..." when one is
+# missing; tests/run-all.sh says the missing ones once in its closing
+# line. The one rule for a missing tool, as tests/unit/tap.h's NEED.
+need() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 && continue
+		skip "needs $c: not installed (contrib/install-deps.sh)"
+		exit 0
+	done
+}
+
 is() {	# is <got> <want> <description>
 	if [ "$1" = "$2" ]; then ok 0 "$3"; else
 		ok 1 "$3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; return 1; fi
@@ -353,6 +366,9 @@ finish() {
 	wait 2>/dev/null
 	[ -n "$PG_TEST_DIR" ] && sh "$TOP/tests/e2e/postgres.sh" stop \
 	    "$PG_TEST_DIR"
+	if [ "$T_N" -eq 0 ]; then	# it showed nothing
+		T_N=1; T_FAIL=1; echo "not ok 1 - the test ran no check"
+	fi
 	echo "1..$T_N"
 	echo "# $T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
 	if [ "$T_FAIL" -eq 0 ] && [ -z "${KEEP:-}" ]; then rm -rf "$T_DIR"; \
