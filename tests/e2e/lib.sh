@@ -26,6 +26,19 @@ skip() {	# skip <why>: a check that cannot run here, counted as skipped
 	T_N=$((T_N + 1)); T_SKIP=$((T_SKIP + 1)); echo "ok $T_N # SKIP $1"
 }
 
+# need <command>...: a test that cannot run without these tools (bwrap,
+# node, npm) ends here, one counted skip "needs <command>: ..." when one is
+# missing; tests/run-all.sh says the missing ones once in its closing
+# line. The one rule for a missing tool, as tests/unit/tap.h's NEED.
+need() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 && continue
+		skip "needs $c: not installed (contrib/install-deps.sh)"
+		exit 0
+	done
+}
+
 is() {	# is <got> <want> <description>
 	if [ "$1" = "$2" ]; then ok 0 "$3"; else
 		ok 1 "$3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; return 1; fi
@@ -115,6 +128,30 @@ db_count() {
 	else
 		mdb_stat -s "$1" "${FC_DATA:-$T_DIR/data}" |
 		    awk '/Entries:/ {print $2}'
+	fi
+}
+
+# store_lacks <secret> <stored>: 0 when the bytes the test's store holds
+# have <stored> (a plain value the test saved, which shows the read sees
+# the store) and not <secret>. The bytes: every file of the data folder
+# ($FC_DATA or $T_DIR/data), and on postgres every record as the
+# database holds it (store_poke dump), where the data folder has none.
+# Says on a "#" line which of the two failed.
+store_lacks() {
+	local d=${FC_DATA:-$T_DIR/data} f=$T_DIR/store.bytes
+	: >"$f"
+	if [ "${FLOWCGI_STORAGE_BACKEND:-lmdb}" = postgres ]; then
+		"$FLOWCGI_BUILD/tools/store_poke" "$d" dump >"$f" 2>&1 ||
+		    { echo "# store_poke dump failed: $(head -c 200 "$f")"
+		    return 1; }
+	fi
+	if ! grep -aqF -- "$2" "$f" && ! grep -raqF -- "$2" "$d"; then
+		echo "# the store read has no '$2': not the test's store"
+		return 1
+	fi
+	if grep -aqF -- "$1" "$f" || grep -raqF -- "$1" "$d"; then
+		echo "# the secret is in the store in clear"
+		return 1
 	fi
 }
 
@@ -329,6 +366,9 @@ finish() {
 	wait 2>/dev/null
 	[ -n "$PG_TEST_DIR" ] && sh "$TOP/tests/e2e/postgres.sh" stop \
 	    "$PG_TEST_DIR"
+	if [ "$T_N" -eq 0 ]; then	# it showed nothing
+		T_N=1; T_FAIL=1; echo "not ok 1 - the test ran no check"
+	fi
 	echo "1..$T_N"
 	echo "# $T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
 	if [ "$T_FAIL" -eq 0 ] && [ -z "${KEEP:-}" ]; then rm -rf "$T_DIR"; \

@@ -96,8 +96,9 @@ req DELETE "/console/api/apps/$APP"
 
 # ---- The page in a real browser ----
 
-if [ ! -x "$CHROMIUM" ] || ! command -v node >/dev/null 2>&1; then
-	ok 1 "chromium ($CHROMIUM) and node are installed (contrib/install-deps.sh)"
+need node
+if [ ! -x "$CHROMIUM" ]; then
+	ok 1 "chromium ($CHROMIUM) is installed (contrib/install-deps.sh)"
 	exit 1
 fi
 if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then

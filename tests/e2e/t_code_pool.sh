@@ -6,6 +6,7 @@
 # mount of it is left. A sandbox.memory_budget too small for one sandbox
 # fails the code node with a message, not the request.
 . "$(dirname "$0")/lib.sh"
+need bwrap	# the local sandbox provider
 
 J='Content-Type: application/json'
 

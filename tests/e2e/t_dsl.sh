@@ -17,8 +17,10 @@ fi
 start_front || exit 1
 
 # Every file: imported (200, or 202 pending for newer versions, then
-# confirmed), then export -> import -> export gives identical YAML.
-n=0; bad=0; unstable=0
+# confirmed), then export -> import -> export gives identical YAML. Each
+# step must answer 200 with its body (an export that fails would write the
+# same error into both files and look stable).
+n=0; bad=0; unstable=0; broken=0
 for f in "${FILES[@]}"; do
 	n=$((n + 1))
 	import_file "$f"
@@ -33,17 +35,38 @@ for f in "${FILES[@]}"; do
 	   continue ;;
 	esac
 	id=$(jqr .app_id)
+	# exported <file>: the last answer was a 200 export with its YAML
+	exported() {
+		[ "$STATUS" = 200 ] &&
+		    [ "$(jqr '.data | type')" = string ] && jqr .data >"$1" &&
+		    grep -q '^kind: app$' "$1"
+	}
 	req GET "$A/$id/export?include_secret=true"
-	jqr .data >"$T_DIR/e1.yml"
+	if ! exported "$T_DIR/e1.yml"; then
+		broken=$((broken + 1))
+		echo "# export 1 $(basename "$f"): $STATUS $BODY" | head -c 300
+		echo; continue
+	fi
 	import_file "$T_DIR/e1.yml"
+	case "$STATUS $(jqr .status)" in
+	"200 completed"|"200 completed-with-warnings") ;;
+	*) broken=$((broken + 1))
+	   echo "# import of the export $(basename "$f"): $STATUS $BODY" |
+	       head -c 300; echo; continue ;;
+	esac
 	req GET "$A/$(jqr .app_id)/export?include_secret=true"
-	jqr .data >"$T_DIR/e2.yml"
+	if ! exported "$T_DIR/e2.yml"; then
+		broken=$((broken + 1))
+		echo "# export 2 $(basename "$f"): $STATUS $BODY" | head -c 300
+		echo; continue
+	fi
 	if ! cmp -s "$T_DIR/e1.yml" "$T_DIR/e2.yml"; then
 		unstable=$((unstable + 1))
 		echo "# unstable: $(basename "$f")"
 	fi
 done
 is "$bad" 0 "all $n DSL files import"
+is "$broken" 0 "every export and re-import of the $n answers 200 with its body"
 is "$unstable" 0 "export -> import -> export is stable for all $n"
 
 # An export gives each node the type it came with: variable-assigner, the

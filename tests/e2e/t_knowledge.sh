@@ -39,7 +39,7 @@ ctx=$(curl -s "$LLM/_requests" | jq -r '.[-1].body.messages[0].content')
 is "$ctx" "Use this:
 kb-a says refunds (best)
 kb-b says refunds (best)
-kb-a says refunds (weak)" "records merged best first, cut to top_k, as the LLM's context"
+kb-a says refunds (weak)" "the 4 records merged best first, cut to top_k (3), as the LLM's context"
 
 req POST "$W/ds-b" -H "$J" -d "{\"endpoint\":\"$KB\",\"api_key\":\"[__HIDDEN__]\",\"knowledge_id\":\"kb-b\"}"
 out=$(ask "again")

@@ -13,10 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 
 EV=$TOP/tests/mcp-everything
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	skip "node and npm are needed to run @modelcontextprotocol/server-everything"
-	exit 0
-fi
+need node npm	# to run @modelcontextprotocol/server-everything
 if [ ! -d "$EV/node_modules/@modelcontextprotocol/server-everything" ]; then
 	(cd "$EV" && npm ci --no-audit --no-fund --loglevel=error) \
 	    >"$T_DIR/npm.log" 2>&1
@@ -101,8 +98,8 @@ is "$STATUS $(jqr '[.tools[].name] | index("get-sum") != null')" "200 true" \
     "GET tool-provider/mcp/update/{id} reads the tools again"
 req POST "$MCP/auth" -H "$J" -d "{\"provider_id\": \"$ID\"}"
 is "$STATUS $(jqr .result)" "200 success" "POST tool-provider/mcp/auth connects"
-grep -aq 'tok-9f8e7d' "$T_DIR"/data/*.mdb
-ok $((! $?)) "the secret header is sealed in the database"
+store_lacks tok-9f8e7d everything-sse
+ok $? "the secret header is sealed in the store"
 # the exchanges above each closed their session
 n=$(logs "$T_DIR/ev_http.log" "Session initialized with ID")
 is "$(wait_log "$T_DIR/ev_http.log" "Received session termination request" "$n")" \

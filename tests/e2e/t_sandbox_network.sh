@@ -8,10 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 APPF=$TOP/tests/e2e/apps/sandboxed_net.yml
-if ! command -v bwrap >/dev/null 2>&1; then
-	skip "bubblewrap (bwrap) is not installed"
-	exit 0
-fi
+need bwrap
 if ! /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
 	skip "/usr/bin/python3 has no pip (Debian package python3-pip)"
 	exit 0

@@ -5,6 +5,7 @@
 # sandbox.dir sweeps them away at start, saying so in its log, and leaves
 # what is not a sandbox alone.
 . "$(dirname "$0")/lib.sh"
+need bwrap	# the local sandbox provider
 
 J='Content-Type: application/json'
 SB=$T_DIR/data/sandboxes

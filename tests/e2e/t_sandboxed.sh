@@ -5,6 +5,7 @@
 # comes back as a file; the workspace carries over to the conversation's
 # next turn, and Dify's workspace routes read it.
 . "$(dirname "$0")/lib.sh"
+need bwrap	# the local sandbox provider
 
 start_llm_front || exit 1
 report_app

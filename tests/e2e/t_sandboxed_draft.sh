@@ -7,6 +7,7 @@
 # (GET .../sandbox/files, POST/GET .../sandbox/files/download) list and
 # return the file, and another app's or user's workspace is 404.
 . "$(dirname "$0")/lib.sh"
+need bwrap	# the local sandbox provider
 
 start_llm_front || exit 1
 import_app "$TOP/tests/e2e/apps/sandboxed_draft.yml"

@@ -7,6 +7,7 @@
 # characters counts characters, not bytes, keeping agent.output_keep
 # (2,500) of the head and of the tail.
 . "$(dirname "$0")/lib.sh"
+need bwrap	# the local sandbox provider
 
 start_llm_front || exit 1
 import_app "$TOP/tests/e2e/apps/sandboxed_output.yml"

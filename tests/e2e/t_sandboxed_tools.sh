@@ -11,6 +11,7 @@
 #    is laid: the model reads the file's relative path and the tool's
 #    name, is offered that tool, and cannot write under skills/.
 . "$(dirname "$0")/lib.sh"
+need bwrap	# the local sandbox provider
 
 start_llm_front || exit 1
 

@@ -13,10 +13,7 @@
 SDK_DIR=$TOP/tests/sdk
 APPS=$TOP/tests/e2e/apps
 
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-	skip "node and npm are needed for Dify's Node SDK (contrib/install-deps.sh)"
-	exit 0
-fi
+need node npm	# for Dify's Node SDK
 if [ ! -d "$SDK_DIR/node_modules/dify-client" ]; then
 	(cd "$SDK_DIR" && npm ci --no-audit --no-fund --loglevel=error) \
 	    >"$T_DIR/npm.log" 2>&1

@@ -79,13 +79,14 @@ UP=$(jqr .id)
 is "$STATUS" 201 "app A's file is uploaded"
 svc "$KEY_B" POST /v1/workflows/run -H "$J" \
     -d "{\"inputs\":{\"seconds\":0},\"files\":[{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}],\"user\":\"alice\",\"response_mode\":\"blocking\"}"
-APPB_BODY=$BODY
+APPB="$STATUS $BODY"
 svc "$KEY_B" POST /v1/workflows/run -H "$J" \
     -d '{"inputs":{"seconds":0},"files":[{"type":"document","transfer_method":"local_file","upload_file_id":"00000000-0000-7000-8000-000000000000"}],"user":"alice","response_mode":"blocking"}'
-is "$STATUS $APPB_BODY" "$STATUS $BODY" \
+is "${APPB/$UP/00000000-0000-7000-8000-000000000000}" "$STATUS $BODY" \
     "app B running with app A's upload is refused exactly as with an unknown one"
-is "$STATUS $(jqr .code)" "400 invalid_param" "... with 400, as Dify refuses an invalid file"
-is "$(printf '%s' "$BODY" | grep -c 'secret notes')" 0 "... nor see its bytes"
+is "${APPB%% *} $(printf '%s' "${APPB#* }" | jq -r .code)" "400 invalid_param" \
+    "... with 400, as Dify refuses an invalid file"
+is "$(printf '%s' "$APPB" | grep -c 'secret notes')" 0 "... nor see its bytes"
 
 # Assets: a file of app A under app B.
 printf '# skill' >"$T_DIR/SKILL.md"

@@ -125,7 +125,8 @@ svc POST /v1/chat-messages -H "$J" -d '{"inputs":{},"query":"hi","user":"u2","re
 is "$STATUS $(jqr .event) $(jqr .mode)" "200 message advanced-chat" "blocking chat message"
 CONV=$(jqr .conversation_id)
 ANS=$(jqr .answer)
-ok "$([ -n "$ANS" ] && echo 0 || echo 1)" "the answer is rendered: '$ANS'"
+is "$ANS" "prefixhisuffix" \
+    "the answer is rendered: the answer node's prefix{{#sys.query#}}suffix"
 key_stream /v1/chat-messages "{\"inputs\":{},\"query\":\"again\",\"user\":\"u2\",\"response_mode\":\"streaming\",\"conversation_id\":\"$CONV\"}" \
     "$T_DIR/chat.txt"
 ev=$(sed -n 's/^data: //p' "$T_DIR/chat.txt" | jq -r .event | sort -u | tr '\n' ' ')

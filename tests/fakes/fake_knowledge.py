@@ -7,7 +7,10 @@ POST /retrieval with "Authorization: Bearer kb-secret" and a body
 {knowledge_id, query, retrieval_setting: {top_k, score_threshold}} answers
 {"records": [...]}: two records per knowledge_id whose content names the
 knowledge id and the query, scores 0.9 / 0.4 for "kb-a" and 0.7 / 0.2 for
-others, cut to top_k and score_threshold. A wrong key gets 403 with
+others, whatever the retrieval_setting asks: the setting is recorded, never
+applied, so that the node's own merge and cut to top_k is what a test sees
+(an API may answer more than asked; a fake answers no more than one
+would). A wrong key gets 403 with
 {"error_code": 1002, "error_msg": "Authorization failed"}; GET /_requests
 returns every request body.
 """
@@ -37,14 +40,12 @@ class Handler(JSONHandler):
             return
         kid = body.get("knowledge_id", "")
         q = body.get("query", "")
-        s = body.get("retrieval_setting", {})
         hi, lo = (0.9, 0.4) if kid == "kb-a" else (0.7, 0.2)
         recs = [{"content": "%s says %s (best)" % (kid, q), "score": hi,
                  "title": kid + ".md", "metadata": {"path": kid}},
                 {"content": "%s says %s (weak)" % (kid, q), "score": lo,
                  "title": kid + ".md", "metadata": {"path": kid}}]
-        recs = [r for r in recs if r["score"] >= s.get("score_threshold", 0)]
-        self.send_json(200, {"records": recs[: s.get("top_k", 4)]})
+        self.send_json(200, {"records": recs})
 
 
 def main():

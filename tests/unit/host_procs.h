@@ -76,11 +76,7 @@ host_procs(const char *needle, const char *prefix, const char *exclude)
 static inline int
 host_bwrap_check(void)
 {
-	if (CHECK(system("command -v bwrap >/dev/null 2>&1") == 0))
-		return 1;
-	printf("# bwrap not found: install the Debian package bubblewrap "
-	    "(contrib/install-deps.sh)\n");
-	return 0;
+	return tap_need("bwrap");
 }
 
 #endif

@@ -4,8 +4,8 @@
  * data directory, network, fork bomb, memory, CPU, file and workspace
  * size, wall-clock kill with nothing left running).
  *
- * Needs bwrap (Debian package bubblewrap) and python3; without them every
- * test fails with a message rather than being skipped.
+ * Needs bwrap (Debian package bubblewrap) and python3: without bwrap the
+ * test is one counted skip (NEED), without python3 it fails.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -1013,7 +1013,7 @@ main(void)
 	char	path[600];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* Fail loudly, never skip, when the tools are missing. */
+	/* A missing bwrap is a counted skip (NEED), python3 a failure. */
 	if (!host_bwrap_check())
 		return tap_done();
 	if (!CHECK(system("command -v python3 >/dev/null 2>&1") == 0))

@@ -310,10 +310,8 @@ int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (system("command -v bwrap >/dev/null 2>&1") != 0) {
-		SKIP("bwrap not found: install the Debian package bubblewrap");
+	if (!NEED("bwrap"))
 		return tap_done();
-	}
 	/* The killed owners' runners become this process's children. */
 	if (!CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0) ||
 	    tmp_dir_make("t_sandbox_sweep", top, sizeof(top)) != 0)

@@ -62,6 +62,30 @@ tap_skip(const char *why)
 }
 #define SKIP(why) tap_skip(why)
 
+/*
+ * NEED(cmd): 1 when the command (bwrap, node, python3) is on the PATH
+ * (or in /usr/bin, /bin); else one counted skip "needs <cmd>: ...", which
+ * tests/run-all.sh says once in its closing line, and 0: the test ends
+ * there (return tap_done()). The one rule for a missing tool, the same as
+ * tests/e2e/lib.sh's need.
+ */
+static inline int
+tap_need(const char *cmd)
+{
+	char	line[256];
+	int	n;
+
+	n = snprintf(line, sizeof(line), "PATH=\"$PATH:/usr/bin:/bin\" "
+	    "command -v '%s' >/dev/null 2>&1", cmd);
+	if (n > 0 && (size_t)n < sizeof(line) && system(line) == 0)
+		return 1;
+	n = snprintf(line, sizeof(line), "needs %s: not installed "
+	    "(contrib/install-deps.sh)", cmd);
+	tap_skip(n > 0 ? line : "needs a tool");
+	return 0;
+}
+#define NEED(cmd) tap_need(cmd)
+
 static inline int
 tap_done(void)
 {
