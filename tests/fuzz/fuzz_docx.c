@@ -1,8 +1,8 @@
 /*
- * fuzz_docx.c — the document extractor's parsers on arbitrary bytes: the
- * first byte picks the format (docx zip, document.xml alone, xml, html,
- * csv, json), the rest is the document. Nothing may crash or leak, and
- * whatever comes out is valid UTF-8 without NUL bytes.
+ * fuzz_docx.c — the document readers of engine/documents/ but PDF
+ * (fuzz_documents.c) on arbitrary bytes: the first byte picks the format
+ * (docx zip, document.xml alone, xml, html, csv, json), the rest is the
+ * document. Nothing may crash or leak, and whatever comes out is valid UTF-8 without NUL bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
