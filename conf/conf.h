@@ -128,6 +128,11 @@ struct conf {
 	int	 tools_workflow_max_depth; /* workflow tools nested in runs */
 	/* pdf_process (engine/tools/pdf_process.c) */
 	int	 tools_pdf_max_pages;	/* pages of one pdf_to_png call */
+	/* the document readers (engine/documents/) */
+	int64_t	 documents_max_file_size; /* bytes of one file read */
+	int	 documents_max_pages;	/* pages of one PDF */
+	int64_t	 documents_max_unpacked; /* bytes out of one file */
+	int	 documents_max_ratio;	/* unpacked / packed of a zip */
 	int64_t	 tools_pdf_max_pixels;	/* pixels of one page image */
 	/* the database tool (engine/tools/database.c) */
 	int	 tools_db_max_rows;	/* rows of one answer */

@@ -47,6 +47,10 @@ PKGS="$PKGS openssh-client openssh-server"
 PKGS="$PKGS docker.io busybox-static"
 # The admin page's browser tests (tests/browser: playwright-core from npm).
 PKGS="$PKGS chromium npm"
+# The document readers (engine/documents/; poppler is above): the tools
+# that made the fixtures of tests/documents/ (make_fixtures.py) and the
+# PDF of the documents bench, and pdftotext, the bench's reference.
+PKGS="$PKGS python3-reportlab python3-docx poppler-utils"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
 PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"
 

@@ -383,6 +383,10 @@ bash "$(dirname "$0")/concurrency.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
 bash "$(dirname "$0")/pg.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the postgres bench failed"
 
+# ====== Documents: the PDF reader against pdftotext ======
+sh "$(dirname "$0")/documents.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
+    die "the documents bench failed"
+
 # ====== Metrics and tracing on against off ======
 bash "$(dirname "$0")/observe.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the metrics and tracing bench failed"

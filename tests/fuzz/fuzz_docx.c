@@ -1,14 +1,15 @@
 /*
- * fuzz_docx.c — the document extractor's parsers on arbitrary bytes: the
- * first byte picks the format (docx zip, document.xml alone, xml, html,
- * csv, json), the rest is the document. Nothing may crash or leak, and
- * whatever comes out is valid UTF-8 without NUL bytes.
+ * fuzz_docx.c — the document readers of engine/documents/ but PDF
+ * (fuzz_documents.c) on arbitrary bytes: the first byte picks the format
+ * (docx zip, document.xml alone, xml, html, csv, json), the rest is the
+ * document. Nothing may crash or leak, and whatever comes out is valid UTF-8 without NUL bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/nodes/document_extractor.c"
+#include "../../engine/internal.h"
+#include "../../engine/documents/internal.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,17 +37,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"csv", "json" };
 	char		 err[ENGINE_ERRMAX], *out = NULL;
 	const char	*ext;
+	struct doc	 d;
 	int		 rc;
 
 	if (size < 1)
 		return 0;
 	ext = exts[data[0] % (sizeof(exts) / sizeof(exts[0]))];
 	if (strcmp(ext, "docxml") == 0)
-		rc = docx_text_xml((const char *)data + 1, size - 1, err,
+		rc = doc_docx_xml_text((const char *)data + 1, size - 1, err,
 		    sizeof(err), &out);
-	else
-		rc = doc_text(ext, (const char *)data + 1, size - 1, err,
-		    sizeof(err), &out);
+	else if ((rc = doc_extract(ext, (const char *)data + 1, size - 1,
+	    NULL, &d, err, sizeof(err))) == 0) {
+		out = d.text;
+		d.text = NULL;
+		doc_release(&d);
+	}
 	if (rc == 0) {
 		if (out == NULL)
 			abort();
