@@ -135,6 +135,16 @@ int	engine_app_create(struct engine *e, const json_t *in, char *err,
 int	engine_app_get(struct engine *e, const char *id, json_t **out);
 
 /*
+ * One request on this thread, from begin to end: on PostgreSQL the caches
+ * of API keys and parsed apps check the configuration generation once per
+ * request rather than once per lookup (app_cache.c), so a request sees the
+ * apps and keys as they were when it first looked one up. begin forgets
+ * what an earlier request read; outside a request every lookup checks.
+ */
+void	engine_request_begin(struct engine *e);
+void	engine_request_end(struct engine *e);
+
+/*
  * The mode of app id ("workflow", "advanced-chat", ...) into mode (len
  * bytes), from the parsed apps the runs share (run.app_cache): what a run
  * request checks first costs no parse.

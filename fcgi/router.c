@@ -144,13 +144,14 @@ route_match(struct req *r, const char *pattern, const char *path)
 	}
 }
 
+static void router_authed(struct req *r, const struct route *found);
+
 void
 router_dispatch(struct req *r)
 {
 	const struct route	*const *tab, *rt, *found = NULL;
 	char			 allow[128] = "";
 	size_t			 alen = 0;
-	int			 rc;
 
 	if (split_uri(r) != 0) {
 		resp_error(r, 404, "not_found", "no such endpoint");
@@ -186,6 +187,18 @@ router_dispatch(struct req *r)
 	 * would reach a handler cut short. */
 	if (req_query_check(r) != 0)
 		return;
+	/* the caches of keys and apps check the generation once in it */
+	engine_request_begin(r->eng);
+	router_authed(r, found);
+	engine_request_end(r->eng);
+}
+
+/* The route's authentication, then its handler. */
+static void
+router_authed(struct req *r, const struct route *found)
+{
+	int rc;
+
 	if (found->auth == AUTH_ADMIN && auth_check_admin(r) != 0) {
 		resp_header(r, "WWW-Authenticate", "Bearer");
 		resp_error(r, 401, "unauthorized", "missing or wrong admin "

@@ -60,6 +60,12 @@ struct store_backend {
 	int		(*slot_take)(struct store *s, const char *name, int n,
 			    int64_t *slot);
 	void		(*slot_give)(struct store *s, int64_t slot);
+	/* NULL: store.c reads in a transaction of its own */
+	int		(*get_copy)(struct store *s, enum store_db db,
+			    const void *key, size_t klen, void **val,
+			    size_t *vlen);
+	/* NULL: the backend keeps no generation (STORE_ENOTFOUND) */
+	int		(*generation)(struct store *s, uint64_t *gen);
 };
 
 enum store_cursor_op {

@@ -58,7 +58,7 @@
 #include "storage/backend.h"
 
 /* The version of the tables this build makes (flowcgi_layout). */
-#define PG_LAYOUT_VERSION	2
+#define PG_LAYOUT_VERSION	3
 
 /* Any number, the same in every flowcgi: the lock of layout upgrades. */
 #define PG_LAYOUT_LOCK		"717011903"
@@ -109,6 +109,8 @@ struct pg_conn {
 	PGconn		*pc;
 	uint32_t	 prepared[STORE_DB__COUNT];
 	int		 bad;		/* out of step with the server */
+	atomic_uint_fast64_t *trips;	/* the store's round trips */
+	int		 owed;		/* a read's ROLLBACK sent, unread */
 	struct pg_conn	*next;		/* in the idle list */
 };
 
@@ -136,6 +138,7 @@ struct pg {
 	int			 open;		/* connections made, in use too */
 	int			 down;		/* the last connect failed */
 	atomic_uint_fast64_t	 n_writes, n_commits, n_retries, n_txn;
+	atomic_uint_fast64_t	 n_trips;	/* waits for an answer */
 	pthread_mutex_t		 slot_lock;	/* slot_conn, held */
 	struct pg_conn		*slot_conn;	/* holds the slots' locks */
 	int64_t			*held;		/* slots held in this process */
@@ -228,6 +231,8 @@ conn_exec(struct pg_conn *c, const char *sql)
 	char		 m[256];
 	int		 ok;
 
+	if (c->trips != NULL)
+		atomic_fetch_add(c->trips, 1);
 	r = PQexec(c->pc, sql);
 	ok = PQresultStatus(r) == PGRES_COMMAND_OK ||
 	    PQresultStatus(r) == PGRES_TUPLES_OK;
@@ -268,6 +273,7 @@ conn_new(struct pg *s)
 	vals[3] = NULL;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
+	c->trips = &s->n_trips;
 	c->pc = PQconnectdbParams(keys, vals, 1);
 	pthread_mutex_lock(&s->lock);
 	was_down = s->down;
@@ -355,7 +361,7 @@ pool_give(struct pg *s, struct pg_conn *c)
 	if (c == NULL)
 		return;
 	if (PQstatus(c->pc) != CONNECTION_OK || c->bad ||
-	    PQtransactionStatus(c->pc) != PQTRANS_IDLE) {
+	    (!c->owed && PQtransactionStatus(c->pc) != PQTRANS_IDLE)) {
 		conn_free(c);
 		c = NULL;
 	}
@@ -391,7 +397,21 @@ static int
 conn_ready(struct pg_conn *c)
 {
 	struct pollfd	pfd;
+	PGresult	*r;
+	int		 ok = 1;
 
+	/* A read's ROLLBACK, sent without waiting: its answer has most
+	 * likely come meanwhile (no round trip then). */
+	if (c->owed && !c->bad) {
+		c->owed = 0;
+		while ((r = PQgetResult(c->pc)) != NULL) {
+			if (PQresultStatus(r) != PGRES_COMMAND_OK)
+				ok = 0;
+			PQclear(r);
+		}
+		if (!ok)
+			return -1;
+	}
 	if (c->bad || PQstatus(c->pc) != CONNECTION_OK ||
 	    PQtransactionStatus(c->pc) != PQTRANS_IDLE)
 		return -1;
@@ -507,6 +527,8 @@ pipe_drain(struct pg_txn *t, int sync, PGresult **last)
 	else if (sync ? PQpipelineSync(c->pc) != 1 :
 	    PQsendFlushRequest(c->pc) != 1 || PQflush(c->pc) != 0)
 		gone = 1;
+	if (!gone)
+		atomic_fetch_add(&t->s->n_trips, 1);
 	for (i = 0; i < t->npend && !gone; i++) {
 		p = &t->pend[i];
 		if ((r = PQgetResult(c->pc)) == NULL) {
@@ -609,6 +631,7 @@ stmt_run(struct pg_txn *t, enum store_db db, enum pg_stmt k, int nparams,
 		return 0;
 	}
 	if (!(c->prepared[db] & (1u << k))) {
+		atomic_fetch_add(&t->s->n_trips, 1);
 		r = PQprepare(c->pc, name, sql, nparams, NULL);
 		if (PQresultStatus(r) != PGRES_COMMAND_OK) {
 			rc = pg_fail(t, r, "prepare");
@@ -618,6 +641,7 @@ stmt_run(struct pg_txn *t, enum store_db db, enum pg_stmt k, int nparams,
 		PQclear(r);
 		c->prepared[db] |= 1u << k;
 	}
+	atomic_fetch_add(&t->s->n_trips, 1);
 	r = PQexecPrepared(c->pc, name, nparams, vals, plens, fmts, 1);
 	st = PQresultStatus(r);
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
@@ -716,8 +740,14 @@ pg_read_end(struct store_txn *tt)
 {
 	struct pg_txn *t = (struct pg_txn *)tt;
 
-	if (PQstatus(t->conn->pc) == CONNECTION_OK)
-		(void)conn_exec(t->conn, "ROLLBACK");
+	/* Nothing to wait for: the answer is read when the connection is
+	 * taken next (conn_ready), a round trip saved on every read. */
+	if (PQstatus(t->conn->pc) == CONNECTION_OK && !t->conn->bad) {
+		if (PQsendQuery(t->conn->pc, "ROLLBACK") == 1)
+			t->conn->owed = 1;
+		else
+			t->conn->bad = 1;
+	}
 	txn_release(t);
 	free(t);
 }
@@ -870,6 +900,7 @@ pg_stats(struct store *st, struct store_stats *out)
 	out->retries = atomic_load(&s->n_retries);
 	out->batch_largest = out->commits > 0;
 	out->durable = s->sync ? atomic_load(&s->n_txn) : 0;
+	out->round_trips = atomic_load(&s->n_trips);
 }
 
 static int64_t
@@ -946,6 +977,115 @@ pg_del(struct store_txn *tt, enum store_db db, const void *key, size_t klen)
 	if (strcmp(PQcmdTuples(r), "0") == 0)
 		rc = STORE_ENOTFOUND;
 	PQclear(r);
+	return rc;
+}
+
+/* ====== Reads of one statement ====== */
+
+/*
+ * A single statement needs no transaction: under PostgreSQL's default
+ * isolation (READ COMMITTED) one statement reads one snapshot, so a row
+ * is as one committed write left it. A read of one key is then one round
+ * trip, where BEGIN and ROLLBACK around it cost two more.
+ */
+
+/* A ready connection of the pool in t (no transaction), until deadline. */
+static int
+one_start(struct pg_txn *t, struct pg *s, int64_t deadline)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->base.be = &store_backend_pg;
+	t->s = s;
+	for (;;) {
+		if ((rc = pool_take(s, deadline, &t->conn)) != 0)
+			return rc;
+		if (conn_ready(t->conn) == 0)
+			return 0;
+		t->conn->bad = 1;
+		pool_give(s, t->conn);	/* dropped */
+		t->conn = NULL;
+	}
+}
+
+static int
+pg_get_copy(struct store *st, enum store_db db, const void *key,
+    size_t klen, void **val, size_t *vlen)
+{
+	struct pg	*s = (struct pg *)st;
+	struct pg_txn	 t;
+	const char	*vals[1] = { klen > 0 ? key : "" };
+	int		 lens[1] = { (int)klen };
+	int64_t		 deadline = now_ms() + s->wait_ms;
+	PGresult	*r = NULL;
+	size_t		 n;
+	int		 rc;
+
+	if (pg_writing == s) {
+		log_error("storage: a write function read outside it");
+		return STORE_EBUSY;
+	}
+	for (;;) {
+		if ((rc = one_start(&t, s, deadline)) != 0)
+			return rc;
+		rc = stmt_run(&t, db, PG_GET, 1, vals, lens, &r);
+		txn_release(&t);
+		/* a connection found broken: another, while the wait lasts */
+		if (rc == 0 || !t.lost || now_ms() >= deadline)
+			break;
+	}
+	if (rc != 0)
+		return rc;
+	if (PQntuples(r) == 0)
+		rc = STORE_ENOTFOUND;
+	else {
+		n = (size_t)PQgetlength(r, 0, 0);
+		if ((*val = malloc(n > 0 ? n : 1)) == NULL)
+			rc = STORE_ENOMEM;
+		else {
+			memcpy(*val, PQgetvalue(r, 0, 0), n);
+			*vlen = n;
+		}
+	}
+	PQclear(r);
+	return rc;
+}
+
+static int
+pg_generation(struct store *st, uint64_t *gen)
+{
+	struct pg	*s = (struct pg *)st;
+	struct pg_txn	 t;
+	int64_t		 deadline = now_ms() + s->wait_ms;
+	PGresult	*r = NULL;
+	char		 m[256];
+	int		 rc;
+
+	if (pg_writing == s) {
+		log_error("storage: a write function read outside it");
+		return STORE_EBUSY;
+	}
+	for (;;) {
+		if ((rc = one_start(&t, s, deadline)) != 0)
+			return rc;
+		atomic_fetch_add(&s->n_trips, 1);
+		r = PQexec(t.conn->pc, "SELECT n FROM flowcgi_generation");
+		if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+			*gen = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
+			rc = 0;
+		} else if (PQstatus(t.conn->pc) != CONNECTION_OK)
+			rc = STORE_EUNAVAIL;
+		else {
+			log_error("storage: postgres: read the generation: %s",
+			    pq_message(PQresultErrorMessage(r), m, sizeof(m)));
+			rc = STORE_EIO;
+		}
+		PQclear(r);
+		txn_release(&t);
+		if (rc != STORE_EUNAVAIL || now_ms() >= deadline)
+			break;
+	}
 	return rc;
 }
 
@@ -1113,6 +1253,7 @@ slot_call(struct pg *s, const char *fn, int64_t v)
 	snprintf(sql, sizeof(sql), "SELECT %s($1::int4, $2::int4)", fn);
 	vals[0] = k1;
 	vals[1] = k2;
+	atomic_fetch_add(&s->n_trips, 1);
 	r = PQexecParams(s->slot_conn->pc, sql, 2, NULL, vals, NULL, NULL, 0);
 	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
 		rc = PQgetvalue(r, 0, 0)[0] == 't';
@@ -1227,10 +1368,51 @@ layout_2(struct pg_conn *c)
 	    "(k bytea PRIMARY KEY, v bytea NOT NULL)");
 }
 
+/*
+ * Layout version 3 adds the configuration generation (store_generation):
+ * one row, counted up by a trigger on every statement that writes apps,
+ * drafts, versions or api_keys, in that statement's transaction. A
+ * trigger rather than flowcgi's own writes, so that nothing that writes
+ * those tables (a migration, an operator's SQL) can leave a cache stale.
+ * Two writers of those tables in the same moment conflict on the row and
+ * one runs again (SERIALIZABLE); they are console edits, not runs.
+ */
+static int
+layout_3(struct pg_conn *c)
+{
+	static const char *const tables[] = { "apps", "drafts", "versions",
+	    "api_keys" };
+	char	sql[320];
+	size_t	i;
+
+	if (conn_exec(c, "CREATE TABLE IF NOT EXISTS flowcgi_generation "
+	    "(n bigint NOT NULL)") != 0 ||
+	    conn_exec(c, "INSERT INTO flowcgi_generation SELECT 1 WHERE NOT "
+	    "EXISTS (SELECT 1 FROM flowcgi_generation)") != 0 ||
+	    conn_exec(c, "CREATE OR REPLACE FUNCTION flowcgi_generation_bump() "
+	    "RETURNS trigger LANGUAGE plpgsql AS $$BEGIN UPDATE "
+	    "flowcgi_generation SET n = n + 1; RETURN NULL; END$$") != 0)
+		return -1;
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		snprintf(sql, sizeof(sql), "DROP TRIGGER IF EXISTS "
+		    "flowcgi_generation ON flowcgi_%s", tables[i]);
+		if (conn_exec(c, sql) != 0)
+			return -1;
+		snprintf(sql, sizeof(sql), "CREATE TRIGGER flowcgi_generation "
+		    "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "
+		    "flowcgi_%s FOR EACH STATEMENT EXECUTE FUNCTION "
+		    "flowcgi_generation_bump()", tables[i]);
+		if (conn_exec(c, sql) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* layouts[v] brings the tables from layout v to v + 1. */
 static int (*const layouts[PG_LAYOUT_VERSION])(struct pg_conn *) = {
 	layout_1,
 	layout_2,
+	layout_3,
 };
 
 /*
@@ -1370,4 +1552,6 @@ const struct store_backend store_backend_pg = {
 	.cursor_move = pg_cursor_move,
 	.slot_take = pg_slot_take,
 	.slot_give = pg_slot_give,
+	.get_copy = pg_get_copy,
+	.generation = pg_generation,
 };

@@ -119,6 +119,30 @@ int	store_read_begin(struct store *s, struct store_txn **out);
 void	store_read_end(struct store_txn *t);
 
 /*
+ * One key read on its own, outside any transaction: the value of key in db
+ * as one committed write left it (never half of one), copied into *val
+ * (malloc'd, the caller frees; *vlen its length). For a read that needs
+ * one key only: on PostgreSQL it is a single SELECT, one round trip where
+ * a read transaction costs two more (BEGIN, ROLLBACK). 0, STORE_ENOTFOUND,
+ * or the errors of store_read_begin and store_get.
+ */
+int	store_get_copy(struct store *s, enum store_db db, const void *key,
+	    size_t klen, void **val, size_t *vlen);
+
+/*
+ * The configuration generation: a number that every committed write that
+ * changes a record of apps, drafts, versions or api_keys changes, in the
+ * same transaction, on any host. A cache of those records may be used
+ * without reading them again while the generation it was filled under is
+ * the current one; read the generation before the records it tags (so a
+ * change committed in between shows as a newer generation later). One
+ * round trip on PostgreSQL (a single row). STORE_ENOTFOUND when the
+ * backend keeps none (LMDB, whose reads cost no round trip: compare the
+ * records themselves); else 0, or STORE_EUNAVAIL / STORE_EIO.
+ */
+int	store_generation(struct store *s, uint64_t *gen);
+
+/*
  * Runs fn in a write transaction and returns 0 once its changes are
  * committed (on disk, with sync on); any other return of fn is returned and
  * leaves no trace. With sync on, a commit flushes its pages and the flush of
@@ -169,6 +193,8 @@ struct store_stats {
 					   commits) */
 	uint64_t	durable;	/* transactions up to this id are on
 					   disk (sync on) */
+	uint64_t	round_trips;	/* waits for the database server's
+					   answer (0 on LMDB, which has none) */
 };
 void	store_stats(struct store *s, struct store_stats *out);
 

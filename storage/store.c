@@ -111,6 +111,40 @@ store_read_end(struct store_txn *t)
 }
 
 int
+store_get_copy(struct store *s, enum store_db db, const void *key,
+    size_t klen, void **val, size_t *vlen)
+{
+	struct store_txn	*t = NULL;
+	const void		*v = NULL;
+	size_t			 n = 0;
+	int			 rc;
+
+	if (s->be->get_copy != NULL)
+		return s->be->get_copy(s, db, key, klen, val, vlen);
+	if ((rc = store_read_begin(s, &t)) != 0)
+		return rc;
+	if ((rc = store_get(t, db, key, klen, &v, &n)) != 0)
+		goto out;
+	if ((*val = malloc(n > 0 ? n : 1)) == NULL) {
+		rc = STORE_ENOMEM;
+		goto out;
+	}
+	memcpy(*val, v, n);
+	*vlen = n;
+out:
+	store_read_end(t);
+	return rc;
+}
+
+int
+store_generation(struct store *s, uint64_t *gen)
+{
+	if (s->be->generation == NULL)
+		return STORE_ENOTFOUND;
+	return s->be->generation(s, gen);
+}
+
+int
 store_write(struct store *s, store_write_fn fn, void *arg)
 {
 	return s->be->write(s, fn, arg);

@@ -15,6 +15,18 @@
  * whose secrets it opens) it changes in its own copy (run.c).
  *
  * run.app_cache bounds the entries; the least recently used one goes.
+ *
+ * On PostgreSQL that snapshot costs round trips (BEGIN, the record, the
+ * versions, the draft, ROLLBACK) on every run, so an entry also notes the
+ * configuration generation (store_generation) it was found true under, for
+ * each kind of lookup (the draft, the latest): while the generation is the
+ * same, a lookup reads nothing. Every write of apps, drafts, versions or
+ * api_keys, on any host, changes the generation in its own transaction (a
+ * trigger, storage/pg.c), and a request reads it once, first: a request
+ * sees every change committed before it began, as with the byte
+ * comparison. The generation is one for all apps: a change to one app
+ * makes every entry compare its bytes again once. LMDB keeps none (its
+ * reads cost no round trip) and compares bytes every time.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +44,9 @@ struct app_entry {
 	int		 sealed;	/* the draft may hold sealed secrets */
 	struct graph	*g;		/* its workflow's graph, once built */
 	uint64_t	 used;		/* tick of the last hit */
+	uint64_t	 gen_draft;	/* generation + 1 at which it was the
+					   draft lookup's answer, 0 none */
+	uint64_t	 gen_latest;	/* the same for the latest lookup */
 };
 
 struct app_cache {
@@ -40,6 +55,68 @@ struct app_cache {
 	size_t		 n, max;
 	uint64_t	 tick;
 };
+
+/* The generation this thread's request read (engine_request_begin). */
+static __thread struct {
+	int		in;	/* between begin and end */
+	int		have;	/* gen was read in this request */
+	uint64_t	gen;
+} req_gen;
+
+void
+engine_request_begin(struct engine *e)
+{
+	(void)e;
+	req_gen.in = 1;
+	req_gen.have = 0;
+}
+
+void
+engine_request_end(struct engine *e)
+{
+	(void)e;
+	req_gen.in = 0;
+	req_gen.have = 0;
+}
+
+int
+app_cache_generation(struct engine *e, uint64_t *gen)
+{
+	int rc;
+
+	if (req_gen.in && req_gen.have) {
+		*gen = req_gen.gen;
+		return 0;
+	}
+	if ((rc = store_generation(e->store, gen)) == 0 && req_gen.in) {
+		req_gen.gen = *gen;
+		req_gen.have = 1;
+	}
+	return rc;
+}
+
+/* Notes that a, of app id, answered a lookup of that kind under gen1
+ * (generation + 1, 0 none); the entry that answered it before no more. */
+static void
+entry_tag(struct app_cache *c, struct app_entry *a, const char *id,
+    int draft, uint64_t gen1)
+{
+	size_t i;
+
+	if (gen1 == 0)
+		return;
+	for (i = 0; i < c->n; i++)
+		if (&c->e[i] != a && strcmp(c->e[i].id, id) == 0) {
+			if (draft)
+				c->e[i].gen_draft = 0;
+			else
+				c->e[i].gen_latest = 0;
+		}
+	if (draft)
+		a->gen_draft = gen1;
+	else
+		a->gen_latest = gen1;
+}
 
 static void
 entry_clear(struct app_entry *a)
@@ -92,8 +169,9 @@ same(const void *a, size_t alen, const void *b, size_t blen)
 	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
 }
 
-/* Keeps app, parsed from rec and draft, in the slot of id or the LRU one. */
-static void
+/* Keeps app, parsed from rec and draft, in the slot of id or the LRU one;
+ * that slot, or NULL when it could not be filled. */
+static struct app_entry *
 cache_put(struct app_cache *c, const char *id, const char *vid,
     const void *rec, size_t rec_len, const void *draft, size_t draft_len,
     json_t *app)
@@ -118,7 +196,7 @@ cache_put(struct app_cache *c, const char *id, const char *vid,
 	    (draft != NULL && (a->draft = malloc(draft_len ? draft_len : 1)) ==
 	    NULL)) {
 		entry_clear(a);
-		return;
+		return NULL;
 	}
 	snprintf(a->id, sizeof(a->id), "%s", id);
 	snprintf(a->vid, sizeof(a->vid), "%s", vid);
@@ -130,6 +208,7 @@ cache_put(struct app_cache *c, const char *id, const char *vid,
 	a->app = json_incref(app);
 	a->sealed = draft != NULL && secrets_maybe_sealed(draft, draft_len);
 	a->used = ++c->tick;
+	return a;
 }
 
 /* The app record rec with "dsl" parsed from the source (NULL: none). */
@@ -176,11 +255,32 @@ app_cache_get(struct engine *e, const char *id, int draft, json_t **out,
 	size_t			 rec_len, src_len = 0, i;
 	json_t			*app = NULL;
 	char			 vid[37] = "";
+	uint64_t		 gen, gen1 = 0;
 	int			 rc;
 
 	*sealed = 0;
 	if (engine_uuid_check(id) != 0)
 		return ENGINE_ENOTFOUND;
+	/* read first, so that what the snapshot below finds is as new */
+	if (c != NULL && app_cache_generation(e, &gen) == 0)
+		gen1 = gen + 1;
+	if (gen1 != 0) {
+		pthread_mutex_lock(&c->mu);
+		for (i = 0; i < c->n && app == NULL; i++) {
+			a = &c->e[i];
+			if (strcmp(a->id, id) == 0 && (draft ? a->gen_draft :
+			    a->gen_latest) == gen1) {
+				a->used = ++c->tick;
+				app = json_incref(a->app);
+				*sealed = a->sealed;
+			}
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (app != NULL) {
+			*out = app;
+			return 0;
+		}
+	}
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return engine_from_store(rc);
 	if ((rc = store_get(t, STORE_DB_APPS, id, 36, &rec, &rec_len)) != 0)
@@ -212,6 +312,7 @@ app_cache_get(struct engine *e, const char *id, int draft, json_t **out,
 			a->used = ++c->tick;
 			app = json_incref(a->app);
 			*sealed = a->sealed;
+			entry_tag(c, a, id, draft, gen1);
 			break;
 		}
 	}
@@ -226,7 +327,9 @@ app_cache_get(struct engine *e, const char *id, int draft, json_t **out,
 	}
 	*sealed = src != NULL && secrets_maybe_sealed(src, src_len);
 	pthread_mutex_lock(&c->mu);
-	cache_put(c, id, vid, rec, rec_len, src, src_len, app);
+	if ((a = cache_put(c, id, vid, rec, rec_len, src, src_len, app)) !=
+	    NULL)
+		entry_tag(c, a, id, draft, gen1);
 	pthread_mutex_unlock(&c->mu);
 	rc = 0;
 out:

@@ -181,36 +181,48 @@ engine_key_resolve(struct engine *e, const char *token, char app_id[37])
 {
 	/* The last key this thread resolved, with the stored bytes it came
 	 * from: a request with the same key parses nothing, and a change to
-	 * the stored record (revoked, or another process's) is seen at once. */
+	 * the stored record (revoked, or another process's) is seen at once.
+	 * On PostgreSQL also the configuration generation it was read under
+	 * (app_cache_generation): while it holds, the key is not read again. */
 	static __thread struct {
 		char	 hash[STORE_HASH_HEX];
 		char	 rec[512];
 		size_t	 len;
 		char	 app[37];
+		uint64_t gen1;	/* generation + 1, 0 none */
 	}			 last;
-	struct store_txn	*t = NULL;
 	char			 hash[STORE_HASH_HEX];
 	json_t			*rec = NULL;
 	const char		*id;
-	const void		*v;
-	size_t			 vlen;
+	void			*v = NULL;
+	size_t			 vlen = 0;
+	uint64_t		 gen, gen1 = 0;
 	int			 rc;
 
 	if (strncmp(token, KEY_PREFIX, strlen(KEY_PREFIX)) != 0 ||
 	    strlen(token) > 128)
 		return ENGINE_ENOTFOUND;
 	store_hash(token, strlen(token), hash);
-	if ((rc = store_read_begin(e->store, &t)) != 0)
-		return engine_from_store(rc);
-	if ((rc = store_get(t, STORE_DB_API_KEYS, hash, strlen(hash), &v,
-	    &vlen)) == 0 && strcmp(last.hash, hash) == 0 && vlen == last.len &&
-	    memcmp(v, last.rec, vlen) == 0) {
-		store_read_end(t);
+	if (app_cache_generation(e, &gen) == 0)
+		gen1 = gen + 1;
+	if (gen1 != 0 && last.gen1 == gen1 && strcmp(last.hash, hash) == 0) {
 		memcpy(app_id, last.app, 37);
 		return 0;
 	}
-	if (rc == 0)
-		rc = store_get_json(t, STORE_DB_API_KEYS, hash, &rec);
+	/* one key: a read of its own, no transaction around it */
+	if ((rc = store_get_copy(e->store, STORE_DB_API_KEYS, hash,
+	    strlen(hash), &v, &vlen)) == 0 && strcmp(last.hash, hash) == 0 &&
+	    vlen == last.len && memcmp(v, last.rec, vlen) == 0) {
+		free(v);
+		last.gen1 = gen1;
+		memcpy(app_id, last.app, 37);
+		return 0;
+	}
+	if (rc == 0 && (rec = json_loadb(v, vlen, 0, NULL)) == NULL) {
+		log_error("storage: api_keys/%s: damaged record", hash);
+		rc = STORE_EINVAL;
+	}
+	last.gen1 = 0;
 	if (rc == 0 && vlen <= sizeof(last.rec)) {
 		id = json_string_value(json_object_get(rec, "app_id"));
 		if (id != NULL && strlen(id) < sizeof(last.app)) {
@@ -218,9 +230,10 @@ engine_key_resolve(struct engine *e, const char *token, char app_id[37])
 			memcpy(last.rec, v, vlen);
 			last.len = vlen;
 			snprintf(last.app, sizeof(last.app), "%s", id);
+			last.gen1 = gen1;
 		}
 	}
-	store_read_end(t);
+	free(v);
 	if (rc != 0)
 		return engine_from_store(rc);
 	id = json_string_value(json_object_get(rec, "app_id"));

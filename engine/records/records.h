@@ -59,6 +59,15 @@ int	app_cache_init(struct engine *e);
 void	app_cache_fini(struct engine *e);
 
 /*
+ * The storage's configuration generation (store_generation) for a cache
+ * of apps or keys: read once per request between engine_request_begin
+ * and engine_request_end on this thread, else at every call. 0 and *gen,
+ * or nonzero when there is none (LMDB, or the read failed): then compare
+ * the stored records themselves.
+ */
+int	app_cache_generation(struct engine *e, uint64_t *gen);
+
+/*
  * The graph of the workflow of app, an app app_cache_get gave (and not a
  * copy of it): built once and kept with the cached app, new reference; or
  * NULL (not cached any more, or it does not build: graph_build says why).

@@ -8,8 +8,12 @@
 # upstream. PostgreSQL is a private server (tests/e2e/postgres.sh, fsync
 # off: its flushes are not what this measures; storage.sync off on every
 # side for the same reason). Prints runs/s and requests/s with their ratio
-# to LMDB's; figures are reported, not asserted. Without PostgreSQL it says
-# so and exits 0.
+# to LMDB's; for PostgreSQL also the statements and round trips per run
+# (pg_stat_statements, over the runs' wrk) and the CPU the server's
+# processes and flowcgi's used during it, as a share of one core: on a
+# machine of two cores, two hosts can only gain what the server leaves.
+# Figures are reported, not asserted. Without PostgreSQL it says so and
+# exits 0.
 set -u
 BUILD=$(cd "$1" && pwd)
 FLOWCGI_BIN=$BUILD/flowcgi
@@ -32,6 +36,26 @@ case $? in
 *) die "postgres did not start: $(cat "$ROOT_DIR/pg.out")" ;;
 esac
 PGURL=$(cat "$ROOT_DIR/pg/url")
+PSQL="$(cat "$ROOT_DIR/pg/bin")/psql"
+# pg_stat_statements (in Debian's server package) needs a restart to load
+echo "shared_preload_libraries = 'pg_stat_statements'" >>"$(cat "$ROOT_DIR/pg/pgdata")/postgresql.conf"
+sh "$PGSH" down "$ROOT_DIR/pg" && sh "$PGSH" up "$ROOT_DIR/pg" ||
+    die "postgres did not restart"
+STATS=1
+"$PSQL" -qAt "$PGURL" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' \
+    >/dev/null 2>&1 || STATS=0
+sql() { "$PSQL" -qAt "$PGURL" -c "$1"; }
+# cpu_ticks <pid...>: user + system clock ticks of those processes
+cpu_ticks() {
+	local p t=0 f
+	for p in "$@"; do
+		f=$(cut -d')' -f2- "/proc/$p/stat" 2>/dev/null) || continue
+		set -- $f
+		t=$((t + ${12} + ${13}))
+	done
+	echo "$t"
+}
+pg_pids() { pgrep -P "$(head -1 "$(cat "$ROOT_DIR/pg/pgdata")/postmaster.pid")"; }
 export FLOWCGI_STORAGE_SYNC=false
 cat >"$ROOT_DIR/run.lua" <<'LUA'
 wrk.method = "POST"
@@ -44,6 +68,7 @@ LUA
 # (start_flowcgi sets a global "name": this one is "side".)
 side() {
 	local side=$1 be=$2 n=$3 i keep ups=()
+	SIDE_PIDS=
 	for i in $(seq 1 "$n"); do
 		mkdir -p "$ROOT_DIR/$side$i"
 		[ "$i" -gt 1 ] && cp "$ROOT_DIR/${side}1/admin_token" \
@@ -51,6 +76,7 @@ side() {
 		FC_DATA=$ROOT_DIR/$side$i FLOWCGI_STORAGE_BACKEND=$be \
 		    FLOWCGI_STORAGE_POSTGRES_URL=$PGURL \
 		    start_flowcgi "$side$i" || die "flowcgi $side$i did not start"
+		SIDE_PIDS="$SIDE_PIDS $FC_PID"
 		ups+=("127.0.0.1:$FC_PORT")
 	done
 	keep=$T_DIR	# nginx_side, with every upstream
@@ -68,13 +94,32 @@ side() {
 	KEY=$(jqr .token)
 }
 
-# measure <name>: runs/s, then console reads/s, into R_<name>, C_<name>
+# measure <name>: runs/s, then console reads/s, into R_<name>, C_<name>;
+# on PostgreSQL statements and round trips per run into S_<name>, T_<name>
+# and the CPU of the server and of flowcgi (cores) into PC_<name>, FC_<name>
 measure() {
-	local f=$ROOT_DIR/$1
+	local f=$ROOT_DIR/$1 fc0 pc0 fc1 pc1 t0 t1 pids
+	[ "$STATS" = 1 ] && sql 'SELECT pg_stat_statements_reset()' >/dev/null
+	pids=$(pg_pids)
+	fc0=$(cpu_ticks $SIDE_PIDS); pc0=$(cpu_ticks $pids); t0=$(date +%s%N)
 	wrk -t2 -c"$CONNS" -d"$DUR" -s "$ROOT_DIR/run.lua" \
 	    -H "Authorization: Bearer $KEY" "$BASE/v1/workflows/run" >"$f.run" 2>&1 ||
 	    die "wrk failed: $(cat "$f.run")"
+	# the pool connects on demand: the server's processes at the end
+	t1=$(date +%s%N); fc1=$(cpu_ticks $SIDE_PIDS); pc1=$(cpu_ticks $(pg_pids))
 	grep -q 'Non-2xx' "$f.run" && die "$1 answered errors: $(grep Non-2xx "$f.run")"
+	printf -v "FC_$1" '%s' "$(awk -v a="$fc0" -v b="$fc1" -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz / (t / 1e9) }')"
+	printf -v "PC_$1" '%s' "$(awk -v a="$pc0" -v b="$pc1" -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz / (t / 1e9) }')"
+	if [ "$STATS" = 1 ] && [ "$2" = pg ]; then
+		# a write's BEGIN and puts ride in its COMMIT's round trip (the
+		# pipeline), a read's SELECT 1 in its BEGIN's, and its ROLLBACK is
+		# sent without waiting (its answer is read with the next use)
+		sql "SELECT query, calls FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC" >"$f.stmts"
+		printf -v "S_$1" '%s' "$(awk -F'|' -v n="$(wrk_requests "$f.run")" '{ c += $NF } END { printf "%.1f", c / n }' "$f.stmts")"
+		printf -v "T_$1" '%s' "$(awk -F'|' -v n="$(wrk_requests "$f.run")" '
+			/^BEGIN ISOLATION LEVEL SERIALIZABLE/ || /^SELECT \$1\|/ || /^ROLLBACK\|/ || /DO UPDATE SET v = EXCLUDED.v/ { next }
+			{ c += $NF } END { printf "%.1f", c / n }' "$f.stmts")"
+	fi
 	wrk -t2 -c"$CONNS" -d"$DUR" -H "Authorization: Bearer $TOKEN" \
 	    "$BASE/console/api/apps/$ID" >"$f.read" 2>&1 ||
 	    die "wrk failed: $(cat "$f.read")"
@@ -84,9 +129,9 @@ measure() {
 }
 
 BUSY=$(cpu_busy)
-side lmdb lmdb 1; measure lmdb
-side pg1 postgres 1; measure pg1
-side pg2 postgres 2; measure pg2
+side lmdb lmdb 1; measure lmdb lmdb
+side pg1 postgres 1; measure pg1 pg
+side pg2 postgres 2; measure pg2 pg
 echo "PostgreSQL against LMDB (wrk -c$CONNS -d$DUR each, storage.sync off; machine $(awk -v b="$BUSY" 'BEGIN { printf "%.0f%%", b * 100 }') busy before):"
 for s in lmdb pg1 pg2; do
 	r=R_$s; c=C_$s
@@ -95,3 +140,15 @@ for s in lmdb pg1 pg2; do
 	awk -v l="$l" -v r="${!r}" -v c="${!c}" -v br="$R_lmdb" -v bc="$C_lmdb" \
 	    'BEGIN { printf "  %-38s %8.1f runs/s (%.2f)  %8.1f reads/s (%.2f)\n", l, r, r / br, c, c / bc }'
 done
+echo "During the runs (CPU in cores of $(nproc); per run on PostgreSQL: statements, round trips):"
+for s in lmdb pg1 pg2; do
+	p=PC_$s; f=FC_$s; st=S_$s; rt=T_$s
+	if [ "$s" = lmdb ]; then
+		printf '  %-38s flowcgi %s\n' "$s" "${!f}"
+	else
+		printf '  %-38s flowcgi %s  postgres %s  %s statements  %s round trips\n' \
+		    "$s" "${!f}" "${!p}" "${!st:-?}" "${!rt:-?}"
+	fi
+done
+[ -n "${KEEP:-}" ] && echo "statements of each side: $ROOT_DIR/*.stmts"
+exit 0

@@ -158,7 +158,7 @@ test_pg_hosts(void)
 	CHECK_STR(buf, "2");
 	/* a second host's store needs no migration and sees the same tables */
 	CHECK_INT(pg_number("SELECT count(*) FROM pg_tables WHERE "
-	    "tablename LIKE 'flowcgi\\_%'"), STORE_DB__COUNT + 1);
+	    "tablename LIKE 'flowcgi\\_%'"), STORE_DB__COUNT + 2);
 out:
 	store_close(a);
 	store_close(b);
@@ -352,6 +352,100 @@ test_pg_pipeline(void)
 	store_close(s);
 }
 
+/* ====== Reads of one key, the generation, round trips ====== */
+
+static uint64_t
+trips(struct store *s)
+{
+	struct store_stats st;
+
+	store_stats(s, &st);
+	return st.round_trips;
+}
+
+static int
+del_runs_fn(struct store_txn *t, void *arg)
+{
+	(void)arg;
+	return store_del(t, STORE_DB_RUNS, "g1", 2);
+}
+
+/*
+ * store_get_copy is one round trip; store_generation moves with every
+ * write of apps, drafts, versions or api_keys on any host (a trigger), in
+ * the write's own transaction, and not with a run's records; a read
+ * transaction of one get costs two round trips (its ROLLBACK is sent
+ * without waiting), where it cost three.
+ */
+static void
+test_pg_generation(void)
+{
+	struct store		*a = NULL, *b = NULL;
+	struct store_txn	*t = NULL;
+	const void		*v;
+	void			*copy = NULL;
+	size_t			 vlen = 0;
+	uint64_t		 g0 = 0, g1 = 0, g2 = 0, n;
+	char			 buf[32];
+	int			 i;
+	static const enum store_db conf_dbs[] = { STORE_DB_APPS,
+	    STORE_DB_DRAFTS, STORE_DB_VERSIONS, STORE_DB_API_KEYS };
+
+	CHECK_INT(open_store(new_dir("gen"), MIB, MIB, &a), 0);
+	CHECK_INT(open_store("unused", MIB, MIB, &b), 0);
+	if (a == NULL || b == NULL)
+		goto out;
+	CHECK_INT(put1(a, STORE_DB_APPS, "g1", "one", 0), 0);
+	/* once to prepare the statement on the connection, then counted */
+	CHECK_INT(store_get_copy(b, STORE_DB_APPS, "g1", 2, &copy, &vlen), 0);
+	free(copy);
+	copy = NULL;
+	n = trips(b);
+	CHECK_INT(store_get_copy(b, STORE_DB_APPS, "g1", 2, &copy, &vlen), 0);
+	CHECK_INT((int)(trips(b) - n), 1);
+	CHECK(copy != NULL && vlen == 3 && memcmp(copy, "one", 3) == 0);
+	free(copy);
+	copy = NULL;
+	CHECK_INT(store_get_copy(b, STORE_DB_APPS, "nope", 4, &copy, &vlen),
+	    STORE_ENOTFOUND);
+	CHECK(copy == NULL);
+	/* the generation: one round trip, the same on both hosts */
+	n = trips(b);
+	CHECK_INT(store_generation(b, &g0), 0);
+	CHECK_INT((int)(trips(b) - n), 1);
+	CHECK_INT(store_generation(a, &g1), 0);
+	CHECK(g0 == g1);
+	/* a run's records leave it alone */
+	CHECK_INT(put1(a, STORE_DB_RUNS, "g1", "r", 0), 0);
+	CHECK_INT(store_write(a, del_runs_fn, NULL), 0);
+	CHECK_INT(store_generation(b, &g1), 0);
+	CHECK(g1 == g0);
+	/* each configuration database, written on a, moves it for b */
+	for (i = 0; i < 4; i++) {
+		CHECK_INT(put1(a, conf_dbs[i], "g2", "x", 0), 0);
+		CHECK_INT(store_generation(b, &g2), 0);
+		CHECK(g2 > g1);
+		g1 = g2;
+	}
+	/* a delete too, and an operator's SQL (the trigger, not flowcgi) */
+	CHECK_INT(pg_sql("DELETE FROM flowcgi_apps WHERE k = 'g2'"), 0);
+	CHECK_INT(store_generation(b, &g2), 0);
+	CHECK(g2 > g1);
+	g1 = g2;
+	/* a read of one get: BEGIN (with its snapshot) and the get; the
+	 * ROLLBACK's answer is read when the connection is used next */
+	n = trips(b);
+	CHECK_INT(store_read_begin(b, &t), 0);
+	CHECK_INT(store_get(t, STORE_DB_APPS, "g1", 2, &v, &vlen), 0);
+	store_read_end(t);
+	CHECK_INT((int)(trips(b) - n), 2);
+	CHECK_INT(get1(b, STORE_DB_APPS, "g1", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "one");
+out:
+	store_close(a);
+	store_close(b);
+}
+
 /* ====== Settings, layout, the server going away ====== */
 
 static void
@@ -375,15 +469,17 @@ test_pg_open(void)
 	CHECK_INT(open_store(new_dir("layout"), MIB, MIB, &s), 0);
 	store_close(s);
 	s = NULL;
-	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 2);
-	/* layout 1 (no leases table) is brought to 2 */
+	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 3);
+	/* layout 1 (no leases table, no generation) is brought to 3 */
 	CHECK_INT(pg_sql("DROP TABLE flowcgi_leases"), 0);
+	CHECK_INT(pg_sql("DROP TABLE flowcgi_generation CASCADE"), 0);
 	CHECK_INT(pg_sql("UPDATE flowcgi_layout SET version = 1"), 0);
 	CHECK_INT(open_store("unused", MIB, MIB, &s), 0);
 	store_close(s);
 	s = NULL;
-	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 2);
+	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 3);
 	CHECK_INT(pg_number("SELECT count(*) FROM flowcgi_leases"), 0);
+	CHECK_INT(pg_number("SELECT count(*) FROM flowcgi_generation"), 1);
 	CHECK_INT(pg_sql("UPDATE flowcgi_layout SET version = 99"), 0);
 	CHECK_INT(open_store("unused", MIB, MIB, &s), STORE_EVERSION);
 	CHECK_INT(pg_number("SELECT version FROM flowcgi_layout"), 99);
@@ -485,6 +581,7 @@ main(void)
 	test_pg_hosts();
 	test_pg_batches();
 	test_pg_pipeline();
+	test_pg_generation();
 	test_pg_open();
 	test_pg_restart();
 out:
