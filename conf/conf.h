@@ -138,6 +138,10 @@ struct conf {
 	int	 tools_db_max_rows;	/* rows of one answer */
 	int64_t	 tools_db_max_bytes;	/* bytes of one answer's values */
 	int	 tools_db_timeout;	/* seconds one query may run */
+	/* knowledge bases (engine/knowledge/) */
+	int64_t	 kb_max_document;	/* bytes of one document's text */
+	int	 kb_max_segments;	/* chunks of one document */
+	int	 kb_max_query;		/* characters of a retrieve query */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 code_python_paths[2048]; /* folders for PYTHONPATH, comma-separated */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */

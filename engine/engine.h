@@ -598,6 +598,77 @@ int	engine_knowledge_delete(struct engine *e, const char *dataset_id,
 /* {data: [{dataset_id, endpoint, knowledge_id, api_key (masked)}]}. */
 int	engine_knowledge_list(struct engine *e, json_t **out);
 
+/* ====== Knowledge bases (local datasets, engine/knowledge/) ====== */
+
+/*
+ * Dify's Knowledge API over datasets this server holds (docs/knowledge.md).
+ * Records come back in Dify's shapes as new references the caller owns;
+ * err (ENGINE_ERRMAX) says which field for ENGINE_EINVAL. ENGINE_ENOTFOUND:
+ * no such dataset, document or segment (err names which).
+ *
+ * Dataset keys ("dataset-" and 24 characters) are stored as their SHA-256
+ * only: key_create answers the token once; key_check is 0 for a key that
+ * exists, ENGINE_ENOTFOUND for one that does not.
+ */
+int	engine_kb_key_create(struct engine *e, json_t **out);
+int	engine_kb_key_list(struct engine *e, json_t **out);
+int	engine_kb_key_delete(struct engine *e, const char *id);
+int	engine_kb_key_check(struct engine *e, const char *token);
+
+/* Datasets: in = the request body of POST/PATCH /v1/datasets. list:
+ * {data, has_more, limit, total, page}. */
+int	engine_kb_dataset_create(struct engine *e, const json_t *in,
+	    char *err, json_t **out);
+int	engine_kb_dataset_list(struct engine *e, int page, int limit,
+	    const char *keyword, json_t **out);
+int	engine_kb_dataset_get(struct engine *e, const char *id, char *err,
+	    json_t **out);
+int	engine_kb_dataset_update(struct engine *e, const char *id,
+	    const json_t *in, char *err, json_t **out);
+int	engine_kb_dataset_delete(struct engine *e, const char *id, char *err);
+
+/*
+ * create-by-text: in = {name, text, process_rule, indexing_technique,
+ * doc_form}; the text is stored and the answer {document, batch} comes
+ * before indexing, which a thread of this process does in the background
+ * (indexing_status waiting -> indexing -> completed | error). A document
+ * left half indexed by a process that died is indexed again by the next
+ * one to use the datasets.
+ */
+int	engine_kb_document_create_text(struct engine *e, const char *ds_id,
+	    const json_t *in, char *err, json_t **out);
+int	engine_kb_document_list(struct engine *e, const char *ds_id,
+	    int page, int limit, const char *keyword, char *err,
+	    json_t **out);
+int	engine_kb_document_get(struct engine *e, const char *ds_id,
+	    const char *doc_id, char *err, json_t **out);
+int	engine_kb_document_delete(struct engine *e, const char *ds_id,
+	    const char *doc_id, char *err);
+/* {data: [{id, indexing_status, ..., completed_segments,
+ * total_segments}]} of the documents of batch. */
+int	engine_kb_indexing_status(struct engine *e, const char *ds_id,
+	    const char *batch, char *err, json_t **out);
+
+/* Segments: list {data, doc_form, total, has_more, limit, page}; add in =
+ * {segments: [{content, answer, keywords}]} -> {data, doc_form}; update
+ * in = {segment: {content, answer, keywords, enabled}} -> {data,
+ * doc_form}. */
+int	engine_kb_segment_list(struct engine *e, const char *ds_id,
+	    const char *doc_id, int page, int limit, const char *keyword,
+	    char *err, json_t **out);
+int	engine_kb_segment_add(struct engine *e, const char *ds_id,
+	    const char *doc_id, const json_t *in, char *err, json_t **out);
+int	engine_kb_segment_update(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, const json_t *in,
+	    char *err, json_t **out);
+int	engine_kb_segment_delete(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, char *err);
+
+/* POST /v1/datasets/{id}/retrieve: in = {query, retrieval_model} ->
+ * {query: {content}, records: [{segment, child_chunks, score, ...}]}. */
+int	engine_kb_retrieve(struct engine *e, const char *ds_id,
+	    const json_t *in, char *err, json_t **out);
+
 /* ====== Runs ====== */
 
 /* What one run of an app gets. */

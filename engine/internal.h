@@ -38,6 +38,8 @@ struct engine {
 	struct sandbox_code_pool *code_pool;
 	/* tool providers declared as data (engine/tools/manifest.c) */
 	struct tool_manifests	*tool_manifests;
+	/* the knowledge indexer thread (engine/knowledge/kb.c); NULL: none */
+	struct kb_indexer	*kb_indexer;
 };
 
 /*

@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 
 #include "engine/internal.h"
+#include "engine/knowledge/knowledge.h"
 #include "engine/records/records.h"
 #include "engine/sandbox/sandbox.h"
 
@@ -101,6 +102,7 @@ engine_close(struct engine *e)
 	if (e == NULL)
 		return;
 	trace_stop(e);
+	kb_indexer_stop(e);
 	tool_manifests_close(e);
 	sandbox_code_pool_free(e->code_pool);
 	live_fini(e);

@@ -397,6 +397,9 @@ extern const struct route console_workflow_routes[];
 extern const struct route console_tool_routes[];
 extern const struct route console_builtin_tool_routes[];
 extern const struct route file_routes[];
+/* Knowledge API (service_datasets.c) */
+extern const struct route service_dataset_routes[];
+extern const struct route console_dataset_routes[];
 
 /* Handles one request completely: prefix, route, auth, handler. */
 void	router_dispatch(struct req *r);

@@ -29,6 +29,9 @@ static const struct route *const route_tables[] = {
 	/* service API: conversations, messages, feedback */
 	service_conv_routes,
 	console_admin_routes,
+	/* knowledge bases: datasets, documents, segments, retrieve */
+	console_dataset_routes,
+	service_dataset_routes,
 	/* signed links to files: no token, the link's signature */
 	file_routes,
 	NULL,

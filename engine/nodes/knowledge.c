@@ -4,10 +4,15 @@
  * query, the records are merged best first and cut to top_k; output `result`
  * is Dify's [{content, title, metadata: {_source, dataset_id, score, ...}}].
  * A dataset that is not configured fails the node, saying how to set it.
+ * A dataset id this server holds (engine/knowledge/) is searched locally
+ * instead, its items carrying Dify's metadata (dataset_name, document_id,
+ * document_name, segment_id, ...); the result is numbered 1..N by
+ * metadata.position, best first.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/knowledge/knowledge.h"
 #include "engine/run/run.h"
 
 static int
@@ -19,6 +24,32 @@ by_score(const void *a, const void *b)
 	    *(json_t *const *)b, "metadata"), "score"));
 
 	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Dify's Source item for hit h of kb_search. */
+static json_t *
+local_item(const json_t *h)
+{
+	const json_t *seg = json_object_get(h, "segment");
+	const json_t *doc = json_object_get(h, "document");
+	const json_t *ds = json_object_get(h, "dataset");
+
+	return json_pack("{s:{s:s,s:O,s:O,s:O,s:O,s:O,s:O,s:s,s:O,s:[],"
+	    "s:O,s:O,s:O,s:O,s:O},s:O,s:n,s:O,s:n}",
+	    "metadata", "_source", "knowledge", "dataset_id",
+	    json_object_get(ds, "id"), "dataset_name", json_object_get(ds,
+	    "name"), "document_id", json_object_get(doc, "id"),
+	    "document_name", json_object_get(doc, "name"), "data_source_type",
+	    json_object_get(doc, "data_source_type"), "segment_id",
+	    json_object_get(seg, "id"), "retriever_from", "workflow", "score",
+	    json_object_get(h, "score"), "child_chunks", "segment_hit_count",
+	    json_object_get(seg, "hit_count"), "segment_word_count",
+	    json_object_get(seg, "word_count"), "segment_position",
+	    json_object_get(seg, "position"), "segment_index_node_hash",
+	    json_object_get(seg, "index_node_hash"), "doc_metadata",
+	    json_object_get(doc, "doc_metadata"), "title", json_object_get(doc,
+	    "name"), "files", "content", json_object_get(seg, "content"),
+	    "summary");
 }
 
 static int
@@ -57,6 +88,23 @@ knowledge_run(struct node_ctx *c)
 		recs = NULL;
 		if (!json_is_string(id))
 			continue;
+		if (kb_dataset_exists(c->run->e, json_string_value(id))) {
+			if (kb_search(c->run->e, json_string_value(id), query,
+			    top_k, th, c->err, &recs) != 0)
+				goto out;
+			json_array_foreach(recs, j, rec) {
+				json_t *it = local_item(rec);
+
+				if (it == NULL || json_array_append_new(all,
+				    it) != 0) {
+					json_decref(recs);
+					node_fail(c, "out of memory");
+					goto out;
+				}
+			}
+			json_decref(recs);
+			continue;
+		}
 		if (knowledge_retrieve(c->run->e, json_string_value(id), query,
 		    top_k, th, c->err, &recs) != 0)
 			goto out;
@@ -98,7 +146,9 @@ knowledge_run(struct node_ctx *c)
 	qsort(sorted, n, sizeof(*sorted), by_score);
 	res = json_array();
 	for (i = 0; i < n && (int)i < top_k; i++)
-		if (json_array_append(res, sorted[i]) != 0) {
+		if (json_object_set_new(json_object_get(sorted[i], "metadata"),
+		    "position", json_integer((json_int_t)i + 1)) != 0 ||
+		    json_array_append(res, sorted[i]) != 0) {
 			node_fail(c, "out of memory");
 			goto out;
 		}

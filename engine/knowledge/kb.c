@@ -1,0 +1,1686 @@
+/*
+ * kb.c — local knowledge bases: datasets, documents and segments as
+ * records of the settings database under their own prefixes, dataset API
+ * keys, and the background indexer (docs/knowledge.md):
+ *
+ *	kb.ds/<dataset>			dataset record
+ *	kb.doc/<dataset>/<document>	document record (text: blob "_text")
+ *	kb.seg/<dataset>/<document>/<position, 8 digits>  segment record
+ *	kb.key/<sha256 of token>	dataset API key
+ *
+ * Members whose names begin with "_" are the server's own and never
+ * answered. Every write is one small store_write; the indexer writes a
+ * document's segments in batches, each checking the document still
+ * exists, so a document deleted mid-way leaves nothing behind.
+ */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "engine/knowledge/knowledge.h"
+#include "engine/records/records.h"
+
+#define KB_DS	"kb.ds/"
+#define KB_DOC	"kb.doc/"
+#define KB_SEG	"kb.seg/"
+#define KB_KEY	"kb.key/"
+#define KB_KEYS_MAX	10	/* Dify's limit of dataset keys */
+#define KB_BATCH	256	/* segments per indexing write */
+#define KB_NAME_MAX	40
+#define KB_DESC_MAX	400
+
+/* ====== Records ====== */
+
+/* A copy of rec without its "_" members (NULL when out of memory). */
+static json_t *
+kb_public(const json_t *rec)
+{
+	json_t		*o = json_object(), *v;
+	const char	*k;
+
+	if (o == NULL)
+		return NULL;
+	json_object_foreach((json_t *)rec, k, v)
+		if (k[0] != '_' && json_object_set(o, k, v) != 0) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+/* Dify's display_status of a document. */
+static const char *
+doc_display(const json_t *d)
+{
+	const char *st = json_string_value(json_object_get(d,
+	    "indexing_status"));
+
+	if (st == NULL)
+		return "error";
+	if (json_is_true(json_object_get(d, "archived")))
+		return "archived";
+	if (strcmp(st, "waiting") == 0)
+		return "queuing";
+	if (strcmp(st, "error") == 0)
+		return "error";
+	if (strcmp(st, "completed") != 0)
+		return "indexing";
+	return json_is_true(json_object_get(d, "enabled")) ? "available" :
+	    "disabled";
+}
+
+static json_t *
+doc_public(const json_t *d)
+{
+	json_t *o = kb_public(d);
+
+	if (o != NULL && json_object_set_new(o, "display_status",
+	    json_string(doc_display(d))) != 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* One record by key, in its own read transaction. */
+static int
+kb_load(struct engine *e, const char *key, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	int			 rc;
+
+	*out = NULL;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = store_get_json(t, STORE_DB_SETTINGS, key, out);
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+/* Every record under prefix: a new object key -> record. */
+static int
+kb_collect(struct engine *e, const char *prefix, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	int			 rc;
+
+	*out = NULL;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = records_collect(t, STORE_DB_SETTINGS, prefix, NULL, 0, out);
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+/* An id in a key must be a UUID: anything else names nothing. */
+static int
+id_ok(const char *id)
+{
+	return id != NULL && engine_uuid_check(id) == 0;
+}
+
+/*
+ * What one write does: each of require must exist (else
+ * STORE_ENOTFOUND), then every key under each of del_prefix goes, then
+ * dels, then puts (key -> record); text, when set, becomes a blob whose
+ * hash goes into record text_into's "_text"; unref are blob hashes let go.
+ */
+struct kb_ops {
+	const char	*require[2];
+	json_t		*del_prefix;	/* array of strings */
+	json_t		*dels;		/* array of strings */
+	json_t		*puts;		/* object */
+	json_t		*unref;		/* array of strings */
+	const char	*text;
+	size_t		 text_len;
+	const char	*text_into;
+};
+
+static int
+del_prefix(struct store_txn *t, const char *prefix, json_t *unref)
+{
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	json_t			*keys = json_array(), *k, *rec;
+	size_t			 plen = strlen(prefix), i;
+	int			 rc;
+
+	if (keys == NULL)
+		return STORE_ENOMEM;
+	if ((rc = store_cursor_open(t, STORE_DB_SETTINGS, &c)) != 0)
+		goto out;
+	for (rc = store_cursor_seek(c, prefix, plen, &kv); rc == 0;
+	    rc = store_cursor_next(c, &kv)) {
+		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+			break;
+		if (json_array_append_new(keys, json_stringn(kv.k,
+		    kv.klen)) != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
+		/* documents hold their text as a blob */
+		if (unref != NULL && (rec = json_loadb(kv.v, kv.vlen, 0,
+		    NULL)) != NULL) {
+			if (json_is_string(json_object_get(rec, "_text")))
+				json_array_append(unref, json_object_get(rec,
+				    "_text"));
+			json_decref(rec);
+		}
+	}
+	if (rc != STORE_ENOTFOUND)
+		goto out;
+	store_cursor_close(c);
+	c = NULL;
+	rc = 0;
+	json_array_foreach(keys, i, k)
+		if ((rc = store_del(t, STORE_DB_SETTINGS, json_string_value(k),
+		    json_string_length(k))) != 0 && rc != STORE_ENOTFOUND)
+			goto out;
+	rc = 0;
+out:
+	store_cursor_close(c);
+	json_decref(keys);
+	return rc;
+}
+
+static int
+kb_ops_fn(struct store_txn *t, void *arg)
+{
+	struct kb_ops	*o = arg;
+	const void	*v;
+	size_t		 vlen, i;
+	const char	*k;
+	json_t		*x, *unref = NULL;
+	char		 hex[STORE_HASH_HEX];
+	int		 rc = 0;
+
+	for (i = 0; i < 2; i++)
+		if (o->require[i] != NULL && (rc = store_get(t,
+		    STORE_DB_SETTINGS, o->require[i], strlen(o->require[i]),
+		    &v, &vlen)) != 0)
+			return rc;
+	if ((unref = json_array()) == NULL)
+		return STORE_ENOMEM;
+	json_array_foreach(o->del_prefix, i, x)
+		if ((rc = del_prefix(t, json_string_value(x), unref)) != 0)
+			goto out;
+	json_array_foreach(o->dels, i, x)
+		if ((rc = store_del(t, STORE_DB_SETTINGS, json_string_value(x),
+		    json_string_length(x))) != 0 && rc != STORE_ENOTFOUND)
+			goto out;
+	if (o->text != NULL) {
+		if ((rc = store_blob_ref(t, o->text, o->text_len, hex)) != 0)
+			goto out;
+		x = json_object_get(o->puts, o->text_into);
+		if (json_object_set_new(x, "_text", json_string(hex)) != 0) {
+			rc = STORE_ENOMEM;
+			goto out;
+		}
+	}
+	json_object_foreach(o->puts, k, x)
+		if ((rc = store_put_json(t, STORE_DB_SETTINGS, k, x, 0)) != 0)
+			goto out;
+	json_array_foreach(o->unref, i, x)
+		json_array_append(unref, x);
+	json_array_foreach(unref, i, x)
+		if ((rc = store_blob_unref(t, json_string_value(x))) != 0 &&
+		    rc != STORE_ENOTFOUND)
+			goto out;
+	rc = 0;
+out:
+	json_decref(unref);
+	return rc;
+}
+
+static int
+kb_apply(struct engine *e, struct kb_ops *o)
+{
+	return engine_from_store(store_write(e->store, kb_ops_fn, o));
+}
+
+static void
+kb_ops_free(struct kb_ops *o)
+{
+	json_decref(o->del_prefix);
+	json_decref(o->dels);
+	json_decref(o->puts);
+	json_decref(o->unref);
+}
+
+/* ====== The indexer ====== */
+
+struct kb_job {
+	struct kb_job	*next;
+	char		 ds[37], doc[37];
+};
+
+struct kb_indexer {
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	pthread_t	 th;
+	int		 quit;
+	struct kb_job	*head, *tail;
+};
+
+static pthread_mutex_t kb_start_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void kb_index(struct engine *e, const char *ds, const char *doc);
+
+static void *
+kb_indexer_main(void *arg)
+{
+	struct engine		*e = arg;
+	struct kb_indexer	*ix = e->kb_indexer;
+	struct kb_job		*j;
+
+	pthread_mutex_lock(&ix->mu);
+	for (;;) {
+		while (ix->head == NULL && !ix->quit)
+			pthread_cond_wait(&ix->cv, &ix->mu);
+		if (ix->quit)
+			break;
+		j = ix->head;
+		ix->head = j->next;
+		if (ix->head == NULL)
+			ix->tail = NULL;
+		pthread_mutex_unlock(&ix->mu);
+		kb_index(e, j->ds, j->doc);
+		free(j);
+		pthread_mutex_lock(&ix->mu);
+	}
+	pthread_mutex_unlock(&ix->mu);
+	return NULL;
+}
+
+static void
+kb_enqueue(struct engine *e, const char *ds, const char *doc)
+{
+	struct kb_indexer	*ix = e->kb_indexer;
+	struct kb_job		*j;
+
+	if (ix == NULL || (j = calloc(1, sizeof(*j))) == NULL)
+		return;	/* the next process to start resumes it */
+	snprintf(j->ds, sizeof(j->ds), "%s", ds);
+	snprintf(j->doc, sizeof(j->doc), "%s", doc);
+	pthread_mutex_lock(&ix->mu);
+	if (ix->tail != NULL)
+		ix->tail->next = j;
+	else
+		ix->head = j;
+	ix->tail = j;
+	pthread_cond_signal(&ix->cv);
+	pthread_mutex_unlock(&ix->mu);
+}
+
+/*
+ * Starts the indexer on first use and queues every document left waiting
+ * or half indexed (by a process that died): indexing again from the text
+ * is idempotent, as it first drops the document's segments.
+ */
+static void
+kb_start(struct engine *e)
+{
+	struct kb_indexer	*ix;
+	json_t			*docs = NULL, *d;
+	const char		*k, *st;
+
+	pthread_mutex_lock(&kb_start_mu);
+	if (e->kb_indexer != NULL) {
+		pthread_mutex_unlock(&kb_start_mu);
+		return;
+	}
+	if ((ix = calloc(1, sizeof(*ix))) == NULL) {
+		pthread_mutex_unlock(&kb_start_mu);
+		return;
+	}
+	pthread_mutex_init(&ix->mu, NULL);
+	pthread_cond_init(&ix->cv, NULL);
+	e->kb_indexer = ix;
+	if (pthread_create(&ix->th, NULL, kb_indexer_main, e) != 0) {
+		e->kb_indexer = NULL;
+		pthread_mutex_destroy(&ix->mu);
+		pthread_cond_destroy(&ix->cv);
+		free(ix);
+		pthread_mutex_unlock(&kb_start_mu);
+		return;
+	}
+	pthread_mutex_unlock(&kb_start_mu);
+	if (kb_collect(e, KB_DOC, &docs) != 0)
+		return;
+	json_object_foreach(docs, k, d) {
+		st = json_string_value(json_object_get(d, "indexing_status"));
+		if (st != NULL && strcmp(st, "completed") != 0 &&
+		    strcmp(st, "error") != 0 && json_is_string(
+		    json_object_get(d, "dataset_id")))
+			kb_enqueue(e, json_string_value(json_object_get(d,
+			    "dataset_id")), json_string_value(
+			    json_object_get(d, "id")));
+	}
+	json_decref(docs);
+}
+
+void
+kb_indexer_stop(struct engine *e)
+{
+	struct kb_indexer	*ix = e->kb_indexer;
+	struct kb_job		*j;
+
+	if (ix == NULL)
+		return;
+	pthread_mutex_lock(&ix->mu);
+	ix->quit = 1;
+	pthread_cond_signal(&ix->cv);
+	pthread_mutex_unlock(&ix->mu);
+	pthread_join(ix->th, NULL);
+	while ((j = ix->head) != NULL) {
+		ix->head = j->next;
+		free(j);
+	}
+	pthread_mutex_destroy(&ix->mu);
+	pthread_cond_destroy(&ix->cv);
+	free(ix);
+	e->kb_indexer = NULL;
+}
+
+/* Sets members of document doc (must exist) from the object set. */
+static int
+doc_update(struct engine *e, const char *dkey, const json_t *set,
+    const json_t *seg_puts, const char *seg_prefix)
+{
+	struct kb_ops	 o;
+	json_t		*d = NULL;
+	int		 rc;
+
+	memset(&o, 0, sizeof(o));
+	if ((rc = kb_load(e, dkey, &d)) != 0)
+		return rc;
+	o.require[0] = dkey;
+	rc = ENGINE_ENOMEM;
+	if (json_object_update(d, (json_t *)set) != 0 ||
+	    (o.puts = seg_puts ? json_deep_copy(seg_puts) : json_object()) ==
+	    NULL || json_object_set(o.puts, dkey, d) != 0)
+		goto out;
+	if (seg_prefix != NULL && ((o.del_prefix = json_array()) == NULL ||
+	    json_array_append_new(o.del_prefix, json_string(seg_prefix)) !=
+	    0))
+		goto out;
+	rc = kb_apply(e, &o);
+out:
+	json_decref(d);
+	kb_ops_free(&o);
+	return rc;
+}
+
+/* A segment record for content at position pos of document doc. */
+static json_t *
+seg_new(const char *doc, const char *content, const char *answer,
+    const json_t *keywords, int pos)
+{
+	char	id[37], node[37], hex[STORE_HASH_HEX];
+	int64_t	now = engine_now();
+
+	engine_uuid(id);
+	engine_uuid(node);
+	store_hash(content, strlen(content), hex);
+	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:I,s:I,s:o,s:s,s:s,s:i,"
+	    "s:b,s:n,s:n,s:s,s:s,s:I,s:I,s:I,s:I,s:n,s:n,s:[]}",
+	    "id", id, "position", pos, "document_id", doc, "content", content,
+	    "answer", answer ? answer : "", "word_count",
+	    (json_int_t)engine_utf8_len(content), "tokens",
+	    (json_int_t)kb_token_count(content, strlen(content)), "keywords",
+	    keywords ? json_deep_copy(keywords) : json_array(), "index_node_id", node,
+	    "index_node_hash", hex, "hit_count", 0, "enabled", 1,
+	    "disabled_at", "disabled_by", "status", "completed", "created_by",
+	    "", "created_at", (json_int_t)now, "updated_at", (json_int_t)now,
+	    "indexing_at", (json_int_t)now, "completed_at", (json_int_t)now,
+	    "error", "stopped_at", "child_chunks");
+}
+
+static void
+seg_key(char *buf, size_t n, const char *ds, const char *doc, int pos)
+{
+	snprintf(buf, n, KB_SEG "%s/%s/%08d", ds, doc, pos);
+}
+
+/*
+ * Indexes one document: cleans and splits its text by its process rule,
+ * writes its segments KB_BATCH at a time, then marks it completed (or
+ * error, with the reason). A document deleted meanwhile stops it.
+ */
+static void
+kb_index(struct engine *e, const char *ds, const char *doc)
+{
+	char		 dkey[128], sprefix[128], skey[160], err[256] = "";
+	json_t		*d = NULL, *rule, *chunks = NULL, *set = NULL, *puts = NULL;
+	json_t		*c;
+	char		*text = NULL, *clean = NULL;
+	size_t		 len = 0, i;
+	struct store_txn *t = NULL;
+	const char	*st, *hex;
+	int64_t		 words = 0, toks = 0;
+	int		 rc;
+
+	snprintf(dkey, sizeof(dkey), KB_DOC "%s/%s", ds, doc);
+	snprintf(sprefix, sizeof(sprefix), KB_SEG "%s/%s/", ds, doc);
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return;
+	rc = store_get_json(t, STORE_DB_SETTINGS, dkey, &d);
+	st = json_string_value(json_object_get(d, "indexing_status"));
+	hex = json_string_value(json_object_get(d, "_text"));
+	if (rc == 0 && st != NULL && strcmp(st, "completed") != 0 &&
+	    strcmp(st, "error") != 0 && hex != NULL)
+		rc = store_blob_load(t, hex, &text, &len);
+	else
+		rc = -1;
+	store_read_end(t);
+	if (rc != 0)
+		goto out;
+	set = json_pack("{s:s,s:I,s:i}", "indexing_status", "indexing",
+	    "processing_started_at", (json_int_t)engine_now(),
+	    "completed_segments", 0);
+	if (set == NULL || doc_update(e, dkey, set, NULL, sprefix) != 0)
+		goto out;
+	rule = json_object_get(d, "_rule");
+	clean = kb_clean(text, json_is_true(json_object_get(rule,
+	    "extra_spaces")), json_is_true(json_object_get(rule,
+	    "urls_emails")));
+	if (clean == NULL) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	rc = kb_split(clean, json_string_value(json_object_get(rule,
+	    "separator")), (int)json_integer_value(json_object_get(rule,
+	    "max_tokens")), (int)json_integer_value(json_object_get(rule,
+	    "overlap")), (size_t)e->conf->kb_max_segments, &chunks);
+	if (rc != 0) {
+		snprintf(err, sizeof(err), rc == ENGINE_ELIMIT ? "the document "
+		    "makes more than knowledge.max_segments (%d) chunks" :
+		    "out of memory", e->conf->kb_max_segments);
+		goto fail;
+	}
+	if (json_array_size(chunks) == 0) {
+		snprintf(err, sizeof(err), "the document has no text to index");
+		goto fail;
+	}
+	json_array_foreach(chunks, i, c) {
+		json_t *seg;
+
+		if (puts == NULL && (puts = json_object()) == NULL)
+			goto out;
+		if ((seg = seg_new(doc, json_string_value(c), NULL, NULL,
+		    (int)i + 1)) == NULL)
+			goto out;
+		words += json_integer_value(json_object_get(seg, "word_count"));
+		toks += json_integer_value(json_object_get(seg, "tokens"));
+		seg_key(skey, sizeof(skey), ds, doc, (int)i + 1);
+		if (json_object_set_new(puts, skey, seg) != 0)
+			goto out;
+		if (json_object_size(puts) == KB_BATCH ||
+		    i + 1 == json_array_size(chunks)) {
+			json_decref(set);
+			set = json_pack("{s:I}", "completed_segments",
+			    (json_int_t)(i + 1));
+			/* the document gone: stop */
+			if (set == NULL || doc_update(e, dkey, set, puts,
+			    NULL) != 0)
+				goto out;
+			json_decref(puts);
+			puts = NULL;
+		}
+	}
+	json_decref(set);
+	set = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	    "indexing_status", "completed", "parsing_completed_at",
+	    (json_int_t)engine_now(), "cleaning_completed_at",
+	    (json_int_t)engine_now(), "splitting_completed_at",
+	    (json_int_t)engine_now(), "completed_at", (json_int_t)engine_now(),
+	    "word_count", (json_int_t)words, "tokens", (json_int_t)toks,
+	    "total_segments", (json_int_t)json_array_size(chunks),
+	    "completed_segments", (json_int_t)json_array_size(chunks));
+	if (set != NULL)
+		doc_update(e, dkey, set, NULL, NULL);
+	goto out;
+fail:
+	json_decref(set);
+	set = json_pack("{s:s,s:s,s:I}", "indexing_status", "error", "error",
+	    err, "stopped_at", (json_int_t)engine_now());
+	if (set != NULL)
+		doc_update(e, dkey, set, NULL, sprefix);
+out:
+	json_decref(d);
+	json_decref(set);
+	json_decref(puts);
+	json_decref(chunks);
+	free(text);
+	free(clean);
+}
+
+/* ====== Dataset keys ====== */
+
+int
+engine_kb_key_create(struct engine *e, json_t **out)
+{
+	static const char	 al[] = "abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char		 raw[24];
+	char			 tok[40], key[128], hex[STORE_HASH_HEX], id[37];
+	json_t			*all = NULL, *rec = NULL;
+	struct kb_ops		 o;
+	int			 rc, i;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	if ((rc = kb_collect(e, KB_KEY, &all)) != 0)
+		return rc;
+	rc = ENGINE_ELIMIT;
+	if (json_object_size(all) >= KB_KEYS_MAX)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if (RAND_bytes(raw, sizeof(raw)) != 1)
+		goto out;
+	memcpy(tok, "dataset-", 8);
+	for (i = 0; i < 24; i++)
+		tok[8 + i] = al[raw[i] % (sizeof(al) - 1)];
+	tok[32] = '\0';
+	store_hash(tok, strlen(tok), hex);
+	snprintf(key, sizeof(key), KB_KEY "%s", hex);
+	engine_uuid(id);
+	if ((rec = json_pack("{s:s,s:s,s:s,s:I,s:n}", "id", id, "type",
+	    "dataset", "token", "", "created_at", (json_int_t)engine_now(),
+	    "last_used_at")) == NULL || (o.puts = json_object()) == NULL ||
+	    json_object_set(o.puts, key, rec) != 0)
+		goto out;
+	if ((rc = kb_apply(e, &o)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if (json_object_set_new(rec, "token", json_string(tok)) != 0)
+		goto out;
+	*out = rec;
+	rec = NULL;
+	rc = 0;
+out:
+	OPENSSL_cleanse(tok, sizeof(tok));
+	OPENSSL_cleanse(raw, sizeof(raw));
+	json_decref(all);
+	json_decref(rec);
+	kb_ops_free(&o);
+	return rc;
+}
+
+int
+engine_kb_key_list(struct engine *e, json_t **out)
+{
+	json_t		*all = NULL, *data = NULL, *v;
+	const char	*k;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = kb_collect(e, KB_KEY, &all)) != 0)
+		return rc;
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	json_object_foreach(all, k, v)
+		if (json_object_set_new(v, "token", json_string(
+		    "dataset-****")) != 0 || json_array_append(data, v) != 0)
+			goto out;
+	if ((*out = json_pack("{s:O}", "data", data)) != NULL)
+		rc = 0;
+out:
+	json_decref(all);
+	json_decref(data);
+	return rc;
+}
+
+int
+engine_kb_key_delete(struct engine *e, const char *id)
+{
+	json_t		*all = NULL, *v;
+	const char	*k;
+	struct kb_ops	 o;
+	int		 rc;
+
+	memset(&o, 0, sizeof(o));
+	if ((rc = kb_collect(e, KB_KEY, &all)) != 0)
+		return rc;
+	rc = ENGINE_ENOTFOUND;
+	json_object_foreach(all, k, v)
+		if (record_field_is(v, "id", id)) {
+			rc = ENGINE_ENOMEM;
+			if ((o.dels = json_pack("[s]", k)) != NULL)
+				rc = kb_apply(e, &o);
+			break;
+		}
+	json_decref(all);
+	kb_ops_free(&o);
+	return rc;
+}
+
+int
+engine_kb_key_check(struct engine *e, const char *token)
+{
+	char	 key[128], hex[STORE_HASH_HEX];
+	json_t	*rec = NULL;
+	int	 rc;
+
+	if (token == NULL || strncmp(token, "dataset-", 8) != 0)
+		return ENGINE_ENOTFOUND;
+	store_hash(token, strlen(token), hex);
+	snprintf(key, sizeof(key), KB_KEY "%s", hex);
+	rc = kb_load(e, key, &rec);
+	json_decref(rec);
+	return rc;
+}
+
+/* ====== Datasets ====== */
+
+static json_t *
+default_retrieval(const char *technique)
+{
+	return json_pack("{s:s,s:b,s:n,s:{s:s,s:s},s:n,s:i,s:b,s:n}",
+	    "search_method", technique != NULL && strcmp(technique,
+	    "economy") == 0 ? "keyword_search" : "semantic_search",
+	    "reranking_enable", 0, "reranking_mode", "reranking_model",
+	    "reranking_provider_name", "", "reranking_model_name", "",
+	    "weights", "top_k", 2, "score_threshold_enabled", 0,
+	    "score_threshold");
+}
+
+/* The technique named in in, checked: "economy" is what this server
+ * indexes; high_quality needs embeddings it does not compute yet. */
+static int
+technique_check(const json_t *v, char *err)
+{
+	const char *s = json_string_value(v);
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (s == NULL || (strcmp(s, "economy") != 0 &&
+	    strcmp(s, "high_quality") != 0))
+		return engine_invalid(err, "indexing_technique must be "
+		    "high_quality or economy");
+	if (strcmp(s, "high_quality") == 0)
+		return engine_invalid(err, "indexing_technique high_quality "
+		    "needs an embedding model, which this server does not "
+		    "call yet: use economy (keyword index)");
+	return 0;
+}
+
+/* The dataset's counts and the public view. */
+static json_t *
+ds_view(struct engine *e, const json_t *ds)
+{
+	char		 prefix[128];
+	json_t		*docs = NULL, *o, *d;
+	const char	*k;
+	int64_t		 words = 0;
+
+	snprintf(prefix, sizeof(prefix), KB_DOC "%s/",
+	    json_string_value(json_object_get(ds, "id")));
+	if ((o = kb_public(ds)) == NULL || kb_collect(e, prefix, &docs) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	json_object_foreach(docs, k, d)
+		words += json_integer_value(json_object_get(d, "word_count"));
+	if (json_object_set_new(o, "document_count", json_integer(
+	    (json_int_t)json_object_size(docs))) != 0 ||
+	    json_object_set_new(o, "word_count", json_integer(words)) != 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(docs);
+	return o;
+}
+
+json_t *
+kb_dataset_load(struct engine *e, const char *ds_id)
+{
+	char	 key[128];
+	json_t	*ds = NULL;
+
+	if (!id_ok(ds_id))
+		return NULL;
+	snprintf(key, sizeof(key), KB_DS "%s", ds_id);
+	if (kb_load(e, key, &ds) != 0)
+		return NULL;
+	return ds;
+}
+
+int
+kb_dataset_exists(struct engine *e, const char *ds_id)
+{
+	json_t	*ds = kb_dataset_load(e, ds_id);
+	int	 yes = ds != NULL;
+
+	json_decref(ds);
+	return yes;
+}
+
+static int
+ds_name_check(struct engine *e, const json_t *name, const char *self,
+    char *err)
+{
+	json_t		*all = NULL, *v;
+	const char	*k, *s = json_string_value(name);
+	size_t		 n = s ? engine_utf8_len(s) : 0;
+	int		 rc;
+
+	if (s == NULL || n < 1 || n > KB_NAME_MAX)
+		return engine_invalid(err, "name must be 1 to %d characters",
+		    KB_NAME_MAX);
+	if ((rc = kb_collect(e, KB_DS, &all)) != 0)
+		return rc;
+	json_object_foreach(all, k, v)
+		if (record_field_is(v, "name", s) && (self == NULL ||
+		    !record_field_is(v, "id", self))) {
+			snprintf(err, ENGINE_ERRMAX, "Dataset name already "
+			    "exists.");
+			rc = ENGINE_EEXIST;
+			break;
+		}
+	json_decref(all);
+	return rc;
+}
+
+int
+engine_kb_dataset_create(struct engine *e, const json_t *in, char *err,
+    json_t **out)
+{
+	const json_t	*desc = json_object_get(in, "description");
+	const json_t	*tech = json_object_get(in, "indexing_technique");
+	const json_t	*rm = json_object_get(in, "retrieval_model");
+	const char	*perm = json_string_value(json_object_get(in,
+			    "permission"));
+	char		 id[37], key[128];
+	json_t		*ds = NULL;
+	struct kb_ops	 o;
+	int64_t		 now = engine_now();
+	int		 rc;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	kb_start(e);
+	if ((rc = ds_name_check(e, json_object_get(in, "name"), NULL,
+	    err)) != 0)
+		return rc;
+	if (desc != NULL && !json_is_null(desc) && (!json_is_string(desc) ||
+	    engine_utf8_len(json_string_value(desc)) > KB_DESC_MAX))
+		return engine_invalid(err, "description must be a string of "
+		    "at most %d characters", KB_DESC_MAX);
+	if ((rc = technique_check(tech, err)) != 0)
+		return rc;
+	if (rm != NULL && !json_is_null(rm) && !json_is_object(rm))
+		return engine_invalid(err, "retrieval_model must be an object");
+	engine_uuid(id);
+	snprintf(key, sizeof(key), KB_DS "%s", id);
+	ds = json_pack("{s:s,s:O,s:s,s:s,s:s,s:n,s:O,s:i,s:s,s:I,s:s,s:I,"
+	    "s:n,s:n,s:b,s:o,s:[],s:n,s:n,s:n,s:[],s:b,s:b,s:n}",
+	    "id", id, "name", json_object_get(in, "name"), "description",
+	    json_string_value(desc) ? json_string_value(desc) : "",
+	    "provider", "vendor", "permission", perm ? perm : "only_me",
+	    "data_source_type", "indexing_technique",
+	    tech ? tech : json_null(), "app_count", 0, "created_by", "",
+	    "created_at", (json_int_t)now, "updated_by", "", "updated_at",
+	    (json_int_t)now, "embedding_model", "embedding_model_provider",
+	    "embedding_available", 1, "retrieval_model_dict",
+	    json_is_object(rm) ? json_deep_copy(rm) : default_retrieval(
+	    json_string_value(tech)), "tags", "doc_form",
+	    "external_knowledge_info", "external_retrieval_model",
+	    "doc_metadata", "built_in_field_enabled", 0, "enable_api", 1,
+	    "chunk_structure");
+	rc = ENGINE_ENOMEM;
+	if (ds == NULL || (o.puts = json_object()) == NULL ||
+	    json_object_set(o.puts, key, ds) != 0)
+		goto out;
+	if ((rc = kb_apply(e, &o)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((*out = ds_view(e, ds)) != NULL)
+		rc = 0;
+out:
+	json_decref(ds);
+	kb_ops_free(&o);
+	return rc;
+}
+
+static int
+by_created_desc(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a,
+	    "created_at"));
+	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b,
+	    "created_at"));
+	const char *p = json_string_value(json_object_get(*(json_t *const *)a,
+	    "id"));
+	const char *q = json_string_value(json_object_get(*(json_t *const *)b,
+	    "id"));
+
+	if (x != y)
+		return x < y ? 1 : -1;
+	return -strcmp(p ? p : "", q ? q : "");
+}
+
+static int
+by_position(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a,
+	    "position"));
+	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b,
+	    "position"));
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One page of the records of all (an object) that match keyword in their
+ * member field, sorted by cmp, each made public by view:
+ * {data, has_more, limit, total, page}.
+ */
+static int
+kb_page(struct engine *e, json_t *all, const char *field,
+    const char *keyword, int (*cmp)(const void *, const void *), int page,
+    int limit, json_t *(*view)(struct engine *, const json_t *),
+    json_t **out)
+{
+	json_t		**v = NULL, *data = NULL, *x, *rec;
+	const char	*k, *s;
+	size_t		 n = 0, i, from;
+	int		 rc = ENGINE_ENOMEM;
+
+	*out = NULL;
+	if ((v = calloc(json_object_size(all) + 1, sizeof(*v))) == NULL ||
+	    (data = json_array()) == NULL)
+		goto out;
+	json_object_foreach(all, k, rec) {
+		s = json_string_value(json_object_get(rec, field));
+		if (!json_is_object(rec) || (keyword != NULL && *keyword &&
+		    (s == NULL || strcasestr(s, keyword) == NULL)))
+			continue;
+		v[n++] = rec;
+	}
+	qsort(v, n, sizeof(*v), cmp);
+	from = (size_t)(page - 1) * (size_t)limit;
+	for (i = from; i < n && i < from + (size_t)limit; i++) {
+		if ((x = view(e, v[i])) == NULL ||
+		    json_array_append_new(data, x) != 0)
+			goto out;
+	}
+	if ((*out = json_pack("{s:O,s:b,s:i,s:I,s:i}", "data", data,
+	    "has_more", from + (size_t)limit < n, "limit", limit, "total",
+	    (json_int_t)n, "page", page)) != NULL)
+		rc = 0;
+out:
+	free(v);
+	json_decref(data);
+	return rc;
+}
+
+int
+engine_kb_dataset_list(struct engine *e, int page, int limit,
+    const char *keyword, json_t **out)
+{
+	json_t	*all = NULL;
+	int	 rc;
+
+	kb_start(e);
+	if ((rc = kb_collect(e, KB_DS, &all)) != 0)
+		return rc;
+	rc = kb_page(e, all, "name", keyword, by_created_desc, page, limit,
+	    ds_view, out);
+	json_decref(all);
+	return rc;
+}
+
+static int
+ds_get(struct engine *e, const char *id, char *err, json_t **ds)
+{
+	if ((*ds = kb_dataset_load(e, id)) == NULL) {
+		snprintf(err, ENGINE_ERRMAX, "Dataset not found.");
+		return ENGINE_ENOTFOUND;
+	}
+	return 0;
+}
+
+int
+engine_kb_dataset_get(struct engine *e, const char *id, char *err,
+    json_t **out)
+{
+	json_t	*ds = NULL;
+	int	 rc;
+
+	kb_start(e);
+	*out = NULL;
+	if ((rc = ds_get(e, id, err, &ds)) != 0)
+		return rc;
+	*out = ds_view(e, ds);
+	json_decref(ds);
+	return *out != NULL ? 0 : ENGINE_ENOMEM;
+}
+
+int
+engine_kb_dataset_update(struct engine *e, const char *id, const json_t *in,
+    char *err, json_t **out)
+{
+	static const char *const plain[] = { "description", "permission",
+	    NULL };
+	json_t		*ds = NULL, *v;
+	char		 key[128];
+	struct kb_ops	 o;
+	size_t		 i;
+	int		 rc;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	if ((rc = ds_get(e, id, err, &ds)) != 0)
+		return rc;
+	if ((v = json_object_get(in, "name")) != NULL &&
+	    (rc = ds_name_check(e, v, id, err)) != 0)
+		goto out;
+	if ((rc = technique_check(json_object_get(in, "indexing_technique"),
+	    err)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if (v != NULL && json_object_set(ds, "name", v) != 0)
+		goto out;
+	for (i = 0; plain[i] != NULL; i++)
+		if (json_is_string(v = json_object_get(in, plain[i])) &&
+		    json_object_set(ds, plain[i], v) != 0)
+			goto out;
+	if (json_is_string(v = json_object_get(in, "indexing_technique")) &&
+	    json_object_set(ds, "indexing_technique", v) != 0)
+		goto out;
+	if (json_is_object(v = json_object_get(in, "retrieval_model")) &&
+	    json_object_set(ds, "retrieval_model_dict", v) != 0)
+		goto out;
+	if (json_object_set_new(ds, "updated_at", json_integer(
+	    engine_now())) != 0)
+		goto out;
+	snprintf(key, sizeof(key), KB_DS "%s", id);
+	o.require[0] = key;
+	if ((o.puts = json_object()) == NULL ||
+	    json_object_set(o.puts, key, ds) != 0)
+		goto out;
+	if ((rc = kb_apply(e, &o)) != 0)
+		goto out;
+	rc = (*out = ds_view(e, ds)) != NULL ? 0 : ENGINE_ENOMEM;
+out:
+	json_decref(ds);
+	kb_ops_free(&o);
+	return rc;
+}
+
+int
+engine_kb_dataset_delete(struct engine *e, const char *id, char *err)
+{
+	json_t		*ds = NULL;
+	char		 key[128], p1[128], p2[128];
+	struct kb_ops	 o;
+	int		 rc;
+
+	memset(&o, 0, sizeof(o));
+	if ((rc = ds_get(e, id, err, &ds)) != 0)
+		return rc;
+	json_decref(ds);
+	snprintf(key, sizeof(key), KB_DS "%s", id);
+	snprintf(p1, sizeof(p1), KB_DOC "%s/", id);
+	snprintf(p2, sizeof(p2), KB_SEG "%s/", id);
+	if ((o.del_prefix = json_pack("[s,s]", p1, p2)) == NULL ||
+	    (o.dels = json_pack("[s]", key)) == NULL)
+		rc = ENGINE_ENOMEM;
+	else
+		rc = kb_apply(e, &o);
+	kb_ops_free(&o);
+	return rc;
+}
+
+/* ====== Documents ====== */
+
+/*
+ * Dify's process_rule into the indexer's {extra_spaces, urls_emails,
+ * separator, max_tokens, overlap}; *out new.
+ */
+static int
+rule_parse(const json_t *pr, char *err, json_t **out)
+{
+	const char	*mode = json_string_value(json_object_get(pr, "mode"));
+	const json_t	*rules = json_object_get(pr, "rules"), *pre, *seg, *x;
+	const char	*sep, *id;
+	char		 buf[256];
+	size_t		 i, j = 0;
+	int		 spaces = 0, urls = 0;
+	json_int_t	 max, ov = 0;
+
+	*out = NULL;
+	if (pr == NULL || json_is_null(pr) || mode == NULL ||
+	    strcmp(mode, "automatic") == 0) {
+		if (pr != NULL && !json_is_null(pr) && mode == NULL)
+			return engine_invalid(err, "process_rule.mode must be "
+			    "automatic, custom or hierarchical");
+		*out = json_pack("{s:b,s:b,s:n,s:i,s:i}", "extra_spaces", 1,
+		    "urls_emails", 0, "separator", "max_tokens", 500,
+		    "overlap", 50);
+		return *out ? 0 : ENGINE_ENOMEM;
+	}
+	if (strcmp(mode, "hierarchical") == 0)
+		return engine_invalid(err, "process_rule.mode hierarchical "
+		    "(parent-child chunks) is not supported yet: use "
+		    "automatic or custom");
+	if (strcmp(mode, "custom") != 0)
+		return engine_invalid(err, "process_rule.mode must be "
+		    "automatic, custom or hierarchical");
+	if (!json_is_object(rules))
+		return engine_invalid(err, "Rules is required");
+	pre = json_object_get(rules, "pre_processing_rules");
+	if (!json_is_array(pre))
+		return engine_invalid(err, "Process rule pre_processing_rules "
+		    "is required");
+	json_array_foreach(pre, i, x) {
+		id = json_string_value(json_object_get(x, "id"));
+		if (id == NULL || (strcmp(id, "remove_stopwords") != 0 &&
+		    strcmp(id, "remove_extra_spaces") != 0 &&
+		    strcmp(id, "remove_urls_emails") != 0))
+			return engine_invalid(err, "Process rule "
+			    "pre_processing_rules id is invalid");
+		if (!json_is_boolean(json_object_get(x, "enabled")))
+			return engine_invalid(err, "Process rule "
+			    "pre_processing_rules enabled is invalid");
+		if (strcmp(id, "remove_extra_spaces") == 0)
+			spaces = json_is_true(json_object_get(x, "enabled"));
+		if (strcmp(id, "remove_urls_emails") == 0)
+			urls = json_is_true(json_object_get(x, "enabled"));
+	}
+	seg = json_object_get(rules, "segmentation");
+	if (!json_is_object(seg))
+		return engine_invalid(err, "Process rule segmentation is "
+		    "required");
+	sep = json_string_value(json_object_get(seg, "separator"));
+	if (sep == NULL)
+		sep = json_string_value(json_object_get(seg, "delimiter"));
+	if (sep == NULL || *sep == '\0')
+		return engine_invalid(err, "Process rule segmentation "
+		    "separator is required");
+	if (!json_is_integer(json_object_get(seg, "max_tokens")))
+		return engine_invalid(err, "Process rule segmentation "
+		    "max_tokens is required");
+	max = json_integer_value(json_object_get(seg, "max_tokens"));
+	if (max < 50 || max > 4000)
+		return engine_invalid(err, "Custom segment length should be "
+		    "between 50 and 4000.");
+	if (json_is_integer(json_object_get(seg, "chunk_overlap")))
+		ov = json_integer_value(json_object_get(seg, "chunk_overlap"));
+	if (ov < 0 || ov >= max)
+		return engine_invalid(err, "chunk_overlap must be from 0 to "
+		    "less than max_tokens");
+	/* "\\n" written in JSON means a newline, as Dify reads it */
+	for (i = 0; sep[i] != '\0' && j + 1 < sizeof(buf); i++) {
+		if (sep[i] == '\\' && sep[i + 1] == 'n') {
+			buf[j++] = '\n';
+			i++;
+		} else
+			buf[j++] = sep[i];
+	}
+	buf[j] = '\0';
+	*out = json_pack("{s:b,s:b,s:s,s:I,s:I}", "extra_spaces", spaces,
+	    "urls_emails", urls, "separator", buf, "max_tokens", max,
+	    "overlap", ov);
+	return *out ? 0 : ENGINE_ENOMEM;
+}
+
+static json_t *
+doc_view(struct engine *e, const json_t *d)
+{
+	(void)e;
+	return doc_public(d);
+}
+
+int
+engine_kb_document_create_text(struct engine *e, const char *ds_id,
+    const json_t *in, char *err, json_t **out)
+{
+	const char	*name = json_string_value(json_object_get(in, "name"));
+	const char	*text = json_string_value(json_object_get(in, "text"));
+	const json_t	*tech = json_object_get(in, "indexing_technique");
+	json_t		*ds = NULL, *rule = NULL, *doc = NULL, *docs = NULL;
+	char		 id[37], key[128], dskey[128], prefix[128], batch[40];
+	unsigned char	 rnd[3];
+	struct kb_ops	 o;
+	int64_t		 now = engine_now();
+	int		 rc;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	kb_start(e);
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	rc = ENGINE_EINVAL;
+	if (name == NULL || *name == '\0' || engine_utf8_len(name) > 255) {
+		engine_invalid(err, "name is required (1 to 255 characters)");
+		goto out;
+	}
+	if (text == NULL) {
+		engine_invalid(err, "text is required");
+		goto out;
+	}
+	if ((int64_t)json_string_length(json_object_get(in, "text")) >
+	    e->conf->kb_max_document) {
+		rc = ENGINE_ELIMIT;
+		snprintf(err, ENGINE_ERRMAX, "the text is larger than "
+		    "knowledge.max_document_size (%lld bytes)",
+		    (long long)e->conf->kb_max_document);
+		goto out;
+	}
+	if ((rc = technique_check(tech, err)) != 0)
+		goto out;
+	if (json_is_null(json_object_get(ds, "indexing_technique")) &&
+	    !json_is_string(tech)) {
+		rc = engine_invalid(err, "indexing_technique is required.");
+		goto out;
+	}
+	if ((rc = rule_parse(json_object_get(in, "process_rule"), err,
+	    &rule)) != 0)
+		goto out;
+	snprintf(prefix, sizeof(prefix), KB_DOC "%s/", ds_id);
+	if ((rc = kb_collect(e, prefix, &docs)) != 0)
+		goto out;
+	engine_uuid(id);
+	snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, id);
+	snprintf(dskey, sizeof(dskey), KB_DS "%s", ds_id);
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		memset(rnd, 0, sizeof(rnd));
+	snprintf(batch, sizeof(batch), "%lld%06u", (long long)now,
+	    ((unsigned)rnd[0] << 16 | (unsigned)rnd[1] << 8 | rnd[2]) %
+	    1000000u);
+	doc = json_pack("{s:s,s:s,s:I,s:s,s:{s:s},s:n,s:s,s:s,s:s,s:I,s:i,"
+	    "s:s,s:n,s:b,s:n,s:n,s:b,s:i,s:i,s:s,s:[],s:s,s:n,s:n,s:n,s:n,"
+	    "s:n,s:i,s:i,s:O}",
+	    "id", id, "dataset_id", ds_id, "position",
+	    (json_int_t)json_object_size(docs) + 1, "data_source_type",
+	    "upload_file", "data_source_info", "upload_file_id", id,
+	    "dataset_process_rule_id", "name", name, "created_from", "api",
+	    "created_by", "", "created_at", (json_int_t)now, "tokens", 0,
+	    "indexing_status", "waiting", "error", "enabled", 1,
+	    "disabled_at", "disabled_by", "archived", 0, "word_count", 0,
+	    "hit_count", 0, "doc_form", "text_model", "doc_metadata", "batch",
+	    batch, "processing_started_at", "parsing_completed_at",
+	    "cleaning_completed_at", "splitting_completed_at", "completed_at",
+	    "completed_segments", 0, "total_segments", 0, "_rule", rule);
+	rc = ENGINE_ENOMEM;
+	if (doc == NULL || (o.puts = json_object()) == NULL ||
+	    json_object_set(o.puts, key, doc) != 0)
+		goto out;
+	if (json_is_string(tech) && json_is_null(json_object_get(ds,
+	    "indexing_technique"))) {
+		/* the first document sets the dataset's technique */
+		if (json_object_set(ds, "indexing_technique", (json_t *)tech) !=
+		    0 || json_object_set_new(ds, "retrieval_model_dict",
+		    default_retrieval(json_string_value(tech))) != 0 ||
+		    json_object_set(o.puts, dskey, ds) != 0)
+			goto out;
+	}
+	o.require[0] = dskey;
+	o.text = text;
+	o.text_len = json_string_length(json_object_get(in, "text"));
+	o.text_into = key;
+	if ((rc = kb_apply(e, &o)) != 0)
+		goto out;
+	kb_enqueue(e, ds_id, id);
+	rc = ENGINE_ENOMEM;
+	if ((*out = json_pack("{s:o,s:s}", "document", doc_public(doc),
+	    "batch", batch)) != NULL)
+		rc = 0;
+out:
+	json_decref(ds);
+	json_decref(rule);
+	json_decref(doc);
+	json_decref(docs);
+	kb_ops_free(&o);
+	return rc;
+}
+
+int
+engine_kb_document_list(struct engine *e, const char *ds_id, int page,
+    int limit, const char *keyword, char *err, json_t **out)
+{
+	json_t	*ds = NULL, *all = NULL;
+	char	 prefix[128];
+	int	 rc;
+
+	kb_start(e);
+	*out = NULL;
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	json_decref(ds);
+	snprintf(prefix, sizeof(prefix), KB_DOC "%s/", ds_id);
+	if ((rc = kb_collect(e, prefix, &all)) != 0)
+		return rc;
+	rc = kb_page(e, all, "name", keyword, by_position, page, limit,
+	    doc_view, out);
+	json_decref(all);
+	return rc;
+}
+
+/* Document doc_id of dataset ds_id (as stored) into *doc. */
+static int
+doc_get(struct engine *e, const char *ds_id, const char *doc_id, char *err,
+    json_t **doc)
+{
+	json_t	*ds = NULL;
+	char	 key[128];
+	int	 rc;
+
+	*doc = NULL;
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	json_decref(ds);
+	snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, doc_id);
+	if (!id_ok(doc_id) || (rc = kb_load(e, key, doc)) ==
+	    ENGINE_ENOTFOUND) {
+		snprintf(err, ENGINE_ERRMAX, "Document not found.");
+		return ENGINE_ENOTFOUND;
+	}
+	return rc;
+}
+
+int
+engine_kb_document_get(struct engine *e, const char *ds_id,
+    const char *doc_id, char *err, json_t **out)
+{
+	json_t	*d = NULL;
+	int	 rc;
+
+	kb_start(e);
+	*out = NULL;
+	if ((rc = doc_get(e, ds_id, doc_id, err, &d)) != 0)
+		return rc;
+	*out = doc_public(d);
+	json_decref(d);
+	return *out ? 0 : ENGINE_ENOMEM;
+}
+
+int
+engine_kb_document_delete(struct engine *e, const char *ds_id,
+    const char *doc_id, char *err)
+{
+	json_t		*d = NULL;
+	char		 key[128], prefix[128];
+	struct kb_ops	 o;
+	int		 rc;
+
+	memset(&o, 0, sizeof(o));
+	if ((rc = doc_get(e, ds_id, doc_id, err, &d)) != 0)
+		return rc;
+	if (json_is_true(json_object_get(d, "archived"))) {
+		json_decref(d);
+		snprintf(err, ENGINE_ERRMAX, "The archived document is not "
+		    "editable.");
+		return ENGINE_EEXIST;
+	}
+	json_decref(d);
+	snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, doc_id);
+	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds_id, doc_id);
+	/* the document's key is a prefix of none other: it goes with its
+	 * blob through del_prefix */
+	if ((o.del_prefix = json_pack("[s,s]", key, prefix)) == NULL)
+		rc = ENGINE_ENOMEM;
+	else
+		rc = kb_apply(e, &o);
+	kb_ops_free(&o);
+	return rc;
+}
+
+int
+engine_kb_indexing_status(struct engine *e, const char *ds_id,
+    const char *batch, char *err, json_t **out)
+{
+	static const char *const f[] = { "id", "indexing_status",
+	    "processing_started_at", "parsing_completed_at",
+	    "cleaning_completed_at", "splitting_completed_at", "completed_at",
+	    "paused_at", "error", "stopped_at", "completed_segments",
+	    "total_segments", NULL };
+	json_t		*ds = NULL, *all = NULL, *data = NULL, *d, *x, *v;
+	const char	*k;
+	char		 prefix[128];
+	size_t		 i;
+	int		 rc;
+
+	kb_start(e);
+	*out = NULL;
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	json_decref(ds);
+	snprintf(prefix, sizeof(prefix), KB_DOC "%s/", ds_id);
+	if ((rc = kb_collect(e, prefix, &all)) != 0)
+		return rc;
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	json_object_foreach(all, k, d) {
+		if (!record_field_is(d, "batch", batch))
+			continue;
+		if ((x = json_object()) == NULL ||
+		    json_array_append_new(data, x) != 0)
+			goto out;
+		for (i = 0; f[i] != NULL; i++) {
+			v = json_object_get(d, f[i]);
+			if (json_object_set(x, f[i], v ? v : json_null()) != 0)
+				goto out;
+		}
+	}
+	if (json_array_size(data) == 0) {
+		snprintf(err, ENGINE_ERRMAX, "Documents not found.");
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	if ((*out = json_pack("{s:O}", "data", data)) != NULL)
+		rc = 0;
+out:
+	json_decref(all);
+	json_decref(data);
+	return rc;
+}
+
+/* ====== Segments ====== */
+
+static json_t *
+seg_view(struct engine *e, const json_t *s)
+{
+	(void)e;
+	return kb_public(s);
+}
+
+int
+engine_kb_segment_list(struct engine *e, const char *ds_id,
+    const char *doc_id, int page, int limit, const char *keyword,
+    char *err, json_t **out)
+{
+	json_t	*d = NULL, *all = NULL, *pg = NULL;
+	char	 prefix[128];
+	int	 rc;
+
+	*out = NULL;
+	if ((rc = doc_get(e, ds_id, doc_id, err, &d)) != 0)
+		return rc;
+	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds_id, doc_id);
+	if ((rc = kb_collect(e, prefix, &all)) != 0)
+		goto out;
+	if ((rc = kb_page(e, all, "content", keyword, by_position, page,
+	    limit, seg_view, &pg)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if (json_object_set(pg, "doc_form", json_object_get(d, "doc_form")) ==
+	    0) {
+		*out = pg;
+		pg = NULL;
+		rc = 0;
+	}
+out:
+	json_decref(d);
+	json_decref(all);
+	json_decref(pg);
+	return rc;
+}
+
+int
+engine_kb_segment_add(struct engine *e, const char *ds_id,
+    const char *doc_id, const json_t *in, char *err, json_t **out)
+{
+	json_t		*d = NULL, *all = NULL, *segs, *s, *data = NULL, *x;
+	char		 prefix[128], dkey[128], skey[160];
+	const char	*k, *c;
+	struct kb_ops	 o;
+	size_t		 i;
+	int		 rc, pos = 0;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	if ((rc = doc_get(e, ds_id, doc_id, err, &d)) != 0)
+		return rc;
+	rc = ENGINE_EINVAL;
+	if (!record_field_is(d, "indexing_status", "completed") ||
+	    !json_is_true(json_object_get(d, "enabled"))) {
+		snprintf(err, ENGINE_ERRMAX, "Document is not completed.");
+		goto out;
+	}
+	segs = json_object_get(in, "segments");
+	if (!json_is_array(segs) || json_array_size(segs) == 0 ||
+	    json_array_size(segs) > 100) {
+		engine_invalid(err, "segments must be a list of 1 to 100 "
+		    "segments");
+		goto out;
+	}
+	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds_id, doc_id);
+	snprintf(dkey, sizeof(dkey), KB_DOC "%s/%s", ds_id, doc_id);
+	if ((rc = kb_collect(e, prefix, &all)) != 0)
+		goto out;
+	json_object_foreach(all, k, s)
+		if (json_integer_value(json_object_get(s, "position")) > pos)
+			pos = (int)json_integer_value(json_object_get(s,
+			    "position"));
+	rc = ENGINE_ENOMEM;
+	if ((o.puts = json_object()) == NULL || (data = json_array()) == NULL)
+		goto out;
+	json_array_foreach(segs, i, s) {
+		c = json_string_value(json_object_get(s, "content"));
+		if (c == NULL || strspn(c, " \t\r\n") == strlen(c)) {
+			rc = engine_invalid(err, "segments[%zu].content is "
+			    "required", i);
+			goto out;
+		}
+		x = seg_new(doc_id, c, json_string_value(json_object_get(s,
+		    "answer")), json_is_array(json_object_get(s, "keywords")) ?
+		    json_object_get(s, "keywords") : NULL, ++pos);
+		seg_key(skey, sizeof(skey), ds_id, doc_id, pos);
+		if (x == NULL || json_object_set_new(o.puts, skey, x) != 0 ||
+		    json_array_append(data, x) != 0)
+			goto out;
+	}
+	o.require[0] = dkey;
+	if ((rc = kb_apply(e, &o)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((*out = json_pack("{s:O,s:O}", "data", data, "doc_form",
+	    json_object_get(d, "doc_form"))) != NULL)
+		rc = 0;
+out:
+	json_decref(d);
+	json_decref(all);
+	json_decref(data);
+	kb_ops_free(&o);
+	return rc;
+}
+
+/* The key and record of segment seg_id of a document. */
+static int
+seg_find(struct engine *e, const char *ds_id, const char *doc_id,
+    const char *seg_id, char *err, char key[160], json_t **seg)
+{
+	json_t		*d = NULL, *all = NULL, *s;
+	char		 prefix[128];
+	const char	*k;
+	int		 rc;
+
+	*seg = NULL;
+	if ((rc = doc_get(e, ds_id, doc_id, err, &d)) != 0)
+		return rc;
+	json_decref(d);
+	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds_id, doc_id);
+	if ((rc = kb_collect(e, prefix, &all)) != 0)
+		return rc;
+	rc = ENGINE_ENOTFOUND;
+	snprintf(err, ENGINE_ERRMAX, "Segment not found.");
+	json_object_foreach(all, k, s)
+		if (record_field_is(s, "id", seg_id)) {
+			snprintf(key, 160, "%s", k);
+			*seg = json_incref(s);
+			err[0] = '\0';
+			rc = 0;
+			break;
+		}
+	json_decref(all);
+	return rc;
+}
+
+int
+engine_kb_segment_update(struct engine *e, const char *ds_id,
+    const char *doc_id, const char *seg_id, const json_t *in, char *err,
+    json_t **out)
+{
+	const json_t	*u = json_object_get(in, "segment"), *v;
+	json_t		*s = NULL, *d = NULL;
+	char		 key[160], dkey[128], hex[STORE_HASH_HEX];
+	const char	*c;
+	struct kb_ops	 o;
+	int		 rc;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	if (!json_is_object(u))
+		return engine_invalid(err, "segment is required");
+	if ((rc = seg_find(e, ds_id, doc_id, seg_id, err, key, &s)) != 0)
+		return rc;
+	rc = ENGINE_ENOMEM;
+	if ((v = json_object_get(u, "content")) != NULL) {
+		c = json_string_value(v);
+		if (c == NULL || strspn(c, " \t\r\n") == strlen(c)) {
+			rc = engine_invalid(err, "segment.content must not be "
+			    "blank");
+			goto out;
+		}
+		store_hash(c, strlen(c), hex);
+		if (json_object_set(s, "content", (json_t *)v) != 0 ||
+		    json_object_set_new(s, "word_count", json_integer(
+		    (json_int_t)engine_utf8_len(c))) != 0 ||
+		    json_object_set_new(s, "tokens", json_integer((json_int_t)
+		    kb_token_count(c, strlen(c)))) != 0 ||
+		    json_object_set_new(s, "index_node_hash",
+		    json_string(hex)) != 0)
+			goto out;
+	}
+	if (json_is_string(v = json_object_get(u, "answer")) &&
+	    json_object_set(s, "answer", (json_t *)v) != 0)
+		goto out;
+	if (json_is_array(v = json_object_get(u, "keywords")) &&
+	    json_object_set(s, "keywords", (json_t *)v) != 0)
+		goto out;
+	if (json_is_boolean(v = json_object_get(u, "enabled")) &&
+	    (json_object_set(s, "enabled", (json_t *)v) != 0 || json_object_set_new(s,
+	    "disabled_at", json_is_true(v) ? json_null() : json_integer(
+	    engine_now())) != 0))
+		goto out;
+	if (json_object_set_new(s, "updated_at", json_integer(engine_now())) !=
+	    0)
+		goto out;
+	snprintf(dkey, sizeof(dkey), KB_DOC "%s/%s", ds_id, doc_id);
+	o.require[0] = dkey;
+	o.require[1] = key;
+	if ((o.puts = json_object()) == NULL ||
+	    json_object_set(o.puts, key, s) != 0)
+		goto out;
+	if ((rc = kb_apply(e, &o)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((*out = json_pack("{s:o,s:s}", "data", kb_public(s), "doc_form",
+	    "text_model")) != NULL)
+		rc = 0;
+out:
+	json_decref(s);
+	json_decref(d);
+	kb_ops_free(&o);
+	return rc;
+}
+
+int
+engine_kb_segment_delete(struct engine *e, const char *ds_id,
+    const char *doc_id, const char *seg_id, char *err)
+{
+	json_t		*s = NULL;
+	char		 key[160];
+	struct kb_ops	 o;
+	int		 rc;
+
+	memset(&o, 0, sizeof(o));
+	if ((rc = seg_find(e, ds_id, doc_id, seg_id, err, key, &s)) != 0)
+		return rc;
+	json_decref(s);
+	if ((o.dels = json_pack("[s]", key)) == NULL)
+		rc = ENGINE_ENOMEM;
+	else
+		rc = kb_apply(e, &o);
+	kb_ops_free(&o);
+	return rc;
+}
+
+/* ====== Retrieve (hit testing) ====== */
+
+int
+engine_kb_retrieve(struct engine *e, const char *ds_id, const json_t *in,
+    char *err, json_t **out)
+{
+	const char	*q = json_string_value(json_object_get(in, "query"));
+	json_t		*ds = NULL, *rm, *hits = NULL, *recs = NULL, *h, *seg;
+	json_t		*doc, *rec;
+	double		 th = 0;
+	size_t		 i;
+	int		 rc, top_k = 4;
+
+	*out = NULL;
+	kb_start(e);
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	rc = ENGINE_EINVAL;
+	if (q == NULL || *q == '\0') {
+		engine_invalid(err, "query is required");
+		goto out;
+	}
+	if (engine_utf8_len(q) > (size_t)e->conf->kb_max_query) {
+		engine_invalid(err, "Query cannot exceed %d characters "
+		    "(knowledge.max_query).", e->conf->kb_max_query);
+		goto out;
+	}
+	rm = json_object_get(in, "retrieval_model");
+	if (!json_is_object(rm))
+		rm = json_object_get(ds, "retrieval_model_dict");
+	if (json_integer_value(json_object_get(rm, "top_k")) > 0)
+		top_k = (int)json_integer_value(json_object_get(rm, "top_k"));
+	if (top_k > 100)
+		top_k = 100;
+	if (json_is_true(json_object_get(rm, "score_threshold_enabled")))
+		th = json_number_value(json_object_get(rm, "score_threshold"));
+	if ((rc = kb_search(e, ds_id, q, top_k, th, err, &hits)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((recs = json_array()) == NULL)
+		goto out;
+	json_array_foreach(hits, i, h) {
+		seg = json_deep_copy(json_object_get(h, "segment"));
+		doc = json_object_get(h, "document");
+		if (seg == NULL || json_object_set_new(seg, "document",
+		    json_pack("{s:O,s:O,s:O,s:n,s:O}", "id", json_object_get(
+		    doc, "id"), "data_source_type", json_object_get(doc,
+		    "data_source_type"), "name", json_object_get(doc, "name"),
+		    "doc_type", "doc_metadata", json_object_get(doc,
+		    "doc_metadata"))) != 0) {
+			json_decref(seg);
+			goto out;
+		}
+		rec = json_pack("{s:o,s:[],s:O,s:n,s:[],s:n}", "segment", seg,
+		    "child_chunks", "score", json_object_get(h, "score"),
+		    "tsne_position", "files", "summary");
+		if (rec == NULL || json_array_append_new(recs, rec) != 0)
+			goto out;
+	}
+	if ((*out = json_pack("{s:{s:s},s:O}", "query", "content", q,
+	    "records", recs)) != NULL)
+		rc = 0;
+out:
+	json_decref(ds);
+	json_decref(hits);
+	json_decref(recs);
+	return rc;
+}

@@ -1,0 +1,79 @@
+/*
+ * knowledge.h — what engine/knowledge/ gives the rest of the engine:
+ * tokens, chunks, the keyword search over a local dataset, and the
+ * background indexer's life. Included by engine files only; the Knowledge
+ * API itself is declared in engine/engine.h.
+ */
+#ifndef FLOWCGI_ENGINE_KNOWLEDGE_H
+#define FLOWCGI_ENGINE_KNOWLEDGE_H
+
+#include "engine/internal.h"
+
+/* ====== Tokens and chunks (chunk.c) ====== */
+
+/*
+ * Calls fn for each token of s[0..len): runs of ASCII letters and digits
+ * (lowercased) and of other non-CJK letters are one token each (at most
+ * KB_TOKEN_MAX bytes, the rest cut); each CJK code point (Han, kana,
+ * Hangul) is a token and so is each pair of adjacent ones, so that a
+ * Chinese query finds Chinese text without a dictionary. fn returning
+ * non-zero stops the walk and is returned; else 0.
+ */
+#define KB_TOKEN_MAX 64
+typedef int (*kb_token_fn)(const char *tok, size_t n, void *arg);
+int	kb_tokens(const char *s, size_t len, kb_token_fn fn, void *arg);
+
+/* The token count chunk sizes are measured in: words plus CJK code
+ * points (the pairs not counted). */
+size_t	kb_token_count(const char *s, size_t len);
+
+/*
+ * Dify's cleaning (clean_processor.py) of text into a new string the
+ * caller frees: "<|" and "|>" lose their bars, control characters go;
+ * extra_spaces: 3+ newlines become 2 and runs of spaces and tabs one
+ * space; urls_emails: e-mail addresses and http(s) URLs are removed.
+ * NULL when out of memory.
+ */
+char	*kb_clean(const char *text, int extra_spaces, int urls_emails);
+
+/*
+ * Splits text into chunks of at most max_tokens (kb_token_count), as
+ * Dify's splitters: with fixed (custom rules: the separator, "\n" for
+ * "\\n") each piece between separators is a chunk and only a piece over
+ * max_tokens is split further; without (automatic) the text is split
+ * recursively on "\n\n", "。", ". ", " ", then code points, and small
+ * pieces are merged up to max_tokens with overlap tokens carried from one
+ * chunk into the next. Chunks are trimmed; empty ones dropped. *out is a
+ * new array of strings. ENGINE_ENOMEM, or ENGINE_ELIMIT past max_chunks.
+ */
+int	kb_split(const char *text, const char *fixed, int max_tokens,
+	    int overlap, size_t max_chunks, json_t **out);
+
+/* ====== Search (search.c) ====== */
+
+/*
+ * The best top_k segments of local dataset ds_id for query by BM25 over
+ * the tokens of kb_tokens (k1 1.2, b 0.75), from the enabled segments of
+ * completed, enabled, unarchived documents. score is BM25 divided by the
+ * best any segment could score for this query (every term, short), so it
+ * lies in [0, 1) and threshold compares with it; hits at or below it and
+ * those matching no term are left out. *out = [{score, segment, document,
+ * dataset}] best first (a new reference; records as stored, without their
+ * "_" members). ENGINE_ENOTFOUND: no such dataset.
+ */
+int	kb_search(struct engine *e, const char *ds_id, const char *query,
+	    int top_k, double threshold, char *err, json_t **out);
+
+/* 1 when ds_id is a dataset of this server (0 when not or on error). */
+int	kb_dataset_exists(struct engine *e, const char *ds_id);
+
+/* A dataset's record (new reference) or NULL. */
+json_t	*kb_dataset_load(struct engine *e, const char *ds_id);
+
+/* ====== The indexer (kb.c) ====== */
+
+/* Stops this engine's indexer thread, if it started, after the document
+ * in hand (engine_close). */
+void	kb_indexer_stop(struct engine *e);
+
+#endif

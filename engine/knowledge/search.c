@@ -1,0 +1,246 @@
+/*
+ * search.c — keyword search over a local dataset: BM25 computed at query
+ * time over the dataset's segments with the tokens of chunk.c (CJK code
+ * points and their pairs, words), so that no index has to be kept in step
+ * with edits; the cost is a pass over the dataset's segments per query
+ * (docs/knowledge.md has the figures).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/knowledge/knowledge.h"
+#include "engine/records/records.h"
+
+#define Q_TERMS_MAX	64	/* distinct query terms kept */
+#define BM25_K1		1.2
+#define BM25_B		0.75
+
+struct qterms {
+	char	 t[Q_TERMS_MAX][KB_TOKEN_MAX + 8];
+	size_t	 len[Q_TERMS_MAX];
+	size_t	 n;
+};
+
+static int
+qterm_add(const char *tok, size_t n, void *arg)
+{
+	struct qterms	*q = arg;
+	size_t		 i;
+
+	if (n >= sizeof(q->t[0]))
+		return 0;
+	for (i = 0; i < q->n; i++)
+		if (q->len[i] == n && memcmp(q->t[i], tok, n) == 0)
+			return 0;
+	if (q->n == Q_TERMS_MAX)
+		return 0;
+	memcpy(q->t[q->n], tok, n);
+	q->len[q->n++] = n;
+	return 0;
+}
+
+struct seg_tf {
+	const struct qterms	*q;
+	unsigned		 tf[Q_TERMS_MAX];
+	size_t			 len;
+};
+
+static int
+tf_add(const char *tok, size_t n, void *arg)
+{
+	struct seg_tf	*s = arg;
+	size_t		 i;
+
+	s->len++;
+	for (i = 0; i < s->q->n; i++)
+		if (s->q->len[i] == n && memcmp(s->q->t[i], tok, n) == 0) {
+			s->tf[i]++;
+			break;
+		}
+	return 0;
+}
+
+struct cand {
+	json_t		*seg;		/* the segment record */
+	const char	*doc;		/* its document id (in seg) */
+	unsigned	 tf[Q_TERMS_MAX];
+	size_t		 len;
+	double		 score;
+};
+
+static int
+by_score(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return 0;
+}
+
+/* A document's segments are searched when it is completed, enabled and
+ * not archived. */
+static int
+doc_searchable(const json_t *d)
+{
+	return record_field_is(d, "indexing_status", "completed") &&
+	    json_is_true(json_object_get(d, "enabled")) &&
+	    !json_is_true(json_object_get(d, "archived"));
+}
+
+int
+kb_search(struct engine *e, const char *ds_id, const char *query, int top_k,
+    double threshold, char *err, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	struct store_cursor	*cur = NULL;
+	struct store_kv		 kv;
+	struct qterms		*q = NULL;
+	struct seg_tf		 tf;
+	struct cand		*c = NULL;
+	json_t			*ds = NULL, *docs = NULL, *ok = NULL, *d, *seg;
+	json_t			*res = NULL, *h, *pub;
+	const char		*k, *content, *docid;
+	char			 prefix[128];
+	size_t			 plen, nc = 0, cap = 0, i, j, ndocs = 0;
+	size_t			 df[Q_TERMS_MAX];
+	double			 totlen = 0, avg, idf[Q_TERMS_MAX], best = 0;
+	int			 rc;
+
+	*out = NULL;
+	if ((ds = kb_dataset_load(e, ds_id)) == NULL) {
+		snprintf(err, ENGINE_ERRMAX, "Dataset not found.");
+		return ENGINE_ENOTFOUND;
+	}
+	rc = ENGINE_ENOMEM;
+	if ((q = calloc(1, sizeof(*q))) == NULL || (ok = json_object()) ==
+	    NULL || (res = json_array()) == NULL)
+		goto out;
+	kb_tokens(query, strlen(query), qterm_add, q);
+	memset(df, 0, sizeof(df));
+	if ((rc = store_read_begin(e->store, &t)) != 0) {
+		rc = engine_from_store(rc);
+		goto out;
+	}
+	snprintf(prefix, sizeof(prefix), "kb.doc/%s/", ds_id);
+	if ((rc = records_collect(t, STORE_DB_SETTINGS, prefix, NULL, 0,
+	    &docs)) != 0)
+		goto store_err;
+	json_object_foreach(docs, k, d)
+		if (doc_searchable(d) && json_object_set(ok,
+		    json_string_value(json_object_get(d, "id")), d) != 0) {
+			rc = STORE_ENOMEM;
+			goto store_err;
+		}
+	snprintf(prefix, sizeof(prefix), "kb.seg/%s/", ds_id);
+	plen = strlen(prefix);
+	if ((rc = store_cursor_open(t, STORE_DB_SETTINGS, &cur)) != 0)
+		goto store_err;
+	for (rc = store_cursor_seek(cur, prefix, plen, &kv); rc == 0;
+	    rc = store_cursor_next(cur, &kv)) {
+		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+			break;
+		if ((seg = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
+			continue;
+		docid = json_string_value(json_object_get(seg, "document_id"));
+		content = json_string_value(json_object_get(seg, "content"));
+		if (docid == NULL || content == NULL ||
+		    json_object_get(ok, docid) == NULL ||
+		    !json_is_true(json_object_get(seg, "enabled"))) {
+			json_decref(seg);
+			continue;
+		}
+		memset(&tf, 0, sizeof(tf));
+		tf.q = q;
+		kb_tokens(content, strlen(content), tf_add, &tf);
+		ndocs++;
+		totlen += (double)tf.len;
+		for (i = 0, j = 0; i < q->n; i++)
+			if (tf.tf[i] > 0) {
+				df[i]++;
+				j++;
+			}
+		if (j == 0) {
+			json_decref(seg);
+			continue;
+		}
+		if (nc == cap) {
+			struct cand *n2;
+
+			cap = cap ? cap * 2 : 64;
+			if ((n2 = realloc(c, cap * sizeof(*c))) == NULL) {
+				json_decref(seg);
+				rc = STORE_ENOMEM;
+				goto store_err;
+			}
+			c = n2;
+		}
+		c[nc].seg = seg;
+		c[nc].doc = docid;
+		memcpy(c[nc].tf, tf.tf, sizeof(tf.tf));
+		c[nc].len = tf.len;
+		nc++;
+	}
+	if (rc != STORE_ENOTFOUND && rc != 0)
+		goto store_err;
+	store_cursor_close(cur);
+	cur = NULL;
+	store_read_end(t);
+	t = NULL;
+	avg = ndocs > 0 ? totlen / (double)ndocs : 1;
+	for (i = 0; i < q->n; i++) {
+		/* Lucene's idf, never negative */
+		idf[i] = log(1 + ((double)ndocs - (double)df[i] + 0.5) /
+		    ((double)df[i] + 0.5));
+		best += idf[i] * (BM25_K1 + 1);
+	}
+	for (j = 0; j < nc; j++) {
+		double s = 0, norm = BM25_K1 * (1 - BM25_B + BM25_B *
+		    (double)c[j].len / (avg > 0 ? avg : 1));
+
+		for (i = 0; i < q->n; i++)
+			if (c[j].tf[i] > 0)
+				s += idf[i] * (double)c[j].tf[i] *
+				    (BM25_K1 + 1) / ((double)c[j].tf[i] + norm);
+		c[j].score = best > 0 ? s / best : 0;
+	}
+	if (nc > 0)
+		qsort(c, nc, sizeof(*c), by_score);
+	rc = ENGINE_ENOMEM;
+	for (j = 0; j < nc && (int)json_array_size(res) < top_k; j++) {
+		if (c[j].score <= threshold && threshold > 0)
+			break;
+		if ((pub = json_object()) == NULL)
+			goto out;
+		json_object_foreach(c[j].seg, k, d)
+			if (k[0] != '_' && json_object_set(pub, k, d) != 0) {
+				json_decref(pub);
+				goto out;
+			}
+		d = json_object_get(ok, c[j].doc);
+		h = json_pack("{s:f,s:o,s:O,s:O}", "score", c[j].score,
+		    "segment", pub, "document", d, "dataset", ds);
+		if (h == NULL || json_array_append_new(res, h) != 0)
+			goto out;
+	}
+	*out = res;
+	res = NULL;
+	rc = 0;
+	goto out;
+store_err:
+	rc = engine_from_store(rc);
+out:
+	store_cursor_close(cur);
+	if (t != NULL)
+		store_read_end(t);
+	for (j = 0; j < nc; j++)
+		json_decref(c[j].seg);
+	free(c);
+	free(q);
+	json_decref(ds);
+	json_decref(docs);
+	json_decref(ok);
+	json_decref(res);
+	return rc;
+}
