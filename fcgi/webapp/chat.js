@@ -6,7 +6,7 @@
 
 import { call, stream } from './api.js';
 import { t, toggleLanguage } from './i18n.js';
-import { h, clear } from './dom.js';
+import { h, clear, icon } from './dom.js';
 import { render } from './markdown.js';
 import { inputForm, formValues } from './inputs.js';
 
@@ -21,7 +21,7 @@ export function chatView(ctx) {
   const side = h('aside.sidebar', { id: 'sidebar' },
     h('button.new', { type: 'button', onclick: () => { openConv(null); side.classList.remove('open'); } }, '+ ' + t('newChat')),
     h('h2.convs-title', {}, t('conversations')), list);
-  const menuBtn = h('button.icon.menu', { type: 'button', 'aria-label': t('menu'), 'aria-controls': 'sidebar', onclick: () => side.classList.toggle('open') }, '☰');
+  const menuBtn = h('button.icon.menu', { type: 'button', 'aria-label': t('menu'), 'aria-controls': 'sidebar', onclick: () => side.classList.toggle('open') }, icon('menu'));
   const langBtn = h('button.icon.lang', { type: 'button', onclick: () => { toggleLanguage(); chatView(ctx); } }, t('language'));
   const header = h('header.top', {}, menuBtn, s.icon_type === 'emoji' && s.icon ? h('span.avatar', { style: s.icon_background ? 'background:' + s.icon_background : null }, s.icon) : null,
     h('h1', {}, s.title || ''), langBtn);
@@ -49,8 +49,8 @@ export function chatView(ctx) {
     for (const c of st.convs) {
       const item = h('li.conv' + (c.id === st.conv ? '.current' : ''), { 'data-id': c.id },
         h('button.conv-open', { type: 'button', 'aria-current': c.id === st.conv ? 'true' : null, onclick: () => { openConv(c.id); side.classList.remove('open'); } }, c.name || t('newChat')),
-        h('button.icon.conv-rename', { type: 'button', 'aria-label': t('rename'), title: t('rename'), onclick: () => rename(c) }, '✎'),
-        h('button.icon.conv-delete', { type: 'button', 'aria-label': t('delete'), title: t('delete'), onclick: () => remove(c) }, '🗑'));
+        h('button.icon.conv-rename', { type: 'button', 'aria-label': t('rename'), title: t('rename'), onclick: () => rename(c) }, icon('edit')),
+        h('button.icon.conv-delete', { type: 'button', 'aria-label': t('delete'), title: t('delete'), onclick: () => remove(c) }, icon('trash')));
       list.append(item);
     }
   }
@@ -81,8 +81,8 @@ export function chatView(ctx) {
 
   function feedback(el, id, rating) {
     const bar = h('div.actions');
-    for (const [r, label, sym] of [['like', t('like'), '👍'], ['dislike', t('dislike'), '👎']]) {
-      const b = h('button.icon.fb-' + r, { type: 'button', 'aria-label': label, title: label, 'aria-pressed': rating === r ? 'true' : 'false' }, sym);
+    for (const [r, label] of [['like', t('like')], ['dislike', t('dislike')]]) {
+      const b = h('button.icon.fb-' + r, { type: 'button', 'aria-label': label, title: label, 'aria-pressed': rating === r ? 'true' : 'false' }, icon(r));
       b.addEventListener('click', async () => {
         const next = b.getAttribute('aria-pressed') === 'true' ? null : r;
         await call('POST', '/messages/' + id + '/feedbacks', { rating: next });
