@@ -269,6 +269,10 @@ static const struct setting settings[] = {
 	S_STR("log.file", log_file, ""),
 	S_INT("log.format", SET_LOGFMT, log_format, "text", 0, 1),
 	S_INT("log.requests", SET_BOOL, log_requests, "false", 0, 1),
+	S_INT("webapp.enabled", SET_BOOL, webapp_enabled, "true", 0, 1),
+	S_STR("webapp.frame_ancestors", webapp_frame_ancestors, "*"),
+	S_INT("webapp.rate_limit", SET_INT, webapp_rate_limit, "60", 0,
+	    1000000),
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 

@@ -203,6 +203,10 @@ struct conf {
 	char	 log_file[1024];	/* "" = standard error */
 	int	 log_format;		/* enum conf_log_format */
 	int	 log_requests;		/* a line per request at info */
+	/* the Web App (fcgi/web_*.c) */
+	int	 webapp_enabled;	/* serve the share pages */
+	char	 webapp_frame_ancestors[1024]; /* CSP frame-ancestors */
+	int	 webapp_rate_limit;	/* runs a minute per address / user */
 };
 
 /* Fills c with the built-in defaults. Never fails. */

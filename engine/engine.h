@@ -493,6 +493,16 @@ int	engine_link_sign(struct engine *e, const char *method,
 	    char *err);
 
 /*
+ * A 32-byte key for one purpose (label, such as "flowcgi web passport"):
+ * HMAC-SHA256 of label keyed by the link key, so it is shared by every
+ * host that shares the link key, and removing link.key revokes it too.
+ * Returns 0, or ENGINE_ESTORE with err saying why. The caller cleanses
+ * out when done.
+ */
+int	engine_key_derive(struct engine *e, const char *label,
+	    unsigned char out[32], char *err);
+
+/*
  * Checks a link's query values (any may be NULL) for method and path.
  * Returns 0, or ENGINE_EINVAL with err saying why: values missing or
  * malformed, a signature that does not match, an expired link, or one

@@ -242,6 +242,26 @@ secret_link_key(struct engine *e, unsigned char key[32], char *err)
 	return key_load(e, "link.key", key, err);
 }
 
+int
+engine_key_derive(struct engine *e, const char *label, unsigned char out[32],
+    char *err)
+{
+	unsigned char	key[32];
+	unsigned int	len = 0;
+	int		rc;
+
+	if ((rc = secret_link_key(e, key, err)) != 0)
+		return rc;
+	if (HMAC(EVP_sha256(), key, sizeof(key), (const unsigned char *)label,
+	    strlen(label), out, &len) == NULL || len != 32) {
+		snprintf(err, ENGINE_ERRMAX, "deriving the %.100s key failed",
+		    label);
+		rc = ENGINE_ESTORE;
+	}
+	OPENSSL_cleanse(key, sizeof(key));
+	return rc;
+}
+
 static int
 check_put_fn(struct store_txn *t, void *arg)
 {

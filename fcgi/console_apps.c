@@ -113,8 +113,17 @@ app_etag(struct req *r, const json_t *rec)
 static void
 send_app(struct req *r, int status, json_t *rec, const char *etag)
 {
+	json_t		*v = app_view(r, rec, 0);
+	const char	*id = json_string_value(json_object_get(rec, "id"));
+
+	/* the Web App's site (made now for a new or copied app) */
+	if (v != NULL && id != NULL && web_app_detail_site(r, id, v) != 0) {
+		json_decref(v);
+		json_decref(rec);
+		return;
+	}
 	resp_header(r, "ETag", etag != NULL ? etag : app_etag(r, rec));
-	resp_json(r, status, app_view(r, rec, 0));
+	resp_json(r, status, v);
 	json_decref(rec);
 }
 

@@ -401,6 +401,39 @@ extern const struct route file_routes[];
 extern const struct route service_dataset_routes[];
 extern const struct route console_dataset_routes[];
 
+/* ====== The Web App (web_site.c, web_api.c, web_pages.c) ====== */
+
+extern const struct route web_site_routes[];
+extern const struct route web_api_routes[];
+extern const struct route web_page_routes[];
+
+#define WEB_CODE_LEN 16
+
+/* A new site code: 16 of [A-Za-z0-9] from the CSPRNG. 0, or -1 when the
+ * CSPRNG fails. */
+int	web_site_code_new(char out[WEB_CODE_LEN + 1]);
+/* 1 when s has a site code's shape. */
+int	web_code_valid(const char *s);
+/*
+ * The site record of app_id, made now if it has none (a new reference);
+ * NULL after answering (404 for no such app, 500/503 storage).
+ */
+json_t	*web_site_get(struct req *r, const char *app_id);
+/*
+ * The site whose code is code: 0 with *out (a new reference), 1 when
+ * there is none (nothing answered), -1 after answering a storage error.
+ */
+int	web_site_by_code(struct req *r, const char *code, json_t **out);
+/* Dify's console view of site record s (a new reference; NULL when out
+ * of memory). */
+json_t	*web_site_view(struct req *r, const json_t *s);
+/*
+ * Sets the app detail's site, enable_site and enable_api from app_id's
+ * site (made now if needed). 0, or -1 after answering.
+ */
+int	web_app_detail_site(struct req *r, const char *app_id,
+	    json_t *detail);
+
 /* Handles one request completely: prefix, route, auth, handler. */
 void	router_dispatch(struct req *r);
 

@@ -34,12 +34,19 @@ static const struct route *const route_tables[] = {
 	service_dataset_routes,
 	/* signed links to files: no token, the link's signature */
 	file_routes,
+	/* the Web App: sites, the web API (passport), the pages */
+	web_site_routes,
+	web_api_routes,
+	web_page_routes,
 	NULL,
 };
 
 /* First path segments of flowcgi's own URL space. */
 static const char *const url_roots[] = {
-	"/console/api", "/v1", "/admin", "/healthz", "/metrics", NULL,
+	"/console/api", "/v1", "/admin", "/healthz", "/metrics",
+	/* the Web App */
+	"/api", "/chat", "/chatbot", "/completion", "/workflow", "/webapp",
+	"/embed.js", "/embed.min.js", NULL,
 };
 
 /*

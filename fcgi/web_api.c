@@ -1,0 +1,668 @@
+/*
+ * web_api.c — Dify's web API under /api, for the Web App's pages and for
+ * Dify's own front end pointed at flowcgi.
+ *
+ * The passport: GET /api/passport with X-App-Code: <site code> answers
+ * {"access_token": <JWT>}, HS256 over {iss, sub: "Web API Passport",
+ * app_id, app_code, end_user_id, session_id} with a key derived from the
+ * link key (engine_key_derive), so every host sharing that key verifies
+ * it and no database row is written for an end user. session_id is the
+ * end user of the runs and conversations: the query's user_id (the embed's
+ * systemVariables.user_id) or a new UUID. As in Dify there is no expiry;
+ * resetting the site's code ends every passport of it.
+ *
+ * Every other route reads the passport from X-App-Passport (or the older
+ * "Authorization: Bearer"), refuses it when X-App-Code names another site,
+ * when the site's code was reset, or when the site is disabled ("Site is
+ * disabled.", 400, as Dify), then answers through the service API's own
+ * handler (service.c, service_conv.c) with the passport's app as the key's
+ * app and its session as "user": one implementation of runs, streams,
+ * stop, conversations and messages, so the end user's own conversations
+ * are all the engine lets them see.
+ *
+ * Abuse: the routes that start a run, and the passport, are limited per
+ * client address and per end user (webapp.rate_limit a minute, in each
+ * process) with 429 and Retry-After.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+
+#include "fcgi/internal.h"
+
+#define PASSPORT_LABEL	"flowcgi web passport"
+#define PASSPORT_MAX	2048	/* bytes of a passport we read */
+#define USER_ID_MAX	255	/* bytes of an embed's user_id */
+
+/* ====== base64url ====== */
+
+/* base64url of in[0..n) without padding, in a; NULL when out of memory. */
+static char *
+b64url(struct arena *a, const unsigned char *in, size_t n)
+{
+	char	*out = arena_alloc(a, 4 * ((n + 2) / 3) + 1);
+	int	 len;
+
+	if (out == NULL)
+		return NULL;
+	len = EVP_EncodeBlock((unsigned char *)out, in, (int)n);
+	while (len > 0 && out[len - 1] == '=')
+		len--;
+	out[len] = '\0';
+	for (int i = 0; i < len; i++)
+		if (out[i] == '+')
+			out[i] = '-';
+		else if (out[i] == '/')
+			out[i] = '_';
+	return out;
+}
+
+/* Decodes base64url s[0..n) into a (NUL-terminated); NULL when it is not
+ * base64url or out of memory. *outlen gets the length. */
+static unsigned char *
+b64url_decode(struct arena *a, const char *s, size_t n, size_t *outlen)
+{
+	char		*t;
+	unsigned char	*out;
+	size_t		 i, m = n + (4 - n % 4) % 4;
+	int		 len;
+
+	if (n % 4 == 1 || (t = arena_alloc(a, m + 1)) == NULL ||
+	    (out = arena_alloc(a, m + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '-')
+			c = '+';
+		else if (c == '_')
+			c = '/';
+		else if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9')))
+			return NULL;
+		t[i] = c;
+	}
+	for (; i < m; i++)
+		t[i] = '=';
+	len = EVP_DecodeBlock(out, (unsigned char *)t, (int)m);
+	if (len < 0)
+		return NULL;
+	len -= (int)(m - n);	/* DecodeBlock counts the padding */
+	out[len] = '\0';
+	*outlen = (size_t)len;
+	return out;
+}
+
+/* ====== The passport ====== */
+
+/* HMAC-SHA256 of data under the passport key; 0, or -1 after a 500. */
+static int
+passport_mac(struct req *r, const char *data, size_t n,
+    unsigned char mac[32])
+{
+	unsigned char	key[32];
+	unsigned int	len = 0;
+	char		err[ENGINE_ERRMAX] = "";
+	int		rc = -1;
+
+	if (engine_key_derive(r->eng, PASSPORT_LABEL, key, err) != 0) {
+		resp_error(r, 500, "internal_server_error", "%s", err);
+		return -1;
+	}
+	if (HMAC(EVP_sha256(), key, sizeof(key), (const unsigned char *)data,
+	    n, mac, &len) != NULL && len == 32)
+		rc = 0;
+	else
+		resp_error(r, 500, "internal_server_error", "HMAC failed");
+	OPENSSL_cleanse(key, sizeof(key));
+	return rc;
+}
+
+/* The signed JWT of claims, in r's arena; NULL after a 500. */
+static char *
+passport_sign(struct req *r, const json_t *claims)
+{
+	static const char hdr[] = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
+	unsigned char	 mac[32];
+	char		*body, *h64, *b64, *signing, *sig;
+
+	body = json_dumps(claims, JSON_COMPACT);
+	if (body == NULL)
+		goto nomem;
+	h64 = b64url(r->a, (const unsigned char *)hdr, sizeof(hdr) - 1);
+	b64 = b64url(r->a, (const unsigned char *)body, strlen(body));
+	free(body);
+	if (h64 == NULL || b64 == NULL ||
+	    (signing = arena_printf(r->a, "%s.%s", h64, b64)) == NULL)
+		goto nomem;
+	if (passport_mac(r, signing, strlen(signing), mac) != 0)
+		return NULL;
+	if ((sig = b64url(r->a, mac, sizeof(mac))) == NULL)
+		goto nomem;
+	return arena_printf(r->a, "%s.%s", signing, sig);
+nomem:
+	resp_error(r, 500, "internal_server_error", "out of memory");
+	return NULL;
+}
+
+/*
+ * The claims of passport tok when its signature is ours (a new reference,
+ * kept on r's arena), or NULL after answering 401 as Dify does.
+ */
+static json_t *
+passport_verify(struct req *r, const char *tok)
+{
+	const char	*d1, *d2;
+	unsigned char	 mac[32], *sig, *body, *hdr;
+	size_t		 siglen = 0, blen = 0, hlen = 0;
+	json_t		*h, *claims;
+
+	if (strlen(tok) > PASSPORT_MAX || (d1 = strchr(tok, '.')) == NULL ||
+	    (d2 = strchr(d1 + 1, '.')) == NULL || strchr(d2 + 1, '.'))
+		goto invalid;
+	if (passport_mac(r, tok, (size_t)(d2 - tok), mac) != 0)
+		return NULL;
+	sig = b64url_decode(r->a, d2 + 1, strlen(d2 + 1), &siglen);
+	if (sig == NULL || siglen != sizeof(mac) ||
+	    CRYPTO_memcmp(sig, mac, sizeof(mac)) != 0) {
+		resp_error(r, 401, "unauthorized", "Invalid token signature.");
+		return NULL;
+	}
+	hdr = b64url_decode(r->a, tok, (size_t)(d1 - tok), &hlen);
+	body = b64url_decode(r->a, d1 + 1, (size_t)(d2 - d1 - 1), &blen);
+	if (hdr == NULL || body == NULL)
+		goto invalid;
+	h = arena_json(r->a, json_loadb((const char *)hdr, hlen, 0, NULL));
+	if (!json_is_string(json_object_get(h, "alg")) ||
+	    strcmp(json_string_value(json_object_get(h, "alg")), "HS256"))
+		goto invalid;
+	claims = arena_json(r->a, json_loadb((const char *)body, blen, 0,
+	    NULL));
+	if (!json_is_string(json_object_get(claims, "app_id")) ||
+	    !json_is_string(json_object_get(claims, "app_code")) ||
+	    !json_is_string(json_object_get(claims, "session_id")) ||
+	    !json_is_string(json_object_get(claims, "end_user_id")))
+		goto invalid;
+	return claims;
+invalid:
+	resp_error(r, 401, "unauthorized", "Invalid token.");
+	return NULL;
+}
+
+/* ====== Rate limits ====== */
+
+#define RL_SLOTS 4096
+
+struct rl_slot {
+	uint64_t	key;
+	int64_t		window;		/* minute since the epoch */
+	int		count;
+};
+
+static struct rl_slot	rl_slots[RL_SLOTS];
+static pthread_mutex_t	rl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * Counts one request of who (an address or "u:<app>/<session>") in this
+ * minute: 0 while within webapp.rate_limit, else -1 after answering 429
+ * with Retry-After (the seconds left of the minute). A slot shared by two
+ * keys (a hash collision) is taken by the newer: a limit may then forget,
+ * never refuse someone it should not.
+ */
+static int
+rate_check(struct req *r, const char *who)
+{
+	unsigned char	 md[SHA256_DIGEST_LENGTH];
+	struct rl_slot	*s;
+	uint64_t	 key;
+	int64_t		 now = (int64_t)time(NULL), win = now / 60;
+	int		 over;
+	char		 ra[16];
+
+	if (r->conf->webapp_rate_limit <= 0 || who == NULL)
+		return 0;
+	SHA256((const unsigned char *)who, strlen(who), md);
+	memcpy(&key, md, sizeof(key));
+	pthread_mutex_lock(&rl_lock);
+	s = &rl_slots[key % RL_SLOTS];
+	if (s->key != key || s->window != win) {
+		s->key = key;
+		s->window = win;
+		s->count = 0;
+	}
+	over = s->count >= r->conf->webapp_rate_limit;
+	if (!over)
+		s->count++;
+	pthread_mutex_unlock(&rl_lock);
+	if (!over)
+		return 0;
+	snprintf(ra, sizeof(ra), "%lld", (long long)(60 - now % 60));
+	resp_header(r, "Retry-After", arena_strdup(r->a, ra));
+	resp_error(r, 429, "rate_limit_error", "Too many requests: at most "
+	    "%d a minute (webapp.rate_limit); try again in %s s",
+	    r->conf->webapp_rate_limit, ra);
+	return -1;
+}
+
+/* The client address and, when known, the end user, each counted. */
+static int
+rate_limit(struct req *r, const char *app_id, const char *session)
+{
+	const char *ip = req_param(r, "REMOTE_ADDR");
+
+	if (rate_check(r, arena_printf(r->a, "ip:%s", ip ? ip : "")) != 0)
+		return -1;
+	if (session != NULL && rate_check(r, arena_printf(r->a, "u:%s/%s",
+	    app_id, session)) != 0)
+		return -1;
+	return 0;
+}
+
+/* ====== Who asks ====== */
+
+struct web_user {
+	const char	*app_id;
+	const char	*code;
+	const char	*session;	/* the runs' "user" */
+	const char	*end_user_id;
+	json_t		*site;		/* on r's arena */
+};
+
+/* The passport of the request: X-App-Passport, else a Bearer token. */
+static const char *
+passport_of(struct req *r)
+{
+	const char *h = req_param(r, "HTTP_X_APP_PASSPORT");
+
+	if (h != NULL && *h != '\0')
+		return h;
+	h = req_param(r, "HTTP_AUTHORIZATION");
+	if (h != NULL && strncasecmp(h, "Bearer ", 7) == 0)
+		return h + 7 + strspn(h + 7, " ");
+	return NULL;
+}
+
+/*
+ * Checks the passport, the site and the app: 0 with *u (r->app_id set),
+ * or -1 after answering as Dify does.
+ */
+static int
+web_auth(struct req *r, struct web_user *u)
+{
+	const char	*tok = passport_of(r), *code;
+	json_t		*claims, *site = NULL;
+	int		 rc;
+
+	memset(u, 0, sizeof(*u));
+	if (tok == NULL || *tok == '\0') {
+		resp_error(r, 401, "unauthorized", "App token is missing.");
+		return -1;
+	}
+	if ((claims = passport_verify(r, tok)) == NULL)
+		return -1;
+	u->app_id = json_string_value(json_object_get(claims, "app_id"));
+	u->code = json_string_value(json_object_get(claims, "app_code"));
+	u->session = json_string_value(json_object_get(claims, "session_id"));
+	u->end_user_id = json_string_value(json_object_get(claims,
+	    "end_user_id"));
+	code = req_param(r, "HTTP_X_APP_CODE");
+	if (code != NULL && *code != '\0' && strcmp(code, u->code) != 0) {
+		resp_error(r, 401, "unauthorized", "Invalid token: the "
+		    "passport is for another app.");
+		return -1;
+	}
+	if ((rc = web_site_by_code(r, u->code, &site)) < 0)
+		return -1;
+	if (rc > 0 || strcmp(json_string_value(json_object_get(site,
+	    "app_id")), u->app_id) != 0) {
+		json_decref(site);
+		resp_error(r, 400, "bad_request", "Site URL is no longer "
+		    "valid.");
+		return -1;
+	}
+	u->site = arena_json(r->a, site);
+	if (!json_is_true(json_object_get(site, "enable_site"))) {
+		resp_error(r, 400, "bad_request", "Site is disabled.");
+		return -1;
+	}
+	if (strlen(u->app_id) >= sizeof(r->app_id)) {
+		resp_error(r, 401, "unauthorized", "Invalid token.");
+		return -1;
+	}
+	memcpy(r->app_id, u->app_id, strlen(u->app_id) + 1);
+	return 0;
+}
+
+/* A UUID-shaped id for the end user of session in app: the same each
+ * time, so the same embed user_id is the same end user. */
+static void
+end_user_id(const char *app_id, const char *session, char out[37])
+{
+	unsigned char	md[SHA256_DIGEST_LENGTH];
+	char		buf[512];
+
+	/* app ids are UUIDs and sessions at most USER_ID_MAX bytes */
+	snprintf(buf, sizeof(buf), "%s/%s", app_id, session);
+	SHA256((const unsigned char *)buf, strlen(buf), md);
+	md[6] = (unsigned char)((md[6] & 0x0f) | 0x50);
+	md[8] = (unsigned char)((md[8] & 0x3f) | 0x80);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x", md[0], md[1], md[2], md[3], md[4],
+	    md[5], md[6], md[7], md[8], md[9], md[10], md[11], md[12], md[13],
+	    md[14], md[15]);
+}
+
+/*
+ * GET /api/passport (X-App-Code; ?user_id=): a passport for the site's
+ * app. An unknown, disabled or stopped site is 404, as Dify's. With a
+ * passcode set (flowcgi's option) it must come in X-App-Passcode.
+ */
+static void
+h_passport(struct req *r)
+{
+	const char	*code = req_param(r, "HTTP_X_APP_CODE"), *uid, *pc;
+	const char	*want, *app_id, *tok;
+	unsigned char	 a[32], b[32];
+	char		 sess[37], eu[37];
+	json_t		*site = NULL, *claims = NULL, *app = NULL;
+	int		 rc;
+
+	if (code == NULL || *code == '\0') {
+		resp_error(r, 401, "unauthorized", "X-App-Code header is "
+		    "missing.");
+		return;
+	}
+	if (rate_limit(r, "", NULL) != 0)
+		return;
+	if ((rc = web_site_by_code(r, code, &site)) < 0)
+		return;
+	if (rc > 0 || !json_is_true(json_object_get(site, "enable_site")) ||
+	    strcmp(json_string_value(json_object_get(site, "status")) ?
+	    json_string_value(json_object_get(site, "status")) : "",
+	    "normal") != 0)
+		goto notfound;
+	app_id = json_string_value(json_object_get(site, "app_id"));
+	if (engine_app_get(r->eng, app_id, &app) != 0)
+		goto notfound;
+	json_decref(app);
+	want = json_string_value(json_object_get(site, "passcode"));
+	if (want != NULL && *want != '\0') {
+		pc = req_param(r, "HTTP_X_APP_PASSCODE");
+		auth_hash(want, a);
+		auth_hash(pc ? pc : "", b);
+		if (pc == NULL || CRYPTO_memcmp(a, b, sizeof(a)) != 0) {
+			resp_error(r, 401, "passcode_required", "This app "
+			    "needs its passcode (X-App-Passcode).");
+			goto out;
+		}
+	}
+	uid = req_query(r, "user_id");
+	if (uid != NULL && strlen(uid) > USER_ID_MAX) {
+		resp_error(r, 400, "invalid_param", "user_id is longer than "
+		    "%d bytes", USER_ID_MAX);
+		goto out;
+	}
+	if (uid == NULL || *uid == '\0') {
+		engine_uuid(sess);
+		uid = sess;
+	}
+	end_user_id(app_id, uid, eu);
+	claims = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "iss", app_id, "sub",
+	    "Web API Passport", "app_id", app_id, "app_code", code,
+	    "end_user_id", eu, "session_id", uid);
+	if (claims == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		goto out;
+	}
+	if ((tok = passport_sign(r, claims)) != NULL)
+		resp_json(r, 200, json_pack("{s:s}", "access_token", tok));
+	goto out;
+notfound:
+	resp_error(r, 404, "not_found", "The requested URL was not found on "
+	    "the server.");
+out:
+	json_decref(claims);
+	json_decref(site);
+}
+
+/* ====== Through the service API ====== */
+
+/* The service API's handler of method and pattern (never NULL for the
+ * pairs used here: the tables are fixed at build time). */
+static void (*service_handler(const char *method, const char *pattern))(
+    struct req *)
+{
+	static const struct route *const tabs[] = { service_routes,
+	    service_conv_routes, NULL };
+	const struct route *rt;
+	size_t i;
+
+	for (i = 0; tabs[i] != NULL; i++)
+		for (rt = tabs[i]; rt->method != NULL; rt++)
+			if (strcmp(rt->method, method) == 0 &&
+			    strcmp(rt->pattern, pattern) == 0)
+				return rt->handler;
+	return NULL;
+}
+
+/*
+ * Sets the end user as the request's "user": the JSON body's (with the
+ * fields of set, a JSON object, merged in) or the query's, replacing any
+ * the client sent. 0, or -1 after answering.
+ */
+static int
+as_user(struct req *r, const struct web_user *u, int body, const char *set)
+{
+	const char	*q = r->query, *amp;
+	char		*esc, *dump;
+	size_t		 n;
+	json_t		*extra;
+
+	if (body) {
+		if (req_read_json(r) != 0)
+			return -1;
+		if (!json_is_object(r->json)) {
+			resp_error(r, 400, "invalid_param", "the body must be "
+			    "a JSON object");
+			return -1;
+		}
+		if (set != NULL && (extra = json_loads(set, 0, NULL)) != NULL) {
+			json_object_update(r->json, extra);
+			json_decref(extra);
+		}
+		if (json_object_set_new(r->json, "user", json_string(
+		    u->session)) != 0 || (dump = json_dumps(r->json,
+		    JSON_COMPACT)) == NULL)
+			goto nomem;
+		r->body = arena_strdup(r->a, dump);
+		free(dump);
+		if (r->body == NULL)
+			goto nomem;
+		r->body_len = strlen(r->body);
+		r->content_length = (int64_t)r->body_len;
+		r->content_type = "application/json";
+		r->json = NULL;
+		return 0;
+	}
+	if ((esc = curl_easy_escape(NULL, u->session, 0)) == NULL)
+		goto nomem;
+	dump = arena_printf(r->a, "user=%s", esc);
+	curl_free(esc);
+	if (dump == NULL)
+		goto nomem;
+	/* keep every parameter but the client's own user */
+	for (; *q != '\0'; q = *amp ? amp + 1 : amp) {
+		amp = strchr(q, '&');
+		if (amp == NULL)
+			amp = q + strlen(q);
+		n = (size_t)(amp - q);
+		if (n == 0 || (n >= 5 && strncmp(q, "user=", 5) == 0) ||
+		    (n == 4 && strncmp(q, "user", 4) == 0))
+			continue;
+		if ((dump = arena_printf(r->a, "%s&%.*s", dump, (int)n, q)) ==
+		    NULL)
+			goto nomem;
+	}
+	r->query = dump;
+	return 0;
+nomem:
+	resp_error(r, 500, "internal_server_error", "out of memory");
+	return -1;
+}
+
+/*
+ * The web route r is answered by the service route (method, pattern) as
+ * the passport's end user; body: the user goes into the JSON body; run:
+ * it starts a run (rate limited); set: fields forced into the body.
+ */
+static void
+delegate(struct req *r, const char *method, const char *pattern, int body,
+    int run, const char *set)
+{
+	struct web_user	 u;
+	void		 (*h)(struct req *) = service_handler(method, pattern);
+
+	if (h == NULL) {
+		resp_error(r, 500, "internal_server_error", "no handler");
+		return;
+	}
+	if (web_auth(r, &u) != 0)
+		return;
+	if (run && rate_limit(r, u.app_id, u.session) != 0)
+		return;
+	if (as_user(r, &u, body, set) != 0)
+		return;
+	h(r);
+}
+
+static void h_parameters(struct req *r)
+{ delegate(r, "GET", "/v1/parameters", 0, 0, NULL); }
+static void h_meta(struct req *r)
+{ delegate(r, "GET", "/v1/meta", 0, 0, NULL); }
+static void h_chat(struct req *r)
+{ delegate(r, "POST", "/v1/chat-messages", 1, 1, NULL); }
+static void h_chat_stop(struct req *r)
+{ delegate(r, "POST", "/v1/chat-messages/{}/stop", 1, 0, NULL); }
+static void h_completion(struct req *r)
+{ delegate(r, "POST", "/v1/completion-messages", 1, 1, NULL); }
+static void h_completion_stop(struct req *r)
+{ delegate(r, "POST", "/v1/completion-messages/{}/stop", 1, 0, NULL); }
+/* the web API's workflow runs always stream, as Dify's */
+static void h_workflow_run(struct req *r)
+{ delegate(r, "POST", "/v1/workflows/run", 1, 1,
+    "{\"response_mode\":\"streaming\"}"); }
+static void h_workflow_stop(struct req *r)
+{ delegate(r, "POST", "/v1/workflows/tasks/{}/stop", 1, 0, NULL); }
+static void h_conversations(struct req *r)
+{ delegate(r, "GET", "/v1/conversations", 0, 0, NULL); }
+static void h_conversation_delete(struct req *r)
+{ delegate(r, "DELETE", "/v1/conversations/{}", 1, 0, NULL); }
+static void h_conversation_rename(struct req *r)
+{ delegate(r, "POST", "/v1/conversations/{}/name", 1, 0, NULL); }
+static void h_messages(struct req *r)
+{ delegate(r, "GET", "/v1/messages", 0, 0, NULL); }
+static void h_feedback(struct req *r)
+{ delegate(r, "POST", "/v1/messages/{}/feedbacks", 1, 0, NULL); }
+static void h_suggested(struct req *r)
+{ delegate(r, "GET", "/v1/messages/{}/suggested", 0, 0, NULL); }
+
+/* ====== The site, features, access ====== */
+
+/* GET /api/site: Dify's WebAppSiteResponse. */
+static void
+h_site(struct req *r)
+{
+	struct web_user	 u;
+	json_t		*app = NULL, *site, *res;
+	int		 rc;
+
+	if (web_auth(r, &u) != 0)
+		return;
+	if ((rc = engine_app_get(r->eng, u.app_id, &app)) != 0) {
+		resp_engine_error(r, rc, NULL, "app");
+		return;
+	}
+	site = web_site_view(r, u.site);
+	res = site == NULL ? NULL : json_pack("{s:s,s:O,s:s,s:b,s:o,s:n,"
+	    "s:s,s:b,s:n}", "app_id", u.app_id, "mode", json_object_get(app,
+	    "mode"), "end_user_id", u.end_user_id, "enable_site", 1, "site",
+	    site, "model_config", "plan", "basic", "can_replace_logo", 0,
+	    "custom_config");
+	if (res != NULL) {
+		/* what the page needs of the web app, not the console's */
+		json_object_del(json_object_get(res, "site"), "access_token");
+		json_object_del(json_object_get(res, "site"), "code");
+		json_object_del(json_object_get(res, "site"), "app_base_url");
+		json_object_del(json_object_get(res, "site"),
+		    "customize_token_strategy");
+		json_object_del(json_object_get(res, "site"),
+		    "customize_domain");
+		json_object_del(json_object_get(res, "site"), "created_by");
+		json_object_del(json_object_get(res, "site"), "updated_by");
+	}
+	json_decref(app);
+	resp_json(r, 200, res);
+}
+
+/* GET /api/system-features: the community edition's, no web app login. */
+static void
+h_system_features(struct req *r)
+{
+	resp_json(r, 200, json_pack("{s:s,s:{s:b,s:b,s:n,s:b,s:b,s:b},"
+	    "s:{s:b},s:b,s:b}", "deployment_edition", "COMMUNITY",
+	    "webapp_auth", "enabled", 0, "allow_sso", 0, "sso_config",
+	    "allow_email_code_login", 0, "allow_email_password_login", 0,
+	    "allow_public_access", 1, "branding", "enabled", 0,
+	    "enable_marketplace", 0, "enable_web_sso_switch_component", 0));
+}
+
+/* GET /api/webapp/access-mode?appCode= or ?appId=: always public. */
+static void
+h_access_mode(struct req *r)
+{
+	resp_json(r, 200, json_pack("{s:s}", "accessMode", "public"));
+}
+
+/* GET /api/login/status: no web app login here, so always logged in; the
+ * app is when the request carries a passport that checks. */
+static void
+h_login_status(struct req *r)
+{
+	resp_json(r, 200, json_pack("{s:b,s:b}", "logged_in", 1,
+	    "app_logged_in", 0));
+}
+
+const struct route web_api_routes[] = {
+	{ "GET", "/api/passport", h_passport, AUTH_NONE },
+	{ "GET", "/api/system-features", h_system_features, AUTH_NONE },
+	{ "GET", "/api/webapp/access-mode", h_access_mode, AUTH_NONE },
+	{ "GET", "/api/login/status", h_login_status, AUTH_NONE },
+	{ "GET", "/api/site", h_site, AUTH_NONE },
+	{ "GET", "/api/parameters", h_parameters, AUTH_NONE },
+	{ "GET", "/api/meta", h_meta, AUTH_NONE },
+	{ "POST", "/api/chat-messages", h_chat, AUTH_NONE },
+	{ "POST", "/api/chat-messages/{}/stop", h_chat_stop, AUTH_NONE },
+	{ "POST", "/api/completion-messages", h_completion, AUTH_NONE },
+	{ "POST", "/api/completion-messages/{}/stop", h_completion_stop,
+	    AUTH_NONE },
+	{ "POST", "/api/workflows/run", h_workflow_run, AUTH_NONE },
+	{ "POST", "/api/workflows/tasks/{}/stop", h_workflow_stop, AUTH_NONE },
+	{ "GET", "/api/conversations", h_conversations, AUTH_NONE },
+	{ "DELETE", "/api/conversations/{}", h_conversation_delete,
+	    AUTH_NONE },
+	{ "POST", "/api/conversations/{}/name", h_conversation_rename,
+	    AUTH_NONE },
+	{ "GET", "/api/messages", h_messages, AUTH_NONE },
+	{ "POST", "/api/messages/{}/feedbacks", h_feedback, AUTH_NONE },
+	{ "GET", "/api/messages/{}/suggested-questions", h_suggested,
+	    AUTH_NONE },
+	{ NULL, NULL, NULL, AUTH_NONE },
+};

@@ -1,0 +1,199 @@
+// chat.js — the chat page (/chat/{code}) and the embedded chatbot
+// (/chatbot/{code}): the conversation list (new, rename, delete), the
+// start form before the first message, the opening statement and
+// suggested questions, the answer streamed in as Markdown, agent thoughts
+// folded, stop, feedback.
+
+import { call, stream } from './api.js';
+import { t, toggleLanguage } from './i18n.js';
+import { h, clear, icon } from './dom.js';
+import { render } from './markdown.js';
+import { inputForm, formValues } from './inputs.js';
+
+export function chatView(ctx) {
+  const { root, s, parameters, url } = ctx;
+  const st = { convs: [], conv: null, busy: null, task: null, inputs: { ...url.inputs } };
+  const list = h('ul.convs', { 'aria-label': t('conversations') });
+  const log = h('div.messages', { role: 'log', 'aria-live': 'polite' });
+  const text = h('textarea', { id: 'query', rows: '1', placeholder: s.input_placeholder || t('placeholder'), 'aria-label': t('placeholder') });
+  const sendBtn = h('button.primary.send', { type: 'submit' }, t('send'));
+  const composer = h('form.composer', { onsubmit: (e) => { e.preventDefault(); send(text.value); } }, text, sendBtn);
+  const side = h('aside.sidebar', { id: 'sidebar' },
+    h('button.new', { type: 'button', onclick: () => { openConv(null); side.classList.remove('open'); } }, '+ ' + t('newChat')),
+    h('h2.convs-title', {}, t('conversations')), list);
+  const menuBtn = h('button.icon.menu', { type: 'button', 'aria-label': t('menu'), 'aria-controls': 'sidebar', onclick: () => side.classList.toggle('open') }, icon('menu'));
+  const langBtn = h('button.icon.lang', { type: 'button', onclick: () => { toggleLanguage(); chatView(ctx); } }, t('language'));
+  const header = h('header.top', {}, menuBtn, s.icon_type === 'emoji' && s.icon ? h('span.avatar', { style: s.icon_background ? 'background:' + s.icon_background : null }, s.icon) : null,
+    h('h1', {}, s.title || ''), langBtn);
+  if (ctx.embedded && window.parent !== window) {
+    header.append(h('button.icon.expand', { type: 'button', 'aria-label': 'Expand', onclick: () => window.parent.postMessage({ type: 'dify-chatbot-expand-change' }, '*') }, '⤢'));
+    window.parent.postMessage({ type: 'dify-chatbot-iframe-ready' }, '*');
+  }
+  const main = h('main.chat-main', {}, header, log, composer,
+    s.custom_disclaimer ? h('p.disclaimer', {}, s.custom_disclaimer) : null,
+    s.copyright ? h('p.copyright', {}, '© ' + s.copyright) : null);
+  clear(root).append(h('div.chat-layout' + (ctx.embedded ? '.embedded' : ''), {}, side, main));
+  text.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && new URLSearchParams(location.search).get('sendOnEnter') !== 'false') {
+      e.preventDefault();
+      send(text.value);
+    }
+  });
+
+  async function loadConvs() {
+    try {
+      const r = await call('GET', '/conversations?limit=100');
+      st.convs = r.data || [];
+    } catch (e) { st.convs = []; }
+    clear(list);
+    for (const c of st.convs) {
+      const item = h('li.conv' + (c.id === st.conv ? '.current' : ''), { 'data-id': c.id },
+        h('button.conv-open', { type: 'button', 'aria-current': c.id === st.conv ? 'true' : null, onclick: () => { openConv(c.id); side.classList.remove('open'); } }, c.name || t('newChat')),
+        h('button.icon.conv-rename', { type: 'button', 'aria-label': t('rename'), title: t('rename'), onclick: () => rename(c) }, icon('edit')),
+        h('button.icon.conv-delete', { type: 'button', 'aria-label': t('delete'), title: t('delete'), onclick: () => remove(c) }, icon('trash')));
+      list.append(item);
+    }
+  }
+
+  async function rename(c) {
+    const name = window.prompt(t('newName'), c.name || '');
+    if (!name) return;
+    await call('POST', '/conversations/' + c.id + '/name', { name, auto_generate: false });
+    loadConvs();
+  }
+
+  async function remove(c) {
+    if (!window.confirm(t('confirmDelete'))) return;
+    await call('DELETE', '/conversations/' + c.id, {});
+    if (st.conv === c.id) openConv(null);
+    else loadConvs();
+  }
+
+  function bubble(role, content) {
+    const body = h('div.body');
+    if (role === 'user') body.textContent = content;
+    else body.innerHTML = render(content); // render() escapes everything
+    const el = h('div.msg.' + role, {}, role === 'bot' && s.use_icon_as_answer_icon && s.icon ? h('span.avatar', {}, s.icon) : null, body);
+    log.append(el);
+    log.scrollTop = log.scrollHeight;
+    return { el, body };
+  }
+
+  function feedback(el, id, rating) {
+    const bar = h('div.actions');
+    for (const [r, label] of [['like', t('like')], ['dislike', t('dislike')]]) {
+      const b = h('button.icon.fb-' + r, { type: 'button', 'aria-label': label, title: label, 'aria-pressed': rating === r ? 'true' : 'false' }, icon(r));
+      b.addEventListener('click', async () => {
+        const next = b.getAttribute('aria-pressed') === 'true' ? null : r;
+        await call('POST', '/messages/' + id + '/feedbacks', { rating: next });
+        for (const x of bar.querySelectorAll('button')) x.setAttribute('aria-pressed', 'false');
+        if (next) b.setAttribute('aria-pressed', 'true');
+      });
+      bar.append(b);
+    }
+    el.append(bar);
+  }
+
+  function thoughts(el) {
+    let d = el.querySelector('details.thoughts');
+    if (!d) {
+      d = h('details.thoughts', {}, h('summary', {}, t('tool')));
+      el.insertBefore(d, el.querySelector('.body'));
+    }
+    return d;
+  }
+
+  function welcome() {
+    const form = parameters.user_input_form || [];
+    if (form.length) {
+      const f = inputForm(form, st.inputs, 'start');
+      log.append(h('section.start-form', { 'aria-label': t('start') }, f));
+    }
+    if (parameters.opening_statement) {
+      const text = parameters.opening_statement.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_, k) => st.inputs[k] || '');
+      bubble('bot', text).el.classList.add('opening');
+    }
+    const qs = parameters.suggested_questions || [];
+    if (qs.length) log.append(h('div.suggested', { 'aria-label': t('suggested') }, qs.map((q) => h('button.chip', { type: 'button', onclick: () => send(q) }, q))));
+  }
+
+  async function openConv(id) {
+    if (st.busy) st.busy.abort();
+    st.conv = id;
+    clear(log);
+    loadConvs();
+    if (!id) { welcome(); text.focus(); return; }
+    const r = await call('GET', '/messages?conversation_id=' + encodeURIComponent(id) + '&limit=100');
+    for (const m of r.data || []) {
+      bubble('user', m.query);
+      const b = bubble('bot', m.answer);
+      for (const th of m.agent_thoughts || []) if (th.tool) thoughts(b.el).append(h('div.thought', {}, th.tool + ': ' + (th.observation || '')));
+      feedback(b.el, m.id, m.feedback && m.feedback.rating);
+    }
+  }
+
+  function setBusy(on) {
+    sendBtn.textContent = on ? t('stop') : t('send');
+    sendBtn.classList.toggle('stop', on);
+    sendBtn.type = on ? 'button' : 'submit';
+    sendBtn.onclick = on ? stop : null;
+  }
+
+  async function stop() {
+    if (st.task) await call('POST', '/chat-messages/' + st.task + '/stop', {}).catch(() => {});
+  }
+
+  async function send(q) {
+    q = (q || '').trim();
+    if (!q || st.busy) return;
+    const startForm = log.querySelector('.start-form form');
+    if (startForm) {
+      const vals = formValues(startForm, parameters.user_input_form || []);
+      if (vals.error) { startForm.querySelector('.form-error').textContent = vals.error; return; }
+      st.inputs = { ...st.inputs, ...vals.values };
+      log.querySelector('.start-form').remove();
+    }
+    for (const el of log.querySelectorAll('.suggested')) el.remove();
+    text.value = '';
+    bubble('user', q);
+    const b = bubble('bot', '');
+    b.el.classList.add('streaming');
+    b.body.textContent = t('thinking');
+    let answer = '', msgId = null;
+    const ctl = new AbortController();
+    st.busy = ctl;
+    setBusy(true);
+    try {
+      await stream('/chat-messages', { inputs: st.inputs, query: q, response_mode: 'streaming', conversation_id: st.conv || '' }, (ev) => {
+        if (ev.task_id) st.task = ev.task_id;
+        if (ev.event === 'message' || ev.event === 'agent_message') {
+          answer += ev.answer || '';
+          b.body.innerHTML = render(answer);
+          log.scrollTop = log.scrollHeight;
+        } else if (ev.event === 'message_replace') {
+          answer = ev.answer || '';
+          b.body.innerHTML = render(answer);
+        } else if (ev.event === 'agent_thought' && ev.tool) {
+          thoughts(b.el).append(h('div.thought', {}, ev.tool + ': ' + (ev.observation || '')));
+        } else if (ev.event === 'message_end') {
+          msgId = ev.message_id || ev.id;
+          if (!st.conv && ev.conversation_id) st.conv = ev.conversation_id;
+        } else if (ev.event === 'error') {
+          b.el.append(h('p.error', { role: 'alert' }, ev.message || t('error')));
+        }
+        if (!st.conv && ev.conversation_id) st.conv = ev.conversation_id;
+      }, ctl.signal);
+    } catch (e) {
+      if (e.name !== 'AbortError') b.el.append(h('p.error', { role: 'alert' }, e.message || t('error')));
+    }
+    if (!answer) b.body.textContent = '';
+    b.el.classList.remove('streaming');
+    if (msgId) feedback(b.el, msgId, null);
+    st.busy = null;
+    st.task = null;
+    setBusy(false);
+    loadConvs();
+  }
+
+  openConv(null);
+}

@@ -1,0 +1,205 @@
+#!/usr/bin/env node
+/*
+ * webapp.test.js — the Web App in a real browser: Debian's chromium,
+ * headless, driven by playwright-core. Prints TAP lines ("ok - ...",
+ * "not ok - ...", "# ..."); tests/e2e/t_webapp_browser.sh starts flowcgi,
+ * nginx and the fake LLM, then runs this with:
+ *   WEB_BASE   flowcgi's base URL under nginx (http://127.0.0.1:PORT/flow)
+ *   CODE       the chat app's site code;  KEY  its service API key
+ *   LLM        the fake LLM (tests/fakes/fake_llm.py)
+ *   ADMIN_TOKEN, APP  to change the site's language
+ *   CHROMIUM, OUT_DIR as admin.test.js
+ */
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { chromium } = require('playwright-core');
+
+const BASE = process.env.WEB_BASE;
+const CODE = process.env.CODE;
+const OUT = process.env.OUT_DIR || fs.mkdtempSync('/tmp/webapp-browser-');
+let failed = 0;
+function ok(cond, what, detail) {
+	console.log((cond ? 'ok - ' : 'not ok - ') + what);
+	if (!cond) {
+		failed++;
+		if (detail !== undefined)
+			console.log('#   got: ' + JSON.stringify(detail));
+	}
+	return cond;
+}
+async function shot(page, name) {
+	const f = path.join(OUT, name + '.png');
+	await page.screenshot({ path: f, fullPage: true });
+	ok(fs.statSync(f).size > 1000, 'screenshot ' + name + '.png');
+}
+async function script(body) {
+	await fetch(process.env.LLM + '/_script', { method: 'POST',
+	    headers: { 'Content-Type': 'application/json' },
+	    body: JSON.stringify(body) });
+}
+async function admin(method, p, body) {
+	const r = await fetch(BASE + p, { method, headers: {
+	    Authorization: 'Bearer ' + process.env.ADMIN_TOKEN,
+	    'Content-Type': 'application/json' },
+	    body: body ? JSON.stringify(body) : undefined });
+	return r.json();
+}
+
+async function desktop(ctx) {
+	const page = await ctx.newPage();
+	const errors = [];
+	page.on('pageerror', (e) => errors.push(String(e)));
+	await page.goto(BASE + '/chat/' + CODE);
+	await page.waitForSelector('.chat-layout');
+	ok(await page.locator('.top h1').textContent() === 'Helper', 'the share link shows the site title');
+	ok(await page.locator('.msg.opening').count() === 1, 'the opening statement is shown');
+	ok(await page.locator('.start-form #start-name').count() === 1, 'the start form asks for the inputs');
+
+	await page.fill('#query', 'hello');
+	await page.press('#query', 'Enter');
+	ok(/required|必填/.test(await page.locator('.form-error').textContent()), 'a required input is asked for before the first message');
+	await page.fill('#start-name', 'Ada');
+	await script({ responses: [{ chunks: ['Hi ', '**Ada**', ', here is ', '`code`', ' and more', ' text.'], delay: 0.3 }] });
+	await page.fill('#query', 'hello');
+	await page.click('button.send');
+	/* streaming: a part of the answer is shown before the end */
+	await page.waitForFunction(() => {
+		const b = document.querySelector('.msg.bot.streaming .body');
+		return b && /Hi/.test(b.textContent);
+	}, null, { timeout: 10000 });
+	const partial = await page.locator('.msg.bot.streaming .body').textContent();
+	ok(!/more text\./.test(partial), 'the answer streams in (a part shown first)', partial);
+	await page.waitForSelector('.msg.bot:not(.streaming):not(.opening) .actions', { timeout: 15000 });
+	const html = await page.locator('.msg.bot:not(.opening) .body').last().innerHTML();
+	ok(/<strong>Ada<\/strong>/.test(html) && /<code>code<\/code>/.test(html), 'the answer is rendered as Markdown', html);
+	await page.waitForSelector('.conv');
+	ok(await page.locator('.conv').count() === 1, 'the conversation is listed');
+	await shot(page, 'webapp-chat-desktop');
+
+	await page.click('.fb-like');
+	await page.waitForSelector('.fb-like[aria-pressed="true"]');
+	ok(true, 'feedback: like');
+
+	/* a second conversation */
+	await page.click('button.new');
+	await script({ responses: [{ text: 'Second answer' }] });
+	await page.fill('#start-name', 'Bob');
+	await page.fill('#query', 'again');
+	await page.click('button.send');
+	await page.waitForFunction(() => document.querySelectorAll('.conv').length === 2, null, { timeout: 10000 });
+	ok(true, 'a second conversation is listed');
+
+	/* rename and delete */
+	page.once('dialog', (d) => d.accept('Renamed chat'));
+	await page.locator('.conv-rename').first().click();
+	await page.waitForFunction(() => [...document.querySelectorAll('.conv-open')].some((b) => b.textContent === 'Renamed chat'), null, { timeout: 5000 });
+	ok(true, 'a conversation is renamed');
+	page.once('dialog', (d) => d.accept());
+	await page.locator('.conv-delete').first().click();
+	await page.waitForFunction(() => document.querySelectorAll('.conv').length === 1, null, { timeout: 5000 });
+	ok(true, 'a conversation is deleted');
+
+	/* stop a long answer */
+	await page.click('button.new');
+	await script({ responses: [{ chunks: ['one ', 'two ', 'three ', 'four ', 'five ', 'six ', 'seven ', 'END'], delay: 0.5 }] });
+	await page.fill('#start-name', 'Cy');
+	await page.fill('#query', 'long please');
+	await page.click('button.send');
+	await page.waitForFunction(() => /one/.test((document.querySelector('.msg.bot.streaming .body') || {}).textContent || ''), null, { timeout: 10000 });
+	await page.click('button.send.stop');
+	await page.waitForSelector('button.send:not(.stop)', { timeout: 10000 });
+	const stopped = await page.locator('.msg.bot:not(.opening) .body').last().textContent();
+	ok(!/END/.test(stopped), 'stop ends a long answer', stopped);
+
+	/* reload: the history is there */
+	await page.reload();
+	await page.waitForSelector('.conv');
+	await page.locator('.conv-open', { hasText: 'hello' }).first().click().catch(() => {});
+	const names = await page.locator('.conv-open').allTextContents();
+	const target = names.findIndex((n) => n !== 'New chat' && n !== '新对话') >= 0 ? 0 : 0;
+	await page.locator('.conv-open').nth(target).click();
+	await page.waitForSelector('.msg.user', { timeout: 5000 });
+	ok(await page.locator('.msg.user').count() >= 1, 'after a reload the history is found', names);
+	ok(errors.length === 0, 'no script errors on the page', errors);
+	await page.close();
+}
+
+async function phone(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'zh-CN' });
+	const page = await ctx.newPage();
+	await page.goto(BASE + '/chat/' + CODE);
+	await page.waitForSelector('.chat-layout');
+	ok(await page.locator('button.menu').isVisible(), 'phone: the conversation list is behind a menu button');
+	const box = await page.locator('.sidebar').boundingBox();
+	ok(!box || box.x + box.width <= 1, 'phone: the list is off screen until opened', box);
+	ok(await page.locator('button.send').textContent() === '发送', 'a Chinese browser gets the Chinese page');
+	const width = await page.evaluate(() => document.documentElement.scrollWidth);
+	ok(width <= 390, 'phone: nothing is wider than the screen', width);
+	await shot(page, 'webapp-chat-phone');
+	await page.click('button.menu');
+	await page.waitForTimeout(300);
+	await shot(page, 'webapp-chat-phone-menu');
+	await ctx.close();
+}
+
+/* Dify's snippet, baseUrl changed, on a page of another origin */
+async function embedded(browser) {
+	const ctx = await browser.newContext();
+	const page = await ctx.newPage();
+	const html = '<!doctype html><html><body><h1>Shop</h1><script>\n' +
+	    ' window.difyChatbotConfig = {\n  token: \'' + CODE + '\',\n  baseUrl: \'' + BASE + '\',\n' +
+	    '  inputs: { name: \'Embedded Eve\' },\n  systemVariables: { user_id: \'embed-user-1\' },\n  userVariables: {},\n }\n' +
+	    '</script>\n<script src="' + BASE + '/embed.min.js" id="' + CODE + '" defer></script>\n' +
+	    '<style>#dify-chatbot-bubble-button{background-color:#1C64F2!important;}#dify-chatbot-bubble-window{width:24rem!important;height:40rem!important;}</style></body></html>';
+	page.on('console', (m) => console.log('# console: ' + m.text()));
+	page.on('pageerror', (e) => console.log('# pageerror: ' + e));
+	/* another origin: the same loopback address, another port */
+	const shop = require('node:http').createServer((q, r) => {
+		r.writeHead(200, { 'Content-Type': 'text/html' });
+		r.end(html);
+	});
+	await new Promise((res) => shop.listen(0, '127.0.0.1', res));
+	await page.goto('http://127.0.0.1:' + shop.address().port + '/');
+	await page.waitForSelector('#dify-chatbot-bubble-button', { timeout: 10000 });
+	ok(true, 'the embed script adds the bubble');
+	await page.click('#dify-chatbot-bubble-button');
+	const frame = await (await page.waitForSelector('#dify-chatbot-bubble-window')).contentFrame();
+	const src = await page.locator('#dify-chatbot-bubble-window').getAttribute('src');
+	ok(/\/chatbot\/[A-Za-z0-9]{16}\?/.test(src) && /sys\.user_id=/.test(src), 'the iframe URL is built as Dify\'s', src);
+	await frame.waitForSelector('#query', { timeout: 10000 });
+	await script({ responses: [{ text: 'Embedded answer' }] });
+	await frame.fill('#query', 'from the shop');
+	await frame.press('#query', 'Enter');
+	await frame.waitForFunction(() => /Embedded answer/.test(document.querySelector('.messages').textContent), null, { timeout: 10000 });
+	ok(true, 'the embedded chatbot answers');
+	const reqs = await (await fetch(process.env.LLM + '/_requests')).json();
+	const sys = JSON.stringify(reqs[reqs.length - 1].body.messages);
+	ok(/Embedded Eve/.test(sys), 'the snippet\'s inputs reach the run', sys);
+	const conv = await (await fetch(BASE + '/v1/conversations?user=embed-user-1', { headers: { Authorization: 'Bearer ' + process.env.KEY } })).json();
+	ok(conv.data && conv.data.length === 1, 'systemVariables.user_id is the end user of the run', conv);
+	await shot(page, 'webapp-embed');
+	await ctx.close();
+	shop.close();
+}
+
+(async () => {
+	const browser = await chromium.launch({
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		headless: true,
+		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+		    '--no-first-run', '--disable-background-networking',
+		    '--disable-component-update', '--disable-sync'],
+	});
+	try {
+		const ctx = await browser.newContext({ viewport: { width: 1200, height: 860 }, locale: 'en-US' });
+		await desktop(ctx);
+		await ctx.close();
+		await phone(browser);
+		await embedded(browser);
+	} catch (e) {
+		ok(false, 'the browser script ran without an exception', String(e.stack || e));
+	}
+	await browser.close();
+	process.exit(failed ? 1 : 0);
+})();

@@ -1,0 +1,58 @@
+#!/bin/bash
+# t_webapp_browser.sh — the Web App's chat page in a real browser through
+# nginx, mounted under /flow/ (tests/browser/webapp.test.js): the share
+# link, the start form, the answer streaming in from the fake LLM as
+# Markdown, conversations (second, rename, delete), feedback, stop, the
+# history after a reload, a 390 px phone in Chinese, and Dify's embed
+# snippet (only baseUrl changed) on a page of another origin.
+#
+# FLOWCGI_CHROMIUM overrides /usr/bin/chromium; playwright-core comes from
+# tests/browser's package-lock.json. Screenshots are kept in
+# <build>/test-logs/screenshots.
+. "$(dirname "$0")/lib.sh"
+
+CHROMIUM=${FLOWCGI_CHROMIUM:-/usr/bin/chromium}
+BROWSER_DIR=$TOP/tests/browser
+
+if [ ! -x "$CHROMIUM" ] || ! command -v node >/dev/null 2>&1; then
+	ok 1 "chromium ($CHROMIUM) and node are installed (contrib/install-deps.sh)"
+	exit 1
+fi
+if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
+	(cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error) \
+	    >"$T_DIR/npm.log" 2>&1
+	ok $? "npm ci installs playwright-core" ||
+	    sed 's/^/# /' "$T_DIR/npm.log"
+fi
+start_llm_front || exit 1
+
+printf '%s\n' 'app: {mode: chat, name: Helper}' 'kind: app' 'version: 0.6.0' \
+    'model_config:' \
+    '  model: {provider: openai, name: gpt-4o-mini, mode: chat, completion_params: {}}' \
+    '  pre_prompt: You help {{name}}.' \
+    '  opening_statement: Hello! I am your helper.' \
+    '  user_input_form:' \
+    '  - text-input: {variable: name, label: Name, required: true}' \
+    >"$T_DIR/helper.yml"
+import_app "$T_DIR/helper.yml"
+req GET "/console/api/apps/$APP"
+CODE=$(jqr .site.code)
+ok "$([ ${#CODE} -eq 16 ]; echo $?)" "the app has a site code"
+
+WEB_BASE="$BASE/flow" CODE="$CODE" KEY="$KEY" APP="$APP" ADMIN_TOKEN="$TOKEN" \
+LLM="$LLM" CHROMIUM="$CHROMIUM" OUT_DIR="$T_DIR" \
+    timeout 150 node "$BROWSER_DIR/webapp.test.js" >"$T_DIR/browser.tap" 2>&1
+rc=$?
+while IFS= read -r line; do
+	case "$line" in
+	"ok - "*) ok 0 "${line#ok - }" ;;
+	"not ok - "*) ok 1 "${line#not ok - }" ;;
+	*) echo "# $line" ;;
+	esac
+done <"$T_DIR/browser.tap"
+is "$rc" 0 "the browser script ran to its end"
+if [ -n "${FLOWCGI_BUILD:-}" ]; then
+	mkdir -p "$FLOWCGI_BUILD/test-logs/screenshots" &&
+	    cp "$T_DIR"/*.png "$FLOWCGI_BUILD/test-logs/screenshots/" 2>/dev/null
+	echo "# screenshots in $FLOWCGI_BUILD/test-logs/screenshots"
+fi
