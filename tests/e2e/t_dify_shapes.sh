@@ -289,3 +289,42 @@ is "$STATUS $(jqr .code)" "400 app_unavailable" "the completion stop route with 
 req GET /v1/
 is "$STATUS $(jqr '[.welcome, .api_version, (.server_version | type)] | join(" ")')" \
     "200 Dify OpenAPI v1 string" "GET /v1/: the API's info"
+
+# ====== Routes: conversation variables ======
+
+cat >"$T_DIR/cv.yml" <<'YML'
+app: {mode: advanced-chat, name: Vars}
+kind: app
+version: 0.6.0
+workflow:
+  conversation_variables:
+  - {id: v-count, name: count, value_type: number, value: 0, description: turns}
+  graph:
+    edges:
+    - {id: e1, source: start, target: answer}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: answer
+      data: {type: answer, title: Answer, answer: 'count={{#conversation.count#}}'}
+YML
+import_app "$T_DIR/cv.yml"
+c=$(chat '{"inputs":{},"query":"hi","user":"u"}' | jq -r .conversation_id)
+# ConversationVariableDetailApi.put (service_api/app/conversation.py),
+# marshalled with conversation_variable_fields
+svc "$KEY" PUT "/v1/conversations/$c/variables/v-count" -H "$J" -d '{"user":"u","value":5}'
+is "$STATUS $(jqr 'keys | join(",")')" \
+    "200 created_at,description,id,name,updated_at,value,value_type" \
+    "PUT a conversation variable: Dify's fields"
+is "$(jqr '[.id, .name, .value_type, .value, .description] | join(" ")')" \
+    "v-count count number 5 turns" "... with its new value"
+is "$(chat "{\"inputs\":{},\"query\":\"again\",\"user\":\"u\",\"conversation_id\":\"$c\"}" | jq -r .answer)" \
+    "count=5" "the next turn reads the new value"
+svc "$KEY" PUT "/v1/conversations/$c/variables/v-count" -H "$J" -d '{"user":"u","value":"five"}'
+is "$STATUS $(jqr .code) $(jqr .message)" \
+    "400 bad_request Type mismatch: variable 'count' expects number, but got string type" \
+    "a value of another type: Dify's Type mismatch"
+svc "$KEY" PUT "/v1/conversations/$c/variables/nope" -H "$J" -d '{"user":"u","value":1}'
+is "$STATUS $(jqr .message)" "404 Conversation Variable Not Exists." "an unknown variable: 404"
+svc "$KEY" PUT "/v1/conversations/$c/variables/v-count" -H "$J" -d '{"user":"other","value":1}'
+is "$STATUS $(jqr .message)" "404 Conversation Not Exists." "another end user's conversation: 404"
