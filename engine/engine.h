@@ -910,6 +910,19 @@ int	engine_conversation_variables(struct engine *e, const char *app_id,
 	    int limit, const char *name, char *err, json_t **out);
 
 /*
+ * Sets conversation variable var_id (an id the app declares) of
+ * conversation conv_id to value, which must be of the variable's
+ * value_type as Dify's SegmentType checks it. *out (new reference) is the
+ * variable as engine_conversation_variables lists it. ENGINE_ENOTFOUND
+ * ("Conversation Not Exists." / "Conversation Variable Not Exists." in
+ * err), ENGINE_EINVAL for a value of another type (err: Dify's "Type
+ * mismatch: ..." message).
+ */
+int	engine_conversation_variable_set(struct engine *e, const char *app_id,
+	    const char *user, const char *conv_id, const char *var_id,
+	    const json_t *value, char *err, json_t **out);
+
+/*
  * The end user's rating of message msg_id: "like" or "dislike" (content:
  * an optional text), NULL to take an earlier one back (ENGINE_EINVAL when
  * there is none). ENGINE_ENOTFOUND ("Message Not Exists.").

@@ -315,9 +315,28 @@ check_open(struct engine *e, char *err)
 int
 secret_key_verify(struct engine *e, char *err)
 {
-	int rc = check_open(e, err);
+	unsigned char	key[KEY_LEN];
+	char		path[1100];
+	int		rc = check_open(e, err);
 
-	return rc == 1 ? 0 : rc;
+	if (rc != 1)
+		return rc;
+	/* no secret sealed yet: the key that will seal the first one must
+	 * still be readable now, not make the first import a 500 */
+	if ((rc = key_given(e, key, err)) == 1) {
+		snprintf(path, sizeof(path), "%s/secret.key",
+		    e->conf->data_dir);
+		rc = 0;
+		if (key_read(path, key) != 0 && errno != ENOENT) {
+			snprintf(err, ENGINE_ERRMAX, "the secret key file "
+			    "%.120s %.90s", path, errno == EINVAL ? "is not a "
+			    "base64 32-byte key (openssl rand -base64 32)" :
+			    strerror(errno));
+			rc = ENGINE_ESTORE;
+		}
+	}
+	OPENSSL_cleanse(key, sizeof(key));
+	return rc;
 }
 
 /* After the first secret sealed: leaves the check, or finds one made by

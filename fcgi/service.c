@@ -91,9 +91,11 @@ run_app(struct req *r, int chat)
 		    "mode matches the right API route.");
 		goto out;
 	}
+	/* Dify's CompletionApi: AppUnavailableError for any other mode
+	 * (api/controllers/service_api/app/completion.py) */
 	if (chat == 2 && strcmp(mode, "completion") != 0) {
-		resp_error(r, 400, "not_completion_app", "Please check if your "
-		    "app mode matches the right API route.");
+		resp_error(r, 400, "app_unavailable", "App unavailable, please "
+		    "check your app configurations.");
 		goto out;
 	}
 	inputs = json_object_get(r->json, "inputs");
@@ -167,24 +169,81 @@ h_completion(struct req *r)
 }
 
 /*
- * POST .../{task}/stop {user}: only the key's app and the end user who
- * started the task may stop it; any other task is 404, as an unknown one.
- * A finished task of theirs answers success, as Dify does.
+ * POST .../{task}/stop {user}: as Dify's stop routes
+ * (api/controllers/service_api/app/completion.py, workflow.py): the route
+ * must match the app's mode (workflow: not_workflow_app, chat:
+ * not_chat_app, completion: app_unavailable), then the stop flag is set
+ * for the key's app and the end user's task, and the answer is always
+ * 200 {"result": "success"}: an unknown, finished or someone else's task
+ * is not stopped, and answers the same, so the answer tells nothing.
+ * kind is 0 workflow, 1 chat, 2 completion.
  */
 static void
-h_stop(struct req *r)
+stop_task(struct req *r, int kind)
 {
 	const char	*user;
+	char		 mode[32];
 	int		 rc;
 
 	if (req_read_json(r) != 0 || req_json_string(r, "user", 1, &user) != 0)
 		return;
-	if ((rc = engine_run_stop(r->eng, r->app_id, user,
-	    r->captures[0])) != 0) {
+	if ((rc = engine_app_mode(r->eng, r->app_id, mode, sizeof(mode))) !=
+	    0) {
+		resp_engine_error(r, rc, "", "app");
+		return;
+	}
+	if (kind == 0 && strcmp(mode, "workflow") != 0) {
+		resp_error(r, 400, "not_workflow_app", "Please check if your "
+		    "app mode matches the right API route.");
+		return;
+	}
+	if (kind == 1 && strcmp(mode, "advanced-chat") != 0 &&
+	    strcmp(mode, "chat") != 0 && strcmp(mode, "agent-chat") != 0) {
+		resp_error(r, 400, "not_chat_app", "Please check if your app "
+		    "mode matches the right API route.");
+		return;
+	}
+	if (kind == 2 && strcmp(mode, "completion") != 0) {
+		resp_error(r, 400, "app_unavailable", "App unavailable, please "
+		    "check your app configurations.");
+		return;
+	}
+	rc = engine_run_stop(r->eng, r->app_id, user, r->captures[0]);
+	if (rc != 0 && rc != ENGINE_ENOTFOUND) {
 		resp_engine_error(r, rc, "", "task");
 		return;
 	}
 	resp_json(r, 200, json_pack("{s:s}", "result", "success"));
+}
+
+static void
+h_stop_workflow(struct req *r)
+{
+	stop_task(r, 0);
+}
+
+static void
+h_stop_chat(struct req *r)
+{
+	stop_task(r, 1);
+}
+
+static void
+h_stop_completion(struct req *r)
+{
+	stop_task(r, 2);
+}
+
+/*
+ * GET /v1/: Dify's IndexApi (api/controllers/service_api/index.py), no key
+ * needed: {welcome, api_version, server_version}.
+ */
+static void
+h_index(struct req *r)
+{
+	resp_json(r, 200, json_pack("{s:s,s:s,s:s}", "welcome",
+	    "Dify OpenAPI", "api_version", "v1", "server_version",
+	    FLOWCGI_VERSION));
 }
 
 static void
@@ -587,14 +646,17 @@ const struct route service_routes[] = {
 	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP },
 	{ "POST", "/v1/chat-messages", h_chat, AUTH_APP },
 	{ "POST", "/v1/completion-messages", h_completion, AUTH_APP },
-	{ "POST", "/v1/completion-messages/{}/stop", h_stop, AUTH_APP },
-	{ "POST", "/v1/workflows/tasks/{}/stop", h_stop, AUTH_APP },
-	{ "POST", "/v1/chat-messages/{}/stop", h_stop, AUTH_APP },
+	{ "POST", "/v1/completion-messages/{}/stop", h_stop_completion,
+	    AUTH_APP },
+	{ "POST", "/v1/workflows/tasks/{}/stop", h_stop_workflow, AUTH_APP },
+	{ "POST", "/v1/chat-messages/{}/stop", h_stop_chat, AUTH_APP },
 	{ "GET", "/v1/workflows/run/{}", h_run_detail, AUTH_APP },
 	{ "GET", "/v1/parameters", h_parameters, AUTH_APP },
 	{ "GET", "/v1/info", h_info, AUTH_APP },
 	{ "GET", "/v1/meta", h_meta, AUTH_APP },
 	{ "GET", "/v1/site", h_site, AUTH_APP },
 	{ "GET", "/v1/workflows/logs", h_workflow_logs, AUTH_APP },
+	{ "GET", "/v1/", h_index, AUTH_NONE },
+	{ "GET", "/v1", h_index, AUTH_NONE },
 	{ NULL, NULL, NULL, AUTH_NONE },
 };

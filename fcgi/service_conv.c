@@ -192,6 +192,41 @@ h_conversation_variables(struct req *r)
 	resp_json(r, 200, out);
 }
 
+/*
+ * PUT /v1/conversations/{id}/variables/{variable_id} {user, value}: as
+ * Dify's ConversationVariableDetailApi.put
+ * (api/controllers/service_api/app/conversation.py): a chat app only;
+ * 404 "Conversation Not Exists." / "Conversation Variable Not Exists.";
+ * a value of another type than the variable's is 400 bad_request with
+ * Dify's "Type mismatch" message. Answers the variable.
+ */
+static void
+h_conversation_variable_put(struct req *r)
+{
+	const char	*user;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*out = NULL, *value;
+	int		 rc;
+
+	if ((user = service_user(r, 1)) == NULL || chat_app(r) != 0)
+		return;
+	if ((value = json_object_get(r->json, "value")) == NULL) {
+		resp_error(r, 400, "invalid_param", "value is required");
+		return;
+	}
+	rc = engine_conversation_variable_set(r->eng, r->app_id, user,
+	    r->captures[0], r->captures[1], value, err, &out);
+	if (rc == ENGINE_EINVAL) {
+		resp_error(r, 400, "bad_request", "%s", err);
+		return;
+	}
+	if (rc != 0) {
+		conv_error(r, rc, err, "Conversation Not Exists.");
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
 /* ====== Messages ====== */
 
 /* GET /v1/messages?conversation_id=&user=&first_id=&limit= */
@@ -298,6 +333,8 @@ const struct route service_conv_routes[] = {
 	    AUTH_APP },
 	{ "GET", "/v1/conversations/{}/variables", h_conversation_variables,
 	    AUTH_APP },
+	{ "PUT", "/v1/conversations/{}/variables/{}",
+	    h_conversation_variable_put, AUTH_APP },
 	{ "GET", "/v1/messages", h_messages, AUTH_APP },
 	{ "POST", "/v1/messages/{}/feedbacks", h_feedback, AUTH_APP },
 	{ "GET", "/v1/messages/{}/suggested", h_suggested, AUTH_APP },

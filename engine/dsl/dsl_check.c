@@ -584,8 +584,8 @@ static const char *const plain_types[] = {
 	"http-request", "tool", "agent", "variable-aggregator",
 	"variable-assigner", "assigner",
 	"iteration", "iteration-start", "loop", "loop-start", "loop-end",
-	"parameter-extractor", "knowledge-retrieval", "document-extractor",
-	"list-operator", "command", "file-upload", NULL,
+	"parameter-extractor", "knowledge-retrieval", "knowledge-retrieval-v2",
+	"document-extractor", "list-operator", "command", "file-upload", NULL,
 };
 
 static const char *const trigger_types[] = {

@@ -275,7 +275,12 @@ llm_provider_resolve(struct engine *e, const char *dsl_provider,
 		rc = stored_fill(e, name, ent, err, out);
 		goto out;
 	}
-	if ((b = builtin_find(name)) != NULL && builtin_configured(b)) {
+	/* a built-in that needs no key (ollama) is configured by its
+	 * environment; its default local address only serves when no
+	 * catch-all does (llm.base_url, a stored '*') */
+	if ((b = builtin_find(name)) != NULL && (b->needs_key ?
+	    builtin_configured(b) : builtin_env(b, "API_KEY") != NULL ||
+	    builtin_env(b, "BASE_URL") != NULL)) {
 		rc = builtin_fill(b, out);
 		goto out;
 	}
@@ -286,6 +291,10 @@ llm_provider_resolve(struct engine *e, const char *dsl_provider,
 	}
 	if (ent == NULL && e->conf->llm_base_url[0] != '\0') {
 		rc = config_fill(e, out);
+		goto out;
+	}
+	if (b != NULL && !b->needs_key) {
+		rc = builtin_fill(b, out);
 		goto out;
 	}
 	if (b != NULL)

@@ -317,6 +317,19 @@ setup_tools(struct agent *a)
 	return 0;
 }
 
+/*
+ * The status of a tool's step in the agent log: "error" when the result is
+ * a failure the model was told of (tool_run_configured's "tool error: ...",
+ * or no such tool), else "success".
+ */
+static const char *
+step_status(const char *res)
+{
+	return res == NULL || strncmp(res, "tool error: ", 12) == 0 ||
+	    strcmp(res, "there is no tool of that name") == 0 ? "error" :
+	    "success";
+}
+
 /* Runs tool call (name, JSON arguments); the result text in *out. */
 static int
 run_tool(struct agent *a, const char *name, const char *args, char **out)
@@ -586,9 +599,11 @@ agent_run(struct node_ctx *c)
 					llm_response_release(&rs);
 					goto out;
 				}
-				agent_log(&a, calls[k].name, "success",
-				    json_pack("{s:s,s:s}", "tool_name",
-				    calls[k].name, "output", res_text));
+				agent_log(&a, calls[k].name,
+				    step_status(res_text), json_pack(
+				    "{s:s,s:s,s:s}", "tool_name", calls[k].name,
+				    "tool_input", calls[k].arguments, "output",
+				    res_text));
 				push(&a, LLM_TOOL, keep(&a, res_text,
 				    strlen(res_text)));
 				a.msgs[a.nmsgs - 1].tool_call_id = calls[k].id;
@@ -615,9 +630,10 @@ agent_run(struct node_ctx *c)
 				    ""));
 				res_text = NULL;
 				run_tool(&a, an, args, &res_text);
-				agent_log(&a, an, "success", json_pack("{s:s,"
-				    "s:s}", "tool_name", an, "output", res_text ?
-				    res_text : ""));
+				agent_log(&a, an, step_status(res_text),
+				    json_pack("{s:s,s:s,s:s}", "tool_name", an,
+				    "tool_input", args ? args : "", "output",
+				    res_text ? res_text : ""));
 				push(&a, LLM_ASSISTANT, keep(&a, rs.text,
 				    rs.text_len));
 				snprintf(obs, sizeof(obs), "Observation: ");
@@ -660,7 +676,7 @@ agent_run(struct node_ctx *c)
 	}
 	c->process_data = json_pack("{s:O}", "agent_log", a.logs);
 	c->metadata = json_pack("{s:I}", "total_tokens", (json_int_t)a.tokens);
-	run_stream_text(c->run, c->node->id, "", 0);
+	run_stream_text(c->run, c->node->id, "text", "", 0);
 	rc = 0;
 out:
 	agent_iteration_end(iter_sp, node_sp);

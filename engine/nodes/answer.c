@@ -62,6 +62,40 @@ already_sent(struct node_ctx *c, const char *tpl, const char *text)
 	return n;
 }
 
+/*
+ * The run's outputs.answer: every answer node's text, in the order they
+ * ran, as Dify's graph engine collects it for workflow_finished
+ * (graph_engine event_handlers: _update_response_outputs). 0, or 1 when
+ * out of memory.
+ */
+static int
+answer_collect(struct run *r, const char *text)
+{
+	const char	*had;
+	char		*both = NULL;
+	size_t		 n, m;
+	int		 bad;
+
+	pthread_mutex_lock(&r->mu);
+	had = json_string_value(json_object_get(r->outputs, "answer"));
+	if (had == NULL)
+		bad = json_object_set_new(r->outputs, "answer",
+		    json_string(text)) != 0;
+	else {
+		n = strlen(had);
+		m = strlen(text);
+		if ((both = malloc(n + m + 1)) != NULL) {
+			memcpy(both, had, n);
+			memcpy(both + n, text, m + 1);
+		}
+		bad = both == NULL || json_object_set_new(r->outputs,
+		    "answer", json_string(both)) != 0;
+	}
+	pthread_mutex_unlock(&r->mu);
+	free(both);
+	return bad;
+}
+
 static int
 answer_run(struct node_ctx *c)
 {
@@ -75,9 +109,10 @@ answer_run(struct node_ctx *c)
 	if (tpl_selectors(tpl ? tpl : "", &sels) == 0)
 		bad |= json_object_set_new(c->inputs, "variable_selectors",
 		    sels);
-	run_stream_text(c->run, c->node->id, text + already_sent(c, tpl,
-	    text), strlen(text) - already_sent(c, tpl, text));
+	run_stream_text(c->run, c->node->id, "answer", text + already_sent(c,
+	    tpl, text), strlen(text) - already_sent(c, tpl, text));
 	bad |= json_object_set_new(c->outputs, "answer", json_string(text));
+	bad |= answer_collect(c->run, text);
 	bad |= json_object_set_new(c->outputs, "files", json_array());
 	free(text);
 	return bad ? node_fail(c, "out of memory") : 0;

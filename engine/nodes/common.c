@@ -20,6 +20,7 @@ extern const struct node_type node_question_classifier;
 extern const struct node_type node_parameter_extractor;
 extern const struct node_type node_command, node_file_upload;
 extern const struct node_type node_knowledge_retrieval;
+extern const struct node_type node_knowledge_retrieval_v2;
 extern const struct node_type node_http_request;
 extern const struct node_type node_document_extractor;
 extern const struct node_type node_list_operator;
@@ -44,6 +45,7 @@ static const struct node_type *const node_types[] = {
 	&node_command,
 	&node_file_upload,
 	&node_knowledge_retrieval,
+	&node_knowledge_retrieval_v2,
 	&node_http_request,
 	&node_document_extractor,
 	&node_list_operator,

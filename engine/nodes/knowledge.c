@@ -58,6 +58,7 @@ knowledge_run(struct node_ctx *c)
 	const json_t	*d = c->node->data;
 	const json_t	*mcfg = json_object_get(d, "multiple_retrieval_config");
 	json_t		*ids = json_object_get(d, "dataset_ids"), *id, *recs;
+	const json_t	*tk;
 	json_t		*rec, *q, *all = NULL, *res = NULL, **sorted = NULL;
 	char		*query = NULL;
 	size_t		 i, j, n;
@@ -76,7 +77,14 @@ knowledge_run(struct node_ctx *c)
 		free(query);
 		return node_fail(c, "out of memory");
 	}
-	top_k = (int)json_integer_value(json_object_get(mcfg, "top_k"));
+	/* knowledge-retrieval-v2 names its knowledge bases control spaces
+	 * and its count top_n */
+	if (ids == NULL)
+		ids = json_object_get(d, "control_space_ids");
+	tk = json_object_get(mcfg, "top_k");
+	if (tk == NULL)
+		tk = json_object_get(d, "top_n");
+	top_k = (int)json_integer_value(tk);
 	if (top_k <= 0)
 		top_k = 4;
 	if (json_is_number(json_object_get(mcfg, "score_threshold")) &&
@@ -167,4 +175,10 @@ out:
 
 const struct node_type node_knowledge_retrieval = {
 	"knowledge-retrieval", knowledge_run, 0
+};
+
+/* Dify's knowledge-retrieval-v2 (control_space_ids, top_n): the same
+ * retrieval over the same knowledge bases, the same `result`. */
+const struct node_type node_knowledge_retrieval_v2 = {
+	"knowledge-retrieval-v2", knowledge_run, 0
 };

@@ -428,7 +428,8 @@ llm_on_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
 		}
 	}
 	if (kind == LLM_DELTA_TEXT && len > 0)
-		run_stream_text(s->c->run, s->c->node->id, text, len);
+		run_stream_text(s->c->run, s->c->node->id, "text", text,
+		    len);
 	return 0;
 }
 

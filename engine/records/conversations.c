@@ -141,19 +141,26 @@ message_view(const json_t *rec)
 	json_t		*inputs = json_object_get(rec, "inputs");
 	const char	*st = str_of(rec, "status");
 
-	return json_pack("{s:O,s:O,s:n,s:o,s:O,s:O,s:[],s:o,s:[],s:[],s:O,"
+	/* the lists a run stored with the message (agent_thoughts of an
+	 * agent app, message_files, retriever_resources), else empty */
+#define LIST(k) (json_is_array(json_object_get(rec, (k))) ? \
+	json_incref(json_object_get(rec, (k))) : json_array())
+	return json_pack("{s:O,s:O,s:n,s:o,s:O,s:O,s:o,s:o,s:o,s:o,s:O,"
 	    "s:s,s:O}", "id", json_object_get(rec, "id"), "conversation_id",
 	    json_object_get(rec, "conversation_id"), "parent_message_id",
 	    "inputs", inputs ? json_incref(inputs) : json_object(), "query",
 	    json_object_get(rec, "query"),
 	    "answer", json_object_get(rec, "answer"), "message_files",
+	    LIST("message_files"),
 	    "feedback", json_is_object(fb) ? json_pack("{s:O}", "rating",
 	    json_object_get(fb, "rating")) : json_null(),
-	    "retriever_resources", "agent_thoughts", "created_at",
+	    "retriever_resources", LIST("retriever_resources"),
+	    "agent_thoughts", LIST("agent_thoughts"), "created_at",
 	    json_object_get(rec, "created_at"), "status", st == NULL ||
 	    strcmp(st, "failed") != 0 ? "normal" : "error", "error",
 	    st != NULL && strcmp(st, "failed") == 0 && json_object_get(rec,
 	    "error") ? json_object_get(rec, "error") : json_null());
+#undef LIST
 }
 
 int
@@ -669,6 +676,195 @@ out:
 	json_decref(conv);
 	json_decref(app);
 	json_decref(data);
+	return rc;
+}
+
+/*
+ * Dify's SegmentType of a JSON value (SegmentType.infer_segment_type):
+ * string, integer, float, boolean, object, none, or array[<one type>]
+ * (array[any] when mixed or empty).
+ */
+static void
+segment_type(const json_t *v, char *buf, size_t size)
+{
+	char	 one[16], first[16] = "";
+	json_t	*item;
+	size_t	 i;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, item) {
+			segment_type(item, one, sizeof(one));
+			if (strcmp(one, "integer") == 0 ||
+			    strcmp(one, "float") == 0)
+				snprintf(one, sizeof(one), "number");
+			if (i == 0)
+				snprintf(first, sizeof(first), "%s", one);
+			else if (strcmp(first, one) != 0)
+				snprintf(first, sizeof(first), "any");
+		}
+		snprintf(buf, size, "array[%s]", first[0] != '\0' &&
+		    strncmp(first, "array", 5) != 0 ? first : "any");
+		return;
+	}
+	snprintf(buf, size, "%s", json_is_string(v) ? "string" :
+	    json_is_integer(v) ? "integer" : json_is_real(v) ? "float" :
+	    json_is_boolean(v) ? "boolean" : json_is_object(v) ? "object" :
+	    "none");
+}
+
+/* 1 when v is a value of Dify's type vt (SegmentType.is_valid). */
+static int
+segment_valid(const char *vt, const json_t *v)
+{
+	char	got[24], want[24];
+	json_t	*item;
+	size_t	i;
+
+	if (vt == NULL || strcmp(vt, "string") == 0 || strcmp(vt, "secret")
+	    == 0)
+		return json_is_string(v);
+	if (strcmp(vt, "number") == 0)
+		return json_is_number(v);
+	if (strcmp(vt, "integer") == 0)
+		return json_is_integer(v);
+	if (strcmp(vt, "float") == 0)
+		return json_is_number(v);
+	if (strcmp(vt, "boolean") == 0)
+		return json_is_boolean(v);
+	if (strcmp(vt, "object") == 0)
+		return json_is_object(v);
+	if (strcmp(vt, "array[any]") == 0)
+		return json_is_array(v);
+	if (strncmp(vt, "array[", 6) != 0 || !json_is_array(v))
+		return 0;
+	snprintf(want, sizeof(want), "%s", vt + 6);
+	want[strcspn(want, "]")] = '\0';
+	json_array_foreach(v, i, item) {
+		segment_type(item, got, sizeof(got));
+		if (strcmp(want, "number") == 0 ? !json_is_number(item) :
+		    strcmp(got, want) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+struct var_set {
+	const char	*app_id;
+	const char	*user;
+	const char	*conv_id;
+	const char	*name;
+	const json_t	*value;
+	const json_t	*declared;	/* every declared variable */
+	json_t		*conv;		/* after: the conversation */
+};
+
+static int
+var_set_fn(struct store_txn *t, void *arg)
+{
+	struct var_set	*vs = arg;
+	json_t		*conv = NULL, *vals, *d;
+	const char	*vn;
+	size_t		 i;
+	int		 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_CONVERSATIONS, vs->conv_id,
+	    &conv)) != 0)
+		return rc;
+	if (!of_owner(conv, vs->app_id, vs->user)) {
+		json_decref(conv);
+		return STORE_ENOTFOUND;
+	}
+	/* before its first message has ended a conversation holds no
+	 * values: the declared ones, then this one */
+	if (!json_is_object(vals = json_object_get(conv, "variables"))) {
+		rc = json_object_set_new(conv, "variables", json_object());
+		vals = json_object_get(conv, "variables");
+		json_array_foreach(vs->declared, i, d)
+			if (rc == 0 && (vn = str_of(d, "name")) != NULL &&
+			    json_object_get(d, "value") != NULL)
+				rc = json_object_set(vals, vn,
+				    json_object_get(d, "value"));
+		if (rc != 0) {
+			json_decref(conv);
+			return STORE_ENOMEM;
+		}
+	}
+	if (json_object_set(vals, vs->name, (json_t *)vs->value) != 0 ||
+	    json_object_set_new(conv, "updated_at",
+	    json_integer(engine_now())) != 0) {
+		json_decref(conv);
+		return STORE_ENOMEM;
+	}
+	if ((rc = store_put_json(t, STORE_DB_CONVERSATIONS, vs->conv_id, conv,
+	    0)) != 0) {
+		json_decref(conv);
+		return rc;
+	}
+	vs->conv = conv;
+	return 0;
+}
+
+int
+engine_conversation_variable_set(struct engine *e, const char *app_id,
+    const char *user, const char *conv_id, const char *var_id,
+    const json_t *value, char *err, json_t **out)
+{
+	struct var_set	 vs = { app_id, user, conv_id, NULL, value, NULL,
+			    NULL };
+	json_t		*conv = NULL, *app = NULL, *d, *found = NULL;
+	const json_t	*decl;
+	const char	*vt;
+	char		 got[24];
+	size_t		 i;
+	int		 rc, sealed;
+
+	if ((rc = engine_conversation_get(e, app_id, user, conv_id,
+	    &conv)) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "Conversation Not Exists.");
+		return rc;
+	}
+	if ((rc = app_cache_get(e, app_id, 0, &app, &sealed)) != 0)
+		goto out;
+	decl = json_object_get(json_object_get(json_object_get(app, "dsl"),
+	    "workflow"), "conversation_variables");
+	json_array_foreach(decl, i, d)
+		if (str_of(d, "id") != NULL && str_of(d, "name") != NULL &&
+		    strcmp(str_of(d, "id"), var_id) == 0)
+			found = d;
+	if (found == NULL) {
+		snprintf(err, ENGINE_ERRMAX, "Conversation Variable Not "
+		    "Exists.");
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	vt = str_of(found, "value_type");
+	if (!segment_valid(vt, value)) {
+		segment_type(value, got, sizeof(got));
+		rc = engine_invalid(err, "Type mismatch: variable '%.100s' "
+		    "expects %.30s, but got %s type", str_of(found, "name"),
+		    vt ? vt : "string", got);
+		goto out;
+	}
+	vs.name = str_of(found, "name");
+	vs.declared = decl;
+	if ((rc = engine_from_store(store_write(e->store, var_set_fn,
+	    &vs))) != 0) {
+		if (rc == ENGINE_ENOTFOUND)
+			snprintf(err, ENGINE_ERRMAX, "Conversation Not "
+			    "Exists.");
+		goto out;
+	}
+	*out = json_pack("{s:s,s:s,s:s,s:o,s:s,s:O,s:O}", "id", var_id,
+	    "name", vs.name, "value_type", vt ? vt : "string", "value",
+	    value_text(value), "description", str_of(found, "description") ?
+	    str_of(found, "description") : "", "created_at",
+	    json_object_get(vs.conv, "created_at"), "updated_at",
+	    json_object_get(vs.conv, "updated_at"));
+	rc = *out != NULL ? 0 : ENGINE_ENOMEM;
+out:
+	json_decref(vs.conv);
+	json_decref(conv);
+	json_decref(app);
 	return rc;
 }
 

@@ -57,8 +57,8 @@ run_usage_add(struct run *r, int64_t prompt, int64_t completion,
 static void
 legacy_emit(struct run *r, const char *event, json_t *data)
 {
-	json_t	*d = json_object_get(data, "data");
-	char	 id[37];
+	json_t	*d = json_object_get(data, "data"), *args, *in;
+	char	 id[37], *input = NULL;
 
 	if (strcmp(event, "agent_log") == 0 && json_is_string(json_object_get(
 	    d, "output"))) {
@@ -66,11 +66,41 @@ legacy_emit(struct run *r, const char *event, json_t *data)
 		pthread_mutex_lock(&r->mu);
 		r->thoughts++;
 		pthread_mutex_unlock(&r->mu);
+		/* Dify's tool_input: json.dumps({tool: arguments}) of the
+		 * call (fc_agent_runner's tool_call_inputs) */
+		args = json_loads(json_string_value(json_object_get(d,
+		    "tool_input")) ? json_string_value(json_object_get(d,
+		    "tool_input")) : "", JSON_DECODE_ANY, NULL);
+		in = json_object();
+		if (in != NULL && json_string_value(json_object_get(d,
+		    "tool_name")) != NULL && json_object_set_new(in,
+		    json_string_value(json_object_get(d, "tool_name")),
+		    args ? args : json_object()) == 0)
+			args = NULL;
+		json_decref(args);
+		if (in == NULL || tpl_value_text(in, TPL_TEXT, &input) != 0)
+			input = NULL;
+		json_decref(in);
 		run_emit_top(r, "agent_thought", json_pack("{s:s,s:i,s:s,s:O,"
-		    "s:O,s:s,s:[]}", "id", id, "position", r->thoughts,
+		    "s:O,s:{},s:s,s:[]}", "id", id, "position", r->thoughts,
 		    "thought", "", "observation", json_object_get(d, "output"),
-		    "tool", json_object_get(d, "tool_name"), "tool_input", "",
-		    "message_files"));
+		    "tool", json_object_get(d, "tool_name"), "tool_labels",
+		    "tool_input", input ? input : "", "message_files"));
+		/* and as GET /v1/messages lists it (Dify's
+		 * fields/message_fields.py agent_thought_fields) */
+		pthread_mutex_lock(&r->mu);
+		if (r->thought_log == NULL)
+			r->thought_log = json_array();
+		if (json_array_append_new(r->thought_log, json_pack("{s:s,s:n,"
+		    "s:s,s:i,s:s,s:O,s:{},s:s,s:I,s:O,s:[]}", "id", id,
+		    "chain_id", "message_id", r->message_id, "position",
+		    r->thoughts, "thought", "", "tool", json_object_get(d,
+		    "tool_name"), "tool_labels", "tool_input", input ? input :
+		    "", "created_at", (json_int_t)(run_now_ms() / 1000),
+		    "observation", json_object_get(d, "output"), "files")) != 0)
+			atomic_store(&r->nomem, 1);
+		pthread_mutex_unlock(&r->mu);
+		free(input);
 	}
 	json_decref(data);
 }
@@ -112,8 +142,8 @@ run_emit(struct run *r, const char *event, json_t *data)
 }
 
 void
-run_stream_text(struct run *r, const char *node_id, const char *text,
-    size_t len)
+run_stream_text(struct run *r, const char *node_id, const char *field,
+    const char *text, size_t len)
 {
 	char *na;
 
@@ -127,13 +157,24 @@ run_stream_text(struct run *r, const char *node_id, const char *text,
 		r->answer = na;
 	}
 	pthread_mutex_unlock(&r->mu);
-	/* Dify's chat pipelines turn a chunk into a message event only. */
-	if (r->chat)
+	/* Dify's chat pipelines turn a chunk into a message event only; a
+	 * chatflow's names where it came from (advanced_chat's
+	 * generate_task_pipeline, MessageStreamResponse), a chat app's is
+	 * null, an agent app's agent_message has none */
+	if (r->chat && r->legacy != NULL && strcmp(r->legacy, "agent-chat")
+	    == 0)
 		run_emit_top(r, "message", json_pack("{s:s%}", "answer", text,
 		    len));
+	else if (r->chat && r->legacy != NULL)
+		run_emit_top(r, "message", json_pack("{s:s%,s:n}", "answer",
+		    text, len, "from_variable_selector"));
+	else if (r->chat)
+		run_emit_top(r, "message", json_pack("{s:s%,s:[s,s]}",
+		    "answer", text, len, "from_variable_selector", node_id,
+		    field));
 	else
 		run_emit(r, "text_chunk", json_pack("{s:s%,s:[s,s]}", "text",
-		    text, len, "from_variable_selector", node_id, "answer"));
+		    text, len, "from_variable_selector", node_id, field));
 }
 
 void
@@ -149,8 +190,10 @@ run_emit_top(struct run *r, const char *event, json_t *fields)
 	if (r->legacy != NULL && strcmp(r->legacy, "agent-chat") == 0 &&
 	    strcmp(event, "message") == 0)
 		event = "agent_message";
+	/* Dify's chat events have no workflow_run_id; their id is the
+	 * message's unless the fields name another (an agent_thought's) */
 	ev = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "event", event, "task_id",
-	    r->task_id, "workflow_run_id", r->id, "conversation_id",
+	    r->task_id, "id", r->message_id, "conversation_id",
 	    r->conversation_id, "message_id", r->message_id, "created_at",
 	    (json_int_t)(r->started_ms / 1000));
 	if (ev == NULL) {

@@ -405,6 +405,31 @@ out:
 }
 
 /*
+ * Whether sys.dialogue_count counts the turn being run (1 on a
+ * conversation's first message), as Dify 1.x does (advanced_chat's
+ * app_generator: get_thread_messages_length() + 1). Exports older than
+ * DSL 0.2.0 come from Dify versions that counted only the earlier
+ * messages (0 on the first turn); their apps keep that. A DSL without a
+ * version (made here) counts the turn.
+ */
+static int
+dialogue_counts_turn(const json_t *dsl)
+{
+	const char	*v = var_str(dsl, "version");
+	unsigned long	 major, minor = 0;
+	char		*end;
+
+	if (v == NULL || *v == '\0')
+		return 1;
+	major = strtoul(v, &end, 10);
+	if (end == v)
+		return 1;
+	if (*end == '.')
+		minor = strtoul(end + 1, NULL, 10);
+	return major > 0 || minor >= 2;
+}
+
+/*
  * Checks the caller's inputs against the start node's variables and makes
  * the start node's inputs: required, max_length, select options, numbers
  * (strings that hold numbers are converted, as Dify does).
@@ -454,7 +479,10 @@ start_inputs(struct engine *e, const char *app_id, const struct gnode *start,
 				    "must be a string", name);
 				goto out;
 			}
-			maxlen = json_integer_value(json_object_get(var,
+			/* Dify checks max_length for text-input and
+			 * paragraph only: a select's options may be longer */
+			maxlen = type != NULL && strcmp(type, "select") == 0 ?
+			    0 : json_integer_value(json_object_get(var,
 			    "max_length"));
 			if (maxlen > 0 && (long long)engine_utf8_len(
 			    json_string_value(v)) > maxlen) {
@@ -821,7 +849,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	    "workflow_run_id", r.id, "timestamp",
 	    (json_int_t)(r.started_ms / 1000), "conversation_id",
 	    r.chat ? r.conversation_id : NULL, "dialogue_count",
-	    json_integer_value(json_object_get(conv, "dialogue_count")));
+	    json_integer_value(json_object_get(conv, "dialogue_count")) +
+	    (dialogue_counts_turn(json_object_get(app, "dsl")) ? 1 : 0));
 	if (sys == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
@@ -937,6 +966,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    strcmp(status, "succeeded") ? r.error : NULL,
 		    "created_at", (json_int_t)(r.started_ms / 1000),
 		    "from_end_user_id", o->user, "usage", usage);
+		/* an agent app's tool calls, for GET /v1/messages */
+		if (w.msg != NULL && r.thought_log != NULL &&
+		    json_object_set(w.msg, "agent_thoughts", r.thought_log)
+		    != 0) {
+			json_decref(w.msg);
+			w.msg = NULL;
+		}
 	}
 	/* The final record and every node execution, in one transaction. */
 	if ((w.rec = json_copy(r.start_rec)) == NULL) {
@@ -1014,6 +1050,7 @@ out:
 	json_decref(r.outputs);
 	json_decref(r.streamed);
 	json_decref(r.history);
+	json_decref(r.thought_log);
 	json_decref(r.skills);
 	json_decref(r.skill_tools);
 	if (r.sb != NULL) {

@@ -111,6 +111,7 @@ struct run {
 	const char		*legacy;	/* chat, agent-chat, completion:
 						 * Dify's chat events only */
 	int			 thoughts;	/* agent_thought positions */
+	json_t			*thought_log;	/* the message's agent_thoughts */
 	char			 conversation_id[37];
 	char			 message_id[37];
 	json_t			*history;	/* [{query, answer}], oldest
@@ -225,9 +226,13 @@ void	run_emit(struct run *r, const char *event, json_t *data);
  */
 void	run_emit_top(struct run *r, const char *event, json_t *fields);
 
-/* Streams answer text (chatflow "message" / workflow "text_chunk"). */
-void	run_stream_text(struct run *r, const char *node_id, const char *text,
-	    size_t len);
+/*
+ * Streams answer text (chatflow "message" / workflow "text_chunk") from
+ * the output field of node_id (Dify's from_variable_selector: an LLM's
+ * "text", an answer's "answer").
+ */
+void	run_stream_text(struct run *r, const char *node_id, const char *field,
+	    const char *text, size_t len);
 
 /*
  * The run's thread budget (workflow.max_threads, its own thread counted):

@@ -260,9 +260,7 @@ window.FlowGraph = (function () {
 			g.append(svg('rect', { class: 'gbox', width: b.w,
 			    height: b.h, rx: 8 }),
 			    svg('text', { class: 'gsub', x: 12, y: 24 },
-				short(String((n.data && n.data.text) || '')
-				.replace(/<[^>]*>|\{[^}]*\}|"[a-z]+":/g, ' ')
-				.replace(/\s+/g, ' ').trim(), 40)));
+				short(noteText(n.data && n.data.text), 40)));
 			return g;
 		}
 		const head = isContainer(t) ? NODE_H : b.h;
@@ -1004,5 +1002,36 @@ window.FlowGraph = (function () {
 		    get selected() { return selected; } };
 	}
 
-	return { show, layout, TYPES };
+	/* A note's text: Dify keeps it as Lexical's JSON state ({root: {children:
+	 * [paragraph {children: [text {text}]}]}}); the text nodes, paragraphs
+	 * joined by a space. Plain text (older notes) is itself. */
+	function noteText(raw) {
+		let st;
+		const out = [];
+		const walk = (node) => {
+			if (!node || typeof node !== 'object')
+				return;
+			if (typeof node.text === 'string')
+				out.push(node.text);
+			if (Array.isArray(node.children)) {
+				for (const ch of node.children)
+					walk(ch);
+				out.push(' ');
+			}
+		};
+		if (typeof raw !== 'string' || raw === '')
+			return '';
+		try {
+			st = JSON.parse(raw);
+		} catch (e) {
+			st = null;
+		}
+		if (!st || typeof st !== 'object' || !st.root)
+			return raw.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+		walk(st.root);
+		return out.join('').replace(/\s+/g, ' ').trim();
+	}
+
+	return { show, layout, TYPES, noteText };
 })();
+

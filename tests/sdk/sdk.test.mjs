@@ -374,7 +374,7 @@ async function workflow() {
 	r = await c.sendRequest('GET', '/site');
 	is(r.data.title, 'SDK workflow', 'workflow: site');
 	r = await failure(c.createCompletionMessage({ topic: 'x' }, user));
-	is([r.status, r.data.code], [400, 'not_completion_app'],
+	is([r.status, r.data.code], [400, 'app_unavailable'],
 	    'workflow: not a completion app');
 }
 

@@ -572,7 +572,7 @@ test_stop_and_limits(void)
 	    "    - {id: x3, source: b, target: d}\n"
 	    "    - {id: x4, source: d, target: f}\n";
 	static const char odd[] = START
-	    "    - id: k\n      data: {type: knowledge-retrieval-v2, title: K}\n"
+	    "    - id: k\n      data: {type: knowledge-index, title: K}\n"
 	    "    edges:\n    - {id: x1, source: s, target: k}\n";
 
 	/* a stop asked before the first node: nothing runs */
@@ -589,7 +589,7 @@ test_stop_and_limits(void)
 	c.workflow_max_steps = 500;
 	rc = run(odd, "{}", NULL, &r);
 	CHECK_INT(rc, ENGINE_EINVAL);
-	CHECK(strstr(errbuf_last, "'knowledge-retrieval-v2' (node k)") !=
+	CHECK(strstr(errbuf_last, "'knowledge-index' (node k)") !=
 	    NULL);
 }
 

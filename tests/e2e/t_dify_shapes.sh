@@ -1,0 +1,330 @@
+# t_dify_shapes.sh — answers compared field by field with Dify's, through
+# nginx and the fake LLM, and one check per defect found in real exports
+# and first use. Each expected shape names where in Dify's source (the
+# langgenius/dify repository, api/) or API reference it comes from.
+. "$(dirname "$0")/lib.sh"
+
+unset OLLAMA_BASE_URL OLLAMA_API_KEY
+start_llm_front || exit 1
+ev() { sed -n 's/^data: //p' "$1"; }
+keys() { jq -c 'keys' 2>/dev/null; }	# an event's sorted field names
+chat() { curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" -d "$1" "$BASE/v1/chat-messages"; }
+wf() { curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" -d "$1" "$BASE/v1/workflows/run"; }
+
+# ====== Defects found in real exports ======
+
+# max_length is checked for text-input and paragraph only
+# (api/core/app/apps/base_app_generator.py _validate_inputs).
+cat >"$T_DIR/sel.yml" <<'YML'
+app: {mode: workflow, name: Select}
+kind: app
+version: 0.3.0
+workflow:
+  graph:
+    edges:
+    - {id: e1, source: start, target: end}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: [{variable: pick, label: Pick, type: select, required: true, max_length: 5, options: [a much longer option]}]}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: out, value_selector: [start, pick]}]}
+YML
+import_app "$T_DIR/sel.yml"
+out=$(wf '{"inputs":{"pick":"a much longer option"},"user":"u"}')
+is "$(printf '%s' "$out" | jq -r '.data.status + " " + .data.outputs.out')" \
+    "succeeded a much longer option" "a select's option longer than max_length runs"
+
+# sys.dialogue_count counts the turn from DSL 0.2.0 on (Dify 1.x:
+# advanced_chat/app_generator.py, get_thread_messages_length() + 1); older
+# exports keep the older count (0 on the first turn).
+dc_app() {	# dc_app <dsl version>
+	cat >"$T_DIR/dc.yml" <<YML
+app: {mode: advanced-chat, name: Count}
+kind: app
+version: $1
+workflow:
+  graph:
+    edges:
+    - {id: e1, source: start, target: answer}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: answer
+      data: {type: answer, title: Answer, answer: 'n={{#sys.dialogue_count#}}'}
+YML
+	import_app "$T_DIR/dc.yml"
+}
+dc_app 0.3.0
+a1=$(chat '{"inputs":{},"query":"hi","user":"u"}')
+c=$(printf '%s' "$a1" | jq -r .conversation_id)
+a2=$(chat "{\"inputs\":{},\"query\":\"again\",\"user\":\"u\",\"conversation_id\":\"$c\"}")
+is "$(printf '%s' "$a1" | jq -r .answer) $(printf '%s' "$a2" | jq -r .answer)" "n=1 n=2" \
+    "DSL 0.3.0: sys.dialogue_count is 1 on the first turn, 2 on the second"
+dc_app 0.1.5
+is "$(chat '{"inputs":{},"query":"hi","user":"u"}' | jq -r .answer)" "n=0" \
+    "DSL 0.1.5: the older count, 0 on the first turn"
+
+# llm.base_url serves provider "ollama" when no OLLAMA_BASE_URL is set
+# (26 real exports name it; the built-in local address is only a default).
+cat >"$T_DIR/ol.yml" <<'YML'
+app: {mode: workflow, name: Ollama}
+kind: app
+version: 0.3.0
+workflow:
+  graph:
+    edges:
+    - {id: e1, source: start, target: llm}
+    - {id: e2, source: llm, target: end}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: llm
+      data:
+        type: llm
+        title: LLM
+        model: {provider: langgenius/ollama/ollama, name: qwen2:7b, mode: chat}
+        prompt_template: [{role: user, text: hello}]
+        context: {enabled: false}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: text, value_selector: [llm, text]}]}
+YML
+import_app "$T_DIR/ol.yml"
+llm_script '{"responses": [{"chunks": ["from ", "llm.base_url"]}]}'
+out=$(wf '{"inputs":{},"user":"u"}')
+is "$(printf '%s' "$out" | jq -r '.data.status + " " + .data.outputs.text')" \
+    "succeeded from llm.base_url" "provider ollama reaches llm.base_url"
+
+# knowledge-retrieval-v2 runs as knowledge-retrieval (control_space_ids
+# are the knowledge bases, top_n the count).
+start_fake knowledge KB
+req POST /console/api/workspaces/current/knowledge-bases/ds-a -H "$J" \
+    -d "{\"endpoint\":\"$KB\",\"api_key\":\"kb-secret\",\"knowledge_id\":\"kb-a\"}"
+cat >"$T_DIR/kr2.yml" <<'YML'
+app: {mode: workflow, name: KR2}
+kind: app
+version: 0.6.0
+workflow:
+  graph:
+    edges:
+    - {id: e1, source: start, target: kr}
+    - {id: e2, source: kr, target: end}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: [{variable: q, label: Q, type: text-input, required: true}]}
+    - id: kr
+      data: {type: knowledge-retrieval-v2, title: Retrieve v2, query_variable_selector: [start, q], control_space_ids: [ds-a], mode: research, top_n: 1}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: n, value_selector: [kr, result]}]}
+YML
+import_file "$T_DIR/kr2.yml"
+is "$STATUS $(jqr .status)" "200 completed" "an export with a knowledge-retrieval-v2 node imports"
+import_app "$T_DIR/kr2.yml"
+out=$(wf '{"inputs":{"q":"refunds"},"user":"u"}')
+is "$(printf '%s' "$out" | jq -r '.data.status + " " + (.data.outputs.n | length | tostring)')" \
+    "succeeded 1" "... and runs, top_n records from its control spaces"
+
+# custom-note: the admin graph draws a note's text, not Lexical's JSON
+if command -v node >/dev/null 2>&1; then
+	got=$(node -e '
+	global.window = {};
+	require(process.argv[1]);
+	const t = JSON.stringify({root: {type: "root", children: [
+	    {type: "paragraph", children: [{type: "text", text: "Read"},
+	    {type: "text", text: " me"}]},
+	    {type: "paragraph", children: [{type: "text", text: "first"}]}]}});
+	console.log(window.FlowGraph.noteText(t));' "$TOP/fcgi/admin/graph.js")
+	is "$got" "Read me first" "a note's Lexical text is drawn as its words"
+else
+	skip "node is not installed"
+fi
+
+# ====== Defects found in first use ======
+
+# lint: the README's layout check skips what git ignores (var/ after
+# `make run`), and still names a folder that is not ignored.
+L=$T_DIR/lint
+mkdir -p "$L"
+(cd "$TOP" && for d in */ engine/*/; do
+	case $d in build/|node_modules/|var/) continue ;; esac
+	git check-ignore -q "$d" 2>/dev/null || mkdir -p "$L/$d"
+done)
+cp "$TOP/README.md" "$TOP/.gitignore" "$L/"
+mkdir -p "$L/var/data"
+(cd "$L" && git init -q . && sh "$TOP/tests/lint.sh" >"$T_DIR/lint.out" 2>&1)
+is "$? $(grep -c 'does not name var/' "$T_DIR/lint.out")" "0 0" \
+    "lint passes with a git-ignored var/"
+mkdir -p "$L/surprise"
+(cd "$L" && sh "$TOP/tests/lint.sh" >"$T_DIR/lint2.out" 2>&1)
+is "$? $(grep -c 'does not name surprise/' "$T_DIR/lint2.out")" "1 1" \
+    "... and still fails on a folder the README does not name"
+
+# A secrets key file that is not base64 stops start-up, naming the file.
+head -c 32 /dev/urandom >"$T_DIR/raw.key"
+FLOWCGI_SECRETS_KEY_FILE=$T_DIR/raw.key FC_DATA=$T_DIR/data-raw \
+    timeout 20 "$FLOWCGI_BIN" serve --listen "127.0.0.1:$(free_port)" \
+    >"$T_DIR/raw.log" 2>&1
+rc=$?
+ok "$([ $rc -ne 0 ] && [ $rc -ne 124 ] && echo 0 || echo 1)" \
+    "flowcgi does not start with a key file that is not base64 (rc $rc)"
+grep -q "raw.key (secrets.key_file) is not a base64 32-byte key" "$T_DIR/raw.log"
+ok $? "... and says which file and why"
+mkdir -p "$T_DIR/data-raw2"
+head -c 32 /dev/urandom >"$T_DIR/data-raw2/secret.key"
+FLOWCGI_SERVER_DATA_DIR=$T_DIR/data-raw2 timeout 20 "$FLOWCGI_BIN" serve \
+    --listen "127.0.0.1:$(free_port)" >"$T_DIR/raw2.log" 2>&1
+rc=$?
+grep -q "secret.key is not a base64 32-byte key" "$T_DIR/raw2.log"
+ok "$([ $rc -ne 0 ] && [ $rc -ne 124 ] && echo $? || echo 1)" \
+    "... nor with a data directory's secret.key that is not (rc $rc)"
+
+# ====== Chatflow: answer events ======
+
+import_app "$TOP/tests/e2e/apps/chat_stream.yml"
+llm_script '{"responses": [{"chunks": ["Hel", "lo"]}]}'
+chat '{"inputs":{},"query":"hi","user":"u","response_mode":"streaming"}' >"$T_DIR/cf"
+# advanced_chat/generate_response_converter.py: every event gets event,
+# conversation_id, message_id, created_at over the stream response's
+# fields; MessageStreamResponse (core/app/entities/task_entities.py) is
+# task_id, id, answer, from_variable_selector.
+is "$(ev "$T_DIR/cf" | jq -c 'select(.event=="message")' | head -1 | keys)" \
+    '["answer","conversation_id","created_at","event","from_variable_selector","id","message_id","task_id"]' \
+    "chatflow message: Dify's fields, no workflow_run_id"
+is "$(ev "$T_DIR/cf" | jq -c 'select(.event=="message") | .from_variable_selector' | sort -u)" \
+    '["llm","text"]' "... from the LLM node's output text"
+# graph engine's _update_response_outputs: the answer nodes' text is the
+# run's outputs.answer
+is "$(ev "$T_DIR/cf" | jq -r 'select(.event=="workflow_finished") | .data.outputs.answer')" \
+    "Hello" "workflow_finished.data.outputs.answer is the answer"
+# MessageEndStreamResponse: task_id, id, metadata, files
+is "$(ev "$T_DIR/cf" | jq -c 'select(.event=="message_end") | del(.files)' | keys)" \
+    '["conversation_id","created_at","event","id","message_id","metadata","task_id"]' \
+    "message_end: Dify's fields"
+
+# ====== Workflow: text chunks ======
+
+cat >"$T_DIR/tc.yml" <<'YML'
+app: {mode: workflow, name: Chunks}
+kind: app
+version: 0.6.0
+workflow:
+  graph:
+    edges:
+    - {id: e1, source: start, target: llm}
+    - {id: e2, source: llm, target: end}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: llm
+      data:
+        type: llm
+        title: LLM
+        model: {provider: openai, name: gpt-4o-mini, mode: chat}
+        prompt_template: [{role: user, text: hello}]
+        context: {enabled: false}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: text, value_selector: [llm, text]}]}
+YML
+import_app "$T_DIR/tc.yml"
+llm_script '{"responses": [{"chunks": ["a", "b"]}]}'
+wf '{"inputs":{},"user":"u","response_mode":"streaming"}' >"$T_DIR/wf"
+# TextChunkStreamResponse.Data: text, from_variable_selector (the
+# selector of the streamed variable: the LLM node's "text")
+is "$(ev "$T_DIR/wf" | jq -c 'select(.event=="text_chunk") | .data.from_variable_selector' | sort -u)" \
+    '["llm","text"]' "text_chunk.from_variable_selector is [llm, text]"
+is "$(ev "$T_DIR/wf" | jq -c 'select(.event=="text_chunk")' | head -1 | keys)" \
+    '["data","event","task_id","workflow_run_id"]' "text_chunk: Dify's fields"
+
+# ====== Agent chat: thoughts ======
+
+printf 'app: {mode: agent-chat, name: agent}\nkind: app\nversion: 0.6.0\nmodel_config:\n%s\n' \
+'  model: {provider: openai, name: gpt-4o-mini, mode: chat}
+  pre_prompt: Use tools.
+  agent_mode:
+    enabled: true
+    strategy: function_call
+    tools:
+    - {enabled: true, provider_type: builtin, provider_id: time, tool_name: weekday, tool_parameters: {}}' \
+    >"$T_DIR/agent.yml"
+import_app "$T_DIR/agent.yml"
+llm_script '{"responses": [
+  {"tool_calls": [{"id": "w", "name": "weekday", "arguments": {"year": 2024, "month": 1, "day": 1}}]},
+  {"text": "Monday."}]}'
+chat '{"inputs":{},"query":"day?","user":"u","response_mode":"streaming"}' >"$T_DIR/ag"
+# AgentThoughtStreamResponse: id, position, thought, observation, tool,
+# tool_labels, tool_input, message_files (plus the converter's fields)
+is "$(ev "$T_DIR/ag" | jq -c 'select(.event=="agent_thought")' | head -1 | keys)" \
+    '["conversation_id","created_at","event","id","message_files","message_id","observation","position","task_id","thought","tool","tool_input","tool_labels"]' \
+    "agent_thought: Dify's fields"
+# fc_agent_runner.py: tool_input = json.dumps({tool name: arguments})
+is "$(ev "$T_DIR/ag" | jq -r 'select(.event=="agent_thought") | .tool_input')" \
+    '{"weekday": {"year": 2024, "month": 1, "day": 1}}' \
+    "agent_thought.tool_input is the call's arguments by tool name"
+ok "$(ev "$T_DIR/ag" | jq -e 'select(has("workflow_run_id"))' >/dev/null 2>&1 && echo 1 || echo 0)" \
+    "no agent-chat event carries a workflow_run_id"
+c=$(ev "$T_DIR/ag" | jq -r 'select(.event=="message_end") | .conversation_id')
+svc "$KEY" GET "/v1/messages?conversation_id=$c&user=u"
+# fields/message_fields.py agent_thought_fields
+is "$(jqr '.data[0].agent_thoughts[0] | keys | join(",")')" \
+    "chain_id,created_at,files,id,message_id,observation,position,thought,tool,tool_input,tool_labels" \
+    "GET /v1/messages: agent_thoughts with Dify's fields"
+is "$(jqr '.data[0].agent_thoughts[0] | .tool + " | " + .observation + " | " + .tool_input')" \
+    'weekday | January 1, 2024 is Monday. | {"weekday": {"year": 2024, "month": 1, "day": 1}}' \
+    "... the call, its input and its result"
+is "$(jqr '.data[0].message_files | type')" array "... and message_files a list"
+
+# ====== Codes ======
+
+# service_api/app/completion.py CompletionApi: AppUnavailableError
+svc "$KEY" POST /v1/completion-messages -H "$J" -d '{"inputs":{},"user":"u"}'
+is "$STATUS $(jqr .code)" "400 app_unavailable" "completion-messages with a chat key: app_unavailable"
+# ChatStopApi: set_stop_flag, then {"result": "success"} whatever the task
+svc "$KEY" POST /v1/chat-messages/00000000-0000-7000-8000-000000000000/stop -H "$J" -d '{"user":"u"}'
+is "$STATUS $BODY" '200 {"result":"success"}' "stop of an unknown task: 200 success"
+svc "$KEY" POST /v1/workflows/tasks/00000000-0000-7000-8000-000000000000/stop -H "$J" -d '{"user":"u"}'
+is "$STATUS $(jqr .code)" "400 not_workflow_app" "the workflow stop route with a chat key: not_workflow_app"
+svc "$KEY" POST /v1/completion-messages/00000000-0000-7000-8000-000000000000/stop -H "$J" -d '{"user":"u"}'
+is "$STATUS $(jqr .code)" "400 app_unavailable" "the completion stop route with a chat key: app_unavailable"
+
+# service_api/index.py IndexApi: no key needed
+req GET /v1/
+is "$STATUS $(jqr '[.welcome, .api_version, (.server_version | type)] | join(" ")')" \
+    "200 Dify OpenAPI v1 string" "GET /v1/: the API's info"
+
+# ====== Routes: conversation variables ======
+
+cat >"$T_DIR/cv.yml" <<'YML'
+app: {mode: advanced-chat, name: Vars}
+kind: app
+version: 0.6.0
+workflow:
+  conversation_variables:
+  - {id: v-count, name: count, value_type: number, value: 0, description: turns}
+  graph:
+    edges:
+    - {id: e1, source: start, target: answer}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: answer
+      data: {type: answer, title: Answer, answer: 'count={{#conversation.count#}}'}
+YML
+import_app "$T_DIR/cv.yml"
+c=$(chat '{"inputs":{},"query":"hi","user":"u"}' | jq -r .conversation_id)
+# ConversationVariableDetailApi.put (service_api/app/conversation.py),
+# marshalled with conversation_variable_fields
+svc "$KEY" PUT "/v1/conversations/$c/variables/v-count" -H "$J" -d '{"user":"u","value":5}'
+is "$STATUS $(jqr 'keys | join(",")')" \
+    "200 created_at,description,id,name,updated_at,value,value_type" \
+    "PUT a conversation variable: Dify's fields"
+is "$(jqr '[.id, .name, .value_type, .value, .description] | join(" ")')" \
+    "v-count count number 5 turns" "... with its new value"
+is "$(chat "{\"inputs\":{},\"query\":\"again\",\"user\":\"u\",\"conversation_id\":\"$c\"}" | jq -r .answer)" \
+    "count=5" "the next turn reads the new value"
+svc "$KEY" PUT "/v1/conversations/$c/variables/v-count" -H "$J" -d '{"user":"u","value":"five"}'
+is "$STATUS $(jqr .code) $(jqr .message)" \
+    "400 bad_request Type mismatch: variable 'count' expects number, but got string type" \
+    "a value of another type: Dify's Type mismatch"
+svc "$KEY" PUT "/v1/conversations/$c/variables/nope" -H "$J" -d '{"user":"u","value":1}'
+is "$STATUS $(jqr .message)" "404 Conversation Variable Not Exists." "an unknown variable: 404"
+svc "$KEY" PUT "/v1/conversations/$c/variables/v-count" -H "$J" -d '{"user":"other","value":1}'
+is "$STATUS $(jqr .message)" "404 Conversation Not Exists." "another end user's conversation: 404"
