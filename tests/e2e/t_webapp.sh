@@ -111,15 +111,25 @@ passport '?user_id=alice'
 web "$PP" GET /api/conversations
 is "$(jqr '.data | length')" 1 "the embed's user_id is the same end user on a new passport"
 
-# stop: a slow answer, stopped by its task id
-llm_script '{"responses": [{"chunks": ["a ","b ","c ","d ","e ","f "], "delay": 0.5}]}'
-curl -sS -N -H "X-App-Code: $CODE" -H "X-App-Passport: $P1" -H "$J" \
-    -d '{"inputs":{"name":"A"},"query":"long","response_mode":"streaming"}' \
-    "$BASE/api/chat-messages" >"$T_DIR/long" &
-LONG=$!
-TASK=$(sse_first "$T_DIR/long" .task_id)
+# stop: a slow answer. Dify answers a stop of a task that is not the end
+# user's as one of a task that does not exist (200 success) and stops
+# nothing: the answer is the same, and the answer streams to its end.
+long_chat() {
+	llm_script '{"responses": [{"chunks": ["a ","b ","c ","d ","e ","f "], "delay": 0.5}]}'
+	curl -sS -N -H "X-App-Code: $CODE" -H "X-App-Passport: $P1" -H "$J" \
+	    -d '{"inputs":{"name":"A"},"query":"long","response_mode":"streaming"}' \
+	    "$BASE/api/chat-messages" >"$T_DIR/long" &
+	LONG=$!
+	TASK=$(sse_first "$T_DIR/long" .task_id)
+}
+web "$P2" POST "/api/chat-messages/00000000-0000-4000-8000-000000000000/stop" -H "$J" -d '{}'
+UNKNOWN="$STATUS $BODY"
+long_chat
 web "$P2" POST "/api/chat-messages/$TASK/stop" -H "$J" -d '{}'
-is "$STATUS" 404 "another end user cannot stop the task"
+is "$STATUS $BODY" "$UNKNOWN" "another end user's stop is answered as an unknown task's"
+wait "$LONG"
+ok "$(grep -q '"answer": *"f ' "$T_DIR/long"; echo $?)" "and stops nothing: the answer streamed to its end"
+long_chat
 web "$P1" POST "/api/chat-messages/$TASK/stop" -H "$J" -d '{}'
 is "$STATUS $(jqr .result)" "200 success" "the owner stops it"
 wait "$LONG"
