@@ -166,37 +166,6 @@ mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-/* local_rm_tree, depth folders down. */
-static void
-rm_tree(int dirfd, const char *name, int depth)
-{
-	DIR		*d;
-	struct dirent	*de;
-	int		 fd;
-
-	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
-		return;
-	if (depth > 256 || (fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY |
-	    O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 &&
-		    strcmp(de->d_name, "..") != 0)
-			rm_tree(fd, de->d_name, depth + 1);
-	closedir(d);
-	(void)unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
-void
-local_rm_tree(int dirfd, const char *name)
-{
-	rm_tree(dirfd, name, 0);
-}
-
 /* ====== Seccomp filter ====== */
 
 /*
@@ -882,7 +851,7 @@ out:
 		if (l->mounted)
 			(void)umount2(l->root, MNT_DETACH);
 		if (l->root[0] != '\0')
-			rm_tree(AT_FDCWD, l->root, 0);
+			local_rm_tree(AT_FDCWD, l->root);
 		local_owner_drop(l);
 		local_budget_released(l);
 		free(l->bpf);
@@ -922,7 +891,7 @@ local_destroy(struct sandbox *sb, char *err)
 	if (l->mounted && umount2(l->root, MNT_DETACH) != 0)
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s': unmount: %s",
 		    l->root, strerror(errno));
-	rm_tree(AT_FDCWD, l->root, 0);
+	local_rm_tree(AT_FDCWD, l->root);
 	if (rc == 0 && access(l->root, F_OK) == 0)
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "sandbox '%.100s': not removed",
 		    l->root);

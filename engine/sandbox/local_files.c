@@ -383,3 +383,36 @@ out:
 	sandbox_close_fd(&dfd);
 	return rc;
 }
+
+/* ====== Removing a tree ====== */
+
+/* local_rm_tree, depth folders down. */
+static void
+rm_tree(int dirfd, const char *name, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+	int		 fd;
+
+	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+		return;
+	if (depth > 256 || (fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			rm_tree(fd, de->d_name, depth + 1);
+	closedir(d);
+	(void)unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+void
+local_rm_tree(int dirfd, const char *name)
+{
+	rm_tree(dirfd, name, 0);
+}
