@@ -183,6 +183,30 @@ async function embedded(browser) {
 	shop.close();
 }
 
+/* the admin page's Web App card: the link opens the app, the snippet */
+async function adminCard(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+	const page = await ctx.newPage();
+	await page.goto(BASE + '/admin/#/app/' + process.env.APP + '/keys');
+	await page.locator('#token').fill(process.env.ADMIN_TOKEN);
+	await page.locator('#signin button[type=submit]').click();
+	await page.goto(BASE + '/admin/#/app/' + process.env.APP + '/keys');
+	await page.waitForSelector('#webapp-card #site-link', { timeout: 10000 });
+	const link = await page.locator('#site-link').getAttribute('href');
+	ok(link === BASE + '/chat/' + CODE, 'the Web App card shows the share link', link);
+	const snip = await page.locator('#site-script').inputValue();
+	ok(snip.includes("token: '" + CODE + "'") && snip.includes(BASE + '/embed.min.js'), 'and Dify\'s embed snippet', snip);
+	await page.fill('#site-title', 'Helper Bot');
+	const saved = page.waitForResponse((r) => r.request().method() === 'POST' && /\/site$/.test(r.url()));
+	await page.click('#site-form button[type=submit]');
+	const res = await saved;
+	ok(res.status() === 200, 'the card posts the settings', await res.text());
+	const site = await admin('GET', '/console/api/apps/' + process.env.APP + '/site');
+	ok(site.title === 'Helper Bot', 'the card saves the settings', site.title);
+	await page.locator('#webapp-card').screenshot({ path: path.join(OUT, 'webapp-admin-card.png') });
+	await ctx.close();
+}
+
 (async () => {
 	const browser = await chromium.launch({
 		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -197,6 +221,7 @@ async function embedded(browser) {
 		await ctx.close();
 		await phone(browser);
 		await embedded(browser);
+		await adminCard(browser);
 	} catch (e) {
 		ok(false, 'the browser script ran without an exception', String(e.stack || e));
 	}
