@@ -183,6 +183,24 @@ async function embedded(browser) {
 	shop.close();
 }
 
+/* a workflow's page: the start form, run, the result and the steps */
+async function workflowPage(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 1000, height: 800 }, locale: 'en-US' });
+	const page = await ctx.newPage();
+	await page.goto(BASE + '/workflow/' + process.env.CODE_W);
+	await page.waitForSelector('#in-text');
+	await page.click('button.run');
+	ok(/required/.test(await page.locator('.form-error').textContent()), 'workflow: a required input is asked for');
+	await page.fill('#in-text', 'Hello **world**');
+	await page.click('button.run');
+	await page.waitForFunction(() => /world/.test(document.querySelector('.result').textContent), null, { timeout: 10000 });
+	ok(/<strong>world<\/strong>/.test(await page.locator('.result').innerHTML()), 'workflow: the result is shown as Markdown');
+	await page.locator('.steps-box summary').click();
+	ok(await page.locator('.steps li').count() >= 2, 'workflow: the steps are listed (show_workflow_steps)');
+	await shot(page, 'webapp-workflow');
+	await ctx.close();
+}
+
 /* the admin page's Web App card: the link opens the app, the snippet */
 async function adminCard(browser) {
 	const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
@@ -221,6 +239,7 @@ async function adminCard(browser) {
 		await ctx.close();
 		await phone(browser);
 		await embedded(browser);
+		await workflowPage(browser);
 		await adminCard(browser);
 	} catch (e) {
 		ok(false, 'the browser script ran without an exception', String(e.stack || e));

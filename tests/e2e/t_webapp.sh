@@ -188,6 +188,50 @@ is "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/flow/chat/$CODE")" 200 "the 
 web "$P2" GET "$A/$A1" -H "Authorization: Bearer $P2"
 is "$STATUS" 401 "a passport opens no console route"
 
+# a workflow app and a completion app through the web API
+cat >"$T_DIR/wf.yml" <<'YML'
+app: {mode: workflow, name: Echo}
+kind: app
+version: 0.6.0
+workflow:
+  features: {}
+  graph:
+    edges:
+    - {id: e1, source: start, sourceHandle: source, target: end, targetHandle: target}
+    nodes:
+    - id: start
+      data:
+        type: start
+        title: Start
+        variables:
+        - {variable: text, type: text-input, required: true, label: Text}
+    - id: end
+      data:
+        type: end
+        title: End
+        outputs:
+        - {variable: echoed, value_selector: [start, text]}
+YML
+import_file "$T_DIR/wf.yml"
+req GET "$A/$(jqr .app_id)"
+CODE=$(jqr .site.code)
+passport
+web "$PP" POST /api/workflows/run -H "$J" -d '{"inputs":{"text":"round trip"},"response_mode":"blocking"}'
+is "$(printf '%s\n' "$BODY" | sed -n 's/^data: //p' | jq -r 'select(.event=="workflow_finished") | .data.outputs.echoed')" \
+    "round trip" "workflows/run streams (always) and finishes with the outputs"
+web "$PP" POST /api/chat-messages -H "$J" -d '{"inputs":{},"query":"x"}'
+is "$STATUS $(jqr .code)" "400 not_chat_app" "chat-messages on a workflow app: Dify's not_chat_app"
+printf 'app: {mode: completion, name: Tr}\nkind: app\nversion: 0.6.0\nmodel_config:\n  model: {provider: openai, name: gpt-4o-mini, mode: chat}\n  pre_prompt: Translate {{text}}.\n  user_input_form:\n  - paragraph: {variable: text, label: Text, required: true}\n' >"$T_DIR/co.yml"
+import_file "$T_DIR/co.yml"
+req GET "$A/$(jqr .app_id)"
+CODE=$(jqr .site.code)
+passport
+llm_script '{"responses": [{"chunks": ["Bon", "jour"]}]}'
+web "$PP" POST /api/completion-messages -H "$J" -d '{"inputs":{"text":"hello"},"query":"","response_mode":"streaming"}'
+is "$(printf '%s\n' "$BODY" | sed -n 's/^data: //p' | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \
+    "Bonjour" "completion-messages streams"
+CODE=$NEW
+
 # rate limit: passports count per address
 i=0
 while [ $i -lt 45 ]; do
