@@ -90,6 +90,14 @@ async function desktop(ctx) {
 	await page.waitForFunction(() => document.querySelectorAll('.conv').length === 2, null, { timeout: 10000 });
 	ok(true, 'a second conversation is listed');
 
+	/* pin: the pinned one goes first */
+	await page.locator('.conv-pin').last().click();
+	await page.waitForSelector('.conv.pinned', { timeout: 5000 });
+	ok(await page.locator('.conv').first().evaluate((e) => e.classList.contains('pinned')), 'a pinned conversation is listed first');
+	await page.locator('.conv.pinned .conv-pin').click();
+	await page.waitForFunction(() => !document.querySelector('.conv.pinned'), null, { timeout: 5000 });
+	ok(true, 'and unpinned');
+
 	/* rename and delete */
 	page.once('dialog', (d) => d.accept('Renamed chat'));
 	await page.locator('.conv-rename').first().click();

@@ -3,7 +3,7 @@
 # (X-App-Code, HS256), site / parameters / meta, chat-messages streamed and
 # stopped, conversations and messages of the end user only, a passport of
 # one app refused on another, a disabled site and a reset code answered as
-# Dify's, the passcode option, the pages and the embed script, 429 with
+# Dify's, pinned conversations, the passcode option, the pages and the embed script, 429 with
 # Retry-After past webapp.rate_limit.
 . "$(dirname "$0")/lib.sh"
 
@@ -101,6 +101,18 @@ web "$P1" POST "/api/conversations/$CONV/name" -H "$J" -d '{"name":"Greeting"}'
 is "$STATUS $(jqr .name)" "200 Greeting" "the owner renames it"
 web "$P1" POST "/api/messages/$MSG/feedbacks" -H "$J" -d '{"rating":"like"}'
 is "$STATUS $(jqr .result)" "200 success" "feedback on a message"
+
+web "$P2" PATCH "/api/conversations/$CONV/pin"
+is "$STATUS" 404 "another end user cannot pin the conversation"
+web "$P1" PATCH "/api/conversations/$CONV/pin"
+is "$STATUS $(jqr .result)" "200 success" "the owner pins it"
+web "$P1" GET "/api/conversations?pinned=true"
+is "$(jqr '[.data[] | .id + " " + (.pinned | tostring)] | join(",")')" "$CONV true" "pinned=true lists it, marked pinned"
+web "$P1" GET "/api/conversations?pinned=false"
+is "$(jqr '.data | length')" 0 "pinned=false leaves it out"
+web "$P1" PATCH "/api/conversations/$CONV/unpin"
+web "$P1" GET "/api/conversations?pinned=true"
+is "$STATUS $(jqr '.data | length')" "200 0" "unpin"
 
 passport '?user_id=alice'
 PA=$PP
