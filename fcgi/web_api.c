@@ -18,7 +18,8 @@
  * handler (service.c, service_conv.c) with the passport's app as the key's
  * app and its session as "user": one implementation of runs, streams,
  * stop, conversations and messages, so the end user's own conversations
- * are all the engine lets them see.
+ * are all the engine lets them see. Pinned conversations are the web
+ * app's own (below).
  *
  * Abuse: the routes that start a run, and the passport, are limited per
  * client address and per end user (webapp.rate_limit a minute, in each
@@ -37,10 +38,14 @@
 #include <openssl/sha.h>
 
 #include "fcgi/internal.h"
+#include "storage/storage.h"
 
 #define PASSPORT_LABEL	"flowcgi web passport"
 #define PASSPORT_MAX	2048	/* bytes of a passport we read */
 #define USER_ID_MAX	255	/* bytes of an embed's user_id */
+#define PINS_MAX	100	/* pinned conversations of an end user:
+				   one page of /api/conversations */
+#define PINS_KEY	"webapp_pins/"
 
 /* ====== base64url ====== */
 
@@ -561,8 +566,6 @@ static void h_workflow_run(struct req *r)
     "{\"response_mode\":\"streaming\"}"); }
 static void h_workflow_stop(struct req *r)
 { delegate(r, "POST", "/v1/workflows/tasks/{}/stop", 1, 0, NULL); }
-static void h_conversations(struct req *r)
-{ delegate(r, "GET", "/v1/conversations", 0, 0, NULL); }
 static void h_conversation_delete(struct req *r)
 { delegate(r, "DELETE", "/v1/conversations/{}", 1, 0, NULL); }
 static void h_conversation_rename(struct req *r)
@@ -573,6 +576,194 @@ static void h_feedback(struct req *r)
 { delegate(r, "POST", "/v1/messages/{}/feedbacks", 1, 0, NULL); }
 static void h_suggested(struct req *r)
 { delegate(r, "GET", "/v1/messages/{}/suggested", 0, 0, NULL); }
+
+/* ====== Pinned conversations ====== */
+
+/*
+ * Pins are the web app's own (the service API has none): the ids an end
+ * user pinned, under "webapp_pins/<app id>/<end user id>" in the settings
+ * database, at most PINS_MAX.
+ */
+struct pin_op {
+	const char	*key;
+	const char	*conv;
+	int		 pin;
+};
+
+static int
+pin_write(struct store_txn *t, void *arg)
+{
+	struct pin_op	*op = arg;
+	json_t		*rec = NULL, *ids, *v;
+	size_t		 i;
+	int		 rc;
+
+	rc = store_get_json(t, STORE_DB_SETTINGS, op->key, &rec);
+	if (rc == STORE_ENOTFOUND)
+		rec = json_pack("{s:[]}", "ids");
+	else if (rc != 0)
+		return rc;
+	ids = json_object_get(rec, "ids");
+	if (!json_is_array(ids)) {
+		json_decref(rec);
+		return STORE_EINVAL;
+	}
+	json_array_foreach(ids, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v),
+		    op->conv) == 0)
+			break;
+	if (op->pin && i == json_array_size(ids)) {
+		if (i >= PINS_MAX) {
+			json_decref(rec);
+			return STORE_EFULL;
+		}
+		rc = json_array_insert_new(ids, 0, json_string(op->conv));
+	} else if (!op->pin && i < json_array_size(ids))
+		rc = json_array_remove(ids, i);
+	if (rc == 0)
+		rc = store_put_json(t, STORE_DB_SETTINGS, op->key, rec, 0);
+	else
+		rc = STORE_ENOMEM;
+	json_decref(rec);
+	return rc;
+}
+
+/* The pinned ids of u (a new reference, an array), or NULL after a 5xx. */
+static json_t *
+pins_of(struct req *r, const struct web_user *u)
+{
+	struct store_txn	*t = NULL;
+	const char		*key;
+	json_t			*rec = NULL, *ids;
+	int			 rc;
+
+	key = arena_printf(r->a, PINS_KEY "%s/%s", u->app_id, u->end_user_id);
+	if (key == NULL || (rc = store_read_begin(engine_store(r->eng), &t))
+	    != 0) {
+		resp_error(r, 500, "internal_server_error", "pins unreadable");
+		return NULL;
+	}
+	rc = store_get_json(t, STORE_DB_SETTINGS, key, &rec);
+	store_read_end(t);
+	if (rc != 0 && rc != STORE_ENOTFOUND) {
+		resp_error(r, 500, "internal_server_error", "pins: %s",
+		    store_strerror(rc));
+		return NULL;
+	}
+	ids = json_object_get(rec, "ids");
+	ids = json_is_array(ids) ? json_incref(ids) : json_array();
+	json_decref(rec);
+	return ids;
+}
+
+static int
+pinned(const json_t *ids, const char *id)
+{
+	const json_t	*v;
+	size_t		 i;
+
+	json_array_foreach(ids, i, v)
+		if (id != NULL && json_is_string(v) &&
+		    strcmp(json_string_value(v), id) == 0)
+			return 1;
+	return 0;
+}
+
+/* PATCH /api/conversations/{id}/pin and .../unpin */
+static void
+pin_set(struct req *r, int pin)
+{
+	struct web_user	 u;
+	struct pin_op	 op;
+	json_t		*conv = NULL;
+	int		 rc;
+
+	if (web_auth(r, &u) != 0)
+		return;
+	/* only a conversation of this end user (another's is 404) */
+	if ((rc = engine_conversation_get(r->eng, u.app_id, u.session,
+	    r->captures[0], &conv)) != 0) {
+		if (rc == ENGINE_ENOTFOUND)
+			resp_error(r, 404, "not_found", "Conversation Not "
+			    "Exists.");
+		else
+			resp_engine_error(r, rc, "", "conversation");
+		return;
+	}
+	json_decref(conv);
+	op.key = arena_printf(r->a, PINS_KEY "%s/%s", u.app_id,
+	    u.end_user_id);
+	op.conv = r->captures[0];
+	op.pin = pin;
+	if (op.key == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return;
+	}
+	rc = store_write(engine_store(r->eng), pin_write, &op);
+	if (rc == STORE_EFULL)
+		resp_error(r, 400, "invalid_param", "at most %d conversations "
+		    "can be pinned", PINS_MAX);
+	else if (rc != 0)
+		resp_error(r, 500, "internal_server_error", "pins: %s",
+		    store_strerror(rc));
+	else
+		resp_json(r, 200, json_pack("{s:s}", "result", "success"));
+}
+
+static void h_pin(struct req *r) { pin_set(r, 1); }
+static void h_unpin(struct req *r) { pin_set(r, 0); }
+
+/*
+ * GET /api/conversations?pinned=&last_id=&limit=&sort_by=: the service
+ * API's list with "pinned" on each; pinned=true keeps the pinned ones,
+ * pinned=false the others (within the page the engine gave).
+ */
+static void
+h_conversations(struct req *r)
+{
+	struct web_user		 u;
+	struct conv_page	 pg;
+	const char		*want;
+	char			 err[ENGINE_ERRMAX] = "";
+	json_t			*out = NULL, *ids = NULL, *data, *keep, *c;
+	size_t			 i;
+	int			 rc, p;
+
+	if (web_auth(r, &u) != 0)
+		return;
+	memset(&pg, 0, sizeof(pg));
+	if (req_query_int(r, "limit", 20, 1, 100, &pg.limit) != 0)
+		return;
+	pg.last_id = req_query(r, "last_id");
+	pg.sort_by = req_query(r, "sort_by");
+	want = req_query(r, "pinned");
+	if ((ids = pins_of(r, &u)) == NULL)
+		return;
+	rc = engine_conversation_list(r->eng, u.app_id, u.session, &pg, err,
+	    &out);
+	if (rc != 0) {
+		json_decref(ids);
+		if (rc == ENGINE_ENOTFOUND)
+			resp_error(r, 404, "not_found", "%s", *err ? err :
+			    "Last Conversation Not Exists.");
+		else
+			resp_engine_error(r, rc, err, "conversation");
+		return;
+	}
+	data = json_object_get(out, "data");
+	keep = json_array();
+	json_array_foreach(data, i, c) {
+		p = pinned(ids, json_string_value(json_object_get(c, "id")));
+		if (want != NULL && *want != '\0' &&
+		    (strcmp(want, "true") == 0) != p)
+			continue;
+		json_object_set_new(c, "pinned", json_boolean(p));
+		json_array_append(keep, c);
+	}
+	json_object_set_new(out, "data", keep);
+	json_decref(ids);
+	resp_json(r, 200, out);
+}
 
 /* ====== The site, features, access ====== */
 
@@ -656,6 +847,8 @@ const struct route web_api_routes[] = {
 	{ "POST", "/api/workflows/run", h_workflow_run, AUTH_NONE },
 	{ "POST", "/api/workflows/tasks/{}/stop", h_workflow_stop, AUTH_NONE },
 	{ "GET", "/api/conversations", h_conversations, AUTH_NONE },
+	{ "PATCH", "/api/conversations/{}/pin", h_pin, AUTH_NONE },
+	{ "PATCH", "/api/conversations/{}/unpin", h_unpin, AUTH_NONE },
 	{ "DELETE", "/api/conversations/{}", h_conversation_delete,
 	    AUTH_NONE },
 	{ "POST", "/api/conversations/{}/name", h_conversation_rename,

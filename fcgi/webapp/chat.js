@@ -1,5 +1,5 @@
 // chat.js — the chat page (/chat/{code}) and the embedded chatbot
-// (/chatbot/{code}): the conversation list (new, rename, delete), the
+// (/chatbot/{code}): the conversation list (new, pin, rename, delete), the
 // start form before the first message, the opening statement and
 // suggested questions, the answer streamed in as Markdown, agent thoughts
 // folded, stop, feedback.
@@ -46,13 +46,20 @@ export function chatView(ctx) {
       st.convs = r.data || [];
     } catch (e) { st.convs = []; }
     clear(list);
+    st.convs.sort((a, b) => (b.pinned ? 1 : 0) - (a.pinned ? 1 : 0));
     for (const c of st.convs) {
-      const item = h('li.conv' + (c.id === st.conv ? '.current' : ''), { 'data-id': c.id },
+      const item = h('li.conv' + (c.id === st.conv ? '.current' : '') + (c.pinned ? '.pinned' : ''), { 'data-id': c.id },
         h('button.conv-open', { type: 'button', 'aria-current': c.id === st.conv ? 'true' : null, onclick: () => { openConv(c.id); side.classList.remove('open'); } }, c.name || t('newChat')),
+        h('button.icon.conv-pin', { type: 'button', 'aria-label': c.pinned ? t('unpin') : t('pin'), title: c.pinned ? t('unpin') : t('pin'), 'aria-pressed': c.pinned ? 'true' : 'false', onclick: () => pin(c) }, icon('pin')),
         h('button.icon.conv-rename', { type: 'button', 'aria-label': t('rename'), title: t('rename'), onclick: () => rename(c) }, icon('edit')),
         h('button.icon.conv-delete', { type: 'button', 'aria-label': t('delete'), title: t('delete'), onclick: () => remove(c) }, icon('trash')));
       list.append(item);
     }
+  }
+
+  async function pin(c) {
+    await call('PATCH', '/conversations/' + c.id + (c.pinned ? '/unpin' : '/pin'));
+    loadConvs();
   }
 
   async function rename(c) {

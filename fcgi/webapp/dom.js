@@ -28,6 +28,7 @@ const PATHS = {
   edit: 'M4 20h4L19 9l-4-4L4 16zM14 6l4 4',
   trash: 'M5 7h14M10 7V4h4v3M7 7l1 13h8l1-13',
   menu: 'M4 6h16M4 12h16M4 18h16',
+  pin: 'M9 4h6l-1 6 4 4H6l4-4zM12 14v6',
 };
 
 // A small line icon (aria-hidden: its button carries the label).

@@ -90,6 +90,14 @@ async function desktop(ctx) {
 	await page.waitForFunction(() => document.querySelectorAll('.conv').length === 2, null, { timeout: 10000 });
 	ok(true, 'a second conversation is listed');
 
+	/* pin: the pinned one goes first */
+	await page.locator('.conv-pin').last().click();
+	await page.waitForSelector('.conv.pinned', { timeout: 5000 });
+	ok(await page.locator('.conv').first().evaluate((e) => e.classList.contains('pinned')), 'a pinned conversation is listed first');
+	await page.locator('.conv.pinned .conv-pin').click();
+	await page.waitForFunction(() => !document.querySelector('.conv.pinned'), null, { timeout: 5000 });
+	ok(true, 'and unpinned');
+
 	/* rename and delete */
 	page.once('dialog', (d) => d.accept('Renamed chat'));
 	await page.locator('.conv-rename').first().click();
@@ -183,6 +191,48 @@ async function embedded(browser) {
 	shop.close();
 }
 
+/* a workflow's page: the start form, run, the result and the steps */
+async function workflowPage(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 1000, height: 800 }, locale: 'en-US' });
+	const page = await ctx.newPage();
+	await page.goto(BASE + '/workflow/' + process.env.CODE_W);
+	await page.waitForSelector('#in-text');
+	await page.click('button.run');
+	ok(/required/.test(await page.locator('.form-error').textContent()), 'workflow: a required input is asked for');
+	await page.fill('#in-text', 'Hello **world**');
+	await page.click('button.run');
+	await page.waitForFunction(() => /world/.test(document.querySelector('.result').textContent), null, { timeout: 10000 });
+	ok(/<strong>world<\/strong>/.test(await page.locator('.result').innerHTML()), 'workflow: the result is shown as Markdown');
+	await page.locator('.steps-box summary').click();
+	ok(await page.locator('.steps li').count() >= 2, 'workflow: the steps are listed (show_workflow_steps)');
+	await shot(page, 'webapp-workflow');
+	await ctx.close();
+}
+
+/* the admin page's Web App card: the link opens the app, the snippet */
+async function adminCard(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+	const page = await ctx.newPage();
+	await page.goto(BASE + '/admin/#/app/' + process.env.APP + '/keys');
+	await page.locator('#token').fill(process.env.ADMIN_TOKEN);
+	await page.locator('#signin button[type=submit]').click();
+	await page.goto(BASE + '/admin/#/app/' + process.env.APP + '/keys');
+	await page.waitForSelector('#webapp-card #site-link', { timeout: 10000 });
+	const link = await page.locator('#site-link').getAttribute('href');
+	ok(link === BASE + '/chat/' + CODE, 'the Web App card shows the share link', link);
+	const snip = await page.locator('#site-script').inputValue();
+	ok(snip.includes("token: '" + CODE + "'") && snip.includes(BASE + '/embed.min.js'), 'and Dify\'s embed snippet', snip);
+	await page.fill('#site-title', 'Helper Bot');
+	const saved = page.waitForResponse((r) => r.request().method() === 'POST' && /\/site$/.test(r.url()));
+	await page.click('#site-form button[type=submit]');
+	const res = await saved;
+	ok(res.status() === 200, 'the card posts the settings', await res.text());
+	const site = await admin('GET', '/console/api/apps/' + process.env.APP + '/site');
+	ok(site.title === 'Helper Bot', 'the card saves the settings', site.title);
+	await page.locator('#webapp-card').screenshot({ path: path.join(OUT, 'webapp-admin-card.png') });
+	await ctx.close();
+}
+
 (async () => {
 	const browser = await chromium.launch({
 		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -197,6 +247,8 @@ async function embedded(browser) {
 		await ctx.close();
 		await phone(browser);
 		await embedded(browser);
+		await workflowPage(browser);
+		await adminCard(browser);
 	} catch (e) {
 		ok(false, 'the browser script ran without an exception', String(e.stack || e));
 	}

@@ -3,7 +3,7 @@
 # (X-App-Code, HS256), site / parameters / meta, chat-messages streamed and
 # stopped, conversations and messages of the end user only, a passport of
 # one app refused on another, a disabled site and a reset code answered as
-# Dify's, the passcode option, the pages and the embed script, 429 with
+# Dify's, pinned conversations, the passcode option, the pages and the embed script, 429 with
 # Retry-After past webapp.rate_limit.
 . "$(dirname "$0")/lib.sh"
 
@@ -102,6 +102,18 @@ is "$STATUS $(jqr .name)" "200 Greeting" "the owner renames it"
 web "$P1" POST "/api/messages/$MSG/feedbacks" -H "$J" -d '{"rating":"like"}'
 is "$STATUS $(jqr .result)" "200 success" "feedback on a message"
 
+web "$P2" PATCH "/api/conversations/$CONV/pin"
+is "$STATUS" 404 "another end user cannot pin the conversation"
+web "$P1" PATCH "/api/conversations/$CONV/pin"
+is "$STATUS $(jqr .result)" "200 success" "the owner pins it"
+web "$P1" GET "/api/conversations?pinned=true"
+is "$(jqr '[.data[] | .id + " " + (.pinned | tostring)] | join(",")')" "$CONV true" "pinned=true lists it, marked pinned"
+web "$P1" GET "/api/conversations?pinned=false"
+is "$(jqr '.data | length')" 0 "pinned=false leaves it out"
+web "$P1" PATCH "/api/conversations/$CONV/unpin"
+web "$P1" GET "/api/conversations?pinned=true"
+is "$STATUS $(jqr '.data | length')" "200 0" "unpin"
+
 passport '?user_id=alice'
 PA=$PP
 llm_script '{"responses": [{"text": "Yes"}]}'
@@ -197,6 +209,50 @@ is "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/flow/chat/$CODE")" 200 "the 
 # no console data with a passport
 web "$P2" GET "$A/$A1" -H "Authorization: Bearer $P2"
 is "$STATUS" 401 "a passport opens no console route"
+
+# a workflow app and a completion app through the web API
+cat >"$T_DIR/wf.yml" <<'YML'
+app: {mode: workflow, name: Echo}
+kind: app
+version: 0.6.0
+workflow:
+  features: {}
+  graph:
+    edges:
+    - {id: e1, source: start, sourceHandle: source, target: end, targetHandle: target}
+    nodes:
+    - id: start
+      data:
+        type: start
+        title: Start
+        variables:
+        - {variable: text, type: text-input, required: true, label: Text}
+    - id: end
+      data:
+        type: end
+        title: End
+        outputs:
+        - {variable: echoed, value_selector: [start, text]}
+YML
+import_file "$T_DIR/wf.yml"
+req GET "$A/$(jqr .app_id)"
+CODE=$(jqr .site.code)
+passport
+web "$PP" POST /api/workflows/run -H "$J" -d '{"inputs":{"text":"round trip"},"response_mode":"blocking"}'
+is "$(printf '%s\n' "$BODY" | sed -n 's/^data: //p' | jq -r 'select(.event=="workflow_finished") | .data.outputs.echoed')" \
+    "round trip" "workflows/run streams (always) and finishes with the outputs"
+web "$PP" POST /api/chat-messages -H "$J" -d '{"inputs":{},"query":"x"}'
+is "$STATUS $(jqr .code)" "400 not_chat_app" "chat-messages on a workflow app: Dify's not_chat_app"
+printf 'app: {mode: completion, name: Tr}\nkind: app\nversion: 0.6.0\nmodel_config:\n  model: {provider: openai, name: gpt-4o-mini, mode: chat}\n  pre_prompt: Translate {{text}}.\n  user_input_form:\n  - paragraph: {variable: text, label: Text, required: true}\n' >"$T_DIR/co.yml"
+import_file "$T_DIR/co.yml"
+req GET "$A/$(jqr .app_id)"
+CODE=$(jqr .site.code)
+passport
+llm_script '{"responses": [{"chunks": ["Bon", "jour"]}]}'
+web "$PP" POST /api/completion-messages -H "$J" -d '{"inputs":{"text":"hello"},"query":"","response_mode":"streaming"}'
+is "$(printf '%s\n' "$BODY" | sed -n 's/^data: //p' | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \
+    "Bonjour" "completion-messages streams"
+CODE=$NEW
 
 # rate limit: passports count per address
 i=0

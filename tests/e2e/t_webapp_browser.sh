@@ -3,8 +3,9 @@
 # nginx, mounted under /flow/ (tests/browser/webapp.test.js): the share
 # link, the start form, the answer streaming in from the fake LLM as
 # Markdown, conversations (second, rename, delete), feedback, stop, the
-# history after a reload, a 390 px phone in Chinese, and Dify's embed
-# snippet (only baseUrl changed) on a page of another origin.
+# history after a reload, a 390 px phone in Chinese, Dify's embed snippet
+# (only baseUrl changed) on a page of another origin, a workflow's form
+# page, and the admin page's Web App card.
 #
 # FLOWCGI_CHROMIUM overrides /usr/bin/chromium; playwright-core comes from
 # tests/browser's package-lock.json. Screenshots are kept in
@@ -39,7 +40,21 @@ req GET "/console/api/apps/$APP"
 CODE=$(jqr .site.code)
 ok "$([ ${#CODE} -eq 16 ]; echo $?)" "the app has a site code"
 
-WEB_BASE="$BASE/flow" CODE="$CODE" KEY="$KEY" APP="$APP" ADMIN_TOKEN="$TOKEN" \
+CHAT_APP=$APP CHAT_KEY=$KEY
+printf '%s\n' 'app: {mode: workflow, name: Echo}' 'kind: app' 'version: 0.6.0' \
+    'workflow:' '  features: {}' '  graph:' '    edges:' \
+    '    - {id: e1, source: start, sourceHandle: source, target: end, targetHandle: target}' \
+    '    nodes:' '    - id: start' '      data:' '        type: start' \
+    '        title: Start' '        variables:' \
+    '        - {variable: text, type: paragraph, required: true, label: Text}' \
+    '    - id: end' '      data:' '        type: end' '        title: End' \
+    '        outputs:' '        - {variable: echoed, value_selector: [start, text]}' \
+    >"$T_DIR/echo.yml"
+import_file "$T_DIR/echo.yml"
+req GET "/console/api/apps/$(jqr .app_id)"
+CODE_W=$(jqr .site.code)
+
+WEB_BASE="$BASE/flow" CODE="$CODE" KEY="$CHAT_KEY" APP="$CHAT_APP" ADMIN_TOKEN="$TOKEN" CODE_W="$CODE_W" \
 LLM="$LLM" CHROMIUM="$CHROMIUM" OUT_DIR="$T_DIR" \
     timeout 150 node "$BROWSER_DIR/webapp.test.js" >"$T_DIR/browser.tap" 2>&1
 rc=$?
