@@ -70,6 +70,26 @@ wait_until() {
 	done
 }
 
+# descendant <pid> <regex> [wchan]: 0 when a process under <pid> (at any
+# depth, sandboxes too) runs a command line matching the extended regex
+# (and, given a wchan, waits in that kernel function: hrtimer_nanosleep
+# for a sleep); to wait for a state of a server's children (wait_until 10
+# descendant ...) instead of a time.
+descendant() {
+	ps -eo pid=,ppid=,wchan:64=,args= | awk -v top="$1" -v re="$2" \
+	    -v wc="${3:-}" '
+	    { pp[$1] = $2; w[$1] = $3; a = $0
+	      sub(/^ *[0-9]+ +[0-9]+ +[^ ]+ /, "", a); args[$1] = a }
+	    END {
+		for (p in pp) {
+			if (args[p] !~ re || (wc != "" && w[p] != wc)) continue
+			for (q = pp[p]; q != "" && q != 0 && q != 1; q = pp[q])
+				if (q == top) exit 0
+		}
+		exit 1
+	    }'
+}
+
 # FLOWCGI_TEST_BACKEND=postgres: every flowcgi the test starts stores in
 # one private PostgreSQL database (tests/e2e/postgres.sh), started with the
 # first of them and removed by finish. Without PostgreSQL that fails: the

@@ -144,7 +144,14 @@ is "$STATUS" 201 "a 32 MB file to download"
 python3 "$TOOLS/fcgi_noread.py" --port "$FC_PORT" --token "$TOKEN" \
     --uri "$A/$CHAT/assets/files/$BIG/download" --hold 8 >/dev/null &
 NR=$!
-sleep 1
+# the state itself: flowcgi has written to the client, which reads none
+# of it (bytes queued on the client's socket, connected to flowcgi)
+unread() {
+	ss -Htn state established "( dport = :$FC_PORT )" |
+	    awk '$1 > 0 { f = 1 } END { exit !f }'
+}
+wait_until 10 unread
+ok $? "the download is under way to a client that does not read"
 is "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$BASE/healthz")" 200 \
     "others are served while a client does not read"
 i=0; while ! grep -q 'closed: client stopped reading for server.write_timeout' "$T_DIR/noread.log"; do

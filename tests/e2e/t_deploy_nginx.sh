@@ -11,6 +11,15 @@
 # Each: CRUD, a streamed run whose first event comes before the run ends,
 # uploads, the admin page and the redirects to it.
 . "$(dirname "$0")/lib.sh"
+
+# exited <pid>: the child is gone or a zombie (not reaped yet: kill -0
+# still finds it)
+exited() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	case ${s##*) } in Z*) return 0 ;; esac
+	return 1
+}
 . "$TOP/tests/tools/deploy_lib.sh"
 trap 'deploy_cleanup; finish; exit $?' EXIT
 
@@ -99,7 +108,7 @@ ap_own "$SDATA"	# the user spawn-fcgi switches to, as root
 # served: nginx's workers' user only (www-data in a real set-up; the
 # user who runs this test here)
 NGU=$(id -un)
-printf 'server:\n  data_dir: "%s"\n  workers: 4\n  allowed_users: ["%s"]\n' \
+printf 'server:\n  data_dir: "%s"\n  workers: 4\n  allowed_users: ["%s"]\n  shutdown_grace: 600\n' \
     "$SDATA" "$NGU" >"$T_DIR/spawn.yml"
 # The unprivileged user may not reach the checkout (a home directory is
 # 0700): it runs a copy, as an installed binary would be.
@@ -178,9 +187,13 @@ else
 	skip "a second user to connect as (needs root)"
 fi
 
+# at once, not after server.shutdown_grace (600 s in spawn.yml): the
+# state waited for is the exit; how fast is make bench's
 t0=$(date +%s%N)
-kill -TERM "$SPID"; wait "$SPID"; rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill -TERM "$SPID"
+wait_until 120 exited "$SPID"
+ok $? "spawn-fcgi: SIGTERM on an inherited socket exits without waiting for server.shutdown_grace"
+kill -KILL "$SPID" 2>/dev/null
+wait "$SPID"; rc=$?
+echo "# spawn-fcgi: exited in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 is "$rc" 0 "spawn-fcgi: SIGTERM, exit 0"
-[ "$ms" -lt 3000 ]
-ok $? "spawn-fcgi: ... promptly on an inherited socket (${ms} ms)"

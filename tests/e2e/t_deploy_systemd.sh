@@ -47,7 +47,9 @@ FLOWCGI_SERVER_ALLOWED_CLIENTS=127.0.0.1 \
 LPID=$!
 FLOWCGI_PIDS="$FLOWCGI_PIDS $LPID"
 must wait_port "$P"
-sleep 0.2
+# the port is listen_fds' own from the start: wait for flowcgi's word
+wait_until 10 grep -q 'accepting on the socket systemd passed (fd 3)' \
+    "$T_DIR/lfds.log"
 is "$(readlink "/proc/$LPID/fd/3" | cut -d: -f1)" socket \
     "LISTEN_FDS: fd 3 is the listening socket"
 grep -q 'accepting on the socket systemd passed (fd 3)' "$T_DIR/lfds.log"
@@ -66,9 +68,8 @@ SOCK=$T_DIR/activated.sock
 "$LFDS" "unix:$SOCK" "$FLOWCGI_BIN" >>"$T_DIR/lfds-unix.log" 2>&1 </dev/null &
 UPID=$!
 FLOWCGI_PIDS="$FLOWCGI_PIDS $UPID"
-for i in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
-sleep 0.2
-grep -q 'accepting on the socket systemd passed' "$T_DIR/lfds-unix.log"
+wait_until 10 grep -q 'accepting on the socket systemd passed' \
+    "$T_DIR/lfds-unix.log"
 ok $? "LISTEN_FDS, no arguments: flowcgi serves on fd 3"
 serves "listen_fds unix" "unix:$SOCK" "$UPID"
 [ -S "$SOCK" ]

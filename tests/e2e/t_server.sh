@@ -6,6 +6,15 @@
 # 500 when memory runs out, 507 when storage is full.
 . "$(dirname "$0")/lib.sh"
 
+# exited <pid>: the child is gone or a zombie (not reaped yet: kill -0
+# still finds it)
+exited() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	case ${s##*) } in Z*) return 0 ;; esac
+	return 1
+}
+
 BIN=$FLOWCGI_BIN
 export FLOWCGI_SERVER_DATA_DIR=$T_DIR/data
 ASAN=0
@@ -72,7 +81,9 @@ is "$(stat -c %a "$T_DIR/data/admin_token")" 600 "the token file is mode 0600"
 is "$(head -n1 "$T_DIR/data/admin_token")" "$TOKEN" "the file holds the token"
 is "$("$BIN" token </dev/null)" "$TOKEN" "the token is stable"
 is "$(stat -c %a "$T_DIR/data")" 700 "the data directory is mode 0700"
-start_flowcgi fc || exit 1
+# server.shutdown_grace far beyond any wait below: an idle SIGTERM that
+# waited for it would show, however loaded the machine
+FLOWCGI_SERVER_SHUTDOWN_GRACE=600 start_flowcgi fc || exit 1
 start_nginx "127.0.0.1:$FC_PORT" || exit 1
 req GET /console/api/apps
 is "$STATUS" 200 "the server takes the token that flowcgi token printed"
@@ -103,13 +114,16 @@ done
 is "$n" 6 "an unread body does not spoil the kept connection's next request"
 
 # ---- SIGTERM: prompt exit 0 ----
+# Idle, it exits at once rather than after server.shutdown_grace (600 s
+# here): the state waited for is the exit; how fast is make bench's.
 t0=$(date +%s%N)
 kill -TERM "$FC_PID"
+wait_until 120 exited "$FC_PID"
+ok $? "SIGTERM: exits when idle, without waiting for server.shutdown_grace"
+kill -KILL "$FC_PID" 2>/dev/null
 wait "$FC_PID"; rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+echo "# SIGTERM: exited in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 is "$rc" 0 "SIGTERM: exit status 0"
-[ "$ms" -lt 3000 ]
-ok $? "SIGTERM: exits promptly when idle (${ms} ms)"
 grep -q 'stopped' "$T_DIR/fc.log"
 ok $? "SIGTERM: logs that it stopped"
 ! (exec 3<>"/dev/tcp/127.0.0.1/$FC_PORT") 2>/dev/null

@@ -320,7 +320,9 @@ i=0
 while [ "$(events "$T_DIR/stop_wf" 'select(.event=="node_started") | .data.node_id' 2>/dev/null | tail -1)" != wait ]; do
 	i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
 done
-sleep 0.5	# let the code start sleeping
+# the code itself sleeping: a code runner of this flowcgi in the sleep
+wait_until 10 descendant "$FC_PID" 'runner\.py' hrtimer_nanosleep
+ok $? "the code node's sleep runs"
 TASK=$(events "$T_DIR/stop_wf" '.task_id' | head -1)
 api POST "/v1/workflows/tasks/$TASK/stop" '{"user":"ann"}'
 is "$STATUS" 200 "stop a workflow while its code node sleeps"
@@ -346,7 +348,9 @@ i=0
 while [ "$(events "$T_DIR/stop_cmd" 'select(.event=="node_started") | .data.node_id' 2>/dev/null | tail -1)" != cmd ]; do
 	i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
 done
-sleep 0.5	# let the command start
+# the command itself running in its sandbox, under this flowcgi
+wait_until 10 descendant "$FC_PID" 'sleep 120' hrtimer_nanosleep
+ok $? "the command node's sleep 120 runs"
 api POST "/v1/workflows/tasks/$(events "$T_DIR/stop_cmd" '.task_id' | head -1)/stop" '{"user":"ann"}'
 wait $SPID
 is "$(events "$T_DIR/stop_cmd" 'select(.event=="node_finished" and .data.node_id=="cmd") | "\(.data.status) \(.data.elapsed_time < 120)"') $(events "$T_DIR/stop_cmd" 'select(.event=="workflow_finished") | .data.status')" \

@@ -745,11 +745,14 @@ test_memory_cpu(void)
 	CHECK(r.exit_code != 0);
 	CHECK(strstr(r.err, "MemoryError") != NULL);
 	sandbox_exec_result_release(&r);
-	/* CPU: killed by SIGXCPU after cpu_seconds, long before timeout */
+	/*
+	 * CPU: killed by SIGXCPU after cpu_seconds, before the timeout (15 s):
+	 * not timed out and SIGXCPU say so without a clock (how fast is make
+	 * bench's).
+	 */
 	CHECK_INT(sh(sb, "exec python3 -c 'while True: pass'", 15000, &r), 0);
 	CHECK_INT(r.timed_out, 0);
 	CHECK_INT(r.signal, SIGXCPU);
-	CHECK(r.elapsed_us < 8000000);
 	printf("# cpu loop ended after %lld ms, exit %d\n",
 	    (long long)r.elapsed_us / 1000, r.exit_code);
 	sandbox_exec_result_release(&r);
@@ -859,7 +862,9 @@ test_timeout(void)
 	CHECK_INT(r.timed_out, 1);
 	CHECK_INT(r.signal, SIGKILL);
 	CHECK_STR(r.out, "started\n");
-	CHECK(r.elapsed_us >= 1500000 && r.elapsed_us < 4500000);
+	/* not before the timeout; long before the 1000 s sleeps would end
+	 * on their own (a bound with room for a loaded machine) */
+	CHECK(r.elapsed_us >= 1500000 && r.elapsed_us < 60000000);
 	printf("# timeout after %lld ms\n", (long long)r.elapsed_us / 1000);
 	sandbox_exec_result_release(&r);
 	CHECK_INT(procs_gone(host_procs_with, marker), 0);
@@ -870,7 +875,7 @@ test_timeout(void)
 		return;
 	CHECK_INT(sh(sb, cmd, 0, &r), 0);
 	CHECK_INT(r.timed_out, 1);
-	CHECK(r.elapsed_us < 3500000);
+	CHECK(r.elapsed_us >= 1000000 && r.elapsed_us < 60000000);
 	sandbox_exec_result_release(&r);
 	CHECK_INT(procs_gone(host_procs_with, marker), 0);
 	/* a command that returns leaves nothing behind either */
