@@ -601,6 +601,9 @@ struct run_opts {
 	const char	*invoke_from;	/* "service-api", "console", "cli" */
 	const char	*request_id;	/* the HTTP request's, or NULL: kept
 					 * in the run's record and trace */
+	const char	*workflow_id;	/* a published version to run, or
+					 * NULL: the latest (ENGINE_ENOTFOUND:
+					 * the app has no such version) */
 	/*
 	 * Called for every event, in order, one call at a time, from the
 	 * run's threads: ev is {event, task_id, workflow_run_id, data, ...}

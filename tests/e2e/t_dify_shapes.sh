@@ -328,3 +328,26 @@ svc "$KEY" PUT "/v1/conversations/$c/variables/nope" -H "$J" -d '{"user":"u","va
 is "$STATUS $(jqr .message)" "404 Conversation Variable Not Exists." "an unknown variable: 404"
 svc "$KEY" PUT "/v1/conversations/$c/variables/v-count" -H "$J" -d '{"user":"other","value":1}'
 is "$STATUS $(jqr .message)" "404 Conversation Not Exists." "another end user's conversation: 404"
+
+# ====== Routes: run one published version ======
+
+import_app "$TOP/tests/e2e/apps/publish.yml"
+req GET "$A/$APP/workflows/publish"
+V1=$(jqr .id)
+req GET "$A/$APP/workflows/draft"
+jq '{graph: (.graph | .nodes |= map(if .id == "t" then .data.template = "two {{ q }}" else . end)),
+    features, environment_variables, conversation_variables, hash}' <<<"$BODY" >"$T_DIR/save.json"
+req POST "$A/$APP/workflows/draft" -H "$J" --data-binary @"$T_DIR/save.json"
+req POST "$A/$APP/workflows/publish" -H "$J" -d '{}'
+run_v() { svc "$KEY" POST "$1" -H "$J" -d '{"inputs":{"q":"hi"},"user":"u","response_mode":"blocking"}'; }
+run_v /v1/workflows/run
+is "$(jqr .data.outputs.out)" "two hi" "/v1/workflows/run runs the latest version"
+# WorkflowRunByIdApi (service_api/app/workflow.py): the version asked for
+run_v "/v1/workflows/$V1/run"
+is "$STATUS $(jqr .data.outputs.out) $(jqr '.data.workflow_id == "'"$V1"'"')" "200 one hi true" \
+    "/v1/workflows/{workflow_id}/run runs that version"
+run_v /v1/workflows/00000000-0000-7000-8000-000000000000/run
+is "$STATUS $(jqr .message)" "404 Workflow not found with id: 00000000-0000-7000-8000-000000000000" \
+    "a version the app did not publish: 404"
+run_v /v1/workflows/not-a-uuid/run
+is "$STATUS $(jqr .code)" "400 bad_request" "an id that is no UUID: 400"
