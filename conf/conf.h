@@ -80,6 +80,10 @@ struct conf {
 					   the database, then 503 */
 	char	 secrets_key_file[1024]; /* the secrets key; "" = secret.key
 					   of the data directory */
+	/* /v1/audio-to-text and /v1/text-to-audio */
+	char	 audio_stt_model[256];	/* "provider#model" */
+	char	 audio_tts_model[256];	/* "provider#model" */
+	int64_t	 audio_max_upload;	/* bytes of one audio upload */
 	/* workflow runs (Dify's defaults) */
 	int	 workflow_max_steps;	/* node executions per run */
 	int	 workflow_max_time;	/* seconds per run */

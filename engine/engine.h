@@ -692,6 +692,9 @@ struct run_opts {
 	const char	*invoke_from;	/* "service-api", "console", "cli" */
 	const char	*request_id;	/* the HTTP request's, or NULL: kept
 					 * in the run's record and trace */
+	const char	*workflow_id;	/* a published version to run, or
+					 * NULL: the latest (ENGINE_ENOTFOUND:
+					 * the app has no such version) */
 	/*
 	 * Called for every event, in order, one call at a time, from the
 	 * run's threads: ev is {event, task_id, workflow_run_id, data, ...}
@@ -959,6 +962,28 @@ int	engine_conversation_autoname(struct engine *e, const char *app_id,
  */
 int	engine_message_suggested(struct engine *e, const char *app_id,
 	    const char *user, const char *msg_id, char *err, json_t **out);
+
+/* ====== Audio (engine/llm/audio.c) ====== */
+
+/*
+ * The transcript of audio[0..len) (of type mime) by model spec
+ * "provider#model" on its provider's OpenAI-compatible
+ * /audio/transcriptions: *out malloc'd. ENGINE_EINVAL (a spec that is no
+ * "provider#model", a provider not configured or without that API),
+ * ENGINE_EFETCH (the provider refused: err has its message), ENGINE_ENOMEM.
+ */
+int	llm_audio_transcribe(struct engine *e, const char *spec,
+	    const char *audio, size_t len, const char *mime, char *err,
+	    char **out);
+
+/*
+ * text spoken by model spec in voice (NULL or "": "alloy") through
+ * /audio/speech: *out (malloc'd) *outlen bytes of type mime (the
+ * provider's audio type, else audio/mpeg). Codes as llm_audio_transcribe.
+ */
+int	llm_audio_speech(struct engine *e, const char *spec, const char *text,
+	    const char *voice, char *err, char **out, size_t *outlen,
+	    char mime[64]);
 
 /* ====== Saved sandbox workspaces (workspace.c) ====== */
 

@@ -389,6 +389,7 @@ extern const struct route console_dsl_routes[];
 extern const struct route console_run_routes[];
 extern const struct route service_routes[];
 extern const struct route service_conv_routes[];
+extern const struct route service_audio_routes[];
 extern const struct route console_model_routes[];
 extern const struct route console_sandbox_routes[];
 extern const struct route console_workspace_routes[];

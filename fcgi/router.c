@@ -28,6 +28,8 @@ static const struct route *const route_tables[] = {
 	service_routes,
 	/* service API: conversations, messages, feedback */
 	service_conv_routes,
+	/* service API: audio-to-text, text-to-audio */
+	service_audio_routes,
 	console_admin_routes,
 	/* knowledge bases: datasets, documents, segments, retrieve */
 	console_dataset_routes,

@@ -61,10 +61,11 @@ iso_seconds(const char *s)
 
 /*
  * Runs the app of the key: chat is 0 for /v1/workflows/run, 1 for
- * /v1/chat-messages, 2 for /v1/completion-messages.
+ * /v1/chat-messages, 2 for /v1/completion-messages; version, for
+ * /v1/workflows/{workflow_id}/run, the published version to run.
  */
 static void
-run_app(struct req *r, int chat)
+run_app(struct req *r, int chat, const char *version)
 {
 	struct run_opts	 o;
 	struct run_slot	 slot = { NULL, 0, 0, 0 };
@@ -135,11 +136,15 @@ run_app(struct req *r, int chat)
 	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "service-api";
+	o.workflow_id = version;
 	if (run_admit(r, r->app_id, &o, &slot) != 0)
 		goto out;
 	if (streaming)
 		rc = sse_run(r, &o, err, &res);
-	else if ((rc = engine_run(r->eng, &o, err, &res)) != 0)
+	else if ((rc = engine_run(r->eng, &o, err, &res)) != 0 &&
+	    version != NULL && rc == ENGINE_ENOTFOUND)
+		resp_error(r, 404, "not_found", "%s", err);
+	else if (rc != 0)
 		resp_engine_error(r, rc, err, "app or conversation");
 	if (rc != 0)
 		goto out;
@@ -153,19 +158,36 @@ out:
 static void
 h_workflow_run(struct req *r)
 {
-	run_app(r, 0);
+	run_app(r, 0, NULL);
+}
+
+/*
+ * POST /v1/workflows/{workflow_id}/run: Dify's WorkflowRunByIdApi
+ * (api/controllers/service_api/app/workflow.py) runs that published
+ * version: an id that is no UUID is 400 bad_request, one the app did not
+ * publish 404 "Workflow not found with id: ..." (AppGenerateService).
+ */
+static void
+h_workflow_run_version(struct req *r)
+{
+	if (engine_uuid_check(r->captures[0]) != 0) {
+		resp_error(r, 400, "bad_request", "Invalid workflow_id format: "
+		    "'%.64s'. ", r->captures[0]);
+		return;
+	}
+	run_app(r, 0, r->captures[0]);
 }
 
 static void
 h_chat(struct req *r)
 {
-	run_app(r, 1);
+	run_app(r, 1, NULL);
 }
 
 static void
 h_completion(struct req *r)
 {
-	run_app(r, 2);
+	run_app(r, 2, NULL);
 }
 
 /*
@@ -644,6 +666,7 @@ const struct route service_routes[] = {
 	{ "POST", "/v1/files/upload", h_upload, AUTH_APP },
 	{ "GET", "/v1/files/{}/preview", h_file_preview, AUTH_APP },
 	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP },
+	{ "POST", "/v1/workflows/{}/run", h_workflow_run_version, AUTH_APP },
 	{ "POST", "/v1/chat-messages", h_chat, AUTH_APP },
 	{ "POST", "/v1/completion-messages", h_completion, AUTH_APP },
 	{ "POST", "/v1/completion-messages/{}/stop", h_stop_completion,

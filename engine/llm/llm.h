@@ -187,8 +187,9 @@ const char *llm_provider_name(const char *dsl_provider, char *buf,
  * Finds the entry that serves model of dsl_provider: a stored entry of
  * that name, else a built-in default the environment configures (openai
  * with OPENAI_API_KEY or OPENAI_BASE_URL, anthropic, deepseek, ...; ollama
- * always), else the catch-all entry "*" (stored, or llm.base_url). An
- * entry with a models list serves only those. Returns 0 with *out filled
+ * with OLLAMA_*), else the catch-all entry "*" (stored, or llm.base_url). An
+ * entry with a models list serves only those. Without a catch-all,
+ * ollama is its local default address. Returns 0 with *out filled
  * (llm_endpoint_release), or ENGINE_EINVAL with err saying what to
  * configure, ENGINE_ESTORE, ENGINE_ENOMEM.
  */

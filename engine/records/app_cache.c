@@ -28,6 +28,7 @@
  * makes every entry compare its bytes again once. LMDB keeps none (its
  * reads cost no round trip) and compares bytes every time.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,9 +245,9 @@ fail:
 	return NULL;
 }
 
-int
-app_cache_get(struct engine *e, const char *id, int draft, json_t **out,
-    int *sealed)
+static int
+cache_get(struct engine *e, const char *id, int draft, const char *want,
+    json_t **out, int *sealed)
 {
 	struct app_cache	*c = e->apps;
 	struct store_txn	*t = NULL;
@@ -285,10 +286,16 @@ app_cache_get(struct engine *e, const char *id, int draft, json_t **out,
 		return engine_from_store(rc);
 	if ((rc = store_get(t, STORE_DB_APPS, id, 36, &rec, &rec_len)) != 0)
 		goto out;
-	/* the latest published version, else the draft */
-	rc = draft ? STORE_ENOTFOUND : versions_latest(t, id, vid, &src,
-	    &src_len);
-	if (rc == STORE_ENOTFOUND) {
+	/* the version asked for; or the latest published one, else the
+	 * draft */
+	if (want != NULL) {
+		if ((rc = versions_get(t, id, want, &src, &src_len)) != 0)
+			goto out;
+		snprintf(vid, sizeof(vid), "%s", want);
+	} else
+		rc = draft ? STORE_ENOTFOUND : versions_latest(t, id, vid,
+		    &src, &src_len);
+	if (rc == STORE_ENOTFOUND && want == NULL) {
 		vid[0] = '\0';
 		rc = store_get(t, STORE_DB_DRAFTS, id, 36, &src, &src_len);
 	}
@@ -340,6 +347,20 @@ out:
 	}
 	*out = app;
 	return 0;
+}
+
+int
+app_cache_get(struct engine *e, const char *id, int draft, json_t **out,
+    int *sealed)
+{
+	return cache_get(e, id, draft, NULL, out, sealed);
+}
+
+int
+app_cache_get_version(struct engine *e, const char *id, const char *vid,
+    json_t **out, int *sealed)
+{
+	return cache_get(e, id, 0, vid, out, sealed);
 }
 
 int

@@ -55,6 +55,9 @@ int	blob_read_alone(struct engine *e, const char *sum, uint64_t off,
  */
 int	app_cache_get(struct engine *e, const char *id, int draft,
 	    json_t **out, int *sealed);
+/* The same for published version vid (ENGINE_ENOTFOUND: no such one). */
+int	app_cache_get_version(struct engine *e, const char *id,
+	    const char *vid, json_t **out, int *sealed);
 int	app_cache_init(struct engine *e);
 void	app_cache_fini(struct engine *e);
 
@@ -81,6 +84,11 @@ struct graph *app_cache_graph(struct engine *e, const json_t *app);
  * stored record into *val (valid until t ends). STORE_ENOTFOUND: none.
  */
 int	versions_latest(struct store_txn *t, const char *app_id, char vid[37],
+	    const void **val, size_t *len);
+
+/* Published version vid of app_id in t, as versions_latest; STORE_ENOTFOUND
+ * for none (or a vid that is no UUID). */
+int	versions_get(struct store_txn *t, const char *app_id, const char *vid,
 	    const void **val, size_t *len);
 
 /*

@@ -93,6 +93,18 @@ versions_latest(struct store_txn *t, const char *app_id, char vid[37],
 	return rc;
 }
 
+int
+versions_get(struct store_txn *t, const char *app_id, const char *vid,
+    const void **val, size_t *len)
+{
+	char key[VER_KEY_MAX];
+
+	if (engine_uuid_check(vid) != 0)
+		return STORE_ENOTFOUND;
+	ver_key(key, app_id, vid);
+	return store_get(t, STORE_DB_VERSIONS, key, strlen(key), val, len);
+}
+
 /* The keys of app_id's versions, oldest first, into *out (a new array). */
 static int
 version_keys(struct store_txn *t, const char *app_id, json_t **out)

@@ -732,9 +732,15 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	r.lim.max_threads = e->conf->workflow_max_threads;
 	/* the console's test runs run the draft; the others what the app
 	 * published last (or its draft, never published) */
-	if ((rc = app_cache_get(e, o->app_id, o->invoke_from != NULL &&
-	    strcmp(o->invoke_from, "debugger") == 0, &app, &sealed)) != 0)
+	if ((rc = o->workflow_id != NULL ? app_cache_get_version(e, o->app_id,
+	    o->workflow_id, &app, &sealed) : app_cache_get(e, o->app_id,
+	    o->invoke_from != NULL && strcmp(o->invoke_from, "debugger") == 0,
+	    &app, &sealed)) != 0) {
+		if (rc == ENGINE_ENOTFOUND && o->workflow_id != NULL)
+			snprintf(err, ENGINE_ERRMAX, "Workflow not found with "
+			    "id: %.40s", o->workflow_id);
 		goto out;
+	}
 	if (sealed) {
 		/* opening its secrets below changes it: this run's own copy */
 		json_t *own = json_deep_copy(app);

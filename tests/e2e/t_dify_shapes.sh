@@ -5,6 +5,8 @@
 . "$(dirname "$0")/lib.sh"
 
 unset OLLAMA_BASE_URL OLLAMA_API_KEY
+export FLOWCGI_AUDIO_SPEECH_TO_TEXT_MODEL='fakeaudio#whisper-1'
+export FLOWCGI_AUDIO_TEXT_TO_SPEECH_MODEL='fakeaudio#tts-1'
 start_llm_front || exit 1
 ev() { sed -n 's/^data: //p' "$1"; }
 keys() { jq -c 'keys' 2>/dev/null; }	# an event's sorted field names
@@ -328,3 +330,79 @@ svc "$KEY" PUT "/v1/conversations/$c/variables/nope" -H "$J" -d '{"user":"u","va
 is "$STATUS $(jqr .message)" "404 Conversation Variable Not Exists." "an unknown variable: 404"
 svc "$KEY" PUT "/v1/conversations/$c/variables/v-count" -H "$J" -d '{"user":"other","value":1}'
 is "$STATUS $(jqr .message)" "404 Conversation Not Exists." "another end user's conversation: 404"
+
+# ====== Routes: run one published version ======
+
+import_app "$TOP/tests/e2e/apps/publish.yml"
+req GET "$A/$APP/workflows/publish"
+V1=$(jqr .id)
+req GET "$A/$APP/workflows/draft"
+jq '{graph: (.graph | .nodes |= map(if .id == "t" then .data.template = "two {{ q }}" else . end)),
+    features, environment_variables, conversation_variables, hash}' <<<"$BODY" >"$T_DIR/save.json"
+req POST "$A/$APP/workflows/draft" -H "$J" --data-binary @"$T_DIR/save.json"
+req POST "$A/$APP/workflows/publish" -H "$J" -d '{}'
+run_v() { svc "$KEY" POST "$1" -H "$J" -d '{"inputs":{"q":"hi"},"user":"u","response_mode":"blocking"}'; }
+run_v /v1/workflows/run
+is "$(jqr .data.outputs.out)" "two hi" "/v1/workflows/run runs the latest version"
+# WorkflowRunByIdApi (service_api/app/workflow.py): the version asked for
+run_v "/v1/workflows/$V1/run"
+is "$STATUS $(jqr .data.outputs.out) $(jqr '.data.workflow_id == "'"$V1"'"')" "200 one hi true" \
+    "/v1/workflows/{workflow_id}/run runs that version"
+run_v /v1/workflows/00000000-0000-7000-8000-000000000000/run
+is "$STATUS $(jqr .message)" "404 Workflow not found with id: 00000000-0000-7000-8000-000000000000" \
+    "a version the app did not publish: 404"
+run_v /v1/workflows/not-a-uuid/run
+is "$STATUS $(jqr .code)" "400 bad_request" "an id that is no UUID: 400"
+
+# ====== Routes: audio ======
+
+start_fake audio AUD
+req POST /console/api/workspaces/current/model-providers/fakeaudio -H "$J" \
+    -d "{\"base_url\":\"$AUD/v1\",\"api_key\":\"sk-audio\",\"models\":[\"whisper-1\",\"tts-1\"]}"
+printf 'ID3fake-mp3-bytes' >"$T_DIR/in.mp3"
+stt() { curl -sS -o "$T_DIR/stt.json" -w '%{http_code}' -H "Authorization: Bearer $KEY" \
+    -F "file=@$T_DIR/in.mp3;type=$1" -F user=u "$BASE/v1/audio-to-text"; }
+# AudioService.transcript_asr: the app's speech_to_text feature first
+is "$(stt audio/mpeg) $(jq -r .message "$T_DIR/stt.json")" "400 Speech to text is not enabled" \
+    "audio-to-text on an app without the feature: Dify's 400"
+cat >"$T_DIR/au.yml" <<'YML'
+app: {mode: advanced-chat, name: Audio}
+kind: app
+version: 0.6.0
+workflow:
+  features:
+    speech_to_text: {enabled: true}
+    text_to_speech: {enabled: true, voice: nova, language: en-US}
+  graph:
+    edges:
+    - {id: e1, source: start, target: answer}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: answer
+      data: {type: answer, title: Answer, answer: 'Spoken answer'}
+YML
+import_app "$T_DIR/au.yml"
+# service_api/app/audio.py AudioApi: {"text": ...}
+is "$(stt audio/mpeg) $(jq -c . "$T_DIR/stt.json")" '200 {"text":"hello from the fake"}' \
+    "audio-to-text: Dify's {text} from the provider's /audio/transcriptions"
+is "$(curl -s "$AUD/_requests" | jq -r '.[-1] | .path + " " + .headers.authorization')" \
+    "/v1/audio/transcriptions Bearer sk-audio" "... with the provider's key"
+is "$(stt text/plain) $(jq -r .code "$T_DIR/stt.json")" "415 unsupported_audio_type" \
+    "a file that is no audio: 415 unsupported_audio_type"
+is "$(curl -sS -o "$T_DIR/stt.json" -w '%{http_code}' -H "Authorization: Bearer $KEY" -F user=u \
+    "$BASE/v1/audio-to-text") $(jq -r .code "$T_DIR/stt.json")" "400 no_audio_uploaded" \
+    "no file: 400 no_audio_uploaded"
+# TextApi: the audio itself, the app's voice when none is asked
+code=$(curl -sS -o "$T_DIR/out.mp3" -D "$T_DIR/tts.h" -w '%{http_code}' -H "Authorization: Bearer $KEY" \
+    -H "$J" -d '{"text":"Say this","user":"u"}' "$BASE/v1/text-to-audio")
+is "$code $(grep -i '^content-type' "$T_DIR/tts.h" | tr -d '\r' | cut -d' ' -f2) $(head -c 3 "$T_DIR/out.mp3")" \
+    "200 audio/mpeg ID3" "text-to-audio: the provider's audio"
+is "$(curl -s "$AUD/_requests" | jq -r '.[-1].body_b64' | base64 -d | jq -c .)" \
+    '{"model":"tts-1","input":"Say this","voice":"nova","response_format":"mp3"}' \
+    "... asked of /audio/speech with the app's voice"
+m=$(chat '{"inputs":{},"query":"hi","user":"u"}' | jq -r .message_id)
+curl -sS -o /dev/null -H "Authorization: Bearer $KEY" -H "$J" \
+    -d "{\"message_id\":\"$m\",\"voice\":\"echo\",\"user\":\"u\"}" "$BASE/v1/text-to-audio"
+is "$(curl -s "$AUD/_requests" | jq -r '.[-1].body_b64' | base64 -d | jq -r '.input + " " + .voice')" \
+    "Spoken answer echo" "text-to-audio of a message speaks its answer"
