@@ -146,6 +146,8 @@ struct conf {
 	int64_t	 kb_max_document;	/* bytes of one document's text */
 	int	 kb_max_segments;	/* chunks of one document */
 	int	 kb_max_query;		/* characters of a retrieve query */
+	int	 kb_embed_batch;	/* texts per embeddings request */
+	int	 kb_embed_retries;	/* retries of a transient answer */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 code_python_paths[2048]; /* folders for PYTHONPATH, comma-separated */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */

@@ -29,6 +29,7 @@
 #define KB_DOC	"kb.doc/"
 #define KB_SEG	"kb.seg/"
 #define KB_KEY	"kb.key/"
+#define KB_VEC	"kb.vec/"
 #define KB_KEYS_MAX	10	/* Dify's limit of dataset keys */
 #define KB_BATCH	256	/* segments per indexing write */
 #define KB_NAME_MAX	40
@@ -139,6 +140,10 @@ struct kb_ops {
 	const char	*text;
 	size_t		 text_len;
 	const char	*text_into;
+	/* vectors: nvec of dim floats at vecs, under vec_keys[i] */
+	const float	*vecs;
+	size_t		 nvec, dim;
+	char		(*vec_keys)[160];
 };
 
 static int
@@ -224,6 +229,11 @@ kb_ops_fn(struct store_txn *t, void *arg)
 	}
 	json_object_foreach(o->puts, k, x)
 		if ((rc = store_put_json(t, STORE_DB_SETTINGS, k, x, 0)) != 0)
+			goto out;
+	for (i = 0; i < o->nvec; i++)
+		if ((rc = store_put(t, STORE_DB_SETTINGS, o->vec_keys[i],
+		    strlen(o->vec_keys[i]), o->vecs + i * o->dim, o->dim *
+		    sizeof(float), 0)) != 0)
 			goto out;
 	json_array_foreach(o->unref, i, x)
 		json_array_append(unref, x);
@@ -390,13 +400,19 @@ kb_indexer_stop(struct engine *e)
 /* Sets members of document doc (must exist) from the object set. */
 static int
 doc_update(struct engine *e, const char *dkey, const json_t *set,
-    const json_t *seg_puts, const char *seg_prefix)
+    const json_t *seg_puts, const char *seg_prefix, const struct kb_ops *vec)
 {
 	struct kb_ops	 o;
 	json_t		*d = NULL;
 	int		 rc;
 
 	memset(&o, 0, sizeof(o));
+	if (vec != NULL) {
+		o.vecs = vec->vecs;
+		o.nvec = vec->nvec;
+		o.dim = vec->dim;
+		o.vec_keys = vec->vec_keys;
+	}
 	if ((rc = kb_load(e, dkey, &d)) != 0)
 		return rc;
 	o.require[0] = dkey;
@@ -407,7 +423,8 @@ doc_update(struct engine *e, const char *dkey, const json_t *set,
 		goto out;
 	if (seg_prefix != NULL && ((o.del_prefix = json_array()) == NULL ||
 	    json_array_append_new(o.del_prefix, json_string(seg_prefix)) !=
-	    0))
+	    0 || json_array_append_new(o.del_prefix, json_pack("s+",
+	    KB_VEC, seg_prefix + strlen(KB_SEG))) != 0))
 		goto out;
 	rc = kb_apply(e, &o);
 out:
@@ -448,6 +465,67 @@ seg_key(char *buf, size_t n, const char *ds, const char *doc, int pos)
 }
 
 /*
+ * The vectors of the segments of puts (key -> segment) when ds is a
+ * high_quality dataset (ds NULL: none), into v (free v->vecs and
+ * v->vec_keys). 0, or kb_embed's error in err.
+ */
+static int
+seg_vectors(struct engine *e, const json_t *ds, const json_t *puts,
+    char *err, struct kb_ops *v)
+{
+	const char	**texts = NULL, *k;
+	float		 *vecs = NULL;
+	json_t		 *x;
+	size_t		  n = 0, dim = 0;
+	int		  rc = ENGINE_ENOMEM;
+
+	memset(v, 0, sizeof(*v));
+	if (ds == NULL || json_object_size(puts) == 0)
+		return 0;
+	if ((texts = calloc(json_object_size(puts), sizeof(*texts))) == NULL ||
+	    (v->vec_keys = calloc(json_object_size(puts),
+	    sizeof(*v->vec_keys))) == NULL)
+		goto out;
+	json_object_foreach((json_t *)puts, k, x) {
+		texts[n] = json_string_value(json_object_get(x, "content"));
+		snprintf(v->vec_keys[n], sizeof(v->vec_keys[n]), KB_VEC "%s",
+		    k + strlen(KB_SEG));
+		n++;
+	}
+	if ((rc = kb_embed(e, json_string_value(json_object_get(ds,
+	    "embedding_model_provider")), json_string_value(json_object_get(ds,
+	    "embedding_model")), texts, n, err, &vecs, &dim)) != 0)
+		goto out;
+	v->vecs = vecs;
+	v->nvec = n;
+	v->dim = dim;
+out:
+	free(texts);
+	if (rc != 0) {
+		free(v->vec_keys);
+		v->vec_keys = NULL;
+	}
+	return rc;
+}
+
+/* One batch of the indexer: the segments of puts, their vectors, the
+ * document's progress in set. */
+static int
+batch_write(struct engine *e, const json_t *ds_hq, const char *dkey,
+    const json_t *set, const json_t *puts, char *err)
+{
+	struct kb_ops	v;
+	int		rc;
+
+	if ((rc = seg_vectors(e, ds_hq, puts, err, &v)) != 0)
+		return rc;
+	rc = doc_update(e, dkey, set, puts, NULL, &v);
+	free((void *)v.vecs);
+	free(v.vec_keys);
+	return rc == ENGINE_EFETCH || rc == ENGINE_EINVAL ? ENGINE_ESTORE : rc;
+}
+
+/*
  * Indexes one document: cleans and splits its text by its process rule,
  * writes its segments KB_BATCH at a time, then marks it completed (or
  * error, with the reason). A document deleted meanwhile stops it.
@@ -455,7 +533,7 @@ seg_key(char *buf, size_t n, const char *ds, const char *doc, int pos)
 static void
 kb_index(struct engine *e, const char *ds, const char *doc)
 {
-	char		 dkey[128], sprefix[128], skey[160], err[256] = "";
+	char		 dkey[128], sprefix[128], skey[160], err[ENGINE_ERRMAX] = "";
 	json_t		*d = NULL, *rule, *chunks = NULL, *set = NULL, *puts = NULL;
 	json_t		*c;
 	char		*text = NULL, *clean = NULL;
@@ -463,9 +541,16 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 	struct store_txn *t = NULL;
 	const char	*st, *hex;
 	int64_t		 words = 0, toks = 0;
+	json_t		*ds_hq = NULL;
 	int		 rc;
 
 	snprintf(dkey, sizeof(dkey), KB_DOC "%s/%s", ds, doc);
+	ds_hq = kb_dataset_load(e, ds);
+	if (ds_hq != NULL && !record_field_is(ds_hq, "indexing_technique",
+	    "high_quality")) {
+		json_decref(ds_hq);
+		ds_hq = NULL;
+	}
 	snprintf(sprefix, sizeof(sprefix), KB_SEG "%s/%s/", ds, doc);
 	if ((rc = store_read_begin(e->store, &t)) != 0)
 		return;
@@ -483,7 +568,7 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 	set = json_pack("{s:s,s:I,s:i}", "indexing_status", "indexing",
 	    "processing_started_at", (json_int_t)engine_now(),
 	    "completed_segments", 0);
-	if (set == NULL || doc_update(e, dkey, set, NULL, sprefix) != 0)
+	if (set == NULL || doc_update(e, dkey, set, NULL, sprefix, NULL) != 0)
 		goto out;
 	rule = json_object_get(d, "_rule");
 	clean = kb_clean(text, json_is_true(json_object_get(rule,
@@ -526,8 +611,12 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 			set = json_pack("{s:I}", "completed_segments",
 			    (json_int_t)(i + 1));
 			/* the document gone: stop */
-			if (set == NULL || doc_update(e, dkey, set, puts,
-			    NULL) != 0)
+			if (set == NULL)
+				goto out;
+			if ((rc = batch_write(e, ds_hq, dkey, set, puts,
+			    err)) == ENGINE_EFETCH || rc == ENGINE_EINVAL)
+				goto fail;
+			if (rc != 0)
 				goto out;
 			json_decref(puts);
 			puts = NULL;
@@ -543,15 +632,16 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 	    "total_segments", (json_int_t)json_array_size(chunks),
 	    "completed_segments", (json_int_t)json_array_size(chunks));
 	if (set != NULL)
-		doc_update(e, dkey, set, NULL, NULL);
+		doc_update(e, dkey, set, NULL, NULL, NULL);
 	goto out;
 fail:
 	json_decref(set);
 	set = json_pack("{s:s,s:s,s:I}", "indexing_status", "error", "error",
 	    err, "stopped_at", (json_int_t)engine_now());
 	if (set != NULL)
-		doc_update(e, dkey, set, NULL, sprefix);
+		doc_update(e, dkey, set, NULL, sprefix, NULL);
 out:
+	json_decref(ds_hq);
 	json_decref(d);
 	json_decref(set);
 	json_decref(puts);
@@ -691,8 +781,7 @@ default_retrieval(const char *technique)
 	    "score_threshold");
 }
 
-/* The technique named in in, checked: "economy" is what this server
- * indexes; high_quality needs embeddings it does not compute yet. */
+/* The technique named in in, checked. */
 static int
 technique_check(const json_t *v, char *err)
 {
@@ -704,10 +793,34 @@ technique_check(const json_t *v, char *err)
 	    strcmp(s, "high_quality") != 0))
 		return engine_invalid(err, "indexing_technique must be "
 		    "high_quality or economy");
-	if (strcmp(s, "high_quality") == 0)
-		return engine_invalid(err, "indexing_technique high_quality "
-		    "needs an embedding model, which this server does not "
-		    "call yet: use economy (keyword index)");
+	return 0;
+}
+
+/*
+ * A high_quality dataset's embedding model: in's embedding_model and
+ * embedding_model_provider, else what it has, else Dify's usual
+ * text-embedding-3-small of openai (a model provider entry serves it).
+ */
+static int
+embedding_set(json_t *ds, const json_t *in)
+{
+	const char *m = json_string_value(json_object_get(in,
+	    "embedding_model"));
+	const char *p = json_string_value(json_object_get(in,
+	    "embedding_model_provider"));
+
+	if (!record_field_is(ds, "indexing_technique", "high_quality"))
+		return 0;
+	if (m == NULL)
+		m = json_string_value(json_object_get(ds, "embedding_model"));
+	if (p == NULL)
+		p = json_string_value(json_object_get(ds,
+		    "embedding_model_provider"));
+	if (json_object_set_new(ds, "embedding_model", json_string(m ? m :
+	    "text-embedding-3-small")) != 0 ||
+	    json_object_set_new(ds, "embedding_model_provider", json_string(p ?
+	    p : "openai")) != 0)
+		return -1;
 	return 0;
 }
 
@@ -835,7 +948,8 @@ engine_kb_dataset_create(struct engine *e, const json_t *in, char *err,
 	    "doc_metadata", "built_in_field_enabled", 0, "enable_api", 1,
 	    "chunk_structure");
 	rc = ENGINE_ENOMEM;
-	if (ds == NULL || (o.puts = json_object()) == NULL ||
+	if (ds == NULL || embedding_set(ds, in) != 0 ||
+	    (o.puts = json_object()) == NULL ||
 	    json_object_set(o.puts, key, ds) != 0)
 		goto out;
 	if ((rc = kb_apply(e, &o)) != 0)
@@ -995,6 +1109,8 @@ engine_kb_dataset_update(struct engine *e, const char *id, const json_t *in,
 	if (json_is_string(v = json_object_get(in, "indexing_technique")) &&
 	    json_object_set(ds, "indexing_technique", v) != 0)
 		goto out;
+	if (embedding_set(ds, in) != 0)
+		goto out;
 	if (json_is_object(v = json_object_get(in, "retrieval_model")) &&
 	    json_object_set(ds, "retrieval_model_dict", v) != 0)
 		goto out;
@@ -1030,7 +1146,8 @@ engine_kb_dataset_delete(struct engine *e, const char *id, char *err)
 	snprintf(key, sizeof(key), KB_DS "%s", id);
 	snprintf(p1, sizeof(p1), KB_DOC "%s/", id);
 	snprintf(p2, sizeof(p2), KB_SEG "%s/", id);
-	if ((o.del_prefix = json_pack("[s,s]", p1, p2)) == NULL ||
+	if ((o.del_prefix = json_pack("[s,s,s+]", p1, p2, KB_VEC, p2 +
+	    strlen(KB_SEG))) == NULL ||
 	    (o.dels = json_pack("[s]", key)) == NULL)
 		rc = ENGINE_ENOMEM;
 	else
@@ -1220,6 +1337,7 @@ engine_kb_document_create_text(struct engine *e, const char *ds_id,
 		if (json_object_set(ds, "indexing_technique", (json_t *)tech) !=
 		    0 || json_object_set_new(ds, "retrieval_model_dict",
 		    default_retrieval(json_string_value(tech))) != 0 ||
+		    embedding_set(ds, in) != 0 ||
 		    json_object_set(o.puts, dskey, ds) != 0)
 			goto out;
 	}
@@ -1326,7 +1444,8 @@ engine_kb_document_delete(struct engine *e, const char *ds_id,
 	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds_id, doc_id);
 	/* the document's key is a prefix of none other: it goes with its
 	 * blob through del_prefix */
-	if ((o.del_prefix = json_pack("[s,s]", key, prefix)) == NULL)
+	if ((o.del_prefix = json_pack("[s,s,s+]", key, prefix, KB_VEC,
+	    prefix + strlen(KB_SEG))) == NULL)
 		rc = ENGINE_ENOMEM;
 	else
 		rc = kb_apply(e, &o);
@@ -1383,6 +1502,38 @@ out:
 	json_decref(all);
 	json_decref(data);
 	return rc;
+}
+
+/* The vectors of o->puts' segments for a high_quality dataset ds_id,
+ * into o (kb_vec_free frees them). */
+static int
+ops_vectors(struct engine *e, const char *ds_id, struct kb_ops *o,
+    char *err)
+{
+	json_t		*ds = kb_dataset_load(e, ds_id);
+	struct kb_ops	 v;
+	int		 rc = 0;
+
+	if (ds != NULL && record_field_is(ds, "indexing_technique",
+	    "high_quality")) {
+		if ((rc = seg_vectors(e, ds, o->puts, err, &v)) == 0) {
+			o->vecs = v.vecs;
+			o->nvec = v.nvec;
+			o->dim = v.dim;
+			o->vec_keys = v.vec_keys;
+		}
+	}
+	json_decref(ds);
+	return rc;
+}
+
+static void
+kb_vec_free(struct kb_ops *o)
+{
+	free((void *)o->vecs);
+	free(o->vec_keys);
+	o->vecs = NULL;
+	o->vec_keys = NULL;
 }
 
 /* ====== Segments ====== */
@@ -1481,7 +1632,8 @@ engine_kb_segment_add(struct engine *e, const char *ds_id,
 			goto out;
 	}
 	o.require[0] = dkey;
-	if ((rc = kb_apply(e, &o)) != 0)
+	if ((rc = ops_vectors(e, ds_id, &o, err)) != 0 ||
+	    (rc = kb_apply(e, &o)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((*out = json_pack("{s:O,s:O}", "data", data, "doc_form",
@@ -1491,6 +1643,7 @@ out:
 	json_decref(d);
 	json_decref(all);
 	json_decref(data);
+	kb_vec_free(&o);
 	kb_ops_free(&o);
 	return rc;
 }
@@ -1582,7 +1735,9 @@ engine_kb_segment_update(struct engine *e, const char *ds_id,
 	if ((o.puts = json_object()) == NULL ||
 	    json_object_set(o.puts, key, s) != 0)
 		goto out;
-	if ((rc = kb_apply(e, &o)) != 0)
+	if ((json_object_get(u, "content") != NULL &&
+	    (rc = ops_vectors(e, ds_id, &o, err)) != 0) ||
+	    (rc = kb_apply(e, &o)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((*out = json_pack("{s:o,s:s}", "data", kb_public(s), "doc_form",
@@ -1591,6 +1746,7 @@ engine_kb_segment_update(struct engine *e, const char *ds_id,
 out:
 	json_decref(s);
 	json_decref(d);
+	kb_vec_free(&o);
 	kb_ops_free(&o);
 	return rc;
 }
@@ -1608,7 +1764,8 @@ engine_kb_segment_delete(struct engine *e, const char *ds_id,
 	if ((rc = seg_find(e, ds_id, doc_id, seg_id, err, key, &s)) != 0)
 		return rc;
 	json_decref(s);
-	if ((o.dels = json_pack("[s]", key)) == NULL)
+	if ((o.dels = json_pack("[s,s+]", key, KB_VEC, key +
+	    strlen(KB_SEG))) == NULL)
 		rc = ENGINE_ENOMEM;
 	else
 		rc = kb_apply(e, &o);
@@ -1623,7 +1780,8 @@ engine_kb_retrieve(struct engine *e, const char *ds_id, const json_t *in,
     char *err, json_t **out)
 {
 	const char	*q = json_string_value(json_object_get(in, "query"));
-	json_t		*ds = NULL, *rm, *hits = NULL, *recs = NULL, *h, *seg;
+	json_t		*ds = NULL, *rm, *search, *hits = NULL, *recs = NULL;
+	json_t		*h, *seg;
 	json_t		*doc, *rec;
 	double		 th = 0;
 	size_t		 i;
@@ -1643,16 +1801,19 @@ engine_kb_retrieve(struct engine *e, const char *ds_id, const json_t *in,
 		    "(knowledge.max_query).", e->conf->kb_max_query);
 		goto out;
 	}
+	/* the request's retrieval_model, else the dataset's */
 	rm = json_object_get(in, "retrieval_model");
 	if (!json_is_object(rm))
 		rm = json_object_get(ds, "retrieval_model_dict");
+	search = json_is_string(json_object_get(rm, "search_method")) ? rm :
+	    json_object_get(ds, "retrieval_model_dict");
 	if (json_integer_value(json_object_get(rm, "top_k")) > 0)
 		top_k = (int)json_integer_value(json_object_get(rm, "top_k"));
 	if (top_k > 100)
 		top_k = 100;
 	if (json_is_true(json_object_get(rm, "score_threshold_enabled")))
 		th = json_number_value(json_object_get(rm, "score_threshold"));
-	if ((rc = kb_search(e, ds_id, q, top_k, th, err, &hits)) != 0)
+	if ((rc = kb_search(e, ds_id, q, search, top_k, th, err, &hits)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((recs = json_array()) == NULL)

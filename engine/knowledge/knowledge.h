@@ -49,20 +49,40 @@ char	*kb_clean(const char *text, int extra_spaces, int urls_emails);
 int	kb_split(const char *text, const char *fixed, int max_tokens,
 	    int overlap, size_t max_chunks, json_t **out);
 
+/* ====== Embeddings (embed.c) ====== */
+
+/*
+ * The L2-normalised embeddings of texts[0..n) by model of provider (a
+ * model provider entry), knowledge.embed_batch texts a request: *out is
+ * n * *dim floats the caller frees. ENGINE_EFETCH (err: the status and
+ * body) or ENGINE_EINVAL (no such provider).
+ */
+int	kb_embed(struct engine *e, const char *provider, const char *model,
+	    const char *const *texts, size_t n, char *err, float **out,
+	    size_t *dim);
+
 /* ====== Search (search.c) ====== */
 
 /*
- * The best top_k segments of local dataset ds_id for query by BM25 over
- * the tokens of kb_tokens (k1 1.2, b 0.75), from the enabled segments of
- * completed, enabled, unarchived documents. score is BM25 divided by the
- * best any segment could score for this query (every term, short), so it
- * lies in [0, 1) and threshold compares with it; hits at or below it and
- * those matching no term are left out. *out = [{score, segment, document,
- * dataset}] best first (a new reference; records as stored, without their
- * "_" members). ENGINE_ENOTFOUND: no such dataset.
+ * The best top_k segments of local dataset ds_id for query, from the
+ * enabled segments of completed, enabled, unarchived documents, by the
+ * search_method of rm (NULL: the dataset's retrieval_model_dict; economy
+ * datasets always keyword_search, as Dify):
+ *  - keyword_search, full_text_search: BM25 over the tokens of kb_tokens
+ *    (k1 1.2, b 0.75) divided by the best any segment could score for
+ *    this query (every term, short), so it lies in [0, 1);
+ *  - semantic_search: the cosine of the query's embedding with each
+ *    segment's, exactly (every vector);
+ *  - hybrid_search: rm.weights' vector_weight * cosine + keyword_weight *
+ *    the keyword score (0.7 and 0.3 when absent).
+ * Hits scoring at or below a positive threshold are left out, and so are
+ * keyword hits matching no term. *out = [{score, segment, document,
+ * dataset}] best first (a new reference; segments without their "_"
+ * members). ENGINE_ENOTFOUND: no such dataset; kb_embed's errors.
  */
 int	kb_search(struct engine *e, const char *ds_id, const char *query,
-	    int top_k, double threshold, char *err, json_t **out);
+	    const json_t *rm, int top_k, double threshold, char *err,
+	    json_t **out);
 
 /* 1 when ds_id is a dataset of this server (0 when not or on error). */
 int	kb_dataset_exists(struct engine *e, const char *ds_id);

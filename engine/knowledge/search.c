@@ -1,9 +1,11 @@
 /*
- * search.c — keyword search over a local dataset: BM25 computed at query
- * time over the dataset's segments with the tokens of chunk.c (CJK code
- * points and their pairs, words), so that no index has to be kept in step
- * with edits; the cost is a pass over the dataset's segments per query
- * (docs/knowledge.md has the figures).
+ * search.c — search over a local dataset: BM25 computed at query time
+ * over the dataset's segments with the tokens of chunk.c (CJK code points
+ * and their pairs, words), so that no index has to be kept in step with
+ * edits; exact vector search (brute force over the L2-normalised float
+ * vectors of a high_quality dataset: cosine is a dot product); hybrid as
+ * Dify's weighted_score, vector_weight * cosine + keyword_weight * the
+ * keyword score. docs/knowledge.md has the figures.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -66,8 +68,38 @@ struct cand {
 	const char	*doc;		/* its document id (in seg) */
 	unsigned	 tf[Q_TERMS_MAX];
 	size_t		 len;
-	double		 score;
+	double		 kw, vec, score;
+	char		 key[128];	/* <dataset>/<document>/<position> */
 };
+
+struct vhit {
+	char	key[128];
+	double	cos;
+};
+
+static int
+by_cos(const void *a, const void *b)
+{
+	const struct vhit *x = a, *y = b;
+
+	return x->cos < y->cos ? 1 : x->cos > y->cos ? -1 : 0;
+}
+
+/* Grows the candidates by one; NULL when out of memory. */
+static struct cand *
+cand_new(struct cand **c, size_t *nc, size_t *cap)
+{
+	struct cand *n2;
+
+	if (*nc == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		if ((n2 = realloc(*c, *cap * sizeof(**c))) == NULL)
+			return NULL;
+		*c = n2;
+	}
+	memset(&(*c)[*nc], 0, sizeof(**c));
+	return &(*c)[(*nc)++];
+}
 
 static int
 by_score(const void *a, const void *b)
@@ -90,9 +122,17 @@ doc_searchable(const json_t *d)
 }
 
 int
-kb_search(struct engine *e, const char *ds_id, const char *query, int top_k,
-    double threshold, char *err, json_t **out)
+kb_search(struct engine *e, const char *ds_id, const char *query,
+    const json_t *rm, int top_k, double threshold, char *err, json_t **out)
 {
+	const char		*method;
+	const json_t		*w;
+	float			*qv = NULL, *vb = NULL;
+	size_t			 dim = 0, nv = 0, vcap = 0, d2;
+	struct vhit		*vh = NULL;
+	json_t			*index = NULL;
+	double			 vw = 0.7, kwt = 0.3;
+	int			 need_kw, need_vec;
 	struct store_txn	*t = NULL;
 	struct store_cursor	*cur = NULL;
 	struct store_kv		 kv;
@@ -113,9 +153,33 @@ kb_search(struct engine *e, const char *ds_id, const char *query, int top_k,
 		snprintf(err, ENGINE_ERRMAX, "Dataset not found.");
 		return ENGINE_ENOTFOUND;
 	}
+	if (!json_is_object(rm))
+		rm = json_object_get(ds, "retrieval_model_dict");
+	method = json_string_value(json_object_get(rm, "search_method"));
+	if (!record_field_is(ds, "indexing_technique", "high_quality"))
+		method = "keyword_search";	/* economy: as Dify */
+	else if (method == NULL)
+		method = "semantic_search";
+	need_vec = strcmp(method, "semantic_search") == 0 ||
+	    strcmp(method, "hybrid_search") == 0;
+	need_kw = !need_vec || strcmp(method, "hybrid_search") == 0;
+	w = json_object_get(rm, "weights");
+	if (json_is_number(json_object_get(json_object_get(w,
+	    "vector_setting"), "vector_weight")))
+		vw = json_number_value(json_object_get(json_object_get(w,
+		    "vector_setting"), "vector_weight"));
+	if (json_is_number(json_object_get(json_object_get(w,
+	    "keyword_setting"), "keyword_weight")))
+		kwt = json_number_value(json_object_get(json_object_get(w,
+		    "keyword_setting"), "keyword_weight"));
+	if (need_vec && (rc = kb_embed(e, json_string_value(json_object_get(ds,
+	    "embedding_model_provider")), json_string_value(json_object_get(ds,
+	    "embedding_model")), &query, 1, err, &qv, &dim)) != 0)
+		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((q = calloc(1, sizeof(*q))) == NULL || (ok = json_object()) ==
-	    NULL || (res = json_array()) == NULL)
+	    NULL || (res = json_array()) == NULL || (index = json_object()) ==
+	    NULL || (need_vec && (vb = calloc(dim, sizeof(float))) == NULL))
 		goto out;
 	kb_tokens(query, strlen(query), qterm_add, q);
 	memset(df, 0, sizeof(df));
@@ -137,8 +201,8 @@ kb_search(struct engine *e, const char *ds_id, const char *query, int top_k,
 	plen = strlen(prefix);
 	if ((rc = store_cursor_open(t, STORE_DB_SETTINGS, &cur)) != 0)
 		goto store_err;
-	for (rc = store_cursor_seek(cur, prefix, plen, &kv); rc == 0;
-	    rc = store_cursor_next(cur, &kv)) {
+	for (rc = need_kw ? store_cursor_seek(cur, prefix, plen, &kv) :
+	    STORE_ENOTFOUND; rc == 0; rc = store_cursor_next(cur, &kv)) {
 		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
 			break;
 		if ((seg = json_loadb(kv.v, kv.vlen, 0, NULL)) == NULL)
@@ -165,25 +229,97 @@ kb_search(struct engine *e, const char *ds_id, const char *query, int top_k,
 			json_decref(seg);
 			continue;
 		}
-		if (nc == cap) {
-			struct cand *n2;
-
-			cap = cap ? cap * 2 : 64;
-			if ((n2 = realloc(c, cap * sizeof(*c))) == NULL) {
-				json_decref(seg);
-				rc = STORE_ENOMEM;
-				goto store_err;
-			}
-			c = n2;
+		if (cand_new(&c, &nc, &cap) == NULL) {
+			json_decref(seg);
+			rc = STORE_ENOMEM;
+			goto store_err;
 		}
-		c[nc].seg = seg;
-		c[nc].doc = docid;
-		memcpy(c[nc].tf, tf.tf, sizeof(tf.tf));
-		c[nc].len = tf.len;
-		nc++;
+		c[nc - 1].seg = seg;
+		c[nc - 1].doc = docid;
+		memcpy(c[nc - 1].tf, tf.tf, sizeof(tf.tf));
+		c[nc - 1].len = tf.len;
+		snprintf(c[nc - 1].key, sizeof(c[nc - 1].key), "%.*s",
+		    (int)(kv.klen - 7), (const char *)kv.k + 7);
+		if (json_object_set_new(index, c[nc - 1].key,
+		    json_integer((json_int_t)nc - 1)) != 0) {
+			rc = STORE_ENOMEM;
+			goto store_err;
+		}
 	}
 	if (rc != STORE_ENOTFOUND && rc != 0)
 		goto store_err;
+	/* the vectors: every one, exactly */
+	snprintf(prefix, sizeof(prefix), "kb.vec/%s/", ds_id);
+	plen = strlen(prefix);
+	for (rc = need_vec ? store_cursor_seek(cur, prefix, plen, &kv) :
+	    STORE_ENOTFOUND; rc == 0; rc = store_cursor_next(cur, &kv)) {
+		const char	*dk, *slash;
+		char		 docbuf[40];
+		double		 dot = 0;
+		json_t		*ix;
+
+		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
+			break;
+		if (kv.vlen != dim * sizeof(float))
+			continue;	/* another model's: ignored */
+		dk = (const char *)kv.k + plen;
+		slash = memchr(dk, '/', kv.klen - plen);
+		if (slash == NULL || (size_t)(slash - dk) >= sizeof(docbuf))
+			continue;
+		memcpy(docbuf, dk, (size_t)(slash - dk));
+		docbuf[slash - dk] = '\0';
+		if (json_object_get(ok, docbuf) == NULL)
+			continue;
+		memcpy(vb, kv.v, kv.vlen);	/* values may be unaligned */
+		for (d2 = 0; d2 < dim; d2++)
+			dot += (double)vb[d2] * qv[d2];
+		if (nv == vcap) {
+			struct vhit *n2;
+
+			vcap = vcap ? vcap * 2 : 256;
+			if ((n2 = realloc(vh, vcap * sizeof(*vh))) == NULL) {
+				rc = STORE_ENOMEM;
+				goto store_err;
+			}
+			vh = n2;
+		}
+		snprintf(vh[nv].key, sizeof(vh[nv].key), "%.*s",
+		    (int)(kv.klen - 7), (const char *)kv.k + 7);
+		vh[nv].cos = dot;
+		/* a keyword candidate gets its vector score */
+		if ((ix = json_object_get(index, vh[nv].key)) != NULL)
+			c[json_integer_value(ix)].vec = dot;
+		nv++;
+	}
+	if (rc != STORE_ENOTFOUND && rc != 0)
+		goto store_err;
+	if (nv > 0)
+		qsort(vh, nv, sizeof(*vh), by_cos);
+	/* the best vectors not among the keyword candidates join them */
+	for (j = 0; j < nv && j < (size_t)top_k * 4 + 16; j++) {
+		char		 skey[160];
+		const void	*v;
+		size_t		 vlen;
+		struct cand	*cd;
+
+		if (json_object_get(index, vh[j].key) != NULL)
+			continue;
+		snprintf(skey, sizeof(skey), "kb.seg/%s", vh[j].key);
+		if (store_get(t, STORE_DB_SETTINGS, skey, strlen(skey), &v,
+		    &vlen) != 0 || (seg = json_loadb(v, vlen, 0, NULL)) ==
+		    NULL)
+			continue;
+		docid = json_string_value(json_object_get(seg, "document_id"));
+		if (docid == NULL || !json_is_true(json_object_get(seg,
+		    "enabled")) || (cd = cand_new(&c, &nc, &cap)) == NULL) {
+			json_decref(seg);
+			continue;
+		}
+		cd->seg = seg;
+		cd->doc = docid;
+		cd->vec = vh[j].cos;
+		snprintf(cd->key, sizeof(cd->key), "%s", vh[j].key);
+	}
 	store_cursor_close(cur);
 	cur = NULL;
 	store_read_end(t);
@@ -203,7 +339,9 @@ kb_search(struct engine *e, const char *ds_id, const char *query, int top_k,
 			if (c[j].tf[i] > 0)
 				s += idf[i] * (double)c[j].tf[i] *
 				    (BM25_K1 + 1) / ((double)c[j].tf[i] + norm);
-		c[j].score = best > 0 ? s / best : 0;
+		c[j].kw = best > 0 ? s / best : 0;
+		c[j].score = !need_vec ? c[j].kw : !need_kw ? c[j].vec :
+		    vw * c[j].vec + kwt * c[j].kw;
 	}
 	if (nc > 0)
 		qsort(c, nc, sizeof(*c), by_score);
@@ -238,6 +376,10 @@ out:
 		json_decref(c[j].seg);
 	free(c);
 	free(q);
+	free(qv);
+	free(vb);
+	free(vh);
+	json_decref(index);
 	json_decref(ds);
 	json_decref(docs);
 	json_decref(ok);

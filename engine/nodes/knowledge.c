@@ -98,7 +98,7 @@ knowledge_run(struct node_ctx *c)
 			continue;
 		if (kb_dataset_exists(c->run->e, json_string_value(id))) {
 			if (kb_search(c->run->e, json_string_value(id), query,
-			    top_k, th, c->err, &recs) != 0)
+			    NULL, top_k, th, c->err, &recs) != 0)
 				goto out;
 			json_array_foreach(recs, j, rec) {
 				json_t *it = local_item(rec);
