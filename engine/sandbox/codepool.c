@@ -23,8 +23,15 @@
  * 2, 4 ... up to 60 s between starts, with a warning in the log. A
  * language gets runners only once a job asked for it.
  *
- * A job never waits for a runner: with none ready or starting it runs
- * cold, as without a pool. The thread holds the pool's mutex only to look
+ * With code.fork_server, python3's runners are fork servers (codefork.c)
+ * instead: a job hands its server back (SLOT_READY again) unless the
+ * server is dead, so one server serves job after job. A job that finds
+ * every server busy asks for one more (lp->want, up to p->max) and waits
+ * up to FORK_WAIT_MS for the first one free; servers above p->size that
+ * waited p->spare_idle seconds are ended.
+ *
+ * Otherwise a job never waits for a runner: with none ready or starting
+ * it runs cold, as without a pool. The thread holds the pool's mutex only to look
  * at and change slots, never while it starts or ends a runner.
  *
  * Whoever ends a runner reaps its bwrap: the job (sandbox_local_wait) when
