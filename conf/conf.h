@@ -170,6 +170,10 @@ struct conf {
 	/* code nodes: warm runners (engine/sandbox/codepool.c) */
 	int	 code_pool_size;	/* per language; 0: none */
 	int	 code_pool_idle;	/* seconds before one is replaced */
+	int	 code_fork_server;	/* python3 on fork servers */
+	int	 code_pool_max;		/* fork servers per process at most */
+	int	 code_pool_spare_idle;	/* seconds one above pool_size may
+					 * wait unused */
 	/* code nodes: Dify's limits on a result (CODE_MAX_*) */
 	int	 code_max_string_length; /* characters of a string */
 	int	 code_max_depth;	/* nesting of a value */

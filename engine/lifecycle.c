@@ -80,7 +80,10 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	/* Costs nothing until a code node runs. */
 	sandbox_config_init(&sc, c);
 	if ((rc = sandbox_code_pool_new(&sc, c->code_pool_size,
-	    c->code_pool_idle, &e->code_pool)) != 0 ||
+	    c->code_pool_idle, &e->code_pool)) == 0)
+		sandbox_code_pool_tune(e->code_pool, c->code_fork_server,
+		    c->code_pool_max, c->code_pool_spare_idle);
+	if (rc != 0 ||
 	    (rc = app_cache_init(e)) != 0 || (rc = trace_start(e)) != 0) {
 		snprintf(err, ENGINE_ERRMAX, "out of memory");
 		engine_close(e);

@@ -629,6 +629,26 @@ out:
 }
 
 int
+sandbox_code_inputs(const struct sandbox_code_req *req, char *err,
+    char **inputs)
+{
+	return code_check(req, err, inputs);
+}
+
+int
+sandbox_code_outcome(struct sandbox *sb, const struct sandbox_code_req *req,
+    const char *mark, int64_t max_output, struct sandbox_exec_result *x,
+    char *err, struct sandbox_code_result *res)
+{
+	const struct language *lang = lang_find(req->language);
+
+	if (lang == NULL)
+		return engine_invalid(err, "code_language '%.40s': expected "
+		    "python3 or javascript", req->language ? req->language : "");
+	return code_result(lang, sb, req, mark, max_output, x, err, res);
+}
+
+int
 sandbox_code_start(struct sandbox *sb, const char *language, char *err,
     struct sandbox_runner *r)
 {

@@ -23,8 +23,15 @@
  * 2, 4 ... up to 60 s between starts, with a warning in the log. A
  * language gets runners only once a job asked for it.
  *
- * A job never waits for a runner: with none ready or starting it runs
- * cold, as without a pool. The thread holds the pool's mutex only to look
+ * With code.fork_server, python3's runners are fork servers (codefork.c)
+ * instead: a job hands its server back (SLOT_READY again) unless the
+ * server is dead, so one server serves job after job. A job that finds
+ * every server busy asks for one more (lp->want, up to p->max) and waits
+ * up to FORK_WAIT_MS for the first one free; servers above p->size that
+ * waited p->spare_idle seconds are ended.
+ *
+ * Otherwise a job never waits for a runner: with none ready or starting
+ * it runs cold, as without a pool. The thread holds the pool's mutex only to look
  * at and change slots, never while it starts or ends a runner.
  *
  * Whoever ends a runner reaps its bwrap: the job (sandbox_local_wait) when
@@ -62,6 +69,14 @@
  */
 #define REFILL_AFTER_MS	50
 
+/*
+ * A job that finds every fork server busy waits at most this long for one
+ * to come back (or for the one its miss started) before it runs cold:
+ * about what a cold start costs on a busy host, so that waiting is never
+ * the slower choice by much.
+ */
+#define FORK_WAIT_MS	1000
+
 static const char *const pool_langs[POOL_LANGS] = {"python3", "javascript"};
 
 enum slot_state {
@@ -82,6 +97,7 @@ struct slot {
 struct lang_pool {
 	int		 active;	/* a job asked: keep it filled */
 	int		 failures;	/* starts in a row that failed */
+	int		 want;		/* fork servers asked for by misses */
 	int64_t		 retry_at;	/* no start before (us) */
 	struct slot	 slot[POOL_SLOTS];
 };
@@ -92,6 +108,10 @@ struct sandbox_code_pool {
 	struct sandbox_config	 cfg;
 	int			 size;
 	int			 idle;		/* seconds; 0: keep */
+	int			 fork;		/* python3 on fork servers */
+	int			 max;		/* fork servers at most */
+	int			 spare_idle;	/* seconds before one above size
+						 * is ended */
 	int			 wake[2];	/* a byte: thread, look */
 	pthread_t		 thread;
 	int			 running;	/* the thread was started */
@@ -100,7 +120,7 @@ struct sandbox_code_pool {
 	int64_t			 next_us;	/* next look due (us) */
 	struct lang_pool	 lang[POOL_LANGS];
 	long			 hits, early, misses;
-	long			 started, died, expired;
+	long			 started, died, expired, served;
 };
 
 /* ====== Slots ====== */
@@ -133,6 +153,13 @@ cfg_same(const struct sandbox_config *a, const struct sandbox_config *b)
 	    a->max_output == b->max_output && a->uid == b->uid &&
 	    a->no_mount == b->no_mount && strcmp(a->python_paths,
 	    b->python_paths) == 0 && b->options == NULL;
+}
+
+/* 1 when language li of p runs on fork servers. */
+static int
+lang_forks(const struct sandbox_code_pool *p, int li)
+{
+	return p->fork && sandbox_code_fork_language(pool_langs[li]);
 }
 
 static void
@@ -214,7 +241,9 @@ slot_start(struct sandbox_code_pool *p, int li, struct slot *s)
 	r.ctl = -1;
 	if ((rc = sandbox_create(&sandbox_provider_local, &cfg, err,
 	    &sb)) == 0)
-		rc = sandbox_code_start(sb, pool_langs[li], err, &r);
+		rc = lang_forks(p, li) ? sandbox_code_fork_start(sb,
+		    pool_langs[li], err, &r) : sandbox_code_start(sb,
+		    pool_langs[li], err, &r);
 	r.sb = sb;
 	r.warm = 1;
 	if (rc != 0)
@@ -242,14 +271,15 @@ static int
 pool_tend(struct sandbox_code_pool *p)
 {
 	struct lang_pool	*lp;
-	struct slot		*s, *oldest, *empty;
+	struct slot		*s, *oldest, *newest, *empty;
 	int64_t			 now = sandbox_now_us(), due;
-	int			 li, si, ready, used;
+	int			 li, si, ready, used, target, forks;
 
 	p->next_us = INT64_MAX;
 	for (li = 0; li < POOL_LANGS; li++) {
 		lp = &p->lang[li];
-		oldest = empty = NULL;
+		oldest = newest = empty = NULL;
+		forks = lang_forks(p, li);
 		for (si = ready = used = 0; si < POOL_SLOTS; si++) {
 			s = &lp->slot[si];
 			switch (s->state) {
@@ -261,6 +291,11 @@ pool_tend(struct sandbox_code_pool *p)
 				slot_end(p, s);
 				return 1;
 			case SLOT_LENT:
+				/* a fork server comes back */
+				if (forks) {
+					used++;
+					break;
+				}
 				/* counted until its job ends or is not
 				 * short */
 				due = s->since + REFILL_AFTER_MS * 1000;
@@ -275,6 +310,8 @@ pool_tend(struct sandbox_code_pool *p)
 				ready++;
 				if (oldest == NULL || s->since < oldest->since)
 					oldest = s;
+				if (newest == NULL || s->since > newest->since)
+					newest = s;
 				break;
 			default:
 				used++;
@@ -283,6 +320,23 @@ pool_tend(struct sandbox_code_pool *p)
 		}
 		if (!lp->active)
 			continue;
+		target = p->size;
+		if (forks && lp->want > target)
+			target = lp->want;
+		/* A fork server above the size, unused for spare_idle: the
+		 * one that waited least is ended, so that the others keep
+		 * their turn for the idle replacement below. */
+		if (forks && used > p->size && newest != NULL) {
+			due = newest->since + (int64_t)p->spare_idle * 1000000;
+			if (now >= due) {
+				if (lp->want > p->size)
+					lp->want--;
+				slot_end(p, newest);
+				return 1;
+			}
+			if (due < p->next_us)
+				p->next_us = due;
+		}
 		if (p->idle > 0 && ready == p->size && oldest != NULL) {
 			due = oldest->since + (int64_t)p->idle * 1000000;
 			if (now >= due) {
@@ -293,7 +347,7 @@ pool_tend(struct sandbox_code_pool *p)
 			if (due < p->next_us)
 				p->next_us = due;
 		}
-		if (used < p->size && empty != NULL) {
+		if (used < target && empty != NULL) {
 			if (now >= lp->retry_at) {
 				slot_start(p, li, empty);
 				return 1;
@@ -436,18 +490,47 @@ pool_take(struct sandbox_code_pool *p, int li, struct sandbox_runner *r)
 {
 	struct lang_pool	*lp = &p->lang[li];
 	struct slot		*s, *best = NULL;
-	int			 si;
+	struct timespec		 until;
+	int			 si, lent, asked = 0;
 
 	pthread_mutex_lock(&p->mu);
 	pool_activate(p, li);
-	for (si = 0; si < POOL_SLOTS && !p->stopping; si++) {
-		s = &lp->slot[si];
-		if (s->state != SLOT_READY && s->state != SLOT_STARTING)
-			continue;
-		if (best == NULL || (s->state == SLOT_READY &&
-		    best->state != SLOT_READY) || (s->state == best->state &&
-		    s->since < best->since))
-			best = s;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += FORK_WAIT_MS / 1000;
+	until.tv_nsec += (long)(FORK_WAIT_MS % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	for (;;) {
+		best = NULL;
+		for (si = lent = 0; si < POOL_SLOTS && !p->stopping; si++) {
+			s = &lp->slot[si];
+			lent += s->state == SLOT_LENT || s->state == SLOT_BUSY;
+			if (s->state != SLOT_READY &&
+			    s->state != SLOT_STARTING)
+				continue;
+			if (best == NULL || (s->state == SLOT_READY &&
+			    best->state != SLOT_READY) || (s->state ==
+			    best->state && s->since < best->since))
+				best = s;
+		}
+		if (best != NULL || !lang_forks(p, li) || p->stopping ||
+		    !p->running || lent == 0)
+			break;
+		/* Every fork server is busy: one more is asked for (up to
+		 * the max), and the job waits for whichever is free first. */
+		if (!asked) {
+			asked = 1;
+			if (lp->want < p->size)
+				lp->want = p->size;
+			if (lp->want < p->max)
+				lp->want++;
+			pool_wake(p);
+		}
+		if (pthread_cond_timedwait(&p->ready_cv, &p->mu, &until) ==
+		    ETIMEDOUT)
+			break;
 	}
 	if (best == NULL) {
 		p->misses++;
@@ -482,6 +565,16 @@ pool_return(struct sandbox_code_pool *p, struct slot *s,
 	pthread_mutex_lock(&p->mu);
 	if (r->gone)
 		p->died++;
+	if (!p->stopping && r->fork && !r->gone && !r->dead) {
+		/* the server takes the next job */
+		s->r = *r;
+		s->state = SLOT_READY;
+		s->since = sandbox_now_us();
+		p->served++;
+		pthread_cond_broadcast(&p->ready_cv);
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
 	if (!p->stopping) {
 		s->r = *r;
 		s->state = SLOT_DONE;
@@ -522,6 +615,9 @@ sandbox_code_pool_new(const struct sandbox_config *cfg, int size, int idle,
 	p->cfg.options = NULL;
 	p->size = size > SANDBOX_POOL_MAX ? SANDBOX_POOL_MAX : size;
 	p->idle = idle > 0 ? idle : 0;
+	p->fork = 1;
+	p->max = p->size;
+	p->spare_idle = 30;
 	for (li = 0; li < POOL_LANGS; li++)
 		for (si = 0; si < POOL_SLOTS; si++)
 			p->lang[li].slot[si].r.ctl = -1;
@@ -545,7 +641,8 @@ sandbox_code_pool_run(struct sandbox_code_pool *p,
 	 * once; then the job runs cold. */
 	for (tries = 0; tries < 2 && (s = pool_take(p, li, &r)) != NULL;
 	    tries++) {
-		rc = sandbox_code_finish(&r, req, err, res);
+		rc = r.fork ? sandbox_code_fork_run(&r, req, err, res)
+			    : sandbox_code_finish(&r, req, err, res);
 		pool_return(p, s, &r);
 		if (!r.gone)
 			return rc;
@@ -584,6 +681,20 @@ sandbox_code_pool_free(struct sandbox_code_pool *p)
 }
 
 void
+sandbox_code_pool_tune(struct sandbox_code_pool *p, int fork, int max,
+    int spare_idle)
+{
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->fork = fork != 0;
+	p->max = max < p->size ? p->size : max > SANDBOX_POOL_MAX ?
+	    SANDBOX_POOL_MAX : max;
+	p->spare_idle = spare_idle > 0 ? spare_idle : 0;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void
 sandbox_code_pool_stats(struct sandbox_code_pool *p,
     struct sandbox_code_pool_stats *st)
 {
@@ -606,6 +717,7 @@ sandbox_code_pool_stats(struct sandbox_code_pool *p,
 	st->started = p->started;
 	st->died = p->died;
 	st->expired = p->expired;
+	st->served = p->served;
 	st->threads = p->running;
 	pthread_mutex_unlock(&p->mu);
 }

@@ -583,6 +583,9 @@ struct sandbox_runner {
 	int			 warm;	/* started ahead: see gone */
 	int			 gone;	/* a warm one had died before
 					 * its job: none of it ran */
+	int			 fork;	/* a fork server (codefork.c) */
+	int			 dead;	/* a fork server that must not
+					 * serve again: end it */
 	int64_t			 t0;	/* the job's clock starts */
 	char			 dir[64];	/* its workspace folder */
 	char			 mark[64];	/* around the result */
@@ -616,6 +619,46 @@ int	sandbox_code_finish(struct sandbox_runner *r,
 /* Kills r's command if it still runs and closes its pipe; the sandbox is
  * the caller's. */
 void	sandbox_code_drop(struct sandbox_runner *r);
+
+/*
+ * The parts of sandbox_code_finish that a fork server shares: req checked
+ * and its inputs as JSON (*inputs malloc'd; 0 or ENGINE_EINVAL); and what
+ * a run came to from its output x (NUL-terminated out and err, which it
+ * may change), with the markers mark around the result, as
+ * sandbox_run_code_in returns it.
+ */
+int	sandbox_code_inputs(const struct sandbox_code_req *req, char *err,
+	    char **inputs);
+int	sandbox_code_outcome(struct sandbox *sb,
+	    const struct sandbox_code_req *req, const char *mark,
+	    int64_t max_output, struct sandbox_exec_result *x, char *err,
+	    struct sandbox_code_result *res);
+
+/* ====== Fork servers (codefork.c) ====== */
+
+/* 1 when language's code nodes can run on a fork server (python3). */
+int	sandbox_code_fork_language(const char *language);
+
+/*
+ * Starts a fork server for language in local sandbox sb, as
+ * sandbox_code_start starts a runner (the same interpreter, command line
+ * shape, sandbox and thread rule); it is ready when sandbox_code_ready
+ * says 1. Returns 0, ENGINE_EINVAL (no fork server for language) or a
+ * sandbox error; r (r->fork set) is safe to drop either way.
+ */
+int	sandbox_code_fork_start(struct sandbox *sb, const char *language,
+	    char *err, struct sandbox_runner *r);
+
+/*
+ * Runs req on fork server r in a child of its own, with the time limit
+ * counted from r->t0, and returns what sandbox_run_code_in would. The
+ * server stays for the next job unless r->dead is set (it retired, was
+ * stopped mid-job, did not answer, or died: drop it) or r->gone (it had
+ * died before the job: none of it ran; SANDBOX_EFAIL).
+ */
+int	sandbox_code_fork_run(struct sandbox_runner *r,
+	    const struct sandbox_code_req *req, char *err,
+	    struct sandbox_code_result *res);
 
 /* ====== Warm code runners (codepool.c) ====== */
 
@@ -672,8 +715,20 @@ struct sandbox_code_pool_stats {
 	long	started;	/* runners started */
 	long	died;		/* warm ones found dead and replaced */
 	long	expired;	/* replaced after code.pool_idle */
+	long	served;		/* jobs a fork server took back */
 	int	threads;	/* 1 while the pool's thread runs */
 };
+
+/*
+ * Python3 code nodes of pool p on fork servers (fork 1, the default of
+ * code.fork_server) or on one-shot runners (0). With fork servers the
+ * pool keeps its size of them ready, and more, up to max (code.pool_max),
+ * while jobs find none free; one above size that waited spare_idle
+ * seconds (code.pool_spare_idle) is ended. Call before the first job.
+ * NULL is fine.
+ */
+void	sandbox_code_pool_tune(struct sandbox_code_pool *p, int fork, int max,
+	    int spare_idle);
 
 void	sandbox_code_pool_stats(struct sandbox_code_pool *p,
 	    struct sandbox_code_pool_stats *s);

@@ -6,8 +6,10 @@
 # the default pool of warm runners, paced (each run waits, outside the
 # timed part, until a runner is warm again: code nodes that come less often
 # than one refill) and back to back (a burst: runs that find the pool empty
-# start cold). Prints p50 and p99 of the whole run and of the code node
-# alone, and pool on / off. Reported, not asserted (target: node p50 on a
+# start cold). For python3 the same two again with the pool's runners as
+# fork servers (code.fork_server, engine/sandbox/codefork.c), against the
+# one-shot pool of the same run. Prints p50 and p99 of the whole run and
+# of the code node alone, and pool on / off. Reported, not asserted (target: node p50 on a
 # warm runner under 5 ms).
 
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then

@@ -139,8 +139,8 @@ struct figures {
  * until the pool is warm again.
  */
 static int
-measure(const char *dir, const char *lang, int pool, int runs, int paced,
-    struct figures *f)
+measure(const char *dir, const char *lang, int pool, int fork, int runs,
+    int paced, struct figures *f)
 {
 	static struct conf	 c;
 	struct sandbox_code_pool_stats st0, st1;
@@ -152,10 +152,12 @@ measure(const char *dir, const char *lang, int pool, int runs, int paced,
 
 	memset(f, 0, sizeof(*f));
 	conf_defaults(&c);
-	snprintf(sub, sizeof(sub), "%s/%s-%d-%d", dir, lang, pool, paced);
+	snprintf(sub, sizeof(sub), "%s/%s-%d-%d-%d", dir, lang, pool, fork,
+	    paced);
 	snprintf(c.data_dir, sizeof(c.data_dir), "%s", sub);
 	c.sync = 0;	/* fsync would drown the figures */
 	c.code_pool_size = pool;
+	c.code_fork_server = fork;
 	if (rv == NULL || nv == NULL || engine_open(&c, err, &e) != 0) {
 		fprintf(stderr, "engine: %s\n", err);
 		goto out;
@@ -196,7 +198,7 @@ main(int argc, char **argv)
 {
 	static const char *const langs[] = {"python3", "javascript"};
 	static struct conf	 def;
-	struct figures		 off, on, burst;
+	struct figures		 off, on, burst, fon, fburst;
 	int			 runs, i, size;
 
 	if (argc != 3 || (runs = (int)strtol(argv[2], NULL, 10)) <= 0) {
@@ -211,9 +213,13 @@ main(int argc, char **argv)
 	printf("  %-10s %-22s %8s %8s %8s %8s %6s\n", "", "", "run p50",
 	    "run p99", "node p50", "node p99", "warm");
 	for (i = 0; i < 2; i++) {
-		if (measure(argv[1], langs[i], 0, runs, 0, &off) != 0 ||
-		    measure(argv[1], langs[i], size, runs, 1, &on) != 0 ||
-		    measure(argv[1], langs[i], size, runs, 0, &burst) != 0)
+		if (measure(argv[1], langs[i], 0, 0, runs, 0, &off) != 0 ||
+		    measure(argv[1], langs[i], size, 0, runs, 1, &on) != 0 ||
+		    measure(argv[1], langs[i], size, 0, runs, 0, &burst) != 0)
+			return 1;
+		if (i == 0 && (measure(argv[1], langs[i], size, 1, runs, 1,
+		    &fon) != 0 || measure(argv[1], langs[i], size, 1, runs, 0,
+		    &fburst) != 0))
 			return 1;
 		printf("  %-10s %-22s %8.2f %8.2f %8.2f %8.2f %6s\n", langs[i],
 		    "pool off (baseline)", off.run50, off.run99, off.node50,
@@ -228,6 +234,19 @@ main(int argc, char **argv)
 		    "paced node p50 < 5 ms)\n", "", "on paced / off",
 		    on.run50 / off.run50, on.run99 / off.run99,
 		    on.node50 / off.node50, on.node99 / off.node99);
+		if (i != 0)
+			continue;
+		printf("  %-10s %-22s %8.2f %8.2f %8.2f %8.2f %3ld/%d\n", "",
+		    "fork server, paced", fon.run50, fon.run99, fon.node50,
+		    fon.node99, fon.hits, runs);
+		printf("  %-10s %-22s %8.2f %8.2f %8.2f %8.2f %3ld/%d\n", "",
+		    "fork server, b2b", fburst.run50, fburst.run99,
+		    fburst.node50, fburst.node99, fburst.hits, runs);
+		printf("  %-10s %-22s %8.3f %8.3f %8.3f %8.3f  (target: "
+		    "b2b node p50 <= 2 ms)\n", "", "fork b2b / pool b2b",
+		    fburst.run50 / burst.run50, fburst.run99 / burst.run99,
+		    fburst.node50 / burst.node50, fburst.node99 /
+		    burst.node99);
 	}
 	return 0;
 }
