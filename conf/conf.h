@@ -137,6 +137,7 @@ struct conf {
 	int	 documents_max_pages;	/* pages of one PDF */
 	int64_t	 documents_max_unpacked; /* bytes out of one file */
 	int	 documents_max_ratio;	/* unpacked / packed of a zip */
+	int	 documents_max_cells;	/* values of one sheet */
 	int64_t	 tools_pdf_max_pixels;	/* pixels of one page image */
 	/* the database tool (engine/tools/database.c) */
 	int	 tools_db_max_rows;	/* rows of one answer */

@@ -50,7 +50,7 @@ PKGS="$PKGS chromium npm"
 # The document readers (engine/documents/; poppler is above): the tools
 # that made the fixtures of tests/documents/ (make_fixtures.py) and the
 # PDF of the documents bench, and pdftotext, the bench's reference.
-PKGS="$PKGS python3-reportlab python3-docx poppler-utils"
+PKGS="$PKGS python3-reportlab python3-docx python3-openpyxl poppler-utils"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
 PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"
 

@@ -30,6 +30,7 @@ static const struct {
 	{ "xml", doc_read_xml },
 	{ "docx", doc_read_docx },
 	{ "pdf", doc_read_pdf },
+	{ "xlsx", doc_read_xlsx },
 };
 #define DOC_NFORMATS (sizeof(doc_table) / sizeof(doc_table[0]))
 
@@ -37,7 +38,7 @@ const char *
 doc_formats(void)
 {
 	return "txt, md, markdown, csv, json, yaml, yml, html, htm, xml, "
-	    "docx and pdf";
+	    "docx, pdf and xlsx";
 }
 
 int
@@ -58,6 +59,7 @@ doc_limits_default(struct doc_limits *lim)
 	lim->max_pages = 1000;
 	lim->max_unpacked = (size_t)64 << 20;
 	lim->max_ratio = 200;
+	lim->max_cells = 1000000;
 }
 
 const char *

@@ -27,9 +27,10 @@ struct doc_limits {
 	size_t	max_pages;	/* pages of a PDF */
 	size_t	max_unpacked;	/* bytes unpacked from one zip entry */
 	size_t	max_ratio;	/* unpacked / packed of a zip entry */
+	size_t	max_cells;	/* values of one sheet, shared strings */
 };
 
-/* One part of a document: a page of a PDF. */
+/* One part of a document: a page of a PDF, a sheet of a workbook. */
 struct doc_part {
 	char	*text;		/* UTF-8, malloc'd */
 };
@@ -37,7 +38,7 @@ struct doc_part {
 /*
  * A document read. text is the node's `text` (Dify's output); parts, when
  * the format has them (nparts > 0), are its pages in order, named by unit
- * ("page"). Released with doc_release.
+ * ("page", "sheet"). Released with doc_release.
  */
 struct doc {
 	char		*text;

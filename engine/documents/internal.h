@@ -21,7 +21,7 @@ typedef int doc_reader_fn(const char *data, size_t len,
     const struct doc_limits *lim, struct doc *d, char *err, size_t errsz);
 
 doc_reader_fn	doc_read_plain, doc_read_json, doc_read_csv, doc_read_html,
-		doc_read_xml, doc_read_docx, doc_read_pdf;
+		doc_read_xml, doc_read_docx, doc_read_pdf, doc_read_xlsx;
 
 /* Appends n bytes as valid UTF-8 without NUL (malformed bytes, and NUL,
  * as U+FFFD). */

@@ -1,15 +1,21 @@
 /*
  * text.c — the plain formats: text (txt, md, markdown, yaml, yml) as it
  * is, json re-written indented by 2, csv as a Markdown table, after Dify's
- * nodes/document_extractor/node.py.
+ * nodes/document_extractor/node.py. Text with a UTF-16 or UTF-32 byte order
+ * mark is converted with iconv.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <stdint.h>
+#include <iconv.h>
+
 #include <jansson.h>
 
+#include "engine/internal.h"
 #include "engine/documents/internal.h"
 
 /* Drops a UTF-8 BOM. */
@@ -22,16 +28,92 @@ skip_bom(const char **data, size_t *len)
 	}
 }
 
-/* UTF-8 text, a BOM dropped, malformed bytes as U+FFFD. */
+/* The encoding a byte order mark names (UTF-32 before UTF-16: FF FE 00 00
+ * starts both), its length in *bom; NULL without one (or for UTF-8). */
+static const char *
+bom_charset(const char *data, size_t len, size_t *bom)
+{
+	const unsigned char *p = (const unsigned char *)data;
+
+	*bom = 4;
+	if (len >= 4 && memcmp(p, "\xff\xfe\0\0", 4) == 0)
+		return "UTF-32LE";
+	if (len >= 4 && memcmp(p, "\0\0\xfe\xff", 4) == 0)
+		return "UTF-32BE";
+	*bom = 2;
+	if (len >= 2 && p[0] == 0xff && p[1] == 0xfe)
+		return "UTF-16LE";
+	if (len >= 2 && p[0] == 0xfe && p[1] == 0xff)
+		return "UTF-16BE";
+	*bom = 0;
+	return NULL;
+}
+
+/* len bytes in charset cs to UTF-8 with iconv, at most max bytes out; an
+ * invalid or cut sequence as U+FFFD. */
+static int
+to_utf8(const char *cs, const char *data, size_t len, size_t max,
+    struct dbuf *sb, char *err, size_t errsz)
+{
+	iconv_t	 cd;
+	char	 out[8192], *in = (char *)(uintptr_t)data, *o;
+	size_t	 inleft = len, oleft, r;
+	int	 rc = 0;
+
+	if ((cd = iconv_open("UTF-8", cs)) == (iconv_t)-1) {
+		snprintf(err, errsz, "cannot read text in %s", cs);
+		return DOC_EFORMAT;
+	}
+	while (inleft > 0) {
+		o = out;
+		oleft = sizeof(out);
+		r = iconv(cd, &in, &inleft, &o, &oleft);
+		dbuf_add(sb, out, sizeof(out) - oleft);
+		if (r == (size_t)-1 && errno != E2BIG) {
+			/* EILSEQ or EINVAL: one unit lost, U+FFFD */
+			tpl_add_utf8(sb, 0xfffd);
+			if (inleft == 0)
+				break;
+			in++;
+			inleft--;
+		}
+		if (sb->len > max) {
+			snprintf(err, errsz, "the text is larger than %zu "
+			    "bytes (documents.max_unpacked)", max);
+			rc = DOC_ELIMIT;
+			break;
+		}
+	}
+	iconv_close(cd);
+	return rc;
+}
+
+/* Text as UTF-8: one with a UTF-16 or UTF-32 byte order mark converted,
+ * a UTF-8 BOM dropped, malformed bytes and NUL as U+FFFD. */
 int
 doc_read_plain(const char *data, size_t len, const struct doc_limits *lim,
     struct doc *d, char *err, size_t errsz)
 {
-	struct dbuf sb = { 0 };
+	struct dbuf	 sb = { 0 }, u = { 0 };
+	const char	*cs;
+	size_t		 bom;
+	int		 rc;
 
-	skip_bom(&data, &len);
-	doc_add_utf8(&sb, data, len);
-	return doc_take(&sb, err, errsz, &d->text);
+	if ((cs = bom_charset(data, len, &bom)) != NULL) {
+		if ((rc = to_utf8(cs, data + bom, len - bom, lim->max_unpacked,
+		    &u, err, errsz)) != 0)
+			goto out;
+		/* NUL and anything iconv let through made safe */
+		doc_add_utf8(&sb, u.p ? u.p : "", u.len);
+	} else {
+		skip_bom(&data, &len);
+		doc_add_utf8(&sb, data, len);
+	}
+	rc = doc_take(&sb, err, errsz, &d->text);
+out:
+	dbuf_free(&u);
+	dbuf_free(&sb);
+	return rc;
 }
 
 int
@@ -39,10 +121,21 @@ doc_read_json(const char *data, size_t len, const struct doc_limits *lim,
     struct doc *d, char *err, size_t errsz)
 {
 	json_error_t	 je;
-	json_t		*v;
+	json_t		*v = NULL;
+	struct doc	 plain = { 0 };
+	size_t		 bom;
 	int		 rc = DOC_EDAMAGED;
 
 	skip_bom(&data, &len);
+	if (bom_charset(data, len, &bom) != NULL) {
+		/* JSON in UTF-16 or UTF-32: read as text first */
+		if ((rc = doc_read_plain(data, len, lim, &plain, err,
+		    errsz)) != 0)
+			goto out;
+		data = plain.text;
+		len = strlen(plain.text);
+		rc = DOC_EDAMAGED;
+	}
 	if ((v = json_loadb(data, len, JSON_DECODE_ANY, &je)) == NULL) {
 		snprintf(err, errsz, "Failed to decode JSON file: %s (line "
 		    "%d)", je.text, je.line);
@@ -57,6 +150,7 @@ doc_read_json(const char *data, size_t len, const struct doc_limits *lim,
 	rc = 0;
 out:
 	json_decref(v);
+	doc_release(&plain);
 	return rc;
 }
 

@@ -26,6 +26,7 @@ doc_limits_conf(const struct node_ctx *c, struct doc_limits *lim)
 	lim->max_pages = (size_t)cf->documents_max_pages;
 	lim->max_unpacked = (size_t)cf->documents_max_unpacked;
 	lim->max_ratio = (size_t)cf->documents_max_ratio;
+	lim->max_cells = (size_t)cf->documents_max_cells;
 }
 
 /* ====== The node ====== */

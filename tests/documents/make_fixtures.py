@@ -58,5 +58,22 @@ def main():
     t.cell(1, 1).text = "Engineer"
     d.save("notes.docx")
 
+    import datetime
+    import openpyxl
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sales"
+    ws.append(["Product", "Qty", "Price", "Date"])
+    ws.append(["苹果", 3, 1.5, datetime.datetime(2024, 1, 5)])
+    ws.append(["Banana", 10, 0.25, datetime.datetime(2024, 2, 29, 13, 30)])
+    ws.append([])
+    ws.append(["Two\nlines", 7, 2, datetime.datetime(2023, 12, 31)])
+    ws2 = wb.create_sheet("备注")
+    ws2.append(["说明", "Count", None, "Flag"])
+    ws2.append(["繁體字", 1, None, True])
+    ws2.append(["N/A", None, None, False])
+    ws2.append(["x", 2, "extra", True])
+    wb.save("sales.xlsx")
+
 
 main()

@@ -1,8 +1,9 @@
 #!/bin/bash
 # t_documents.sh — a workflow with a document-extractor node, run through
 # nginx with the service API on uploaded files (tests/documents/): a PDF of
-# two pages (English, then Chinese and Japanese), a docx with a table, and
-# a password-protected PDF, which fails the node with a clear error.
+# two pages (English, then Chinese and Japanese), a docx with a table, an
+# xlsx of two sheets, and a password-protected PDF, which fails the node
+# with a clear error.
 . "$(dirname "$0")/lib.sh"
 
 start_front || exit 1
@@ -32,6 +33,21 @@ is "$(jqr .data.outputs.text)" "Meeting notes
 | Name | Role |
 | --- | --- |
 | 李雷 | Engineer |" "... paragraphs, and the table in Markdown"
+
+run_file "$FIX/sales.xlsx" \
+    application/vnd.openxmlformats-officedocument.spreadsheetml.sheet
+is "$STATUS $(jqr .data.status)" "200 succeeded" "an xlsx: the run succeeds"
+is "$(jqr .data.outputs.text)" "| Product | Qty | Price | Date |
+| ------- | --- | ----- | ---- |
+| 苹果 | 3.0 | 1.5 | 2024-01-05 00:00:00 |
+| Banana | 10.0 | 0.25 | 2024-02-29 13:30:00 |
+| Two lines | 7.0 | 2.0 | 2023-12-31 00:00:00 |
+
+| 说明 | Count | Unnamed: 2 | Flag |
+| -- | ----- | ---------- | ---- |
+| 繁體字 | 1.0 | nan | True |
+| nan | nan | nan | False |
+| x | 2.0 | extra | True |" "... every sheet a Markdown table, as Dify's pandas makes it"
 
 run_file "$FIX/encrypted.pdf" application/pdf
 is "$(jqr .data.status)" failed "a password-protected PDF: the run fails"

@@ -146,6 +146,19 @@ test_api(void)
 	    DOC_EFORMAT);
 	CHECK(strstr(err, "cannot read .exe files") != NULL);
 	CHECK_STR(doc_strerror(DOC_EENCRYPTED), "encrypted document");
+	/* text with a UTF-16 byte order mark: "中a" */
+	CHECK_INT(doc_extract("txt", "\xff\xfe\x2d\x4e\x61\x00", 6, NULL,
+	    &d, err, sizeof(err)), 0);
+	CHECK_STR(d.text, "中a");
+	doc_release(&d);
+	CHECK_INT(doc_extract("txt", "\xfe\xff\x4e\x2d\x00", 5, NULL, &d,
+	    err, sizeof(err)), 0);
+	CHECK_STR(d.text, "中\xef\xbf\xbd");
+	doc_release(&d);
+	CHECK_INT(doc_extract("json", "\xff\xfe{\0}\0", 6, NULL, &d, err,
+	    sizeof(err)), 0);
+	CHECK_STR(d.text, "{}");
+	doc_release(&d);
 	/* the python-docx fixture: CJK and a table */
 	CHECK(read_fixture("notes.docx", "docx", NULL, &d, err,
 	    sizeof(err)) == 0);

@@ -209,7 +209,7 @@ test_formats(void)
 static void
 test_refusals(void)
 {
-	static const char *const exts[] = { "xlsx", "pptx", "doc",
+	static const char *const exts[] = { "xls", "pptx", "doc",
 		"png" };
 	struct tn_run	r;
 	char		name[32], want[64];

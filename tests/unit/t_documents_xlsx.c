@@ -1,0 +1,262 @@
+/*
+ * t_documents_xlsx.c — engine/documents/xlsx.c: the openpyxl fixture of
+ * tests/documents/ (expected tables written by hand with pandas' rules:
+ * header from row 1, a numeric column with a gap as floats, NA strings
+ * as nan, dates as Timestamps), one part per sheet; Python's float repr;
+ * and the hostile cases: a zip bomb, too many cells, no workbook, no zip.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "tap.h"
+#include "../../engine/documents/xlsx.c"
+
+static char *
+slurp(const char *name, size_t *len)
+{
+	char	 path[256], *p = NULL;
+	FILE	*f;
+	long	 n;
+
+	snprintf(path, sizeof(path), "tests/documents/%s", name);
+	if ((f = fopen(path, "rb")) == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (p = malloc((size_t)n + 1)) !=
+	    NULL && fread(p, 1, (size_t)n, f) == (size_t)n)
+		*len = (size_t)n;
+	else {
+		free(p);
+		p = NULL;
+	}
+	fclose(f);
+	return p;
+}
+
+/* A deflated zip of (name, bytes, length) triples, in memory. */
+static size_t
+make_zip(const char *const *names, const char *const *bodies,
+    const size_t *lens, size_t n, char *out, size_t cap)
+{
+	struct archive		*a = archive_write_new();
+	struct archive_entry	*e;
+	size_t			 used = 0, i;
+
+	archive_write_set_format_zip(a);
+	archive_write_set_options(a, "zip:compression=deflate");
+	archive_write_open_memory(a, out, cap, &used);
+	for (i = 0; i < n; i++) {
+		e = archive_entry_new();
+		archive_entry_set_pathname(e, names[i]);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		archive_entry_set_size(e, (la_int64_t)lens[i]);
+		archive_write_header(a, e);
+		archive_write_data(a, bodies[i], lens[i]);
+		archive_entry_free(e);
+	}
+	archive_write_close(a);
+	archive_write_free(a);
+	return used;
+}
+
+static void
+test_fixture(void)
+{
+	struct doc	 d;
+	char		 err[256], *data;
+	size_t		 len = 0;
+	const char	*sales = "| Product | Qty | Price | Date |\n"
+	    "| ------- | --- | ----- | ---- |\n"
+	    "| 苹果 | 3.0 | 1.5 | 2024-01-05 00:00:00 |\n"
+	    "| Banana | 10.0 | 0.25 | 2024-02-29 13:30:00 |\n"
+	    "| Two lines | 7.0 | 2.0 | 2023-12-31 00:00:00 |";
+	const char	*notes = "| 说明 | Count | Unnamed: 2 | Flag |\n"
+	    "| -- | ----- | ---------- | ---- |\n"
+	    "| 繁體字 | 1.0 | nan | True |\n"
+	    "| nan | nan | nan | False |\n"
+	    "| x | 2.0 | extra | True |";
+	char		 want[1024];
+
+	data = slurp("sales.xlsx", &len);
+	CHECK(data != NULL);
+	if (data == NULL)
+		return;
+	CHECK_INT(doc_extract("xlsx", data, len, NULL, &d, err, sizeof(err)),
+	    0);
+	CHECK_INT(d.nparts, 2);
+	CHECK_STR(d.unit, "sheet");
+	if (d.nparts == 2) {
+		CHECK_STR(d.parts[0].text, sales);
+		CHECK_STR(d.parts[1].text, notes);
+	}
+	snprintf(want, sizeof(want), "%s\n\n%s\n\n", sales, notes);
+	CHECK_STR(d.text, want);
+	doc_release(&d);
+	free(data);
+}
+
+static const char wb_xml[] = "<workbook xmlns=\"http://schemas.openxml"
+    "formats.org/spreadsheetml/2006/main\" xmlns:r=\"http://schemas."
+    "openxmlformats.org/officeDocument/2006/relationships\"><sheets>"
+    "<sheet name=\"S\" sheetId=\"1\" r:id=\"rId1\"/></sheets></workbook>";
+static const char rels_xml[] = "<Relationships xmlns=\"http://schemas."
+    "openxmlformats.org/package/2006/relationships\"><Relationship "
+    "Id=\"rId1\" Type=\"x\" Target=\"worksheets/sheet1.xml\"/>"
+    "</Relationships>";
+
+/* A one-sheet workbook of the given sheet XML, inline strings only. */
+static int
+read_sheet(const char *sheet, size_t slen, const struct doc_limits *lim,
+    struct doc *d, char *err, size_t errsz)
+{
+	static char	 zip[1 << 20];
+	const char	*names[] = { "xl/workbook.xml",
+			    "xl/_rels/workbook.xml.rels",
+			    "xl/worksheets/sheet1.xml" };
+	const char	*bodies[] = { wb_xml, rels_xml, sheet };
+	size_t		 lens[] = { sizeof(wb_xml) - 1, sizeof(rels_xml) - 1,
+			    slen };
+	size_t		 n = make_zip(names, bodies, lens, 3, zip,
+			    sizeof(zip));
+
+	return doc_extract("xlsx", zip, n, lim, d, err, errsz);
+}
+
+static void
+test_cells(void)
+{
+	struct doc	 d;
+	char		 err[256];
+	const char	*sheet = "<worksheet><sheetData>"
+	    "<row r=\"1\"><c r=\"A1\" t=\"inlineStr\"><is><t>a</t></is></c>"
+	    "<c r=\"C1\" t=\"inlineStr\"><is><r><t>b</t></r><r><t>c</t></r>"
+	    "</is></c><c r=\"D1\" t=\"inlineStr\"><is><t>a</t></is></c></row>"
+	    "<row r=\"2\"><c r=\"A2\"><v>1</v></c><c r=\"B2\" t=\"b\"><v>1</v>"
+	    "</c><c r=\"C2\" t=\"str\"><v>x</v></c><c r=\"D2\"><v>1e20</v>"
+	    "</c></row>"
+	    "<row r=\"3\"><c r=\"A3\"><v>-2</v></c><c r=\"D3\"><v>0.00001"
+	    "</v></c></row></sheetData></worksheet>";
+
+	CHECK_INT(read_sheet(sheet, strlen(sheet), NULL, &d, err,
+	    sizeof(err)), 0);
+	CHECK_STR(d.text, "| a | Unnamed: 1 | bc | a.1 |\n"
+	    "| - | ---------- | -- | --- |\n"
+	    "| 1 | True | x | 1e+20 |\n"
+	    "| -2 | nan | nan | 1e-05 |\n\n");
+	doc_release(&d);
+}
+
+static void
+test_float(void)
+{
+	static const struct {
+		double		 v;
+		const char	*want;
+	} cases[] = { { 0.1, "0.1" }, { 3, "3.0" }, { 1e16, "1e+16" },
+		{ 123456789012345.6, "123456789012345.6" }, { 0.0001,
+		"0.0001" }, { 1.5e-7, "1.5e-07" }, { -0.5, "-0.5" },
+		{ 100, "100.0" }, { 0.30000000000000004,
+		"0.30000000000000004" } };
+	struct dbuf	sb;
+	char		*s;
+	size_t		i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&sb, 0, sizeof(sb));
+		py_float(&sb, cases[i].v);
+		s = dbuf_take(&sb, NULL);
+		CHECK_STR(s, cases[i].want);
+		free(s);
+		dbuf_free(&sb);
+	}
+	s = xl_date(45296.5, 0, 0);
+	CHECK_STR(s, "2024-01-05 12:00:00");
+	free(s);
+	s = xl_date(0.75, 0, 1);
+	CHECK_STR(s, "18:00:00");
+	free(s);
+	CHECK_INT(xl_fmt_kind("yyyy-mm-dd"), 1);
+	CHECK_INT(xl_fmt_kind("[h]:mm"), 2);
+	CHECK_INT(xl_fmt_kind("0.00\"d\""), 0);
+	CHECK_INT(xl_fmt_kind("[Red]0.0"), 0);
+}
+
+static void
+test_hostile(void)
+{
+	struct doc_limits	 lim;
+	struct doc		 d;
+	char			 err[256], *bomb;
+	size_t			 blen = (size_t)32 << 20, i;
+	struct dbuf		 sb = { 0 };
+	int			 rc;
+
+	/* a zip bomb: 32 MB of one repeated byte pack to some 32 KB */
+	bomb = malloc(blen);
+	CHECK(bomb != NULL);
+	if (bomb != NULL) {
+		memset(bomb, ' ', blen);
+		memcpy(bomb, "<worksheet>", 11);
+		rc = read_sheet(bomb, blen, NULL, &d, err, sizeof(err));
+		CHECK_INT(rc, DOC_ELIMIT);
+		CHECK(strstr(err, "documents.max_ratio") != NULL);
+		free(bomb);
+	}
+	/* more cells than documents.max_cells */
+	dbuf_addstr(&sb, "<worksheet><sheetData><row r=\"1\">");
+	for (i = 0; i < 20; i++)
+		dbuf_addstr(&sb, "<c><v>1</v></c>");
+	dbuf_addstr(&sb, "</row></sheetData></worksheet>");
+	doc_limits_default(&lim);
+	lim.max_cells = 10;
+	rc = read_sheet(sb.p, sb.len, &lim, &d, err, sizeof(err));
+	CHECK_INT(rc, DOC_ELIMIT);
+	CHECK(strstr(err, "documents.max_cells") != NULL);
+	lim.max_cells = 20;
+	CHECK_INT(read_sheet(sb.p, sb.len, &lim, &d, err, sizeof(err)), 0);
+	doc_release(&d);
+	dbuf_free(&sb);
+	/* entity expansion in a sheet: no substitution, so no blow-up */
+	{
+		const char *x = "<!DOCTYPE w [<!ENTITY a \"aaaaaaaaaa\">"
+		    "<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">"
+		    "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">]>"
+		    "<worksheet><sheetData><row r=\"1\"><c t=\"inlineStr\">"
+		    "<is><t>&c;</t></is></c></row></sheetData></worksheet>";
+
+		rc = read_sheet(x, strlen(x), NULL, &d, err, sizeof(err));
+		CHECK(rc != 0 || strlen(d.text) < 2000);
+		doc_release(&d);
+	}
+	/* not a workbook */
+	CHECK_INT(doc_extract("xlsx", "PK\x03\x04junk", 8, NULL, &d, err,
+	    sizeof(err)), DOC_EDAMAGED);
+	CHECK(err[0] != '\0');
+	CHECK_INT(doc_extract("xlsx", "hello", 5, NULL, &d, err,
+	    sizeof(err)), DOC_EDAMAGED);
+	CHECK(strstr(err, "xlsx") != NULL);
+	/* a docx is no workbook */
+	{
+		char	*docx;
+		size_t	 len = 0;
+
+		if ((docx = slurp("notes.docx", &len)) != NULL) {
+			CHECK_INT(doc_extract("xlsx", docx, len, NULL, &d, err,
+			    sizeof(err)), DOC_EDAMAGED);
+			CHECK(strstr(err, "xl/workbook.xml") != NULL);
+			free(docx);
+		} else
+			CHECK(!"notes.docx missing");
+	}
+}
+
+int
+main(void)
+{
+	test_fixture();
+	test_cells();
+	test_float();
+	test_hostile();
+	return tap_done();
+}
