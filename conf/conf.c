@@ -234,6 +234,8 @@ static const struct setting settings[] = {
 	S_INT("code.pool_max", SET_INT, code_pool_max, "4", 0, 16),
 	S_INT("code.pool_spare_idle", SET_INT, code_pool_spare_idle, "30", 0,
 	    86400),
+	S_INT("code.pool_wait_ms", SET_INT, code_pool_wait_ms, "1000", 0,
+	    60000),
 	S_INT("code.max_string_length", SET_INT, code_max_string_length,
 	    "400000", 1, 1 << 30),
 	S_INT("code.max_depth", SET_INT, code_max_depth, "5", 1, 100),

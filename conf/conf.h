@@ -173,6 +173,8 @@ struct conf {
 	int	 code_pool_idle;	/* seconds before one is replaced */
 	int	 code_fork_server;	/* python3 on fork servers */
 	int	 code_pool_max;		/* fork servers per process at most */
+	int	 code_pool_wait_ms;	/* for a busy fork server, before a
+					 * cold start */
 	int	 code_pool_spare_idle;	/* seconds one above pool_size may
 					 * wait unused */
 	/* code nodes: Dify's limits on a result (CODE_MAX_*) */

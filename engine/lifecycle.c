@@ -82,7 +82,8 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	if ((rc = sandbox_code_pool_new(&sc, c->code_pool_size,
 	    c->code_pool_idle, &e->code_pool)) == 0)
 		sandbox_code_pool_tune(e->code_pool, c->code_fork_server,
-		    c->code_pool_max, c->code_pool_spare_idle);
+		    c->code_pool_max, c->code_pool_spare_idle,
+		    c->code_pool_wait_ms);
 	if (rc != 0 ||
 	    (rc = app_cache_init(e)) != 0 || (rc = trace_start(e)) != 0) {
 		snprintf(err, ENGINE_ERRMAX, "out of memory");

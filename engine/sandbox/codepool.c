@@ -27,7 +27,7 @@
  * instead: a job hands its server back (SLOT_READY again) unless the
  * server is dead, so one server serves job after job. A job that finds
  * every server busy asks for one more (lp->want, up to p->max) and waits
- * up to FORK_WAIT_MS for the first one free; servers above p->size that
+ * up to code.pool_wait_ms for the first one free; servers above p->size that
  * waited p->spare_idle seconds are ended.
  *
  * Otherwise a job never waits for a runner: with none ready or starting
@@ -75,7 +75,6 @@
  * about what a cold start costs on a busy host, so that waiting is never
  * the slower choice by much.
  */
-#define FORK_WAIT_MS	1000
 
 static const char *const pool_langs[POOL_LANGS] = {"python3", "javascript"};
 
@@ -110,6 +109,8 @@ struct sandbox_code_pool {
 	int			 idle;		/* seconds; 0: keep */
 	int			 fork;		/* python3 on fork servers */
 	int			 max;		/* fork servers at most */
+	int			 wait_ms;	/* for a busy server to be free
+						 * before one starts cold */
 	int			 spare_idle;	/* seconds before one above size
 						 * is ended */
 	int			 wake[2];	/* a byte: thread, look */
@@ -496,8 +497,8 @@ pool_take(struct sandbox_code_pool *p, int li, struct sandbox_runner *r)
 	pthread_mutex_lock(&p->mu);
 	pool_activate(p, li);
 	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += FORK_WAIT_MS / 1000;
-	until.tv_nsec += (long)(FORK_WAIT_MS % 1000) * 1000000;
+	until.tv_sec += p->wait_ms / 1000;
+	until.tv_nsec += (long)(p->wait_ms % 1000) * 1000000;
 	if (until.tv_nsec >= 1000000000) {
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000;
@@ -682,7 +683,7 @@ sandbox_code_pool_free(struct sandbox_code_pool *p)
 
 void
 sandbox_code_pool_tune(struct sandbox_code_pool *p, int fork, int max,
-    int spare_idle)
+    int spare_idle, int wait_ms)
 {
 	if (p == NULL)
 		return;
@@ -691,6 +692,7 @@ sandbox_code_pool_tune(struct sandbox_code_pool *p, int fork, int max,
 	p->max = max < p->size ? p->size : max > SANDBOX_POOL_MAX ?
 	    SANDBOX_POOL_MAX : max;
 	p->spare_idle = spare_idle > 0 ? spare_idle : 0;
+	p->wait_ms = wait_ms > 0 ? wait_ms : 0;
 	pthread_mutex_unlock(&p->mu);
 }
 

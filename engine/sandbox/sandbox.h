@@ -724,11 +724,12 @@ struct sandbox_code_pool_stats {
  * code.fork_server) or on one-shot runners (0). With fork servers the
  * pool keeps its size of them ready, and more, up to max (code.pool_max),
  * while jobs find none free; one above size that waited spare_idle
- * seconds (code.pool_spare_idle) is ended. Call before the first job.
- * NULL is fine.
+ * seconds (code.pool_spare_idle) is ended; a job waits up to wait_ms
+ * (code.pool_wait_ms) for a busy server to be free before one starts
+ * cold. Call before the first job. NULL is fine.
  */
 void	sandbox_code_pool_tune(struct sandbox_code_pool *p, int fork, int max,
-	    int spare_idle);
+	    int spare_idle, int wait_ms);
 
 void	sandbox_code_pool_stats(struct sandbox_code_pool *p,
 	    struct sandbox_code_pool_stats *s);
