@@ -49,10 +49,8 @@ audio_endpoint(struct engine *e, const char *spec, char *err,
 	return 0;
 }
 
-/* POSTs body to path of ep; *resp filled on 0. A non-2xx status is
- * ENGINE_EFETCH with the provider's message (its key never in it). */
-static int
-audio_post(struct engine *e, const struct llm_endpoint *ep,
+int
+llm_audio_post(struct engine *e, const struct llm_endpoint *ep,
     const char *path, const char *ctype, const void *body, size_t len,
     int64_t max, char *err, struct outbound_resp *resp)
 {
@@ -151,7 +149,7 @@ llm_audio_transcribe(struct engine *e, const char *spec, const char *audio,
 	}
 	snprintf(ctype, sizeof(ctype), "multipart/form-data; boundary=%s",
 	    boundary);
-	if ((rc = audio_post(e, &ep, "/audio/transcriptions", ctype, b.p,
+	if ((rc = llm_audio_post(e, &ep, "/audio/transcriptions", ctype, b.p,
 	    b.len, 0, err, &resp)) != 0)
 		goto out;
 	j = json_loadb(resp.body, resp.len, 0, NULL);
@@ -197,7 +195,7 @@ llm_audio_speech(struct engine *e, const char *spec, const char *text,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if ((rc = audio_post(e, &ep, "/audio/speech", "application/json",
+	if ((rc = llm_audio_post(e, &ep, "/audio/speech", "application/json",
 	    body, strlen(body), e->conf->http_max_binary_response, err,
 	    &resp)) != 0)
 		goto out;

@@ -419,4 +419,16 @@ int	llm_chat_error(struct llm_chat *c, const char *data, size_t len,
 /* Frees the slots. */
 void	llm_chat_release(struct llm_chat *c);
 
+/*
+ * POSTs len bytes of body (Content-Type ctype) to path of ep, an
+ * OpenAI-compatible provider's audio API (/audio/speech,
+ * /audio/transcriptions), at most max bytes of answer: *resp filled on 0
+ * (outbound_resp_release). A non-2xx status is ENGINE_EFETCH with the
+ * provider's message; the key is never in err.
+ */
+struct outbound_resp;
+int	llm_audio_post(struct engine *e, const struct llm_endpoint *ep,
+	    const char *path, const char *ctype, const void *body, size_t len,
+	    int64_t max, char *err, struct outbound_resp *resp);
+
 #endif

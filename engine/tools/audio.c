@@ -26,7 +26,6 @@
 #include <string.h>
 
 #include <curl/curl.h>
-#include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 #include "engine/tools/tools.h"
@@ -84,63 +83,6 @@ audio_endpoint(struct engine *e, const json_t *params, char *err,
 	return 0;
 }
 
-/* POSTs body to path of ep; *resp filled on 0. A non-2xx status is
- * ENGINE_EFETCH with the provider's message (its key never in it). */
-static int
-audio_post(struct engine *e, const struct llm_endpoint *ep,
-    const char *path, const char *ctype, const void *body, size_t len,
-    int64_t max, char *err, struct outbound_resp *resp)
-{
-	struct curl_slist	*hl = NULL, *nl;
-	struct outbound_req	 req;
-	char			*url = NULL, *auth = NULL, h[160];
-	size_t			 n;
-	int			 rc = ENGINE_ENOMEM;
-
-	memset(resp, 0, sizeof(*resp));
-	if ((url = llm_url(ep->base_url, path)) == NULL)
-		goto out;
-	snprintf(h, sizeof(h), "Content-Type: %s", ctype);
-	if ((hl = curl_slist_append(NULL, h)) == NULL)
-		goto out;
-	if (ep->api_key != NULL && ep->api_key[0] != '\0') {
-		n = strlen(ep->api_key) + sizeof("Authorization: Bearer ");
-		if ((auth = malloc(n)) == NULL)
-			goto out;
-		snprintf(auth, n, "Authorization: Bearer %s", ep->api_key);
-		if ((nl = curl_slist_append(hl, auth)) == NULL)
-			goto out;
-		hl = nl;
-	}
-	memset(&req, 0, sizeof(req));
-	req.method = "POST";
-	req.url = url;
-	req.headers = hl;
-	req.body = body;
-	req.body_len = len;
-	req.trusted = 1;	/* the admin configured this endpoint */
-	req.timeout = e->conf->llm_timeout;
-	req.max_bytes = max;
-	if ((rc = outbound_fetch(e, &req, err, resp)) != 0)
-		goto out;
-	if (resp->status < 200 || resp->status >= 300) {
-		llm_error_from_body(ep->name, resp->status, resp->body,
-		    resp->len, ep->api_key, err);
-		outbound_resp_release(resp);
-		rc = ENGINE_EFETCH;
-	}
-out:
-	if (auth != NULL) {
-		OPENSSL_cleanse(auth, strlen(auth));
-		free(auth);
-	}
-	curl_slist_free_all(hl);
-	free(url);
-	if (rc != 0 && ep->api_key != NULL)
-		llm_scrub(err, ep->api_key);
-	return rc;
-}
-
 static int
 tts(struct engine *e, const struct tool_call *call, char *err,
     struct tool_result *out)
@@ -178,7 +120,7 @@ tts(struct engine *e, const struct tool_call *call, char *err,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if ((rc = audio_post(e, &ep, "/audio/speech", "application/json",
+	if ((rc = llm_audio_post(e, &ep, "/audio/speech", "application/json",
 	    body, strlen(body), e->conf->http_max_binary_response, err,
 	    &resp)) != 0)
 		goto out;
@@ -294,7 +236,7 @@ asr(struct engine *e, const struct tool_call *call, char *err,
 	}
 	snprintf(ctype, sizeof(ctype), "multipart/form-data; boundary=%s",
 	    boundary);
-	if ((rc = audio_post(e, &ep, "/audio/transcriptions", ctype, b.p,
+	if ((rc = llm_audio_post(e, &ep, "/audio/transcriptions", ctype, b.p,
 	    b.len, 0, err, &resp)) != 0)
 		goto out;
 	j = json_loadb(resp.body, resp.len, 0, NULL);
