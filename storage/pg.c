@@ -411,6 +411,13 @@ conn_ready(struct pg_conn *c)
 		}
 		if (!ok)
 			return -1;
+		/* reading that answer may have read, with it, what the
+		 * server said next (a killed session's FATAL and its end):
+		 * what libpq holds is no longer on the socket for the poll
+		 * below, so have it read the rest now and see whether the
+		 * connection ended (PQconsumeInput never blocks) */
+		if (PQconsumeInput(c->pc) == 0 || PQisBusy(c->pc))
+			return -1;
 	}
 	if (c->bad || PQstatus(c->pc) != CONNECTION_OK ||
 	    PQtransactionStatus(c->pc) != PQTRANS_IDLE)

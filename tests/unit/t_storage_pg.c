@@ -301,7 +301,8 @@ test_pg_pipeline(void)
 	struct pipe_arg		 pa;
 	struct store_stats	 st;
 	char			 buf[32];
-	int			 i;
+	long			 pids[16];
+	int			 i, j, np;
 
 	CHECK_INT(open_store(new_dir("pipeline"), MIB, MIB, &s), 0);
 	if (s == NULL)
@@ -332,11 +333,28 @@ test_pg_pipeline(void)
 	 * next write and read take new ones, the write without running
 	 * again (a session killed while a write is on its way may cost
 	 * that write: its commit may have run) */
+	/* the sessions' processes, so as to wait for them to be gone: a
+	 * backend leaves pg_stat_activity before it closes its socket */
+	for (np = 0; np < 16; np++) {
+		char q[160];
+
+		snprintf(q, sizeof(q), "SELECT pid FROM pg_stat_activity "
+		    "WHERE application_name = 'flowcgi' ORDER BY pid OFFSET "
+		    "%d LIMIT 1", np);
+		if ((pids[np] = pg_number(q)) <= 0)
+			break;
+	}
 	CHECK_INT(pg_number("SELECT count(pg_terminate_backend(pid)) FROM "
 	    "pg_stat_activity WHERE application_name = 'flowcgi'") > 0, 1);
 	for (i = 0; i < 500 && pg_number("SELECT count(*) FROM "
 	    "pg_stat_activity WHERE application_name = 'flowcgi'") > 0; i++)
 		usleep(10000);
+	/* (the server runs on this machine: each process gone for good,
+	 * its socket closed, when kill(pid, 0) finds none) */
+	for (i = 0, j = 0; i < np && j < 1000; i++)
+		while ((kill((pid_t)pids[i], 0) == 0 || errno != ESRCH) &&
+		    j++ < 1000)
+			usleep(10000);
 	store_stats(s, &st);
 	CHECK_INT(put1(s, STORE_DB_APPS, "pd", "4", 0), 0);
 	CHECK_INT(get1(s, STORE_DB_APPS, "pd", buf, sizeof(buf)), 0);
