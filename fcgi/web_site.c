@@ -77,6 +77,7 @@ struct site_op {
 	json_t		*patch;		/* settings to change, or NULL */
 	int		 reset_code;
 	json_t		*out;		/* the site after the write */
+	int		 quiet;		/* a failed write is not answered */
 };
 
 static int
@@ -221,16 +222,22 @@ site_run(struct req *r, struct site_op *op)
 	if (rc != 0) {
 		json_decref(op->out);
 		op->out = NULL;
-		site_store_error(r, rc);
+		if (op->quiet)
+			log_warn("web app: the site of app %s could not be "
+			    "stored (%s); it is made when next asked for",
+			    op->app_id, store_strerror(rc));
+		else
+			site_store_error(r, rc);
 		return -1;
 	}
 	return 0;
 }
 
-json_t *
-web_site_get(struct req *r, const char *app_id)
+/* web_site_get; quiet: a site that cannot be stored is not answered. */
+static json_t *
+site_get(struct req *r, const char *app_id, int quiet)
 {
-	struct site_op	 op = { app_id, NULL, NULL, 0, NULL };
+	struct site_op	 op = { app_id, NULL, NULL, 0, NULL, quiet };
 	struct store_txn *t = NULL;
 	char		 key[128];
 	json_t		*s = NULL;
@@ -257,6 +264,12 @@ web_site_get(struct req *r, const char *app_id)
 	if (site_run(r, &op) != 0)
 		return NULL;
 	return op.out;
+}
+
+json_t *
+web_site_get(struct req *r, const char *app_id)
+{
+	return site_get(r, app_id, 0);
 }
 
 int
@@ -403,7 +416,7 @@ h_site_update(struct req *r)
 	    "ja-JP", "ko-KR", "fr-FR", "de-DE", "es-ES", "pt-BR", "ru-RU",
 	    "it-IT", "uk-UA", "vi-VN", "pl-PL", "ro-RO", "tr-TR", "fa-IR",
 	    "hi-IN", "th-TH", "id-ID", "sl-SI", "ar-TN", NULL };
-	struct site_op	 op = { r->captures[0], NULL, NULL, 0, NULL };
+	struct site_op	 op = { r->captures[0], NULL, NULL, 0, NULL, 0 };
 	const char	*k, *sv;
 	json_t		*v, *patch = NULL;
 	size_t		 i, max;
@@ -481,7 +494,7 @@ out:
 static void
 h_site_reset(struct req *r)
 {
-	struct site_op op = { r->captures[0], NULL, NULL, 1, NULL };
+	struct site_op op = { r->captures[0], NULL, NULL, 1, NULL, 0 };
 
 	if (site_run(r, &op) == 0)
 		send_site(r, op.out);
@@ -492,7 +505,7 @@ h_site_reset(struct req *r)
 static void
 set_flag(struct req *r, const char *k)
 {
-	struct site_op	 op = { r->captures[0], NULL, NULL, 0, NULL };
+	struct site_op	 op = { r->captures[0], NULL, NULL, 0, NULL, 0 };
 	json_t		*v, *app = NULL;
 	int		 rc;
 
@@ -542,8 +555,11 @@ web_app_detail_site(struct req *r, const char *app_id, json_t *detail)
 	json_t	*s, *v;
 	int	 bad;
 
-	if ((s = web_site_get(r, app_id)) == NULL)
-		return -1;
+	/* The app itself is stored whatever becomes of its site: a site that
+	 * cannot be stored now (a full store) leaves `site` null, and the
+	 * next ask makes it. */
+	if ((s = site_get(r, app_id, 1)) == NULL)
+		return r->status != 0 ? -1 : 0;
 	v = web_site_view(r, s);
 	bad = v == NULL;
 	bad |= json_object_set(detail, "enable_site", json_object_get(s,
