@@ -262,8 +262,10 @@ cache_get(struct engine *e, const char *id, int draft, const char *want,
 	*sealed = 0;
 	if (engine_uuid_check(id) != 0)
 		return ENGINE_ENOTFOUND;
-	/* read first, so that what the snapshot below finds is as new */
-	if (c != NULL && app_cache_generation(e, &gen) == 0)
+	/* read first, so that what the snapshot below finds is as new; a
+	 * lookup of one version (want) is neither answered nor noted by the
+	 * generation, which stands for the draft and the latest lookups */
+	if (c != NULL && want == NULL && app_cache_generation(e, &gen) == 0)
 		gen1 = gen + 1;
 	if (gen1 != 0) {
 		pthread_mutex_lock(&c->mu);

@@ -348,6 +348,8 @@ is "$(jqr .data.outputs.out)" "two hi" "/v1/workflows/run runs the latest versio
 run_v "/v1/workflows/$V1/run"
 is "$STATUS $(jqr .data.outputs.out) $(jqr '.data.workflow_id == "'"$V1"'"')" "200 one hi true" \
     "/v1/workflows/{workflow_id}/run runs that version"
+run_v /v1/workflows/run
+is "$(jqr .data.outputs.out)" "two hi" "... and the next /v1/workflows/run the latest again (no cache keeps the older)"
 run_v /v1/workflows/00000000-0000-7000-8000-000000000000/run
 is "$STATUS $(jqr .message)" "404 Workflow not found with id: 00000000-0000-7000-8000-000000000000" \
     "a version the app did not publish: 404"
