@@ -9,12 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cairo.h>
-#include <fontconfig/fontconfig.h>
 #include <libxml/parser.h>
-#include <pango/pangocairo.h>
 
 #include "fuzz_engine.h"
+#include "fuzz_fonts.h"
 #include "engine/internal.h"
 #include "engine/tools/tools.h"
 
@@ -43,14 +41,6 @@ bad_number(xmlNodePtr n)
 	return bad;
 }
 
-static void
-fonts_release(void)
-{
-	pango_cairo_font_map_set_default(NULL);
-	cairo_debug_reset_static_data();
-	FcFini();
-}
-
 static void chart_one(const char *tool, const char *data, size_t dl,
     const char *labels, size_t ll, int png);
 
@@ -64,7 +54,7 @@ setup(void)
 	conf.map_size = 8 << 20;
 	conf.export_max_points = 2000;
 	fuzz_engine_open("fuzz_chart");
-	atexit(fonts_release);
+	atexit(fuzz_fonts_release);
 	chart_one("bar_chart", "1;2", 3, "a;月", 5, 1);
 	chart_one("pie_chart", "1;2", 3, "a;月", 5, 1);
 }

@@ -10,30 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cairo.h>
-#include <fontconfig/fontconfig.h>
-#include <pango/pangocairo.h>
 #include <archive.h>
 #include <archive_entry.h>
 #include <libxml/parser.h>
 
 #include "fuzz_engine.h"
+#include "fuzz_fonts.h"
 #include "engine/internal.h"
 #include "engine/tools/tools.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int	LLVMFuzzerInitialize(int *argc, char ***argv);
-
-/* The font caches of Pango, cairo and fontconfig go at exit, so that
- * LeakSanitizer reports only real leaks (their size stays the same from
- * one input to the next). */
-static void
-fonts_release(void)
-{
-	pango_cairo_font_map_set_default(NULL);
-	cairo_debug_reset_static_data();
-	FcFini();
-}
 
 static void
 check_xml(const char *s, size_t n)
@@ -94,7 +81,7 @@ setup(void)
 	conf.export_max_pages = 4;
 	conf.export_max_output = 4 << 20;
 	fuzz_engine_open("fuzz_md_exporter");
-	atexit(fonts_release);
+	atexit(fuzz_fonts_release);
 	run_one("md_to_pdf", warm, sizeof(warm) - 1, 0);
 	run_one("md_to_png", warm, sizeof(warm) - 1, 0);
 	run_one("md_to_docx", warm, sizeof(warm) - 1, 0);
