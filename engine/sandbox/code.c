@@ -60,6 +60,98 @@
 /* How much of the traceback and prints travel back in res->log. */
 #define CODE_LOG_MAX	8192
 
+/*
+ * The part of the python3 runner that runs a job, shared with the fork
+ * server (codefork.c): job(src, inputs, mark, lim, done) runs src's
+ * main(**inputs), prints the result between the markers (or the summary
+ * line of a failure) within lim bytes, flushes both outputs and calls
+ * done(exit code), which must not return. Needs json, os, sys, traceback.
+ */
+#define CODE_PY_JOB \
+    "def job(src, inputs, mark, lim, done):\n" \
+    "    def end(code):\n" \
+    "        for f in (sys.stdout, sys.stderr):\n" \
+    "            try:\n" \
+    "                f.flush()\n" \
+    "            except Exception:\n" \
+    "                pass\n" \
+    "        done(code)\n" \
+    "    sys.argv = ['main.py']\n" \
+    "    sys.path[0] = os.getcwd()\n" \
+    "    def fail(e, tb):\n" \
+    "        traceback.print_exception(type(e), e, tb)\n" \
+    "        where = ''\n" \
+    "        for fr in traceback.extract_tb(tb):\n" \
+    "            if fr.filename == 'main.py':\n" \
+    "                where = ' (main.py, line %d)' % fr.lineno\n" \
+    "        if isinstance(e, SyntaxError) and e.filename == 'main.py':\n" \
+    "            where = ' (main.py, line %s)' % e.lineno\n" \
+    "        msg = traceback.format_exception_only(type(e), e)[-1].strip()\n" \
+    "        sys.stderr.write('\\n' + mark + 'ERROR ' + msg + where + '\\n')\n" \
+    "        end(1)\n" \
+    "    ns = {'__name__': '__main__', '__builtins__': __builtins__}\n" \
+    "    try:\n" \
+    "        exec(compile(src, 'main.py', 'exec'), ns)\n" \
+    "        if not callable(ns.get('main')):\n" \
+    "            raise NameError(\"name 'main' is not defined\")\n" \
+    "        out = ns['main'](**inputs)\n" \
+    "    except Exception as e:\n" \
+    "        fail(e, e.__traceback__.tb_next)\n" \
+    "    if not isinstance(out, dict):\n" \
+    "        sys.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n" \
+    "            type(out).__name__ + ', not a dict\\n')\n" \
+    "        end(1)\n" \
+    "    def over(n):\n" \
+    "        sys.stderr.write('\\n' + mark + 'LIMIT ' + n + '\\n')\n" \
+    "        end(1)\n" \
+    "    def floor(v):\n" \
+    "        n, todo, seen = 0, [v], set()\n" \
+    "        while todo and n <= lim:\n" \
+    "            x = todo.pop()\n" \
+    "            if isinstance(x, str):\n" \
+    "                n += len(x) + 2\n" \
+    "            elif isinstance(x, (dict, list, tuple)):\n" \
+    "                if id(x) in seen:\n" \
+    "                    continue\n" \
+    "                seen.add(id(x))\n" \
+    "                n += 2\n" \
+    "                if isinstance(x, dict):\n" \
+    "                    for k, y in x.items():\n" \
+    "                        n += (len(k) if isinstance(k, str) else 1) + 3\n" \
+    "                        todo.append(y)\n" \
+    "                else:\n" \
+    "                    todo.extend(x)\n" \
+    "            else:\n" \
+    "                n += 1\n" \
+    "        return n\n" \
+    "    if lim > 0:\n" \
+    "        try:\n" \
+    "            n = floor(out)\n" \
+    "        except MemoryError:\n" \
+    "            n = 0\n" \
+    "        if n > lim:\n" \
+    "            over('>' + str(n))\n" \
+    "    try:\n" \
+    "        s = json.dumps(out, ensure_ascii=False, allow_nan=False)\n" \
+    "    except MemoryError:\n" \
+    "        over('?')\n" \
+    "    except Exception as e:\n" \
+    "        sys.stderr.write('\\n' + mark + 'ERROR the result is not JSON: ' +\n" \
+    "            str(e) + '\\n')\n" \
+    "        end(1)\n" \
+    "    if lim > 0:\n" \
+    "        try:\n" \
+    "            n = len(s) if s.isascii() else len(s.encode('utf-8',\n" \
+    "                'surrogatepass'))\n" \
+    "        except MemoryError:\n" \
+    "            over('?')\n" \
+    "        if n > lim:\n" \
+    "            over(str(n))\n" \
+    "    sys.stdout.write('\\n' + mark + s + mark + '\\n')\n" \
+    "    end(0)\n"
+
+const char sandbox_code_python_job[] = CODE_PY_JOB;
+
 static const char python_runner[] =
     "import json, os, sys, traceback\n"
     "d, mark = sys.argv[1], sys.argv[2]\n"
@@ -81,11 +173,7 @@ static const char python_runner[] =
     "    os.set_inheritable(11, False)\n"
     "except OSError:\n"
     "    pass\n"
-    "def end(code):\n"
-    "    try:\n"
-    "        sys.stderr.flush()\n"
-    "    except Exception:\n"
-    "        pass\n"
+    "def done(code):\n"
     "    ctl(b'D')\n"
     "    os._exit(code)\n"
     "with open(os.path.join(d, 'main.py'), encoding='utf-8') as f:\n"
@@ -95,81 +183,8 @@ static const char python_runner[] =
     "for n in ('main.py', 'inputs.json', 'runner.py'):\n"
     "    os.unlink(os.path.join(d, n))\n"
     "os.rmdir(d)\n"
-    "sys.argv = ['main.py']\n"
-    "sys.path[0] = os.getcwd()\n"
-    "def fail(e, tb):\n"
-    "    traceback.print_exception(type(e), e, tb)\n"
-    "    where = ''\n"
-    "    for fr in traceback.extract_tb(tb):\n"
-    "        if fr.filename == 'main.py':\n"
-    "            where = ' (main.py, line %d)' % fr.lineno\n"
-    "    if isinstance(e, SyntaxError) and e.filename == 'main.py':\n"
-    "        where = ' (main.py, line %s)' % e.lineno\n"
-    "    msg = traceback.format_exception_only(type(e), e)[-1].strip()\n"
-    "    sys.stderr.write('\\n' + mark + 'ERROR ' + msg + where + '\\n')\n"
-    "    sys.stderr.flush()\n"
-    "    end(1)\n"
-    "ns = {'__name__': '__main__', '__builtins__': __builtins__}\n"
-    "try:\n"
-    "    exec(compile(src, 'main.py', 'exec'), ns)\n"
-    "    if not callable(ns.get('main')):\n"
-    "        raise NameError(\"name 'main' is not defined\")\n"
-    "    out = ns['main'](**inputs)\n"
-    "except Exception as e:\n"
-    "    fail(e, e.__traceback__.tb_next)\n"
-    "if not isinstance(out, dict):\n"
-    "    sys.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n"
-    "        type(out).__name__ + ', not a dict\\n')\n"
-    "    end(1)\n"
-    "def over(n):\n"
-    "    sys.stderr.write('\\n' + mark + 'LIMIT ' + n + '\\n')\n"
-    "    end(1)\n"
-    "def floor(v):\n"
-    "    n, todo, seen = 0, [v], set()\n"
-    "    while todo and n <= lim:\n"
-    "        x = todo.pop()\n"
-    "        if isinstance(x, str):\n"
-    "            n += len(x) + 2\n"
-    "        elif isinstance(x, (dict, list, tuple)):\n"
-    "            if id(x) in seen:\n"
-    "                continue\n"
-    "            seen.add(id(x))\n"
-    "            n += 2\n"
-    "            if isinstance(x, dict):\n"
-    "                for k, y in x.items():\n"
-    "                    n += (len(k) if isinstance(k, str) else 1) + 3\n"
-    "                    todo.append(y)\n"
-    "            else:\n"
-    "                todo.extend(x)\n"
-    "        else:\n"
-    "            n += 1\n"
-    "    return n\n"
-    "if lim > 0:\n"
-    "    try:\n"
-    "        n = floor(out)\n"
-    "    except MemoryError:\n"
-    "        n = 0\n"
-    "    if n > lim:\n"
-    "        over('>' + str(n))\n"
-    "try:\n"
-    "    s = json.dumps(out, ensure_ascii=False, allow_nan=False)\n"
-    "except MemoryError:\n"
-    "    over('?')\n"
-    "except Exception as e:\n"
-    "    sys.stderr.write('\\n' + mark + 'ERROR the result is not JSON: ' +\n"
-    "        str(e) + '\\n')\n"
-    "    end(1)\n"
-    "if lim > 0:\n"
-    "    try:\n"
-    "        n = len(s) if s.isascii() else len(s.encode('utf-8',\n"
-    "            'surrogatepass'))\n"
-    "    except MemoryError:\n"
-    "        over('?')\n"
-    "    if n > lim:\n"
-    "        over(str(n))\n"
-    "sys.stdout.write('\\n' + mark + s + mark + '\\n')\n"
-    "sys.stdout.flush()\n"
-    "end(0)\n";
+    CODE_PY_JOB
+    "job(src, inputs, mark, lim, done)\n";
 
 static const char javascript_runner[] =
     "'use strict';\n"

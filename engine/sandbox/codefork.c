@@ -57,7 +57,8 @@
 /* How long past the job's limit the server may take to answer. */
 #define FORK_GRACE_US	2000000
 
-static const char fork_server[] =
+/* The server program: this, then ... */
+static const char fork_server_head[] =
     "import os, sys, json, traceback, signal, ctypes, struct, platform, resource\n"
     "import select, stat\n"
     "import re, math, datetime, random, base64, hashlib, time, collections\n"
@@ -143,90 +144,10 @@ static const char fork_server[] =
     "        if c == b'\\n':\n"
     "            return bytes(b)\n"
     "        b += c\n"
-    "def job(src, inputs, mark, lim):\n"
-    "    def end(code):\n"
-    "        try:\n"
-    "            sys.stdout.flush()\n"
-    "        except Exception:\n"
-    "            pass\n"
-    "        try:\n"
-    "            sys.stderr.flush()\n"
-    "        except Exception:\n"
-    "            pass\n"
-    "        os._exit(code)\n"
-    "    sys.argv = ['main.py']\n"
-    "    sys.path[0] = os.getcwd()\n"
-    "    def fail(e, tb):\n"
-    "        traceback.print_exception(type(e), e, tb)\n"
-    "        where = ''\n"
-    "        for fr in traceback.extract_tb(tb):\n"
-    "            if fr.filename == 'main.py':\n"
-    "                where = ' (main.py, line %d)' % fr.lineno\n"
-    "        if isinstance(e, SyntaxError) and e.filename == 'main.py':\n"
-    "            where = ' (main.py, line %s)' % e.lineno\n"
-    "        msg = traceback.format_exception_only(type(e), e)[-1].strip()\n"
-    "        sys.stderr.write('\\n' + mark + 'ERROR ' + msg + where + '\\n')\n"
-    "        end(1)\n"
-    "    ns = {'__name__': '__main__', '__builtins__': __builtins__}\n"
-    "    try:\n"
-    "        exec(compile(src, 'main.py', 'exec'), ns)\n"
-    "        if not callable(ns.get('main')):\n"
-    "            raise NameError(\"name 'main' is not defined\")\n"
-    "        out = ns['main'](**inputs)\n"
-    "    except Exception as e:\n"
-    "        fail(e, e.__traceback__.tb_next)\n"
-    "    if not isinstance(out, dict):\n"
-    "        sys.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n"
-    "            type(out).__name__ + ', not a dict\\n')\n"
-    "        end(1)\n"
-    "    def over(n):\n"
-    "        sys.stderr.write('\\n' + mark + 'LIMIT ' + n + '\\n')\n"
-    "        end(1)\n"
-    "    def floor(v):\n"
-    "        n, todo, seen = 0, [v], set()\n"
-    "        while todo and n <= lim:\n"
-    "            x = todo.pop()\n"
-    "            if isinstance(x, str):\n"
-    "                n += len(x) + 2\n"
-    "            elif isinstance(x, (dict, list, tuple)):\n"
-    "                if id(x) in seen:\n"
-    "                    continue\n"
-    "                seen.add(id(x))\n"
-    "                n += 2\n"
-    "                if isinstance(x, dict):\n"
-    "                    for k, y in x.items():\n"
-    "                        n += (len(k) if isinstance(k, str) else 1) + 3\n"
-    "                        todo.append(y)\n"
-    "                else:\n"
-    "                    todo.extend(x)\n"
-    "            else:\n"
-    "                n += 1\n"
-    "        return n\n"
-    "    if lim > 0:\n"
-    "        try:\n"
-    "            n = floor(out)\n"
-    "        except MemoryError:\n"
-    "            n = 0\n"
-    "        if n > lim:\n"
-    "            over('>' + str(n))\n"
-    "    try:\n"
-    "        s = json.dumps(out, ensure_ascii=False, allow_nan=False)\n"
-    "    except MemoryError:\n"
-    "        over('?')\n"
-    "    except Exception as e:\n"
-    "        sys.stderr.write('\\n' + mark + 'ERROR the result is not JSON: ' +\n"
-    "            str(e) + '\\n')\n"
-    "        end(1)\n"
-    "    if lim > 0:\n"
-    "        try:\n"
-    "            n = len(s) if s.isascii() else len(s.encode('utf-8',\n"
-    "                'surrogatepass'))\n"
-    "        except MemoryError:\n"
-    "            over('?')\n"
-    "        if n > lim:\n"
-    "            over(str(n))\n"
-    "    sys.stdout.write('\\n' + mark + s + mark + '\\n')\n"
-    "    end(0)\n"
+    ;
+
+/* ... then job() (sandbox_code_python_job, code.c), then: */
+static const char fork_server_tail[] =
     "def child(jr, ow, ew):\n"
     "    try:\n"
     "        os.setsid()\n"
@@ -254,7 +175,7 @@ static const char fork_server[] =
     "        src = j.read(nsrc).decode('utf-8', 'surrogateescape')\n"
     "        inputs = j.read(nin).decode('utf-8')\n"
     "        j.close()\n"
-    "        job(src, json.loads(inputs), h[3].decode(), lim)\n"
+    "        job(src, json.loads(inputs), h[3].decode(), lim, os._exit)\n"
     "    except SystemExit as e:\n"
     "        c = e.code\n"
     "        if c is not None and not isinstance(c, int):\n"
@@ -444,15 +365,35 @@ sandbox_code_fork_language(const char *language)
 	return language != NULL && strcmp(language, "python3") == 0;
 }
 
+/*
+ * The server program (fork_server_head, the job shared with the one-shot
+ * runner, fork_server_tail) in *prog, malloc'd, *len bytes.
+ */
+static int
+server_program(char **prog, size_t *len, char *err)
+{
+	size_t	 h = sizeof(fork_server_head) - 1;
+	size_t	 j = strlen(sandbox_code_python_job);
+	size_t	 t = sizeof(fork_server_tail) - 1;
+
+	*len = h + j + t;
+	if ((*prog = malloc(*len)) == NULL)
+		return sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	memcpy(*prog, fork_server_head, h);
+	memcpy(*prog + h, sandbox_code_python_job, j);
+	memcpy(*prog + h + j, fork_server_tail, t);
+	return 0;
+}
+
 int
 sandbox_code_fork_start(struct sandbox *sb, const char *language, char *err,
     struct sandbox_runner *r)
 {
 	struct sandbox_exec_req	 x = {0};
 	const char		*argv[4];
-	char			 uuid[37], path[128];
+	char			 uuid[37], path[128], *prog = NULL;
 	int			 ctl[2] = {-1, -1}, rc = 0;
-	size_t			 i, j;
+	size_t			 i, j, plen;
 
 	memset(r, 0, sizeof(*r));
 	r->sb = sb;
@@ -472,8 +413,8 @@ sandbox_code_fork_start(struct sandbox *sb, const char *language, char *err,
 			r->dir[j++] = uuid[i];
 	r->dir[j] = '\0';
 	snprintf(path, sizeof(path), "%s/runner.py", r->dir);
-	if ((rc = sandbox_upload(sb, path, fork_server,
-	    sizeof(fork_server) - 1, err)) != 0)
+	if ((rc = server_program(&prog, &plen, err)) != 0 ||
+	    (rc = sandbox_upload(sb, path, prog, plen, err)) != 0)
 		goto out;
 	if (pipe2(ctl, O_CLOEXEC) != 0) {
 		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: pipe: %s",
@@ -491,6 +432,7 @@ sandbox_code_fork_start(struct sandbox *sb, const char *language, char *err,
 	ctl[0] = -1;
 	(void)fcntl(r->ctl, F_SETFL, O_NONBLOCK);
 out:
+	free(prog);
 	sandbox_close_fd(&ctl[0]);
 	sandbox_close_fd(&ctl[1]);
 	return rc;

@@ -636,6 +636,12 @@ int	sandbox_code_outcome(struct sandbox *sb,
 
 /* ====== Fork servers (codefork.c) ====== */
 
+/*
+ * The python3 runner's job() (code.c), which the fork server's children
+ * run: the same main(**inputs), markers, summary line and output limit.
+ */
+extern const char sandbox_code_python_job[];
+
 /* 1 when language's code nodes can run on a fork server (python3). */
 int	sandbox_code_fork_language(const char *language);
 
