@@ -60,13 +60,20 @@
 /* The server program: this, then ... */
 static const char fork_server_head[] =
     "import os, sys, json, traceback, signal, ctypes, struct, platform, resource\n"
-    "import select, stat\n"
-    "import re, math, datetime, random, base64, hashlib, time, collections\n"
-    "import itertools, functools, string, uuid, decimal, statistics, textwrap\n"
-    "import copy, typing, io, csv, urllib.parse\n"
-    "d = sys.argv[1]\n"
+    "import select, stat, time\n"
+    "d, LANG = sys.argv[1], sys.argv[2]\n"
+    "JS = None\n"
+    "if LANG == 'javascript':\n"
+    "    with open(os.path.join(d, 'runner.js'), encoding='utf-8') as f:\n"
+    "        JS = f.read()\n"
+    "else:\n"
+    "    import re, math, datetime, random, base64, hashlib, collections\n"
+    "    import itertools, functools, string, uuid, decimal, statistics\n"
+    "    import textwrap, copy, typing, io, csv, urllib.parse\n"
     "try:\n"
-    "    os.unlink(os.path.join(d, 'runner.py'))\n"
+    "    for n in ('runner.py', 'runner.js'):\n"
+    "        if os.path.exists(os.path.join(d, n)):\n"
+    "            os.unlink(os.path.join(d, n))\n"
     "    os.rmdir(d)\n"
     "except OSError:\n"
     "    pass\n"
@@ -167,6 +174,13 @@ static const char fork_server_tail[] =
     "        os.dup2(ew, 2)\n"
     "        for f in (nul, ow, ew, 11):\n"
     "            os.close(f)\n"
+    "        if JS is not None:\n"
+    "            if jr == 3:\n"
+    "                os.set_inheritable(3, True)\n"
+    "            else:\n"
+    "                os.dup2(jr, 3)\n"
+    "                os.close(jr)\n"
+    "            os.execvp('node', ['node', '-e', JS])\n"
     "        j = os.fdopen(jr, 'rb')\n"
     "        h = j.readline().split()\n"
     "        if len(h) != 4:\n"
@@ -359,41 +373,93 @@ static const char fork_server_tail[] =
     "        os._exit(0)\n"
     "    nxt = spawn()\n";
 
+/*
+ * A javascript server's children run node on this, then job() of the
+ * one-shot runner (sandbox_code_javascript_job): started ahead (node's
+ * start-up is most of a cold run), it waits on descriptor 3 for its job
+ * ("nsrc nin lim mark" then the code and the inputs) until the end.
+ * In a block: node -e runs a script, whose top-level const would be
+ * the code's (vm.runInThisContext) too.
+ */
+static const char fork_node_head[] =
+    "'use strict';\n"
+    "{\n"
+    "const fs = require('fs'), vm = require('vm');\n"
+    "process.stdout.write('');\n"
+    "process.stderr.write('');\n"
+    "const b = fs.readFileSync(3);\n"
+    "try { fs.closeSync(3); } catch (e) {}\n"
+    "const nl = b.indexOf(10);\n"
+    "const h = nl < 0 ? [] : b.subarray(0, nl).toString('latin1')"
+    ".split(' ');\n"
+    "if (h.length !== 4) process.exit(0);\n"
+    "const nsrc = Number(h[0]), nin = Number(h[1]), lim = Number(h[2]);\n"
+    "const mark = h[3];\n"
+    "const src = b.subarray(nl + 1, nl + 1 + nsrc).toString('utf8');\n"
+    "const inputs = JSON.parse(b.subarray(nl + 1 + nsrc, nl + 1 + nsrc +"
+    " nin).toString('utf8'));\n"
+    "function end(code) { process.exit(code); }\n";
+
+/* The languages with a fork server, by r->lang. */
+static const char *const fork_langs[] = {"python3", "javascript"};
+
+/* The index of language in fork_langs, or -1. */
+static int
+fork_lang(const char *language)
+{
+	size_t i;
+
+	for (i = 0; language != NULL &&
+	     i < sizeof(fork_langs) / sizeof(*fork_langs); i++)
+		if (strcmp(fork_langs[i], language) == 0)
+			return (int)i;
+	return -1;
+}
+
 int
 sandbox_code_fork_language(const char *language)
 {
-	return language != NULL && strcmp(language, "python3") == 0;
+	return fork_lang(language) >= 0;
 }
 
-/*
- * The server program (fork_server_head, the job shared with the one-shot
- * runner, fork_server_tail) in *prog, malloc'd, *len bytes.
- */
+/* a then b into a malloc'd *out of *len bytes. */
+static int
+concat(const char *a, const char *b, char **out, size_t *len, char *err)
+{
+	size_t	na = strlen(a), nb = strlen(b);
+
+	*len = na + nb;
+	if ((*out = malloc(*len + 1)) == NULL)
+		return sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	memcpy(*out, a, na);
+	memcpy(*out + na, b, nb + 1);
+	return 0;
+}
+
+/* The server program: fork_server_head, the python3 job, the tail. */
 static int
 server_program(char **prog, size_t *len, char *err)
 {
-	size_t	 h = sizeof(fork_server_head) - 1;
-	size_t	 j = strlen(sandbox_code_python_job);
-	size_t	 t = sizeof(fork_server_tail) - 1;
+	char	*a = NULL;
+	size_t	 n;
+	int	 rc;
 
-	*len = h + j + t;
-	if ((*prog = malloc(*len)) == NULL)
-		return sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
-	memcpy(*prog, fork_server_head, h);
-	memcpy(*prog + h, sandbox_code_python_job, j);
-	memcpy(*prog + h + j, fork_server_tail, t);
-	return 0;
+	*prog = NULL;
+	if ((rc = concat(fork_server_head, sandbox_code_python_job, &a, &n,
+	    err)) == 0)
+		rc = concat(a, fork_server_tail, prog, len, err);
+	free(a);
+	return rc;
 }
 
 int
 sandbox_code_fork_start(struct sandbox *sb, const char *language, char *err,
     struct sandbox_runner *r)
 {
-	struct sandbox_exec_req	 x = {0};
-	const char		*argv[4];
-	char			 uuid[37], path[128], *prog = NULL;
-	int			 ctl[2] = {-1, -1}, rc = 0;
-	size_t			 i, j, plen;
+	const char	*argv[5];
+	char		 nonce[33], path[128], *prog = NULL, *tmp = NULL;
+	int		 rc = 0, li;
+	size_t		 plen;
 
 	memset(r, 0, sizeof(*r));
 	r->sb = sb;
@@ -401,40 +467,37 @@ sandbox_code_fork_start(struct sandbox *sb, const char *language, char *err,
 	r->fork = 1;
 	r->t0 = sandbox_now_us();
 	err[0] = '\0';
-	if (!sandbox_code_fork_language(language)) {
+	if ((li = fork_lang(language)) < 0) {
 		rc = engine_invalid(err, "code: no fork server for %.40s",
 		    language ? language : "");
 		goto out;
 	}
-	engine_uuid(uuid);
-	memcpy(r->dir, ".flowcgi-code-", 14);
-	for (i = 0, j = 14; uuid[i] != '\0' && j + 1 < sizeof(r->dir); i++)
-		if (uuid[i] != '-')
-			r->dir[j++] = uuid[i];
-	r->dir[j] = '\0';
+	r->lang = li;
+	sandbox_code_nonce(nonce);
+	snprintf(r->dir, sizeof(r->dir), ".flowcgi-code-%s", nonce);
+	if (li == 1) {
+		snprintf(path, sizeof(path), "%s/runner.js", r->dir);
+		if ((rc = concat(fork_node_head, sandbox_code_javascript_job,
+		    &tmp, &plen, err)) != 0 ||
+		    (rc = concat(tmp, "}\n", &prog, &plen, err)) != 0 ||
+		    (rc = sandbox_upload(sb, path, prog, plen, err)) != 0)
+			goto out;
+		free(prog);
+		prog = NULL;
+	}
 	snprintf(path, sizeof(path), "%s/runner.py", r->dir);
 	if ((rc = server_program(&prog, &plen, err)) != 0 ||
 	    (rc = sandbox_upload(sb, path, prog, plen, err)) != 0)
 		goto out;
-	if (pipe2(ctl, O_CLOEXEC) != 0) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: pipe: %s",
-		    strerror(errno));
-		goto out;
-	}
 	argv[0] = "python3";
 	argv[1] = path;
 	argv[2] = r->dir;
-	argv[3] = NULL;
-	x.argv = argv;
-	if ((rc = sandbox_local_spawn(sb, &x, ctl[1], err, &r->proc)) != 0)
-		goto out;
-	r->ctl = ctl[0];
-	ctl[0] = -1;
-	(void)fcntl(r->ctl, F_SETFL, O_NONBLOCK);
+	argv[3] = fork_langs[li];
+	argv[4] = NULL;
+	rc = sandbox_code_spawn(r, argv, err);
 out:
+	free(tmp);
 	free(prog);
-	sandbox_close_fd(&ctl[0]);
-	sandbox_close_fd(&ctl[1]);
 	return rc;
 }
 
@@ -522,30 +585,28 @@ sandbox_code_fork_run(struct sandbox_runner *r,
 	struct sandbox_exec_result	 x = {0};
 	struct fork_answer		 a = {0};
 	struct pollfd			 pfd;
-	char				 hdr[192], uuid[37], nonce[33];
+	char				 hdr[192], nonce[33];
 	char				 mark[64], c;
 	char				*inputs = NULL;
 	int64_t				 max_output, room, deadline, hard;
 	int64_t				 now, ms, t_send;
 	int				 rc = 0, got, took = 0;
-	size_t				 hl, i, j;
+	const char			*lang = req->language;
+	size_t				 hl;
 	ssize_t				 n;
 
 	memset(res, 0, sizeof(*res));
 	err[0] = '\0';
 	if ((rc = sandbox_code_inputs(req, err, &inputs)) != 0)
 		goto out;
-	if (r->proc == NULL || !r->fork ||
-	    !sandbox_code_fork_language(req->language)) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "code: a python3 fork "
-		    "server for %.40s code", req->language);
+	if (r->proc == NULL || !r->fork || r->lang < 0 || r->lang > 1 ||
+	    fork_lang(req->language) != r->lang) {
+		rc = sandbox_fail(err, ENGINE_EINVAL, "code: a %s fork server "
+		    "for %.40s code", r->lang == 1 ? "javascript" : "python3",
+		    req->language);
 		goto out;
 	}
-	engine_uuid(uuid);
-	for (i = 0, j = 0; uuid[i] != '\0' && j + 1 < sizeof(nonce); i++)
-		if (uuid[i] != '-')
-			nonce[j++] = uuid[i];
-	nonce[j] = '\0';
+	sandbox_code_nonce(nonce);
 	snprintf(mark, sizeof(mark), "<<FLOWCGI-RESULT-%s>>", nonce);
 	max_output = sandbox_proc_max_output(r->proc);
 	room = max_output - 2 * (int64_t)strlen(mark) - 2;
@@ -560,8 +621,8 @@ sandbox_code_fork_run(struct sandbox_runner *r,
 	    sandbox_proc_send(r->proc, req->code, strlen(req->code)) != 0 ||
 	    sandbox_proc_send(r->proc, inputs, strlen(inputs)) != 0) {
 		r->gone = 1;
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: the python3 fork "
-		    "server ended before its job");
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: the %s fork "
+		    "server ended before its job", lang);
 		goto out;
 	}
 	for (;;) {
@@ -574,8 +635,8 @@ sandbox_code_fork_run(struct sandbox_runner *r,
 			    n == 1) {
 				r->gone = 1;
 				rc = sandbox_fail(err, SANDBOX_EFAIL, "code: "
-				    "the python3 fork server ended before "
-				    "its job");
+				    "the %s fork server ended before its "
+				    "job", lang);
 				goto out;
 			}
 		}
@@ -585,8 +646,8 @@ sandbox_code_fork_run(struct sandbox_runner *r,
 			break;
 		if (got < 0) {
 			r->dead = 1;
-			rc = sandbox_fail(err, SANDBOX_EFAIL, "code: the python3 "
-			    "fork server ended during the job");
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "code: the %s "
+			    "fork server ended during the job", lang);
 			goto out;
 		}
 		if (req->cancel != NULL && req->cancel->fn(req->cancel->arg)) {
