@@ -1,5 +1,5 @@
 /*
- * codefork.c — python3 code nodes on a fork server.
+ * codefork.c — python3 and javascript code nodes on a fork server.
  *
  * A warm runner of the pool (codepool.c) used to serve one code node and
  * die with its sandbox: back to back, the next node found no runner and
@@ -36,6 +36,16 @@
  * job. Nothing of one node (globals, sys.modules, builtins, files,
  * processes, environment) reaches the next: each child is a fresh copy
  * of a server that never ran user code.
+ *
+ * javascript: the server is the same python3 program (argument
+ * "javascript"), which imports no modules for code; its child, once set
+ * up as above (session, signals, second filter, /workspace, pipes),
+ * executes node -e on fork_node_head and the one-shot runner's job, with
+ * the job's pipe as descriptor 3. The child is forked ahead, as for
+ * python3, so node's start-up (most of a cold javascript node) happens
+ * between two jobs, not in one; each node still runs in a fresh node
+ * process. fork() of a running node is not safe (V8's and libuv's
+ * threads): docs/sandbox.md says why this and not a node that forks.
  *
  * The server retires (says so in its answer, then exits; the pool starts
  * another) when leftovers would not die or when its own CPU time passes

@@ -738,9 +738,14 @@ struct sandbox_code_pool_stats {
 	int	threads;	/* 1 while the pool's thread runs */
 };
 
+/* The languages of sandbox_code_pool_tune's fork. */
+#define SANDBOX_FORK_PYTHON3	1	/* code.fork_server, the default */
+#define SANDBOX_FORK_JAVASCRIPT	2	/* code.fork_server_javascript */
+
 /*
- * Python3 code nodes of pool p on fork servers (fork 1, the default of
- * code.fork_server) or on one-shot runners (0). With fork servers the
+ * The languages of pool p whose code nodes run on fork servers (fork: a
+ * mask of SANDBOX_FORK_*, python3 alone by default); the others on
+ * one-shot runners. With fork servers the
  * pool keeps its size of them ready, and more, up to max (code.pool_max),
  * while jobs find none free; one above size that waited spare_idle
  * seconds (code.pool_spare_idle) is ended; a job waits up to wait_ms
