@@ -231,6 +231,8 @@ static const struct setting settings[] = {
 	S_INT("code.pool_size", SET_INT, code_pool_size, "2", 0, 16),
 	S_INT("code.pool_idle", SET_INT, code_pool_idle, "300", 0, 86400),
 	S_INT("code.fork_server", SET_BOOL, code_fork_server, "true", 0, 1),
+	S_INT("code.fork_server_javascript", SET_BOOL,
+	    code_fork_server_javascript, "false", 0, 1),
 	S_INT("code.pool_max", SET_INT, code_pool_max, "4", 0, 16),
 	S_INT("code.pool_spare_idle", SET_INT, code_pool_spare_idle, "30", 0,
 	    86400),

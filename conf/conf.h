@@ -172,6 +172,7 @@ struct conf {
 	int	 code_pool_size;	/* per language; 0: none */
 	int	 code_pool_idle;	/* seconds before one is replaced */
 	int	 code_fork_server;	/* python3 on fork servers */
+	int	 code_fork_server_javascript;	/* and javascript */
 	int	 code_pool_max;		/* fork servers per process at most */
 	int	 code_pool_wait_ms;	/* for a busy fork server, before a
 					 * cold start */

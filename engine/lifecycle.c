@@ -81,7 +81,10 @@ engine_open(const struct conf *c, char *err, struct engine **out)
 	sandbox_config_init(&sc, c);
 	if ((rc = sandbox_code_pool_new(&sc, c->code_pool_size,
 	    c->code_pool_idle, &e->code_pool)) == 0)
-		sandbox_code_pool_tune(e->code_pool, c->code_fork_server,
+		sandbox_code_pool_tune(e->code_pool,
+		    (c->code_fork_server ? SANDBOX_FORK_PYTHON3 : 0) |
+		    (c->code_fork_server_javascript ? SANDBOX_FORK_JAVASCRIPT :
+		    0),
 		    c->code_pool_max, c->code_pool_spare_idle,
 		    c->code_pool_wait_ms);
 	if (rc != 0 ||

@@ -60,6 +60,98 @@
 /* How much of the traceback and prints travel back in res->log. */
 #define CODE_LOG_MAX	8192
 
+/*
+ * The part of the python3 runner that runs a job, shared with the fork
+ * server (codefork.c): job(src, inputs, mark, lim, done) runs src's
+ * main(**inputs), prints the result between the markers (or the summary
+ * line of a failure) within lim bytes, flushes both outputs and calls
+ * done(exit code), which must not return. Needs json, os, sys, traceback.
+ */
+#define CODE_PY_JOB \
+    "def job(src, inputs, mark, lim, done):\n" \
+    "    def end(code):\n" \
+    "        for f in (sys.stdout, sys.stderr):\n" \
+    "            try:\n" \
+    "                f.flush()\n" \
+    "            except Exception:\n" \
+    "                pass\n" \
+    "        done(code)\n" \
+    "    sys.argv = ['main.py']\n" \
+    "    sys.path[0] = os.getcwd()\n" \
+    "    def fail(e, tb):\n" \
+    "        traceback.print_exception(type(e), e, tb)\n" \
+    "        where = ''\n" \
+    "        for fr in traceback.extract_tb(tb):\n" \
+    "            if fr.filename == 'main.py':\n" \
+    "                where = ' (main.py, line %d)' % fr.lineno\n" \
+    "        if isinstance(e, SyntaxError) and e.filename == 'main.py':\n" \
+    "            where = ' (main.py, line %s)' % e.lineno\n" \
+    "        msg = traceback.format_exception_only(type(e), e)[-1].strip()\n" \
+    "        sys.stderr.write('\\n' + mark + 'ERROR ' + msg + where + '\\n')\n" \
+    "        end(1)\n" \
+    "    ns = {'__name__': '__main__', '__builtins__': __builtins__}\n" \
+    "    try:\n" \
+    "        exec(compile(src, 'main.py', 'exec'), ns)\n" \
+    "        if not callable(ns.get('main')):\n" \
+    "            raise NameError(\"name 'main' is not defined\")\n" \
+    "        out = ns['main'](**inputs)\n" \
+    "    except Exception as e:\n" \
+    "        fail(e, e.__traceback__.tb_next)\n" \
+    "    if not isinstance(out, dict):\n" \
+    "        sys.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n" \
+    "            type(out).__name__ + ', not a dict\\n')\n" \
+    "        end(1)\n" \
+    "    def over(n):\n" \
+    "        sys.stderr.write('\\n' + mark + 'LIMIT ' + n + '\\n')\n" \
+    "        end(1)\n" \
+    "    def floor(v):\n" \
+    "        n, todo, seen = 0, [v], set()\n" \
+    "        while todo and n <= lim:\n" \
+    "            x = todo.pop()\n" \
+    "            if isinstance(x, str):\n" \
+    "                n += len(x) + 2\n" \
+    "            elif isinstance(x, (dict, list, tuple)):\n" \
+    "                if id(x) in seen:\n" \
+    "                    continue\n" \
+    "                seen.add(id(x))\n" \
+    "                n += 2\n" \
+    "                if isinstance(x, dict):\n" \
+    "                    for k, y in x.items():\n" \
+    "                        n += (len(k) if isinstance(k, str) else 1) + 3\n" \
+    "                        todo.append(y)\n" \
+    "                else:\n" \
+    "                    todo.extend(x)\n" \
+    "            else:\n" \
+    "                n += 1\n" \
+    "        return n\n" \
+    "    if lim > 0:\n" \
+    "        try:\n" \
+    "            n = floor(out)\n" \
+    "        except MemoryError:\n" \
+    "            n = 0\n" \
+    "        if n > lim:\n" \
+    "            over('>' + str(n))\n" \
+    "    try:\n" \
+    "        s = json.dumps(out, ensure_ascii=False, allow_nan=False)\n" \
+    "    except MemoryError:\n" \
+    "        over('?')\n" \
+    "    except Exception as e:\n" \
+    "        sys.stderr.write('\\n' + mark + 'ERROR the result is not JSON: ' +\n" \
+    "            str(e) + '\\n')\n" \
+    "        end(1)\n" \
+    "    if lim > 0:\n" \
+    "        try:\n" \
+    "            n = len(s) if s.isascii() else len(s.encode('utf-8',\n" \
+    "                'surrogatepass'))\n" \
+    "        except MemoryError:\n" \
+    "            over('?')\n" \
+    "        if n > lim:\n" \
+    "            over(str(n))\n" \
+    "    sys.stdout.write('\\n' + mark + s + mark + '\\n')\n" \
+    "    end(0)\n"
+
+const char sandbox_code_python_job[] = CODE_PY_JOB;
+
 static const char python_runner[] =
     "import json, os, sys, traceback\n"
     "d, mark = sys.argv[1], sys.argv[2]\n"
@@ -81,11 +173,7 @@ static const char python_runner[] =
     "    os.set_inheritable(11, False)\n"
     "except OSError:\n"
     "    pass\n"
-    "def end(code):\n"
-    "    try:\n"
-    "        sys.stderr.flush()\n"
-    "    except Exception:\n"
-    "        pass\n"
+    "def done(code):\n"
     "    ctl(b'D')\n"
     "    os._exit(code)\n"
     "with open(os.path.join(d, 'main.py'), encoding='utf-8') as f:\n"
@@ -95,81 +183,86 @@ static const char python_runner[] =
     "for n in ('main.py', 'inputs.json', 'runner.py'):\n"
     "    os.unlink(os.path.join(d, n))\n"
     "os.rmdir(d)\n"
-    "sys.argv = ['main.py']\n"
-    "sys.path[0] = os.getcwd()\n"
-    "def fail(e, tb):\n"
-    "    traceback.print_exception(type(e), e, tb)\n"
-    "    where = ''\n"
-    "    for fr in traceback.extract_tb(tb):\n"
-    "        if fr.filename == 'main.py':\n"
-    "            where = ' (main.py, line %d)' % fr.lineno\n"
-    "    if isinstance(e, SyntaxError) and e.filename == 'main.py':\n"
-    "        where = ' (main.py, line %s)' % e.lineno\n"
-    "    msg = traceback.format_exception_only(type(e), e)[-1].strip()\n"
-    "    sys.stderr.write('\\n' + mark + 'ERROR ' + msg + where + '\\n')\n"
-    "    sys.stderr.flush()\n"
-    "    end(1)\n"
-    "ns = {'__name__': '__main__', '__builtins__': __builtins__}\n"
-    "try:\n"
-    "    exec(compile(src, 'main.py', 'exec'), ns)\n"
-    "    if not callable(ns.get('main')):\n"
-    "        raise NameError(\"name 'main' is not defined\")\n"
-    "    out = ns['main'](**inputs)\n"
-    "except Exception as e:\n"
-    "    fail(e, e.__traceback__.tb_next)\n"
-    "if not isinstance(out, dict):\n"
-    "    sys.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n"
-    "        type(out).__name__ + ', not a dict\\n')\n"
-    "    end(1)\n"
-    "def over(n):\n"
-    "    sys.stderr.write('\\n' + mark + 'LIMIT ' + n + '\\n')\n"
-    "    end(1)\n"
-    "def floor(v):\n"
-    "    n, todo, seen = 0, [v], set()\n"
-    "    while todo and n <= lim:\n"
-    "        x = todo.pop()\n"
-    "        if isinstance(x, str):\n"
-    "            n += len(x) + 2\n"
-    "        elif isinstance(x, (dict, list, tuple)):\n"
-    "            if id(x) in seen:\n"
-    "                continue\n"
-    "            seen.add(id(x))\n"
-    "            n += 2\n"
-    "            if isinstance(x, dict):\n"
-    "                for k, y in x.items():\n"
-    "                    n += (len(k) if isinstance(k, str) else 1) + 3\n"
-    "                    todo.append(y)\n"
-    "            else:\n"
-    "                todo.extend(x)\n"
-    "        else:\n"
-    "            n += 1\n"
-    "    return n\n"
-    "if lim > 0:\n"
-    "    try:\n"
-    "        n = floor(out)\n"
-    "    except MemoryError:\n"
-    "        n = 0\n"
-    "    if n > lim:\n"
-    "        over('>' + str(n))\n"
-    "try:\n"
-    "    s = json.dumps(out, ensure_ascii=False, allow_nan=False)\n"
-    "except MemoryError:\n"
-    "    over('?')\n"
-    "except Exception as e:\n"
-    "    sys.stderr.write('\\n' + mark + 'ERROR the result is not JSON: ' +\n"
-    "        str(e) + '\\n')\n"
-    "    end(1)\n"
-    "if lim > 0:\n"
-    "    try:\n"
-    "        n = len(s) if s.isascii() else len(s.encode('utf-8',\n"
-    "            'surrogatepass'))\n"
-    "    except MemoryError:\n"
-    "        over('?')\n"
-    "    if n > lim:\n"
-    "        over(str(n))\n"
-    "sys.stdout.write('\\n' + mark + s + mark + '\\n')\n"
-    "sys.stdout.flush()\n"
-    "end(0)\n";
+    CODE_PY_JOB
+    "job(src, inputs, mark, lim, done)\n";
+
+/*
+ * The part of the javascript runner that runs a job, shared with the
+ * fork server's node children (codefork.c): with src, inputs, mark, lim
+ * and end(exit code) defined before it, runs src's main(inputs) and
+ * prints the result between the markers (or the summary line of a
+ * failure) within lim bytes, then calls end once both outputs are
+ * written.
+ */
+#define CODE_JS_JOB \
+    "globalThis.require = require;\n" \
+    "globalThis.module = module;\n" \
+    "globalThis.exports = module.exports;\n" \
+    "function fail(e) {\n" \
+    "  const stack = e && e.stack ? String(e.stack) : String(e);\n" \
+    "  process.stderr.write(stack + '\\n');\n" \
+    "  const m = /main\\.js:(\\d+)/.exec(stack);\n" \
+    "  const first = e && e.name !== undefined ? e.name + ': ' + e.message" \
+    " : String(e);\n" \
+    "  process.stderr.write('\\n' + mark + 'ERROR ' + first +\n" \
+    "    (m ? ' (main.js, line ' + m[1] + ')' : '') + '\\n',\n" \
+    "    () => end(1));\n" \
+    "}\n" \
+    "function done(out) {\n" \
+    "  if (out === null || typeof out !== 'object' || Array.isArray(out)) {\n" \
+    "    process.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n" \
+    "      (Array.isArray(out) ? 'an array' : out === null ? 'null' :" \
+    " typeof out) + ', not an object\\n', () => end(1));\n" \
+    "    return;\n" \
+    "  }\n" \
+    "  const floor = (v) => {\n" \
+    "    let n = 0;\n" \
+    "    const todo = [v], seen = new Set();\n" \
+    "    while (todo.length > 0 && n <= lim) {\n" \
+    "      const x = todo.pop();\n" \
+    "      if (typeof x === 'string') n += x.length + 2;\n" \
+    "      else if (x !== null && typeof x === 'object') {\n" \
+    "        if (seen.has(x)) continue;\n" \
+    "        seen.add(x);\n" \
+    "        n += 2;\n" \
+    "        if (Array.isArray(x)) for (const y of x) todo.push(y);\n" \
+    "        else for (const k of Object.keys(x)) {\n" \
+    "          n += k.length + 3;\n" \
+    "          todo.push(x[k]);\n" \
+    "        }\n" \
+    "      } else n += 1;\n" \
+    "    }\n" \
+    "    return n;\n" \
+    "  };\n" \
+    "  const over = (n) => process.stderr.write('\\n' + mark + 'LIMIT ' + n +" \
+    " '\\n', () => end(1));\n" \
+    "  if (lim > 0) {\n" \
+    "    let n = 0;\n" \
+    "    try { n = floor(out); } catch (e) {}\n" \
+    "    if (n > lim) return over('>' + n);\n" \
+    "  }\n" \
+    "  let s;\n" \
+    "  try { s = JSON.stringify(out); } catch (e) {\n" \
+    "    if (e instanceof RangeError && /string length/.test(e.message))\n" \
+    "      return over('?');\n" \
+    "    process.stderr.write('\\n' + mark + 'ERROR the result is not JSON: '" \
+    " + e.message + '\\n', () => end(1));\n" \
+    "    return;\n" \
+    "  }\n" \
+    "  if (lim > 0 && Buffer.byteLength(s) > lim)\n" \
+    "    return over(String(Buffer.byteLength(s)));\n" \
+    "  process.stdout.write('\\n' + mark + s + mark + '\\n',\n" \
+    "    () => process.stderr.write('', () => end(0)));\n" \
+    "}\n" \
+    "try {\n" \
+    "  vm.runInThisContext(src, { filename: 'main.js' });\n" \
+    "  const main = vm.runInThisContext(" \
+    "'typeof main === \"function\" ? main : undefined');\n" \
+    "  if (main === undefined) throw new ReferenceError('main is not defined');\n" \
+    "  Promise.resolve(main(inputs)).then(done, fail);\n" \
+    "} catch (e) { fail(e); }\n"
+
+const char sandbox_code_javascript_job[] = CODE_JS_JOB;
 
 static const char javascript_runner[] =
     "'use strict';\n"
@@ -203,72 +296,7 @@ static const char javascript_runner[] =
     "for (const n of ['main.js', 'inputs.json', 'runner.js'])\n"
     "  fs.unlinkSync(path.join(d, n));\n"
     "fs.rmdirSync(d);\n"
-    "globalThis.require = require;\n"
-    "globalThis.module = module;\n"
-    "globalThis.exports = module.exports;\n"
-    "function fail(e) {\n"
-    "  const stack = e && e.stack ? String(e.stack) : String(e);\n"
-    "  process.stderr.write(stack + '\\n');\n"
-    "  const m = /main\\.js:(\\d+)/.exec(stack);\n"
-    "  const first = e && e.name !== undefined ? e.name + ': ' + e.message"
-    " : String(e);\n"
-    "  process.stderr.write('\\n' + mark + 'ERROR ' + first +\n"
-    "    (m ? ' (main.js, line ' + m[1] + ')' : '') + '\\n',\n"
-    "    () => end(1));\n"
-    "}\n"
-    "function done(out) {\n"
-    "  if (out === null || typeof out !== 'object' || Array.isArray(out)) {\n"
-    "    process.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n"
-    "      (Array.isArray(out) ? 'an array' : out === null ? 'null' :"
-    " typeof out) + ', not an object\\n', () => end(1));\n"
-    "    return;\n"
-    "  }\n"
-    "  const floor = (v) => {\n"
-    "    let n = 0;\n"
-    "    const todo = [v], seen = new Set();\n"
-    "    while (todo.length > 0 && n <= lim) {\n"
-    "      const x = todo.pop();\n"
-    "      if (typeof x === 'string') n += x.length + 2;\n"
-    "      else if (x !== null && typeof x === 'object') {\n"
-    "        if (seen.has(x)) continue;\n"
-    "        seen.add(x);\n"
-    "        n += 2;\n"
-    "        if (Array.isArray(x)) for (const y of x) todo.push(y);\n"
-    "        else for (const k of Object.keys(x)) {\n"
-    "          n += k.length + 3;\n"
-    "          todo.push(x[k]);\n"
-    "        }\n"
-    "      } else n += 1;\n"
-    "    }\n"
-    "    return n;\n"
-    "  };\n"
-    "  const over = (n) => process.stderr.write('\\n' + mark + 'LIMIT ' + n +"
-    " '\\n', () => end(1));\n"
-    "  if (lim > 0) {\n"
-    "    let n = 0;\n"
-    "    try { n = floor(out); } catch (e) {}\n"
-    "    if (n > lim) return over('>' + n);\n"
-    "  }\n"
-    "  let s;\n"
-    "  try { s = JSON.stringify(out); } catch (e) {\n"
-    "    if (e instanceof RangeError && /string length/.test(e.message))\n"
-    "      return over('?');\n"
-    "    process.stderr.write('\\n' + mark + 'ERROR the result is not JSON: '"
-    " + e.message + '\\n', () => end(1));\n"
-    "    return;\n"
-    "  }\n"
-    "  if (lim > 0 && Buffer.byteLength(s) > lim)\n"
-    "    return over(String(Buffer.byteLength(s)));\n"
-    "  process.stdout.write('\\n' + mark + s + mark + '\\n',\n"
-    "    () => process.stderr.write('', () => end(0)));\n"
-    "}\n"
-    "try {\n"
-    "  vm.runInThisContext(src, { filename: 'main.js' });\n"
-    "  const main = vm.runInThisContext("
-    "'typeof main === \"function\" ? main : undefined');\n"
-    "  if (main === undefined) throw new ReferenceError('main is not defined');\n"
-    "  Promise.resolve(main(inputs)).then(done, fail);\n"
-    "} catch (e) { fail(e); }\n";
+    CODE_JS_JOB;
 
 struct language {
 	const char	*name;
@@ -648,16 +676,51 @@ sandbox_code_outcome(struct sandbox *sb, const struct sandbox_code_req *req,
 	return code_result(lang, sb, req, mark, max_output, x, err, res);
 }
 
+void
+sandbox_code_nonce(char nonce[33])
+{
+	char	uuid[37];
+	size_t	i, j;
+
+	engine_uuid(uuid);
+	for (i = j = 0; uuid[i] != '\0' && j < 32; i++)
+		if (uuid[i] != '-')
+			nonce[j++] = uuid[i];
+	nonce[j] = '\0';
+}
+
+int
+sandbox_code_spawn(struct sandbox_runner *r, const char *const *argv,
+    char *err)
+{
+	struct sandbox_exec_req	 x = {0};
+	int			 ctl[2] = {-1, -1}, rc = 0;
+
+	if (pipe2(ctl, O_CLOEXEC) != 0) {
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: pipe: %s",
+		    strerror(errno));
+		goto out;
+	}
+	x.argv = argv;
+	if ((rc = sandbox_local_spawn(r->sb, &x, ctl[1], err, &r->proc)) != 0)
+		goto out;
+	r->ctl = ctl[0];
+	ctl[0] = -1;
+	(void)fcntl(r->ctl, F_SETFL, O_NONBLOCK);
+out:
+	sandbox_close_fd(&ctl[0]);
+	sandbox_close_fd(&ctl[1]);
+	return rc;
+}
+
 int
 sandbox_code_start(struct sandbox *sb, const char *language, char *err,
     struct sandbox_runner *r)
 {
-	const struct language		*lang;
-	struct sandbox_exec_req		 x = {0};
-	const char			*argv[5];
-	char				 uuid[37], nonce[33], path[128];
-	int				 ctl[2] = {-1, -1}, rc = 0;
-	size_t				 i, j;
+	const struct language	*lang;
+	const char		*argv[5];
+	char			 nonce[33], path[128];
+	int			 rc = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->sb = sb;
@@ -670,36 +733,20 @@ sandbox_code_start(struct sandbox *sb, const char *language, char *err,
 		goto out;
 	}
 	r->lang = (int)(lang - languages);
-	engine_uuid(uuid);
-	for (i = j = 0; uuid[i] != '\0'; i++)
-		if (uuid[i] != '-')
-			nonce[j++] = uuid[i];
-	nonce[j] = '\0';
+	sandbox_code_nonce(nonce);
 	snprintf(r->mark, sizeof(r->mark), "<<FLOWCGI-RESULT-%s>>", nonce);
 	snprintf(r->dir, sizeof(r->dir), ".flowcgi-code-%s", nonce);
 	snprintf(path, sizeof(path), "%s/%s", r->dir, lang->runner_file);
 	if ((rc = sandbox_upload(sb, path, lang->runner, lang->runner_len,
 	    err)) != 0)
 		goto out;
-	if (pipe2(ctl, O_CLOEXEC) != 0) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: pipe: %s",
-		    strerror(errno));
-		goto out;
-	}
 	argv[0] = lang->interp;
 	argv[1] = path;
 	argv[2] = r->dir;
 	argv[3] = r->mark;
 	argv[4] = NULL;
-	x.argv = argv;
-	if ((rc = sandbox_local_spawn(sb, &x, ctl[1], err, &r->proc)) != 0)
-		goto out;
-	r->ctl = ctl[0];
-	ctl[0] = -1;
-	(void)fcntl(r->ctl, F_SETFL, O_NONBLOCK);
+	rc = sandbox_code_spawn(r, argv, err);
 out:
-	sandbox_close_fd(&ctl[0]);
-	sandbox_close_fd(&ctl[1]);
 	return rc;
 }
 

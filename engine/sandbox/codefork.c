@@ -1,5 +1,5 @@
 /*
- * codefork.c — python3 code nodes on a fork server.
+ * codefork.c — python3 and javascript code nodes on a fork server.
  *
  * A warm runner of the pool (codepool.c) used to serve one code node and
  * die with its sandbox: back to back, the next node found no runner and
@@ -37,6 +37,16 @@
  * processes, environment) reaches the next: each child is a fresh copy
  * of a server that never ran user code.
  *
+ * javascript: the server is the same python3 program (argument
+ * "javascript"), which imports no modules for code; its child, once set
+ * up as above (session, signals, second filter, /workspace, pipes),
+ * executes node -e on fork_node_head and the one-shot runner's job, with
+ * the job's pipe as descriptor 3. The child is forked ahead, as for
+ * python3, so node's start-up (most of a cold javascript node) happens
+ * between two jobs, not in one; each node still runs in a fresh node
+ * process. fork() of a running node is not safe (V8's and libuv's
+ * threads): docs/sandbox.md says why this and not a node that forks.
+ *
  * The server retires (says so in its answer, then exits; the pool starts
  * another) when leftovers would not die or when its own CPU time passes
  * half of sandbox.cpu_seconds. Whatever goes wrong on the host side (the
@@ -57,15 +67,23 @@
 /* How long past the job's limit the server may take to answer. */
 #define FORK_GRACE_US	2000000
 
-static const char fork_server[] =
+/* The server program: this, then ... */
+static const char fork_server_head[] =
     "import os, sys, json, traceback, signal, ctypes, struct, platform, resource\n"
-    "import select, stat\n"
-    "import re, math, datetime, random, base64, hashlib, time, collections\n"
-    "import itertools, functools, string, uuid, decimal, statistics, textwrap\n"
-    "import copy, typing, io, csv, urllib.parse\n"
-    "d = sys.argv[1]\n"
+    "import select, stat, time\n"
+    "d, LANG = sys.argv[1], sys.argv[2]\n"
+    "JS = None\n"
+    "if LANG == 'javascript':\n"
+    "    with open(os.path.join(d, 'runner.js'), encoding='utf-8') as f:\n"
+    "        JS = f.read()\n"
+    "else:\n"
+    "    import re, math, datetime, random, base64, hashlib, collections\n"
+    "    import itertools, functools, string, uuid, decimal, statistics\n"
+    "    import textwrap, copy, typing, io, csv, urllib.parse\n"
     "try:\n"
-    "    os.unlink(os.path.join(d, 'runner.py'))\n"
+    "    for n in ('runner.py', 'runner.js'):\n"
+    "        if os.path.exists(os.path.join(d, n)):\n"
+    "            os.unlink(os.path.join(d, n))\n"
     "    os.rmdir(d)\n"
     "except OSError:\n"
     "    pass\n"
@@ -143,90 +161,10 @@ static const char fork_server[] =
     "        if c == b'\\n':\n"
     "            return bytes(b)\n"
     "        b += c\n"
-    "def job(src, inputs, mark, lim):\n"
-    "    def end(code):\n"
-    "        try:\n"
-    "            sys.stdout.flush()\n"
-    "        except Exception:\n"
-    "            pass\n"
-    "        try:\n"
-    "            sys.stderr.flush()\n"
-    "        except Exception:\n"
-    "            pass\n"
-    "        os._exit(code)\n"
-    "    sys.argv = ['main.py']\n"
-    "    sys.path[0] = os.getcwd()\n"
-    "    def fail(e, tb):\n"
-    "        traceback.print_exception(type(e), e, tb)\n"
-    "        where = ''\n"
-    "        for fr in traceback.extract_tb(tb):\n"
-    "            if fr.filename == 'main.py':\n"
-    "                where = ' (main.py, line %d)' % fr.lineno\n"
-    "        if isinstance(e, SyntaxError) and e.filename == 'main.py':\n"
-    "            where = ' (main.py, line %s)' % e.lineno\n"
-    "        msg = traceback.format_exception_only(type(e), e)[-1].strip()\n"
-    "        sys.stderr.write('\\n' + mark + 'ERROR ' + msg + where + '\\n')\n"
-    "        end(1)\n"
-    "    ns = {'__name__': '__main__', '__builtins__': __builtins__}\n"
-    "    try:\n"
-    "        exec(compile(src, 'main.py', 'exec'), ns)\n"
-    "        if not callable(ns.get('main')):\n"
-    "            raise NameError(\"name 'main' is not defined\")\n"
-    "        out = ns['main'](**inputs)\n"
-    "    except Exception as e:\n"
-    "        fail(e, e.__traceback__.tb_next)\n"
-    "    if not isinstance(out, dict):\n"
-    "        sys.stderr.write('\\n' + mark + 'ERROR main() returned ' +\n"
-    "            type(out).__name__ + ', not a dict\\n')\n"
-    "        end(1)\n"
-    "    def over(n):\n"
-    "        sys.stderr.write('\\n' + mark + 'LIMIT ' + n + '\\n')\n"
-    "        end(1)\n"
-    "    def floor(v):\n"
-    "        n, todo, seen = 0, [v], set()\n"
-    "        while todo and n <= lim:\n"
-    "            x = todo.pop()\n"
-    "            if isinstance(x, str):\n"
-    "                n += len(x) + 2\n"
-    "            elif isinstance(x, (dict, list, tuple)):\n"
-    "                if id(x) in seen:\n"
-    "                    continue\n"
-    "                seen.add(id(x))\n"
-    "                n += 2\n"
-    "                if isinstance(x, dict):\n"
-    "                    for k, y in x.items():\n"
-    "                        n += (len(k) if isinstance(k, str) else 1) + 3\n"
-    "                        todo.append(y)\n"
-    "                else:\n"
-    "                    todo.extend(x)\n"
-    "            else:\n"
-    "                n += 1\n"
-    "        return n\n"
-    "    if lim > 0:\n"
-    "        try:\n"
-    "            n = floor(out)\n"
-    "        except MemoryError:\n"
-    "            n = 0\n"
-    "        if n > lim:\n"
-    "            over('>' + str(n))\n"
-    "    try:\n"
-    "        s = json.dumps(out, ensure_ascii=False, allow_nan=False)\n"
-    "    except MemoryError:\n"
-    "        over('?')\n"
-    "    except Exception as e:\n"
-    "        sys.stderr.write('\\n' + mark + 'ERROR the result is not JSON: ' +\n"
-    "            str(e) + '\\n')\n"
-    "        end(1)\n"
-    "    if lim > 0:\n"
-    "        try:\n"
-    "            n = len(s) if s.isascii() else len(s.encode('utf-8',\n"
-    "                'surrogatepass'))\n"
-    "        except MemoryError:\n"
-    "            over('?')\n"
-    "        if n > lim:\n"
-    "            over(str(n))\n"
-    "    sys.stdout.write('\\n' + mark + s + mark + '\\n')\n"
-    "    end(0)\n"
+    ;
+
+/* ... then job() (sandbox_code_python_job, code.c), then: */
+static const char fork_server_tail[] =
     "def child(jr, ow, ew):\n"
     "    try:\n"
     "        os.setsid()\n"
@@ -246,6 +184,13 @@ static const char fork_server[] =
     "        os.dup2(ew, 2)\n"
     "        for f in (nul, ow, ew, 11):\n"
     "            os.close(f)\n"
+    "        if JS is not None:\n"
+    "            if jr == 3:\n"
+    "                os.set_inheritable(3, True)\n"
+    "            else:\n"
+    "                os.dup2(jr, 3)\n"
+    "                os.close(jr)\n"
+    "            os.execvp('node', ['node', '-e', JS])\n"
     "        j = os.fdopen(jr, 'rb')\n"
     "        h = j.readline().split()\n"
     "        if len(h) != 4:\n"
@@ -254,7 +199,7 @@ static const char fork_server[] =
     "        src = j.read(nsrc).decode('utf-8', 'surrogateescape')\n"
     "        inputs = j.read(nin).decode('utf-8')\n"
     "        j.close()\n"
-    "        job(src, json.loads(inputs), h[3].decode(), lim)\n"
+    "        job(src, json.loads(inputs), h[3].decode(), lim, os._exit)\n"
     "    except SystemExit as e:\n"
     "        c = e.code\n"
     "        if c is not None and not isinstance(c, int):\n"
@@ -438,21 +383,93 @@ static const char fork_server[] =
     "        os._exit(0)\n"
     "    nxt = spawn()\n";
 
+/*
+ * A javascript server's children run node on this, then job() of the
+ * one-shot runner (sandbox_code_javascript_job): started ahead (node's
+ * start-up is most of a cold run), it waits on descriptor 3 for its job
+ * ("nsrc nin lim mark" then the code and the inputs) until the end.
+ * In a block: node -e runs a script, whose top-level const would be
+ * the code's (vm.runInThisContext) too.
+ */
+static const char fork_node_head[] =
+    "'use strict';\n"
+    "{\n"
+    "const fs = require('fs'), vm = require('vm');\n"
+    "process.stdout.write('');\n"
+    "process.stderr.write('');\n"
+    "const b = fs.readFileSync(3);\n"
+    "try { fs.closeSync(3); } catch (e) {}\n"
+    "const nl = b.indexOf(10);\n"
+    "const h = nl < 0 ? [] : b.subarray(0, nl).toString('latin1')"
+    ".split(' ');\n"
+    "if (h.length !== 4) process.exit(0);\n"
+    "const nsrc = Number(h[0]), nin = Number(h[1]), lim = Number(h[2]);\n"
+    "const mark = h[3];\n"
+    "const src = b.subarray(nl + 1, nl + 1 + nsrc).toString('utf8');\n"
+    "const inputs = JSON.parse(b.subarray(nl + 1 + nsrc, nl + 1 + nsrc +"
+    " nin).toString('utf8'));\n"
+    "function end(code) { process.exit(code); }\n";
+
+/* The languages with a fork server, by r->lang. */
+static const char *const fork_langs[] = {"python3", "javascript"};
+
+/* The index of language in fork_langs, or -1. */
+static int
+fork_lang(const char *language)
+{
+	size_t i;
+
+	for (i = 0; language != NULL &&
+	     i < sizeof(fork_langs) / sizeof(*fork_langs); i++)
+		if (strcmp(fork_langs[i], language) == 0)
+			return (int)i;
+	return -1;
+}
+
 int
 sandbox_code_fork_language(const char *language)
 {
-	return language != NULL && strcmp(language, "python3") == 0;
+	return fork_lang(language) >= 0;
+}
+
+/* a then b into a malloc'd *out of *len bytes. */
+static int
+concat(const char *a, const char *b, char **out, size_t *len, char *err)
+{
+	size_t	na = strlen(a), nb = strlen(b);
+
+	*len = na + nb;
+	if ((*out = malloc(*len + 1)) == NULL)
+		return sandbox_fail(err, ENGINE_ENOMEM, "out of memory");
+	memcpy(*out, a, na);
+	memcpy(*out + na, b, nb + 1);
+	return 0;
+}
+
+/* The server program: fork_server_head, the python3 job, the tail. */
+static int
+server_program(char **prog, size_t *len, char *err)
+{
+	char	*a = NULL;
+	size_t	 n;
+	int	 rc;
+
+	*prog = NULL;
+	if ((rc = concat(fork_server_head, sandbox_code_python_job, &a, &n,
+	    err)) == 0)
+		rc = concat(a, fork_server_tail, prog, len, err);
+	free(a);
+	return rc;
 }
 
 int
 sandbox_code_fork_start(struct sandbox *sb, const char *language, char *err,
     struct sandbox_runner *r)
 {
-	struct sandbox_exec_req	 x = {0};
-	const char		*argv[4];
-	char			 uuid[37], path[128];
-	int			 ctl[2] = {-1, -1}, rc = 0;
-	size_t			 i, j;
+	const char	*argv[5];
+	char		 nonce[33], path[128], *prog = NULL, *tmp = NULL;
+	int		 rc = 0, li;
+	size_t		 plen;
 
 	memset(r, 0, sizeof(*r));
 	r->sb = sb;
@@ -460,39 +477,37 @@ sandbox_code_fork_start(struct sandbox *sb, const char *language, char *err,
 	r->fork = 1;
 	r->t0 = sandbox_now_us();
 	err[0] = '\0';
-	if (!sandbox_code_fork_language(language)) {
+	if ((li = fork_lang(language)) < 0) {
 		rc = engine_invalid(err, "code: no fork server for %.40s",
 		    language ? language : "");
 		goto out;
 	}
-	engine_uuid(uuid);
-	memcpy(r->dir, ".flowcgi-code-", 14);
-	for (i = 0, j = 14; uuid[i] != '\0' && j + 1 < sizeof(r->dir); i++)
-		if (uuid[i] != '-')
-			r->dir[j++] = uuid[i];
-	r->dir[j] = '\0';
-	snprintf(path, sizeof(path), "%s/runner.py", r->dir);
-	if ((rc = sandbox_upload(sb, path, fork_server,
-	    sizeof(fork_server) - 1, err)) != 0)
-		goto out;
-	if (pipe2(ctl, O_CLOEXEC) != 0) {
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: pipe: %s",
-		    strerror(errno));
-		goto out;
+	r->lang = li;
+	sandbox_code_nonce(nonce);
+	snprintf(r->dir, sizeof(r->dir), ".flowcgi-code-%s", nonce);
+	if (li == 1) {
+		snprintf(path, sizeof(path), "%s/runner.js", r->dir);
+		if ((rc = concat(fork_node_head, sandbox_code_javascript_job,
+		    &tmp, &plen, err)) != 0 ||
+		    (rc = concat(tmp, "}\n", &prog, &plen, err)) != 0 ||
+		    (rc = sandbox_upload(sb, path, prog, plen, err)) != 0)
+			goto out;
+		free(prog);
+		prog = NULL;
 	}
+	snprintf(path, sizeof(path), "%s/runner.py", r->dir);
+	if ((rc = server_program(&prog, &plen, err)) != 0 ||
+	    (rc = sandbox_upload(sb, path, prog, plen, err)) != 0)
+		goto out;
 	argv[0] = "python3";
 	argv[1] = path;
 	argv[2] = r->dir;
-	argv[3] = NULL;
-	x.argv = argv;
-	if ((rc = sandbox_local_spawn(sb, &x, ctl[1], err, &r->proc)) != 0)
-		goto out;
-	r->ctl = ctl[0];
-	ctl[0] = -1;
-	(void)fcntl(r->ctl, F_SETFL, O_NONBLOCK);
+	argv[3] = fork_langs[li];
+	argv[4] = NULL;
+	rc = sandbox_code_spawn(r, argv, err);
 out:
-	sandbox_close_fd(&ctl[0]);
-	sandbox_close_fd(&ctl[1]);
+	free(tmp);
+	free(prog);
 	return rc;
 }
 
@@ -580,30 +595,28 @@ sandbox_code_fork_run(struct sandbox_runner *r,
 	struct sandbox_exec_result	 x = {0};
 	struct fork_answer		 a = {0};
 	struct pollfd			 pfd;
-	char				 hdr[192], uuid[37], nonce[33];
+	char				 hdr[192], nonce[33];
 	char				 mark[64], c;
 	char				*inputs = NULL;
 	int64_t				 max_output, room, deadline, hard;
 	int64_t				 now, ms, t_send;
 	int				 rc = 0, got, took = 0;
-	size_t				 hl, i, j;
+	const char			*lang = req->language;
+	size_t				 hl;
 	ssize_t				 n;
 
 	memset(res, 0, sizeof(*res));
 	err[0] = '\0';
 	if ((rc = sandbox_code_inputs(req, err, &inputs)) != 0)
 		goto out;
-	if (r->proc == NULL || !r->fork ||
-	    !sandbox_code_fork_language(req->language)) {
-		rc = sandbox_fail(err, ENGINE_EINVAL, "code: a python3 fork "
-		    "server for %.40s code", req->language);
+	if (r->proc == NULL || !r->fork || r->lang < 0 || r->lang > 1 ||
+	    fork_lang(req->language) != r->lang) {
+		rc = sandbox_fail(err, ENGINE_EINVAL, "code: a %s fork server "
+		    "for %.40s code", r->lang == 1 ? "javascript" : "python3",
+		    req->language);
 		goto out;
 	}
-	engine_uuid(uuid);
-	for (i = 0, j = 0; uuid[i] != '\0' && j + 1 < sizeof(nonce); i++)
-		if (uuid[i] != '-')
-			nonce[j++] = uuid[i];
-	nonce[j] = '\0';
+	sandbox_code_nonce(nonce);
 	snprintf(mark, sizeof(mark), "<<FLOWCGI-RESULT-%s>>", nonce);
 	max_output = sandbox_proc_max_output(r->proc);
 	room = max_output - 2 * (int64_t)strlen(mark) - 2;
@@ -618,8 +631,8 @@ sandbox_code_fork_run(struct sandbox_runner *r,
 	    sandbox_proc_send(r->proc, req->code, strlen(req->code)) != 0 ||
 	    sandbox_proc_send(r->proc, inputs, strlen(inputs)) != 0) {
 		r->gone = 1;
-		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: the python3 fork "
-		    "server ended before its job");
+		rc = sandbox_fail(err, SANDBOX_EFAIL, "code: the %s fork "
+		    "server ended before its job", lang);
 		goto out;
 	}
 	for (;;) {
@@ -632,8 +645,8 @@ sandbox_code_fork_run(struct sandbox_runner *r,
 			    n == 1) {
 				r->gone = 1;
 				rc = sandbox_fail(err, SANDBOX_EFAIL, "code: "
-				    "the python3 fork server ended before "
-				    "its job");
+				    "the %s fork server ended before its "
+				    "job", lang);
 				goto out;
 			}
 		}
@@ -643,8 +656,8 @@ sandbox_code_fork_run(struct sandbox_runner *r,
 			break;
 		if (got < 0) {
 			r->dead = 1;
-			rc = sandbox_fail(err, SANDBOX_EFAIL, "code: the python3 "
-			    "fork server ended during the job");
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "code: the %s "
+			    "fork server ended during the job", lang);
 			goto out;
 		}
 		if (req->cancel != NULL && req->cancel->fn(req->cancel->arg)) {

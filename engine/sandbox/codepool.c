@@ -24,7 +24,7 @@
  * language gets runners only once a job asked for it.
  *
  * With code.fork_server, python3's runners are fork servers (codefork.c)
- * instead: a job hands its server back (SLOT_READY again) unless the
+ * instead (javascript's with code.fork_server_javascript): a job hands its server back (SLOT_READY again) unless the
  * server is dead, so one server serves job after job. A job that finds
  * every server busy asks for one more (lp->want, up to p->max) and waits
  * up to code.pool_wait_ms for the first one free; servers above p->size that
@@ -107,7 +107,7 @@ struct sandbox_code_pool {
 	struct sandbox_config	 cfg;
 	int			 size;
 	int			 idle;		/* seconds; 0: keep */
-	int			 fork;		/* python3 on fork servers */
+	int			 fork;		/* SANDBOX_FORK_*: on fork servers */
 	int			 max;		/* fork servers at most */
 	int			 wait_ms;	/* for a busy server to be free
 						 * before one starts cold */
@@ -160,7 +160,9 @@ cfg_same(const struct sandbox_config *a, const struct sandbox_config *b)
 static int
 lang_forks(const struct sandbox_code_pool *p, int li)
 {
-	return p->fork && sandbox_code_fork_language(pool_langs[li]);
+	return (p->fork & (li == 0 ? SANDBOX_FORK_PYTHON3 :
+	    SANDBOX_FORK_JAVASCRIPT)) != 0 &&
+	    sandbox_code_fork_language(pool_langs[li]);
 }
 
 static void
@@ -616,7 +618,7 @@ sandbox_code_pool_new(const struct sandbox_config *cfg, int size, int idle,
 	p->cfg.options = NULL;
 	p->size = size > SANDBOX_POOL_MAX ? SANDBOX_POOL_MAX : size;
 	p->idle = idle > 0 ? idle : 0;
-	p->fork = 1;
+	p->fork = SANDBOX_FORK_PYTHON3;
 	p->max = p->size;
 	p->spare_idle = 30;
 	for (li = 0; li < POOL_LANGS; li++)
@@ -688,7 +690,7 @@ sandbox_code_pool_tune(struct sandbox_code_pool *p, int fork, int max,
 	if (p == NULL)
 		return;
 	pthread_mutex_lock(&p->mu);
-	p->fork = fork != 0;
+	p->fork = fork & (SANDBOX_FORK_PYTHON3 | SANDBOX_FORK_JAVASCRIPT);
 	p->max = max < p->size ? p->size : max > SANDBOX_POOL_MAX ?
 	    SANDBOX_POOL_MAX : max;
 	p->spare_idle = spare_idle > 0 ? spare_idle : 0;

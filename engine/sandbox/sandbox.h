@@ -627,6 +627,15 @@ void	sandbox_code_drop(struct sandbox_runner *r);
  * may change), with the markers mark around the result, as
  * sandbox_run_code_in returns it.
  */
+/* A fresh nonce for result markers and folder names: 32 hex digits. */
+void	sandbox_code_nonce(char nonce[33]);
+/*
+ * Starts argv (NULL-terminated) in r->sb with a control pipe on the
+ * command's SANDBOX_CTL_FD: r->proc and r->ctl (non-blocking, ours) set on
+ * 0; else a sandbox error and nothing left open.
+ */
+int	sandbox_code_spawn(struct sandbox_runner *r, const char *const *argv,
+	    char *err);
 int	sandbox_code_inputs(const struct sandbox_code_req *req, char *err,
 	    char **inputs);
 int	sandbox_code_outcome(struct sandbox *sb,
@@ -636,7 +645,17 @@ int	sandbox_code_outcome(struct sandbox *sb,
 
 /* ====== Fork servers (codefork.c) ====== */
 
-/* 1 when language's code nodes can run on a fork server (python3). */
+/*
+ * The runners' jobs (code.c), which the fork server's children run: the
+ * same main, markers, summary line and output limit as a one-shot runner.
+ * python3: a function job(src, inputs, mark, lim, done); javascript: a
+ * script that needs src, inputs, mark, lim, vm and end(code) defined.
+ */
+extern const char sandbox_code_python_job[];
+extern const char sandbox_code_javascript_job[];
+
+/* 1 when language's code nodes can run on a fork server (python3,
+ * javascript). */
 int	sandbox_code_fork_language(const char *language);
 
 /*
@@ -719,9 +738,14 @@ struct sandbox_code_pool_stats {
 	int	threads;	/* 1 while the pool's thread runs */
 };
 
+/* The languages of sandbox_code_pool_tune's fork. */
+#define SANDBOX_FORK_PYTHON3	1	/* code.fork_server, the default */
+#define SANDBOX_FORK_JAVASCRIPT	2	/* code.fork_server_javascript */
+
 /*
- * Python3 code nodes of pool p on fork servers (fork 1, the default of
- * code.fork_server) or on one-shot runners (0). With fork servers the
+ * The languages of pool p whose code nodes run on fork servers (fork: a
+ * mask of SANDBOX_FORK_*, python3 alone by default); the others on
+ * one-shot runners. With fork servers the
  * pool keeps its size of them ready, and more, up to max (code.pool_max),
  * while jobs find none free; one above size that waited spare_idle
  * seconds (code.pool_spare_idle) is ended; a job waits up to wait_ms

@@ -6,9 +6,11 @@
 # the default pool of warm runners, paced (each run waits, outside the
 # timed part, until a runner is warm again: code nodes that come less often
 # than one refill) and back to back (a burst: runs that find the pool empty
-# start cold). For python3 the same two again with the pool's runners as
-# fork servers (code.fork_server, engine/sandbox/codefork.c), against the
-# one-shot pool of the same run. Prints p50 and p99 of the whole run and
+# start cold). For each language the same two again with the pool's
+# runners as fork servers (code.fork_server, code.fork_server_javascript,
+# engine/sandbox/codefork.c), against the one-shot pool and the cold path
+# of the same run, and the memory of an idle fork server. Then runs/s
+# through nginx (code_nginx.sh). Prints p50 and p99 of the whole run and
 # of the code node alone, and pool on / off. Reported, not asserted (target: node p50 on a
 # warm runner under 5 ms).
 
@@ -32,3 +34,5 @@ echo
 "$BUILD/tools/code_bench" "$DIR" "$RUNS" || exit 1
 echo "  load average before: $LOAD on $(getconf _NPROCESSORS_ONLN) CPUs," \
     "after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The same nodes through nginx, 8 clients (tests/bench/code_nginx.sh).
+bash "$(dirname "$0")/code_nginx.sh" "$BUILD" || exit 1

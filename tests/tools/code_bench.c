@@ -15,10 +15,12 @@
  * nodes back to back (no waiting): a burst, where runs take runners still
  * starting or start cold.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "engine/internal.h"
@@ -132,7 +134,82 @@ one_run(struct engine *e, const char *app, double *run_us, double *node_us)
 struct figures {
 	double	run50, run99, node50, node99;
 	long	hits;	/* runs that found a ready runner */
+	double	idle_kb;	/* PSS of an idle fork server and its child */
 };
+
+/* pid's /proc/<pid>/<what> into buf (NULs as spaces); length or -1. */
+static long
+proc_read(long pid, const char *what, char *buf, size_t size)
+{
+	char	 path[64];
+	FILE	*f;
+	size_t	 n, i;
+
+	snprintf(path, sizeof(path), "/proc/%ld/%s", pid, what);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return (long)n;
+}
+
+/* The parent of pid, or -1. */
+static long
+proc_parent(long pid)
+{
+	char	buf[1024], *p;
+
+	if (proc_read(pid, "stat", buf, sizeof(buf)) < 0 ||
+	    (p = strrchr(buf, ')')) == NULL)
+		return -1;
+	return strtol(p + 4, NULL, 10);
+}
+
+/*
+ * The proportional set size (kB) of the fork servers below this process
+ * and of their children (the one waiting for the next job), per server:
+ * what an idle runner costs, its pages shared with its child counted once.
+ */
+static double
+idle_runner_kb(void)
+{
+	DIR		*d = opendir("/proc");
+	struct dirent	*de;
+	char		 buf[4096], *p;
+	long		 pid, q, depth, servers = 0;
+	double		 kb = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = strtol(de->d_name, NULL, 10)) <= 0)
+			continue;
+		for (q = pid, depth = 0; q > 1 && q != getpid() && depth < 64;
+		    depth++)
+			q = proc_parent(q);
+		if (q != getpid() || proc_read(pid, "cmdline", buf,
+		    sizeof(buf)) < 0)
+			continue;
+		if (strncmp(buf, "python3 ", 8) != 0 &&
+		    strncmp(buf, "node -e ", 8) != 0)
+			continue;
+		if (strncmp(buf, "python3 ", 8) == 0 &&
+		    strstr(buf, "runner.py") != NULL &&
+		    (q = proc_parent(pid)) > 0 &&
+		    proc_read(q, "cmdline", buf, sizeof(buf)) >= 0 &&
+		    strstr(buf, "bwrap") != NULL)
+			servers++;
+		if (proc_read(pid, "smaps_rollup", buf, sizeof(buf)) > 0 &&
+		    (p = strstr(buf, "\nPss:")) != NULL)
+			kb += strtod(p + 5, NULL);
+	}
+	closedir(d);
+	return servers > 0 ? kb / (double)servers : 0;
+}
 
 /*
  * runs runs of lang with code.pool_size pool into *f; paced: each waits
@@ -158,6 +235,7 @@ measure(const char *dir, const char *lang, int pool, int fork, int runs,
 	c.sync = 0;	/* fsync would drown the figures */
 	c.code_pool_size = pool;
 	c.code_fork_server = fork;
+	c.code_fork_server_javascript = fork;
 	if (rv == NULL || nv == NULL || engine_open(&c, err, &e) != 0) {
 		fprintf(stderr, "engine: %s\n", err);
 		goto out;
@@ -180,6 +258,9 @@ measure(const char *dir, const char *lang, int pool, int fork, int runs,
 			goto out;
 	}
 	sandbox_code_pool_stats(e->code_pool, &st1);
+	if (fork && paced && e->code_pool != NULL &&
+	    sandbox_code_pool_wait(e->code_pool, lang, pool, 30000) == 0)
+		f->idle_kb = idle_runner_kb();
 	f->hits = st1.hits - st0.hits - (st1.early - st0.early);
 	f->run50 = pct(rv, runs, 50) / 1000;
 	f->run99 = pct(rv, runs, 99) / 1000;
@@ -217,9 +298,8 @@ main(int argc, char **argv)
 		    measure(argv[1], langs[i], size, 0, runs, 1, &on) != 0 ||
 		    measure(argv[1], langs[i], size, 0, runs, 0, &burst) != 0)
 			return 1;
-		if (i == 0 && (measure(argv[1], langs[i], size, 1, runs, 1,
-		    &fon) != 0 || measure(argv[1], langs[i], size, 1, runs, 0,
-		    &fburst) != 0))
+		if (measure(argv[1], langs[i], size, 1, runs, 1, &fon) != 0 ||
+		    measure(argv[1], langs[i], size, 1, runs, 0, &fburst) != 0)
 			return 1;
 		printf("  %-10s %-22s %8.2f %8.2f %8.2f %8.2f %6s\n", langs[i],
 		    "pool off (baseline)", off.run50, off.run99, off.node50,
@@ -234,19 +314,23 @@ main(int argc, char **argv)
 		    "paced node p50 < 5 ms)\n", "", "on paced / off",
 		    on.run50 / off.run50, on.run99 / off.run99,
 		    on.node50 / off.node50, on.node99 / off.node99);
-		if (i != 0)
-			continue;
 		printf("  %-10s %-22s %8.2f %8.2f %8.2f %8.2f %3ld/%d\n", "",
 		    "fork server, paced", fon.run50, fon.run99, fon.node50,
 		    fon.node99, fon.hits, runs);
+		printf("  %-10s %-22s %8.1f MB PSS (server and its waiting "
+		    "child)\n", "", "idle fork server", fon.idle_kb / 1024);
 		printf("  %-10s %-22s %8.2f %8.2f %8.2f %8.2f %3ld/%d\n", "",
 		    "fork server, b2b", fburst.run50, fburst.run99,
 		    fburst.node50, fburst.node99, fburst.hits, runs);
 		printf("  %-10s %-22s %8.3f %8.3f %8.3f %8.3f  (target: "
-		    "b2b node p50 <= 2 ms)\n", "", "fork b2b / pool b2b",
+		    "b2b node p50 <= %d ms)\n", "", "fork b2b / pool b2b",
 		    fburst.run50 / burst.run50, fburst.run99 / burst.run99,
 		    fburst.node50 / burst.node50, fburst.node99 /
-		    burst.node99);
+		    burst.node99, i == 0 ? 2 : 5);
+		printf("  %-10s %-22s %8.3f %8.3f %8.3f %8.3f\n", "",
+		    "fork b2b / pool off", fburst.run50 / off.run50,
+		    fburst.run99 / off.run99, fburst.node50 / off.node50,
+		    fburst.node99 / off.node99);
 	}
 	return 0;
 }

@@ -45,11 +45,15 @@ static struct {
 } cold[RUNS_MAX];
 static int	nrun;
 
-/* A pool of one warm runner per language made from cfg as it is now. */
+/* A pool of one warm runner per language made from cfg as it is now;
+ * with pooled 2, javascript's on fork servers too. */
 static void
 pool_for_cfg(void)
 {
-	if (pool != NULL && pool_cfg.timeout == cfg.timeout &&
+	static int forks;
+
+	if (pool != NULL && forks == (pooled == 2) &&
+	    pool_cfg.timeout == cfg.timeout &&
 	    pool_cfg.memory == cfg.memory && pool_cfg.network == cfg.network &&
 	    strcmp(pool_cfg.network_allow, cfg.network_allow) == 0)
 		return;
@@ -57,6 +61,10 @@ pool_for_cfg(void)
 	pool = NULL;
 	pool_cfg = cfg;
 	CHECK_INT(sandbox_code_pool_new(&pool_cfg, 1, 0, &pool), 0);
+	forks = pooled == 2;
+	if (forks)
+		sandbox_code_pool_tune(pool, SANDBOX_FORK_PYTHON3 |
+		    SANDBOX_FORK_JAVASCRIPT, 1, 0, 0);
 }
 
 /* Runs code with inputs (JSON text); returns the engine code. */
@@ -549,6 +557,7 @@ int
 main(void)
 {
 	struct conf	 c;
+	int		 js_first;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!host_bwrap_check() || !NEED("node"))
@@ -565,12 +574,18 @@ main(void)
 	cfg.timeout = 20;
 
 	test_python();
+	js_first = nrun;
 	test_javascript();
 	/* the same again on warm runners */
 	pooled = 1;
 	nrun = 0;
 	cfg.timeout = 20;
 	test_python();
+	test_javascript();
+	/* and javascript on fork servers (code.fork_server_javascript) */
+	pooled = 2;
+	nrun = js_first;
+	cfg.timeout = 20;
 	test_javascript();
 	sandbox_code_pool_free(pool);
 	pool = NULL;

@@ -547,11 +547,17 @@ entries_are(void *arg)
  * but the job's end can have done it.
  */
 static void
-test_discard(void)
+test_discard(int fork)
 {
 	static const char *const lang[2] = {"python3", "javascript"};
-	static const char *const prefix[2] = {"python3 ", "node "};
-	static const char *const file[2] = {"runner.py", "runner.js"};
+	/* one-shot runners by interpreter and file; both fork servers are
+	 * python3, and their last word is the language */
+	static const char *const shot_prefix[2] = {"python3 ", "node "};
+	static const char *const shot_file[2] = {"runner.py", "runner.js"};
+	static const char *const fork_prefix[2] = {"python3 ", "python3 "};
+	static const char *const fork_file[2] = {" python3 ", " javascript "};
+	const char *const *prefix = fork ? fork_prefix : shot_prefix;
+	const char *const *file = fork ? fork_file : shot_file;
 	struct sandbox_code_pool	*p = NULL;
 	struct sandbox_code_result	 r = {0};
 	struct sandbox_config		 cfg;
@@ -565,6 +571,8 @@ test_discard(void)
 	CHECK_INT(sandbox_code_pool_new(&cfg, 1, 0, &p), 0);
 	if (p == NULL)
 		return;
+	sandbox_code_pool_tune(p, fork ? SANDBOX_FORK_PYTHON3 |
+	    SANDBOX_FORK_JAVASCRIPT : 0, 1, 0, 0);
 	for (i = 0; i < 2; i++) {
 		CHECK(sandbox_code_pool_wait(p, lang[i], 1, WAIT_MS) == 0);
 		n = runners(prefix[i], file[i], pids, dirs, 8);
@@ -592,9 +600,9 @@ test_discard(void)
 		CHECK_STR(tap_json(r.outputs), "{\"ok\":1}");
 		sandbox_code_result_release(&r);
 		/* what the code started goes; a one-shot runner and its
-		 * sandbox go too and a fresh runner takes its place, a
-		 * python3 fork server stays for the next job */
-		if (i == 0)
+		 * sandbox go too and a fresh runner takes its place, a fork
+		 * server stays for the next job */
+		if (fork)
 			CHECK_INT(runners(prefix[i], dirs[0], pids, NULL, 8),
 			    1);
 		else
@@ -673,7 +681,8 @@ main(void)
 	test_killed();
 	test_limits();
 	test_idle();
-	test_discard();
+	test_discard(1);
+	test_discard(0);
 	test_shutdown();
 
 	tmp_dir_remove(top);
