@@ -10,10 +10,11 @@ import { draft, startVars, graphSection } from './draft.js';
 import { appFiles } from './files.js';
 import { webAppCard, copyText } from './webapp-card.js';
 import { appRuns, appRun } from './runs.js';
+import { appEdit } from './edit.js';
 
 /* ====== One app ====== */
 
-const TABS = [['overview', 'Overview'], ['files', 'Files'],
+const TABS = [['overview', 'Overview'], ['edit', 'Edit'], ['files', 'Files'],
     ['keys', 'API keys'], ['runs', 'Runs'], ['run', 'Run']];
 
 export async function renderApp(id, tab, arg) {
@@ -39,7 +40,7 @@ export async function renderApp(id, tab, arg) {
 		TABS.map(([t, label]) => el('a', {
 		    href: '#/app/' + enc(id) + '/' + t, text: label,
 		    'aria-current': t === tab ? 'page' : null }))));
-	const fn = { overview: appOverview, files: appFiles,
+	const fn = { overview: appOverview, edit: appEdit, files: appFiles,
 	    keys: appKeys, runs: appRuns, run: appRun }[tab];
 	try {
 		await (fn || appOverview)(app, pane, me, arg);
