@@ -16,13 +16,17 @@
  *   handle to a node chosen from a list (all by keyboard);
  * - every change is saved to the draft with its hash once it settles; a
  *   hash another tab has moved on says so and offers a reload; Publish
- *   saves, then publishes.
+ *   saves, then publishes (with a version name when one is given) once
+ *   the checklist (../ui/checklist.js: dangling nodes, empty required
+ *   fields, variables read that are not upstream) is empty; the nodes it
+ *   names are marked.
  */
 import { el, svg, clear } from '../ui/dom.js';
 import { layout, drawNode, drawEdge, panZoom, typeOf, titleOf, info,
     NODE_H } from '../ui/graph.js';
 import { createEditor, autosaver, sourceHandles } from '../ui/editor.js';
 import { panel } from '../ui/panels.js';
+import { check } from '../ui/checklist.js';
 import { page, flash, api, fail, enc } from './page.js';
 import { draft } from './draft.js';
 
@@ -67,6 +71,14 @@ export async function appEdit(app, pane, me) {
 	const delB = el('button', { type: 'button', id: 'edit-delete',
 	    text: 'Delete', title: 'Delete the selection (Delete)',
 	    on: { click: () => removeSelected() } });
+	const vname = el('input', { type: 'text', id: 'edit-version-name',
+	    placeholder: 'Version name (optional)', maxlength: 100,
+	    'aria-label': 'Version name' });
+	const checks = el('ul', { id: 'edit-checks' });
+	const checkSum = el('summary', { text: 'Checklist' });
+	const checkBox = el('details', { class: 'card edit-checklist',
+	    id: 'edit-checklist' }, checkSum, checks);
+	let problems = [];
 	const pubB = el('button', { type: 'button', id: 'edit-publish',
 	    class: 'primary', text: 'Publish', on: { click: () =>
 	    publish() } });
@@ -90,10 +102,11 @@ export async function appEdit(app, pane, me) {
 	const root = el('div', { class: 'editor', id: 'editor' },
 	    el('div', { class: 'row edit-tools' }, undoB, redoB, delB,
 		el('button', { type: 'button', text: 'Fit', id: 'edit-fit',
-		    on: { click: () => pz.fit() } }), pubB, state),
+		    on: { click: () => pz.fit() } }), vname, pubB, state),
 	    palette,
 	    el('div', { class: 'edit-main' },
-		el('div', { class: 'graph-wrap' }, svgEl), side));
+		el('div', { class: 'graph-wrap' }, svgEl),
+		el('div', { class: 'edit-side' }, checkBox, side)));
 	pane.append(root);
 	const bounds = { x: 0, y: 0, w: 1, h: 1 };
 	const pz = panZoom(svgEl, vp, bounds);
@@ -183,6 +196,19 @@ export async function appEdit(app, pane, me) {
 			minX = minY = 0, maxX = maxY = 1;
 		Object.assign(bounds, { x: minX, y: minY, w: maxX - minX,
 		    h: maxY - minY });
+		problems = check(ed, app.mode);
+		const bad = new Set(problems.map((p) => p.node));
+		for (const g of nodeLayer.children)
+			if (bad.has(g.getAttribute('data-id')))
+				g.classList.add('warn');
+		checkSum.textContent = problems.length ? 'Checklist: ' +
+		    problems.length + ' to fix before publishing' :
+		    'Checklist: nothing to fix';
+		checkBox.classList.toggle('clean', !problems.length);
+		checks.replaceChildren(...problems.map((p) => el('li', {},
+		    p.node ? el('button', { type: 'button', class: 'link',
+			text: p.message, on: { click: () =>
+			select({ node: p.node }) } }) : p.message)));
 		undoB.disabled = !ed.canUndo;
 		redoB.disabled = !ed.canRedo;
 		delB.disabled = !selected;
@@ -289,13 +315,20 @@ export async function appEdit(app, pane, me) {
 	}
 
 	async function publish() {
+		if (problems.length) {
+			checkBox.open = true;
+			flash('Not published: fix the checklist first (' +
+			    problems.length + ').', 'error');
+			return;
+		}
 		pubB.disabled = true;
 		try {
 			await saver.flush();
 			if (saver.stale)
 				return;
 			const r = await api('POST', base + '/publish',
-			    { json: {} });
+			    { json: vname.value.trim() ? { marked_name:
+			    vname.value.trim() } : {} });
 			state.textContent = 'Published ' + (r.version || '') + '.';
 			flash('Published: the service API runs this version now.',
 			    'ok');

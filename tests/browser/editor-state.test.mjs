@@ -7,6 +7,7 @@
  */
 import { createEditor, autosaver, sourceHandles } from
     '../../fcgi/ui/editor.js';
+import { check } from '../../fcgi/ui/checklist.js';
 
 let failed = 0;
 function ok(cond, what, detail) {
@@ -75,6 +76,33 @@ ok(JSON.stringify(ed.doc.graph) === full, 'redo all the way is the same ' +
 ed.move(s, { x: 0, y: 0 });
 ok(why[why.length - 1] === 'redo', 'a change that changes nothing is no ' +
     'undo step');
+
+/* the checklist: a dangling node, a variable read that is not upstream */
+{
+	const c = createEditor({ graph: { nodes: [], edges: [] } }, () => {});
+	const cs = c.addNode('start', { x: 0, y: 0 });
+	const ce = c.addNode('end', { x: 300, y: 0 });
+	const ct = c.addNode('template-transform', { x: 300, y: 200 });
+	c.connect(cs, 'source', ce);
+	c.setData(ct, (d) => {
+		d.template = 'x';
+	});
+	c.setData(ce, (d) => {
+		d.outputs = [{ variable: 'r', value_selector: [ct, 'output'] }];
+	});
+	const m = check(c, 'workflow').map((p) => p.node + ' ' + p.message);
+	ok(m.length === 2 && m.includes(ct + ' Template: not connected to the ' +
+	    'Start node.') && m.includes(ce + ' End: reads ' + ct +
+	    '.output, which is not an output upstream of it.'),
+	    'the checklist flags the dangling template and the end reading it',
+	    m);
+	c.connect(cs, 'source', ct);
+	c.connect(ct, 'source', ce);
+	ok(check(c, 'workflow').length === 0, 'connected, nothing to fix',
+	    check(c, 'workflow'));
+	ok(check(c, 'advanced-chat').some((p) => p.message ===
+	    'There is no Answer node.'), 'a chatflow wants an answer');
+}
 
 /* the autosave: sends the hash, takes the new one, reports a stale one */
 const sent = [];

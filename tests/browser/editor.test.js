@@ -153,6 +153,19 @@ async function run(page) {
 	    await page.locator(sel(id.end) + ' .h-source').count() === 0,
 	    'a start has no target handle, an end no source handle');
 
+	const checks = () => page.locator('#edit-checks li').allTextContents();
+	const c0 = await checks();
+	ok(c0.includes('LLM: not connected to the Start node.') &&
+	    c0.includes('End: not connected to the Start node.') &&
+	    await page.locator('#editor .gnode.warn').count() === 6,
+	    'the checklist flags the six nodes the start does not reach, ' +
+	    'and marks them', c0);
+	await page.locator('#edit-publish').click();
+	ok(/fix the checklist first/.test(await page.locator('#flash')
+	    .textContent()) && await page.locator('#edit-checklist')
+	    .getAttribute('open') !== null, 'Publish with problems left ' +
+	    'refuses and opens the checklist');
+
 	/* ---- edges, dragged between handles ---- */
 	await connect(page, id.start, 'source', id.llm);
 	await connect(page, id.llm, 'source', id.ifelse);
@@ -282,15 +295,23 @@ async function run(page) {
 	    variable: 'result', value_selector: [id.agg, 'output'] }]) &&
 	    ifN.data.cases[0].conditions[0].comparison_operator === 'contains',
 	    'the panels\' fields are in the draft', [endN.data, ifN.data]);
+	ok((await checks()).length === 0 && await page.locator(
+	    '#editor .gnode.warn').count() === 0, 'the checklist of the ' +
+	    'built workflow is empty', await checks());
 	await shot(page, 'editor-built');
 
 	/* ---- publish, then run through the service API ---- */
+	await page.locator('#edit-version-name').fill('first build');
 	await page.locator('#edit-publish').click();
 	await until(page, async () => /Published/.test(await page
 	    .locator('#flash').textContent()));
 	ok(/Published/.test(await page.locator('#flash').textContent()),
 	    'Publish publishes the draft', await page.locator('#flash')
 	    .textContent());
+	const vs = await consoleApi('GET', 'apps/' + app + '/workflows?limit=5');
+	ok(vs.json && vs.json.items && vs.json.items.length === 1 &&
+	    vs.json.items[0].marked_name === 'first build',
+	    'the version carries its name', vs.json);
 	const key = await consoleApi('POST', 'apps/' + app + '/api-keys');
 	ok(key.status === 200 || key.status === 201, 'an API key', key.text);
 	for (const [q, want] of [['hello there', 'yes: echo: hello there'],
