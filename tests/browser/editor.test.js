@@ -301,6 +301,20 @@ async function run(page) {
 	await shot(page, 'editor-built');
 
 	/* ---- publish, then run through the service API ---- */
+	/* undo three steps and redo them: the draft is the same again */
+	await page.locator('#editor svg.edit-svg').focus();
+	for (let i = 0; i < 3; i++)
+		await page.keyboard.press('Control+z');
+	ok(/^Draft saved/.test(await saved(page)), 'three undos are saved');
+	const mid = await consoleApi('GET', 'apps/' + app + '/workflows/draft');
+	for (let i = 0; i < 3; i++)
+		await page.keyboard.press('Control+Shift+z');
+	await saved(page);
+	const back = await consoleApi('GET', 'apps/' + app + '/workflows/draft');
+	ok(JSON.stringify(mid.json.graph) !== JSON.stringify(dr.json.graph) &&
+	    JSON.stringify(back.json.graph) === JSON.stringify(dr.json.graph),
+	    'undo changes the saved draft; redo of each step gives it back ' +
+	    'byte for byte');
 	await page.locator('#edit-version-name').fill('first build');
 	await page.locator('#edit-publish').click();
 	await until(page, async () => /Published/.test(await page
@@ -351,6 +365,53 @@ async function run(page) {
 	await other.close();
 }
 
+/*
+ * A real Dify export (ROUNDTRIP): imported, its if-else condition's value
+ * and a code node's code changed in the editor, published; the exports
+ * before and after are written to OUT_DIR (export-before.yml,
+ * export-after.yml) for t_admin_editor.sh to compare.
+ */
+async function roundTrip(page) {
+	const yml = fs.readFileSync(process.env.ROUNDTRIP, 'utf8');
+	const imp = await consoleApi('POST', 'apps/imports', {
+	    mode: 'yaml-content', yaml_content: yml });
+	const app = imp.json && imp.json.app_id;
+	ok(!!app, 'a real Dify export is imported', imp.text);
+	const before = await consoleApi('GET', 'apps/' + app + '/export');
+	await page.goto(URL_ + '#/app/' + app + '/edit');
+	await page.locator('#editor .gnode').first().waitFor();
+	const ifId = '1754230718377', codeId = '1754230738434';
+	ok(await page.locator('#editor .gnode').count() === 6 &&
+	    await edgeCount(page) === 8, 'the editor shows its six nodes ' +
+	    'and eight edges');
+	await open(page, ifId);
+	ok(await page.locator('#edit-panel .k-value').inputValue() === '1' &&
+	    await page.locator('#edit-panel .k-op').inputValue() === '=',
+	    'the if-else panel shows its condition (switch = 1)');
+	await commit(page.locator('#edit-panel .k-value'), '2');
+	await open(page, codeId);
+	await commit(page.locator('#edit-panel textarea.code'),
+	    'def main() -> dict:\n    return {"result": "Code one"}\n');
+	ok(/^Draft saved/.test(await saved(page)), 'the two changes are saved');
+	await page.locator('#edit-publish').click();
+	await until(page, async () => /Published/.test(await page
+	    .locator('#flash').textContent()));
+	ok(/Published/.test(await page.locator('#flash').textContent()),
+	    'the changed export is published', [await page.locator('#flash')
+	    .textContent(), await page.locator('#edit-checks li')
+	    .allTextContents()]);
+	const after = await consoleApi('GET', 'apps/' + app + '/export');
+	ok(before.status === 200 && after.status === 200 &&
+	    typeof before.json.data === 'string' &&
+	    typeof after.json.data === 'string', 'both exports answer 200 ' +
+	    'with the DSL', [before.status, after.status]);
+	fs.writeFileSync(path.join(OUT, 'export-before.yml'),
+	    before.json.data || '');
+	fs.writeFileSync(path.join(OUT, 'export-after.yml'),
+	    after.json.data || '');
+	await shot(page, 'editor-roundtrip');
+}
+
 async function main() {
 	const profile = fs.mkdtempSync(path.join(OUT, 'chromium-profile-'));
 	const ctx = await chromium.launchPersistentContext(profile, {
@@ -378,6 +439,7 @@ async function main() {
 	ctx.on('page', watch);
 	try {
 		await run(page);
+		await roundTrip(page);
 	} finally {
 		ok(problems.length === 0, 'no script errors and no CSP ' +
 		    'violations in the console', problems);
