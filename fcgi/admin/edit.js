@@ -11,7 +11,8 @@
  *   drag the target handle (left side) of a connected node away to
  *   disconnect its last incoming edge, or onto another node to move it;
  * - click a node or an edge to select it; Delete removes the selection;
- *   Ctrl+Z / Ctrl+Shift+Z (or Ctrl+Y) undo and redo; the selected node's
+ *   Ctrl+Z / Ctrl+Shift+Z (or Ctrl+Y) undo and redo, Ctrl+C / Ctrl+V copy
+ *   the selected node and paste it beside; the selected node's
  *   panel also lists its edges with a Disconnect button and connects a
  *   handle to a node chosen from a list (all by keyboard);
  * - every change is saved to the draft with its hash once it settles; a
@@ -279,9 +280,33 @@ export async function appEdit(app, pane, me) {
 	}
 
 	function select(s) {
+		const had = root.contains(document.activeElement);
 		selected = s;
 		draw();
 		showPanel();
+		/* the focused node was drawn again: keys still reach us */
+		if (had && !root.contains(document.activeElement))
+			svgEl.focus();
+	}
+
+	/* Ctrl+C / Ctrl+V: a copy of the selected node, beside it. */
+	let clip = null;
+	function copy() {
+		const n = selected && selected.node && ed.node(selected.node);
+		if (n)
+			clip = { data: n.data, at: box.get(n.id) };
+	}
+	function paste() {
+		if (!clip)
+			return;
+		const at = { x: clip.at.x + 40, y: clip.at.y + 70 };
+		const id = ed.paste(clip.data, at);
+		if (id === null) {
+			flash('A workflow has one Start node.', 'error');
+			return;
+		}
+		clip.at = at;
+		select({ node: id });
 	}
 
 	function addNode(t) {
@@ -460,6 +485,11 @@ export async function appEdit(app, pane, me) {
 				ed.redo();
 			else
 				ed.undo();
+		} else if (mod && !typing && ev.key === 'c') {
+			copy();
+		} else if (mod && !typing && ev.key === 'v') {
+			ev.preventDefault();
+			paste();
 		} else if (mod && !typing && ev.key === 'y') {
 			ev.preventDefault();
 			ed.redo();

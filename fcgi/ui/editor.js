@@ -160,6 +160,25 @@ export function createEditor(draft, onChange) {
 				return id;
 			});
 		},
+		/* Adds a copy of node data d at pos (a second start is
+		 * refused: null); returns its id. */
+		paste(d, pos) {
+			if (d.type === 'start' && nodes().some((n) => n.data &&
+			    n.data.type === 'start'))
+				return null;
+			return change('paste', () => {
+				const id = newId();
+				const data = JSON.parse(JSON.stringify(d));
+				data.selected = false;
+				nodes().push({ id, type: 'custom', data,
+				    position: { x: pos.x, y: pos.y },
+				    positionAbsolute: { x: pos.x, y: pos.y },
+				    width: 244, height: 90,
+				    sourcePosition: 'right',
+				    targetPosition: 'left', selected: false });
+				return id;
+			});
+		},
 		/* Removes node id and its edges. */
 		removeNode(id) {
 			change('delete', () => {

@@ -279,6 +279,22 @@ async function run(page) {
 	await commit(page.locator('#edit-panel .end-outputs .r-name'), 'result');
 	await shot(page, 'panel-end');
 
+	/* copy and paste a node by keyboard; Delete takes the copy away */
+	await open(page, id.yes);
+	await page.locator('#editor svg.edit-svg').focus();
+	await page.keyboard.press('Control+c');
+	await page.keyboard.press('Control+v');
+	const pasted = await page.locator('#editor .gnode.selected')
+	    .getAttribute('data-id');
+	ok(await page.locator('#editor .gnode').count() === 8 &&
+	    pasted !== id.yes && await page.locator('#edit-panel ' +
+	    'textarea.template').inputValue() === 'yes: {{ text }}',
+	    'Ctrl+C, Ctrl+V pastes a copy of the template with its fields');
+	await page.keyboard.press('Delete');
+	ok(await page.locator('#editor .gnode').count() === 7 &&
+	    await page.locator(sel(pasted)).count() === 0, 'the Delete key ' +
+	    'removes the selected copy');
+
 	/* ---- the autosaved draft ---- */
 	ok(/^Draft saved/.test(await saved(page)), 'the changes are saved to ' +
 	    'the draft', await page.locator('#edit-state').textContent());
