@@ -101,6 +101,9 @@ export async function appEdit(app, pane, me) {
 	    'aria-label': 'Node settings', 'aria-live': 'polite' },
 	    el('p', { class: 'muted', text: 'Select a node to configure it.' }));
 	const root = el('div', { class: 'editor', id: 'editor' },
+	    el('p', { class: 'msg phone-note', text: 'Editing needs a wider ' +
+		'screen; on a phone the Overview tab shows the graph as a ' +
+		'list.' }),
 	    el('div', { class: 'row edit-tools' }, undoB, redoB, delB,
 		el('button', { type: 'button', text: 'Fit', id: 'edit-fit',
 		    on: { click: () => pz.fit() } }), vname, pubB, state),

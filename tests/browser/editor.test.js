@@ -131,6 +131,17 @@ async function run(page) {
 	    'the Edit tab of a blank app: no node, a palette of node types');
 	await shot(page, 'editor-blank');
 
+	/* a phone views, it does not edit */
+	await page.setViewportSize({ width: 390, height: 800 });
+	ok(await page.locator('#editor .phone-note').isVisible() &&
+	    !await page.locator('#palette').isVisible(), 'at phone width the ' +
+	    'Edit tab says editing needs a wider screen, no palette');
+	await shot(page, 'editor-phone');
+	await page.setViewportSize({ width: 1600, height: 1000 });
+	ok(!await page.locator('#editor .phone-note').isVisible() &&
+	    await page.locator('#palette').isVisible(), 'on a laptop screen ' +
+	    'the palette, no note');
+
 	/* ---- the nodes, from the palette ---- */
 	const id = {};
 	id.start = await add(page, 'start');
