@@ -1,8 +1,9 @@
 /*
  * console_admin.c — the admin page and the console endpoints it needs.
  *
- * The page: the files of fcgi/admin/ (plain HTML, CSS, one script and an
- * icon) are compiled into the binary by a GNUmakefile rule that turns each
+ * The page: the files of fcgi/admin/ (plain HTML, CSS, ES modules and an
+ * icon) and the shared ES modules of fcgi/ui/ (served at <prefix>/ui/) are
+ * compiled into the binary by a GNUmakefile rule that turns each
  * file into a C array (od + sed, no other tool) in
  * build/<flavour>/gen/admin_files.c, listed in admin_files[]. It is served
  * at <prefix>/admin/ with its own headers: an ETag (answered 304),
@@ -175,6 +176,22 @@ h_admin_file(struct req *r)
 	admin_serve(r, r->captures[0]);
 }
 
+/*
+ * GET /ui/{file}: a shared ES module of fcgi/ui/ (embedded as "ui/<file>"),
+ * imported as ../ui/<file> by the admin page and the Web App alike.
+ */
+static void
+h_ui_file(struct req *r)
+{
+	const char *name = arena_printf(r->a, "ui/%s", r->captures[0]);
+
+	if (name == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return;
+	}
+	admin_serve(r, name);
+}
+
 /* ====== Draft runs, streamed ====== */
 
 /*
@@ -268,6 +285,7 @@ h_chat_draft_run(struct req *r)
 const struct route console_admin_routes[] = {
 	{ "GET", "/admin", h_admin_root, AUTH_NONE },
 	{ "GET", "/admin/{}", h_admin_file, AUTH_NONE },
+	{ "GET", "/ui/{}", h_ui_file, AUTH_NONE },
 	{ "POST", A "/workflows/draft/run", h_draft_run, AUTH_ADMIN },
 	{ "POST", A "/advanced-chat/workflows/draft/run", h_chat_draft_run,
 	    AUTH_ADMIN },

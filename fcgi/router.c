@@ -48,7 +48,9 @@ static const char *const url_roots[] = {
 	"/console/api", "/v1", "/admin", "/healthz", "/metrics",
 	/* the Web App */
 	"/api", "/chat", "/chatbot", "/completion", "/workflow", "/webapp",
-	"/embed.js", "/embed.min.js", NULL,
+	"/embed.js", "/embed.min.js",
+	/* the ES modules the admin page and the Web App share */
+	"/ui", NULL,
 };
 
 /*

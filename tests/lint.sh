@@ -1,7 +1,8 @@
 #!/bin/sh
 # lint.sh — house rules a compiler does not check: banned calls and the
 # direction of includes (fcgi -> engine -> storage, any -> conf; inside
-# engine/, no loop between its folders).
+# engine/, no loop between its folders), and of the front end's module
+# imports (tests/lint_modules.sh).
 set -u
 bad=0
 src=$(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '^tests/')
@@ -43,6 +44,9 @@ if [ -n "$hits" ]; then
 	echo "lint: engine/internal.h includes a folder's header:"
 	echo "$hits"; bad=1
 fi
+# The front end's ES modules (fcgi/ui, fcgi/admin, fcgi/webapp) import one
+# way: no cycle, no import of a module that is not there.
+sh "$(dirname "$0")/lint_modules.sh" || bad=1
 # The README's layout names every top folder and every folder of engine/.
 for d in */ engine/*/; do
 	d=${d%/}

@@ -26,7 +26,7 @@ for pre in "" /flow; do
 	is "$STATUS $(printf '%s\n' "$HDRS" | sed -n 's/^Location: //Ip')" \
 	    "301 admin/" "$pre/admin redirects to the relative admin/"
 	TOKEN=none req GET "$pre/admin/"
-	is "$STATUS $(printf '%s' "$BODY" | grep -c 'src="admin.js"')" "200 1" \
+	is "$STATUS $(printf '%s' "$BODY" | grep -c '<script type="module" src="admin.js">')" "200 1" \
 	    "$pre/admin/ serves the page without a token"
 done
 hdr() { printf '%s\n' "$HDRS" | sed -n "s/^$1: //Ip" | head -1; }
@@ -60,6 +60,15 @@ ok $r "the icon is an SVG image"
 etag=$(hdr ETag)
 TOKEN=none req GET /flow/admin/favicon.svg -H "If-None-Match: $etag"
 is "$STATUS $(hdr Cache-Control)" "304 max-age=86400" "... revalidated with its ETag"
+# the shared ES modules of fcgi/ui/, imported as ../ui/<file>
+TOKEN=none req GET /flow/ui/dom.js
+is "$STATUS $(hdr Content-Type) $(hdr Cache-Control)" \
+    "200 text/javascript; charset=utf-8 no-cache" \
+    "<prefix>/ui/dom.js (a shared module) is text/javascript, revalidated"
+case "$BODY" in *"export function el("*) r=0 ;; *) r=1 ;; esac
+ok $r "... and is fcgi/ui/dom.js"
+TOKEN=none req GET /flow/ui/admin.js
+is "$STATUS $(jqr .code)" "404 not_found" "an admin file is not a shared module"
 TOKEN=none req GET /admin/nothing.js
 is "$STATUS $(jqr .code)" "404 not_found" "an unknown file is a JSON 404"
 TOKEN=none req GET /admin/..%2fGNUmakefile
@@ -70,7 +79,8 @@ is "$STATUS" 405 "the page is GET only"
 # namespace graph.js draws in is a name, never fetched); an inline script
 # or handler is looked for in the HTML (the Web App card's embed snippet
 # is text in admin.js, shown with textContent)
-n=$(cat "$TOP"/fcgi/admin/*.html "$TOP"/fcgi/admin/*.js "$TOP"/fcgi/admin/*.css |
+n=$(cat "$TOP"/fcgi/admin/*.html "$TOP"/fcgi/admin/*.js "$TOP"/fcgi/admin/*.css \
+    "$TOP"/fcgi/ui/*.js |
     sed 's#http://www\.w3\.org/2000/svg##g' | grep -cE 'https?://|innerHTML|outerHTML|insertAdjacentHTML|document\.write' )
 n=$((n + $(cat "$TOP"/fcgi/admin/*.html | grep -cE '<script>| on[a-z]+="')))
 is "$n" 0 "no external URL, no HTML injection sinks, no inline script"

@@ -127,14 +127,13 @@ is "$(printf '%s' "$out" | jq -r '.data.status + " " + (.data.outputs.n | length
 
 # custom-note: the admin graph draws a note's text, not Lexical's JSON
 if command -v node >/dev/null 2>&1; then
-	got=$(node -e '
-	global.window = {};
-	require(process.argv[1]);
+	got=$(node --input-type=module -e '
+	const { noteText } = await import(process.argv[1]);
 	const t = JSON.stringify({root: {type: "root", children: [
 	    {type: "paragraph", children: [{type: "text", text: "Read"},
 	    {type: "text", text: " me"}]},
 	    {type: "paragraph", children: [{type: "text", text: "first"}]}]}});
-	console.log(window.FlowGraph.noteText(t));' "$TOP/fcgi/admin/graph.js")
+	console.log(noteText(t));' "$TOP/fcgi/ui/graph.js")
 	is "$got" "Read me first" "a note's Lexical text is drawn as its words"
 else
 	skip "node is not installed"

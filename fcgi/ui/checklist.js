@@ -1,0 +1,139 @@
+/*
+ * checklist.js — Dify's checklist before publish, over the editor's state
+ * (editor.js): a workflow without a start or an end (a chatflow: an
+ * answer), nodes the start does not reach, required fields left empty, and
+ * references to variables that are not upstream or not an output there.
+ * Returns the problems; the page shows them and marks the nodes. Imports
+ * nothing.
+ */
+
+const REF = /\{\{#([^#{}]+)#\}\}/g;
+
+/* The selectors and {{#...#}} references node data d reads. */
+function reads(d) {
+	const out = [];
+	const sel = (s) => {
+		if (Array.isArray(s) && s.length >= 2)
+			out.push(s);
+	};
+	const text = (t) => {
+		for (const m of String(t || '').matchAll(REF))
+			out.push(m[1].split('.'));
+	};
+	switch (d.type) {
+	case 'llm':
+		for (const p of Array.isArray(d.prompt_template) ?
+		    d.prompt_template : [])
+			text(p.text);
+		break;
+	case 'if-else':
+		for (const c of d.cases || [])
+			for (const k of c.conditions || [])
+				sel(k.variable_selector);
+		break;
+	case 'code':
+	case 'template-transform':
+		for (const v of d.variables || [])
+			sel(v.value_selector);
+		break;
+	case 'variable-aggregator':
+		for (const s of d.variables || [])
+			sel(s);
+		break;
+	case 'answer':
+		text(d.answer);
+		break;
+	case 'end':
+		for (const o of d.outputs || [])
+			sel(o.value_selector);
+		break;
+	}
+	return out;
+}
+
+/* The required fields of node data d that are empty, as messages. */
+function missing(d) {
+	const m = [];
+	switch (d.type) {
+	case 'llm':
+		if (!d.model || !d.model.provider || !d.model.name)
+			m.push('the model is not set');
+		break;
+	case 'if-else':
+		for (const [i, c] of (d.cases || []).entries()) {
+			if (!(c.conditions || []).length)
+				m.push((i ? 'ELIF ' + i : 'IF') + ' has no condition');
+			for (const k of c.conditions || [])
+				if (!k.variable_selector ||
+				    !k.variable_selector.length)
+					m.push('a condition has no variable');
+		}
+		break;
+	case 'code':
+		if (!String(d.code || '').trim())
+			m.push('the code is empty');
+		break;
+	case 'template-transform':
+		if (!String(d.template || '').trim())
+			m.push('the template is empty');
+		break;
+	case 'variable-aggregator':
+		if (!(d.variables || []).some((s) => s && s.length))
+			m.push('no variable to aggregate');
+		break;
+	case 'answer':
+		if (!String(d.answer || '').trim())
+			m.push('the answer is empty');
+		break;
+	case 'end':
+		for (const o of d.outputs || [])
+			if (!o.variable || !o.value_selector ||
+			    !o.value_selector.length)
+				m.push('an output has no name or no variable');
+		break;
+	}
+	for (const v of d.type === 'code' || d.type === 'template-transform' ?
+	    d.variables || [] : [])
+		if (!v.variable || !v.value_selector || !v.value_selector.length)
+			m.push('an input has no name or no variable');
+	return m;
+}
+
+/*
+ * check(ed, mode): [{node (an id, or null for the whole graph), message}]
+ * for the draft in ed; mode 'advanced-chat' wants an answer where a
+ * workflow wants an end.
+ */
+export function check(ed, mode) {
+	const out = [];
+	const nodes = ed.nodes().filter((n) => n.data && n.data.type &&
+	    !/-start$/.test(n.data.type));
+	const start = nodes.find((n) => n.data.type === 'start');
+	const last = mode === 'advanced-chat' ? 'answer' : 'end';
+	if (!start)
+		out.push({ node: null, message: 'There is no Start node.' });
+	if (!nodes.some((n) => n.data.type === last))
+		out.push({ node: null, message: 'There is no ' + (last ===
+		    'end' ? 'End' : 'Answer') + ' node.' });
+	for (const n of nodes) {
+		const d = n.data;
+		const name = d.title || n.id;
+		if (d.type !== 'start' && start &&
+		    !ed.upstream(n.id).includes(start.id))
+			out.push({ node: n.id, message: name + ': not ' +
+			    'connected to the Start node.' });
+		for (const m of missing(d))
+			out.push({ node: n.id, message: name + ': ' + m + '.' });
+		const can = new Set(ed.variables(n.id).map((v) =>
+		    v.selector.join('.')));
+		for (const s of reads(d)) {
+			if (s[0] === 'sys' || s[0] === 'conversation')
+				continue;
+			if (!can.has(s.slice(0, 2).join('.')))
+				out.push({ node: n.id, message: name + ': reads ' +
+				    s.join('.') + ', which is not an output ' +
+				    'upstream of it.' });
+		}
+	}
+	return out;
+}

@@ -1,0 +1,3 @@
+// a.js — imports b.js
+import { b } from './b.js';
+export const a = () => b();

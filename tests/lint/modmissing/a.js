@@ -1,0 +1,2 @@
+// a.js — imports a module that is not there
+import '../modcycle/nothing-here.js';

@@ -1,0 +1,2 @@
+// b.js — imports nothing
+export const b = () => 1;

@@ -1,0 +1,3 @@
+// c.js — imports b.js
+import { b } from './b.js';
+export const c = () => b();
