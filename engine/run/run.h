@@ -112,6 +112,11 @@ struct run {
 						 * Dify's chat events only */
 	int			 thoughts;	/* agent_thought positions */
 	json_t			*thought_log;	/* the message's agent_thoughts */
+	json_t			*resources;	/* retriever_resources: the
+						 * citations of the answer, or
+						 * NULL (run_resources_add) */
+	json_t			*annotation;	/* the annotation that answered
+						 * (annotation_match), or NULL */
 	char			 conversation_id[37];
 	char			 message_id[37];
 	json_t			*history;	/* [{query, answer}], oldest
