@@ -695,6 +695,9 @@ struct run_opts {
 	const char	*workflow_id;	/* a published version to run, or
 					 * NULL: the latest (ENGINE_ENOTFOUND:
 					 * the app has no such version) */
+	int		 no_auto_name;	/* Dify's auto_generate_name: false:
+					 * a new conversation is not named
+					 * by the model ("New conversation") */
 	/*
 	 * Called for every event, in order, one call at a time, from the
 	 * run's threads: ev is {event, task_id, workflow_run_id, data, ...}

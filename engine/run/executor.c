@@ -178,6 +178,53 @@ run_stream_text(struct run *r, const char *node_id, const char *field,
 }
 
 void
+run_resources_add(struct run *r, const json_t *items)
+{
+	const json_t	*it, *m;
+	json_t		*src;
+	size_t		 i;
+
+	if (!r->show_sources || !json_is_array(items))
+		return;
+	pthread_mutex_lock(&r->mu);
+	if (r->resources == NULL && (r->resources = json_array()) == NULL)
+		goto oom;
+	json_array_foreach(items, i, it) {
+		m = json_object_get(it, "metadata");
+		if (!record_field_is(m, "_source", "knowledge"))
+			continue;
+		/* the LLM node's _convert_to_original_retriever_resource */
+#define F(k)	(json_object_get(m, k) ? json_incref(json_object_get(m, k)) : \
+		    json_null())
+		src = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,"
+		    "s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "position", F("position"),
+		    "dataset_id", F("dataset_id"), "dataset_name",
+		    F("dataset_name"), "document_id", F("document_id"),
+		    "document_name", F("document_name"), "data_source_type",
+		    F("data_source_type"), "segment_id", F("segment_id"),
+		    "retriever_from", F("retriever_from"), "score", F("score"),
+		    "hit_count", F("segment_hit_count"), "word_count",
+		    F("segment_word_count"), "segment_position",
+		    F("segment_position"), "index_node_hash",
+		    F("segment_index_node_hash"), "content", json_object_get(it,
+		    "content") ? json_incref(json_object_get(it, "content")) :
+		    json_null(), "page", F("page"), "doc_metadata",
+		    F("doc_metadata"), "title", json_object_get(it, "title") ?
+		    json_incref(json_object_get(it, "title")) : json_null(),
+		    "files", json_object_get(it, "files") ? json_incref(
+		    json_object_get(it, "files")) : json_null());
+#undef F
+		if (src == NULL || json_array_append_new(r->resources, src) != 0)
+			goto oom;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return;
+oom:
+	pthread_mutex_unlock(&r->mu);
+	log_warn("run %s: out of memory noting retriever_resources", r->id);
+}
+
+void
 run_emit_top(struct run *r, const char *event, json_t *fields)
 {
 	json_t *ev;

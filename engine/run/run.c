@@ -734,6 +734,7 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	long			 start;
 	int64_t			 end_ms;
 	int			 rc, had_conv, had_msg, live = 0, sealed;
+	int			 autoname = 0;
 
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.mu, NULL);
@@ -792,6 +793,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	}
 	r.sandboxed = json_is_true(json_object_get(json_object_get(
 	    json_object_get(wf, "features"), "sandbox"), "enabled"));
+	/* Dify's show_retrieve_source: a chatflow's features, a chat app's
+	 * model_config */
+	r.show_sources = json_is_true(json_object_get(json_object_get(
+	    json_is_object(json_object_get(json_object_get(app, "dsl"),
+	    "workflow")) ? json_object_get(wf, "features") : json_object_get(
+	    json_object_get(app, "dsl"), "model_config"), "retriever_resource"),
+	    "enabled"));
 	/* Dify keeps a draft test run's workspace per console user until
 	 * it is reset; the service API's stays per conversation */
 	if (r.sandboxed && o->invoke_from != NULL && strcmp(o->invoke_from,
@@ -1006,11 +1014,20 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 			    "status", 500, "code", "workflow_failed",
 			    "message", r.error));
 		cvars = pool_get_node(r.pool, "conversation");
+		/* a new conversation's name: the model's, made once the
+		 * turn is stored (below), the query until then; Dify's "New
+		 * conversation" when the request asks for none */
+		if (conv == NULL && strcmp(mode, "completion") != 0 &&
+		    e->conf->conversation_auto_name)
+			autoname = o->no_auto_name ? 0 : 1;
 		w.conv = json_pack("{s:s,s:s,s:s,s:O,s:o,s:I,s:I,s:I,s:s?}",
 		    "id", r.conversation_id, "app_id", r.app_id, "name",
 		    conv && json_string_value(json_object_get(conv, "name")) ?
 		    json_string_value(json_object_get(conv, "name")) :
-		    o->query ? o->query : "", "inputs", conv &&
+		    conv == NULL && strcmp(mode, "completion") != 0 &&
+		    e->conf->conversation_auto_name && o->no_auto_name ?
+		    "New conversation" : o->query ? o->query : "", "inputs",
+		    conv &&
 		    json_object_get(conv, "inputs") ? json_object_get(conv,
 		    "inputs") : inputs,
 		    "variables", cvars, "dialogue_count", (json_int_t)
@@ -1029,6 +1046,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    strcmp(status, "succeeded") ? r.error : NULL,
 		    "created_at", (json_int_t)(r.started_ms / 1000),
 		    "from_end_user_id", o->user, "usage", usage);
+		/* the answer's citations, for GET /v1/messages */
+		if (w.msg != NULL && r.resources != NULL &&
+		    json_object_set(w.msg, "retriever_resources", r.resources)
+		    != 0) {
+			json_decref(w.msg);
+			w.msg = NULL;
+		}
 		/* an agent app's tool calls, for GET /v1/messages */
 		if (w.msg != NULL && r.thought_log != NULL &&
 		    json_object_set(w.msg, "agent_thoughts", r.thought_log)
@@ -1074,6 +1098,20 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
 	    != 0)
 		goto out;
+	/*
+	 * Dify names a new conversation with a model once its first turn is
+	 * in (MessageCycleManager.generate_conversation_name, joined before
+	 * the answer ends): so does this, with the app's model, before the
+	 * run returns. A model that fails leaves the query as the name.
+	 */
+	if (autoname) {
+		json_t *named = NULL;
+
+		if (engine_conversation_autoname(e, r.app_id, o->user,
+		    r.conversation_id, &named) != 0)
+			log_warn("run %s: the conversation was not named", r.id);
+		json_decref(named);
+	}
 	if (r.chat)
 		*out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O,"
 		    "s:I,s:s,s:s?}", "event", "message",

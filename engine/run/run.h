@@ -112,6 +112,7 @@ struct run {
 						 * Dify's chat events only */
 	int			 thoughts;	/* agent_thought positions */
 	json_t			*thought_log;	/* the message's agent_thoughts */
+	int			 show_sources;	/* features.retriever_resource */
 	json_t			*resources;	/* retriever_resources: the
 						 * citations of the answer, or
 						 * NULL (run_resources_add) */
@@ -230,6 +231,15 @@ void	run_emit(struct run *r, const char *event, json_t *data);
  * ...fields}. fields is stolen.
  */
 void	run_emit_top(struct run *r, const char *event, json_t *fields);
+
+/*
+ * Notes the knowledge items of an LLM node's context (items of a
+ * knowledge-retrieval result: metadata._source "knowledge") as the
+ * answer's retriever_resources, in Dify's RetrievalSourceMetadata shape,
+ * when the app shows them (features.retriever_resource). Thread-safe;
+ * out of memory drops them (logged).
+ */
+void	run_resources_add(struct run *r, const json_t *items);
 
 /*
  * Streams answer text (chatflow "message" / workflow "text_chunk") from

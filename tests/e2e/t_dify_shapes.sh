@@ -218,6 +218,55 @@ is "$(ev "$T_DIR/cf" | jq -c 'select(.event=="message_end") | del(.files)' | key
     '["conversation_id","created_at","event","id","message_id","metadata","task_id"]' \
     "message_end: Dify's fields"
 
+# ====== Chatflow: citations ======
+
+# retriever_resources: the LLM node's knowledge context, as Dify's
+# _convert_to_original_retriever_resource (core/workflow/nodes/llm/node.py)
+# fills RetrievalSourceMetadata, when features.retriever_resource is on
+# (MessageCycleManager.handle_retriever_resources)
+cite_app() {	# cite_app <retriever_resource enabled: true|false>
+	cat >"$T_DIR/cite.yml" <<YML
+app: {mode: advanced-chat, name: Cite}
+kind: app
+version: 0.6.0
+workflow:
+  features: {retriever_resource: {enabled: $1}}
+  graph:
+    edges:
+    - {id: e1, source: start, target: kr}
+    - {id: e2, source: kr, target: llm}
+    - {id: e3, source: llm, target: answer}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: kr
+      data: {type: knowledge-retrieval, title: KR, query_variable_selector: [sys, query], dataset_ids: [ds-a], retrieval_mode: multiple, multiple_retrieval_config: {top_k: 2}}
+    - id: llm
+      data:
+        type: llm
+        title: LLM
+        model: {provider: openai, name: gpt-4o-mini, mode: chat}
+        prompt_template: [{role: system, text: 'Use {{#context#}}'}, {role: user, text: '{{#sys.query#}}'}]
+        context: {enabled: true, variable_selector: [kr, result]}
+    - id: answer
+      data: {type: answer, title: Answer, answer: '{{#llm.text#}}'}
+YML
+	import_app "$T_DIR/cite.yml"
+}
+cite_app true
+llm_script '{"responses": [{"text": "Cited.", "repeat": true}]}'
+out=$(chat '{"inputs":{},"query":"refunds","user":"u"}')
+is "$(printf '%s' "$out" | jq -r '.metadata.retriever_resources | length')" 2     "blocking answer: metadata.retriever_resources lists the context's records"
+is "$(printf '%s' "$out" | jq -r '.metadata.retriever_resources[0] | keys | join(",")')"     "content,data_source_type,dataset_id,dataset_name,doc_metadata,document_id,document_name,files,hit_count,index_node_hash,page,position,retriever_from,score,segment_id,segment_position,title,word_count"     "... with RetrievalSourceMetadata's fields"
+is "$(printf '%s' "$out" | jq -r '.metadata.retriever_resources[0] | [.position, .dataset_id, .content] | join("|")')"     "1|ds-a|kb-a says refunds (best)" "... best first, its dataset and content"
+chat '{"inputs":{},"query":"refunds","user":"u","response_mode":"streaming"}' >"$T_DIR/cite.ev"
+is "$(ev "$T_DIR/cite.ev" | jq -r 'select(.event=="message_end") | .metadata.retriever_resources | map(.content) | join(",")')"     "kb-a says refunds (best),kb-a says refunds (weak)" "message_end: the same retriever_resources"
+c=$(ev "$T_DIR/cite.ev" | jq -r 'select(.event=="message_end") | .conversation_id')
+svc "$KEY" GET "/v1/messages?conversation_id=$c&user=u"
+is "$(jqr '.data[0].retriever_resources | length')" 2 "GET /v1/messages: the message keeps them"
+cite_app false
+is "$(chat '{"inputs":{},"query":"refunds","user":"u"}' | jq -c .metadata.retriever_resources)" "[]"     "with the feature off: []"
+
 # ====== Workflow: text chunks ======
 
 llm_wf_app Chunks openai gpt-4o-mini
