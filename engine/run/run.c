@@ -1046,6 +1046,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    strcmp(status, "succeeded") ? r.error : NULL,
 		    "created_at", (json_int_t)(r.started_ms / 1000),
 		    "from_end_user_id", o->user, "usage", usage);
+		/* the files tools gave the answer, for GET /v1/messages */
+		if (w.msg != NULL && r.message_files != NULL &&
+		    json_object_set(w.msg, "message_files", r.message_files)
+		    != 0) {
+			json_decref(w.msg);
+			w.msg = NULL;
+		}
 		/* the answer's citations, for GET /v1/messages */
 		if (w.msg != NULL && r.resources != NULL &&
 		    json_object_set(w.msg, "retriever_resources", r.resources)
@@ -1134,6 +1141,7 @@ out:
 	json_decref(meta);
 	json_decref(r.annotation);
 	json_decref(r.resources);
+	json_decref(r.message_files);
 	json_decref(r.start_rec);
 	json_decref(data);
 	json_decref(w.rec);

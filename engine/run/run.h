@@ -113,6 +113,7 @@ struct run {
 	int			 thoughts;	/* agent_thought positions */
 	json_t			*thought_log;	/* the message's agent_thoughts */
 	int			 show_sources;	/* features.retriever_resource */
+	json_t			*message_files;	/* run_message_file's, or NULL */
 	json_t			*resources;	/* retriever_resources: the
 						 * citations of the answer, or
 						 * NULL (run_resources_add) */
@@ -240,6 +241,17 @@ void	run_emit_top(struct run *r, const char *event, json_t *fields);
  * out of memory drops them (logged).
  */
 void	run_resources_add(struct run *r, const json_t *items);
+
+/*
+ * A file a tool gave an agent app's answer (a file object with its
+ * bytes) as Dify's message file: kept as an upload of the app (readable
+ * at /v1/files/{id}/preview), announced by a message_file event, listed
+ * in the message's message_files; its id into id. Chat apps only
+ * (elsewhere the file stays in the node's outputs): 1 when not a chat,
+ * 0, or an ENGINE_E* code (err says why).
+ */
+int	run_message_file(struct run *r, const json_t *file, char *err,
+	    char id[37]);
 
 /*
  * Streams answer text (chatflow "message" / workflow "text_chunk") from
