@@ -192,7 +192,7 @@ bad_key_check "raw.key (secrets.key_file) is not a base64 32-byte key" \
     FLOWCGI_SERVER_DATA_DIR="$T_DIR/data-raw"
 mkdir -p "$T_DIR/data-raw" "$T_DIR/data-raw2"
 head -c 32 /dev/urandom >"$T_DIR/data-raw2/secret.key"
-bad_key_check "secret.key is not a base64 32-byte key" \
+bad_key_check "secret.key.* not a base64 32-byte key" \
     "a data directory's secret.key that is not" FLOWCGI_SERVER_DATA_DIR="$T_DIR/data-raw2"
 
 # ====== Chatflow: answer events ======
