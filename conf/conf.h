@@ -149,6 +149,11 @@ struct conf {
 	int	 kb_max_query;		/* characters of a retrieve query */
 	int	 kb_embed_batch;	/* texts per embeddings request */
 	int	 kb_embed_retries;	/* retries of a transient answer */
+	/* annotation reply (engine/knowledge/annotations.c) */
+	int	 annotations_max;	/* question/answer pairs of one app */
+	int	 annotations_max_text;	/* bytes of a question or an answer */
+	/* a new conversation named by the app's model (engine/run/suggest.c) */
+	int	 conversation_auto_name;
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 code_python_paths[2048]; /* folders for PYTHONPATH, comma-separated */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */

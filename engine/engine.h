@@ -695,6 +695,9 @@ struct run_opts {
 	const char	*workflow_id;	/* a published version to run, or
 					 * NULL: the latest (ENGINE_ENOTFOUND:
 					 * the app has no such version) */
+	int		 no_auto_name;	/* Dify's auto_generate_name: false:
+					 * a new conversation is not named
+					 * by the model ("New conversation") */
 	/*
 	 * Called for every event, in order, one call at a time, from the
 	 * run's threads: ev is {event, task_id, workflow_run_id, data, ...}
@@ -962,6 +965,56 @@ int	engine_conversation_autoname(struct engine *e, const char *app_id,
  */
 int	engine_message_suggested(struct engine *e, const char *app_id,
 	    const char *user, const char *msg_id, char *err, json_t **out);
+
+/* ====== Annotations (engine/knowledge/annotations.c) ====== */
+
+/*
+ * Dify's annotation list of app_id, newest first: *out = {data: [{id,
+ * question, answer, hit_count, created_at}], has_more, limit, total,
+ * page}; keyword (may be NULL) keeps the pairs whose question or answer
+ * holds it, in any case. ENGINE_ENOTFOUND: no such app.
+ */
+int	engine_annotation_list(struct engine *e, const char *app_id,
+	    int page, int limit, const char *keyword, json_t **out);
+
+/*
+ * Creates (id NULL) or rewrites annotation id of app_id: *out is it, as
+ * listed. ENGINE_EINVAL (no question), ENGINE_ELIMIT (annotations.max_text,
+ * annotations.max_per_app), ENGINE_ENOTFOUND ("Annotation not found"), or
+ * the embedding model's error when the reply is on. err says which.
+ */
+int	engine_annotation_put(struct engine *e, const char *app_id,
+	    const char *id, const char *question, const char *answer,
+	    char *err, json_t **out);
+
+/* Deletes annotation id of app_id; ENGINE_ENOTFOUND as above. */
+int	engine_annotation_delete(struct engine *e, const char *app_id,
+	    const char *id, char *err);
+
+/*
+ * Turns app_id's annotation reply on ("enable": every question embedded
+ * by model of provider, matched at threshold) or off ("disable"): *out =
+ * {job_id, job_status: "completed" | "error"}; an embedding that fails is
+ * the job's error_msg (engine_annotation_job). ENGINE_EINVAL: another
+ * action.
+ */
+int	engine_annotation_reply(struct engine *e, const char *app_id,
+	    const char *action, double threshold, const char *provider,
+	    const char *model, char *err, json_t **out);
+
+/* {job_id, job_status, error_msg} of job_id of action; ENGINE_ENOTFOUND
+ * ("The job does not exist."). */
+int	engine_annotation_job(struct engine *e, const char *app_id,
+	    const char *action, const char *job_id, char *err, json_t **out);
+
+/*
+ * Dify's annotation setting of app_id ({enabled: false}, or {id, enabled,
+ * score_threshold, embedding_model: {embedding_provider_name,
+ * embedding_model_name}}); with setting_id, its threshold set first
+ * (ENGINE_ENOTFOUND "App annotation not found" for another id).
+ */
+int	engine_annotation_setting(struct engine *e, const char *app_id,
+	    const char *setting_id, double threshold, char *err, json_t **out);
 
 /* ====== Audio (engine/llm/audio.c) ====== */
 

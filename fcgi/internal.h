@@ -390,6 +390,7 @@ extern const struct route console_run_routes[];
 extern const struct route service_routes[];
 extern const struct route service_conv_routes[];
 extern const struct route service_audio_routes[];
+extern const struct route annotation_routes[];
 extern const struct route console_model_routes[];
 extern const struct route console_sandbox_routes[];
 extern const struct route console_workspace_routes[];

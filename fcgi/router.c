@@ -30,6 +30,8 @@ static const struct route *const route_tables[] = {
 	service_conv_routes,
 	/* service API: audio-to-text, text-to-audio */
 	service_audio_routes,
+	/* annotations and annotation reply: service API and console */
+	annotation_routes,
 	console_admin_routes,
 	/* knowledge bases: datasets, documents, segments, retrieve */
 	console_dataset_routes,

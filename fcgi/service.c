@@ -137,6 +137,9 @@ run_app(struct req *r, int chat, const char *version)
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "service-api";
 	o.workflow_id = version;
+	/* Dify's auto_generate_name, true unless given false */
+	o.no_auto_name = json_is_false(json_object_get(r->json,
+	    "auto_generate_name"));
 	if (run_admit(r, r->app_id, &o, &slot) != 0)
 		goto out;
 	if (streaming)

@@ -96,4 +96,16 @@ json_t	*kb_dataset_load(struct engine *e, const char *ds_id);
  * in hand (engine_close). */
 void	kb_indexer_stop(struct engine *e);
 
+/* ====== Annotation reply (annotations.c) ====== */
+
+/*
+ * The annotation of app_id whose question is nearest query, when the
+ * app's annotation reply is on and it scores at least its threshold:
+ * *hit = {id, question, content, score} (new reference) and its hit_count
+ * counted; NULL when none (a failing embedding model is logged and is
+ * none). 0 or ENGINE_E*.
+ */
+int	annotation_match(struct engine *e, const char *app_id,
+	    const char *query, json_t **hit);
+
 #endif

@@ -105,26 +105,22 @@ out:
 }
 
 int
-llm_audio_transcribe(struct engine *e, const char *spec, const char *audio,
-    size_t len, const char *mime, char *err, char **out)
+llm_audio_transcription(struct engine *e, const struct llm_endpoint *ep,
+    const char *model, const char *mime, const void *audio, size_t len,
+    char *err, char **text)
 {
-	struct llm_endpoint	 ep;
 	struct outbound_resp	 resp;
 	struct dbuf		 b;
-	const char		*model = NULL, *text;
+	const char		*t;
 	unsigned char		 rnd[12];
-	char			*buf = NULL, boundary[64], ctype[128];
+	char			 boundary[64], ctype[128];
 	json_t			*j = NULL;
 	size_t			 i;
-	int			 rc, have_ep = 0;
+	int			 rc;
 
-	*out = NULL;
-	memset(&ep, 0, sizeof(ep));
+	*text = NULL;
 	memset(&resp, 0, sizeof(resp));
 	dbuf_init(&b, 0);
-	if ((rc = audio_endpoint(e, spec, err, &ep, &buf, &model)) != 0)
-		goto out;
-	have_ep = 1;
 	if (RAND_bytes(rnd, sizeof(rnd)) != 1) {
 		rc = engine_invalid(err, "no random bytes for the multipart "
 		    "boundary");
@@ -149,22 +145,40 @@ llm_audio_transcribe(struct engine *e, const char *spec, const char *audio,
 	}
 	snprintf(ctype, sizeof(ctype), "multipart/form-data; boundary=%s",
 	    boundary);
-	if ((rc = llm_audio_post(e, &ep, "/audio/transcriptions", ctype, b.p,
+	if ((rc = llm_audio_post(e, ep, "/audio/transcriptions", ctype, b.p,
 	    b.len, 0, err, &resp)) != 0)
 		goto out;
 	j = json_loadb(resp.body, resp.len, 0, NULL);
-	if ((text = json_string_value(json_object_get(j, "text"))) == NULL) {
+	if ((t = json_string_value(json_object_get(j, "text"))) == NULL) {
 		rc = engine_invalid(err, "%s: the transcription answer has no "
-		    "text", ep.name);
+		    "text", ep->name);
 		goto out;
 	}
-	rc = (*out = strdup(text)) != NULL ? 0 : ENGINE_ENOMEM;
+	rc = (*text = strdup(t)) != NULL ? 0 : ENGINE_ENOMEM;
 out:
 	outbound_resp_release(&resp);
-	if (have_ep)
-		llm_endpoint_release(&ep);
 	json_decref(j);
 	dbuf_free(&b);
+	return rc;
+}
+
+int
+llm_audio_transcribe(struct engine *e, const char *spec, const char *audio,
+    size_t len, const char *mime, char *err, char **out)
+{
+	struct llm_endpoint	 ep;
+	const char		*model = NULL;
+	char			*buf = NULL;
+	int			 rc;
+
+	*out = NULL;
+	memset(&ep, 0, sizeof(ep));
+	if ((rc = audio_endpoint(e, spec, err, &ep, &buf, &model)) != 0)
+		goto out;
+	rc = llm_audio_transcription(e, &ep, model, mime, audio, len, err,
+	    out);
+	llm_endpoint_release(&ep);
+out:
 	free(buf);
 	return rc;
 }

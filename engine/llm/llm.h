@@ -431,4 +431,14 @@ int	llm_audio_post(struct engine *e, const struct llm_endpoint *ep,
 	    const char *path, const char *ctype, const void *body, size_t len,
 	    int64_t max, char *err, struct outbound_resp *resp);
 
+/*
+ * Speech to text on ep: POSTs model and len bytes of audio (type mime
+ * when it is an audio/ type, else audio/mpeg; named temp.mp3, as Dify)
+ * as multipart/form-data to /audio/transcriptions. On 0 *text is the
+ * answer's text (free); otherwise err says why (never with the key).
+ */
+int	llm_audio_transcription(struct engine *e,
+	    const struct llm_endpoint *ep, const char *model, const char *mime,
+	    const void *audio, size_t len, char *err, char **text);
+
 #endif

@@ -49,6 +49,8 @@ struct agent {
 	json_t			*keep;	/* strings and calls messages use */
 	struct llm_tool_call	*calls[AGENT_MAX_MESSAGES];
 	json_t			*logs;
+	json_t			*files;	/* the files the tools made */
+	json_t			*call_ids; /* the last call's message files */
 	int64_t			 tokens;
 	int			 nomem;	/* a text or log was lost to it */
 };
@@ -330,10 +332,51 @@ step_status(const char *res)
 	    "success";
 }
 
+/*
+ * The files tool call made: kept in the node's outputs.files and, in a
+ * chat app, as the answer's message files (their ids in a->call_ids for
+ * the call's agent_log). A file that cannot be kept is logged and left.
+ */
+static void
+tool_files(struct agent *a, const json_t *files)
+{
+	const json_t	*f;
+	char		 err[ENGINE_ERRMAX] = "", id[37];
+	size_t		 i;
+
+	json_array_foreach(files, i, f) {
+		if (json_array_append(a->files, (json_t *)f) != 0) {
+			a->nomem = 1;
+			return;
+		}
+		if (run_message_file(a->c->run, f, err, id) < 0)
+			log_warn("agent %s: a tool's file was not kept: %s",
+			    a->c->node->id, err);
+		else if (id[0] != '\0' && json_array_append_new(a->call_ids,
+		    json_string(id)) != 0)
+			a->nomem = 1;
+	}
+}
+
+/* The message file ids of the last call (new reference), emptying them. */
+static json_t *
+take_ids(struct agent *a)
+{
+	json_t *ids = a->call_ids;
+
+	if ((a->call_ids = json_array()) == NULL) {
+		a->nomem = 1;
+		a->call_ids = ids;
+		return json_array();
+	}
+	return ids;
+}
+
 /* Runs tool call (name, JSON arguments); the result text in *out. */
 static int
 run_tool(struct agent *a, const char *name, const char *args, char **out)
 {
+	json_t			*files = NULL;
 	struct agent_tool	*at = NULL;
 	struct tool_result	 res;
 	json_t			*params;
@@ -350,8 +393,10 @@ run_tool(struct agent *a, const char *name, const char *args, char **out)
 	}
 	if (at->server == 0) {
 		if (tool_run_configured(a->c->run->e, at->cfg, at->fixed, args,
-		    a->c->node->data, run_mcp(a->c->run), out, NULL) != 0)
+		    a->c->node->data, run_mcp(a->c->run), out, &files) != 0)
 			return node_fail(a->c, "out of memory");
+		tool_files(a, files);
+		json_decref(files);
 		return 0;
 	}
 	params = json_loads(args && *args ? args : "{}", 0, NULL);
@@ -382,6 +427,7 @@ run_tool(struct agent *a, const char *name, const char *args, char **out)
 		*out = strdup(res.text.p ? res.text.p : "");
 	else
 		tool_json_dumps(res.json, 0, out);
+	tool_files(a, res.files);
 	tool_result_release(&res);
 	return *out != NULL ? 0 : node_fail(a->c, "out of memory");
 }
@@ -470,6 +516,8 @@ agent_run(struct node_ctx *c)
 	a.c = c;
 	a.keep = json_array();
 	a.logs = json_array();
+	a.files = json_array();
+	a.call_ids = json_array();
 	provider = json_string_value(json_object_get(model, "provider"));
 	name = json_string_value(json_object_get(model, "model"));
 	if (provider == NULL || name == NULL) {
@@ -601,9 +649,10 @@ agent_run(struct node_ctx *c)
 				}
 				agent_log(&a, calls[k].name,
 				    step_status(res_text), json_pack(
-				    "{s:s,s:s,s:s}", "tool_name", calls[k].name,
-				    "tool_input", calls[k].arguments, "output",
-				    res_text));
+				    "{s:s,s:s,s:s,s:o}", "tool_name",
+				    calls[k].name, "tool_input",
+				    calls[k].arguments, "output", res_text,
+				    "files", take_ids(&a)));
 				push(&a, LLM_TOOL, keep(&a, res_text,
 				    strlen(res_text)));
 				a.msgs[a.nmsgs - 1].tool_call_id = calls[k].id;
@@ -631,9 +680,10 @@ agent_run(struct node_ctx *c)
 				res_text = NULL;
 				run_tool(&a, an, args, &res_text);
 				agent_log(&a, an, step_status(res_text),
-				    json_pack("{s:s,s:s,s:s}", "tool_name", an,
-				    "tool_input", args ? args : "", "output",
-				    res_text ? res_text : ""));
+				    json_pack("{s:s,s:s,s:s,s:o}", "tool_name",
+				    an, "tool_input", args ? args : "", "output",
+				    res_text ? res_text : "", "files",
+				    take_ids(&a)));
 				push(&a, LLM_ASSISTANT, keep(&a, rs.text,
 				    rs.text_len));
 				snprintf(obs, sizeof(obs), "Observation: ");
@@ -669,7 +719,7 @@ agent_run(struct node_ctx *c)
 	}
 	if (a.nomem || json_object_set_new(c->outputs, "text",
 	    json_string(answer)) != 0 || json_object_set_new(c->outputs,
-	    "files", json_array()) != 0 || json_object_set_new(c->outputs,
+	    "files", json_incref(a.files)) != 0 || json_object_set_new(c->outputs,
 	    "json", json_array()) != 0) {
 		node_fail(c, "out of memory");
 		goto out;
@@ -695,6 +745,8 @@ out:
 	free(query);
 	json_decref(a.keep);
 	json_decref(a.logs);
+	json_decref(a.files);
+	json_decref(a.call_ids);
 	return rc;
 }
 

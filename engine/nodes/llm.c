@@ -49,6 +49,9 @@ context_text(struct node_ctx *c)
 	if (json_is_string(v))
 		s = strdup(json_string_value(v));
 	else if (json_is_array(v)) {
+		/* knowledge items are the answer's citations (Dify's
+		 * RunRetrieverResourceEvent) */
+		run_resources_add(c->run, v);
 		json_array_foreach(v, i, item) {
 			const char *t = json_is_string(item) ?
 			    json_string_value(item) : json_string_value(

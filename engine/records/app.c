@@ -534,6 +534,7 @@ static int
 app_delete_fn(struct store_txn *t, void *arg)
 {
 	const char	*id = arg;
+	char		 key[64];
 	int		 rc;
 
 	/* Everything kept per app goes in the same transaction as the app. */
@@ -546,6 +547,11 @@ app_delete_fn(struct store_txn *t, void *arg)
 	    (rc = versions_delete_all(t, id)) != 0 ||
 	    (rc = runs_delete_all(t, id)) != 0 ||
 	    (rc = workspace_draft_delete_all(t, id)) != 0)
+		return rc;
+	/* its annotations (engine/knowledge/annotations.c) */
+	snprintf(key, sizeof(key), ANNOTATIONS_KEY_PREFIX "%s", id);
+	if ((rc = store_del(t, STORE_DB_SETTINGS, key, strlen(key))) != 0 &&
+	    rc != STORE_ENOTFOUND)
 		return rc;
 	return assets_delete_all(t, id);
 }

@@ -191,6 +191,10 @@ int	runs_delete_all(struct store_txn *t, const char *app_id);
  */
 int	imports_purge_expired(struct store_txn *t, int64_t *n);
 
+/* The settings key prefix of an app's annotations record (the record is
+ * engine/knowledge/annotations.c's; it goes with the app, app.c). */
+#define ANNOTATIONS_KEY_PREFIX "annotations/"
+
 /* Removes every API key of app_id (keys.c). */
 int	keys_delete_all(struct store_txn *t, const char *app_id);
 

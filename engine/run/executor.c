@@ -57,7 +57,7 @@ run_usage_add(struct run *r, int64_t prompt, int64_t completion,
 static void
 legacy_emit(struct run *r, const char *event, json_t *data)
 {
-	json_t	*d = json_object_get(data, "data"), *args, *in;
+	json_t	*d = json_object_get(data, "data"), *args, *in, *files;
 	char	 id[37], *input = NULL;
 
 	if (strcmp(event, "agent_log") == 0 && json_is_string(json_object_get(
@@ -81,23 +81,28 @@ legacy_emit(struct run *r, const char *event, json_t *data)
 		if (in == NULL || tpl_value_text(in, TPL_TEXT, &input) != 0)
 			input = NULL;
 		json_decref(in);
+		/* the ids of the files the call made (run_message_file) */
+		files = json_is_array(json_object_get(d, "files")) ?
+		    json_object_get(d, "files") : NULL;
 		run_emit_top(r, "agent_thought", json_pack("{s:s,s:i,s:s,s:O,"
-		    "s:O,s:{},s:s,s:[]}", "id", id, "position", r->thoughts,
+		    "s:O,s:{},s:s,s:o}", "id", id, "position", r->thoughts,
 		    "thought", "", "observation", json_object_get(d, "output"),
 		    "tool", json_object_get(d, "tool_name"), "tool_labels",
-		    "tool_input", input ? input : "", "message_files"));
+		    "tool_input", input ? input : "", "message_files", files ?
+		    json_incref(files) : json_array()));
 		/* and as GET /v1/messages lists it (Dify's
 		 * fields/message_fields.py agent_thought_fields) */
 		pthread_mutex_lock(&r->mu);
 		if (r->thought_log == NULL)
 			r->thought_log = json_array();
 		if (json_array_append_new(r->thought_log, json_pack("{s:s,s:n,"
-		    "s:s,s:i,s:s,s:O,s:{},s:s,s:I,s:O,s:[]}", "id", id,
+		    "s:s,s:i,s:s,s:O,s:{},s:s,s:I,s:O,s:o}", "id", id,
 		    "chain_id", "message_id", r->message_id, "position",
 		    r->thoughts, "thought", "", "tool", json_object_get(d,
 		    "tool_name"), "tool_labels", "tool_input", input ? input :
 		    "", "created_at", (json_int_t)(run_now_ms() / 1000),
-		    "observation", json_object_get(d, "output"), "files")) != 0)
+		    "observation", json_object_get(d, "output"), "files",
+		    files ? json_incref(files) : json_array())) != 0)
 			atomic_store(&r->nomem, 1);
 		pthread_mutex_unlock(&r->mu);
 		free(input);
@@ -175,6 +180,102 @@ run_stream_text(struct run *r, const char *node_id, const char *field,
 	else
 		run_emit(r, "text_chunk", json_pack("{s:s%,s:[s,s]}", "text",
 		    text, len, "from_variable_selector", node_id, field));
+}
+
+int
+run_message_file(struct run *r, const json_t *file, char *err, char id[37])
+{
+	const char	*mime = json_string_value(json_object_get(file,
+			    "mime_type"));
+	const char	*type = json_string_value(json_object_get(file, "type"));
+	json_t		*up = NULL, *mf = NULL;
+	char		*data = NULL, url[128];
+	size_t		 len;
+	int		 rc;
+
+	id[0] = '\0';
+	if (!r->chat || r->legacy == NULL)
+		return 1;
+	if ((rc = tool_file_bytes(r->e, file, "tool file", err, &data, &len))
+	    != 0 || (rc = engine_upload_put(r->e, r->app_id, r->opts->user,
+	    json_string_value(json_object_get(file, "filename")), mime, data,
+	    len, err, &up)) != 0)
+		goto out;
+	snprintf(id, 37, "%s", json_string_value(json_object_get(up, "id")) ?
+	    json_string_value(json_object_get(up, "id")) : "");
+	snprintf(url, sizeof(url), "/v1/files/%s/preview", id);
+	if (type == NULL)
+		type = mime != NULL && strncmp(mime, "image/", 6) == 0 ?
+		    "image" : "custom";
+	/* Dify's MessageFileStreamResponse: id, type, belongs_to, url */
+	run_emit_top(r, "message_file", json_pack("{s:s,s:s,s:s,s:s}", "id",
+	    id, "type", type, "belongs_to", "assistant", "url", url));
+	/* and fields/message_fields.py message_file_fields */
+	rc = ENGINE_ENOMEM;
+	if ((mf = json_pack("{s:s,s:O,s:s,s:s,s:O,s:I,s:s,s:s,s:s}", "id", id,
+	    "filename", json_object_get(up, "name"), "type", type, "url", url,
+	    "mime_type", json_object_get(up, "mime_type"), "size",
+	    (json_int_t)len, "transfer_method", "tool_file", "belongs_to",
+	    "assistant", "upload_file_id", id)) == NULL)
+		goto out;
+	pthread_mutex_lock(&r->mu);
+	if (r->message_files == NULL)
+		r->message_files = json_array();
+	rc = r->message_files != NULL && json_array_append(r->message_files,
+	    mf) == 0 ? 0 : ENGINE_ENOMEM;
+	pthread_mutex_unlock(&r->mu);
+out:
+	json_decref(mf);
+	json_decref(up);
+	free(data);
+	return rc;
+}
+
+void
+run_resources_add(struct run *r, const json_t *items)
+{
+	const json_t	*it, *m;
+	json_t		*src;
+	size_t		 i;
+
+	if (!r->show_sources || !json_is_array(items))
+		return;
+	pthread_mutex_lock(&r->mu);
+	if (r->resources == NULL && (r->resources = json_array()) == NULL)
+		goto oom;
+	json_array_foreach(items, i, it) {
+		m = json_object_get(it, "metadata");
+		if (!record_field_is(m, "_source", "knowledge"))
+			continue;
+		/* the LLM node's _convert_to_original_retriever_resource */
+#define F(k)	(json_object_get(m, k) ? json_incref(json_object_get(m, k)) : \
+		    json_null())
+		src = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,"
+		    "s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "position", F("position"),
+		    "dataset_id", F("dataset_id"), "dataset_name",
+		    F("dataset_name"), "document_id", F("document_id"),
+		    "document_name", F("document_name"), "data_source_type",
+		    F("data_source_type"), "segment_id", F("segment_id"),
+		    "retriever_from", F("retriever_from"), "score", F("score"),
+		    "hit_count", F("segment_hit_count"), "word_count",
+		    F("segment_word_count"), "segment_position",
+		    F("segment_position"), "index_node_hash",
+		    F("segment_index_node_hash"), "content", json_object_get(it,
+		    "content") ? json_incref(json_object_get(it, "content")) :
+		    json_null(), "page", F("page"), "doc_metadata",
+		    F("doc_metadata"), "title", json_object_get(it, "title") ?
+		    json_incref(json_object_get(it, "title")) : json_null(),
+		    "files", json_object_get(it, "files") ? json_incref(
+		    json_object_get(it, "files")) : json_null());
+#undef F
+		if (src == NULL || json_array_append_new(r->resources, src) != 0)
+			goto oom;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return;
+oom:
+	pthread_mutex_unlock(&r->mu);
+	log_warn("run %s: out of memory noting retriever_resources", r->id);
 }
 
 void

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "engine/run/run.h"
+#include "engine/knowledge/knowledge.h"
 
 /*
  * Node executions are stored as arrays, not objects: one run's trace is
@@ -678,6 +679,32 @@ run_usage(struct run *r, int64_t end_ms)
 	    r->started_ms) / 1000.0);
 }
 
+/*
+ * Dify's message metadata (MessageEndStreamResponse.metadata, the
+ * blocking answer's): usage, retriever_resources (the citations the
+ * run's LLM answers drew on, when the app shows them) and, for an answer
+ * an annotation gave, annotation_reply {id, account {id, name}} (flowcgi
+ * has no accounts: Dify's "Dify user" for one it cannot find). New
+ * reference, or NULL.
+ */
+static json_t *
+run_metadata(struct run *r, json_t *usage)
+{
+	json_t *m;
+
+	if ((m = json_pack("{s:O,s:o}", "usage", usage, "retriever_resources",
+	    r->resources != NULL ? json_incref(r->resources) : json_array())) ==
+	    NULL)
+		return NULL;
+	if (r->annotation != NULL && json_object_set_new(m, "annotation_reply",
+	    json_pack("{s:O,s:{s:s,s:s}}", "id", json_object_get(r->annotation,
+	    "id"), "account", "id", "", "name", "Dify user")) != 0) {
+		json_decref(m);
+		return NULL;
+	}
+	return m;
+}
+
 /* struct tool_run's calls for a run. */
 static struct mcp_pool *
 tool_run_mcp(void *arg)
@@ -702,11 +729,12 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	json_t			*app = NULL, *wf, *inputs = NULL, *data = NULL;
 	json_t			*sys = NULL, *conv = NULL, *cvars;
 	json_t			*files = NULL, *usage = NULL;
-	json_t			*legacy = NULL, *rv;
+	json_t			*legacy = NULL, *rv, *meta = NULL;
 	const char		*status = NULL, *mode;
 	long			 start;
 	int64_t			 end_ms;
 	int			 rc, had_conv, had_msg, live = 0, sealed;
+	int			 autoname = 0;
 
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.mu, NULL);
@@ -765,6 +793,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	}
 	r.sandboxed = json_is_true(json_object_get(json_object_get(
 	    json_object_get(wf, "features"), "sandbox"), "enabled"));
+	/* Dify's show_retrieve_source: a chatflow's features, a chat app's
+	 * model_config */
+	r.show_sources = json_is_true(json_object_get(json_object_get(
+	    json_is_object(json_object_get(json_object_get(app, "dsl"),
+	    "workflow")) ? json_object_get(wf, "features") : json_object_get(
+	    json_object_get(app, "dsl"), "model_config"), "retriever_resource"),
+	    "enabled"));
 	/* Dify keeps a draft test run's workspace per console user until
 	 * it is reset; the service API's stays per conversation */
 	if (r.sandboxed && o->invoke_from != NULL && strcmp(o->invoke_from,
@@ -900,12 +935,39 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	live = 1;
 	if (o->on_start != NULL)
 		o->on_start(o->arg, r.task_id, r.id);
-	if (o->on_event != NULL)	/* a blocking run builds no events */
-		run_emit(&r, "workflow_started", json_pack("{s:s,s:s,s:O,s:I,"
-		    "s:s}", "id", r.id, "workflow_id", r.workflow_id, "inputs",
-		    inputs, "created_at", (json_int_t)(r.started_ms / 1000),
-		    "reason", "initial"));
-	rc = run_scope(&r, NULL, r.pool, NULL, NULL, r.error);
+	/*
+	 * Dify's annotation reply (chat, agent-chat and chatflow apps; the
+	 * app runners' query_app_annotations_to_reply / handle_annotation_
+	 * reply): a query near enough an annotation's question is answered
+	 * with its answer, streamed as one message, and nothing runs.
+	 */
+	if (r.chat && strcmp(mode, "completion") != 0 &&
+	    (rc = annotation_match(e, r.app_id, o->query, &r.annotation)) != 0)
+		goto out;
+	if (r.annotation != NULL) {
+		const char *ans = var_str(r.annotation, "content");
+
+		if ((r.answer = strdup(ans != NULL ? ans : "")) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+		r.answer_len = strlen(r.answer);
+		/* an agent app's agent_message has no from_variable_selector;
+		 * the others' is null (the queue's text chunk names none) */
+		run_emit_top(&r, "message", r.legacy != NULL && strcmp(r.legacy,
+		    "agent-chat") == 0 ? json_pack("{s:s}", "answer", r.answer)
+		    : json_pack("{s:s,s:n}", "answer", r.answer,
+		    "from_variable_selector"));
+		rc = 0;
+	} else {
+		if (o->on_event != NULL)  /* a blocking run builds no events */
+			run_emit(&r, "workflow_started", json_pack("{s:s,s:s,"
+			    "s:O,s:I,s:s}", "id", r.id, "workflow_id",
+			    r.workflow_id, "inputs", inputs, "created_at",
+			    (json_int_t)(r.started_ms / 1000), "reason",
+			    "initial"));
+		rc = run_scope(&r, NULL, r.pool, NULL, NULL, r.error);
+	}
 	if (rc == 0)
 		status = r.exceptions > 0 ? "partial-succeeded" : "succeeded";
 	else if (rc == ENGINE_ESTOPPED) {
@@ -934,26 +996,38 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	}
 	end_ms = run_now_ms();
 	data = finished_data(&r, status, end_ms);
-	if (o->on_event != NULL)
+	if (o->on_event != NULL && r.annotation == NULL)
 		run_emit(&r, "workflow_finished", json_deep_copy(data));
 	if (r.chat) {
 		usage = run_usage(&r, end_ms);
 		/* a stopped chat ends as Dify's does: its message as far as
 		 * it got, then message_end */
+		if ((meta = run_metadata(&r, usage)) == NULL) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
 		if (strcmp(status, "failed") != 0)
-			run_emit_top(&r, "message_end", json_pack("{s:s,s:{s:O,"
-			    "s:[]}}", "id", r.message_id, "metadata", "usage",
-			    usage, "retriever_resources"));
+			run_emit_top(&r, "message_end", json_pack("{s:s,s:O}",
+			    "id", r.message_id, "metadata", meta));
 		else
 			run_emit_top(&r, "error", json_pack("{s:i,s:s,s:s}",
 			    "status", 500, "code", "workflow_failed",
 			    "message", r.error));
 		cvars = pool_get_node(r.pool, "conversation");
+		/* a new conversation's name: the model's, made once the
+		 * turn is stored (below), the query until then; Dify's "New
+		 * conversation" when the request asks for none */
+		if (conv == NULL && strcmp(mode, "completion") != 0 &&
+		    e->conf->conversation_auto_name)
+			autoname = o->no_auto_name ? 0 : 1;
 		w.conv = json_pack("{s:s,s:s,s:s,s:O,s:o,s:I,s:I,s:I,s:s?}",
 		    "id", r.conversation_id, "app_id", r.app_id, "name",
 		    conv && json_string_value(json_object_get(conv, "name")) ?
 		    json_string_value(json_object_get(conv, "name")) :
-		    o->query ? o->query : "", "inputs", conv &&
+		    conv == NULL && strcmp(mode, "completion") != 0 &&
+		    e->conf->conversation_auto_name && o->no_auto_name ?
+		    "New conversation" : o->query ? o->query : "", "inputs",
+		    conv &&
 		    json_object_get(conv, "inputs") ? json_object_get(conv,
 		    "inputs") : inputs,
 		    "variables", cvars, "dialogue_count", (json_int_t)
@@ -972,6 +1046,20 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    strcmp(status, "succeeded") ? r.error : NULL,
 		    "created_at", (json_int_t)(r.started_ms / 1000),
 		    "from_end_user_id", o->user, "usage", usage);
+		/* the files tools gave the answer, for GET /v1/messages */
+		if (w.msg != NULL && r.message_files != NULL &&
+		    json_object_set(w.msg, "message_files", r.message_files)
+		    != 0) {
+			json_decref(w.msg);
+			w.msg = NULL;
+		}
+		/* the answer's citations, for GET /v1/messages */
+		if (w.msg != NULL && r.resources != NULL &&
+		    json_object_set(w.msg, "retriever_resources", r.resources)
+		    != 0) {
+			json_decref(w.msg);
+			w.msg = NULL;
+		}
 		/* an agent app's tool calls, for GET /v1/messages */
 		if (w.msg != NULL && r.thought_log != NULL &&
 		    json_object_set(w.msg, "agent_thoughts", r.thought_log)
@@ -1017,14 +1105,27 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
 	    != 0)
 		goto out;
+	/*
+	 * Dify names a new conversation with a model once its first turn is
+	 * in (MessageCycleManager.generate_conversation_name, joined before
+	 * the answer ends): so does this, with the app's model, before the
+	 * run returns. A model that fails leaves the query as the name.
+	 */
+	if (autoname) {
+		json_t *named = NULL;
+
+		if (engine_conversation_autoname(e, r.app_id, o->user,
+		    r.conversation_id, &named) != 0)
+			log_warn("run %s: the conversation was not named", r.id);
+		json_decref(named);
+	}
 	if (r.chat)
-		*out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:O,"
-		    "s:[]},s:I,s:s,s:s?}", "event", "message",
+		*out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O,"
+		    "s:I,s:s,s:s?}", "event", "message",
 		    "task_id", r.task_id, "id", r.message_id, "message_id",
 		    r.message_id, "conversation_id", r.conversation_id, "mode",
 		    mode, "answer", r.answer ? r.answer : "",
-		    "workflow_run_id", r.id, "metadata", "usage", usage,
-		    "retriever_resources", "created_at",
+		    "workflow_run_id", r.id, "metadata", meta, "created_at",
 		    (json_int_t)(r.started_ms / 1000), "status", status,
 		    "error", strcmp(status, "succeeded") ? r.error : NULL);
 	else
@@ -1037,6 +1138,10 @@ out:
 	if (live)
 		live_remove(&r);
 	json_decref(usage);
+	json_decref(meta);
+	json_decref(r.annotation);
+	json_decref(r.resources);
+	json_decref(r.message_files);
 	json_decref(r.start_rec);
 	json_decref(data);
 	json_decref(w.rec);

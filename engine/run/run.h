@@ -112,6 +112,13 @@ struct run {
 						 * Dify's chat events only */
 	int			 thoughts;	/* agent_thought positions */
 	json_t			*thought_log;	/* the message's agent_thoughts */
+	int			 show_sources;	/* features.retriever_resource */
+	json_t			*message_files;	/* run_message_file's, or NULL */
+	json_t			*resources;	/* retriever_resources: the
+						 * citations of the answer, or
+						 * NULL (run_resources_add) */
+	json_t			*annotation;	/* the annotation that answered
+						 * (annotation_match), or NULL */
 	char			 conversation_id[37];
 	char			 message_id[37];
 	json_t			*history;	/* [{query, answer}], oldest
@@ -225,6 +232,26 @@ void	run_emit(struct run *r, const char *event, json_t *data);
  * ...fields}. fields is stolen.
  */
 void	run_emit_top(struct run *r, const char *event, json_t *fields);
+
+/*
+ * Notes the knowledge items of an LLM node's context (items of a
+ * knowledge-retrieval result: metadata._source "knowledge") as the
+ * answer's retriever_resources, in Dify's RetrievalSourceMetadata shape,
+ * when the app shows them (features.retriever_resource). Thread-safe;
+ * out of memory drops them (logged).
+ */
+void	run_resources_add(struct run *r, const json_t *items);
+
+/*
+ * A file a tool gave an agent app's answer (a file object with its
+ * bytes) as Dify's message file: kept as an upload of the app (readable
+ * at /v1/files/{id}/preview), announced by a message_file event, listed
+ * in the message's message_files; its id into id. Chat apps only
+ * (elsewhere the file stays in the node's outputs): 1 when not a chat,
+ * 0, or an ENGINE_E* code (err says why).
+ */
+int	run_message_file(struct run *r, const json_t *file, char *err,
+	    char id[37]);
 
 /*
  * Streams answer text (chatflow "message" / workflow "text_chunk") from

@@ -109,17 +109,59 @@ add_cut(struct dbuf *sb, const char *s, size_t max)
 
 /* ====== Names ====== */
 
+/* Dify's cut of a long query: over 2000 characters, its first 300,
+ * "...[TRUNCATED]...", its last 300; newlines as spaces. */
+static void
+query_cut(struct dbuf *sb, const char *q)
+{
+	size_t	len = strlen(q), start = sb->len, i, tail;
+
+	if (len <= SUGGEST_TEXT_MAX)
+		dbuf_addstr(sb, q);
+	else {
+		add_cut(sb, q, 300);
+		dbuf_addstr(sb, "...[TRUNCATED]...");
+		/* the last 300 bytes, from a character's first byte */
+		tail = len - 300;
+		while (tail < len && ((unsigned char)q[tail] & 0xc0) == 0x80)
+			tail++;
+		dbuf_addstr(sb, q + tail);
+	}
+	for (i = start; sb->p != NULL && i < sb->len; i++)
+		if (sb->p[i] == '\n' || sb->p[i] == '\r')
+			sb->p[i] = ' ';
+	dbuf_addstr(sb, "\n");
+}
+
 /*
- * The name in a model's answer: its first non-empty line without quotes
- * around it, cut at NAME_MAX_CHARS characters with "..." after. malloc'd;
- * NULL when nothing is left.
+ * The name in a model's answer: Dify's JSON answer's "Your Output"
+ * (LLMGenerator.generate_conversation_name), else its first non-empty
+ * line without quotes around it; cut at NAME_MAX_CHARS characters with
+ * "..." after. malloc'd; NULL when nothing is left.
  */
 static char *
 name_of(const char *text)
 {
 	struct dbuf	 sb = { 0 };
-	const char	*p = text, *q;
+	const char	*p = text, *q, *o, *c;
 	size_t		 n, chars = 0, k;
+	json_t		*j = NULL;
+	char		*r;
+
+	if ((o = strchr(text, '{')) != NULL && (c = strrchr(text, '}')) !=
+	    NULL && c > o && (j = json_loadb(o, (size_t)(c - o) + 1, 0,
+	    NULL)) != NULL && json_string_value(json_object_get(j,
+	    "Your Output")) != NULL) {
+		p = json_string_value(json_object_get(j, "Your Output"));
+		p += strspn(p, " \t\r\n");
+		if (*p != '\0') {
+			r = name_of(p);
+			json_decref(j);
+			return r;
+		}
+	}
+	json_decref(j);
+	p = text;
 
 	while (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t')
 		p++;
@@ -164,11 +206,16 @@ engine_conversation_autoname(struct engine *e, const char *app_id,
 		goto out;
 	if (query != NULL && *query != '\0' && (model = app_model(app)) !=
 	    NULL) {
-		dbuf_addstr(&sb, "Give a short title, at most a few words, for "
-		    "a conversation that begins with the message below. "
-		    "Write it in the language of the message. Answer with "
-		    "the title alone, without quotes.\n\nMessage:\n");
-		add_cut(&sb, query, SUGGEST_TEXT_MAX);
+		/* Dify's CONVERSATION_TITLE_PROMPT asks for this JSON */
+		dbuf_addstr(&sb, "You need to decompose the user's input into "
+		    "\"subject\" and \"intention\" in order to accurately "
+		    "figure out what the user's input language actually is. "
+		    "Give a short title, at most a few words, for the "
+		    "conversation that begins with the input, in the input's "
+		    "language. Answer with JSON only: {\"Language Type\": "
+		    "\"...\", \"Your Reasoning\": \"...\", \"Your Output\": "
+		    "\"the title\"}\n\nUser Input: ");
+		query_cut(&sb, query);
 		rc = ENGINE_ENOMEM;
 		if ((prompt = dbuf_take(&sb, NULL)) == NULL ||
 		    ask(e, model, prompt, &text) != 0)

@@ -12,7 +12,8 @@
  *         Content-Type when it is audio, else Dify's audio/x-wav).
  *   asr   audio_file (a file of type audio); model "provider#model": POST
  *         <base_url>/audio/transcriptions, multipart/form-data with the
- *         fields model and file (named temp.mp3, as Dify names it);
+ *         fields model and file (named temp.mp3, as Dify names it;
+ *         llm_audio_transcription, shared with /v1/audio-to-text);
  *         answers the transcript's `text`, or "not a valid audio file".
  *
  * The endpoint is the one llm_provider_resolve finds for the provider
@@ -26,7 +27,6 @@
 #include <string.h>
 
 #include <curl/curl.h>
-#include <openssl/rand.h>
 
 #include "engine/tools/tools.h"
 
@@ -182,20 +182,13 @@ asr(struct engine *e, const struct tool_call *call, char *err,
     struct tool_result *out)
 {
 	struct llm_endpoint	 ep;
-	struct outbound_resp	 resp;
-	struct dbuf		 b;
 	const json_t		*f = json_object_get(call->params, "audio_file");
-	const char		*provider, *model, *text;
-	unsigned char		 rnd[12];
-	char			*bm = NULL, *data = NULL, boundary[64];
-	char			 ctype[128];
-	json_t			*j = NULL;
-	size_t			 len, i;
+	const char		*provider, *model;
+	char			*bm = NULL, *data = NULL, *text = NULL;
+	size_t			 len;
 	int			 rc, have_ep = 0;
 
 	memset(&ep, 0, sizeof(ep));
-	memset(&resp, 0, sizeof(resp));
-	dbuf_init(&b, 0);
 	if (json_is_array(f))
 		f = json_array_get(f, 0);
 	if (f == NULL || json_is_null(f)) {
@@ -215,44 +208,15 @@ asr(struct engine *e, const struct tool_call *call, char *err,
 	have_ep = 1;
 	if ((rc = tool_file_bytes(e, f, "audio file", err, &data, &len)) != 0)
 		goto out;
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1) {
-		rc = engine_invalid(err, "no random bytes for the multipart "
-		    "boundary");
+	/* Dify's tool sends every file as audio/mpeg */
+	if ((rc = llm_audio_transcription(e, &ep, model, NULL, data, len, err,
+	    &text)) != 0)
 		goto out;
-	}
-	snprintf(boundary, sizeof(boundary), "flowcgi-");
-	for (i = 0; i < sizeof(rnd); i++)
-		snprintf(boundary + 8 + 2 * i, sizeof(boundary) - 8 - 2 * i,
-		    "%02x", rnd[i]);
-	dbuf_addf(&b, "--%s\r\nContent-Disposition: form-data; name=\"model\""
-	    "\r\n\r\n%s\r\n--%s\r\nContent-Disposition: form-data; "
-	    "name=\"file\"; filename=\"temp.mp3\"\r\nContent-Type: audio/mpeg"
-	    "\r\n\r\n", boundary, model, boundary);
-	dbuf_add(&b, data, len);
-	dbuf_addf(&b, "\r\n--%s--\r\n", boundary);
-	if (b.err != DBUF_OK) {
-		rc = ENGINE_ENOMEM;
-		goto out;
-	}
-	snprintf(ctype, sizeof(ctype), "multipart/form-data; boundary=%s",
-	    boundary);
-	if ((rc = llm_audio_post(e, &ep, "/audio/transcriptions", ctype, b.p,
-	    b.len, 0, err, &resp)) != 0)
-		goto out;
-	j = json_loadb(resp.body, resp.len, 0, NULL);
-	text = json_string_value(json_object_get(j, "text"));
-	if (text == NULL) {
-		rc = engine_invalid(err, "%s: the transcription answer has no "
-		    "text", ep.name);
-		goto out;
-	}
 	rc = tool_result_text(out, text, strlen(text));
 out:
-	outbound_resp_release(&resp);
 	if (have_ep)
 		llm_endpoint_release(&ep);
-	json_decref(j);
-	dbuf_free(&b);
+	free(text);
 	free(data);
 	free(bm);
 	return rc;

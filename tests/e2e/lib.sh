@@ -5,6 +5,11 @@
 
 set -u
 T_PASS=0
+# A new chat conversation is named by the app's model after its first
+# turn (conversation.auto_name): one more model call, which the tests
+# that script the fake LLM turn by turn do not expect. The tests of the
+# naming turn it on.
+export FLOWCGI_CONVERSATION_AUTO_NAME=${FLOWCGI_CONVERSATION_AUTO_NAME:-false}
 T_FAIL=0
 T_SKIP=0
 T_N=0

@@ -12,6 +12,69 @@ ev() { sed -n 's/^data: //p' "$1"; }
 keys() { jq -c 'keys' 2>/dev/null; }	# an event's sorted field names
 chat() { curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" -d "$1" "$BASE/v1/chat-messages"; }
 wf() { curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" -d "$1" "$BASE/v1/workflows/run"; }
+# llm_wf_app <name> <provider> <model>: imports start -> llm (prompt
+# "hello") -> end (text = the LLM's text)
+llm_wf_app() {
+	cat >"$T_DIR/llm-$1.yml" <<YML
+app: {mode: workflow, name: $1}
+kind: app
+version: 0.6.0
+workflow:
+  graph:
+    edges:
+    - {id: e1, source: start, target: llm}
+    - {id: e2, source: llm, target: end}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: llm
+      data:
+        type: llm
+        title: LLM
+        model: {provider: $2, name: '$3', mode: chat}
+        prompt_template: [{role: user, text: hello}]
+        context: {enabled: false}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: text, value_selector: [llm, text]}]}
+YML
+	import_app "$T_DIR/llm-$1.yml"
+}
+# answer_app <name> <DSL version> <answer> [<workflow features, YAML
+# flow>] [<conversation variables, YAML flow>]: imports a chatflow
+# start -> answer
+answer_app() {
+	feat=${4:-'{}'} cvars=${5:-'[]'}
+	cat >"$T_DIR/ans-$1.yml" <<YML
+app: {mode: advanced-chat, name: $1}
+kind: app
+version: $2
+workflow:
+  features: $feat
+  conversation_variables: $cvars
+  graph:
+    edges:
+    - {id: e1, source: start, target: answer}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: answer
+      data: {type: answer, title: Answer, answer: '$3'}
+YML
+	import_app "$T_DIR/ans-$1.yml"
+}
+# bad_key_check <why> <what> <env assignment...>: flowcgi serve with the
+# assignments stops (neither starts nor hangs) and its output says why
+bad_key_check() {
+	why=$1 what=$2
+	shift 2
+	env "$@" timeout 20 "$FLOWCGI_BIN" serve --listen "127.0.0.1:$(free_port)" \
+	    >"$T_DIR/bad-key.log" 2>&1
+	rc=$?
+	ok "$([ $rc -ne 0 ] && [ $rc -ne 124 ] && echo 0 || echo 1)" \
+	    "flowcgi does not start with $what (rc $rc)"
+	grep -q "$why" "$T_DIR/bad-key.log"
+	ok $? "... and says which file and why"
+}
 
 # ====== Defects found in real exports ======
 
@@ -39,58 +102,19 @@ is "$(printf '%s' "$out" | jq -r '.data.status + " " + .data.outputs.out')" \
 # sys.dialogue_count counts the turn from DSL 0.2.0 on (Dify 1.x:
 # advanced_chat/app_generator.py, get_thread_messages_length() + 1); older
 # exports keep the older count (0 on the first turn).
-dc_app() {	# dc_app <dsl version>
-	cat >"$T_DIR/dc.yml" <<YML
-app: {mode: advanced-chat, name: Count}
-kind: app
-version: $1
-workflow:
-  graph:
-    edges:
-    - {id: e1, source: start, target: answer}
-    nodes:
-    - id: start
-      data: {type: start, title: Start, variables: []}
-    - id: answer
-      data: {type: answer, title: Answer, answer: 'n={{#sys.dialogue_count#}}'}
-YML
-	import_app "$T_DIR/dc.yml"
-}
-dc_app 0.3.0
+answer_app Count 0.3.0 'n={{#sys.dialogue_count#}}'
 a1=$(chat '{"inputs":{},"query":"hi","user":"u"}')
 c=$(printf '%s' "$a1" | jq -r .conversation_id)
 a2=$(chat "{\"inputs\":{},\"query\":\"again\",\"user\":\"u\",\"conversation_id\":\"$c\"}")
 is "$(printf '%s' "$a1" | jq -r .answer) $(printf '%s' "$a2" | jq -r .answer)" "n=1 n=2" \
     "DSL 0.3.0: sys.dialogue_count is 1 on the first turn, 2 on the second"
-dc_app 0.1.5
+answer_app Count 0.1.5 'n={{#sys.dialogue_count#}}'
 is "$(chat '{"inputs":{},"query":"hi","user":"u"}' | jq -r .answer)" "n=0" \
     "DSL 0.1.5: the older count, 0 on the first turn"
 
 # llm.base_url serves provider "ollama" when no OLLAMA_BASE_URL is set
 # (26 real exports name it; the built-in local address is only a default).
-cat >"$T_DIR/ol.yml" <<'YML'
-app: {mode: workflow, name: Ollama}
-kind: app
-version: 0.3.0
-workflow:
-  graph:
-    edges:
-    - {id: e1, source: start, target: llm}
-    - {id: e2, source: llm, target: end}
-    nodes:
-    - id: start
-      data: {type: start, title: Start, variables: []}
-    - id: llm
-      data:
-        type: llm
-        title: LLM
-        model: {provider: langgenius/ollama/ollama, name: qwen2:7b, mode: chat}
-        prompt_template: [{role: user, text: hello}]
-        context: {enabled: false}
-    - id: end
-      data: {type: end, title: End, outputs: [{variable: text, value_selector: [llm, text]}]}
-YML
-import_app "$T_DIR/ol.yml"
+llm_wf_app Ollama langgenius/ollama/ollama qwen2:7b
 llm_script '{"responses": [{"chunks": ["from ", "llm.base_url"]}]}'
 out=$(wf '{"inputs":{},"user":"u"}')
 is "$(printf '%s' "$out" | jq -r '.data.status + " " + .data.outputs.text')" \
@@ -151,32 +175,24 @@ mkdir -p "$L"
 done)
 cp "$TOP/README.md" "$TOP/.gitignore" "$L/"
 mkdir -p "$L/var/data"
-(cd "$L" && git init -q . && sh "$TOP/tests/lint.sh" >"$T_DIR/lint.out" 2>&1)
-is "$? $(grep -c 'does not name var/' "$T_DIR/lint.out")" "0 0" \
-    "lint passes with a git-ignored var/"
+git -C "$L" init -q .
+lint_names() {	# lint_names <folder>: lint's exit code, its complaints of it
+	(cd "$L" && sh "$TOP/tests/lint.sh" >"$T_DIR/lint.out" 2>&1)
+	echo "$? $(grep -c "does not name $1/" "$T_DIR/lint.out")"
+}
+is "$(lint_names var)" "0 0" "lint passes with a git-ignored var/"
 mkdir -p "$L/surprise"
-(cd "$L" && sh "$TOP/tests/lint.sh" >"$T_DIR/lint2.out" 2>&1)
-is "$? $(grep -c 'does not name surprise/' "$T_DIR/lint2.out")" "1 1" \
-    "... and still fails on a folder the README does not name"
+is "$(lint_names surprise)" "1 1" "... and still fails on a folder the README does not name"
 
 # A secrets key file that is not base64 stops start-up, naming the file.
 head -c 32 /dev/urandom >"$T_DIR/raw.key"
-FLOWCGI_SECRETS_KEY_FILE=$T_DIR/raw.key FC_DATA=$T_DIR/data-raw \
-    timeout 20 "$FLOWCGI_BIN" serve --listen "127.0.0.1:$(free_port)" \
-    >"$T_DIR/raw.log" 2>&1
-rc=$?
-ok "$([ $rc -ne 0 ] && [ $rc -ne 124 ] && echo 0 || echo 1)" \
-    "flowcgi does not start with a key file that is not base64 (rc $rc)"
-grep -q "raw.key (secrets.key_file) is not a base64 32-byte key" "$T_DIR/raw.log"
-ok $? "... and says which file and why"
-mkdir -p "$T_DIR/data-raw2"
+bad_key_check "raw.key (secrets.key_file) is not a base64 32-byte key" \
+    "a key file that is not base64" FLOWCGI_SECRETS_KEY_FILE="$T_DIR/raw.key" \
+    FLOWCGI_SERVER_DATA_DIR="$T_DIR/data-raw"
+mkdir -p "$T_DIR/data-raw" "$T_DIR/data-raw2"
 head -c 32 /dev/urandom >"$T_DIR/data-raw2/secret.key"
-FLOWCGI_SERVER_DATA_DIR=$T_DIR/data-raw2 timeout 20 "$FLOWCGI_BIN" serve \
-    --listen "127.0.0.1:$(free_port)" >"$T_DIR/raw2.log" 2>&1
-rc=$?
-grep -q "secret.key is not a base64 32-byte key" "$T_DIR/raw2.log"
-ok "$([ $rc -ne 0 ] && [ $rc -ne 124 ] && echo $? || echo 1)" \
-    "... nor with a data directory's secret.key that is not (rc $rc)"
+bad_key_check "secret.key.* not a base64 32-byte key" \
+    "a data directory's secret.key that is not" FLOWCGI_SERVER_DATA_DIR="$T_DIR/data-raw2"
 
 # ====== Chatflow: answer events ======
 
@@ -201,31 +217,58 @@ is "$(ev "$T_DIR/cf" | jq -c 'select(.event=="message_end") | del(.files)' | key
     '["conversation_id","created_at","event","id","message_id","metadata","task_id"]' \
     "message_end: Dify's fields"
 
-# ====== Workflow: text chunks ======
+# ====== Chatflow: citations ======
 
-cat >"$T_DIR/tc.yml" <<'YML'
-app: {mode: workflow, name: Chunks}
+# retriever_resources: the LLM node's knowledge context, as Dify's
+# _convert_to_original_retriever_resource (core/workflow/nodes/llm/node.py)
+# fills RetrievalSourceMetadata, when features.retriever_resource is on
+# (MessageCycleManager.handle_retriever_resources)
+cite_app() {	# cite_app <retriever_resource enabled: true|false>
+	cat >"$T_DIR/cite.yml" <<YML
+app: {mode: advanced-chat, name: Cite}
 kind: app
 version: 0.6.0
 workflow:
+  features: {retriever_resource: {enabled: $1}}
   graph:
     edges:
-    - {id: e1, source: start, target: llm}
-    - {id: e2, source: llm, target: end}
+    - {id: e1, source: start, target: kr}
+    - {id: e2, source: kr, target: llm}
+    - {id: e3, source: llm, target: answer}
     nodes:
     - id: start
       data: {type: start, title: Start, variables: []}
+    - id: kr
+      data: {type: knowledge-retrieval, title: KR, query_variable_selector: [sys, query], dataset_ids: [ds-a], retrieval_mode: multiple, multiple_retrieval_config: {top_k: 2}}
     - id: llm
       data:
         type: llm
         title: LLM
         model: {provider: openai, name: gpt-4o-mini, mode: chat}
-        prompt_template: [{role: user, text: hello}]
-        context: {enabled: false}
-    - id: end
-      data: {type: end, title: End, outputs: [{variable: text, value_selector: [llm, text]}]}
+        prompt_template: [{role: system, text: 'Use {{#context#}}'}, {role: user, text: '{{#sys.query#}}'}]
+        context: {enabled: true, variable_selector: [kr, result]}
+    - id: answer
+      data: {type: answer, title: Answer, answer: '{{#llm.text#}}'}
 YML
-import_app "$T_DIR/tc.yml"
+	import_app "$T_DIR/cite.yml"
+}
+cite_app true
+llm_script '{"responses": [{"text": "Cited.", "repeat": true}]}'
+out=$(chat '{"inputs":{},"query":"refunds","user":"u"}')
+is "$(printf '%s' "$out" | jq -r '.metadata.retriever_resources | length')" 2     "blocking answer: metadata.retriever_resources lists the context's records"
+is "$(printf '%s' "$out" | jq -r '.metadata.retriever_resources[0] | keys | join(",")')"     "content,data_source_type,dataset_id,dataset_name,doc_metadata,document_id,document_name,files,hit_count,index_node_hash,page,position,retriever_from,score,segment_id,segment_position,title,word_count"     "... with RetrievalSourceMetadata's fields"
+is "$(printf '%s' "$out" | jq -r '.metadata.retriever_resources[0] | [.position, .dataset_id, .content] | join("|")')"     "1|ds-a|kb-a says refunds (best)" "... best first, its dataset and content"
+chat '{"inputs":{},"query":"refunds","user":"u","response_mode":"streaming"}' >"$T_DIR/cite.ev"
+is "$(ev "$T_DIR/cite.ev" | jq -r 'select(.event=="message_end") | .metadata.retriever_resources | map(.content) | join(",")')"     "kb-a says refunds (best),kb-a says refunds (weak)" "message_end: the same retriever_resources"
+c=$(ev "$T_DIR/cite.ev" | jq -r 'select(.event=="message_end") | .conversation_id')
+svc "$KEY" GET "/v1/messages?conversation_id=$c&user=u"
+is "$(jqr '.data[0].retriever_resources | length')" 2 "GET /v1/messages: the message keeps them"
+cite_app false
+is "$(chat '{"inputs":{},"query":"refunds","user":"u"}' | jq -c .metadata.retriever_resources)" "[]"     "with the feature off: []"
+
+# ====== Workflow: text chunks ======
+
+llm_wf_app Chunks openai gpt-4o-mini
 llm_script '{"responses": [{"chunks": ["a", "b"]}]}'
 wf '{"inputs":{},"user":"u","response_mode":"streaming"}' >"$T_DIR/wf"
 # TextChunkStreamResponse.Data: text, from_variable_selector (the
@@ -293,23 +336,8 @@ is "$STATUS $(jqr '[.welcome, .api_version, (.server_version | type)] | join(" "
 
 # ====== Routes: conversation variables ======
 
-cat >"$T_DIR/cv.yml" <<'YML'
-app: {mode: advanced-chat, name: Vars}
-kind: app
-version: 0.6.0
-workflow:
-  conversation_variables:
-  - {id: v-count, name: count, value_type: number, value: 0, description: turns}
-  graph:
-    edges:
-    - {id: e1, source: start, target: answer}
-    nodes:
-    - id: start
-      data: {type: start, title: Start, variables: []}
-    - id: answer
-      data: {type: answer, title: Answer, answer: 'count={{#conversation.count#}}'}
-YML
-import_app "$T_DIR/cv.yml"
+answer_app Vars 0.6.0 'count={{#conversation.count#}}' '' \
+    '[{id: v-count, name: count, value_type: number, value: 0, description: turns}]'
 c=$(chat '{"inputs":{},"query":"hi","user":"u"}' | jq -r .conversation_id)
 # ConversationVariableDetailApi.put (service_api/app/conversation.py),
 # marshalled with conversation_variable_fields
@@ -366,24 +394,8 @@ stt() { curl -sS -o "$T_DIR/stt.json" -w '%{http_code}' -H "Authorization: Beare
 # AudioService.transcript_asr: the app's speech_to_text feature first
 is "$(stt audio/mpeg) $(jq -r .message "$T_DIR/stt.json")" "400 Speech to text is not enabled" \
     "audio-to-text on an app without the feature: Dify's 400"
-cat >"$T_DIR/au.yml" <<'YML'
-app: {mode: advanced-chat, name: Audio}
-kind: app
-version: 0.6.0
-workflow:
-  features:
-    speech_to_text: {enabled: true}
-    text_to_speech: {enabled: true, voice: nova, language: en-US}
-  graph:
-    edges:
-    - {id: e1, source: start, target: answer}
-    nodes:
-    - id: start
-      data: {type: start, title: Start, variables: []}
-    - id: answer
-      data: {type: answer, title: Answer, answer: 'Spoken answer'}
-YML
-import_app "$T_DIR/au.yml"
+answer_app Audio 0.6.0 'Spoken answer' \
+    '{speech_to_text: {enabled: true}, text_to_speech: {enabled: true, voice: nova, language: en-US}}'
 # service_api/app/audio.py AudioApi: {"text": ...}
 is "$(stt audio/mpeg) $(jq -c . "$T_DIR/stt.json")" '200 {"text":"hello from the fake"}' \
     "audio-to-text: Dify's {text} from the provider's /audio/transcriptions"

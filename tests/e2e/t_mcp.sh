@@ -132,6 +132,37 @@ sid=$(grep -F "Session initialized with ID" "$T_DIR/ev_http.log" | tail -1 | sed
 is "$(wait_log "$T_DIR/ev_http.log" "Received session termination request for session $sid" 1)" 1 \
     "... and closed it with DELETE and its Mcp-Session-Id when the run ended"
 
+# ====== An MCP tool's image as the answer's message file ======
+
+# easy_ui_based_generate_task_pipeline: a tool's file is a message_file
+# event (MessageFileStreamResponse: id, type, belongs_to, url), the
+# thought's message_files name it, GET /v1/messages lists it
+# (fields/message_fields.py message_file_fields)
+sed 's/tool_name: echo, tool_label: echo/tool_name: get-tiny-image, tool_label: get-tiny-image/' \
+    "$TOP/tests/e2e/apps/mcp_agent_chat.yml" >"$T_DIR/img_agent.yml"
+import_app "$T_DIR/img_agent.yml"
+llm_script '{"responses": [
+  {"tool_calls": [{"id": "i1", "name": "get-tiny-image", "arguments": {}}]},
+  {"text": "Here it is."}]}'
+key_stream /v1/chat-messages '{"inputs":{},"query":"show the logo","user":"u","response_mode":"streaming"}' \
+    "$T_DIR/img.txt"
+mf=$(ev "$T_DIR/img.txt" | jq -c 'select(.event=="message_file")')
+is "$(printf '%s' "$mf" | jq -r '[.type, .belongs_to, (.url | test("^/v1/files/[0-9a-f-]+/preview$"))] | join(" ")')" \
+    "image assistant true" "an MCP tool's image: a message_file event"
+is "$(printf '%s' "$mf" | jq -r 'keys | join(",")')" \
+    "belongs_to,conversation_id,created_at,event,id,message_id,task_id,type,url" "... with Dify's fields"
+FID=$(printf '%s' "$mf" | jq -r .id)
+is "$(ev "$T_DIR/img.txt" | jq -r 'select(.event=="agent_thought" and .tool == "get-tiny-image") | .message_files | join(",")')" \
+    "$FID" "... named by the call's agent_thought"
+curl -sS -o "$T_DIR/img.png" -H "Authorization: Bearer $KEY" "$BASE$(printf '%s' "$mf" | jq -r .url)"
+is "$(head -c 4 "$T_DIR/img.png" | od -An -c | tr -d ' ')" "211PNG" "... and its url gives the PNG"
+c=$(ev "$T_DIR/img.txt" | jq -r 'select(.event=="message_end") | .conversation_id')
+svc "$KEY" GET "/v1/messages?conversation_id=$c&user=u"
+is "$(jqr '.data[0].message_files | map(.id + " " + .type + " " + .belongs_to + " " + .mime_type) | join(",")')" \
+    "$FID image assistant image/png" "GET /v1/messages: the message's message_files"
+is "$(jqr '.data[0].agent_thoughts[] | select(.tool == "get-tiny-image") | .files | join(",")')" \
+    "$FID" "... and the thought's files"
+
 # ====== An agent node naming the server (Dify's MCP agent) ======
 
 sed "s|MCP_SERVER_URL|$SSE_URL|" "$TOP/tests/e2e/apps/mcp_agent.yml" >"$T_DIR/agent.yml"

@@ -1,0 +1,741 @@
+/*
+ * annotations.c — Dify's annotation reply: question/answer pairs an
+ * editor writes for an app, and the reply setting that makes a chat app
+ * answer a query close enough to a question with its answer instead of
+ * running (api/services/annotation_service.py, api/core/app/features/
+ * annotation_reply/annotation_reply.py).
+ *
+ * One record per app in the settings database, "annotations/<app id>":
+ *
+ *   {"setting": {id, score_threshold, embedding_provider_name,
+ *                embedding_model_name, created_at} (absent: reply off),
+ *    "items": [{id, question, content, hit_count, created_at,
+ *               vec: base64 of float32s, the question's embedding}],
+ *    "jobs": [{id, action, status, error_msg}]  (the last JOBS_KEPT)}
+ *
+ * Matching is Dify's: the query's embedding by the setting's model (an
+ * OpenAI-compatible /embeddings of Settings > Model Providers, through
+ * kb_embed) against each question's, the best at or above the score
+ * threshold (cosine of L2-normalised vectors). Enabling embeds every
+ * question at once; a question created or edited while the reply is on is
+ * embedded then. Dify runs enable/disable as a background job and answers
+ * "waiting"; here the job has ended when the answer goes out, so it says
+ * "completed" (or "error" with the reason), and its status stays readable.
+ * An app holds at most annotations.max_per_app pairs, each side at most
+ * annotations.max_text bytes: the whole record is read and rewritten per
+ * change, which is what bounds it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "engine/records/records.h"
+#include "engine/knowledge/knowledge.h"
+
+#define ANN_PREFIX	ANNOTATIONS_KEY_PREFIX
+#define JOBS_KEPT	20
+
+/* ====== The record ====== */
+
+/* ENGINE_ENOTFOUND with Dify's message in err. */
+static int
+ann_notfound(char *err, const char *msg)
+{
+	if (err != NULL)
+		snprintf(err, ENGINE_ERRMAX, "%s", msg);
+	return ENGINE_ENOTFOUND;
+}
+
+/* ENGINE_ELIMIT naming setting (and its value) in err. */
+static int
+ann_limit(char *err, const char *what, const char *setting, int v)
+{
+	snprintf(err, ENGINE_ERRMAX, "%s %s (%d)", what, setting, v);
+	return ENGINE_ELIMIT;
+}
+
+static void
+ann_key(const char *app_id, char key[64])
+{
+	snprintf(key, 64, ANN_PREFIX "%s", app_id);
+}
+
+/* The app's record (new reference; {} when none) in t. */
+static int
+ann_get(struct store_txn *t, const char *app_id, json_t **out)
+{
+	char	key[64];
+	int	rc;
+
+	ann_key(app_id, key);
+	*out = NULL;
+	if ((rc = store_get_json(t, STORE_DB_SETTINGS, key, out)) ==
+	    STORE_ENOTFOUND || (rc == 0 && !json_is_object(*out))) {
+		json_decref(*out);
+		*out = json_object();
+		rc = *out != NULL ? 0 : STORE_ENOMEM;
+	}
+	if (rc == 0 && !json_is_array(json_object_get(*out, "items")) &&
+	    json_object_set_new(*out, "items", json_array()) != 0)
+		rc = STORE_ENOMEM;
+	return rc;
+}
+
+/* A copy of the app's record read alone; 0 or ENGINE_E*. */
+static int
+ann_read(struct engine *e, const char *app_id, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	int			 rc;
+
+	*out = NULL;
+	if ((rc = store_read_begin(e->store, &t)) != 0)
+		return engine_from_store(rc);
+	rc = ann_get(t, app_id, out);
+	store_read_end(t);
+	return engine_from_store(rc);
+}
+
+/* 0 when app_id is an app (a chat app or not). */
+static int
+app_known(struct engine *e, const char *app_id)
+{
+	json_t	*app = NULL;
+	int	 rc;
+
+	if (app_id == NULL || engine_uuid_check(app_id) != 0)
+		return ENGINE_ENOTFOUND;
+	rc = engine_app_get(e, app_id, &app);
+	json_decref(app);
+	return rc;
+}
+
+/* Dify's annotation_fields: id, question, answer, hit_count, created_at. */
+static json_t *
+ann_public(const json_t *it)
+{
+	return json_pack("{s:O,s:O,s:O,s:O,s:O}", "id", json_object_get(it,
+	    "id"), "question", json_object_get(it, "question"), "answer",
+	    json_object_get(it, "content"), "hit_count", json_object_get(it,
+	    "hit_count"), "created_at", json_object_get(it, "created_at"));
+}
+
+/* ====== Vectors ====== */
+
+/* base64 of n floats (malloc'd), or NULL. */
+static char *
+vec_encode(const float *v, size_t n)
+{
+	size_t	 len = n * sizeof(float);
+	char	*out;
+
+	if ((out = malloc(4 * ((len + 2) / 3) + 1)) == NULL)
+		return NULL;
+	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)v,
+	    (int)len);
+	return out;
+}
+
+/* The dot product of v[0..n) with the floats of base64 b64; -2 when it
+ * is not a vector of n floats. */
+static double
+vec_dot(const char *b64, const float *v, size_t n)
+{
+	size_t		 blen = strlen(b64), i;
+	unsigned char	*raw;
+	float		 f;
+	double		 s = 0;
+	int		 got;
+
+	if (blen % 4 != 0 || blen / 4 * 3 < n * sizeof(float) ||
+	    (raw = malloc(blen / 4 * 3 + 1)) == NULL)
+		return -2;
+	got = EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)blen);
+	if (got < 0 || (size_t)got < n * sizeof(float) ||
+	    (size_t)got - n * sizeof(float) > 2) {
+		free(raw);
+		return -2;
+	}
+	for (i = 0; i < n; i++) {
+		memcpy(&f, raw + i * sizeof(float), sizeof(f));
+		s += (double)f * v[i];
+	}
+	free(raw);
+	return s;
+}
+
+/*
+ * The embeddings of n questions by the setting's model: *vecs (n
+ * malloc'd base64 strings, NULL-terminated, free with vecs_free).
+ */
+static void
+vecs_free(char **vecs)
+{
+	size_t i;
+
+	for (i = 0; vecs != NULL && vecs[i] != NULL; i++)
+		free(vecs[i]);
+	free(vecs);
+}
+
+static int
+embed_texts(struct engine *e, const char *provider, const char *model,
+    const char *const *texts, size_t n, char *err, char ***vecs)
+{
+	float	*f = NULL;
+	size_t	 dim = 0, i;
+	int	 rc;
+
+	*vecs = NULL;
+	if (n == 0)
+		return (*vecs = calloc(1, sizeof(char *))) ? 0 : ENGINE_ENOMEM;
+	if ((rc = kb_embed(e, provider, model, texts, n, err, &f, &dim)) != 0)
+		return rc;
+	rc = ENGINE_ENOMEM;
+	if ((*vecs = calloc(n + 1, sizeof(char *))) == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (((*vecs)[i] = vec_encode(f + i * dim, dim)) == NULL) {
+			vecs_free(*vecs);
+			*vecs = NULL;
+			goto out;
+		}
+	rc = 0;
+out:
+	free(f);
+	return rc;
+}
+
+/* ====== Annotations ====== */
+
+int
+engine_annotation_list(struct engine *e, const char *app_id, int page,
+    int limit, const char *keyword, json_t **out)
+{
+	json_t		*rec = NULL, *data = NULL, *items, *it;
+	const char	*q, *c;
+	size_t		 i, total = 0, skip;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = app_known(e, app_id)) != 0 ||
+	    (rc = ann_read(e, app_id, &rec)) != 0)
+		return rc;
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	skip = (size_t)(page - 1) * (size_t)limit;
+	items = json_object_get(rec, "items");
+	/* newest first, as Dify's created_at desc */
+	for (i = json_array_size(items); i-- > 0;) {
+		it = json_array_get(items, i);
+		q = json_string_value(json_object_get(it, "question"));
+		c = json_string_value(json_object_get(it, "content"));
+		if (keyword != NULL && *keyword != '\0' && (q == NULL ||
+		    strcasestr(q, keyword) == NULL) && (c == NULL ||
+		    strcasestr(c, keyword) == NULL))
+			continue;
+		if (total++ < skip || json_array_size(data) >= (size_t)limit)
+			continue;
+		if (json_array_append_new(data, ann_public(it)) != 0)
+			goto out;
+	}
+	/* Dify's has_more: a full page */
+	*out = json_pack("{s:O,s:b,s:i,s:I,s:i}", "data", data, "has_more",
+	    json_array_size(data) == (size_t)limit, "limit", limit, "total",
+	    (json_int_t)total, "page", page);
+	rc = *out != NULL ? 0 : ENGINE_ENOMEM;
+out:
+	json_decref(data);
+	json_decref(rec);
+	return rc;
+}
+
+struct ann_put {
+	const struct conf	*c;
+	const char		*app_id, *id, *question, *answer, *vec;
+	int			 del;
+	json_t			*out;	/* the annotation written */
+	int			 missing, full;
+};
+
+static int
+ann_put_fn(struct store_txn *t, void *arg)
+{
+	struct ann_put	*p = arg;
+	json_t		*rec = NULL, *items, *it = NULL;
+	char		 key[64], id[37];
+	size_t		 i;
+	int		 rc;
+
+	json_decref(p->out);
+	p->out = NULL;
+	p->missing = p->full = 0;
+	if ((rc = ann_get(t, p->app_id, &rec)) != 0)
+		return rc;
+	items = json_object_get(rec, "items");
+	if (p->id != NULL) {
+		json_array_foreach(items, i, it)
+			if (record_field_is(it, "id", p->id))
+				break;
+		if (i == json_array_size(items)) {
+			p->missing = 1;
+			json_decref(rec);
+			return 0;
+		}
+		if (p->del)
+			rc = json_array_remove(items, i) != 0 ? STORE_ENOMEM :
+			    0;
+		else if (json_object_set_new(it, "question",
+		    json_string(p->question)) != 0 || json_object_set_new(it,
+		    "content", json_string(p->answer)) != 0 ||
+		    (p->vec != NULL ? json_object_set_new(it, "vec",
+		    json_string(p->vec)) : json_object_del(it, "vec") * 0) != 0)
+			rc = STORE_ENOMEM;
+	} else {
+		if (json_array_size(items) >= (size_t)p->c->annotations_max) {
+			p->full = 1;
+			json_decref(rec);
+			return 0;
+		}
+		engine_uuid(id);
+		if ((it = json_pack("{s:s,s:s,s:s,s:i,s:I,s:s?}", "id", id,
+		    "question", p->question, "content", p->answer,
+		    "hit_count", 0, "created_at", (json_int_t)engine_now(),
+		    "vec", p->vec)) == NULL ||
+		    json_array_append_new(items, it) != 0)
+			rc = STORE_ENOMEM;
+	}
+	if (rc == 0 && !p->del && (p->out = ann_public(it)) == NULL)
+		rc = STORE_ENOMEM;
+	ann_key(p->app_id, key);
+	if (rc == 0)
+		rc = store_put_json(t, STORE_DB_SETTINGS, key, rec, 0);
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_annotation_put(struct engine *e, const char *app_id, const char *id,
+    const char *question, const char *answer, char *err, json_t **out)
+{
+	struct ann_put	 p;
+	json_t		*rec = NULL, *set;
+	char		**vecs = NULL;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = app_known(e, app_id)) != 0)
+		return rc;
+	if (id != NULL && engine_uuid_check(id) != 0)
+		return ann_notfound(err, "Annotation not found");
+	if (question == NULL || *question == '\0')
+		return engine_invalid(err, "question is required");
+	if (answer == NULL)
+		return engine_invalid(err, "answer is required");
+	if (strlen(question) > (size_t)e->conf->annotations_max_text ||
+	    strlen(answer) > (size_t)e->conf->annotations_max_text)
+		return ann_limit(err, "a question or answer is longer than",
+		    "annotations.max_text bytes",
+		    e->conf->annotations_max_text);
+	/* with the reply on, the question is embedded as it is written */
+	if ((rc = ann_read(e, app_id, &rec)) != 0)
+		return rc;
+	if ((set = json_object_get(rec, "setting")) != NULL &&
+	    (rc = embed_texts(e, json_string_value(json_object_get(set,
+	    "embedding_provider_name")), json_string_value(json_object_get(
+	    set, "embedding_model_name")), &question, 1, err, &vecs)) != 0)
+		goto out;
+	memset(&p, 0, sizeof(p));
+	p.c = e->conf;
+	p.app_id = app_id;
+	p.id = id;
+	p.question = question;
+	p.answer = answer;
+	p.vec = vecs != NULL ? vecs[0] : NULL;
+	rc = engine_from_store(store_write(e->store, ann_put_fn, &p));
+	if (rc == 0 && p.missing)
+		rc = ann_notfound(err, "Annotation not found");
+	else if (rc == 0 && p.full)
+		rc = ann_limit(err, "the app has as many annotations as",
+		    "annotations.max_per_app", e->conf->annotations_max);
+	if (rc == 0) {
+		*out = p.out;
+		p.out = NULL;
+	}
+	json_decref(p.out);
+out:
+	vecs_free(vecs);
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_annotation_delete(struct engine *e, const char *app_id,
+    const char *id, char *err)
+{
+	struct ann_put	p;
+	int		rc;
+
+	if ((rc = app_known(e, app_id)) != 0)
+		return rc;
+	if (id == NULL || engine_uuid_check(id) != 0)
+		return ann_notfound(err, "Annotation not found");
+	memset(&p, 0, sizeof(p));
+	p.c = e->conf;
+	p.app_id = app_id;
+	p.id = id;
+	p.del = 1;
+	rc = engine_from_store(store_write(e->store, ann_put_fn, &p));
+	json_decref(p.out);
+	if (rc == 0 && p.missing)
+		rc = ann_notfound(err, "Annotation not found");
+	return rc;
+}
+
+/* ====== The reply setting ====== */
+
+/* Dify's setting answer (get_app_annotation_setting_by_app_id). */
+static json_t *
+setting_public(const json_t *set)
+{
+	if (set == NULL)
+		return json_pack("{s:b}", "enabled", 0);
+	return json_pack("{s:O,s:b,s:O,s:{s:O,s:O}}", "id",
+	    json_object_get(set, "id"), "enabled", 1, "score_threshold",
+	    json_object_get(set, "score_threshold"), "embedding_model",
+	    "embedding_provider_name", json_object_get(set,
+	    "embedding_provider_name"), "embedding_model_name",
+	    json_object_get(set, "embedding_model_name"));
+}
+
+struct ann_set {
+	const char	*app_id, *job_id, *action, *error, *setting_id;
+	json_t		*setting;	/* to store; NULL: reply off */
+	char	       **vecs;		/* with setting: one per item */
+	size_t		 nitems;	/* items the vectors were made for */
+	double		 threshold;	/* setting_id: the new threshold */
+	int		 threshold_only, missing, changed;
+	json_t		*out;
+};
+
+static int
+ann_set_fn(struct store_txn *t, void *arg)
+{
+	struct ann_set	*p = arg;
+	json_t		*rec = NULL, *jobs, *items, *it, *set;
+	char		 key[64];
+	size_t		 i;
+	int		 rc;
+
+	json_decref(p->out);
+	p->out = NULL;
+	p->missing = p->changed = 0;
+	if ((rc = ann_get(t, p->app_id, &rec)) != 0)
+		return rc;
+	items = json_object_get(rec, "items");
+	rc = STORE_ENOMEM;
+	if (p->threshold_only) {
+		set = json_object_get(rec, "setting");
+		if (set == NULL || !record_field_is(set, "id",
+		    p->setting_id)) {
+			p->missing = 1;
+			rc = 0;
+			goto out;
+		}
+		if (json_object_set_new(set, "score_threshold",
+		    json_real(p->threshold)) != 0 ||
+		    (p->out = setting_public(set)) == NULL)
+			goto out;
+	} else if (p->error == NULL) {
+		if (p->setting != NULL) {
+			/* the items changed since they were embedded: the
+			 * caller embeds again */
+			if (json_array_size(items) != p->nitems) {
+				p->changed = 1;
+				rc = 0;
+				goto out;
+			}
+			json_array_foreach(items, i, it)
+				if (json_object_set_new(it, "vec",
+				    json_string(p->vecs[i])) != 0)
+					goto out;
+			if (json_object_set(rec, "setting", p->setting) != 0)
+				goto out;
+		} else {
+			json_array_foreach(items, i, it)
+				json_object_del(it, "vec");
+			json_object_del(rec, "setting");
+		}
+	}
+	if (!p->threshold_only) {
+		if (!json_is_array(jobs = json_object_get(rec, "jobs"))) {
+			if (json_object_set_new(rec, "jobs", json_array()) != 0)
+				goto out;
+			jobs = json_object_get(rec, "jobs");
+		}
+		while (json_array_size(jobs) >= JOBS_KEPT)
+			json_array_remove(jobs, 0);
+		if (json_array_append_new(jobs, json_pack("{s:s,s:s,s:s,s:s}",
+		    "id", p->job_id, "action", p->action, "status",
+		    p->error != NULL ? "error" : "completed", "error_msg",
+		    p->error != NULL ? p->error : "")) != 0 ||
+		    (p->out = json_pack("{s:s,s:s}", "job_id", p->job_id,
+		    "job_status", p->error != NULL ? "error" : "completed")) ==
+		    NULL)
+			goto out;
+	}
+	ann_key(p->app_id, key);
+	rc = store_put_json(t, STORE_DB_SETTINGS, key, rec, 0);
+out:
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_annotation_reply(struct engine *e, const char *app_id,
+    const char *action, double threshold, const char *provider,
+    const char *model, char *err, json_t **out)
+{
+	struct ann_set	  p;
+	json_t		 *rec = NULL, *it;
+	const char	**texts = NULL;
+	char		  job[37], sid[37], why[ENGINE_ERRMAX] = "";
+	size_t		  i;
+	int		  rc, tries;
+
+	*out = NULL;
+	if ((rc = app_known(e, app_id)) != 0)
+		return rc;
+	if (strcmp(action, "enable") != 0 && strcmp(action, "disable") != 0)
+		return engine_invalid(err, "Unsupported annotation reply "
+		    "action");
+	memset(&p, 0, sizeof(p));
+	engine_uuid(job);
+	p.app_id = app_id;
+	p.job_id = job;
+	p.action = action;
+	for (tries = 0; tries < 3; tries++) {
+		json_decref(rec);
+		rec = NULL;
+		free(texts);
+		texts = NULL;
+		vecs_free(p.vecs);
+		p.vecs = NULL;
+		json_decref(p.setting);
+		p.setting = NULL;
+		if (strcmp(action, "enable") == 0) {
+			if ((rc = ann_read(e, app_id, &rec)) != 0)
+				goto out;
+			p.nitems = json_array_size(json_object_get(rec,
+			    "items"));
+			if ((texts = calloc(p.nitems + 1, sizeof(*texts))) ==
+			    NULL) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
+			json_array_foreach(json_object_get(rec, "items"), i,
+			    it)
+				texts[i] = json_string_value(json_object_get(it,
+				    "question")) ? json_string_value(
+				    json_object_get(it, "question")) : "";
+			/* the setting keeps its id across enables */
+			if (json_string_value(json_object_get(json_object_get(
+			    rec, "setting"), "id")) != NULL)
+				snprintf(sid, sizeof(sid), "%s",
+				    json_string_value(json_object_get(
+				    json_object_get(rec, "setting"), "id")));
+			else
+				engine_uuid(sid);
+			why[0] = '\0';
+			/* an embedding that fails is the job's error, as
+			 * Dify's enable task records it */
+			if ((rc = embed_texts(e, provider, model, texts,
+			    p.nitems, why, &p.vecs)) == ENGINE_ENOMEM)
+				goto out;
+			p.error = rc != 0 ? why : NULL;
+			if (rc == 0 && (p.setting = json_pack("{s:s,s:f,s:s,"
+			    "s:s,s:I}", "id", sid, "score_threshold",
+			    threshold, "embedding_provider_name", provider,
+			    "embedding_model_name", model, "created_at",
+			    (json_int_t)engine_now())) == NULL) {
+				rc = ENGINE_ENOMEM;
+				goto out;
+			}
+		}
+		if ((rc = engine_from_store(store_write(e->store, ann_set_fn,
+		    &p))) != 0 || !p.changed)
+			break;
+	}
+	if (rc == 0 && p.changed)
+		rc = engine_invalid(err, "the annotations kept changing; try "
+		    "again");
+	if (rc == 0) {
+		*out = p.out;
+		p.out = NULL;
+	}
+out:
+	json_decref(p.out);
+	json_decref(p.setting);
+	vecs_free(p.vecs);
+	free(texts);
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_annotation_job(struct engine *e, const char *app_id,
+    const char *action, const char *job_id, char *err, json_t **out)
+{
+	json_t		*rec = NULL, *j;
+	size_t		 i;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = app_known(e, app_id)) != 0 ||
+	    (rc = ann_read(e, app_id, &rec)) != 0)
+		return rc;
+	rc = ann_notfound(err, "The job does not exist.");
+	json_array_foreach(json_object_get(rec, "jobs"), i, j)
+		if (job_id != NULL && record_field_is(j, "id", job_id) &&
+		    record_field_is(j, "action", action)) {
+			*out = json_pack("{s:O,s:O,s:O}", "job_id",
+			    json_object_get(j, "id"), "job_status",
+			    json_object_get(j, "status"), "error_msg",
+			    json_object_get(j, "error_msg"));
+			rc = *out != NULL ? 0 : ENGINE_ENOMEM;
+			break;
+		}
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_annotation_setting(struct engine *e, const char *app_id,
+    const char *setting_id, double threshold, char *err, json_t **out)
+{
+	struct ann_set	 p;
+	json_t		*rec = NULL;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = app_known(e, app_id)) != 0)
+		return rc;
+	if (setting_id == NULL) {
+		if ((rc = ann_read(e, app_id, &rec)) != 0)
+			return rc;
+		*out = setting_public(json_object_get(rec, "setting"));
+		json_decref(rec);
+		return *out != NULL ? 0 : ENGINE_ENOMEM;
+	}
+	memset(&p, 0, sizeof(p));
+	p.app_id = app_id;
+	p.setting_id = setting_id;
+	p.threshold = threshold;
+	p.threshold_only = 1;
+	rc = engine_from_store(store_write(e->store, ann_set_fn, &p));
+	if (rc == 0 && p.missing)
+		rc = ann_notfound(err, "App annotation not found");
+	if (rc == 0) {
+		*out = p.out;
+		p.out = NULL;
+	}
+	json_decref(p.out);
+	return rc;
+}
+
+/* ====== At run time ====== */
+
+struct ann_hit {
+	const char	*app_id, *id;
+};
+
+static int
+ann_hit_fn(struct store_txn *t, void *arg)
+{
+	struct ann_hit	*p = arg;
+	json_t		*rec = NULL, *it;
+	char		 key[64];
+	size_t		 i;
+	int		 rc;
+
+	if ((rc = ann_get(t, p->app_id, &rec)) != 0)
+		return rc;
+	json_array_foreach(json_object_get(rec, "items"), i, it)
+		if (record_field_is(it, "id", p->id)) {
+			if (json_object_set_new(it, "hit_count", json_integer(
+			    json_integer_value(json_object_get(it,
+			    "hit_count")) + 1)) != 0) {
+				rc = STORE_ENOMEM;
+				break;
+			}
+			ann_key(p->app_id, key);
+			rc = store_put_json(t, STORE_DB_SETTINGS, key, rec, 0);
+			break;
+		}
+	json_decref(rec);
+	return rc;
+}
+
+int
+annotation_match(struct engine *e, const char *app_id, const char *query,
+    json_t **hit)
+{
+	struct ann_hit	 h;
+	json_t		*rec = NULL, *set, *it, *best = NULL;
+	const char	*vec;
+	char		 err[ENGINE_ERRMAX] = "";
+	float		*q = NULL;
+	size_t		 dim = 0, i;
+	double		 th, s, bs = -1;
+	int		 rc;
+
+	*hit = NULL;
+	if (query == NULL || *query == '\0')
+		return 0;
+	if ((rc = ann_read(e, app_id, &rec)) != 0)
+		return rc;
+	if ((set = json_object_get(rec, "setting")) == NULL ||
+	    json_array_size(json_object_get(rec, "items")) == 0)
+		goto out;
+	/* Dify: score_threshold or 1 */
+	if ((th = json_number_value(json_object_get(set, "score_threshold")))
+	    == 0)
+		th = 1;
+	if ((rc = kb_embed(e, json_string_value(json_object_get(set,
+	    "embedding_provider_name")), json_string_value(json_object_get(
+	    set, "embedding_model_name")), &query, 1, err, &q, &dim)) != 0) {
+		/* as Dify: a failed query is no reply, and the run goes on */
+		log_warn("annotation reply: %s", err);
+		rc = rc == ENGINE_ENOMEM ? rc : 0;
+		goto out;
+	}
+	json_array_foreach(json_object_get(rec, "items"), i, it) {
+		if ((vec = json_string_value(json_object_get(it, "vec"))) ==
+		    NULL)
+			continue;
+		if ((s = vec_dot(vec, q, dim)) > bs) {
+			bs = s;
+			best = it;
+		}
+	}
+	/* float rounding may put an exact match a hair under 1 */
+	if (best == NULL || bs + 1e-6 < th)
+		goto out;
+	h.app_id = app_id;
+	h.id = json_string_value(json_object_get(best, "id"));
+	if (h.id != NULL && store_write(e->store, ann_hit_fn, &h) != 0)
+		log_warn("annotation reply: the hit count of %s was not "
+		    "stored", h.id);
+	if ((*hit = json_pack("{s:O,s:O,s:O,s:f}", "id", json_object_get(best,
+	    "id"), "question", json_object_get(best, "question"), "content",
+	    json_object_get(best, "content"), "score", bs)) == NULL)
+		rc = ENGINE_ENOMEM;
+out:
+	free(q);
+	json_decref(rec);
+	return rc;
+}
