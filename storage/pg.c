@@ -85,6 +85,7 @@ enum pg_stmt {
 	PG_GE,		/* $1 key, $2 limit */
 	PG_GT,		/* $1 key, $2 limit */
 	PG_LT,		/* $1 key, $2 limit (descending) */
+	PG_NEED,	/* $1 key: fails (22012) when it is not there */
 	PG__STMTS
 };
 
@@ -102,6 +103,10 @@ static const char *const stmt_sql[PG__STMTS][2] = {
 	[PG_GT] = { "SELECT k, v FROM ", " WHERE k > $1 ORDER BY k LIMIT $2" },
 	[PG_LT] = { "SELECT k, v FROM ",
 	    " WHERE k < $1 ORDER BY k DESC LIMIT $2" },
+	/* store_need: a division by the key's count, which fails with
+	 * division_by_zero when there is none, so that the check needs no
+	 * answer unless it fails (no function of ours: no layout) */
+	[PG_NEED] = { "SELECT 1 / count(*) FROM ", " WHERE k = $1" },
 };
 
 /* One connection; the statements it has prepared, a bit per pg_stmt. */
@@ -156,6 +161,7 @@ struct pg_txn {
 	int			 lost;		/* the connection broke */
 	int			 unsure;	/* lost once COMMIT was sent */
 	int			 failed;	/* the server aborted it */
+	int			 need;		/* a store_need found none */
 	int			 pipe;		/* a write: pipeline mode */
 	struct pg_pend		 pend[PG_PIPE_MAX + 4];
 	int			 npend;
@@ -486,6 +492,14 @@ keep(struct pg_txn *t, PGresult *r)
 	return 0;
 }
 
+/* What every statement of a transaction that failed answers. */
+static int
+txn_failure(const struct pg_txn *t)
+{
+	return t->lost ? STORE_EUNAVAIL : t->retry ? STORE_EBUSY :
+	    t->need ? STORE_ENEEDED : STORE_EIO;
+}
+
 /*
  * A write runs in pipeline mode: its statements go out without waiting,
  * and their answers are read when one is needed (a get, a cursor, whether
@@ -526,6 +540,7 @@ pipe_drain(struct pg_txn *t, int sync, PGresult **last)
 	struct pg_pend	*p;
 	PGresult	*r, *x;
 	ExecStatusType	 st;
+	const char	*state;
 	int		 i, rc = 0, ok, gone = 0, commit;
 
 	commit = t->npend > 0 && t->pend[t->npend - 1].kind == PEND_COMMIT;
@@ -550,7 +565,13 @@ pipe_drain(struct pg_txn *t, int sync, PGresult **last)
 			ok = strcmp(PQcmdStatus(r), "COMMIT") == 0;
 		if (!ok && p->kind == PEND_PREPARE)
 			c->prepared[p->db] &= ~(1u << p->k);
-		if (!ok && !t->failed) {
+		if (!ok && !t->failed && p->kind == PEND_STMT &&
+		    p->k == PG_NEED && (state = PQresultErrorField(r,
+		    PG_DIAG_SQLSTATE)) != NULL && strcmp(state, "22012") == 0) {
+			/* store_need: the key is not there, nothing commits */
+			t->failed = t->need = 1;
+			rc = STORE_ENEEDED;
+		} else if (!ok && !t->failed) {
 			rc = pg_fail(t, r, p->kind == PEND_COMMIT ? "commit" :
 			    "statement");
 			/* Lost at the COMMIT, or without the server's word
@@ -583,8 +604,7 @@ pipe_drain(struct pg_txn *t, int sync, PGresult **last)
 		c->bad = 1;
 	t->npend = 0;
 	if (rc == 0 && t->failed)
-		rc = t->lost ? STORE_EUNAVAIL : t->retry ? STORE_EBUSY :
-		    STORE_EIO;
+		rc = txn_failure(t);
 	return rc;
 }
 
@@ -606,8 +626,7 @@ stmt_run(struct pg_txn *t, enum store_db db, enum pg_stmt k, int nparams,
 	int		 fmts[2], plens[2], i, rc;
 
 	if (t->failed)
-		return t->lost ? STORE_EUNAVAIL : t->retry ? STORE_EBUSY :
-		    STORE_EIO;
+		return txn_failure(t);
 	snprintf(name, sizeof(name), "fc%d_%d", (int)k, (int)db);
 	for (i = 0; i < nparams; i++) {
 		fmts[i] = lens[i] >= 0;
@@ -855,6 +874,13 @@ pg_write(struct store *st, store_write_fn fn, void *arg)
 				    "not be serialized in %d tries", attempt);
 			break;
 		}
+		if (t.need) {
+			/* a store_need whose answer came early: as LMDB */
+			rc = STORE_ENEEDED;
+			pipe_abandon(&t);
+			txn_release(&t);
+			break;
+		}
 		if (rc != 0 || t.failed) {
 			if (rc == 0) {
 				log_error("storage: a write function ignored "
@@ -985,6 +1011,24 @@ pg_del(struct store_txn *tt, enum store_db db, const void *key, size_t klen)
 		rc = STORE_ENOTFOUND;
 	PQclear(r);
 	return rc;
+}
+
+static int
+pg_need(struct store_txn *tt, enum store_db db, const void *key,
+    size_t klen)
+{
+	struct pg_txn	*t = (struct pg_txn *)tt;
+	const char	*vals[1] = { klen > 0 ? key : "" };
+	int		 lens[1] = { (int)klen };
+	const void	*v;
+	size_t		 n;
+	int		 rc;
+
+	/* in a write, the answer waits (pipe_drain reads its failure) */
+	if (t->pipe)
+		return stmt_run(t, db, PG_NEED, 1, vals, lens, NULL);
+	rc = pg_get(tt, db, key, klen, &v, &n);
+	return rc == STORE_ENOTFOUND ? STORE_ENEEDED : rc;
 }
 
 /* ====== Reads of one statement ====== */
@@ -1554,6 +1598,7 @@ const struct store_backend store_backend_pg = {
 	.get = pg_get,
 	.put = pg_put,
 	.del = pg_del,
+	.need = pg_need,
 	.cursor_open = pg_cursor_open,
 	.cursor_close = pg_cursor_close,
 	.cursor_move = pg_cursor_move,

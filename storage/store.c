@@ -64,6 +64,7 @@ store_strerror(int rc)
 	case STORE_ECONFIG:
 		return "storage.backend must be lmdb or postgres, and postgres "
 		    "needs storage.postgres_url";
+	case STORE_ENEEDED: return "a record the write needs is gone";
 	default: return "unknown storage error";
 	}
 }
@@ -161,6 +162,20 @@ store_get(struct store_txn *t, enum store_db db, const void *key, size_t klen,
     const void **val, size_t *vlen)
 {
 	return t->be->get(t, db, key, klen, val, vlen);
+}
+
+int
+store_need(struct store_txn *t, enum store_db db, const void *key,
+    size_t klen)
+{
+	const void	*v;
+	size_t		 n;
+	int		 rc;
+
+	if (t->be->need != NULL)
+		return t->be->need(t, db, key, klen);
+	rc = t->be->get(t, db, key, klen, &v, &n);
+	return rc == STORE_ENOTFOUND ? STORE_ENEEDED : rc;
 }
 
 int

@@ -167,11 +167,10 @@ run_write_fn(struct store_txn *t, void *arg)
 	json_t			*old = NULL;
 	int			 rc;
 
-	/* an app deleted while it ran: its run leaves nothing behind */
-	if ((rc = store_get(t, STORE_DB_APPS, app, strlen(app), &v, &vlen)) ==
-	    STORE_ENOTFOUND)
-		return 0;
-	if (rc != 0)
+	/* an app deleted while it ran: its run leaves nothing behind
+	 * (STORE_ENEEDED, at once or at the commit; on PostgreSQL the
+	 * check waits for no answer, so the write stays one round trip) */
+	if ((rc = store_need(t, STORE_DB_APPS, app, strlen(app))) != 0)
 		return rc;
 	/* stored as running (live.c): its key under the lease goes, and a
 	 * stop from elsewhere stays on the record (then its text is made
@@ -1014,8 +1013,10 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		goto out;
 	}
 	w.stored = live_final(&r);
-	if ((rc = engine_from_store(store_write(e->store, run_write_fn, &w)))
-	    != 0)
+	rc = store_write(e->store, run_write_fn, &w);
+	if (rc == STORE_ENEEDED)
+		rc = 0;		/* the app is gone: nothing stored */
+	if ((rc = engine_from_store(rc)) != 0)
 		goto out;
 	if (r.chat)
 		*out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:O,"

@@ -381,6 +381,44 @@ trips(struct store *s)
 	return st.round_trips;
 }
 
+/*
+ * A run's final write (store_need of its app, then its puts) is one round
+ * trip: the check waits for no answer. One whose app is gone is refused
+ * with the answers of that round trip (and a ROLLBACK), and the
+ * connection serves the next write, which runs once.
+ */
+static void
+test_pg_need_trips(void)
+{
+	struct store		*s = NULL;
+	struct store_stats	 st, st2;
+	struct need_arg		 a;
+	uint64_t		 n;
+
+	CHECK_INT(open_store(new_dir("needtrips"), MIB, MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(put1(s, STORE_DB_APPS, "ra", "{}", 0), 0);
+	memset(&a, 0, sizeof(a));
+	a.app = "ra";
+	CHECK_INT(store_write(s, need_fn, &a), 0);	/* prepares */
+	n = trips(s);
+	CHECK_INT(store_write(s, need_fn, &a), 0);
+	CHECK_INT((int)(trips(s) - n), 1);
+	a.app = "rb";
+	n = trips(s);
+	CHECK_INT(store_write(s, need_fn, &a), STORE_ENEEDED);
+	CHECK_INT((int)(trips(s) - n), 2);
+	a.app = "ra";
+	store_stats(s, &st);
+	CHECK_INT(store_write(s, need_fn, &a), 0);
+	store_stats(s, &st2);
+	CHECK_INT((int)(st2.round_trips - st.round_trips), 1);
+	CHECK_INT((int)(st2.retries - st.retries), 0);
+	CHECK_INT(a.calls, 4);
+	store_close(s);
+}
+
 static int
 del_runs_fn(struct store_txn *t, void *arg)
 {
@@ -592,6 +630,7 @@ main(void)
 	test_cursors();
 	test_schema();
 	test_abort();
+	test_need();
 	test_blobs();
 	test_threads();
 	test_processes();
@@ -600,6 +639,7 @@ main(void)
 	test_pg_batches();
 	test_pg_pipeline();
 	test_pg_generation();
+	test_pg_need_trips();
 	test_pg_open();
 	test_pg_restart();
 out:
