@@ -176,6 +176,9 @@ struct pg_cursor {
 	int			 desc;		/* rows came in descending order */
 	int			 valid;		/* pos is a row */
 	int			 batch;		/* rows to ask for next */
+	int			 last;		/* a read's batch that came short:
+						   no row past its end in its
+						   direction (the snapshot) */
 };
 
 /* The store whose write function this thread runs (no nesting). */
@@ -1218,6 +1221,11 @@ cursor_fetch(struct pg_cursor *c, enum pg_stmt k, const void *key,
 	c->res = r;
 	c->n = PQntuples(r);
 	c->desc = k == PG_LAST || k == PG_LT;
+	/* Fewer rows than asked for: the end of the table that way. A
+	 * read's snapshot does not change, so the walk past it needs no
+	 * query (a round trip saved at the end of most short walks); a
+	 * write's cursor sees its own puts, so it asks again. */
+	c->last = !c->t->pipe && c->n < c->batch;
 	c->pos = c->desc ? c->n - 1 : 0;
 	c->valid = 1;
 	if (c->batch < PG_BATCH_MAX)
@@ -1251,6 +1259,8 @@ pg_cursor_move(struct store_cursor *cc, int op, const void *key,
 			cursor_row(c, kv);
 			return 0;
 		}
+		if (c->last && !c->desc)
+			return STORE_ENOTFOUND;
 		cursor_row(c, &cur);
 		return cursor_fetch(c, PG_GT, cur.k, cur.klen, kv);
 	case STORE_CURSOR_PREV:
@@ -1261,6 +1271,8 @@ pg_cursor_move(struct store_cursor *cc, int op, const void *key,
 			cursor_row(c, kv);
 			return 0;
 		}
+		if (c->last && c->desc)
+			return STORE_ENOTFOUND;
 		cursor_row(c, &cur);
 		return cursor_fetch(c, PG_LT, cur.k, cur.klen, kv);
 	default:

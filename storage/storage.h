@@ -131,6 +131,11 @@ void	store_read_end(struct store_txn *t);
 int	store_get_copy(struct store *s, enum store_db db, const void *key,
 	    size_t klen, void **val, size_t *vlen);
 
+/* store_get_copy of a JSON record: a new reference the caller owns;
+ * STORE_EINVAL when the stored bytes are not JSON (logged). */
+int	store_get_copy_json(struct store *s, enum store_db db, const char *key,
+	    json_t **out);
+
 /*
  * The configuration generation: a number that every committed write that
  * changes a record of apps, drafts, versions or api_keys changes, in the

@@ -280,6 +280,28 @@ store_get_json(struct store_txn *t, enum store_db db, const char *key,
 }
 
 int
+store_get_copy_json(struct store *s, enum store_db db, const char *key,
+    json_t **out)
+{
+	void	*v = NULL;
+	size_t	 vlen = 0;
+	json_t	*j;
+	int	 rc;
+
+	if ((rc = store_get_copy(s, db, key, strlen(key), &v, &vlen)) != 0)
+		return rc;
+	j = json_loadb(v, vlen, 0, NULL);
+	free(v);
+	if (j == NULL) {
+		log_error("storage: %s/%s: damaged record", store_db_names[db],
+		    key);
+		return STORE_EINVAL;
+	}
+	*out = j;
+	return 0;
+}
+
+int
 store_put_json(struct store_txn *t, enum store_db db, const char *key,
     const json_t *val, unsigned flags)
 {

@@ -262,17 +262,14 @@ static int
 conversation_load(struct engine *e, const char *app_id, const char *user,
     const char *id, json_t **out)
 {
-	struct store_txn	*t = NULL;
-	json_t			*c = NULL;
-	int			 rc;
+	json_t	*c = NULL;
+	int	 rc;
 
 	if (engine_uuid_check(id) != 0)
 		return ENGINE_ENOTFOUND;
-	if ((rc = store_read_begin(e->store, &t)) != 0)
-		return engine_from_store(rc);
-	rc = store_get_json(t, STORE_DB_CONVERSATIONS, id, &c);
-	store_read_end(t);
-	if (rc != 0)
+	/* one key: no transaction (a round trip less on PostgreSQL) */
+	if ((rc = store_get_copy_json(e->store, STORE_DB_CONVERSATIONS, id,
+	    &c)) != 0)
 		return engine_from_store(rc);
 	if (!record_owned(c, app_id, "from_end_user_id", user)) {
 		json_decref(c);

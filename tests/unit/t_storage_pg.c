@@ -381,6 +381,98 @@ trips(struct store *s)
 	return st.round_trips;
 }
 
+struct short_arg {
+	int	found;		/* the key put after the batch, walked to */
+};
+
+/* A write's cursor that came to its table's end, then a put past it: the
+ * walk on finds the put (it asks the server again). */
+static int
+short_fn(struct store_txn *t, void *arg)
+{
+	struct short_arg	*a = arg;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	int			 rc;
+
+	a->found = 0;
+	if ((rc = store_cursor_open(t, STORE_DB_SETTINGS, &c)) != 0)
+		return rc;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	    rc = store_cursor_next(c, &kv))
+		;
+	if (rc == STORE_ENOTFOUND)
+		rc = store_put(t, STORE_DB_SETTINGS, "s9", 2, "9", 1, 0);
+	if (rc == 0 && (rc = store_cursor_next(c, &kv)) == 0)
+		a->found = kv.klen == 2 && memcmp(kv.k, "s9", 2) == 0;
+	store_cursor_close(c);
+	return rc;
+}
+
+/*
+ * A read's cursor whose batch came short is at its table's end: walking
+ * past it costs no round trip (the snapshot does not change). A write's
+ * cursor asks again, for its own puts.
+ */
+static void
+test_pg_short_batch(void)
+{
+	struct store		*s = NULL;
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	struct short_arg	 a;
+	uint64_t		 n;
+	int			 rows = 0, rc;
+
+	CHECK_INT(open_store(new_dir("short"), MIB, MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(put1(s, STORE_DB_SETTINGS, "s1", "1", 0), 0);
+	CHECK_INT(put1(s, STORE_DB_SETTINGS, "s2", "2", 0), 0);
+	CHECK_INT(put1(s, STORE_DB_SETTINGS, "s3", "3", 0), 0);
+	/* prepared on the connection first */
+	CHECK_INT(store_read_begin(s, &t), 0);
+	if (t == NULL)
+		goto out;
+	CHECK_INT(store_cursor_open(t, STORE_DB_SETTINGS, &c), 0);
+	CHECK_INT(store_cursor_first(c, &kv), 0);
+	CHECK_INT(store_cursor_last(c, &kv), 0);
+	store_cursor_close(c);
+	store_read_end(t);
+	n = trips(s);
+	CHECK_INT(store_read_begin(s, &t), 0);
+	if (t == NULL)
+		goto out;
+	CHECK_INT(store_cursor_open(t, STORE_DB_SETTINGS, &c), 0);
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	    rc = store_cursor_next(c, &kv))
+		rows++;
+	CHECK_INT(rc, STORE_ENOTFOUND);
+	CHECK_INT(rows, 3);
+	/* it stays on the last row, as at an end found by a query */
+	CHECK_INT(store_cursor_next(c, &kv), STORE_ENOTFOUND);
+	CHECK_INT(store_cursor_prev(c, &kv), 0);
+	CHECK(kv.klen == 2 && memcmp(kv.k, "s2", 2) == 0);
+	/* BEGIN (with its snapshot) and one batch */
+	CHECK_INT((int)(trips(s) - n), 2);
+	/* backwards, the same */
+	n = trips(s);
+	rows = 0;
+	for (rc = store_cursor_last(c, &kv); rc == 0;
+	    rc = store_cursor_prev(c, &kv))
+		rows++;
+	CHECK_INT(rows, 3);
+	CHECK_INT((int)(trips(s) - n), 1);
+	store_cursor_close(c);
+	store_read_end(t);
+	memset(&a, 0, sizeof(a));
+	CHECK_INT(store_write(s, short_fn, &a), 0);
+	CHECK_INT(a.found, 1);
+out:
+	store_close(s);
+}
+
 /*
  * A run's final write (store_need of its app, then its puts) is one round
  * trip: the check waits for no answer. One whose app is gone is refused
@@ -640,6 +732,7 @@ main(void)
 	test_pg_pipeline();
 	test_pg_generation();
 	test_pg_need_trips();
+	test_pg_short_batch();
 	test_pg_open();
 	test_pg_restart();
 out:
