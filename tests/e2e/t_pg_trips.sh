@@ -78,7 +78,7 @@ count() {
 	rt=$(awk -F'|' -v n="$2" '
 		$2 ~ /^BEGIN ISOLATION LEVEL SERIALIZABLE/ || $2 == "SELECT $1" ||
 		$2 == "ROLLBACK" || $2 ~ /DO UPDATE SET v = EXCLUDED.v/ ||
-		$2 ~ /^SELECT 1 \/ count\(\*\)/ { next }
+		$2 ~ /^SELECT [^ ]+ \/ count\(\*\) FROM / { next }
 		{ c += $1 } END { printf "%.1f", c / n }' "$f")
 	echo "# $1: $st statements, $rt round trips per run; the statements (calls, text):"
 	sed 's/^/#   /' "$f"

@@ -381,6 +381,49 @@ trips(struct store *s)
 	return st.round_trips;
 }
 
+/*
+ * A large value (a run's node records) is compressed with lz4 where the
+ * server has it, not with its default pglz; a server without lz4 keeps
+ * pglz (a counted skip here).
+ */
+static void
+test_pg_compression(void)
+{
+	static const char pattern[] = "{\"node_id\":\"n1\",\"status\":"
+			    "\"succeeded\"}";
+	struct store	*s = NULL;
+	char		*big;
+	size_t		 i;
+
+	CHECK_INT(open_store(new_dir("lz4"), MIB, MIB, &s), 0);
+	if (s == NULL || (big = malloc(20001)) == NULL) {
+		store_close(s);
+		return;
+	}
+	for (i = 0; i < 20000; i++)
+		big[i] = pattern[i % (sizeof(pattern) - 1)];
+	big[20000] = '\0';
+	CHECK_INT(put1(s, STORE_DB_NODE_RUNS, "z1", big, 0), 0);
+	if (pg_number("SELECT count(*) FROM pg_settings WHERE name = "
+	    "'default_toast_compression' AND 'lz4' = ANY(enumvals)") != 1)
+		SKIP("this PostgreSQL has no lz4");
+	else
+		CHECK_INT(pg_number("SELECT count(*) FROM flowcgi_node_runs "
+		    "WHERE k = 'z1' AND pg_column_compression(v) = 'lz4'"), 1);
+	/* and it reads back whole */
+	{
+		void	*v = NULL;
+		size_t	 n = 0;
+
+		CHECK_INT(store_get_copy(s, STORE_DB_NODE_RUNS, "z1", 2, &v,
+		    &n), 0);
+		CHECK(n == 20000 && v != NULL && memcmp(v, big, n) == 0);
+		free(v);
+	}
+	free(big);
+	store_close(s);
+}
+
 struct short_arg {
 	int	found;		/* the key put after the batch, walked to */
 };
@@ -733,6 +776,7 @@ main(void)
 	test_pg_generation();
 	test_pg_need_trips();
 	test_pg_short_batch();
+	test_pg_compression();
 	test_pg_open();
 	test_pg_restart();
 out:
