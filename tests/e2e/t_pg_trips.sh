@@ -11,7 +11,8 @@
 # they are now: a change that adds a statement or a round trip to a run
 # fails here and says which statements a run made. Without PostgreSQL or
 # without pg_stat_statements (Debian's server package has it) the test is
-# one counted skip.
+# one counted skip. Then a run of an app deleted while it runs: answered,
+# and nothing of it stored.
 . "$(dirname "$0")/lib.sh"
 
 # what a run may cost, at most. A workflow: the configuration generation,
@@ -115,4 +116,37 @@ count chat_continued $N $CHAT_TRIPS $CHAT_STMTS
 # the runs were stored (the count is of runs that wrote)
 req GET "/console/api/apps/$WF/workflow-runs?limit=100"
 ok "$(jqr '.data | length >= 8' | grep -qx true; echo $?)" "the workflow's runs are stored"
+
+# ---- an app deleted while it runs: the run's write needs its app (a
+# check in the write's pipeline, store_need): the run is answered, and
+# nothing of it is stored ----
+import_file "$TOP/tests/e2e/apps/slow.yml"
+SLOW=$(jqr .app_id)
+req POST "/console/api/apps/$SLOW/api-keys"
+SLOW_KEY=$(jqr .token)
+curl -sS -o "$T_DIR/slow.json" -w '%{http_code}' -H "Authorization: Bearer $SLOW_KEY" \
+    -H "$J" -d '{"inputs":{"seconds":2},"user":"u","response_mode":"blocking"}' \
+    "$BASE/v1/workflows/run" >"$T_DIR/slow.code" &
+CURL=$!
+# stored as running (past run.publish_after): then the app goes
+i=0
+until req GET "/console/api/apps/$SLOW/workflow-runs?limit=5" &&
+    [ "$(jqr '.data | length')" = 1 ]; do
+	i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
+done
+is "$(jqr '.data[0].status')" running "the slow run is stored as running"
+RUN=$(jqr '.data[0].id')
+req DELETE "/console/api/apps/$SLOW"
+ok "$(case $STATUS in 200|204) echo 0 ;; *) echo 1 ;; esac)" "the app is deleted while it runs ($STATUS)"
+wait $CURL
+is "$(cat "$T_DIR/slow.code") $(jq -r .data.status "$T_DIR/slow.json")" \
+    "200 succeeded" "the run is answered"
+is "$(jq -r .workflow_run_id "$T_DIR/slow.json")" "$RUN" "it is the run that was stored"
+db_has runs "$RUN"
+is $? 1 "nothing of it is stored: no run record (store_poke: not there)"
+db_has node_runs "$RUN"
+is $? 1 "and no node records"
+# the store is fine after the refused write: the workflow runs and stores
+run_wf
+ok $? "a run after it"
 finish
