@@ -12,7 +12,9 @@
 # (pg_stat_statements, over the runs' wrk) and the CPU the server's
 # processes and flowcgi's used during it, as a share of one core: on a
 # machine of two cores, two hosts can only gain what the server leaves.
-# Figures are reported, not asserted. Without PostgreSQL it says so and
+# Then two processes against one, and the CPU per run of flowcgi and of
+# the server with the database's share of it (the server's CPU over
+# both). Figures are reported, not asserted. Without PostgreSQL it says so and
 # exits 0.
 set -u
 BUILD=$(cd "$1" && pwd)
