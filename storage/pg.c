@@ -18,15 +18,15 @@
  * queries of a transaction are kept until it ends, so the pointers that
  * store_get and cursors give stay valid as long as on LMDB.
  *
- * Round trips: a write runs in libpq's pipeline mode. BEGIN and the puts
- * (whose only answer is a failure) are sent without waiting; a statement
- * whose answer fn needs (a get, a cursor, an insert-unless-there, a
- * delete) reads every answer before it; COMMIT reads the rest. A put
- * that failed unseen fails the transaction at the latest at its commit,
- * so nothing of it commits, as if fn had seen the failure. A write of
- * puts alone (a run's final write) is one round trip. Every round trip
- * costs both sides a wake-up and system calls, which is most of what a
- * run costs here.
+ * Round trips: a write runs in libpq's pipeline mode. BEGIN, the puts and
+ * the checks of store_need (whose only answer is a failure) are sent
+ * without waiting; a statement whose answer fn needs (a get, a cursor, an
+ * insert-unless-there, a delete) reads every answer before it; COMMIT
+ * reads the rest. A put that failed unseen fails the transaction at the
+ * latest at its commit, so nothing of it commits, as if fn had seen the
+ * failure. A write of checks and puts alone (a run's final write) is one
+ * round trip. Every round trip costs both sides a wake-up and system
+ * calls, which is most of what a run costs here.
  *
  * Connections: a pool of at most pool_size per process, made on demand.
  * A transaction takes one for its whole life and waits up to wait_ms for
