@@ -64,6 +64,9 @@ struct store_backend {
 	int		(*get_copy)(struct store *s, enum store_db db,
 			    const void *key, size_t klen, void **val,
 			    size_t *vlen);
+	/* NULL: store.c checks with get at once */
+	int		(*need)(struct store_txn *t, enum store_db db,
+			    const void *key, size_t klen);
 	/* NULL: the backend keeps no generation (STORE_ENOTFOUND) */
 	int		(*generation)(struct store *s, uint64_t *gen);
 };

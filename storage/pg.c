@@ -18,15 +18,15 @@
  * queries of a transaction are kept until it ends, so the pointers that
  * store_get and cursors give stay valid as long as on LMDB.
  *
- * Round trips: a write runs in libpq's pipeline mode. BEGIN and the puts
- * (whose only answer is a failure) are sent without waiting; a statement
- * whose answer fn needs (a get, a cursor, an insert-unless-there, a
- * delete) reads every answer before it; COMMIT reads the rest. A put
- * that failed unseen fails the transaction at the latest at its commit,
- * so nothing of it commits, as if fn had seen the failure. A write of
- * puts alone (a run's final write) is one round trip. Every round trip
- * costs both sides a wake-up and system calls, which is most of what a
- * run costs here.
+ * Round trips: a write runs in libpq's pipeline mode. BEGIN, the puts and
+ * the checks of store_need (whose only answer is a failure) are sent
+ * without waiting; a statement whose answer fn needs (a get, a cursor, an
+ * insert-unless-there, a delete) reads every answer before it; COMMIT
+ * reads the rest. A put that failed unseen fails the transaction at the
+ * latest at its commit, so nothing of it commits, as if fn had seen the
+ * failure. A write of checks and puts alone (a run's final write) is one
+ * round trip. Every round trip costs both sides a wake-up and system
+ * calls, which is most of what a run costs here.
  *
  * Connections: a pool of at most pool_size per process, made on demand.
  * A transaction takes one for its whole life and waits up to wait_ms for
@@ -85,6 +85,7 @@ enum pg_stmt {
 	PG_GE,		/* $1 key, $2 limit */
 	PG_GT,		/* $1 key, $2 limit */
 	PG_LT,		/* $1 key, $2 limit (descending) */
+	PG_NEED,	/* $1 key: fails (22012) when it is not there */
 	PG__STMTS
 };
 
@@ -102,6 +103,10 @@ static const char *const stmt_sql[PG__STMTS][2] = {
 	[PG_GT] = { "SELECT k, v FROM ", " WHERE k > $1 ORDER BY k LIMIT $2" },
 	[PG_LT] = { "SELECT k, v FROM ",
 	    " WHERE k < $1 ORDER BY k DESC LIMIT $2" },
+	/* store_need: a division by the key's count, which fails with
+	 * division_by_zero when there is none, so that the check needs no
+	 * answer unless it fails (no function of ours: no layout) */
+	[PG_NEED] = { "SELECT 1 / count(*) FROM ", " WHERE k = $1" },
 };
 
 /* One connection; the statements it has prepared, a bit per pg_stmt. */
@@ -156,6 +161,7 @@ struct pg_txn {
 	int			 lost;		/* the connection broke */
 	int			 unsure;	/* lost once COMMIT was sent */
 	int			 failed;	/* the server aborted it */
+	int			 need;		/* a store_need found none */
 	int			 pipe;		/* a write: pipeline mode */
 	struct pg_pend		 pend[PG_PIPE_MAX + 4];
 	int			 npend;
@@ -170,6 +176,9 @@ struct pg_cursor {
 	int			 desc;		/* rows came in descending order */
 	int			 valid;		/* pos is a row */
 	int			 batch;		/* rows to ask for next */
+	int			 last;		/* a read's batch that came short:
+						   no row past its end in its
+						   direction (the snapshot) */
 };
 
 /* The store whose write function this thread runs (no nesting). */
@@ -243,6 +252,16 @@ conn_exec(struct pg_conn *c, const char *sql)
 	return ok ? 0 : -1;
 }
 
+/* Runs sql on c, which may fail without harm (a setting an older server
+ * lacks): nothing is logged. */
+static void
+conn_try(struct pg_conn *c, const char *sql)
+{
+	if (c->trips != NULL)
+		atomic_fetch_add(c->trips, 1);
+	PQclear(PQexec(c->pc, sql));
+}
+
 /* The server's notices ("already exists, skipping") are not errors. */
 static void
 notice_drop(void *arg, const char *message)
@@ -296,6 +315,12 @@ conn_new(struct pg *s)
 		conn_free(c);
 		return NULL;
 	}
+	/* Values over about 2 kB (a run's node records) are compressed as
+	 * they are stored: with lz4 where the server has it (PostgreSQL 14
+	 * and newer, built with lz4 as Debian's is), several times cheaper
+	 * for the server than its default pglz, which was a tenth of its
+	 * CPU in a run. A server without it keeps pglz. */
+	conn_try(c, "SET default_toast_compression TO lz4");
 	return c;
 }
 
@@ -486,6 +511,14 @@ keep(struct pg_txn *t, PGresult *r)
 	return 0;
 }
 
+/* What every statement of a transaction that failed answers. */
+static int
+txn_failure(const struct pg_txn *t)
+{
+	return t->lost ? STORE_EUNAVAIL : t->retry ? STORE_EBUSY :
+	    t->need ? STORE_ENEEDED : STORE_EIO;
+}
+
 /*
  * A write runs in pipeline mode: its statements go out without waiting,
  * and their answers are read when one is needed (a get, a cursor, whether
@@ -526,6 +559,7 @@ pipe_drain(struct pg_txn *t, int sync, PGresult **last)
 	struct pg_pend	*p;
 	PGresult	*r, *x;
 	ExecStatusType	 st;
+	const char	*state;
 	int		 i, rc = 0, ok, gone = 0, commit;
 
 	commit = t->npend > 0 && t->pend[t->npend - 1].kind == PEND_COMMIT;
@@ -550,7 +584,13 @@ pipe_drain(struct pg_txn *t, int sync, PGresult **last)
 			ok = strcmp(PQcmdStatus(r), "COMMIT") == 0;
 		if (!ok && p->kind == PEND_PREPARE)
 			c->prepared[p->db] &= ~(1u << p->k);
-		if (!ok && !t->failed) {
+		if (!ok && !t->failed && p->kind == PEND_STMT &&
+		    p->k == PG_NEED && (state = PQresultErrorField(r,
+		    PG_DIAG_SQLSTATE)) != NULL && strcmp(state, "22012") == 0) {
+			/* store_need: the key is not there, nothing commits */
+			t->failed = t->need = 1;
+			rc = STORE_ENEEDED;
+		} else if (!ok && !t->failed) {
 			rc = pg_fail(t, r, p->kind == PEND_COMMIT ? "commit" :
 			    "statement");
 			/* Lost at the COMMIT, or without the server's word
@@ -583,8 +623,7 @@ pipe_drain(struct pg_txn *t, int sync, PGresult **last)
 		c->bad = 1;
 	t->npend = 0;
 	if (rc == 0 && t->failed)
-		rc = t->lost ? STORE_EUNAVAIL : t->retry ? STORE_EBUSY :
-		    STORE_EIO;
+		rc = txn_failure(t);
 	return rc;
 }
 
@@ -606,8 +645,7 @@ stmt_run(struct pg_txn *t, enum store_db db, enum pg_stmt k, int nparams,
 	int		 fmts[2], plens[2], i, rc;
 
 	if (t->failed)
-		return t->lost ? STORE_EUNAVAIL : t->retry ? STORE_EBUSY :
-		    STORE_EIO;
+		return txn_failure(t);
 	snprintf(name, sizeof(name), "fc%d_%d", (int)k, (int)db);
 	for (i = 0; i < nparams; i++) {
 		fmts[i] = lens[i] >= 0;
@@ -855,6 +893,13 @@ pg_write(struct store *st, store_write_fn fn, void *arg)
 				    "not be serialized in %d tries", attempt);
 			break;
 		}
+		if (t.need) {
+			/* a store_need whose answer came early: as LMDB */
+			rc = STORE_ENEEDED;
+			pipe_abandon(&t);
+			txn_release(&t);
+			break;
+		}
 		if (rc != 0 || t.failed) {
 			if (rc == 0) {
 				log_error("storage: a write function ignored "
@@ -985,6 +1030,24 @@ pg_del(struct store_txn *tt, enum store_db db, const void *key, size_t klen)
 		rc = STORE_ENOTFOUND;
 	PQclear(r);
 	return rc;
+}
+
+static int
+pg_need(struct store_txn *tt, enum store_db db, const void *key,
+    size_t klen)
+{
+	struct pg_txn	*t = (struct pg_txn *)tt;
+	const char	*vals[1] = { klen > 0 ? key : "" };
+	int		 lens[1] = { (int)klen };
+	const void	*v;
+	size_t		 n;
+	int		 rc;
+
+	/* in a write, the answer waits (pipe_drain reads its failure) */
+	if (t->pipe)
+		return stmt_run(t, db, PG_NEED, 1, vals, lens, NULL);
+	rc = pg_get(tt, db, key, klen, &v, &n);
+	return rc == STORE_ENOTFOUND ? STORE_ENEEDED : rc;
 }
 
 /* ====== Reads of one statement ====== */
@@ -1174,6 +1237,11 @@ cursor_fetch(struct pg_cursor *c, enum pg_stmt k, const void *key,
 	c->res = r;
 	c->n = PQntuples(r);
 	c->desc = k == PG_LAST || k == PG_LT;
+	/* Fewer rows than asked for: the end of the table that way. A
+	 * read's snapshot does not change, so the walk past it needs no
+	 * query (a round trip saved at the end of most short walks); a
+	 * write's cursor sees its own puts, so it asks again. */
+	c->last = !c->t->pipe && c->n < c->batch;
 	c->pos = c->desc ? c->n - 1 : 0;
 	c->valid = 1;
 	if (c->batch < PG_BATCH_MAX)
@@ -1207,6 +1275,8 @@ pg_cursor_move(struct store_cursor *cc, int op, const void *key,
 			cursor_row(c, kv);
 			return 0;
 		}
+		if (c->last && !c->desc)
+			return STORE_ENOTFOUND;
 		cursor_row(c, &cur);
 		return cursor_fetch(c, PG_GT, cur.k, cur.klen, kv);
 	case STORE_CURSOR_PREV:
@@ -1217,6 +1287,8 @@ pg_cursor_move(struct store_cursor *cc, int op, const void *key,
 			cursor_row(c, kv);
 			return 0;
 		}
+		if (c->last && c->desc)
+			return STORE_ENOTFOUND;
 		cursor_row(c, &cur);
 		return cursor_fetch(c, PG_LT, cur.k, cur.klen, kv);
 	default:
@@ -1554,6 +1626,7 @@ const struct store_backend store_backend_pg = {
 	.get = pg_get,
 	.put = pg_put,
 	.del = pg_del,
+	.need = pg_need,
 	.cursor_open = pg_cursor_open,
 	.cursor_close = pg_cursor_close,
 	.cursor_move = pg_cursor_move,

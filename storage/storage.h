@@ -34,6 +34,8 @@ enum store_err {
 	STORE_EUNAVAIL = -110,	/* the database server cannot be reached
 				   (postgres: for storage.postgres_wait) */
 	STORE_ECONFIG = -111,	/* storage.backend or its URL is wrong */
+	STORE_ENEEDED = -112,	/* a key store_need asked for is not there:
+				   nothing of the write was stored */
 };
 
 /* The named databases; DESIGN.md says what each one keys and holds. */
@@ -129,6 +131,11 @@ void	store_read_end(struct store_txn *t);
 int	store_get_copy(struct store *s, enum store_db db, const void *key,
 	    size_t klen, void **val, size_t *vlen);
 
+/* store_get_copy of a JSON record: a new reference the caller owns;
+ * STORE_EINVAL when the stored bytes are not JSON (logged). */
+int	store_get_copy_json(struct store *s, enum store_db db, const char *key,
+	    json_t **out);
+
 /*
  * The configuration generation: a number that every committed write that
  * changes a record of apps, drafts, versions or api_keys changes, in the
@@ -212,6 +219,22 @@ int	store_get(struct store_txn *t, enum store_db db, const void *key,
 int	store_put(struct store_txn *t, enum store_db db, const void *key,
 	    size_t klen, const void *val, size_t vlen, unsigned flags);
 int	store_del(struct store_txn *t, enum store_db db, const void *key,
+	    size_t klen);
+
+/*
+ * The write commits only if key is in db: a check, not a read, for a
+ * write function that has nothing to do with the value and would write
+ * nothing without it (a run's record without its app). When the key is
+ * not there, nothing of the write is stored and store_write returns
+ * STORE_ENEEDED. On LMDB the check is made here, at once (STORE_ENEEDED,
+ * which fn returns); on postgres it goes out in the write's pipeline
+ * without waiting and fails the transaction at the latest at its commit,
+ * so a write of a check and puts stays one round trip: store_need
+ * answers 0 then, and fn goes on as if the key were there. Under
+ * SERIALIZABLE the check is a read of the key: a write that changes or
+ * deletes it meanwhile makes one of the two run again.
+ */
+int	store_need(struct store_txn *t, enum store_db db, const void *key,
 	    size_t klen);
 
 /* JSON records. store_get_json gives a new reference the caller owns. */

@@ -64,6 +64,7 @@ store_strerror(int rc)
 	case STORE_ECONFIG:
 		return "storage.backend must be lmdb or postgres, and postgres "
 		    "needs storage.postgres_url";
+	case STORE_ENEEDED: return "a record the write needs is gone";
 	default: return "unknown storage error";
 	}
 }
@@ -164,6 +165,20 @@ store_get(struct store_txn *t, enum store_db db, const void *key, size_t klen,
 }
 
 int
+store_need(struct store_txn *t, enum store_db db, const void *key,
+    size_t klen)
+{
+	const void	*v;
+	size_t		 n;
+	int		 rc;
+
+	if (t->be->need != NULL)
+		return t->be->need(t, db, key, klen);
+	rc = t->be->get(t, db, key, klen, &v, &n);
+	return rc == STORE_ENOTFOUND ? STORE_ENEEDED : rc;
+}
+
+int
 store_put(struct store_txn *t, enum store_db db, const void *key, size_t klen,
     const void *val, size_t vlen, unsigned flags)
 {
@@ -256,6 +271,28 @@ store_get_json(struct store_txn *t, enum store_db db, const char *key,
 	if ((rc = store_get(t, db, key, strlen(key), &v, &vlen)) != 0)
 		return rc;
 	if ((j = json_loadb(v, vlen, 0, NULL)) == NULL) {
+		log_error("storage: %s/%s: damaged record", store_db_names[db],
+		    key);
+		return STORE_EINVAL;
+	}
+	*out = j;
+	return 0;
+}
+
+int
+store_get_copy_json(struct store *s, enum store_db db, const char *key,
+    json_t **out)
+{
+	void	*v = NULL;
+	size_t	 vlen = 0;
+	json_t	*j;
+	int	 rc;
+
+	if ((rc = store_get_copy(s, db, key, strlen(key), &v, &vlen)) != 0)
+		return rc;
+	j = json_loadb(v, vlen, 0, NULL);
+	free(v);
+	if (j == NULL) {
 		log_error("storage: %s/%s: damaged record", store_db_names[db],
 		    key);
 		return STORE_EINVAL;

@@ -12,7 +12,9 @@
 # (pg_stat_statements, over the runs' wrk) and the CPU the server's
 # processes and flowcgi's used during it, as a share of one core: on a
 # machine of two cores, two hosts can only gain what the server leaves.
-# Figures are reported, not asserted. Without PostgreSQL it says so and
+# Then two processes against one, and the CPU per run of flowcgi and of
+# the server with the database's share of it (the server's CPU over
+# both). Figures are reported, not asserted. Without PostgreSQL it says so and
 # exits 0.
 set -u
 BUILD=$(cd "$1" && pwd)
@@ -111,13 +113,14 @@ measure() {
 	printf -v "FC_$1" '%s' "$(awk -v a="$fc0" -v b="$fc1" -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz / (t / 1e9) }')"
 	printf -v "PC_$1" '%s' "$(awk -v a="$pc0" -v b="$pc1" -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz / (t / 1e9) }')"
 	if [ "$STATS" = 1 ] && [ "$2" = pg ]; then
-		# a write's BEGIN and puts ride in its COMMIT's round trip (the
-		# pipeline), a read's SELECT 1 in its BEGIN's, and its ROLLBACK is
-		# sent without waiting (its answer is read with the next use)
+		# a write's BEGIN, puts and store_need checks (SELECT 1 / count)
+		# ride in its COMMIT's round trip (the pipeline), a read's SELECT 1
+		# in its BEGIN's, and its ROLLBACK is sent without waiting (its
+		# answer is read with the next use)
 		sql "SELECT query, calls FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC" >"$f.stmts"
 		printf -v "S_$1" '%s' "$(awk -F'|' -v n="$(wrk_requests "$f.run")" '{ c += $NF } END { printf "%.1f", c / n }' "$f.stmts")"
 		printf -v "T_$1" '%s' "$(awk -F'|' -v n="$(wrk_requests "$f.run")" '
-			/^BEGIN ISOLATION LEVEL SERIALIZABLE/ || /^SELECT \$1\|/ || /^ROLLBACK\|/ || /DO UPDATE SET v = EXCLUDED.v/ { next }
+			/^BEGIN ISOLATION LEVEL SERIALIZABLE/ || /^SELECT \$1\|/ || /^ROLLBACK\|/ || /DO UPDATE SET v = EXCLUDED.v/ || /^SELECT [^ ]+ \/ count\(\*\) FROM / { next }
 			{ c += $NF } END { printf "%.1f", c / n }' "$f.stmts")"
 	fi
 	wrk -t2 -c"$CONNS" -d"$DUR" -H "Authorization: Bearer $TOKEN" \
@@ -149,6 +152,18 @@ for s in lmdb pg1 pg2; do
 		printf '  %-38s flowcgi %s  postgres %s  %s statements  %s round trips\n' \
 		    "$s" "${!f}" "${!p}" "${!st:-?}" "${!rt:-?}"
 	fi
+done
+# Two hosts against one, and what each run cost in CPU: the database's
+# share is the server's processes' CPU over all the CPU the run took
+# (flowcgi's and the server's; nginx and wrk are the same on every side)
+awk -v r1="$R_pg1" -v r2="$R_pg2" -v c1="$C_pg1" -v c2="$C_pg2" \
+    'BEGIN { printf "Two processes against one on PostgreSQL: %.2f runs/s, %.2f reads/s\n", r2 / r1, c2 / c1 }'
+echo "CPU per run (ms; flowcgi + postgres) and the database's share of it:"
+for s in lmdb pg1 pg2; do
+	p=PC_$s; f=FC_$s; r=R_$s
+	awk -v l="$s" -v f="${!f}" -v p="${!p}" -v r="${!r}" -v lm="$s" 'BEGIN {
+		if (lm == "lmdb") p = 0
+		printf "  %-38s %.3f + %.3f ms   database %.0f%%\n", l, f * 1000 / r, p * 1000 / r, (f + p > 0 ? 100 * p / (f + p) : 0) }'
 done
 [ -n "${KEEP:-}" ] && echo "statements of each side: $ROOT_DIR/*.stmts"
 exit 0

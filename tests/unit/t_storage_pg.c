@@ -381,6 +381,179 @@ trips(struct store *s)
 	return st.round_trips;
 }
 
+/*
+ * A large value (a run's node records) is compressed with lz4 where the
+ * server has it, not with its default pglz; a server without lz4 keeps
+ * pglz (a counted skip here).
+ */
+static void
+test_pg_compression(void)
+{
+	static const char pattern[] = "{\"node_id\":\"n1\",\"status\":"
+			    "\"succeeded\"}";
+	struct store	*s = NULL;
+	char		*big;
+	size_t		 i;
+
+	CHECK_INT(open_store(new_dir("lz4"), MIB, MIB, &s), 0);
+	if (s == NULL || (big = malloc(20001)) == NULL) {
+		store_close(s);
+		return;
+	}
+	for (i = 0; i < 20000; i++)
+		big[i] = pattern[i % (sizeof(pattern) - 1)];
+	big[20000] = '\0';
+	CHECK_INT(put1(s, STORE_DB_NODE_RUNS, "z1", big, 0), 0);
+	if (pg_number("SELECT count(*) FROM pg_settings WHERE name = "
+	    "'default_toast_compression' AND 'lz4' = ANY(enumvals)") != 1)
+		SKIP("this PostgreSQL has no lz4");
+	else
+		CHECK_INT(pg_number("SELECT count(*) FROM flowcgi_node_runs "
+		    "WHERE k = 'z1' AND pg_column_compression(v) = 'lz4'"), 1);
+	/* and it reads back whole */
+	{
+		void	*v = NULL;
+		size_t	 n = 0;
+
+		CHECK_INT(store_get_copy(s, STORE_DB_NODE_RUNS, "z1", 2, &v,
+		    &n), 0);
+		CHECK(n == 20000 && v != NULL && memcmp(v, big, n) == 0);
+		free(v);
+	}
+	free(big);
+	store_close(s);
+}
+
+struct short_arg {
+	int	found;		/* the key put after the batch, walked to */
+};
+
+/* A write's cursor that came to its table's end, then a put past it: the
+ * walk on finds the put (it asks the server again). */
+static int
+short_fn(struct store_txn *t, void *arg)
+{
+	struct short_arg	*a = arg;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	int			 rc;
+
+	a->found = 0;
+	if ((rc = store_cursor_open(t, STORE_DB_SETTINGS, &c)) != 0)
+		return rc;
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	    rc = store_cursor_next(c, &kv))
+		;
+	if (rc == STORE_ENOTFOUND)
+		rc = store_put(t, STORE_DB_SETTINGS, "s9", 2, "9", 1, 0);
+	if (rc == 0 && (rc = store_cursor_next(c, &kv)) == 0)
+		a->found = kv.klen == 2 && memcmp(kv.k, "s9", 2) == 0;
+	store_cursor_close(c);
+	return rc;
+}
+
+/*
+ * A read's cursor whose batch came short is at its table's end: walking
+ * past it costs no round trip (the snapshot does not change). A write's
+ * cursor asks again, for its own puts.
+ */
+static void
+test_pg_short_batch(void)
+{
+	struct store		*s = NULL;
+	struct store_txn	*t = NULL;
+	struct store_cursor	*c = NULL;
+	struct store_kv		 kv;
+	struct short_arg	 a;
+	uint64_t		 n;
+	int			 rows = 0, rc;
+
+	CHECK_INT(open_store(new_dir("short"), MIB, MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(put1(s, STORE_DB_SETTINGS, "s1", "1", 0), 0);
+	CHECK_INT(put1(s, STORE_DB_SETTINGS, "s2", "2", 0), 0);
+	CHECK_INT(put1(s, STORE_DB_SETTINGS, "s3", "3", 0), 0);
+	/* prepared on the connection first */
+	CHECK_INT(store_read_begin(s, &t), 0);
+	if (t == NULL)
+		goto out;
+	CHECK_INT(store_cursor_open(t, STORE_DB_SETTINGS, &c), 0);
+	CHECK_INT(store_cursor_first(c, &kv), 0);
+	CHECK_INT(store_cursor_last(c, &kv), 0);
+	store_cursor_close(c);
+	store_read_end(t);
+	n = trips(s);
+	CHECK_INT(store_read_begin(s, &t), 0);
+	if (t == NULL)
+		goto out;
+	CHECK_INT(store_cursor_open(t, STORE_DB_SETTINGS, &c), 0);
+	for (rc = store_cursor_first(c, &kv); rc == 0;
+	    rc = store_cursor_next(c, &kv))
+		rows++;
+	CHECK_INT(rc, STORE_ENOTFOUND);
+	CHECK_INT(rows, 3);
+	/* it stays on the last row, as at an end found by a query */
+	CHECK_INT(store_cursor_next(c, &kv), STORE_ENOTFOUND);
+	CHECK_INT(store_cursor_prev(c, &kv), 0);
+	CHECK(kv.klen == 2 && memcmp(kv.k, "s2", 2) == 0);
+	/* BEGIN (with its snapshot) and one batch */
+	CHECK_INT((int)(trips(s) - n), 2);
+	/* backwards, the same */
+	n = trips(s);
+	rows = 0;
+	for (rc = store_cursor_last(c, &kv); rc == 0;
+	    rc = store_cursor_prev(c, &kv))
+		rows++;
+	CHECK_INT(rows, 3);
+	CHECK_INT((int)(trips(s) - n), 1);
+	store_cursor_close(c);
+	store_read_end(t);
+	memset(&a, 0, sizeof(a));
+	CHECK_INT(store_write(s, short_fn, &a), 0);
+	CHECK_INT(a.found, 1);
+out:
+	store_close(s);
+}
+
+/*
+ * A run's final write (store_need of its app, then its puts) is one round
+ * trip: the check waits for no answer. One whose app is gone is refused
+ * with the answers of that round trip (and a ROLLBACK), and the
+ * connection serves the next write, which runs once.
+ */
+static void
+test_pg_need_trips(void)
+{
+	struct store		*s = NULL;
+	struct store_stats	 st, st2;
+	struct need_arg		 a;
+	uint64_t		 n;
+
+	CHECK_INT(open_store(new_dir("needtrips"), MIB, MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK_INT(put1(s, STORE_DB_APPS, "ra", "{}", 0), 0);
+	memset(&a, 0, sizeof(a));
+	a.app = "ra";
+	CHECK_INT(store_write(s, need_fn, &a), 0);	/* prepares */
+	n = trips(s);
+	CHECK_INT(store_write(s, need_fn, &a), 0);
+	CHECK_INT((int)(trips(s) - n), 1);
+	a.app = "rb";
+	n = trips(s);
+	CHECK_INT(store_write(s, need_fn, &a), STORE_ENEEDED);
+	CHECK_INT((int)(trips(s) - n), 2);
+	a.app = "ra";
+	store_stats(s, &st);
+	CHECK_INT(store_write(s, need_fn, &a), 0);
+	store_stats(s, &st2);
+	CHECK_INT((int)(st2.round_trips - st.round_trips), 1);
+	CHECK_INT((int)(st2.retries - st.retries), 0);
+	CHECK_INT(a.calls, 4);
+	store_close(s);
+}
+
 static int
 del_runs_fn(struct store_txn *t, void *arg)
 {
@@ -592,6 +765,7 @@ main(void)
 	test_cursors();
 	test_schema();
 	test_abort();
+	test_need();
 	test_blobs();
 	test_threads();
 	test_processes();
@@ -600,6 +774,9 @@ main(void)
 	test_pg_batches();
 	test_pg_pipeline();
 	test_pg_generation();
+	test_pg_need_trips();
+	test_pg_short_batch();
+	test_pg_compression();
 	test_pg_open();
 	test_pg_restart();
 out:

@@ -611,6 +611,107 @@ test_abort(void)
 	store_close(s);
 }
 
+/* ====== A write that needs a key ====== */
+
+struct need_arg {
+	const char	*app;		/* the key needed in apps */
+	int		 get;		/* a get after the check */
+	int		 need_rc, get_rc;
+	int		 calls;
+};
+
+/* A run's final write, in small: needs its app, then puts its records. */
+static int
+need_fn(struct store_txn *t, void *arg)
+{
+	struct need_arg	*a = arg;
+	const void	*v;
+	size_t		 n;
+	int		 rc;
+
+	a->calls++;
+	a->get_rc = 0;
+	a->need_rc = store_need(t, STORE_DB_APPS, a->app, strlen(a->app));
+	if (a->need_rc != 0)
+		return a->need_rc;
+	if (a->get) {
+		a->get_rc = store_get(t, STORE_DB_SETTINGS, "nothing", 7, &v,
+		    &n);
+		if (a->get_rc != STORE_ENOTFOUND)
+			return a->get_rc;
+	}
+	if ((rc = store_put(t, STORE_DB_RUNS, "nr1", 3, "run", 3, 0)) != 0)
+		return rc;
+	return store_put(t, STORE_DB_NODE_RUNS, "nr1", 3, "nodes", 5, 0);
+}
+
+/*
+ * store_need: a write whose key is gone stores nothing and answers
+ * STORE_ENEEDED (on LMDB at once, on postgres at the commit, or at the
+ * first statement that waits for an answer), one whose key is there
+ * commits; the store is fine after a refused one.
+ */
+static void
+test_need(void)
+{
+	struct store	*s = NULL;
+	struct need_arg	 a;
+	char		 buf[32];
+
+	CHECK_INT(open_store(new_dir("need"), MIB, 64 * MIB, &s), 0);
+	if (s == NULL)
+		return;
+	CHECK(strcmp(store_strerror(STORE_ENEEDED), "unknown storage error")
+	    != 0);
+	memset(&a, 0, sizeof(a));
+	a.app = "gone";
+	CHECK_INT(store_write(s, need_fn, &a), STORE_ENEEDED);
+	CHECK_INT(a.calls, 1);
+	/* LMDB says so at once; postgres at the commit */
+	CHECK_INT(a.need_rc, pg_url != NULL ? 0 : STORE_ENEEDED);
+	CHECK_INT(get1(s, STORE_DB_RUNS, "nr1", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	CHECK_INT(get1(s, STORE_DB_NODE_RUNS, "nr1", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	/* a get after the check hears of it on postgres */
+	memset(&a, 0, sizeof(a));
+	a.app = "gone";
+	a.get = 1;
+	CHECK_INT(store_write(s, need_fn, &a), STORE_ENEEDED);
+	CHECK_INT(pg_url != NULL ? a.get_rc : a.need_rc, STORE_ENEEDED);
+	CHECK_INT(get1(s, STORE_DB_RUNS, "nr1", buf, sizeof(buf)),
+	    STORE_ENOTFOUND);
+	/* there: it commits, with or without the get */
+	CHECK_INT(put1(s, STORE_DB_APPS, "here", "{}", 0), 0);
+	memset(&a, 0, sizeof(a));
+	a.app = "here";
+	CHECK_INT(store_write(s, need_fn, &a), 0);
+	CHECK_INT(a.need_rc, 0);
+	CHECK_INT(get1(s, STORE_DB_RUNS, "nr1", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "run");
+	CHECK_INT(get1(s, STORE_DB_NODE_RUNS, "nr1", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "nodes");
+	a.get = 1;
+	CHECK_INT(store_write(s, need_fn, &a), 0);
+	CHECK_INT(a.get_rc, STORE_ENOTFOUND);
+	/* the check is no write: the app is as it was */
+	CHECK_INT(get1(s, STORE_DB_APPS, "here", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "{}");
+	/* in a read transaction it is a get */
+	{
+		struct store_txn *t = NULL;
+
+		CHECK_INT(store_read_begin(s, &t), 0);
+		if (t != NULL) {
+			CHECK_INT(store_need(t, STORE_DB_APPS, "here", 4), 0);
+			CHECK_INT(store_need(t, STORE_DB_APPS, "gone", 4),
+			    STORE_ENEEDED);
+			store_read_end(t);
+		}
+	}
+	store_close(s);
+}
+
 /* ====== Concurrency: threads ====== */
 
 #define NTHREADS 6
@@ -1652,6 +1753,7 @@ main(void)
 	test_growth();
 	test_full();
 	test_abort();
+	test_need();
 	test_blobs();
 	test_threads();
 	test_group_batch();
