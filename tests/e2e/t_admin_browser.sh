@@ -114,12 +114,11 @@ if [ ! -x "$CHROMIUM" ]; then
 	ok 1 "chromium ($CHROMIUM) is installed (contrib/install-deps.sh)"
 	exit 1
 fi
-if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
-	(cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error) \
-	    >"$T_DIR/npm.log" 2>&1
-	ok $? "npm ci installs playwright-core" ||
-	    sed 's/^/# /' "$T_DIR/npm.log"
-fi
+# installed once for the tests that share the folder (npm-install.sh)
+"$TOP/tests/npm-install.sh" "$BROWSER_DIR" node_modules/playwright-core \
+    2>"$T_DIR/npm.log"
+ok $? "playwright-core is installed (npm ci when missing)" ||
+    sed 's/^/# /' "$T_DIR/npm.log"
 
 # The Sandbox Provider page is checked against a real sshd on loopback.
 if [ "$(id -u)" -ne 0 ] || [ ! -x /usr/sbin/sshd ]; then

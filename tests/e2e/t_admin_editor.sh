@@ -38,12 +38,11 @@ if [ ! -x "$CHROMIUM" ]; then
 	skip "needs chromium ($CHROMIUM; contrib/install-deps.sh)"; exit 0
 fi
 start_llm_front || exit 1
-if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
-	(cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error) \
-	    >"$T_DIR/npm.log" 2>&1
-	ok $? "npm ci installs playwright-core" ||
-	    sed 's/^/# /' "$T_DIR/npm.log"
-fi
+# installed once for the tests that share the folder (npm-install.sh)
+"$TOP/tests/npm-install.sh" "$BROWSER_DIR" node_modules/playwright-core \
+    2>"$T_DIR/npm.log"
+ok $? "playwright-core is installed (npm ci when missing)" ||
+    sed 's/^/# /' "$T_DIR/npm.log"
 
 ADMIN_URL="$BASE/flow/admin/" ADMIN_TOKEN="$TOKEN" CHROMIUM="$CHROMIUM" \
 OUT_DIR="$T_DIR" \

@@ -14,12 +14,11 @@
 
 EV=$TOP/tests/mcp-everything
 need node npm	# to run @modelcontextprotocol/server-everything
-if [ ! -d "$EV/node_modules/@modelcontextprotocol/server-everything" ]; then
-	(cd "$EV" && npm ci --no-audit --no-fund --loglevel=error) \
-	    >"$T_DIR/npm.log" 2>&1
-	ok $? "npm ci installs @modelcontextprotocol/server-everything" ||
-	    { sed 's/^/# /' "$T_DIR/npm.log" | tail -20; exit 1; }
-fi
+# installed once for the tests that share the folder (npm-install.sh)
+"$TOP/tests/npm-install.sh" "$EV" \
+    node_modules/@modelcontextprotocol/server-everything 2>"$T_DIR/npm.log"
+ok $? "@modelcontextprotocol/server-everything is installed (npm ci when missing)" ||
+    { sed 's/^/# /' "$T_DIR/npm.log" | tail -20; exit 1; }
 EV_MAIN=$EV/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
 # everything <transport> <log>: the reference server on a free loopback

@@ -14,12 +14,10 @@ SDK_DIR=$TOP/tests/sdk
 APPS=$TOP/tests/e2e/apps
 
 need node npm	# for Dify's Node SDK
-if [ ! -d "$SDK_DIR/node_modules/dify-client" ]; then
-	(cd "$SDK_DIR" && npm ci --no-audit --no-fund --loglevel=error) \
-	    >"$T_DIR/npm.log" 2>&1
-	ok $? "npm ci installs dify-client" || {
-		sed 's/^/# /' "$T_DIR/npm.log"; exit 1; }
-fi
+# installed once for the tests that share the folder (npm-install.sh)
+"$TOP/tests/npm-install.sh" "$SDK_DIR" node_modules/dify-client 2>"$T_DIR/npm.log"
+ok $? "dify-client is installed (npm ci when missing)" || {
+	sed 's/^/# /' "$T_DIR/npm.log"; exit 1; }
 is "$(node -p "require('$SDK_DIR/node_modules/dify-client/package.json').version")" \
     "$(jq -r '.packages["node_modules/dify-client"].version' "$SDK_DIR/package-lock.json")" \
     "the pinned dify-client is installed"

@@ -19,12 +19,11 @@ if [ ! -x "$CHROMIUM" ] || ! command -v node >/dev/null 2>&1; then
 	ok 1 "chromium ($CHROMIUM) and node are installed (contrib/install-deps.sh)"
 	exit 1
 fi
-if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
-	(cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error) \
-	    >"$T_DIR/npm.log" 2>&1
-	ok $? "npm ci installs playwright-core" ||
-	    sed 's/^/# /' "$T_DIR/npm.log"
-fi
+# installed once for the tests that share the folder (npm-install.sh)
+"$TOP/tests/npm-install.sh" "$BROWSER_DIR" node_modules/playwright-core \
+    2>"$T_DIR/npm.log"
+ok $? "playwright-core is installed (npm ci when missing)" ||
+    sed 's/^/# /' "$T_DIR/npm.log"
 start_llm_front || exit 1
 
 printf '%s\n' 'app: {mode: chat, name: Helper}' 'kind: app' 'version: 0.6.0' \

@@ -385,12 +385,12 @@ main(void)
 {
 	tn_open();
 	/* a fresh clone has no node_modules: install the pinned server from
-	 * its package-lock.json, as tests/e2e/t_mcp.sh does */
+	 * its package-lock.json, as tests/e2e/t_mcp.sh does, one install at
+	 * a time (tests/npm-install.sh: t_mcp.sh may run beside this) */
 	if (system("command -v node >/dev/null 2>&1") == 0 &&
 	    system("command -v npm >/dev/null 2>&1") == 0 &&
-	    access(EV_DIR "/" EV_MAIN, R_OK) != 0 &&
-	    !CHECK(system("cd " EV_DIR " && npm ci --no-audit --no-fund "
-	    "--loglevel=error >/dev/null 2>&1") == 0))
+	    !CHECK(system("sh tests/npm-install.sh " EV_DIR " " EV_MAIN
+	    " >/dev/null 2>&1") == 0))
 		printf("# npm ci in " EV_DIR " failed\n");
 	if (system("command -v node >/dev/null 2>&1") != 0 ||
 	    access(EV_DIR "/" EV_MAIN, R_OK) != 0) {
