@@ -422,6 +422,35 @@ struct ann_set {
 	json_t		*out;
 };
 
+/*
+ * Notes on the app's record whether its annotation reply is on
+ * ("annotation_reply": true, absent when off), in the transaction that
+ * turns it on or off: a chat turn reads the annotations only when the app
+ * it runs (from the app cache, which a write of the record refreshes)
+ * says so, not on every turn of every chat app.
+ */
+static int
+app_flag_put(struct store_txn *t, const char *app_id, int on)
+{
+	json_t	*app = NULL;
+	int	 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_APPS, app_id, &app)) != 0)
+		return rc;
+	if (json_is_true(json_object_get(app, "annotation_reply")) == on) {
+		json_decref(app);
+		return 0;
+	}
+	if (on ? json_object_set_new(app, "annotation_reply", json_true()) :
+	    json_object_del(app, "annotation_reply")) {
+		json_decref(app);
+		return STORE_ENOMEM;
+	}
+	rc = store_put_json(t, STORE_DB_APPS, app_id, app, 0);
+	json_decref(app);
+	return rc;
+}
+
 static int
 ann_set_fn(struct store_txn *t, void *arg)
 {
@@ -470,6 +499,10 @@ ann_set_fn(struct store_txn *t, void *arg)
 				json_object_del(it, "vec");
 			json_object_del(rec, "setting");
 		}
+		if ((rc = app_flag_put(t, p->app_id, p->setting != NULL)) !=
+		    0)
+			goto out;
+		rc = STORE_ENOMEM;
 	}
 	if (!p->threshold_only) {
 		if (!json_is_array(jobs = json_object_get(rec, "jobs"))) {

@@ -935,9 +935,12 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	 * Dify's annotation reply (chat, agent-chat and chatflow apps; the
 	 * app runners' query_app_annotations_to_reply / handle_annotation_
 	 * reply): a query near enough an annotation's question is answered
-	 * with its answer, streamed as one message, and nothing runs.
+	 * with its answer, streamed as one message, and nothing runs. The
+	 * annotations are read only for an app whose record says the reply
+	 * is on (annotations.c), not on every turn.
 	 */
 	if (r.chat && strcmp(mode, "completion") != 0 &&
+	    json_is_true(json_object_get(app, "annotation_reply")) &&
 	    (rc = annotation_match(e, r.app_id, o->query, &r.annotation)) != 0)
 		goto out;
 	if (r.annotation != NULL) {
