@@ -276,7 +276,93 @@ def more():
     open("big5.txt", "wb").write(big5.encode("big5"))
 
 
+def big(folder):
+    """The large files of the documents bench (not committed), a few MB
+    each: big.docx, big.xlsx, big.pptx, big.odt, big.epub, big.eml,
+    big.xls, big-gbk.txt."""
+    import os
+    import zipfile
+    line = "the quick brown fox jumps over the lazy dog 0123456789 "
+    zh = "文档提取器把每一种文件变成文本。"
+    import docx
+    d = docx.Document()
+    for i in range(40000):
+        d.add_paragraph("%d %s%s" % (i, line, zh))
+    t = d.add_table(rows=50, cols=4)
+    for r in range(50):
+        for c in range(4):
+            t.cell(r, c).text = "r%dc%d" % (r, c)
+    d.save(os.path.join(folder, "big.docx"))
+    import openpyxl
+    wb = openpyxl.Workbook(write_only=True)
+    ws = wb.create_sheet("Data")
+    ws.append(["id", "name", "price", "note"])
+    for i in range(60000):
+        ws.append([i, "item %d" % i, i * 0.25, zh])
+    wb.save(os.path.join(folder, "big.xlsx"))
+    import xlwt
+    xb = xlwt.Workbook(encoding="utf-8")
+    xs = xb.add_sheet("Data")
+    for c, v in enumerate(("id", "name", "price", "note")):
+        xs.write(0, c, v)
+    for i in range(1, 60000):
+        xs.write(i, 0, i)
+        xs.write(i, 1, "item %d" % i)
+        xs.write(i, 2, i * 0.25)
+        xs.write(i, 3, zh)
+    xb.save(os.path.join(folder, "big.xls"))
+    n = 1000
+    ids = "".join('<p:sldId id="%d" r:id="rId%d"/>' % (256 + i, i + 1)
+                  for i in range(n))
+    rels = "".join('<Relationship Id="rId%d" Type="%sslide" Target="slides/'
+                   'slide%d.xml"/>' % (i + 1, REL, i + 1) for i in range(n))
+    with zipfile.ZipFile(os.path.join(folder, "big.pptx"), "w",
+                         zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", PPTX_CT)
+        z.writestr("ppt/presentation.xml", '<p:presentation %s><p:sldIdLst>'
+                   '%s</p:sldIdLst></p:presentation>' % (P_NS, ids))
+        z.writestr("ppt/_rels/presentation.xml.rels", '<Relationships>%s'
+                   '</Relationships>' % rels)
+        for i in range(n):
+            z.writestr("ppt/slides/slide%d.xml" % (i + 1), slide("sld", [
+                sp([["Slide %d" % (i + 1)]]),
+                sp([["%s%s" % (line, zh)] for _ in range(40)])]))
+    from odf.opendocument import OpenDocumentText
+    from odf import text
+    o = OpenDocumentText()
+    for i in range(40000):
+        o.text.addElement(text.P(text="%d %s%s" % (i, line, zh)))
+    o.save(os.path.join(folder, "big.odt"))
+    from ebooklib import epub as e
+    b = e.EpubBook()
+    b.set_identifier("bench")
+    b.set_title("Bench")
+    chapters = []
+    for c in range(200):
+        ch = e.EpubHtml(title="C%d" % c, file_name="c%d.xhtml" % c)
+        ch.content = "<html><body>%s</body></html>" % "".join(
+            "<p>%d %s%s</p>" % (i, line, zh) for i in range(200))
+        b.add_item(ch)
+        chapters.append(ch)
+    b.add_item(e.EpubNcx())
+    b.add_item(e.EpubNav())
+    b.spine = chapters
+    e.write_epub(os.path.join(folder, "big.epub"), b)
+    from email.message import EmailMessage
+    m = EmailMessage()
+    m["Subject"] = "bench"
+    m["From"] = "a@example.com"
+    m.set_content("".join("%d %s%s\n" % (i, line, zh) for i in range(40000)),
+                  cte="base64")
+    open(os.path.join(folder, "big.eml"), "wb").write(bytes(m))
+    open(os.path.join(folder, "big-gbk.txt"), "wb").write("".join(
+        "%d %s%s\n" % (i, line, zh) for i in range(60000)).encode("gbk"))
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "big":
+        big(sys.argv[2])
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "more":
         more()
         return
