@@ -99,6 +99,20 @@ eml_addrs(struct dbuf *sb, const char *name, InternetAddressList *l)
 	g_free(s);
 }
 
+/* How many times "boundary=" occurs in the n bytes: a bound on the
+ * multiparts GMime's parser would nest before it is handed the bytes. */
+static size_t
+eml_boundaries(const char *p, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i + 9 <= n; i++)
+		if ((p[i] == 'b' || p[i] == 'B') && strncasecmp(p + i,
+		    "boundary=", 9) == 0)
+			k++;
+	return k;
+}
+
 int
 doc_read_eml(const char *data, size_t len, const struct doc_limits *lim,
     struct doc *d, char *err, size_t errsz)
@@ -115,6 +129,12 @@ doc_read_eml(const char *data, size_t len, const struct doc_limits *lim,
 	dbuf_init(&sb, lim->max_unpacked);
 	dbuf_init(&body, lim->max_unpacked);
 	dbuf_init(&attach, lim->max_unpacked);
+	if (eml_boundaries(data, len) > EML_MAX_PARTS) {
+		snprintf(err, errsz, "the message has more than %d multipart "
+		    "boundaries", EML_MAX_PARTS);
+		rc = DOC_ELIMIT;
+		goto out;
+	}
 	pthread_once(&eml_once, eml_init);
 	if ((st = g_mime_stream_mem_new_with_buffer(data, len)) == NULL ||
 	    (p = g_mime_parser_new_with_stream(st)) == NULL) {

@@ -17,6 +17,7 @@
 
 #define ODF_MAX_DEPTH	256
 #define ODF_MAX_REPEAT	16384	/* columns of a row; rows repeated */
+#define ODF_EBYTES	(-1)	/* internal: documents.max_unpacked */
 
 static int
 odf_want(const char *name)
@@ -89,7 +90,25 @@ struct odf_grid {
 	size_t	  *ncols;
 	size_t	   n;
 	size_t	   cells;
+	size_t	   bytes;	/* of the cells' text, repeats included */
+	size_t	   max_bytes;	/* documents.max_unpacked */
 };
+
+/* A copy of a cell's text counted against the grid's bytes: a long text
+ * repeated over thousands of columns or rows is a bomb. NULL with *rc. */
+static char *
+odf_dup(struct odf_grid *g, const char *text, int *rc)
+{
+	char *s;
+
+	if ((g->bytes += strlen(text) + 1) > g->max_bytes) {
+		*rc = ODF_EBYTES;
+		return NULL;
+	}
+	if ((s = strdup(text)) == NULL)
+		*rc = DOC_ENOMEM;
+	return s;
+}
 
 static void
 odf_grid_free(struct odf_grid *g)
@@ -114,7 +133,7 @@ odf_grid_rows(const xmlNode *n, struct odf_grid *g, size_t max, int depth)
 	char		**row, ***nr, *text;
 	size_t		 ncols, *nc, last, j;
 	long		 rep, crep, k;
-	int		 rc;
+	int		 rc, drc = DOC_ENOMEM;
 
 	for (; n != NULL && depth < ODF_MAX_DEPTH; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE)
@@ -148,7 +167,7 @@ odf_grid_rows(const xmlNode *n, struct odf_grid *g, size_t max, int depth)
 				if (grow == NULL || text == NULL)
 					goto nomem;
 				row = grow;
-				row[ncols] = strdup(text);
+				row[ncols] = odf_dup(g, text, &drc);
 				if (row[ncols] == NULL)
 					goto nomem;
 				if (text[0] != '\0')
@@ -167,7 +186,7 @@ nomem:
 			for (j = 0; j < ncols; j++)
 				free(row[j]);
 			free(row);
-			return DOC_ENOMEM;
+			return drc;
 		}
 		for (j = last; j < ncols; j++)
 			free(row[j]);
@@ -188,19 +207,23 @@ nomem:
 			nc = realloc(g->ncols, (g->n + 1) * sizeof(*nc));
 			if (nc != NULL)
 				g->ncols = nc;
-			if (nr == NULL || nc == NULL)
+			if (nr == NULL || nc == NULL) {
+				drc = DOC_ENOMEM;
 				goto rownomem;
+			}
 			if (k + 1 == rep) {
 				g->rows[g->n] = row;
 				row = NULL;
 			} else {
 				g->rows[g->n] = calloc(ncols + 1,
 				    sizeof(char *));
-				if (g->rows[g->n] == NULL)
+				if (g->rows[g->n] == NULL) {
+					drc = DOC_ENOMEM;
 					goto rownomem;
+				}
 				for (j = 0; j < ncols; j++)
-					if ((g->rows[g->n][j] = strdup(row[j]))
-					    == NULL) {
+					if ((g->rows[g->n][j] = odf_dup(g,
+					    row[j], &drc)) == NULL) {
 						g->ncols[g->n++] = j;
 						goto rownomem;
 					}
@@ -212,7 +235,7 @@ rownomem:
 		for (j = 0; row != NULL && j < ncols; j++)
 			free(row[j]);
 		free(row);
-		return DOC_ENOMEM;
+		return drc;
 	}
 	return 0;
 }
@@ -248,12 +271,13 @@ odf_grid_md(const struct odf_grid *g, struct dbuf *sb)
 }
 
 static int
-odf_table(const xmlNode *t, struct dbuf *sb, size_t max)
+odf_table(const xmlNode *t, struct dbuf *sb, const struct doc_limits *lim)
 {
 	struct odf_grid	g = { 0 };
 	int		rc;
 
-	if ((rc = odf_grid_rows(t->children, &g, max, 0)) == 0)
+	g.max_bytes = lim->max_unpacked;
+	if ((rc = odf_grid_rows(t->children, &g, lim->max_cells, 0)) == 0)
 		odf_grid_md(&g, sb);
 	odf_grid_free(&g);
 	return rc;
@@ -262,7 +286,8 @@ odf_table(const xmlNode *t, struct dbuf *sb, size_t max)
 /* Block content: paragraphs and headings a line each, lists, sections,
  * frames and text boxes looked into, tables as Markdown. */
 static int
-odf_blocks(const xmlNode *n, struct dbuf *sb, size_t max, int depth)
+odf_blocks(const xmlNode *n, struct dbuf *sb, const struct doc_limits *lim,
+    int depth)
 {
 	int rc;
 
@@ -273,7 +298,7 @@ odf_blocks(const xmlNode *n, struct dbuf *sb, size_t max, int depth)
 			odf_inline(n->children, sb, "\n", depth + 1);
 			dbuf_addstr(sb, "\n");
 		} else if (doc_name_is(n, "table")) {
-			if ((rc = odf_table(n, sb, max)) != 0)
+			if ((rc = odf_table(n, sb, lim)) != 0)
 				return rc;
 		} else if (doc_name_is(n, "annotation") ||
 		    doc_name_is(n, "tracked-changes") ||
@@ -281,7 +306,7 @@ odf_blocks(const xmlNode *n, struct dbuf *sb, size_t max, int depth)
 		    doc_name_is(n, "variable-decls") ||
 		    doc_name_is(n, "forms"))
 			continue;
-		else if ((rc = odf_blocks(n->children, sb, max, depth + 1)) !=
+		else if ((rc = odf_blocks(n->children, sb, lim, depth + 1)) !=
 		    0)
 			return rc;
 	}
@@ -355,8 +380,8 @@ doc_read_odf(const char *data, size_t len, const struct doc_limits *lim,
 			kind = n;
 	dbuf_init(&one, lim->max_unpacked);
 	if (kind == NULL || doc_name_is(kind, "text")) {
-		if ((rc = odf_blocks(kind ? kind->children : NULL, &one,
-		    lim->max_cells, 0)) != 0)
+		if ((rc = odf_blocks(kind ? kind->children : NULL, &one, lim,
+		    0)) != 0)
 			goto fail;
 		rc = odf_emit(&one, d, NULL, &all, "", err, errsz);
 		goto out;
@@ -366,7 +391,7 @@ doc_read_odf(const char *data, size_t len, const struct doc_limits *lim,
 			continue;
 		if (doc_name_is(kind, "spreadsheet") && doc_name_is(n,
 		    "table")) {
-			if ((rc = odf_table(n, &one, lim->max_cells)) != 0)
+			if ((rc = odf_table(n, &one, lim)) != 0)
 				goto fail;
 			dbuf_addstr(&one, "\n");
 			rc = odf_emit(&one, d, "sheet", &all, "\n\n", err,
@@ -377,14 +402,14 @@ doc_read_odf(const char *data, size_t len, const struct doc_limits *lim,
 			for (c = n->children; c != NULL; c = c->next)
 				if (c->type == XML_ELEMENT_NODE &&
 				    !doc_name_is(c, "notes") && (rc =
-				    odf_blocks(c->children, &one,
-				    lim->max_cells, 1)) != 0)
+				    odf_blocks(c->children, &one, lim, 1)) !=
+				    0)
 					goto fail;
 			for (c = n->children; c != NULL; c = c->next)
 				if (c->type == XML_ELEMENT_NODE &&
 				    doc_name_is(c, "notes") && (rc =
-				    odf_blocks(c->children, &one,
-				    lim->max_cells, 1)) != 0)
+				    odf_blocks(c->children, &one, lim, 1)) !=
+				    0)
 					goto fail;
 			rc = odf_emit(&one, d, "slide", &all, "\n", err,
 			    errsz);
@@ -408,7 +433,12 @@ doc_read_odf(const char *data, size_t len, const struct doc_limits *lim,
 	rc = doc_take(&all, err, errsz, &d->text);
 	goto out;
 fail:
-	if (rc == DOC_ELIMIT)
+	if (rc == ODF_EBYTES) {
+		snprintf(err, errsz, "a table's text, its repeated cells "
+		    "counted, is larger than %zu bytes "
+		    "(documents.max_unpacked)", lim->max_unpacked);
+		rc = DOC_ELIMIT;
+	} else if (rc == DOC_ELIMIT)
 		snprintf(err, errsz, "a table has more than %zu cells "
 		    "(documents.max_cells)", lim->max_cells);
 	else

@@ -17,6 +17,7 @@
 
 #include "tap.h"
 #include "t_documents_util.h"
+#include "conf/dbuf.h"
 
 static void
 test_pptx(void)
@@ -146,6 +147,36 @@ test_odf(void)
 	CHECK_INT(read_fixture("budget.ods", "ods", &lim, &d, err,
 	    sizeof(err)), DOC_ELIMIT);
 	CHECK(strstr(err, "documents.max_cells") != NULL);
+	/* a long text repeated over 16384 columns and a thousand rows: a
+	 * bomb of the format itself, stopped by documents.max_unpacked */
+	{
+		static char	 zip[1 << 20];
+		const char	*names[] = { "mimetype", "content.xml" };
+		const char	*bodies[2];
+		size_t		 lens[2], n;
+		struct dbuf	 x = { 0 };
+		int		 i;
+
+		dbuf_addstr(&x, "<office:document-content xmlns:office=\"o\" "
+		    "xmlns:table=\"t\" xmlns:text=\"x\"><office:body>"
+		    "<office:spreadsheet><table:table><table:table-row "
+		    "table:number-rows-repeated=\"1000\"><table:table-cell "
+		    "table:number-columns-repeated=\"16384\"><text:p>");
+		for (i = 0; i < 10000; i++)
+			dbuf_addstr(&x, "0123456789");
+		dbuf_addstr(&x, "</text:p></table:table-cell></table:table-row>"
+		    "</table:table></office:spreadsheet></office:body>"
+		    "</office:document-content>");
+		bodies[0] = "application/vnd.oasis.opendocument.spreadsheet";
+		lens[0] = strlen(bodies[0]);
+		bodies[1] = x.p;
+		lens[1] = x.len;
+		n = make_zip(names, bodies, lens, 2, zip, sizeof(zip));
+		CHECK_INT(doc_extract("ods", zip, n, NULL, &d, err,
+		    sizeof(err)), DOC_ELIMIT);
+		CHECK(strstr(err, "documents.max_unpacked") != NULL);
+		dbuf_free(&x);
+	}
 	/* a zip that is no OpenDocument */
 	CHECK_INT(read_fixture("deck.pptx", "odt", NULL, &d, err,
 	    sizeof(err)), DOC_EDAMAGED);
@@ -237,6 +268,19 @@ test_eml(void)
 		    sizeof(err)), 0);
 		CHECK_STR(d.text, "Subject: café\n\ndéjà vu here");
 		doc_release(&d);
+	}
+	/* multiparts nested past the bound: refused before GMime parses */
+	{
+		struct dbuf	x = { 0 };
+		int		i;
+
+		for (i = 0; i < 2000; i++)
+			dbuf_addf(&x, "Content-Type: multipart/mixed; "
+			    "boundary=b%d\r\n\r\n--b%d\r\n", i, i);
+		CHECK_INT(doc_extract("eml", x.p, x.len, NULL, &d, err,
+		    sizeof(err)), DOC_ELIMIT);
+		CHECK(strstr(err, "multipart") != NULL);
+		dbuf_free(&x);
 	}
 	/* any bytes: a message or a clear error, never a crash */
 	{
