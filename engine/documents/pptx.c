@@ -143,27 +143,35 @@ pptx_part(const struct doc_zip *z, const char *name, struct dbuf *sb,
 	return 0;
 }
 
-/* The target of relationship id (or of the first of type suffix) in the
- * .rels of part, resolved; NULL when none. */
-static int
-pptx_rel(const struct doc_zip *z, const char *part, const char *id,
-    const char *type, char *out, size_t outsz)
+/* The parsed .rels of part, or NULL when it has none (or a broken one). */
+static xmlDocPtr
+pptx_rels(const struct doc_zip *z, const char *part)
 {
 	const struct doc_zip_ent	*e;
 	const char			*slash = strrchr(part, '/');
-	char				 rels[1024], err[64], *v, *t;
-	xmlDocPtr			 doc;
-	const xmlNode			*r;
-	int				 found = -1;
-	size_t				 l;
+	char				 rels[1024], err[64];
 
 	snprintf(rels, sizeof(rels), "%.*s/_rels/%s.rels", slash ? (int)(slash
 	    - part) : 0, part, slash ? slash + 1 : part);
-	if ((e = doc_zip_find(z, rels)) == NULL || (doc = doc_xml_parse(e->data,
-	    e->len, rels, err, sizeof(err))) == NULL)
-		return -1;
-	for (r = xmlDocGetRootElement(doc) ? xmlDocGetRootElement(doc)->children
-	    : NULL; r != NULL && found != 0; r = r->next) {
+	if ((e = doc_zip_find(z, rels)) == NULL)
+		return NULL;
+	return doc_xml_parse(e->data, e->len, rels, err, sizeof(err));
+}
+
+/* The target of relationship id (or of the first of type suffix) in rels,
+ * the .rels of part, resolved into out. 0, or -1 when none. */
+static int
+pptx_rel(xmlDocPtr rels, const char *part, const char *id,
+    const char *type, char *out, size_t outsz)
+{
+	const xmlNode	*r;
+	char		*v, *t;
+	int		 found = -1;
+	size_t		 l;
+
+	for (r = rels && xmlDocGetRootElement(rels) ?
+	    xmlDocGetRootElement(rels)->children : NULL; r != NULL && found !=
+	    0; r = r->next) {
 		if (r->type != XML_ELEMENT_NODE)
 			continue;
 		v = doc_attr(r, id != NULL ? "Id" : "Type");
@@ -176,7 +184,6 @@ pptx_rel(const struct doc_zip *z, const char *part, const char *id,
 		}
 		free(v);
 	}
-	xmlFreeDoc(doc);
 	return found;
 }
 
@@ -186,7 +193,7 @@ doc_read_pptx(const char *data, size_t len, const struct doc_limits *lim,
 {
 	struct doc_zip			 z;
 	const struct doc_zip_ent	*pres;
-	xmlDocPtr			 doc = NULL;
+	xmlDocPtr			 doc = NULL, prels = NULL, srels;
 	const xmlNode			*lst = NULL, *s;
 	struct dbuf			 all, one;
 	char				 slide[1024], notes[1024], *rid, *t;
@@ -210,6 +217,7 @@ doc_read_pptx(const char *data, size_t len, const struct doc_limits *lim,
 	    : NULL; s != NULL; s = s->next)
 		if (s->type == XML_ELEMENT_NODE && doc_name_is(s, "sldIdLst"))
 			lst = s;
+	prels = pptx_rels(&z, "ppt/presentation.xml");
 	for (s = lst ? lst->children : NULL; s != NULL; s = s->next) {
 		if (s->type != XML_ELEMENT_NODE || !doc_name_is(s, "sldId"))
 			continue;
@@ -233,7 +241,7 @@ doc_read_pptx(const char *data, size_t len, const struct doc_limits *lim,
 			rid = x ? strdup((const char *)x) : NULL;
 			xmlFree(x);
 		}
-		if (rid == NULL || pptx_rel(&z, "ppt/presentation.xml", rid,
+		if (rid == NULL || pptx_rel(prels, "ppt/presentation.xml", rid,
 		    NULL, slide, sizeof(slide)) != 0) {
 			free(rid);
 			continue;
@@ -242,10 +250,15 @@ doc_read_pptx(const char *data, size_t len, const struct doc_limits *lim,
 		dbuf_init(&one, lim->max_unpacked);
 		if ((rc = pptx_part(&z, slide, &one, err, errsz)) != 0)
 			goto out;
-		if (pptx_rel(&z, slide, NULL, "/notesSlide", notes,
-		    sizeof(notes)) == 0 && (rc = pptx_part(&z, notes, &one,
-		    err, errsz)) != 0)
+		srels = pptx_rels(&z, slide);
+		rc = pptx_rel(srels, slide, NULL, "/notesSlide", notes,
+		    sizeof(notes));
+		if (srels != NULL)
+			xmlFreeDoc(srels);
+		if (rc == 0 && (rc = pptx_part(&z, notes, &one, err, errsz)) !=
+		    0)
 			goto out;
+		rc = 0;
 		if ((rc = doc_take(&one, err, errsz, &t)) != 0)
 			goto out;
 		doc_tidy(t);
@@ -270,6 +283,8 @@ out:
 	dbuf_free(&one);
 	if (doc != NULL)
 		xmlFreeDoc(doc);
+	if (prels != NULL)
+		xmlFreeDoc(prels);
 	doc_zip_free(&z);
 	return rc;
 }
