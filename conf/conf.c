@@ -180,6 +180,8 @@ static const struct setting settings[] = {
 	    100000),
 	S_INT("documents.max_cells", SET_INT, documents_max_cells, "1000000",
 	    1, 100000000),
+	S_INT("documents.timeout", SET_DURATION, documents_timeout, "60s", 1,
+	    86400),
 	S_INT("tools.pdf_max_pixels", SET_INT, tools_pdf_max_pixels,
 	    "25000000", 10000, 400000000),
 	S_INT("tools.workflow_max_depth", SET_INT, tools_workflow_max_depth,

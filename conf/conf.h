@@ -138,6 +138,7 @@ struct conf {
 	int64_t	 documents_max_unpacked; /* bytes out of one file */
 	int	 documents_max_ratio;	/* unpacked / packed of a zip */
 	int	 documents_max_cells;	/* values of one sheet */
+	int	 documents_timeout;	/* seconds reading one file */
 	int64_t	 tools_pdf_max_pixels;	/* pixels of one page image */
 	/* the database tool (engine/tools/database.c) */
 	int	 tools_db_max_rows;	/* rows of one answer */

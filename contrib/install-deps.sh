@@ -51,6 +51,10 @@ PKGS="$PKGS chromium npm"
 # that made the fixtures of tests/documents/ (make_fixtures.py) and the
 # PDF of the documents bench, and pdftotext, the bench's reference.
 PKGS="$PKGS python3-reportlab python3-docx python3-openpyxl poppler-utils"
+# Outlook msg (libgsf's OLE reader), xls (libfreexl), eml (GMime), the
+# charset of text that is not UTF-8 (uchardet); xlwt makes the xls fixture.
+PKGS="$PKGS libgsf-1-dev libfreexl-dev libgmime-3.0-dev libuchardet-dev"
+PKGS="$PKGS python3-xlwt"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
 PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libxml/parser.h>
 
@@ -31,6 +32,14 @@ static const struct {
 	{ "docx", doc_read_docx },
 	{ "pdf", doc_read_pdf },
 	{ "xlsx", doc_read_xlsx },
+	{ "xls", doc_read_xls },
+	{ "pptx", doc_read_pptx },
+	{ "odt", doc_read_odf },
+	{ "ods", doc_read_odf },
+	{ "odp", doc_read_odf },
+	{ "epub", doc_read_epub },
+	{ "eml", doc_read_eml },
+	{ "msg", doc_read_msg },
 };
 #define DOC_NFORMATS (sizeof(doc_table) / sizeof(doc_table[0]))
 
@@ -38,7 +47,7 @@ const char *
 doc_formats(void)
 {
 	return "txt, md, markdown, csv, json, yaml, yml, html, htm, xml, "
-	    "docx, pdf and xlsx";
+	    "docx, pdf, xlsx, xls, pptx, odt, ods, odp, epub, eml and msg";
 }
 
 int
@@ -60,6 +69,35 @@ doc_limits_default(struct doc_limits *lim)
 	lim->max_unpacked = (size_t)64 << 20;
 	lim->max_ratio = 200;
 	lim->max_cells = 1000000;
+	lim->timeout_ms = 60000;
+	lim->stop = NULL;
+	lim->stop_arg = NULL;
+	lim->started_ms = 0;
+}
+
+static long long
+doc_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+doc_check_stop(const struct doc_limits *lim, char *err, size_t errsz)
+{
+	if (lim->stop != NULL && lim->stop(lim->stop_arg)) {
+		snprintf(err, errsz, "the run was stopped");
+		return DOC_ESTOPPED;
+	}
+	if (lim->timeout_ms > 0 && lim->started_ms > 0 && doc_clock_ms() -
+	    lim->started_ms > lim->timeout_ms) {
+		snprintf(err, errsz, "reading the file took more than %ld ms "
+		    "(documents.timeout)", lim->timeout_ms);
+		return DOC_ESTOPPED;
+	}
+	return 0;
 }
 
 const char *
@@ -78,6 +116,8 @@ doc_strerror(int rc)
 		return "document limit reached";
 	case DOC_ENOMEM:
 		return "out of memory";
+	case DOC_ESTOPPED:
+		return "document reading stopped";
 	}
 	return "unknown documents error";
 }
@@ -106,10 +146,12 @@ doc_extract(const char *ext, const char *data, size_t len,
 
 	memset(d, 0, sizeof(*d));
 	err[0] = '\0';
-	if (lim == NULL) {
+	if (lim == NULL)
 		doc_limits_default(&def);
-		lim = &def;
-	}
+	else
+		def = *lim;
+	def.started_ms = doc_clock_ms();
+	lim = &def;
 	if (len > lim->max_file_size) {
 		snprintf(err, errsz, "the file is larger than %zu bytes, the "
 		    "most the document extractor reads "
@@ -200,7 +242,9 @@ doc_tidy(char *s)
 			r++;
 			continue;
 		}
-		nl = 0;
+		/* blanks between newlines do not part them */
+		if (*r != ' ' && *r != '\t' && *r != '\r')
+			nl = 0;
 		*w++ = *r++;
 	}
 	while (w > s && isspace((unsigned char)w[-1]))
@@ -231,4 +275,53 @@ doc_xml_parse(const char *data, size_t len, const char *what, char *err,
 	if (doc == NULL)
 		snprintf(err, errsz, "%s is not well-formed XML", what);
 	return doc;
+}
+
+int
+doc_add_part(struct doc *d, const char *unit, const char *text,
+    struct dbuf *all, const char *sep, char *err, size_t errsz)
+{
+	struct doc_part *np;
+
+	if ((np = realloc(d->parts, (d->nparts + 1) * sizeof(*np))) ==
+	    NULL || (np[d->nparts].text = strdup(text)) == NULL) {
+		if (np != NULL)
+			d->parts = np;
+		snprintf(err, errsz, "out of memory");
+		return DOC_ENOMEM;
+	}
+	d->parts = np;
+	d->nparts++;
+	d->unit = unit;
+	if (all->len > 0 && *text != '\0')
+		dbuf_addstr(all, sep);
+	dbuf_addstr(all, text);
+	if (all->err == DBUF_ETOOBIG) {
+		snprintf(err, errsz, "the text is larger than the document "
+		    "extractor keeps (documents.max_unpacked)");
+		return DOC_ELIMIT;
+	}
+	if (all->err != DBUF_OK) {
+		snprintf(err, errsz, "out of memory");
+		return DOC_ENOMEM;
+	}
+	return 0;
+}
+
+char *
+doc_attr(const xmlNode *n, const char *name)
+{
+	const xmlAttr	*a;
+	xmlChar		*v;
+	char		*s;
+
+	for (a = n->properties; a != NULL; a = a->next)
+		if (a->name != NULL && strcmp((const char *)a->name, name) ==
+		    0) {
+			v = xmlNodeListGetString(n->doc, a->children, 1);
+			s = v != NULL ? strdup((const char *)v) : NULL;
+			xmlFree(v);
+			return s;
+		}
+	return NULL;
 }

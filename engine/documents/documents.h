@@ -18,7 +18,8 @@ enum {
 	DOC_EDAMAGED = -401,	/* not a readable file of its format */
 	DOC_EENCRYPTED = -402,	/* password-protected */
 	DOC_ELIMIT = -403,	/* a limit of struct doc_limits tripped */
-	DOC_ENOMEM = -404
+	DOC_ENOMEM = -404,
+	DOC_ESTOPPED = -405	/* the run was stopped, or documents.timeout */
 };
 
 /* Limits, from the documents.* settings (conf/flowcgi.yml). */
@@ -28,9 +29,16 @@ struct doc_limits {
 	size_t	max_unpacked;	/* bytes unpacked from one zip entry */
 	size_t	max_ratio;	/* unpacked / packed of a zip entry */
 	size_t	max_cells;	/* values of one sheet, shared strings */
+	long	timeout_ms;	/* one file's reading; 0 = none */
+	/* Asked between pages (sheets, slides, entries): non-zero stops the
+	 * reader with DOC_ESTOPPED. NULL = never. */
+	int	(*stop)(void *arg);
+	void	*stop_arg;
+	long long started_ms;	/* set by doc_extract */
 };
 
-/* One part of a document: a page of a PDF, a sheet of a workbook. */
+/* One part of a document: a page of a PDF, a sheet of a workbook, a
+ * slide, a chapter of an epub. */
 struct doc_part {
 	char	*text;		/* UTF-8, malloc'd */
 };

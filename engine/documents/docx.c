@@ -1,6 +1,7 @@
 /*
  * docx.c — Word's docx: word/document.xml read from the zip with
- * libarchive, paragraphs one per line, tables as Markdown tables, deleted
+ * libarchive, paragraphs one per line (a line break <w:br/> a new line;
+ * in a table's cell, <br>), tables as Markdown tables, deleted
  * text, drawings and field codes left out (Dify's docx reading in
  * nodes/document_extractor/node.py).
  */
@@ -21,7 +22,7 @@
 
 /* The text of a run container (a paragraph, hyperlink, insertion...). */
 static void
-docx_runs(const xmlNode *n, struct dbuf *sb, int depth)
+docx_runs(const xmlNode *n, struct dbuf *sb, const char *br, int depth)
 {
 	for (; n != NULL; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE || depth > DOCX_MAX_DEPTH)
@@ -35,14 +36,14 @@ docx_runs(const xmlNode *n, struct dbuf *sb, int depth)
 		} else if (doc_name_is(n, "tab"))
 			dbuf_addstr(sb, "\t");
 		else if (doc_name_is(n, "br") || doc_name_is(n, "cr"))
-			dbuf_addstr(sb, "\n");
+			dbuf_addstr(sb, br);
 		else if (doc_name_is(n, "del") || doc_name_is(n, "drawing") ||
 		    doc_name_is(n, "pict") || doc_name_is(n, "instrText") ||
 		    doc_name_is(n, "txbxContent") || doc_name_is(n, "pPr") ||
 		    doc_name_is(n, "rPr"))
 			continue;
 		else
-			docx_runs(n->children, sb, depth + 1);
+			docx_runs(n->children, sb, br, depth + 1);
 	}
 }
 
@@ -95,7 +96,10 @@ docx_blocks(const xmlNode *n, struct dbuf *sb, int depth, int *first,
 			if (!*first)
 				dbuf_addstr(sb, sep);
 			*first = 0;
-			docx_runs(n->children, sb, depth + 1);
+			/* a line break in a table's cell is Markdown's <br>,
+			 * as Dify writes it: the row stays one line */
+			docx_runs(n->children, sb, strcmp(sep, "\n") == 0 ?
+			    "\n" : "<br>", depth + 1);
 		} else if (doc_name_is(n, "tbl")) {
 			if (!*first)
 				dbuf_addstr(sb, sep);

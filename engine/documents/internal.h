@@ -21,7 +21,84 @@ typedef int doc_reader_fn(const char *data, size_t len,
     const struct doc_limits *lim, struct doc *d, char *err, size_t errsz);
 
 doc_reader_fn	doc_read_plain, doc_read_json, doc_read_csv, doc_read_html,
-		doc_read_xml, doc_read_docx, doc_read_pdf, doc_read_xlsx;
+		doc_read_xml, doc_read_docx, doc_read_pdf, doc_read_xlsx,
+		doc_read_pptx, doc_read_odf, doc_read_epub, doc_read_eml,
+		doc_read_msg, doc_read_xls;
+
+/* 0, or DOC_ESTOPPED with err when lim's stop says so or its timeout has
+ * passed since doc_extract began. Readers ask between pages. */
+int	doc_check_stop(const struct doc_limits *lim, char *err, size_t errsz);
+
+/* Appends text as part unit of d (a copy) and to all, after sep when all
+ * holds something already. 0, or a DOC_E* code with err. */
+int	doc_add_part(struct doc *d, const char *unit, const char *text,
+	    struct dbuf *all, const char *sep, char *err, size_t errsz);
+
+/* The text of an HTML (or XHTML) document, as the html reader gives it
+ * (body_only: without <head>, its title): 0 with *out malloc'd, or a
+ * DOC_E* code with err. */
+int	doc_html_text(const char *data, size_t len, int body_only, char *err,
+	    size_t errsz, char **out);
+
+/* ====== Zips: the entries a reader wants, unpacked in one pass ====== */
+
+struct doc_zip_ent {
+	char	*name;
+	char	*data;	/* NUL-terminated, len bytes */
+	size_t	 len;
+};
+
+struct doc_zip {
+	struct doc_zip_ent	*ents;
+	size_t			 n;
+};
+
+/* Unpacks every entry whose name want() accepts, within lim (the sum of
+ * them at most lim->max_unpacked and lim->max_ratio times len). what names
+ * the format in errors. 0, or a DOC_E* code with err; doc_zip_free either
+ * way. */
+int	doc_zip_read(const char *data, size_t len,
+	    const struct doc_limits *lim, const char *what,
+	    int (*want)(const char *name), struct doc_zip *z, char *err,
+	    size_t errsz);
+const struct doc_zip_ent *doc_zip_find(const struct doc_zip *z,
+	    const char *name);
+void	doc_zip_free(struct doc_zip *z);
+
+/* The zip path of a relationship's target: absolute ("/ppt/x.xml") or
+ * relative to the folder of part from ("ppt/slides/slide1.xml"), with ".."
+ * resolved. 0, or -1 when it leaves the zip or is too long. */
+int	doc_zip_resolve(const char *from, const char *target, char *out,
+	    size_t outsz);
+
+/* The attribute of n of local name name in any namespace (or none),
+ * malloc'd, or NULL. */
+char	*doc_attr(const xmlNode *n, const char *name);
+
+/* ====== Sheets as Dify's pandas shows them (xlsx.c; xls.c too) ====== */
+
+enum xl_kind { XL_NONE, XL_INT, XL_FLOAT, XL_STR, XL_BOOL, XL_DATE };
+
+struct xl_cell {
+	enum xl_kind	 kind;
+	double		 num;
+	char		*str;	/* XL_STR, XL_DATE (formatted) */
+};
+
+struct xl_row {
+	struct xl_cell	*cells;
+	size_t		 n;
+	unsigned long	 num;	/* 1-based row number in the sheet */
+};
+
+/* rows (n of them, at most width cells) as pandas' Markdown into sb. */
+int	xl_sheet_md(const struct xl_row *rows, size_t n, size_t width,
+	    struct dbuf *sb);
+void	xl_rows_free(struct xl_row *rows, size_t n);
+/* 1 when pandas reads s as missing ("", "NA", "N/A", ...). */
+int	xl_na(const char *s);
+/* An Excel serial date as pandas prints it (malloc'd), or NULL. */
+char	*xl_date(double serial, int date1904, int time_only);
 
 /* Appends n bytes as valid UTF-8 without NUL (malformed bytes, and NUL,
  * as U+FFFD). */
@@ -30,6 +107,12 @@ void	doc_add_utf8(struct dbuf *sb, const char *p, size_t n);
 /* *out = the buffer's text (malloc'd), or DOC_ENOMEM with err. Frees sb's
  * storage either way. */
 int	doc_take(struct dbuf *sb, char *err, size_t errsz, char **out);
+
+/* len bytes in charset cs to UTF-8 with iconv into sb, at most max bytes
+ * out; an invalid or cut sequence as U+FFFD. 0, or a DOC_E* code with
+ * err. */
+int	doc_to_utf8(const char *cs, const char *data, size_t len, size_t max,
+	    struct dbuf *sb, char *err, size_t errsz);
 
 /* Trims trailing blanks of lines, squeezes 3+ newlines to 2, trims the
  * ends. In place. */

@@ -33,7 +33,7 @@ html_block(const xmlNode *n)
 }
 
 static void
-html_walk(const xmlNode *n, struct dbuf *sb, int depth)
+html_walk(const xmlNode *n, struct dbuf *sb, int body_only, int depth)
 {
 	for (; n != NULL; n = n->next) {
 		if (n->type == XML_TEXT_NODE || n->type ==
@@ -45,13 +45,14 @@ html_walk(const xmlNode *n, struct dbuf *sb, int depth)
 		if (n->type != XML_ELEMENT_NODE || depth > DOC_MAX_DEPTH)
 			continue;
 		if (doc_name_is(n, "script") || doc_name_is(n, "style") ||
-		    doc_name_is(n, "noscript") || doc_name_is(n, "template"))
+		    doc_name_is(n, "noscript") || doc_name_is(n, "template") ||
+		    (body_only && doc_name_is(n, "head")))
 			continue;
 		if (html_block(n))
 			dbuf_addstr(sb, "\n");
 		else if (doc_name_is(n, "td") || doc_name_is(n, "th"))
 			dbuf_addstr(sb, " ");
-		html_walk(n->children, sb, depth + 1);
+		html_walk(n->children, sb, body_only, depth + 1);
 		if (html_block(n))
 			dbuf_addstr(sb, "\n");
 	}
@@ -69,11 +70,11 @@ finish(char *raw, struct doc *d, char *err, size_t errsz)
 }
 
 int
-doc_read_html(const char *data, size_t len, const struct doc_limits *lim,
-    struct doc *d, char *err, size_t errsz)
+doc_html_text(const char *data, size_t len, int body_only, char *err,
+    size_t errsz, char **out)
 {
 	htmlDocPtr	 doc = NULL;
-	struct dbuf	 sb = { 0 };
+	struct dbuf	 sb = { 0 }, u = { 0 };
 	char		*raw = NULL;
 	int		 rc = DOC_ELIMIT;
 
@@ -85,16 +86,25 @@ doc_read_html(const char *data, size_t len, const struct doc_limits *lim,
 	doc = htmlReadMemory(data, (int)len, NULL, NULL, HTML_PARSE_NONET |
 	    HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING);
 	if (doc != NULL)
-		html_walk(xmlDocGetRootElement(doc), &sb, 0);
+		html_walk(xmlDocGetRootElement(doc), &sb, body_only, 0);
 	if ((rc = doc_take(&sb, err, errsz, &raw)) != 0)
 		goto out;
-	rc = finish(raw, d, err, errsz);
+	doc_tidy(raw);
+	doc_add_utf8(&u, raw, strlen(raw));
+	rc = doc_take(&u, err, errsz, out);
 out:
 	if (doc != NULL)
 		xmlFreeDoc(doc);
 	dbuf_free(&sb);
 	free(raw);
 	return rc;
+}
+
+int
+doc_read_html(const char *data, size_t len, const struct doc_limits *lim,
+    struct doc *d, char *err, size_t errsz)
+{
+	return doc_html_text(data, len, 0, err, errsz, &d->text);
 }
 
 static void

@@ -7,7 +7,8 @@
  * A password-protected PDF fails with DOC_EENCRYPTED (one encrypted with
  * an empty user password opens, as in any viewer); a damaged one poppler
  * cannot rebuild with DOC_EDAMAGED; more pages than lim->max_pages with
- * DOC_ELIMIT before any page is read.
+ * DOC_ELIMIT before any page is read. The run's stop and
+ * documents.timeout are asked before each page (DOC_ESTOPPED).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,9 @@ doc_read_pdf(const char *data, size_t len, const struct doc_limits *lim,
 	}
 	d->unit = "page";
 	for (i = 0; i < n; i++) {
+		/* a long PDF is read within the run's stop and timeout */
+		if ((rc = doc_check_stop(lim, err, errsz)) != 0)
+			goto out;
 		if ((rc = pdf_page(doc, i, err, errsz, &d->parts[i].text)) !=
 		    0)
 			goto out;

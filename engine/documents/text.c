@@ -2,7 +2,9 @@
  * text.c — the plain formats: text (txt, md, markdown, yaml, yml) as it
  * is, json re-written indented by 2, csv as a Markdown table, after Dify's
  * nodes/document_extractor/node.py. Text with a UTF-16 or UTF-32 byte order
- * mark is converted with iconv.
+ * mark is converted with iconv; text that is not UTF-8 is converted from
+ * the charset uchardet guesses (GBK/GB18030, Big5, Shift-JIS... as Dify's
+ * chardet does).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <iconv.h>
 
 #include <jansson.h>
+#include <uchardet/uchardet.h>
 
 #include "engine/internal.h"
 #include "engine/documents/internal.h"
@@ -49,10 +52,8 @@ bom_charset(const char *data, size_t len, size_t *bom)
 	return NULL;
 }
 
-/* len bytes in charset cs to UTF-8 with iconv, at most max bytes out; an
- * invalid or cut sequence as U+FFFD. */
-static int
-to_utf8(const char *cs, const char *data, size_t len, size_t max,
+int
+doc_to_utf8(const char *cs, const char *data, size_t len, size_t max,
     struct dbuf *sb, char *err, size_t errsz)
 {
 	iconv_t	 cd;
@@ -88,6 +89,48 @@ to_utf8(const char *cs, const char *data, size_t len, size_t max,
 	return rc;
 }
 
+/* 1 when n bytes are valid UTF-8 (NUL allowed: it becomes U+FFFD). */
+static int
+valid_utf8(const char *p, size_t n)
+{
+	size_t i = 0, l;
+
+	while (i < n) {
+		if ((unsigned char)p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if (tpl_utf8_next(p + i, n - i, &l) == 0xfffd && (l <= 1 ||
+		    memcmp(p + i, "\xef\xbf\xbd", 3) != 0))
+			return 0;
+		i += l;
+	}
+	return 1;
+}
+
+/* The charset of text that is not UTF-8, as uchardet guesses it from its
+ * first SNIFF_MAX bytes (GB18030 for GBK, BIG5, SHIFT_JIS, EUC-KR,
+ * WINDOWS-125x...), in buf; NULL when it is UTF-8 or unknown. */
+#define SNIFF_MAX ((size_t)1 << 18)
+static const char *
+sniff_charset(const char *data, size_t len, char *buf, size_t bufsz)
+{
+	uchardet_t	 ud;
+	const char	*cs;
+
+	if (valid_utf8(data, len) || (ud = uchardet_new()) == NULL)
+		return NULL;
+	uchardet_handle_data(ud, data, len < SNIFF_MAX ? len : SNIFF_MAX);
+	uchardet_data_end(ud);
+	cs = uchardet_get_charset(ud);
+	snprintf(buf, bufsz, "%s", cs != NULL ? cs : "");
+	uchardet_delete(ud);
+	if (buf[0] == '\0' || strcasecmp(buf, "ASCII") == 0 ||
+	    strcasecmp(buf, "UTF-8") == 0)
+		return NULL;
+	return buf;
+}
+
 /* Text as UTF-8: one with a UTF-16 or UTF-32 byte order mark converted,
  * a UTF-8 BOM dropped, malformed bytes and NUL as U+FFFD. */
 int
@@ -96,14 +139,21 @@ doc_read_plain(const char *data, size_t len, const struct doc_limits *lim,
 {
 	struct dbuf	 sb = { 0 }, u = { 0 };
 	const char	*cs;
+	char		 cs_buf[64];
 	size_t		 bom;
 	int		 rc;
 
 	if ((cs = bom_charset(data, len, &bom)) != NULL) {
-		if ((rc = to_utf8(cs, data + bom, len - bom, lim->max_unpacked,
+		if ((rc = doc_to_utf8(cs, data + bom, len - bom, lim->max_unpacked,
 		    &u, err, errsz)) != 0)
 			goto out;
 		/* NUL and anything iconv let through made safe */
+		doc_add_utf8(&sb, u.p ? u.p : "", u.len);
+	} else if ((cs = sniff_charset(data, len, cs_buf, sizeof(cs_buf))) !=
+	    NULL) {
+		if ((rc = doc_to_utf8(cs, data, len, lim->max_unpacked, &u,
+		    err, errsz)) != 0)
+			goto out;
 		doc_add_utf8(&sb, u.p ? u.p : "", u.len);
 	} else {
 		skip_bom(&data, &len);

@@ -27,20 +27,6 @@
 #define XLSX_MAX_COLS	16384	/* Excel's own: XFD */
 #define XLSX_MAX_SHEETS	1024
 
-enum xl_kind { XL_NONE, XL_INT, XL_FLOAT, XL_STR, XL_BOOL, XL_DATE };
-
-struct xl_cell {
-	enum xl_kind	 kind;
-	double		 num;
-	char		*str;	/* XL_STR, XL_DATE (formatted) */
-};
-
-struct xl_row {
-	struct xl_cell	*cells;
-	size_t		 n;
-	unsigned long	 num;	/* 1-based row number in the sheet */
-};
-
 struct xl_book {
 	char		**strings;	/* shared strings */
 	size_t		  nstrings;
@@ -173,7 +159,7 @@ py_float(struct dbuf *sb, double v)
 
 /* An Excel serial date as Python's str(datetime), or str(time) when only
  * a time of day. Microseconds rounded as openpyxl does. */
-static char *
+char *
 xl_date(double serial, int date1904, int time_only)
 {
 	char		buf[128];
@@ -399,7 +385,7 @@ xl_row_release(struct xl_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void
+void
 xl_rows_free(struct xl_row *rows, size_t n)
 {
 	size_t i;
@@ -426,7 +412,7 @@ xl_col(const char *ref)
 }
 
 /* pandas' default NA strings: such a cell is NaN. */
-static int
+int
 xl_na(const char *s)
 {
 	static const char *const na[] = { "", "#N/A", "#N/A N/A", "#NA",
@@ -691,7 +677,7 @@ xl_col_kind(const struct xl_row *rows, size_t first, size_t n, size_t col,
 	return kind;
 }
 
-static int
+int
 xl_sheet_md(const struct xl_row *rows, size_t n, size_t width,
     struct dbuf *sb)
 {

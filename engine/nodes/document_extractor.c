@@ -27,6 +27,7 @@ doc_limits_conf(const struct node_ctx *c, struct doc_limits *lim)
 	lim->max_unpacked = (size_t)cf->documents_max_unpacked;
 	lim->max_ratio = (size_t)cf->documents_max_ratio;
 	lim->max_cells = (size_t)cf->documents_max_cells;
+	lim->timeout_ms = (long)cf->documents_timeout * 1000;
 }
 
 /* ====== The node ====== */
@@ -61,6 +62,8 @@ extract_one(struct node_ctx *c, const json_t *file, char **out)
 		goto out;
 	}
 	doc_limits_conf(c, &lim);
+	lim.stop = node_stop_asked;	/* asked between pages */
+	lim.stop_arg = c->run;
 	if (doc_extract(ext, data, len, &lim, &d, err, sizeof(err)) != 0) {
 		c->error_type = "TextExtractionError";
 		node_fail(c, "cannot extract text from '%s': %s", name ? name :

@@ -39,6 +39,13 @@ static const struct {
 	    "presentationml.presentation" },
 	{ "doc", "application/msword" },
 	{ "xls", "application/vnd.ms-excel" },
+	{ "odt", "application/vnd.oasis.opendocument.text" },
+	{ "ods", "application/vnd.oasis.opendocument.spreadsheet" },
+	{ "odp", "application/vnd.oasis.opendocument.presentation" },
+	{ "epub", "application/epub+zip" },
+	{ "eml", "message/rfc822" },
+	{ "msg", "application/vnd.ms-outlook" },
+	{ "ppt", "application/vnd.ms-powerpoint" },
 	{ "png", "image/png" },
 	{ "jpg", "image/jpeg" },
 	{ "jpeg", "image/jpeg" },
@@ -92,7 +99,8 @@ dify_type_of(const char *mime, const char *ext)
 {
 	static const char *const docs[] = { "txt", "md", "markdown", "csv",
 		"html", "htm", "xml", "json", "yaml", "yml", "pdf", "docx",
-		"xlsx", "pptx", "doc", "xls", NULL };
+		"xlsx", "pptx", "doc", "xls", "odt", "ods", "odp", "epub",
+		"eml", "msg", "ppt", NULL };
 	size_t i;
 
 	if (mime != NULL && strncmp(mime, "image/", 6) == 0)

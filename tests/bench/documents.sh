@@ -7,6 +7,14 @@
 # wall time as pages/s, the ratio flowcgi / pdftotext, and the peak
 # memory (max RSS, GNU time) of each. Reported, not asserted (targets:
 # ratio >= 1.0, memory under 64 MB). BENCH_DOC_PAGES changes the page count.
+#
+# Then every other format in MB/s of the file read (make_fixtures.py big:
+# a few MB each, not committed), each against a baseline on the same file
+# in the same run: the Python library Dify reads it with where Debian has
+# it (python-docx, openpyxl, xlrd, Python's email), iconv for text in GBK,
+# and for pptx, odt and epub, whose readers are Unstructured's in Dify,
+# `unzip -p` of their XML (the unpacking every reader must do, a floor).
+# BENCH_DOC_FMT_ROUNDS runs a side (3), alternating; medians shown.
 
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then
 	echo "usage: $0 <build dir>" >&2
@@ -70,4 +78,94 @@ awk -v p="$PAGES" -v a="$FC_T" -v b="$REF_T" -v ma="$FC_M" -v mb="$REF_M" \
 	printf "  pdftotext:              %8.0f pages/s, peak %6.1f MB\n", r(b), mb / 1024
 	printf "  ratio flowcgi / pdftotext (pages/s): %.2f (target >= 1.0), memory target < 64 MB\n", (r(b) > 0 ? r(a) / r(b) : 0)
     }'
+echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_ONLN) CPUs"
+
+# ====== The other formats, in MB/s, against a baseline ======
+FROUNDS=${BENCH_DOC_FMT_ROUNDS:-3}
+for m in docx openpyxl xlrd odf ebooklib; do
+	if ! /usr/bin/python3 -c "import $m" 2>/dev/null; then
+		echo "documents formats bench skipped: python3 module $m is missing"
+		exit 0
+	fi
+done
+for t in unzip iconv; do
+	if ! command -v $t >/dev/null 2>&1; then
+		echo "documents formats bench skipped: $t is not installed"
+		exit 0
+	fi
+done
+/usr/bin/python3 "$MAKER" big "$DIR" || exit 1
+PY=/usr/bin/python3
+# the baselines, one script each: $DIR/base.<fmt> <file>
+cat >"$DIR/base.docx" <<'PY'
+import sys, docx
+d = docx.Document(sys.argv[1])
+t = "\n".join(p.text for p in d.paragraphs)
+for tb in d.tables:
+    t += "\n".join("|".join(c.text for c in r.cells) for r in tb.rows)
+sys.stdout.write(t)
+PY
+cat >"$DIR/base.xlsx" <<'PY'
+import sys, openpyxl
+wb = openpyxl.load_workbook(sys.argv[1], read_only=True, data_only=True)
+for ws in wb.worksheets:
+    for r in ws.iter_rows(values_only=True):
+        sys.stdout.write("|".join(map(str, r)) + "\n")
+PY
+cat >"$DIR/base.xls" <<'PY'
+import sys, xlrd
+wb = xlrd.open_workbook(sys.argv[1])
+for ws in wb.sheets():
+    for i in range(ws.nrows):
+        sys.stdout.write("|".join(map(str, ws.row_values(i))) + "\n")
+PY
+cat >"$DIR/base.eml" <<'PY'
+import sys, email, email.policy
+m = email.message_from_binary_file(open(sys.argv[1], "rb"),
+    policy=email.policy.default)
+sys.stdout.write(m["subject"] + "\n" +
+    m.get_body(("plain", "html")).get_content())
+PY
+# base <fmt> <file>: the baseline's command line for a format
+base() {
+	case $1 in
+	docx|xlsx|xls|eml) echo "$PY $DIR/base.$1 $2" ;;
+	pptx) echo "unzip -p $2 ppt/slides/*.xml" ;;
+	odt) echo "unzip -p $2 content.xml" ;;
+	epub) echo "unzip -p $2 *.xhtml" ;;
+	txt) echo "iconv -f GB18030 -t UTF-8 $2" ;;
+	esac
+}
+echo
+echo "Other formats, MB/s of the file read, median of $FROUNDS runs:"
+printf '  %-5s %9s %10s %10s %7s  %s\n' format "file MB" "flowcgi" "baseline" ratio \
+    "baseline (peak MB flowcgi / baseline)"
+for f in docx xlsx xls pptx odt epub eml txt; do
+	file=$DIR/big.$f
+	[ $f = txt ] && file=$DIR/big-gbk.txt
+	: >"$DIR/fc"; : >"$DIR/ref"
+	i=0
+	while [ $i -lt "$FROUNDS" ]; do
+		if [ $((i % 2)) -eq 0 ]; then
+			side fc "$TOOL" $f "$file" || exit 1
+			side ref sh -fc "$(base $f "$file")" || exit 1
+		else
+			side ref sh -fc "$(base $f "$file")" || exit 1
+			side fc "$TOOL" $f "$file" || exit 1
+		fi
+		i=$((i + 1))
+	done
+	case $f in
+	docx) what="python-docx" ;; xlsx) what="openpyxl read-only" ;;
+	xls) what="xlrd" ;; eml) what="Python email" ;;
+	txt) what="iconv GB18030" ;; *) what="unzip -p (unpacking only)" ;;
+	esac
+	awk -v sz="$(wc -c <"$file")" -v a="$(med "$DIR/fc" 1)" \
+	    -v b="$(med "$DIR/ref" 1)" -v ma="$(med "$DIR/fc" 2)" \
+	    -v mb="$(med "$DIR/ref" 2)" -v f="$f" -v w="$what" \
+	    'function r(t) { return t > 0 ? sz / 1048576 / t : 0 }
+	    BEGIN { printf "  %-5s %9.2f %10.2f %10.2f %7.2f  %s (%.0f / %.0f)\n",
+		f, sz / 1048576, r(a), r(b), (r(b) > 0 ? r(a) / r(b) : 0), w,
+		ma / 1024, mb / 1024 }'
+done
 echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_ONLN) CPUs"

@@ -3,7 +3,9 @@
 # nginx with the service API on uploaded files (tests/documents/): a PDF of
 # two pages (English, then Chinese and Japanese), a docx with a table, an
 # xlsx of two sheets, and a password-protected PDF, which fails the node
-# with a clear error.
+# with a clear error; then the second round of readers: a pptx (uploaded,
+# previewed with its type and bytes, read slide by slide with its notes),
+# an eml, an xls and a text file in GBK.
 . "$(dirname "$0")/lib.sh"
 
 start_front || exit 1
@@ -53,3 +55,54 @@ run_file "$FIX/encrypted.pdf" application/pdf
 is "$(jqr .data.status)" failed "a password-protected PDF: the run fails"
 ok "$(jqr .data.error | grep -q 'protected by a password' && echo 0 || echo 1)" \
     "... saying the PDF is protected by a password"
+
+PPTX=application/vnd.openxmlformats-officedocument.presentationml.presentation
+run_file "$FIX/deck.pptx" $PPTX
+is "$STATUS $(jqr .data.status)" "200 succeeded" "a pptx: the run succeeds"
+is "$(jqr .data.outputs.text)" "Roadmap 2025
+第一季度：发布
+second line
+Tail
+| Quarter | Goal |
+| --- | --- |
+| Q1 | 上线 |
+Mention the budget
+Thank you" "... slides in the presentation's order, a table, the notes"
+# the upload the run read, previewed: its type and its bytes
+STATUS=$(curl -sS -D "$T_DIR/h.raw" -o "$T_DIR/deck" -w '%{http_code}' \
+    -H "Authorization: Bearer $KEY" "$BASE/v1/files/$UP/preview")
+is "$STATUS $(tr -d '\r' <"$T_DIR/h.raw" | sed -n 's/^[Cc]ontent-[Tt]ype: //p' |
+    tail -1)" "200 $PPTX" "the pptx's preview: 200 with its type"
+cmp -s "$T_DIR/deck" "$FIX/deck.pptx"
+ok $? "... and its bytes"
+
+run_file "$FIX/mail.eml" message/rfc822
+is "$STATUS $(jqr .data.status)" "200 succeeded" "an eml: the run succeeds"
+is "$(jqr .data.outputs.text)" "Subject: 季度报告 ready
+From: Li Lei <lilei@example.com>
+To: Han Meimei <han@example.com>
+Date: Fri, 01 Mar 2024 09:30:00 +0000
+
+Hello,
+
+the report is attached.
+报告见附件。
+
+Attachment: report.pdf" "... headers, the text part, the attachment named"
+
+run_file "$FIX/sales.xls" application/vnd.ms-excel
+is "$STATUS $(jqr .data.status)" "200 succeeded" "an xls: the run succeeds"
+is "$(jqr .data.outputs.text | head -3)" "| Product | Qty | Price | Date |
+| ------- | --- | ----- | ---- |
+| 苹果 | 3 | 1.5 | 2024-01-05 00:00:00 |" "... its sheets as Markdown tables"
+
+run_file "$FIX/gbk.txt" text/plain
+is "$(jqr .data.outputs.text | head -1)" "中文编码测试：这是一个用国标码保存的文本文件。" \
+    "a text file in GBK: read as Chinese, not mojibake"
+
+# a pptx that is no zip: the node fails, saying so
+printf 'not a presentation' >"$T_DIR/bad.pptx"
+run_file "$T_DIR/bad.pptx" $PPTX
+is "$(jqr .data.status)" failed "a damaged pptx: the run fails"
+ok "$(jqr .data.error | grep -q 'not a pptx' && echo 0 || echo 1)" \
+    "... saying the file is not a pptx"

@@ -10,48 +10,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "engine/documents/documents.h"
-
-/* The bytes of a fixture, malloc'd, or NULL. */
-static char *
-slurp(const char *name, size_t *len)
-{
-	char	 path[256], *p = NULL;
-	FILE	*f;
-	long	 n;
-
-	snprintf(path, sizeof(path), "tests/documents/%s", name);
-	if ((f = fopen(path, "rb")) == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 && (p = malloc((size_t)n + 1)) !=
-	    NULL && fread(p, 1, (size_t)n, f) == (size_t)n)
-		*len = (size_t)n;
-	else {
-		free(p);
-		p = NULL;
-	}
-	fclose(f);
-	return p;
-}
-
-static int
-read_fixture(const char *name, const char *ext,
-    const struct doc_limits *lim, struct doc *d, char *err, size_t errsz)
-{
-	char	*data;
-	size_t	 len = 0;
-	int	 rc;
-
-	if ((data = slurp(name, &len)) == NULL) {
-		snprintf(err, errsz, "fixture %s missing", name);
-		memset(d, 0, sizeof(*d));
-		return -1;
-	}
-	rc = doc_extract(ext, data, len, lim, d, err, errsz);
-	free(data);
-	return rc;
-}
+#include "t_documents_util.h"
 
 static void
 test_pages(void)

@@ -5,60 +5,9 @@
  * as nan, dates as Timestamps), one part per sheet; Python's float repr;
  * and the hostile cases: a zip bomb, too many cells, no workbook, no zip.
  */
-#include <archive.h>
-#include <archive_entry.h>
-
 #include "tap.h"
+#include "t_documents_util.h"
 #include "../../engine/documents/xlsx.c"
-
-static char *
-slurp(const char *name, size_t *len)
-{
-	char	 path[256], *p = NULL;
-	FILE	*f;
-	long	 n;
-
-	snprintf(path, sizeof(path), "tests/documents/%s", name);
-	if ((f = fopen(path, "rb")) == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 && (p = malloc((size_t)n + 1)) !=
-	    NULL && fread(p, 1, (size_t)n, f) == (size_t)n)
-		*len = (size_t)n;
-	else {
-		free(p);
-		p = NULL;
-	}
-	fclose(f);
-	return p;
-}
-
-/* A deflated zip of (name, bytes, length) triples, in memory. */
-static size_t
-make_zip(const char *const *names, const char *const *bodies,
-    const size_t *lens, size_t n, char *out, size_t cap)
-{
-	struct archive		*a = archive_write_new();
-	struct archive_entry	*e;
-	size_t			 used = 0, i;
-
-	archive_write_set_format_zip(a);
-	archive_write_set_options(a, "zip:compression=deflate");
-	archive_write_open_memory(a, out, cap, &used);
-	for (i = 0; i < n; i++) {
-		e = archive_entry_new();
-		archive_entry_set_pathname(e, names[i]);
-		archive_entry_set_filetype(e, AE_IFREG);
-		archive_entry_set_perm(e, 0644);
-		archive_entry_set_size(e, (la_int64_t)lens[i]);
-		archive_write_header(a, e);
-		archive_write_data(a, bodies[i], lens[i]);
-		archive_entry_free(e);
-	}
-	archive_write_close(a);
-	archive_write_free(a);
-	return used;
-}
 
 static void
 test_fixture(void)

@@ -209,8 +209,7 @@ test_formats(void)
 static void
 test_refusals(void)
 {
-	static const char *const exts[] = { "xls", "pptx", "doc",
-		"png" };
+	static const char *const exts[] = { "doc", "ppt", "png" };
 	struct tn_run	r;
 	char		name[32], want[64];
 	size_t		i;
@@ -238,6 +237,67 @@ test_refusals(void)
 	    "http://127.0.0.1:1/x.txt"), &r) == 0);
 	CHECK_STR(r.status, "failed");
 	CHECK(r.error && strstr(r.error, "cannot download the file"));
+	tn_release(&r);
+}
+
+/* The bytes of tests/documents/<name>, malloc'd, or NULL. */
+static char *
+fixture(const char *name, size_t *len)
+{
+	char	 path[256], *p;
+	FILE	*f;
+	long	 n;
+
+	snprintf(path, sizeof(path), "tests/documents/%s", name);
+	if ((f = fopen(path, "rb")) == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	if (n < 0 || (p = malloc((size_t)n + 1)) == NULL ||
+	    fread(p, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+/* The second round of readers through the node: a pptx by its name, an
+ * eml by its MIME type alone; damaged ones fail with the reader's error. */
+static void
+test_more_formats(void)
+{
+	struct tn_run	 r;
+	char		*data;
+	size_t		 len = 0;
+
+	if ((data = fixture("deck.pptx", &len)) != NULL) {
+		run_file("deck.pptx", NULL, data, len, &r);
+		CHECK_STR(r.status, "succeeded");
+		CHECK(tn_out_str(&r, "text") != NULL && strncmp(tn_out_str(&r,
+		    "text"), "Roadmap 2025\n", 13) == 0);
+		tn_release(&r);
+		free(data);
+	} else
+		CHECK(!"deck.pptx missing");
+	if ((data = fixture("mail.eml", &len)) != NULL) {
+		run_file("noext", "message/rfc822", data, len, &r);
+		CHECK_STR(r.status, "succeeded");
+		CHECK(tn_out_str(&r, "text") != NULL && strstr(tn_out_str(&r,
+		    "text"), "Attachment: report.pdf") != NULL);
+		tn_release(&r);
+		free(data);
+	} else
+		CHECK(!"mail.eml missing");
+	run_file("f.xls", NULL, "%PDF-1.4", 8, &r);
+	CHECK_STR(r.status, "failed");
+	CHECK(r.error && strstr(r.error, "not an xls workbook"));
+	tn_release(&r);
+	run_file("f.pptx", NULL, "%PDF-1.4", 8, &r);
+	CHECK_STR(r.status, "failed");
+	CHECK(r.error && strstr(r.error, "not a pptx"));
 	tn_release(&r);
 }
 
@@ -310,6 +370,7 @@ main(void)
 	test_docx();
 	test_formats();
 	test_refusals();
+	test_more_formats();
 	test_array();
 	test_pieces();
 	tn_close();

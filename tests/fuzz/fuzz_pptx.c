@@ -1,0 +1,10 @@
+/*
+ * fuzz_pptx.c — the pptx reader (engine/documents/pptx.c, a zip) on arbitrary bytes; the body is fuzz_documents.h.
+ */
+#include "fuzz_documents.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_doc("pptx", data, size);
+}
