@@ -458,20 +458,51 @@ static void (*service_handler(const char *method, const char *pattern))(
 	return NULL;
 }
 
+/* Where as_user puts the end user. */
+enum user_in {
+	USER_QUERY,	/* ?user= */
+	USER_JSON,	/* the JSON body's "user" */
+	USER_FORM,	/* a first multipart part "user" (the handlers take
+			   the first) */
+};
+
 /*
- * Sets the end user as the request's "user": the JSON body's (with the
- * fields of set, a JSON object, merged in) or the query's, replacing any
- * the client sent. 0, or -1 after answering.
+ * Sets the end user as the request's "user", replacing any the client
+ * sent: in the query, the JSON body (with the fields of set, a JSON
+ * object, merged in) or the multipart body. 0, or -1 after answering.
  */
 static int
-as_user(struct req *r, const struct web_user *u, int body, const char *set)
+as_user(struct req *r, const struct web_user *u, enum user_in in,
+    const char *set)
 {
-	const char	*q = r->query, *amp;
-	char		*esc, *dump;
+	const char	*q = r->query, *amp, *bnd;
+	char		*esc, *dump, *nb;
 	size_t		 n;
 	json_t		*extra;
 
-	if (body) {
+	if (in == USER_FORM) {
+		if (req_read_body(r, r->conf->max_body) != 0)
+			return -1;
+		if ((bnd = multipart_boundary(r->a, r->content_type)) == NULL) {
+			resp_error(r, 400, "invalid_multipart", "no "
+			    "multipart boundary in Content-Type");
+			return -1;
+		}
+		dump = arena_printf(r->a, "--%s\r\nContent-Disposition: "
+		    "form-data; name=\"user\"\r\n\r\n%s\r\n", bnd, u->session);
+		if (dump == NULL || (nb = arena_alloc(r->a, strlen(dump) +
+		    r->body_len + 1)) == NULL)
+			goto nomem;
+		n = strlen(dump);
+		memcpy(nb, dump, n);
+		memcpy(nb + n, r->body, r->body_len);
+		nb[n + r->body_len] = '\0';
+		r->body = nb;
+		r->body_len += n;
+		r->content_length = (int64_t)r->body_len;
+		return 0;
+	}
+	if (in == USER_JSON) {
 		if (req_read_json(r) != 0)
 			return -1;
 		if (!json_is_object(r->json)) {
@@ -523,59 +554,36 @@ nomem:
 	return -1;
 }
 
-/*
- * The web route r is answered by the service route (method, pattern) as
- * the passport's end user; body: the user goes into the JSON body; run:
- * it starts a run (rate limited); set: fields forced into the body.
- */
-static void
-delegate(struct req *r, const char *method, const char *pattern, int body,
-    int run, const char *set)
+int
+web_api_enter(struct req *r, unsigned flags)
 {
 	struct web_user	 u;
-	void		 (*h)(struct req *) = service_handler(method, pattern);
+	const char	*ct;
 
-	if (h == NULL) {
-		resp_error(r, 500, "internal_server_error", "no handler");
-		return;
-	}
 	if (web_auth(r, &u) != 0)
-		return;
-	if (run && rate_limit(r, u.app_id, u.session) != 0)
-		return;
-	if (as_user(r, &u, body, set) != 0)
-		return;
-	h(r);
+		return -1;
+	if ((flags & WEB_RUN) && rate_limit(r, u.app_id, u.session) != 0)
+		return -1;
+	if (strcmp(r->method, "GET") == 0)
+		return as_user(r, &u, USER_QUERY, NULL);
+	ct = r->content_type ? r->content_type : "";
+	if (multipart_is_form(ct))
+		return as_user(r, &u, USER_FORM, NULL);
+	return as_user(r, &u, USER_JSON, (flags & WEB_STREAM) ?
+	    "{\"response_mode\":\"streaming\"}" : NULL);
 }
 
-static void h_parameters(struct req *r)
-{ delegate(r, "GET", "/v1/parameters", 0, 0, NULL); }
-static void h_meta(struct req *r)
-{ delegate(r, "GET", "/v1/meta", 0, 0, NULL); }
-static void h_chat(struct req *r)
-{ delegate(r, "POST", "/v1/chat-messages", 1, 1, NULL); }
-static void h_chat_stop(struct req *r)
-{ delegate(r, "POST", "/v1/chat-messages/{}/stop", 1, 0, NULL); }
-static void h_completion(struct req *r)
-{ delegate(r, "POST", "/v1/completion-messages", 1, 1, NULL); }
-static void h_completion_stop(struct req *r)
-{ delegate(r, "POST", "/v1/completion-messages/{}/stop", 1, 0, NULL); }
-/* the web API's workflow runs always stream, as Dify's */
-static void h_workflow_run(struct req *r)
-{ delegate(r, "POST", "/v1/workflows/run", 1, 1,
-    "{\"response_mode\":\"streaming\"}"); }
-static void h_workflow_stop(struct req *r)
-{ delegate(r, "POST", "/v1/workflows/tasks/{}/stop", 1, 0, NULL); }
-static void h_conversation_delete(struct req *r)
-{ delegate(r, "DELETE", "/v1/conversations/{}", 1, 0, NULL); }
-static void h_conversation_rename(struct req *r)
-{ delegate(r, "POST", "/v1/conversations/{}/name", 1, 0, NULL); }
-static void h_messages(struct req *r)
-{ delegate(r, "GET", "/v1/messages", 0, 0, NULL); }
-static void h_feedback(struct req *r)
-{ delegate(r, "POST", "/v1/messages/{}/feedbacks", 1, 0, NULL); }
-static void h_suggested(struct req *r)
-{ delegate(r, "GET", "/v1/messages/{}/suggested", 0, 0, NULL); }
+/* GET /api/messages/{id}/suggested-questions: the service API's
+ * .../suggested under another name. */
+static void
+h_suggested(struct req *r)
+{
+	void (*h)(struct req *) = service_handler("GET",
+	    "/v1/messages/{}/suggested");
+
+	if (web_api_enter(r, WEB_ROUTE) == 0)
+		h(r);
+}
 
 /* ====== Pinned conversations ====== */
 
@@ -837,24 +845,9 @@ const struct route web_api_routes[] = {
 	{ "GET", "/api/webapp/access-mode", h_access_mode, AUTH_NONE },
 	{ "GET", "/api/login/status", h_login_status, AUTH_NONE },
 	{ "GET", "/api/site", h_site, AUTH_NONE },
-	{ "GET", "/api/parameters", h_parameters, AUTH_NONE },
-	{ "GET", "/api/meta", h_meta, AUTH_NONE },
-	{ "POST", "/api/chat-messages", h_chat, AUTH_NONE },
-	{ "POST", "/api/chat-messages/{}/stop", h_chat_stop, AUTH_NONE },
-	{ "POST", "/api/completion-messages", h_completion, AUTH_NONE },
-	{ "POST", "/api/completion-messages/{}/stop", h_completion_stop,
-	    AUTH_NONE },
-	{ "POST", "/api/workflows/run", h_workflow_run, AUTH_NONE },
-	{ "POST", "/api/workflows/tasks/{}/stop", h_workflow_stop, AUTH_NONE },
 	{ "GET", "/api/conversations", h_conversations, AUTH_NONE },
 	{ "PATCH", "/api/conversations/{}/pin", h_pin, AUTH_NONE },
 	{ "PATCH", "/api/conversations/{}/unpin", h_unpin, AUTH_NONE },
-	{ "DELETE", "/api/conversations/{}", h_conversation_delete,
-	    AUTH_NONE },
-	{ "POST", "/api/conversations/{}/name", h_conversation_rename,
-	    AUTH_NONE },
-	{ "GET", "/api/messages", h_messages, AUTH_NONE },
-	{ "POST", "/api/messages/{}/feedbacks", h_feedback, AUTH_NONE },
 	{ "GET", "/api/messages/{}/suggested-questions", h_suggested,
 	    AUTH_NONE },
 	{ NULL, NULL, NULL, AUTH_NONE },
