@@ -450,6 +450,12 @@ json_t	*web_site_get(struct req *r, const char *app_id);
  * there is none (nothing answered), -1 after answering a storage error.
  */
 int	web_site_by_code(struct req *r, const char *code, json_t **out);
+/*
+ * The service API's check of enable_api for the key's app (r->app_id):
+ * 0 when on (or the app has no site yet), else -1 after answering 403 as
+ * Dify's ("The app's API service has been disabled.").
+ */
+int	web_site_api_check(struct req *r);
 /* Dify's console view of site record s (a new reference; NULL when out
  * of memory). */
 json_t	*web_site_view(struct req *r, const json_t *s);

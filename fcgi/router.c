@@ -250,6 +250,9 @@ router_auth(struct req *r, const struct route *found)
 		resp_error(r, 401, "unauthorized", "Access token is invalid");
 		return -1;
 	}
+	/* an app key opens the service API only while enable_api is on */
+	if (auth == AUTH_APP && web_site_api_check(r) != 0)
+		return -1;
 	return 0;
 }
 
