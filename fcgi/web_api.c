@@ -215,69 +215,111 @@ invalid:
  * by the newer: a limit may then forget, never refuse someone it should
  * not.
  */
-struct rl_op {
+struct rl_counter {
 	char		 key[32];
-	uint64_t	 who;
-	int64_t		 window;	/* minute since the epoch */
-	int		 limit;
-	int		 over;		/* out: past the limit */
+	char		 who[24];	/* the hash it counts, in hex */
+	json_t		*next;		/* the record to write */
 };
 
+struct rl_op {
+	struct rl_counter c[2];	/* the address, the end user */
+	int		 n;
+	int64_t		 window;	/* minute since the epoch */
+	int		 limit;
+	int		 over;		/* out: one is past the limit */
+};
+
+/* Counts every counter of op in one write: all, or none when one is
+ * past the limit. */
 static int
 rl_count(struct store_txn *t, void *arg)
 {
 	struct rl_op	*op = arg;
-	json_t		*rec = NULL;
-	char		 who[24];
-	int		 rc, n = 0;
+	json_t		*rec;
+	int		 i, rc = 0, n;
 
 	op->over = 0;
-	snprintf(who, sizeof(who), "%016llx", (unsigned long long)op->who);
-	rc = store_get_json(t, STORE_DB_SETTINGS, op->key, &rec);
-	if (rc != 0 && rc != STORE_ENOTFOUND)
-		return rc;
-	if (rc == 0 && json_is_string(json_object_get(rec, "who")) &&
-	    strcmp(json_string_value(json_object_get(rec, "who")), who) == 0 &&
-	    json_integer_value(json_object_get(rec, "window")) == op->window)
-		n = (int)json_integer_value(json_object_get(rec, "count"));
-	json_decref(rec);
-	if (n >= op->limit) {
-		op->over = 1;
-		return 0;
+	for (i = 0; i < op->n; i++) {
+		json_decref(op->c[i].next);
+		op->c[i].next = NULL;
 	}
-	if ((rec = json_pack("{s:s,s:I,s:i}", "who", who, "window",
-	    (json_int_t)op->window, "count", n + 1)) == NULL)
-		return STORE_ENOMEM;
-	rc = store_put_json(t, STORE_DB_SETTINGS, op->key, rec, 0);
-	json_decref(rec);
+	for (i = 0; i < op->n && rc == 0 && !op->over; i++) {
+		rec = NULL;
+		n = 0;
+		rc = store_get_json(t, STORE_DB_SETTINGS, op->c[i].key, &rec);
+		if (rc != 0 && rc != STORE_ENOTFOUND)
+			break;
+		if (rc == 0 && json_is_string(json_object_get(rec, "who")) &&
+		    strcmp(json_string_value(json_object_get(rec, "who")),
+		    op->c[i].who) == 0 && json_integer_value(json_object_get(
+		    rec, "window")) == op->window)
+			n = (int)json_integer_value(json_object_get(rec,
+			    "count"));
+		json_decref(rec);
+		rc = 0;
+		if (n >= op->limit)
+			op->over = 1;
+		else if ((op->c[i].next = json_pack("{s:s,s:I,s:i}", "who",
+		    op->c[i].who, "window", (json_int_t)op->window, "count",
+		    n + 1)) == NULL)
+			rc = STORE_ENOMEM;
+	}
+	for (i = 0; i < op->n && rc == 0 && !op->over; i++)
+		rc = store_put_json(t, STORE_DB_SETTINGS, op->c[i].key,
+		    op->c[i].next, 0);
 	return rc;
 }
 
+/* Adds the counter of who to op. */
+static void
+rl_add(struct rl_op *op, const char *who)
+{
+	unsigned char	md[SHA256_DIGEST_LENGTH];
+	uint64_t	h;
+
+	SHA256((const unsigned char *)who, strlen(who), md);
+	memcpy(&h, md, sizeof(h));
+	snprintf(op->c[op->n].key, sizeof(op->c[op->n].key), RL_KEY "%u",
+	    (unsigned)(h % RL_SLOTS));
+	snprintf(op->c[op->n].who, sizeof(op->c[op->n].who), "%016llx",
+	    (unsigned long long)h);
+	op->n++;
+}
+
 /*
- * Counts one request of who (an address or "u:<app>/<session>") in this
- * minute: 0 while within webapp.rate_limit, else -1 after answering 429
+ * Counts one request of the client address and, when known, of the end
+ * user (app_id, session) in this minute, in one write to the store: 0
+ * while both are within webapp.rate_limit, else -1 after answering 429
  * with Retry-After (the seconds left of the minute), or 5xx when the
  * store cannot count.
  */
 static int
-rate_check(struct req *r, const char *who)
+rate_limit(struct req *r, const char *app_id, const char *session)
 {
-	unsigned char	 md[SHA256_DIGEST_LENGTH];
+	const char	*ip = req_param(r, "REMOTE_ADDR"), *who, *uk;
 	struct rl_op	 op;
 	int64_t		 now = (int64_t)time(NULL);
-	int		 rc;
+	int		 rc, i;
 	char		 ra[16];
 
-	if (r->conf->webapp_rate_limit <= 0 || who == NULL)
+	if (r->conf->webapp_rate_limit <= 0)
 		return 0;
-	SHA256((const unsigned char *)who, strlen(who), md);
 	memset(&op, 0, sizeof(op));
-	memcpy(&op.who, md, sizeof(op.who));
-	snprintf(op.key, sizeof(op.key), RL_KEY "%u",
-	    (unsigned)(op.who % RL_SLOTS));
+	who = arena_printf(r->a, "ip:%s", ip ? ip : "");
+	uk = session ? arena_printf(r->a, "u:%s/%s", app_id, session) : NULL;
+	if (who == NULL || (session != NULL && uk == NULL)) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return -1;
+	}
+	rl_add(&op, who);
+	if (uk != NULL)
+		rl_add(&op, uk);
 	op.window = now / 60;
 	op.limit = r->conf->webapp_rate_limit;
-	if ((rc = store_write(engine_store(r->eng), rl_count, &op)) != 0) {
+	rc = store_write(engine_store(r->eng), rl_count, &op);
+	for (i = 0; i < op.n; i++)
+		json_decref(op.c[i].next);
+	if (rc != 0) {
 		resp_engine_error(r, rc == STORE_EUNAVAIL ? ENGINE_EUNAVAIL :
 		    ENGINE_ESTORE, "the rate limit cannot be counted", "rate "
 		    "limit");
@@ -291,20 +333,6 @@ rate_check(struct req *r, const char *who)
 	    "%d a minute (webapp.rate_limit); try again in %s s",
 	    r->conf->webapp_rate_limit, ra);
 	return -1;
-}
-
-/* The client address and, when known, the end user, each counted. */
-static int
-rate_limit(struct req *r, const char *app_id, const char *session)
-{
-	const char *ip = req_param(r, "REMOTE_ADDR");
-
-	if (rate_check(r, arena_printf(r->a, "ip:%s", ip ? ip : "")) != 0)
-		return -1;
-	if (session != NULL && rate_check(r, arena_printf(r->a, "u:%s/%s",
-	    app_id, session)) != 0)
-		return -1;
-	return 0;
 }
 
 /* ====== Who asks ====== */
