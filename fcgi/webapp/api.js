@@ -61,13 +61,13 @@ export async function call(method, path, body) {
   return data;
 }
 
-// POSTs body to path and calls onEvent(event) for each server-sent event
-// until the stream ends; resolves then. An error answer before the stream
-// throws ApiError.
+// POSTs body to path (GETs it when body is null) and calls onEvent(event)
+// for each server-sent event until the stream ends; resolves then. An
+// error answer before the stream throws ApiError.
 export async function stream(path, body, onEvent, signal) {
-  const res = await fetch(base + '/api' + path, {
-    method: 'POST', headers: headers(true), body: JSON.stringify(body), signal,
-  });
+  const res = await fetch(base + '/api' + path, body === null
+    ? { method: 'GET', headers: headers(false), signal }
+    : { method: 'POST', headers: headers(true), body: JSON.stringify(body), signal });
   if (!res.ok) throw new ApiError(res.status, await res.json().catch(() => null));
   const reader = res.body.getReader();
   const dec = new TextDecoder();
