@@ -14,16 +14,19 @@
  * Every other route reads the passport from X-App-Passport (or the older
  * "Authorization: Bearer"), refuses it when X-App-Code names another site,
  * when the site's code was reset, or when the site is disabled ("Site is
- * disabled.", 400, as Dify), then answers through the service API's own
- * handler (service.c, service_conv.c) with the passport's app as the key's
- * app and its session as "user": one implementation of runs, streams,
- * stop, conversations and messages, so the end user's own conversations
- * are all the engine lets them see. Pinned conversations are the web
- * app's own (below).
+ * disabled.", 400, as Dify). The service routes flagged WEB_ROUTE in their
+ * own tables (service.c, service_conv.c, service_audio.c) are answered
+ * under /api by the router through web_api_enter: the passport's app as
+ * the key's app and its session as "user", one implementation of runs,
+ * streams, stop, uploads, audio, conversations and messages, so the end
+ * user's own conversations are all the engine lets them see. Pinned
+ * conversations, saved messages, more-like-this and remote uploads are
+ * the web app's own (below).
  *
- * Abuse: the routes that start a run, and the passport, are limited per
- * client address and per end user (webapp.rate_limit a minute, in each
- * process) with 429 and Retry-After.
+ * Abuse: the routes that start a run or call a model, and the passport,
+ * are limited per client address and per end user (webapp.rate_limit a
+ * minute, counted in the store so that every process and host shares the
+ * count) with 429 and Retry-After.
  */
 #include <stdio.h>
 #include <string.h>
