@@ -121,6 +121,23 @@ async function desktop(ctx) {
 	const stopped = await page.locator('.msg.bot:not(.opening) .body').last().textContent();
 	ok(!/END/.test(stopped), 'stop ends a long answer', stopped);
 
+	/* a file attached to a message: uploaded, then sent with it */
+	await page.click('button.new');
+	ok(await page.locator('label.attach').count() === 1, 'the app allows files: the composer offers to attach one');
+	await page.setInputFiles('#attach', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('meeting at noon') });
+	await page.waitForSelector('.attached li.file[data-id]', { timeout: 10000 });
+	ok(true, 'the file is uploaded through /api/files/upload');
+	await script({ responses: [{ text: 'Got your file' }] });
+	await page.fill('#start-name', 'Dee');
+	await page.fill('#query', 'read this');
+	const sent = page.waitForRequest((q) => /\/api\/chat-messages$/.test(q.url()));
+	await page.click('button.send');
+	const files = JSON.parse((await sent).postData()).files || [];
+	ok(files.length === 1 && files[0].transfer_method === 'local_file' && files[0].upload_file_id, 'the message carries the upload', files);
+	await page.waitForFunction(() => /Got your file/.test(document.querySelector('.messages').textContent), null, { timeout: 10000 });
+	ok(await page.locator('.msg.user .msg-files li').last().textContent() === 'notes.txt', 'the message shows the file it carries');
+	ok(await page.locator('.attached li').count() === 0, 'and the composer is empty again');
+
 	/* reload: the history is there */
 	await page.reload();
 	await page.waitForSelector('.conv');

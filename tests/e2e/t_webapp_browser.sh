@@ -2,7 +2,8 @@
 # t_webapp_browser.sh — the Web App's chat page in a real browser through
 # nginx, mounted under /flow/ (tests/browser/webapp.test.js): the share
 # link, the start form, the answer streaming in from the fake LLM as
-# Markdown, conversations (second, rename, delete), feedback, stop, the
+# Markdown, conversations (second, rename, delete), feedback, stop, a
+# file attached to a message, the
 # history after a reload, a 390 px phone in Chinese, Dify's embed snippet
 # (only baseUrl changed) on a page of another origin, a workflow's form
 # page, an agent-chat app's tool call folded under its answer, a
@@ -34,6 +35,7 @@ printf '%s\n' 'app: {mode: chat, name: Helper}' 'kind: app' 'version: 0.6.0' \
     '  model: {provider: openai, name: gpt-4o-mini, mode: chat, completion_params: {}}' \
     '  pre_prompt: You help {{name}}.' \
     '  opening_statement: Hello! I am your helper.' \
+    '  file_upload: {enabled: true, allowed_file_types: [document], allowed_file_upload_methods: [local_file], number_limits: 3}' \
     '  user_input_form:' \
     '  - text-input: {variable: name, label: Name, required: true}' \
     >"$T_DIR/helper.yml"
