@@ -298,6 +298,8 @@ static const struct setting settings[] = {
 	S_STR("webapp.frame_ancestors", webapp_frame_ancestors, "*"),
 	S_INT("webapp.rate_limit", SET_INT, webapp_rate_limit, "60", 0,
 	    1000000),
+	S_INT("webapp.saved_messages_max", SET_INT, webapp_saved_max, "500",
+	    1, 10000),
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 

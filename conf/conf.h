@@ -227,6 +227,7 @@ struct conf {
 	int	 webapp_enabled;	/* serve the share pages */
 	char	 webapp_frame_ancestors[1024]; /* CSP frame-ancestors */
 	int	 webapp_rate_limit;	/* runs a minute per address / user */
+	int	 webapp_saved_max;	/* saved messages per end user */
 };
 
 /* Fills c with the built-in defaults. Never fails. */

@@ -554,6 +554,17 @@ int	engine_upload_put(struct engine *e, const char *app_id,
 	    const void *data, size_t len, char *err, json_t **out);
 
 /*
+ * Fetches the file at url (http or https, through the outbound guard,
+ * redirects followed, at most uploads.max_file_size) and stores it as
+ * engine_upload_put does, named after the URL's last path segment with
+ * the type the server gave. ENGINE_EINVAL for a URL that is not http(s),
+ * ENGINE_ELIMIT for too large a file, ENGINE_EFETCH (err says why) when it cannot be
+ * fetched, a private address refused or a status other than 2xx.
+ */
+int	engine_upload_fetch(struct engine *e, const char *app_id,
+	    const char *user, const char *url, char *err, json_t **out);
+
+/*
  * The bytes of upload id of app_id: *data malloc'd and NUL-terminated
  * (caller frees; data NULL: only the record), *meta its record (new
  * reference; meta may be NULL).

@@ -285,6 +285,9 @@ struct mp_part {
 
 /* 1 when content_type is multipart/form-data (leading spaces allowed). */
 int	multipart_is_form(const char *content_type);
+/* The boundary parameter of a multipart/form-data content type (on a),
+ * or NULL when it has none that is valid. */
+char	*multipart_boundary(struct arena *a, const char *content_type);
 
 /*
  * Splits body by the boundary named in content_type. On success *parts
@@ -374,11 +377,24 @@ enum route_auth {
 	AUTH_APP,	/* Authorization: Bearer <app API key> */
 };
 
+/*
+ * What a service route (/v1/...) is to the Web App, or'd into its auth:
+ * with WEB_ROUTE the router also answers it under /api (the path without
+ * "/v1") for the holder of a passport, as that end user (web_api_enter),
+ * so both APIs have one handler and one table.
+ */
+#define AUTH_MASK	0x0f
+#define WEB_ROUTE	0x10	/* reachable as /api/... with a passport */
+#define WEB_RUN		0x20	/* starts a run or a model call: rate
+				   limited per address and end user */
+#define WEB_STREAM	0x40	/* the web API's runs always stream */
+
 struct route {
 	const char	*method;
 	const char	*pattern;	/* "/console/api/apps/{}" */
 	void		 (*handler)(struct req *r);
-	enum route_auth	 auth;
+	unsigned	 auth;		/* an enum route_auth, with WEB_*
+					   flags on a service route */
 };
 
 /* The route tables of each API file; each ends with a zeroed entry. */
@@ -409,6 +425,15 @@ extern const struct route web_site_routes[];
 extern const struct route web_api_routes[];
 extern const struct route web_page_routes[];
 
+/*
+ * Before a service route's handler when the router reached it under /api
+ * (flags: its WEB_* flags): checks the passport and the site, counts a
+ * run against the rate limits, and makes the passport's app the key's app
+ * and its end user the request's "user" (replacing the client's). 0 to
+ * go on to the handler, or -1 after answering.
+ */
+int	web_api_enter(struct req *r, unsigned flags);
+
 #define WEB_CODE_LEN 16
 
 /* A new site code: 16 of [A-Za-z0-9] from the CSPRNG. 0, or -1 when the
@@ -426,6 +451,12 @@ json_t	*web_site_get(struct req *r, const char *app_id);
  * there is none (nothing answered), -1 after answering a storage error.
  */
 int	web_site_by_code(struct req *r, const char *code, json_t **out);
+/*
+ * The service API's check of enable_api for the key's app (r->app_id):
+ * 0 when on (or the app has no site yet), else -1 after answering 403 as
+ * Dify's ("The app's API service has been disabled.").
+ */
+int	web_site_api_check(struct req *r);
 /* Dify's console view of site record s (a new reference; NULL when out
  * of memory). */
 json_t	*web_site_view(struct req *r, const json_t *s);

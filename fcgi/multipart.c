@@ -89,9 +89,8 @@ multipart_is_form(const char *content_type)
 	return strncasecmp(content_type, "multipart/form-data", 19) == 0;
 }
 
-/* The boundary parameter of a multipart/form-data content type. */
-static char *
-content_boundary(struct arena *a, const char *ct)
+char *
+multipart_boundary(struct arena *a, const char *ct)
 {
 	const char	*p;
 	char		*b;
@@ -117,7 +116,7 @@ multipart_parse(struct arena *a, const char *content_type, const char *body,
 
 	*parts = NULL;
 	*nparts = 0;
-	if ((boundary = content_boundary(a, content_type)) == NULL) {
+	if ((boundary = multipart_boundary(a, content_type)) == NULL) {
 		snprintf(err, errsz, "expected multipart/form-data with a "
 		    "boundary of 1 to %d characters", MP_BOUNDARY_MAX);
 		return -1;

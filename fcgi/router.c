@@ -160,7 +160,23 @@ route_match(struct req *r, const char *pattern, const char *path)
 	}
 }
 
-static void router_authed(struct req *r, const struct route *found);
+/*
+ * Matches r's path against route rt: 1 as it is, 2 as a service route
+ * the Web App reaches under /api (WEB_ROUTE: "/api/x" for "/v1/x"), 0
+ * not at all.
+ */
+static int
+route_try(struct req *r, const struct route *rt)
+{
+	if (route_match(r, rt->pattern, r->path))
+		return 1;
+	return (rt->auth & WEB_ROUTE) && strncmp(rt->pattern, "/v1/", 4) == 0 &&
+	    strncmp(r->path, "/api/", 5) == 0 &&
+	    route_match(r, rt->pattern + 3, r->path + 4) ? 2 : 0;
+}
+
+static void router_authed(struct req *r, const struct route *found,
+    int web);
 
 void
 router_dispatch(struct req *r)
@@ -168,6 +184,7 @@ router_dispatch(struct req *r)
 	const struct route	*const *tab, *rt, *found = NULL;
 	char			 allow[128] = "";
 	size_t			 alen = 0;
+	int			 via = 0;
 
 	if (split_uri(r) != 0) {
 		resp_error(r, 404, "not_found", "no such endpoint");
@@ -175,7 +192,7 @@ router_dispatch(struct req *r)
 	}
 	for (tab = route_tables; *tab != NULL && found == NULL; tab++)
 		for (rt = *tab; rt->method != NULL; rt++) {
-			if (!route_match(r, rt->pattern, r->path))
+			if ((via = route_try(r, rt)) == 0)
 				continue;
 			if (strcmp(rt->method, r->method) == 0) {
 				found = rt;
@@ -196,8 +213,13 @@ router_dispatch(struct req *r)
 		return;
 	}
 	/* route_match clobbered the captures while trying others: redo. */
-	route_match(r, found->pattern, r->path);
+	via = route_try(r, found);
 	r->route = found->pattern;
+	if (via == 2 && (r->route = arena_printf(r->a, "/api%s",
+	    found->pattern + 3)) == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return;
+	}
 	log_context_request(r->request_id, r->route);
 	/* The one place every query crosses: a value with a NUL in it
 	 * would reach a handler cut short. */
@@ -205,32 +227,46 @@ router_dispatch(struct req *r)
 		return;
 	/* the caches of keys and apps check the generation once in it */
 	engine_request_begin(r->eng);
-	router_authed(r, found);
+	router_authed(r, found, via == 2);
 	engine_request_end(r->eng);
 }
 
-/* The route's authentication, then its handler. */
-static void
-router_authed(struct req *r, const struct route *found)
+/* The route's authentication: 0, or -1 after answering 401 (or 5xx). */
+static int
+router_auth(struct req *r, const struct route *found)
 {
-	int rc;
+	unsigned	auth = found->auth & AUTH_MASK;
+	int		rc;
 
-	if (found->auth == AUTH_ADMIN && auth_check_admin(r) != 0) {
+	if (auth == AUTH_ADMIN && auth_check_admin(r) != 0) {
 		resp_header(r, "WWW-Authenticate", "Bearer");
 		resp_error(r, 401, "unauthorized", "missing or wrong admin "
 		    "token in Authorization: Bearer");
-		return;
+		return -1;
 	}
-	if (found->auth == AUTH_APP && (rc = auth_check_app(r)) != 0) {
+	if (auth == AUTH_APP && (rc = auth_check_app(r)) != 0) {
 		/* a key not looked up (the database away) is no wrong key */
 		if (rc != -1) {
 			resp_engine_error(r, rc, "", "API key");
-			return;
+			return -1;
 		}
 		resp_header(r, "WWW-Authenticate", "Bearer");
 		resp_error(r, 401, "unauthorized", "Access token is invalid");
-		return;
+		return -1;
 	}
+	/* an app key opens the service API only while enable_api is on */
+	if (auth == AUTH_APP && web_site_api_check(r) != 0)
+		return -1;
+	return 0;
+}
+
+/* The route's authentication (a passport when web), then its handler. */
+static void
+router_authed(struct req *r, const struct route *found, int web)
+{
+	if (web ? web_api_enter(r, found->auth) != 0 : router_auth(r, found)
+	    != 0)
+		return;
 	found->handler(r);
 	if (r->status == 0)
 		resp_error(r, 500, "internal_server_error", "no response");

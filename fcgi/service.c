@@ -589,7 +589,7 @@ h_upload(struct req *r)
 			name = parts[i].filename;
 			mime = parts[i].content_type;
 		} else if (strcmp(parts[i].name, "user") == 0 &&
-		    req_part_text(r, &parts[i], &user) != 0)
+		    user == NULL && req_part_text(r, &parts[i], &user) != 0)
 			return;
 	}
 	if (data == NULL) {
@@ -666,20 +666,25 @@ h_file_preview(struct req *r)
 }
 
 const struct route service_routes[] = {
-	{ "POST", "/v1/files/upload", h_upload, AUTH_APP },
+	{ "POST", "/v1/files/upload", h_upload, AUTH_APP | WEB_ROUTE },
 	{ "GET", "/v1/files/{}/preview", h_file_preview, AUTH_APP },
-	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP },
+	{ "POST", "/v1/workflows/run", h_workflow_run, AUTH_APP |
+	    WEB_ROUTE | WEB_RUN | WEB_STREAM },
 	{ "POST", "/v1/workflows/{}/run", h_workflow_run_version, AUTH_APP },
-	{ "POST", "/v1/chat-messages", h_chat, AUTH_APP },
-	{ "POST", "/v1/completion-messages", h_completion, AUTH_APP },
+	{ "POST", "/v1/chat-messages", h_chat,
+	    AUTH_APP | WEB_ROUTE | WEB_RUN },
+	{ "POST", "/v1/completion-messages", h_completion, AUTH_APP |
+	    WEB_ROUTE | WEB_RUN },
 	{ "POST", "/v1/completion-messages/{}/stop", h_stop_completion,
-	    AUTH_APP },
-	{ "POST", "/v1/workflows/tasks/{}/stop", h_stop_workflow, AUTH_APP },
-	{ "POST", "/v1/chat-messages/{}/stop", h_stop_chat, AUTH_APP },
+	    AUTH_APP | WEB_ROUTE },
+	{ "POST", "/v1/workflows/tasks/{}/stop", h_stop_workflow, AUTH_APP |
+	    WEB_ROUTE },
+	{ "POST", "/v1/chat-messages/{}/stop", h_stop_chat, AUTH_APP |
+	    WEB_ROUTE },
 	{ "GET", "/v1/workflows/run/{}", h_run_detail, AUTH_APP },
-	{ "GET", "/v1/parameters", h_parameters, AUTH_APP },
+	{ "GET", "/v1/parameters", h_parameters, AUTH_APP | WEB_ROUTE },
 	{ "GET", "/v1/info", h_info, AUTH_APP },
-	{ "GET", "/v1/meta", h_meta, AUTH_APP },
+	{ "GET", "/v1/meta", h_meta, AUTH_APP | WEB_ROUTE },
 	{ "GET", "/v1/site", h_site, AUTH_APP },
 	{ "GET", "/v1/workflows/logs", h_workflow_logs, AUTH_APP },
 	{ "GET", "/v1/", h_index, AUTH_NONE },

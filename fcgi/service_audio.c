@@ -170,7 +170,9 @@ out:
 }
 
 const struct route service_audio_routes[] = {
-	{ "POST", "/v1/audio-to-text", h_audio_to_text, AUTH_APP },
-	{ "POST", "/v1/text-to-audio", h_text_to_audio, AUTH_APP },
+	{ "POST", "/v1/audio-to-text", h_audio_to_text, AUTH_APP |
+	    WEB_ROUTE | WEB_RUN },
+	{ "POST", "/v1/text-to-audio", h_text_to_audio, AUTH_APP |
+	    WEB_ROUTE | WEB_RUN },
 	{ NULL, NULL, NULL, AUTH_NONE },
 };

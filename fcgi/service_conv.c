@@ -328,15 +328,17 @@ h_suggested(struct req *r)
 
 const struct route service_conv_routes[] = {
 	{ "GET", "/v1/conversations", h_conversations, AUTH_APP },
-	{ "DELETE", "/v1/conversations/{}", h_conversation_delete, AUTH_APP },
+	{ "DELETE", "/v1/conversations/{}", h_conversation_delete, AUTH_APP |
+	    WEB_ROUTE },
 	{ "POST", "/v1/conversations/{}/name", h_conversation_rename,
-	    AUTH_APP },
+	    AUTH_APP | WEB_ROUTE },
 	{ "GET", "/v1/conversations/{}/variables", h_conversation_variables,
 	    AUTH_APP },
 	{ "PUT", "/v1/conversations/{}/variables/{}",
 	    h_conversation_variable_put, AUTH_APP },
-	{ "GET", "/v1/messages", h_messages, AUTH_APP },
-	{ "POST", "/v1/messages/{}/feedbacks", h_feedback, AUTH_APP },
+	{ "GET", "/v1/messages", h_messages, AUTH_APP | WEB_ROUTE },
+	{ "POST", "/v1/messages/{}/feedbacks", h_feedback, AUTH_APP |
+	    WEB_ROUTE },
 	{ "GET", "/v1/messages/{}/suggested", h_suggested, AUTH_APP },
 	{ "GET", "/v1/app/feedbacks", h_app_feedbacks, AUTH_APP },
 	{ NULL, NULL, NULL, AUTH_NONE },

@@ -14,18 +14,20 @@
  * Every other route reads the passport from X-App-Passport (or the older
  * "Authorization: Bearer"), refuses it when X-App-Code names another site,
  * when the site's code was reset, or when the site is disabled ("Site is
- * disabled.", 400, as Dify), then answers through the service API's own
- * handler (service.c, service_conv.c) with the passport's app as the key's
- * app and its session as "user": one implementation of runs, streams,
- * stop, conversations and messages, so the end user's own conversations
- * are all the engine lets them see. Pinned conversations are the web
- * app's own (below).
+ * disabled.", 400, as Dify). The service routes flagged WEB_ROUTE in their
+ * own tables (service.c, service_conv.c, service_audio.c) are answered
+ * under /api by the router through web_api_enter: the passport's app as
+ * the key's app and its session as "user", one implementation of runs,
+ * streams, stop, uploads, audio, conversations and messages, so the end
+ * user's own conversations are all the engine lets them see. Pinned
+ * conversations, saved messages, more-like-this and remote uploads are
+ * the web app's own (below).
  *
- * Abuse: the routes that start a run, and the passport, are limited per
- * client address and per end user (webapp.rate_limit a minute, in each
- * process) with 429 and Retry-After.
+ * Abuse: the routes that start a run or call a model, and the passport,
+ * are limited per client address and per end user (webapp.rate_limit a
+ * minute, counted in the store so that every process and host shares the
+ * count) with 429 and Retry-After.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -46,6 +48,7 @@
 #define PINS_MAX	100	/* pinned conversations of an end user:
 				   one page of /api/conversations */
 #define PINS_KEY	"webapp_pins/"
+#define SAVED_KEY	"webapp_saved/"
 
 /* ====== base64url ====== */
 
@@ -204,50 +207,128 @@ invalid:
 
 /* ====== Rate limits ====== */
 
-#define RL_SLOTS 4096
-
-struct rl_slot {
-	uint64_t	key;
-	int64_t		window;		/* minute since the epoch */
-	int		count;
-};
-
-static struct rl_slot	rl_slots[RL_SLOTS];
-static pthread_mutex_t	rl_lock = PTHREAD_MUTEX_INITIALIZER;
+#define RL_SLOTS	4096	/* counters in the store at most */
+#define RL_KEY		"webapp_rl/"
 
 /*
- * Counts one request of who (an address or "u:<app>/<session>") in this
- * minute: 0 while within webapp.rate_limit, else -1 after answering 429
- * with Retry-After (the seconds left of the minute). A slot shared by two
- * keys (a hash collision) is taken by the newer: a limit may then forget,
- * never refuse someone it should not.
+ * One count of a rate limit in the store, so that every process (and
+ * every host on PostgreSQL) counts against the same limit: the counter
+ * of slot (a hash of who, RL_SLOTS of them) holds the hash it counts, its
+ * minute and the count. A slot shared by two keys (a collision) is taken
+ * by the newer: a limit may then forget, never refuse someone it should
+ * not.
+ */
+struct rl_counter {
+	char		 key[32];
+	char		 who[24];	/* the hash it counts, in hex */
+	json_t		*next;		/* the record to write */
+};
+
+struct rl_op {
+	struct rl_counter c[2];	/* the address, the end user */
+	int		 n;
+	int64_t		 window;	/* minute since the epoch */
+	int		 limit;
+	int		 over;		/* out: one is past the limit */
+};
+
+/* Counts every counter of op in one write: all, or none when one is
+ * past the limit. */
+static int
+rl_count(struct store_txn *t, void *arg)
+{
+	struct rl_op	*op = arg;
+	json_t		*rec;
+	int		 i, rc = 0, n;
+
+	op->over = 0;
+	for (i = 0; i < op->n; i++) {
+		json_decref(op->c[i].next);
+		op->c[i].next = NULL;
+	}
+	for (i = 0; i < op->n && rc == 0 && !op->over; i++) {
+		rec = NULL;
+		n = 0;
+		rc = store_get_json(t, STORE_DB_SETTINGS, op->c[i].key, &rec);
+		if (rc != 0 && rc != STORE_ENOTFOUND)
+			break;
+		if (rc == 0 && json_is_string(json_object_get(rec, "who")) &&
+		    strcmp(json_string_value(json_object_get(rec, "who")),
+		    op->c[i].who) == 0 && json_integer_value(json_object_get(
+		    rec, "window")) == op->window)
+			n = (int)json_integer_value(json_object_get(rec,
+			    "count"));
+		json_decref(rec);
+		rc = 0;
+		if (n >= op->limit)
+			op->over = 1;
+		else if ((op->c[i].next = json_pack("{s:s,s:I,s:i}", "who",
+		    op->c[i].who, "window", (json_int_t)op->window, "count",
+		    n + 1)) == NULL)
+			rc = STORE_ENOMEM;
+	}
+	for (i = 0; i < op->n && rc == 0 && !op->over; i++)
+		rc = store_put_json(t, STORE_DB_SETTINGS, op->c[i].key,
+		    op->c[i].next, 0);
+	return rc;
+}
+
+/* Adds the counter of who to op. */
+static void
+rl_add(struct rl_op *op, const char *who)
+{
+	unsigned char	md[SHA256_DIGEST_LENGTH];
+	uint64_t	h;
+
+	SHA256((const unsigned char *)who, strlen(who), md);
+	memcpy(&h, md, sizeof(h));
+	snprintf(op->c[op->n].key, sizeof(op->c[op->n].key), RL_KEY "%u",
+	    (unsigned)(h % RL_SLOTS));
+	snprintf(op->c[op->n].who, sizeof(op->c[op->n].who), "%016llx",
+	    (unsigned long long)h);
+	op->n++;
+}
+
+/*
+ * Counts one request of the client address and, when known, of the end
+ * user (app_id, session) in this minute, in one write to the store: 0
+ * while both are within webapp.rate_limit, else -1 after answering 429
+ * with Retry-After (the seconds left of the minute), or 5xx when the
+ * store cannot count.
  */
 static int
-rate_check(struct req *r, const char *who)
+rate_limit(struct req *r, const char *app_id, const char *session)
 {
-	unsigned char	 md[SHA256_DIGEST_LENGTH];
-	struct rl_slot	*s;
-	uint64_t	 key;
-	int64_t		 now = (int64_t)time(NULL), win = now / 60;
-	int		 over;
+	const char	*ip = req_param(r, "REMOTE_ADDR"), *who, *uk;
+	struct rl_op	 op;
+	int64_t		 now = (int64_t)time(NULL);
+	int		 rc, i;
 	char		 ra[16];
 
-	if (r->conf->webapp_rate_limit <= 0 || who == NULL)
+	if (r->conf->webapp_rate_limit <= 0)
 		return 0;
-	SHA256((const unsigned char *)who, strlen(who), md);
-	memcpy(&key, md, sizeof(key));
-	pthread_mutex_lock(&rl_lock);
-	s = &rl_slots[key % RL_SLOTS];
-	if (s->key != key || s->window != win) {
-		s->key = key;
-		s->window = win;
-		s->count = 0;
+	memset(&op, 0, sizeof(op));
+	who = arena_printf(r->a, "ip:%s", ip ? ip : "");
+	uk = session ? arena_printf(r->a, "u:%s/%s", app_id, session) : NULL;
+	if (who == NULL || (session != NULL && uk == NULL)) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return -1;
 	}
-	over = s->count >= r->conf->webapp_rate_limit;
-	if (!over)
-		s->count++;
-	pthread_mutex_unlock(&rl_lock);
-	if (!over)
+	rl_add(&op, who);
+	if (uk != NULL)
+		rl_add(&op, uk);
+	op.window = now / 60;
+	op.limit = r->conf->webapp_rate_limit;
+	rc = store_write(engine_store(r->eng), rl_count, &op);
+	for (i = 0; i < op.n; i++)
+		json_decref(op.c[i].next);
+	if (rc != 0) {
+		resp_engine_error(r, rc == STORE_EUNAVAIL ? ENGINE_EUNAVAIL :
+		    ENGINE_ESTORE, "the rate limit cannot be counted", "rate "
+		    "limit");
+		return -1;
+	}
+	if (!op.over)
 		return 0;
 	snprintf(ra, sizeof(ra), "%lld", (long long)(60 - now % 60));
 	resp_header(r, "Retry-After", arena_strdup(r->a, ra));
@@ -255,20 +336,6 @@ rate_check(struct req *r, const char *who)
 	    "%d a minute (webapp.rate_limit); try again in %s s",
 	    r->conf->webapp_rate_limit, ra);
 	return -1;
-}
-
-/* The client address and, when known, the end user, each counted. */
-static int
-rate_limit(struct req *r, const char *app_id, const char *session)
-{
-	const char *ip = req_param(r, "REMOTE_ADDR");
-
-	if (rate_check(r, arena_printf(r->a, "ip:%s", ip ? ip : "")) != 0)
-		return -1;
-	if (session != NULL && rate_check(r, arena_printf(r->a, "u:%s/%s",
-	    app_id, session)) != 0)
-		return -1;
-	return 0;
 }
 
 /* ====== Who asks ====== */
@@ -458,20 +525,51 @@ static void (*service_handler(const char *method, const char *pattern))(
 	return NULL;
 }
 
+/* Where as_user puts the end user. */
+enum user_in {
+	USER_QUERY,	/* ?user= */
+	USER_JSON,	/* the JSON body's "user" */
+	USER_FORM,	/* a first multipart part "user" (the handlers take
+			   the first) */
+};
+
 /*
- * Sets the end user as the request's "user": the JSON body's (with the
- * fields of set, a JSON object, merged in) or the query's, replacing any
- * the client sent. 0, or -1 after answering.
+ * Sets the end user as the request's "user", replacing any the client
+ * sent: in the query, the JSON body (with the fields of set, a JSON
+ * object, merged in) or the multipart body. 0, or -1 after answering.
  */
 static int
-as_user(struct req *r, const struct web_user *u, int body, const char *set)
+as_user(struct req *r, const struct web_user *u, enum user_in in,
+    const char *set)
 {
-	const char	*q = r->query, *amp;
-	char		*esc, *dump;
+	const char	*q = r->query, *amp, *bnd;
+	char		*esc, *dump, *nb;
 	size_t		 n;
 	json_t		*extra;
 
-	if (body) {
+	if (in == USER_FORM) {
+		if (req_read_body(r, r->conf->max_body) != 0)
+			return -1;
+		if ((bnd = multipart_boundary(r->a, r->content_type)) == NULL) {
+			resp_error(r, 400, "invalid_multipart", "no "
+			    "multipart boundary in Content-Type");
+			return -1;
+		}
+		dump = arena_printf(r->a, "--%s\r\nContent-Disposition: "
+		    "form-data; name=\"user\"\r\n\r\n%s\r\n", bnd, u->session);
+		if (dump == NULL || (nb = arena_alloc(r->a, strlen(dump) +
+		    r->body_len + 1)) == NULL)
+			goto nomem;
+		n = strlen(dump);
+		memcpy(nb, dump, n);
+		memcpy(nb + n, r->body, r->body_len);
+		nb[n + r->body_len] = '\0';
+		r->body = nb;
+		r->body_len += n;
+		r->content_length = (int64_t)r->body_len;
+		return 0;
+	}
+	if (in == USER_JSON) {
 		if (req_read_json(r) != 0)
 			return -1;
 		if (!json_is_object(r->json)) {
@@ -523,80 +621,58 @@ nomem:
 	return -1;
 }
 
-/*
- * The web route r is answered by the service route (method, pattern) as
- * the passport's end user; body: the user goes into the JSON body; run:
- * it starts a run (rate limited); set: fields forced into the body.
- */
-static void
-delegate(struct req *r, const char *method, const char *pattern, int body,
-    int run, const char *set)
+int
+web_api_enter(struct req *r, unsigned flags)
 {
 	struct web_user	 u;
-	void		 (*h)(struct req *) = service_handler(method, pattern);
+	const char	*ct;
 
-	if (h == NULL) {
-		resp_error(r, 500, "internal_server_error", "no handler");
-		return;
-	}
 	if (web_auth(r, &u) != 0)
-		return;
-	if (run && rate_limit(r, u.app_id, u.session) != 0)
-		return;
-	if (as_user(r, &u, body, set) != 0)
-		return;
-	h(r);
+		return -1;
+	if ((flags & WEB_RUN) && rate_limit(r, u.app_id, u.session) != 0)
+		return -1;
+	if (strcmp(r->method, "GET") == 0)
+		return as_user(r, &u, USER_QUERY, NULL);
+	ct = r->content_type ? r->content_type : "";
+	if (multipart_is_form(ct))
+		return as_user(r, &u, USER_FORM, NULL);
+	return as_user(r, &u, USER_JSON, (flags & WEB_STREAM) ?
+	    "{\"response_mode\":\"streaming\"}" : NULL);
 }
 
-static void h_parameters(struct req *r)
-{ delegate(r, "GET", "/v1/parameters", 0, 0, NULL); }
-static void h_meta(struct req *r)
-{ delegate(r, "GET", "/v1/meta", 0, 0, NULL); }
-static void h_chat(struct req *r)
-{ delegate(r, "POST", "/v1/chat-messages", 1, 1, NULL); }
-static void h_chat_stop(struct req *r)
-{ delegate(r, "POST", "/v1/chat-messages/{}/stop", 1, 0, NULL); }
-static void h_completion(struct req *r)
-{ delegate(r, "POST", "/v1/completion-messages", 1, 1, NULL); }
-static void h_completion_stop(struct req *r)
-{ delegate(r, "POST", "/v1/completion-messages/{}/stop", 1, 0, NULL); }
-/* the web API's workflow runs always stream, as Dify's */
-static void h_workflow_run(struct req *r)
-{ delegate(r, "POST", "/v1/workflows/run", 1, 1,
-    "{\"response_mode\":\"streaming\"}"); }
-static void h_workflow_stop(struct req *r)
-{ delegate(r, "POST", "/v1/workflows/tasks/{}/stop", 1, 0, NULL); }
-static void h_conversation_delete(struct req *r)
-{ delegate(r, "DELETE", "/v1/conversations/{}", 1, 0, NULL); }
-static void h_conversation_rename(struct req *r)
-{ delegate(r, "POST", "/v1/conversations/{}/name", 1, 0, NULL); }
-static void h_messages(struct req *r)
-{ delegate(r, "GET", "/v1/messages", 0, 0, NULL); }
-static void h_feedback(struct req *r)
-{ delegate(r, "POST", "/v1/messages/{}/feedbacks", 1, 0, NULL); }
-static void h_suggested(struct req *r)
-{ delegate(r, "GET", "/v1/messages/{}/suggested", 0, 0, NULL); }
+/* GET /api/messages/{id}/suggested-questions: the service API's
+ * .../suggested under another name. */
+static void
+h_suggested(struct req *r)
+{
+	void (*h)(struct req *) = service_handler("GET",
+	    "/v1/messages/{}/suggested");
+
+	if (web_api_enter(r, WEB_ROUTE) == 0)
+		h(r);
+}
 
 /* ====== Pinned conversations ====== */
 
 /*
- * Pins are the web app's own (the service API has none): the ids an end
- * user pinned, under "webapp_pins/<app id>/<end user id>" in the settings
- * database, at most PINS_MAX.
+ * Pins and saved messages are the web app's own (the service API has
+ * neither): a list of ids an end user keeps, newest first, under
+ * "<family>/<app id>/<end user id>" in the settings database.
  */
-struct pin_op {
+struct id_list_op {
 	const char	*key;
-	const char	*conv;
-	int		 pin;
+	const char	*id;
+	int		 add;		/* else remove */
+	int		 max;		/* ids at most: STORE_EFULL past it */
 };
 
 static int
-pin_write(struct store_txn *t, void *arg)
+id_list_write(struct store_txn *t, void *arg)
 {
-	struct pin_op	*op = arg;
-	json_t		*rec = NULL, *ids, *v;
-	size_t		 i;
-	int		 rc;
+	struct id_list_op	*op = arg;
+	json_t			*rec = NULL, *ids, *v;
+	size_t			 i;
+	int			 rc = 0;
 
 	rc = store_get_json(t, STORE_DB_SETTINGS, op->key, &rec);
 	if (rc == STORE_ENOTFOUND)
@@ -610,15 +686,16 @@ pin_write(struct store_txn *t, void *arg)
 	}
 	json_array_foreach(ids, i, v)
 		if (json_is_string(v) && strcmp(json_string_value(v),
-		    op->conv) == 0)
+		    op->id) == 0)
 			break;
-	if (op->pin && i == json_array_size(ids)) {
-		if (i >= PINS_MAX) {
+	rc = 0;
+	if (op->add && i == json_array_size(ids)) {
+		if ((int)i >= op->max) {
 			json_decref(rec);
 			return STORE_EFULL;
 		}
-		rc = json_array_insert_new(ids, 0, json_string(op->conv));
-	} else if (!op->pin && i < json_array_size(ids))
+		rc = json_array_insert_new(ids, 0, json_string(op->id));
+	} else if (!op->add && i < json_array_size(ids))
 		rc = json_array_remove(ids, i);
 	if (rc == 0)
 		rc = store_put_json(t, STORE_DB_SETTINGS, op->key, rec, 0);
@@ -628,25 +705,56 @@ pin_write(struct store_txn *t, void *arg)
 	return rc;
 }
 
-/* The pinned ids of u (a new reference, an array), or NULL after a 5xx. */
+/*
+ * Adds (or removes) id in the list family of u, at most max: 0, or -1
+ * after answering (400 naming what past max).
+ */
+static int
+id_list_set(struct req *r, const struct web_user *u, const char *family,
+    const char *id, int add, int max, const char *what)
+{
+	struct id_list_op	op;
+	int			rc;
+
+	op.key = arena_printf(r->a, "%s%s/%s", family, u->app_id,
+	    u->end_user_id);
+	op.id = id;
+	op.add = add;
+	op.max = max;
+	if (op.key == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return -1;
+	}
+	rc = store_write(engine_store(r->eng), id_list_write, &op);
+	if (rc == STORE_EFULL)
+		resp_error(r, 400, "invalid_param", "at most %d %s", max, what);
+	else if (rc != 0)
+		resp_error(r, 500, "internal_server_error", "%s: %s", what,
+		    store_strerror(rc));
+	return rc == 0 ? 0 : -1;
+}
+
+/* The ids of list family of u (a new reference, an array), or NULL after
+ * a 5xx. */
 static json_t *
-pins_of(struct req *r, const struct web_user *u)
+id_list_of(struct req *r, const struct web_user *u, const char *family)
 {
 	struct store_txn	*t = NULL;
 	const char		*key;
 	json_t			*rec = NULL, *ids;
 	int			 rc;
 
-	key = arena_printf(r->a, PINS_KEY "%s/%s", u->app_id, u->end_user_id);
+	key = arena_printf(r->a, "%s%s/%s", family, u->app_id,
+	    u->end_user_id);
 	if (key == NULL || (rc = store_read_begin(engine_store(r->eng), &t))
 	    != 0) {
-		resp_error(r, 500, "internal_server_error", "pins unreadable");
+		resp_error(r, 500, "internal_server_error", "list unreadable");
 		return NULL;
 	}
 	rc = store_get_json(t, STORE_DB_SETTINGS, key, &rec);
 	store_read_end(t);
 	if (rc != 0 && rc != STORE_ENOTFOUND) {
-		resp_error(r, 500, "internal_server_error", "pins: %s",
+		resp_error(r, 500, "internal_server_error", "list: %s",
 		    store_strerror(rc));
 		return NULL;
 	}
@@ -674,7 +782,6 @@ static void
 pin_set(struct req *r, int pin)
 {
 	struct web_user	 u;
-	struct pin_op	 op;
 	json_t		*conv = NULL;
 	int		 rc;
 
@@ -691,22 +798,8 @@ pin_set(struct req *r, int pin)
 		return;
 	}
 	json_decref(conv);
-	op.key = arena_printf(r->a, PINS_KEY "%s/%s", u.app_id,
-	    u.end_user_id);
-	op.conv = r->captures[0];
-	op.pin = pin;
-	if (op.key == NULL) {
-		resp_error(r, 500, "internal_server_error", "out of memory");
-		return;
-	}
-	rc = store_write(engine_store(r->eng), pin_write, &op);
-	if (rc == STORE_EFULL)
-		resp_error(r, 400, "invalid_param", "at most %d conversations "
-		    "can be pinned", PINS_MAX);
-	else if (rc != 0)
-		resp_error(r, 500, "internal_server_error", "pins: %s",
-		    store_strerror(rc));
-	else
+	if (id_list_set(r, &u, PINS_KEY, r->captures[0], pin, PINS_MAX,
+	    "conversations can be pinned") == 0)
 		resp_json(r, 200, json_pack("{s:s}", "result", "success"));
 }
 
@@ -737,7 +830,7 @@ h_conversations(struct req *r)
 	pg.last_id = req_query(r, "last_id");
 	pg.sort_by = req_query(r, "sort_by");
 	want = req_query(r, "pinned");
-	if ((ids = pins_of(r, &u)) == NULL)
+	if ((ids = id_list_of(r, &u, PINS_KEY)) == NULL)
 		return;
 	rc = engine_conversation_list(r->eng, u.app_id, u.session, &pg, err,
 	    &out);
@@ -763,6 +856,245 @@ h_conversations(struct req *r)
 	json_object_set_new(out, "data", keep);
 	json_decref(ids);
 	resp_json(r, 200, out);
+}
+
+/* ====== Completion apps: saved messages, more like this ====== */
+
+/*
+ * The passport's app when it is a completion app: 0 with *app (the live
+ * app, a new reference), or -1 after answering (Dify's not_completion_app
+ * for another mode).
+ */
+static int
+completion_app(struct req *r, const struct web_user *u, json_t **app)
+{
+	const char	*mode;
+	int		 rc;
+
+	*app = NULL;
+	if ((rc = engine_app_get_live(r->eng, u->app_id, app)) != 0) {
+		resp_engine_error(r, rc, "", "app");
+		return -1;
+	}
+	mode = json_string_value(json_object_get(*app, "mode"));
+	if (mode == NULL || strcmp(mode, "completion") != 0) {
+		json_decref(*app);
+		*app = NULL;
+		resp_error(r, 400, "not_completion_app", "Please check if your "
+		    "Completion app mode matches the right API route.");
+		return -1;
+	}
+	return 0;
+}
+
+/* The end user's message id (a new reference), or NULL after 404. */
+static json_t *
+own_message(struct req *r, const struct web_user *u, const char *id)
+{
+	json_t	*msg = NULL;
+	int	 rc;
+
+	if ((rc = engine_message_get(r->eng, u->app_id, u->session, id,
+	    &msg)) != 0) {
+		if (rc == ENGINE_ENOTFOUND)
+			resp_error(r, 404, "not_found", "Message Not Exists.");
+		else
+			resp_engine_error(r, rc, "", "message");
+		return NULL;
+	}
+	return msg;
+}
+
+/*
+ * GET /api/saved-messages?last_id=&limit=: the end user's saved messages,
+ * newest saved first, as Dify's SavedMessageInfiniteScrollPagination
+ * ({limit, has_more, data: [{id, inputs, query, answer, message_files,
+ * feedback, created_at}]}); a message deleted since is left out.
+ */
+static void
+h_saved_list(struct req *r)
+{
+	struct web_user	 u;
+	const char	*last;
+	json_t		*app = NULL, *ids = NULL, *data = NULL, *v, *msg;
+	size_t		 i, start = 0;
+	int		 limit, n = 0, more = 0;
+
+	if (web_auth(r, &u) != 0 || completion_app(r, &u, &app) != 0)
+		return;
+	if (req_query_int(r, "limit", 20, 1, 100, &limit) != 0 ||
+	    (ids = id_list_of(r, &u, SAVED_KEY)) == NULL)
+		goto out;
+	last = req_query(r, "last_id");
+	if (last != NULL && *last != '\0') {
+		json_array_foreach(ids, i, v)
+			if (strcmp(json_string_value(v) ?
+			    json_string_value(v) : "", last) == 0)
+				break;
+		if (i == json_array_size(ids)) {
+			resp_error(r, 404, "not_found", "Message Not Exists.");
+			goto out;
+		}
+		start = i + 1;
+	}
+	data = json_array();
+	for (i = start; data != NULL && i < json_array_size(ids); i++) {
+		if (engine_message_get(r->eng, u.app_id, u.session,
+		    json_string_value(json_array_get(ids, i)), &msg) != 0)
+			continue;
+		if (n == limit) {
+			json_decref(msg);
+			more = 1;
+			break;
+		}
+		json_array_append_new(data, json_pack("{s:O?,s:O?,s:O?,s:O?,"
+		    "s:[],s:O?,s:O?}", "id", json_object_get(msg, "id"),
+		    "inputs", json_object_get(msg, "inputs"), "query",
+		    json_object_get(msg, "query"), "answer",
+		    json_object_get(msg, "answer"), "message_files", "feedback",
+		    json_object_get(msg, "feedback"), "created_at",
+		    json_object_get(msg, "created_at")));
+		json_decref(msg);
+		n++;
+	}
+	resp_json(r, 200, json_pack("{s:i,s:b,s:o}", "limit", limit,
+	    "has_more", more, "data", data));
+out:
+	json_decref(ids);
+	json_decref(app);
+}
+
+/* POST /api/saved-messages {message_id}: saves one of the end user's
+ * messages (again: nothing changes). */
+static void
+h_saved_add(struct req *r)
+{
+	struct web_user	 u;
+	const char	*id;
+	json_t		*app = NULL, *msg = NULL;
+
+	if (web_auth(r, &u) != 0 || completion_app(r, &u, &app) != 0)
+		return;
+	if (req_read_json(r) != 0 ||
+	    req_json_string(r, "message_id", 1, &id) != 0)
+		goto out;
+	if ((msg = own_message(r, &u, id)) == NULL)
+		goto out;
+	if (id_list_set(r, &u, SAVED_KEY, id, 1, r->conf->webapp_saved_max,
+	    "saved messages (webapp.saved_messages_max)") == 0)
+		resp_json(r, 200, json_pack("{s:s}", "result", "success"));
+out:
+	json_decref(msg);
+	json_decref(app);
+}
+
+/* DELETE /api/saved-messages/{id}: 204, as Dify's (also for one that was
+ * not saved). */
+static void
+h_saved_delete(struct req *r)
+{
+	struct web_user	 u;
+	json_t		*app = NULL;
+
+	if (web_auth(r, &u) != 0 || completion_app(r, &u, &app) != 0)
+		return;
+	if (id_list_set(r, &u, SAVED_KEY, r->captures[0], 0, 0,
+	    "saved messages") == 0)
+		resp_empty(r, 204);
+	json_decref(app);
+}
+
+/*
+ * GET /api/messages/{id}/more-like-this?response_mode=blocking|streaming:
+ * a completion app (with more_like_this enabled) answers the end user's
+ * message's inputs and query again, as a new message, through the service
+ * API's completion handler.
+ */
+static void
+h_more_like_this(struct req *r)
+{
+	struct web_user	 u;
+	const char	*mode = req_query(r, "response_mode");
+	const json_t	*feat;
+	json_t		*app = NULL, *msg = NULL, *body = NULL;
+	char		*dump = NULL;
+	void		 (*h)(struct req *) = service_handler("POST",
+	    "/v1/completion-messages");
+
+	if (web_auth(r, &u) != 0 || completion_app(r, &u, &app) != 0)
+		return;
+	if (mode == NULL || (strcmp(mode, "blocking") != 0 &&
+	    strcmp(mode, "streaming") != 0)) {
+		resp_error(r, 400, "invalid_param", "response_mode must be "
+		    "blocking or streaming");
+		goto out;
+	}
+	feat = json_object_get(json_object_get(json_object_get(app, "dsl"),
+	    "model_config"), "more_like_this");
+	if (!json_is_true(json_object_get(feat, "enabled"))) {
+		resp_error(r, 403, "app_more_like_this_disabled", "The 'More "
+		    "like this' feature is disabled. Please refresh your "
+		    "page.");
+		goto out;
+	}
+	if ((msg = own_message(r, &u, r->captures[0])) == NULL)
+		goto out;
+	if (rate_limit(r, u.app_id, u.session) != 0)
+		goto out;
+	body = json_pack("{s:O?,s:O?,s:s,s:s}", "inputs",
+	    json_object_get(msg, "inputs"), "query", json_object_get(msg,
+	    "query"), "response_mode", mode, "user", u.session);
+	if (body == NULL || (dump = json_dumps(body, JSON_COMPACT)) == NULL ||
+	    (r->body = arena_strdup(r->a, dump)) == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		goto out;
+	}
+	r->body_len = strlen(r->body);
+	r->content_length = (int64_t)r->body_len;
+	r->content_type = "application/json";
+	r->json = NULL;
+	h(r);
+out:
+	free(dump);
+	json_decref(body);
+	json_decref(msg);
+	json_decref(app);
+}
+
+/* ====== Remote files ====== */
+
+/*
+ * POST /api/remote-files/upload {url}: the file at url fetched through
+ * the outbound guard (no private addresses unless http.allow_private) and
+ * kept as an upload of the app, 201 with Dify's file fields and the url.
+ */
+static void
+h_remote_upload(struct req *r)
+{
+	struct web_user	 u;
+	const char	*url;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*out = NULL;
+	int		 rc;
+
+	if (web_auth(r, &u) != 0)
+		return;
+	if (req_read_json(r) != 0 || req_json_string(r, "url", 1, &url) != 0)
+		return;
+	if (rate_limit(r, u.app_id, u.session) != 0)
+		return;
+	rc = engine_upload_fetch(r->eng, u.app_id, u.session, url, err, &out);
+	if (rc == ENGINE_EFETCH) {
+		resp_error(r, 400, "remote_file_upload_failed", "Failed to "
+		    "fetch file from %s: %s", url, err);
+		return;
+	}
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "file");
+		return;
+	}
+	json_object_set_new(out, "url", json_string(url));
+	resp_json(r, 201, out);
 }
 
 /* ====== The site, features, access ====== */
@@ -837,25 +1169,16 @@ const struct route web_api_routes[] = {
 	{ "GET", "/api/webapp/access-mode", h_access_mode, AUTH_NONE },
 	{ "GET", "/api/login/status", h_login_status, AUTH_NONE },
 	{ "GET", "/api/site", h_site, AUTH_NONE },
-	{ "GET", "/api/parameters", h_parameters, AUTH_NONE },
-	{ "GET", "/api/meta", h_meta, AUTH_NONE },
-	{ "POST", "/api/chat-messages", h_chat, AUTH_NONE },
-	{ "POST", "/api/chat-messages/{}/stop", h_chat_stop, AUTH_NONE },
-	{ "POST", "/api/completion-messages", h_completion, AUTH_NONE },
-	{ "POST", "/api/completion-messages/{}/stop", h_completion_stop,
-	    AUTH_NONE },
-	{ "POST", "/api/workflows/run", h_workflow_run, AUTH_NONE },
-	{ "POST", "/api/workflows/tasks/{}/stop", h_workflow_stop, AUTH_NONE },
 	{ "GET", "/api/conversations", h_conversations, AUTH_NONE },
 	{ "PATCH", "/api/conversations/{}/pin", h_pin, AUTH_NONE },
 	{ "PATCH", "/api/conversations/{}/unpin", h_unpin, AUTH_NONE },
-	{ "DELETE", "/api/conversations/{}", h_conversation_delete,
-	    AUTH_NONE },
-	{ "POST", "/api/conversations/{}/name", h_conversation_rename,
-	    AUTH_NONE },
-	{ "GET", "/api/messages", h_messages, AUTH_NONE },
-	{ "POST", "/api/messages/{}/feedbacks", h_feedback, AUTH_NONE },
 	{ "GET", "/api/messages/{}/suggested-questions", h_suggested,
 	    AUTH_NONE },
+	{ "GET", "/api/messages/{}/more-like-this", h_more_like_this,
+	    AUTH_NONE },
+	{ "GET", "/api/saved-messages", h_saved_list, AUTH_NONE },
+	{ "POST", "/api/saved-messages", h_saved_add, AUTH_NONE },
+	{ "DELETE", "/api/saved-messages/{}", h_saved_delete, AUTH_NONE },
+	{ "POST", "/api/remote-files/upload", h_remote_upload, AUTH_NONE },
 	{ NULL, NULL, NULL, AUTH_NONE },
 };

@@ -313,6 +313,36 @@ web_site_by_code(struct req *r, const char *code, json_t **out)
 	return 0;
 }
 
+int
+web_site_api_check(struct req *r)
+{
+	struct store_txn *t = NULL;
+	char		 key[128];
+	json_t		*s = NULL;
+	int		 rc, off;
+
+	if ((rc = store_read_begin(engine_store(r->eng), &t)) != 0) {
+		site_store_error(r, rc);
+		return -1;
+	}
+	snprintf(key, sizeof(key), SITE_KEY "%s", r->app_id);
+	rc = store_get_json(t, STORE_DB_SETTINGS, key, &s);
+	store_read_end(t);
+	if (rc != 0 && rc != STORE_ENOTFOUND) {
+		site_store_error(r, rc);
+		return -1;
+	}
+	/* no site yet: made with enable_api on when first asked for */
+	off = rc == 0 && json_is_false(json_object_get(s, "enable_api"));
+	json_decref(s);
+	if (off) {
+		resp_error(r, 403, "forbidden", "The app's API service has "
+		    "been disabled.");
+		return -1;
+	}
+	return 0;
+}
+
 /* ====== Views ====== */
 
 /* The fields of a site Dify's console and web API show. */

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
+#include "engine/internal.h"
 #include "engine/records/records.h"
 
 struct upload_put {
@@ -143,4 +146,80 @@ engine_upload_open(struct engine *e, const char *app_id, const char *id,
 	}
 	*meta = rec;
 	return 0;
+}
+
+/*
+ * The name of the file at url: its path's last segment, percent-decoded,
+ * without the query (on success malloc'd into *out), else "file".
+ */
+static char *
+url_file_name(const char *url)
+{
+	const char	*p = strstr(url, "://"), *end, *slash;
+	char		*dec;
+	int		 n;
+
+	p = p ? p + 3 : url;
+	end = p + strcspn(p, "?#");
+	slash = NULL;
+	for (const char *q = p; q < end; q++)
+		if (*q == '/')
+			slash = q;
+	if (slash != NULL && slash + 1 < end &&
+	    (dec = curl_easy_unescape(NULL, slash + 1, (int)(end - slash - 1),
+	    &n)) != NULL) {
+		char *name = NULL;
+
+		if (n > 0 && n <= 255 && memchr(dec, '/', (size_t)n) == NULL &&
+		    memchr(dec, '\0', (size_t)n) == NULL)
+			name = strdup(dec);
+		curl_free(dec);
+		if (name != NULL)
+			return name;
+	}
+	return strdup("file");
+}
+
+int
+engine_upload_fetch(struct engine *e, const char *app_id, const char *user,
+    const char *url, char *err, json_t **out)
+{
+	struct outbound_req	 req;
+	struct outbound_resp	 resp;
+	char			*name = NULL, *semi;
+	int			 rc;
+
+	if (url == NULL || (strncmp(url, "http://", 7) != 0 &&
+	    strncmp(url, "https://", 8) != 0))
+		return engine_invalid(err, "url must be an http or https URL");
+	memset(&req, 0, sizeof(req));
+	req.url = url;
+	req.follow = 1;
+	req.max_bytes = e->conf->upload_max_file;
+	if ((rc = outbound_fetch(e, &req, err, &resp)) != 0) {
+		if (rc == ENGINE_ELIMIT)
+			engine_invalid(err, "the file at the URL is larger "
+			    "than %lld bytes (uploads.max_file_size)",
+			    (long long)req.max_bytes);
+		goto out;
+	}
+	if (resp.status < 200 || resp.status > 299) {
+		rc = ENGINE_EFETCH;
+		snprintf(err, ENGINE_ERRMAX, "the URL answered HTTP status %ld",
+		    resp.status);
+		goto out;
+	}
+	if ((name = url_file_name(url)) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	if (resp.content_type != NULL &&
+	    (semi = strchr(resp.content_type, ';')) != NULL)
+		*semi = '\0';
+	rc = engine_upload_put(e, app_id, user, name, resp.content_type,
+	    resp.body ? resp.body : "", resp.len, err, out);
+out:
+	free(name);
+	outbound_resp_release(&resp);
+	return rc;
 }

@@ -61,13 +61,24 @@ export async function call(method, path, body) {
   return data;
 }
 
-// POSTs body to path and calls onEvent(event) for each server-sent event
-// until the stream ends; resolves then. An error answer before the stream
-// throws ApiError.
+// Uploads a File (multipart "file") to /api/files/upload; Dify's file
+// fields {id, name, size, extension, mime_type, ...}.
+export async function upload(file) {
+  const fd = new FormData();
+  fd.append('file', file, file.name);
+  const res = await fetch(base + '/api/files/upload', { method: 'POST', headers: headers(false), body: fd });
+  const data = await res.json().catch(() => null);
+  if (!res.ok) throw new ApiError(res.status, data);
+  return data;
+}
+
+// POSTs body to path (GETs it when body is null) and calls onEvent(event)
+// for each server-sent event until the stream ends; resolves then. An
+// error answer before the stream throws ApiError.
 export async function stream(path, body, onEvent, signal) {
-  const res = await fetch(base + '/api' + path, {
-    method: 'POST', headers: headers(true), body: JSON.stringify(body), signal,
-  });
+  const res = await fetch(base + '/api' + path, body === null
+    ? { method: 'GET', headers: headers(false), signal }
+    : { method: 'POST', headers: headers(true), body: JSON.stringify(body), signal });
   if (!res.ok) throw new ApiError(res.status, await res.json().catch(() => null));
   const reader = res.body.getReader();
   const dec = new TextDecoder();

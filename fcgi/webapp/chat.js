@@ -2,9 +2,9 @@
 // (/chatbot/{code}): the conversation list (new, pin, rename, delete), the
 // start form before the first message, the opening statement and
 // suggested questions, the answer streamed in as Markdown, agent thoughts
-// folded, stop, feedback.
+// folded, stop, feedback, files attached when the app allows them.
 
-import { call, stream } from './api.js';
+import { call, stream, upload } from './api.js';
 import { t, toggleLanguage } from './i18n.js';
 import { h, clear, icon } from './dom.js';
 import { render } from './markdown.js';
@@ -17,7 +17,32 @@ export function chatView(ctx) {
   const log = h('div.messages', { role: 'log', 'aria-live': 'polite' });
   const text = h('textarea', { id: 'query', rows: '1', placeholder: s.input_placeholder || t('placeholder'), 'aria-label': t('placeholder') });
   const sendBtn = h('button.primary.send', { type: 'submit' }, t('send'));
-  const composer = h('form.composer', { onsubmit: (e) => { e.preventDefault(); send(text.value); } }, text, sendBtn);
+  // files: when the app's file_upload allows them, uploaded at once and
+  // sent with the next message
+  const fu = parameters.file_upload || {};
+  const filesOn = fu.enabled || (fu.image && fu.image.enabled);
+  const attached = h('ul.attached');
+  const picker = h('input', { type: 'file', id: 'attach', class: 'visually-hidden', multiple: true });
+  picker.addEventListener('change', async () => {
+    for (const f of picker.files) {
+      const li = h('li.file.uploading', {}, f.name);
+      attached.append(li);
+      try {
+        const up = await upload(f);
+        li.dataset.id = up.id;
+        li.dataset.type = /^image\//.test(up.mime_type || '') ? 'image' : 'document';
+        li.classList.remove('uploading');
+        li.append(h('button.icon.file-remove', { type: 'button', 'aria-label': t('remove'), title: t('remove'), onclick: () => li.remove() }, '×'));
+      } catch (e) {
+        li.classList.add('error');
+        li.textContent = f.name + ': ' + (e.message || t('error'));
+      }
+    }
+    picker.value = '';
+  });
+  const attachBtn = filesOn ? h('label.icon.attach', { for: 'attach', title: t('attach'), 'aria-label': t('attach') }, icon('attach')) : null;
+  const composer = h('form.composer', { onsubmit: (e) => { e.preventDefault(); send(text.value); } },
+    filesOn ? picker : null, attachBtn, text, sendBtn);
   const side = h('aside.sidebar', { id: 'sidebar' },
     h('button.new', { type: 'button', onclick: () => { openConv(null); side.classList.remove('open'); } }, '+ ' + t('newChat')),
     h('h2.convs-title', {}, t('conversations')), list);
@@ -29,7 +54,7 @@ export function chatView(ctx) {
     header.append(h('button.icon.expand', { type: 'button', 'aria-label': 'Expand', onclick: () => window.parent.postMessage({ type: 'dify-chatbot-expand-change' }, '*') }, '⤢'));
     window.parent.postMessage({ type: 'dify-chatbot-iframe-ready' }, '*');
   }
-  const main = h('main.chat-main', {}, header, log, composer,
+  const main = h('main.chat-main', {}, header, log, filesOn ? attached : null, composer,
     s.custom_disclaimer ? h('p.disclaimer', {}, s.custom_disclaimer) : null,
     s.copyright ? h('p.copyright', {}, '© ' + s.copyright) : null);
   clear(root).append(h('div.chat-layout' + (ctx.embedded ? '.embedded' : ''), {}, side, main));
@@ -132,7 +157,9 @@ export function chatView(ctx) {
     if (!id) { welcome(); text.focus(); return; }
     const r = await call('GET', '/messages?conversation_id=' + encodeURIComponent(id) + '&limit=100');
     for (const m of r.data || []) {
-      bubble('user', m.query);
+      const ub = bubble('user', m.query);
+      const mf = (m.message_files || []).filter((f) => f.belongs_to !== 'assistant');
+      if (mf.length) ub.el.append(h('ul.msg-files', {}, mf.map((f) => h('li.file', {}, f.filename || f.name || f.id))));
       const b = bubble('bot', m.answer);
       for (const th of m.agent_thoughts || []) if (th.tool) thoughts(b.el).append(h('div.thought', {}, th.tool + ': ' + (th.observation || '')));
       feedback(b.el, m.id, m.feedback && m.feedback.rating);
@@ -162,7 +189,11 @@ export function chatView(ctx) {
     }
     for (const el of log.querySelectorAll('.suggested')) el.remove();
     text.value = '';
-    bubble('user', q);
+    const files = [...attached.querySelectorAll('li.file[data-id]')].map((li) =>
+      ({ type: li.dataset.type, transfer_method: 'local_file', upload_file_id: li.dataset.id, name: li.firstChild.textContent }));
+    clear(attached);
+    const ub = bubble('user', q);
+    if (files.length) ub.el.append(h('ul.msg-files', {}, files.map((f) => h('li.file', {}, f.name))));
     const b = bubble('bot', '');
     b.el.classList.add('streaming');
     b.body.textContent = t('thinking');
@@ -171,7 +202,8 @@ export function chatView(ctx) {
     st.busy = ctl;
     setBusy(true);
     try {
-      await stream('/chat-messages', { inputs: st.inputs, query: q, response_mode: 'streaming', conversation_id: st.conv || '' }, (ev) => {
+      await stream('/chat-messages', { inputs: st.inputs, query: q, response_mode: 'streaming', conversation_id: st.conv || '',
+        files: files.map(({ name, ...f }) => f) }, (ev) => {
         if (ev.task_id) st.task = ev.task_id;
         if (ev.event === 'message' || ev.event === 'agent_message') {
           answer += ev.answer || '';

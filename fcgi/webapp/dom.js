@@ -29,6 +29,7 @@ const PATHS = {
   trash: 'M5 7h14M10 7V4h4v3M7 7l1 13h8l1-13',
   menu: 'M4 6h16M4 12h16M4 18h16',
   pin: 'M9 4h6l-1 6 4 4H6l4-4zM12 14v6',
+  attach: 'M16 7l-7 7a2 2 0 0 0 3 3l7-7a4 4 0 0 0-6-6l-7 7a6 6 0 0 0 8 8l6-6',
 };
 
 // A small line icon (aria-hidden: its button carries the label).

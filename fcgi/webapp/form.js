@@ -1,6 +1,7 @@
 // form.js — the completion (/completion/{code}) and workflow
 // (/workflow/{code}) pages: the start form, run, the result streamed in as
-// Markdown, stop, and the workflow's steps when the site shows them.
+// Markdown, stop, and the workflow's steps when the site shows them; on a
+// completion page, save a result, more like this, and the saved list.
 
 import { call, stream } from './api.js';
 import { t, toggleLanguage } from './i18n.js';
@@ -16,14 +17,18 @@ export function formView(ctx) {
   const clearBtn = h('button.secondary', { type: 'reset' }, t('clear'));
   form.append(h('div.buttons', {}, clearBtn, runBtn));
   const result = h('div.result.body', { 'aria-live': 'polite' });
+  const actions = h('div.buttons.result-actions');
+  const savedList = h('ul.saved-list');
   const steps = h('ol.steps');
   const out = h('section.output', { 'aria-label': t('result') }, h('h2', {}, t('result')),
-    workflow && s.show_workflow_steps ? h('details.steps-box', {}, h('summary', {}, t('steps')), steps) : null, result);
+    workflow && s.show_workflow_steps ? h('details.steps-box', {}, h('summary', {}, t('steps')), steps) : null, result,
+    workflow ? null : actions);
+  const saved = workflow ? null : h('section.saved', { 'aria-label': t('saved') }, h('h2', {}, t('saved')), savedList);
   const langBtn = h('button.icon.lang', { type: 'button', onclick: () => { toggleLanguage(); formView(ctx); } }, t('language'));
   clear(root).append(h('div.form-layout', {},
     h('header.top', {}, s.icon_type === 'emoji' && s.icon ? h('span.avatar', {}, s.icon) : null, h('h1', {}, s.title || ''), langBtn),
     s.description ? h('p.description', {}, s.description) : null,
-    h('section.input-card', {}, form), out,
+    h('section.input-card', {}, form), out, saved,
     s.copyright ? h('p.copyright', {}, '© ' + s.copyright) : null));
   let task = null, busy = false;
 
@@ -31,25 +36,54 @@ export function formView(ctx) {
     if (task) await call('POST', (workflow ? '/workflows/tasks/' : '/completion-messages/') + task + '/stop', {}).catch(() => {});
   }
 
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    if (busy) return stop();
-    const vals = formValues(form, parameters.user_input_form || []);
-    form.querySelector('.form-error').textContent = vals.error || '';
-    if (vals.error) return;
+  // the saved results of this end user, each with its delete
+  async function loadSaved() {
+    if (workflow) return;
+    const page = await call('GET', '/saved-messages').catch(() => null);
+    clear(savedList);
+    for (const m of (page && page.data) || []) {
+      const del = h('button.secondary', { type: 'button', onclick: async () => {
+        await call('DELETE', '/saved-messages/' + m.id).catch(() => {});
+        loadSaved();
+      } }, t('delete'));
+      const li = h('li.saved-item', { 'data-id': m.id }, h('div.body'), del);
+      li.firstChild.innerHTML = render(m.answer || '');
+      savedList.append(li);
+    }
+  }
+
+  // the buttons under a completion's result (message id)
+  function resultActions(id) {
+    clear(actions);
+    if (workflow || !id) return;
+    actions.append(h('button.secondary.save', { type: 'button', onclick: async (e) => {
+      await call('POST', '/saved-messages', { message_id: id }).catch(() => {});
+      e.target.textContent = t('saved');
+      e.target.disabled = true;
+      loadSaved();
+    } }, t('save')));
+    if (parameters.more_like_this && parameters.more_like_this.enabled)
+      actions.append(h('button.secondary.more', { type: 'button', onclick: () =>
+        run('/messages/' + id + '/more-like-this?response_mode=streaming', null) }, t('moreLikeThis')));
+  }
+
+  // streams a run (path, body; null body: a GET) into the result
+  async function run(path, body) {
     busy = true;
     runBtn.textContent = t('stop');
     clear(steps);
+    clear(actions);
     result.textContent = t('thinking');
-    let text = '';
-    const body = workflow ? { inputs: vals.values } : { inputs: vals.values, query: '', response_mode: 'streaming' };
+    let text = '', msg = null;
     try {
-      await stream(workflow ? '/workflows/run' : '/completion-messages', body, (ev) => {
+      await stream(path, body, (ev) => {
         if (ev.task_id) task = ev.task_id;
         const d = ev.data || {};
         if (ev.event === 'message' || ev.event === 'text_chunk') {
           text += ev.answer !== undefined ? ev.answer : (d.text || '');
           result.innerHTML = render(text);
+        } else if (ev.event === 'message_end') {
+          msg = ev.message_id || ev.id;
         } else if (ev.event === 'node_started') {
           steps.append(h('li.step', { 'data-node': d.node_id }, (d.title || d.node_type) + ' …'));
         } else if (ev.event === 'node_finished') {
@@ -74,5 +108,17 @@ export function formView(ctx) {
     busy = false;
     task = null;
     runBtn.textContent = t('run');
+    resultActions(msg);
+  }
+
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (busy) return stop();
+    const vals = formValues(form, parameters.user_input_form || []);
+    form.querySelector('.form-error').textContent = vals.error || '';
+    if (vals.error) return;
+    await run(workflow ? '/workflows/run' : '/completion-messages',
+      workflow ? { inputs: vals.values } : { inputs: vals.values, query: '', response_mode: 'streaming' });
   });
+  loadSaved();
 }

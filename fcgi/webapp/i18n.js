@@ -13,6 +13,7 @@ const T = {
     run: 'Run', result: 'Result', steps: 'Steps', clear: 'Clear', tool: 'Tool',
     suggested: 'Suggested', optional: 'optional', saved: 'Saved', save: 'Save',
     moreLikeThis: 'More like this', select: 'Select…', close: 'Close',
+    attach: 'Attach a file', remove: 'Remove',
   },
   zh: {
     newChat: '新对话', send: '发送', stop: '停止响应', placeholder: '和机器人聊天',
@@ -26,6 +27,7 @@ const T = {
     run: '运行', result: '结果', steps: '步骤', clear: '清空', tool: '工具',
     suggested: '推荐问题', optional: '选填', saved: '已保存', save: '保存',
     moreLikeThis: '更多类似的', select: '请选择…', close: '关闭',
+    attach: '上传文件', remove: '移除',
   },
 };
 

@@ -375,6 +375,10 @@ sh "$(dirname "$0")/code.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
 bash "$(dirname "$0")/llm.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the streaming bench failed"
 
+# ====== The Web App: a chat turn against the service API's ======
+bash "$(dirname "$0")/webapp.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
+    die "the web app bench failed"
+
 # ====== Knowledge bases: indexing and retrieval ======
 bash "$(dirname "$0")/knowledge.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the knowledge bench failed"

@@ -8,6 +8,7 @@
  *   CODE       the chat app's site code;  KEY  its service API key
  *   LLM        the fake LLM (tests/fakes/fake_llm.py)
  *   ADMIN_TOKEN, APP  to change the site's language
+ *   CODE_W, CODE_A, CODE_C  the workflow, agent-chat and completion apps'
  *   CHROMIUM, OUT_DIR as admin.test.js
  */
 'use strict';
@@ -120,6 +121,23 @@ async function desktop(ctx) {
 	const stopped = await page.locator('.msg.bot:not(.opening) .body').last().textContent();
 	ok(!/END/.test(stopped), 'stop ends a long answer', stopped);
 
+	/* a file attached to a message: uploaded, then sent with it */
+	await page.click('button.new');
+	ok(await page.locator('label.attach').count() === 1, 'the app allows files: the composer offers to attach one');
+	await page.setInputFiles('#attach', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('meeting at noon') });
+	await page.waitForSelector('.attached li.file[data-id]', { timeout: 10000 });
+	ok(true, 'the file is uploaded through /api/files/upload');
+	await script({ responses: [{ text: 'Got your file' }] });
+	await page.fill('#start-name', 'Dee');
+	await page.fill('#query', 'read this');
+	const sent = page.waitForRequest((q) => /\/api\/chat-messages$/.test(q.url()));
+	await page.click('button.send');
+	const files = JSON.parse((await sent).postData()).files || [];
+	ok(files.length === 1 && files[0].transfer_method === 'local_file' && files[0].upload_file_id, 'the message carries the upload', files);
+	await page.waitForFunction(() => /Got your file/.test(document.querySelector('.messages').textContent), null, { timeout: 10000 });
+	ok(await page.locator('.msg.user .msg-files li').last().textContent() === 'notes.txt', 'the message shows the file it carries');
+	ok(await page.locator('.attached li').count() === 0, 'and the composer is empty again');
+
 	/* reload: the history is there */
 	await page.reload();
 	await page.waitForSelector('.conv');
@@ -209,6 +227,79 @@ async function workflowPage(browser) {
 	await ctx.close();
 }
 
+/* an agent-chat app: the tool call folded above the answer */
+async function agentPage(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 1000, height: 800 }, locale: 'en-US' });
+	const page = await ctx.newPage();
+	const errors = [];
+	page.on('pageerror', (e) => errors.push(String(e)));
+	await page.goto(BASE + '/chat/' + process.env.CODE_A);
+	await page.waitForSelector('#query');
+	await script({ responses: [
+	    { tool_calls: [{ id: 'w', name: 'weekday', arguments: { year: 2024, month: 1, day: 1 } }] },
+	    { chunks: ['It was ', 'a **Monday**.'] }] });
+	await page.fill('#query', 'What day was 2024-01-01?');
+	await page.click('button.send');
+	await page.waitForSelector('.msg.bot:not(.streaming):not(.opening) .actions', { timeout: 15000 });
+	const body = await page.locator('.msg.bot:not(.opening) .body').last().innerHTML();
+	ok(/<strong>Monday<\/strong>/.test(body), 'agent-chat: the agent\'s answer streams in as Markdown', body);
+	const folded = page.locator('.msg.bot:not(.opening) details.thoughts').last();
+	ok(await folded.count() === 1 && !(await folded.evaluate((d) => d.open)), 'agent-chat: the tool call is folded', await folded.count());
+	await folded.locator('summary').click();
+	const thought = await folded.locator('.thought').first().textContent();
+	ok(/weekday: .*Monday/.test(thought), 'agent-chat: opened, it shows the tool and its result', thought);
+	await shot(page, 'webapp-agent');
+	/* reload: the thought is in the history too */
+	await page.reload();
+	await page.waitForSelector('.conv');
+	await page.locator('.conv-open').first().click();
+	await page.waitForSelector('.msg.user', { timeout: 5000 });
+	ok(await page.locator('.msg.bot details.thoughts').count() >= 1, 'agent-chat: the tool call is in the history after a reload');
+	ok(errors.length === 0, 'agent-chat: no script errors', errors);
+	await ctx.close();
+}
+
+/* a completion app: the form, the result, more like this, save */
+async function completionPage(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US' });
+	const page = await ctx.newPage();
+	const errors = [];
+	page.on('pageerror', (e) => errors.push(String(e)));
+	await page.goto(BASE + '/completion/' + process.env.CODE_C);
+	await page.waitForSelector('#in-text');
+	await script({ responses: [{ chunks: ['Bon', 'jour **le monde**'] }] });
+	await page.fill('#in-text', 'hello world');
+	await page.click('button.run');
+	await page.waitForSelector('.result-actions button.save', { timeout: 10000 }).catch(async (e) => {
+		console.log('# ' + JSON.stringify(errors) + ' ' + await page.locator('.output').innerHTML());
+		throw e;
+	});
+	ok(/<strong>le monde<\/strong>/.test(await page.locator('.result').innerHTML()), 'completion: the result is shown as Markdown');
+	ok(await page.locator('.result-actions button.more').count() === 1, 'completion: more like this is offered (the app enables it)');
+	await script({ responses: [{ chunks: ['Salut ', 'le monde'] }] });
+	await page.click('.result-actions button.more');
+	await page.waitForFunction(() => /Salut le monde/.test(document.querySelector('.result').textContent), null, { timeout: 10000 });
+	ok(true, 'completion: more like this streams another answer');
+	const reqs = await (await fetch(process.env.LLM + '/_requests')).json();
+	const asked = JSON.stringify(reqs[reqs.length - 1].body.messages);
+	ok(/Translate hello world to French/.test(asked), 'completion: ... from the same inputs', asked);
+	await page.waitForSelector('.result-actions button.save', { timeout: 10000 });
+	await page.click('.result-actions button.save');
+	await page.waitForSelector('.saved-item', { timeout: 5000 });
+	ok(/Salut le monde/.test(await page.locator('.saved-item').first().textContent()), 'completion: a saved result is listed');
+	await page.reload();
+	await page.waitForSelector('.saved-item', { timeout: 5000 });
+	ok(await page.locator('.saved-item').count() === 1, 'completion: and still after a reload');
+	const width = await page.evaluate(() => document.documentElement.scrollWidth);
+	ok(width <= 390, 'completion on a phone: nothing is wider than the screen', width);
+	await shot(page, 'webapp-completion-phone');
+	await page.locator('.saved-item button').click();
+	await page.waitForFunction(() => !document.querySelector('.saved-item'), null, { timeout: 5000 });
+	ok(true, 'completion: a saved result is deleted');
+	ok(errors.length === 0, 'completion: no script errors', errors);
+	await ctx.close();
+}
+
 /* the admin page's Web App card: the link opens the app, the snippet */
 async function adminCard(browser) {
 	const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
@@ -248,6 +339,8 @@ async function adminCard(browser) {
 		await phone(browser);
 		await embedded(browser);
 		await workflowPage(browser);
+		await agentPage(browser);
+		await completionPage(browser);
 		await adminCard(browser);
 	} catch (e) {
 		ok(false, 'the browser script ran without an exception', String(e.stack || e));

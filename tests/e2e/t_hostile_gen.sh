@@ -110,7 +110,8 @@ n_tap = int(os.environ.get("T_N_START", "0"))
 
 # ---- the route tables, from the source ----
 ROUTE = re.compile(r'\{\s*"(GET|POST|PUT|DELETE|PATCH)",\s*((?:[A-Z_]+\s*)?'
-                   r'(?:"[^"]*"\s*)*),\s*(h_\w+),\s*(AUTH_\w+)\s*\}')
+                   r'(?:"[^"]*"\s*)*),\s*(h_\w+),\s*(AUTH_\w+)'
+                   r'(?:\s*\|\s*WEB_\w+)*\s*\}')	# WEB_*: also under /api
 QPARAM = re.compile(r'(?:req_query\w*|query_bool)\(r,\s*"(\w+)"'
                     r'|"(created_at__\w+)"')
 FIELD = re.compile(r'(?:req_json_string\(r,|json_object_get\(r->json,)\s*"(\w+)"')

@@ -2,10 +2,13 @@
 # t_webapp_browser.sh — the Web App's chat page in a real browser through
 # nginx, mounted under /flow/ (tests/browser/webapp.test.js): the share
 # link, the start form, the answer streaming in from the fake LLM as
-# Markdown, conversations (second, rename, delete), feedback, stop, the
+# Markdown, conversations (second, rename, delete), feedback, stop, a
+# file attached to a message, the
 # history after a reload, a 390 px phone in Chinese, Dify's embed snippet
 # (only baseUrl changed) on a page of another origin, a workflow's form
-# page, and the admin page's Web App card.
+# page, an agent-chat app's tool call folded under its answer, a
+# completion page (result, more like this, save, the saved list), and the
+# admin page's Web App card.
 #
 # FLOWCGI_CHROMIUM overrides /usr/bin/chromium; playwright-core comes from
 # tests/browser's package-lock.json. Screenshots are kept in
@@ -31,6 +34,7 @@ printf '%s\n' 'app: {mode: chat, name: Helper}' 'kind: app' 'version: 0.6.0' \
     '  model: {provider: openai, name: gpt-4o-mini, mode: chat, completion_params: {}}' \
     '  pre_prompt: You help {{name}}.' \
     '  opening_statement: Hello! I am your helper.' \
+    '  file_upload: {enabled: true, allowed_file_types: [document], allowed_file_upload_methods: [local_file], number_limits: 3}' \
     '  user_input_form:' \
     '  - text-input: {variable: name, label: Name, required: true}' \
     >"$T_DIR/helper.yml"
@@ -53,9 +57,27 @@ import_file "$T_DIR/echo.yml"
 req GET "/console/api/apps/$(jqr .app_id)"
 CODE_W=$(jqr .site.code)
 
+printf '%s\n' 'app: {mode: agent-chat, name: Calendar agent}' 'kind: app' 'version: 0.6.0' \
+    'model_config:' '  model: {provider: openai, name: gpt-4o-mini, mode: chat}' \
+    '  pre_prompt: Use tools.' '  agent_mode:' '    enabled: true' '    strategy: function_call' \
+    '    tools:' '    - {enabled: true, provider_type: builtin, provider_id: time, tool_name: weekday, tool_parameters: {}}' \
+    >"$T_DIR/agent.yml"
+import_file "$T_DIR/agent.yml"
+req GET "/console/api/apps/$(jqr .app_id)"
+CODE_A=$(jqr .site.code)
+printf '%s\n' 'app: {mode: completion, name: Translator}' 'kind: app' 'version: 0.6.0' \
+    'model_config:' '  model: {provider: openai, name: gpt-4o-mini, mode: chat}' \
+    '  pre_prompt: Translate {{text}} to French.' '  more_like_this: {enabled: true}' \
+    '  user_input_form:' '  - paragraph: {variable: text, label: Text, required: true}' \
+    >"$T_DIR/tr.yml"
+import_file "$T_DIR/tr.yml"
+req GET "/console/api/apps/$(jqr .app_id)"
+CODE_C=$(jqr .site.code)
+
+CODE_A="$CODE_A" CODE_C="$CODE_C" \
 WEB_BASE="$BASE/flow" CODE="$CODE" KEY="$CHAT_KEY" APP="$CHAT_APP" ADMIN_TOKEN="$TOKEN" CODE_W="$CODE_W" \
 LLM="$LLM" CHROMIUM="$CHROMIUM" OUT_DIR="$T_DIR" \
-    timeout 150 node "$BROWSER_DIR/webapp.test.js" >"$T_DIR/browser.tap" 2>&1
+    timeout 200 node "$BROWSER_DIR/webapp.test.js" >"$T_DIR/browser.tap" 2>&1
 rc=$?
 while IFS= read -r line; do
 	case "$line" in

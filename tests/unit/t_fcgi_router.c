@@ -163,6 +163,19 @@ test_dispatch(void)
 	    401);
 	CHECK(strstr(fake_answer(&f), "Access token is invalid") != NULL);
 	fake_release(&f);
+	/* a service route the Web App reaches (WEB_ROUTE) answers under
+	 * /api, asking for a passport and not for an app key */
+	CHECK_INT(dispatch(&f, "POST", "/api/chat-messages", "Bearer tok"),
+	    401);
+	CHECK(strstr(fake_answer(&f), "Invalid token") != NULL);
+	CHECK(strstr(f.out, "WWW-Authenticate") == NULL);
+	fake_release(&f);
+	CHECK_INT(dispatch(&f, "DELETE", "/api/chat-messages", NULL), 405);
+	CHECK(strstr(f.out, "Allow: POST\r\n") != NULL);
+	fake_release(&f);
+	/* one that is not (the run logs) is no /api route */
+	CHECK_INT(dispatch(&f, "GET", "/api/workflows/logs", NULL), 404);
+	fake_release(&f);
 }
 
 int
