@@ -25,11 +25,6 @@
 #include "engine/knowledge/knowledge.h"
 #include "engine/records/records.h"
 
-#define KB_DS	"kb.ds/"
-#define KB_DOC	"kb.doc/"
-#define KB_SEG	"kb.seg/"
-#define KB_KEY	"kb.key/"
-#define KB_VEC	"kb.vec/"
 #define KB_KEYS_MAX	10	/* Dify's limit of dataset keys */
 #define KB_BATCH	256	/* segments per indexing write */
 #define KB_NAME_MAX	40
@@ -116,13 +111,6 @@ kb_collect(struct engine *e, const char *prefix, json_t **out)
 	rc = records_collect(t, STORE_DB_SETTINGS, prefix, NULL, 0, out);
 	store_read_end(t);
 	return engine_from_store(rc);
-}
-
-/* An id in a key must be a UUID: anything else names nothing. */
-static int
-id_ok(const char *id)
-{
-	return id != NULL && engine_uuid_check(id) == 0;
 }
 
 /*
@@ -851,30 +839,6 @@ ds_view(struct engine *e, const json_t *ds)
 	return o;
 }
 
-json_t *
-kb_dataset_load(struct engine *e, const char *ds_id)
-{
-	char	 key[128];
-	json_t	*ds = NULL;
-
-	if (!id_ok(ds_id))
-		return NULL;
-	snprintf(key, sizeof(key), KB_DS "%s", ds_id);
-	if (kb_load(e, key, &ds) != 0)
-		return NULL;
-	return ds;
-}
-
-int
-kb_dataset_exists(struct engine *e, const char *ds_id)
-{
-	json_t	*ds = kb_dataset_load(e, ds_id);
-	int	 yes = ds != NULL;
-
-	json_decref(ds);
-	return yes;
-}
-
 static int
 ds_name_check(struct engine *e, const json_t *name, const char *self,
     char *err)
@@ -1361,21 +1325,33 @@ out:
 	return rc;
 }
 
-int
-engine_kb_document_list(struct engine *e, const char *ds_id, int page,
-    int limit, const char *keyword, char *err, json_t **out)
+/* The documents of dataset ds_id (key -> record) into *all, starting
+ * the indexer; "Dataset not found." when there is no such dataset. */
+static int
+ds_documents(struct engine *e, const char *ds_id, char *err, json_t **all)
 {
-	json_t	*ds = NULL, *all = NULL;
+	json_t	*ds = NULL;
 	char	 prefix[128];
 	int	 rc;
 
 	kb_start(e);
-	*out = NULL;
+	*all = NULL;
 	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
 		return rc;
 	json_decref(ds);
 	snprintf(prefix, sizeof(prefix), KB_DOC "%s/", ds_id);
-	if ((rc = kb_collect(e, prefix, &all)) != 0)
+	return kb_collect(e, prefix, all);
+}
+
+int
+engine_kb_document_list(struct engine *e, const char *ds_id, int page,
+    int limit, const char *keyword, char *err, json_t **out)
+{
+	json_t	*all = NULL;
+	int	 rc;
+
+	*out = NULL;
+	if ((rc = ds_documents(e, ds_id, err, &all)) != 0)
 		return rc;
 	rc = kb_page(e, all, "name", keyword, by_position, page, limit,
 	    doc_view, out);
@@ -1397,7 +1373,7 @@ doc_get(struct engine *e, const char *ds_id, const char *doc_id, char *err,
 		return rc;
 	json_decref(ds);
 	snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, doc_id);
-	if (!id_ok(doc_id) || (rc = kb_load(e, key, doc)) ==
+	if (!kb_id_ok(doc_id) || (rc = kb_load(e, key, doc)) ==
 	    ENGINE_ENOTFOUND) {
 		snprintf(err, ENGINE_ERRMAX, "Document not found.");
 		return ENGINE_ENOTFOUND;
@@ -1462,19 +1438,13 @@ engine_kb_indexing_status(struct engine *e, const char *ds_id,
 	    "cleaning_completed_at", "splitting_completed_at", "completed_at",
 	    "paused_at", "error", "stopped_at", "completed_segments",
 	    "total_segments", NULL };
-	json_t		*ds = NULL, *all = NULL, *data = NULL, *d, *x, *v;
+	json_t		*all = NULL, *data = NULL, *d, *x, *v;
 	const char	*k;
-	char		 prefix[128];
 	size_t		 i;
 	int		 rc;
 
-	kb_start(e);
 	*out = NULL;
-	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
-		return rc;
-	json_decref(ds);
-	snprintf(prefix, sizeof(prefix), KB_DOC "%s/", ds_id);
-	if ((rc = kb_collect(e, prefix, &all)) != 0)
+	if ((rc = ds_documents(e, ds_id, err, &all)) != 0)
 		return rc;
 	rc = ENGINE_ENOMEM;
 	if ((data = json_array()) == NULL)

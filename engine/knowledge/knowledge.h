@@ -9,6 +9,18 @@
 
 #include "engine/internal.h"
 
+/*
+ * The records' key prefixes in the settings database (kb.c has the
+ * layout). Files here depend one way: kb.c (the API and the indexer)
+ * calls search.c and index.c; search.c reads, index.c keeps the keyword
+ * index; chunk.c and embed.c depend on none of them.
+ */
+#define KB_DS	"kb.ds/"
+#define KB_DOC	"kb.doc/"
+#define KB_SEG	"kb.seg/"
+#define KB_KEY	"kb.key/"
+#define KB_VEC	"kb.vec/"
+
 /* ====== Tokens and chunks (chunk.c) ====== */
 
 /*
@@ -83,6 +95,9 @@ int	kb_embed(struct engine *e, const char *provider, const char *model,
 int	kb_search(struct engine *e, const char *ds_id, const char *query,
 	    const json_t *rm, int top_k, double threshold, char *err,
 	    json_t **out);
+
+/* 1 when id can name a record (a UUID): anything else names nothing. */
+int	kb_id_ok(const char *id);
 
 /* 1 when ds_id is a dataset of this server (0 when not or on error). */
 int	kb_dataset_exists(struct engine *e, const char *ds_id);

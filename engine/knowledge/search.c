@@ -8,11 +8,48 @@
  * keyword score. docs/knowledge.md has the figures.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/knowledge/knowledge.h"
 #include "engine/records/records.h"
+
+/* ====== Datasets ====== */
+
+int
+kb_id_ok(const char *id)
+{
+	return id != NULL && engine_uuid_check(id) == 0;
+}
+
+json_t *
+kb_dataset_load(struct engine *e, const char *ds_id)
+{
+	struct store_txn	*t = NULL;
+	char			 key[128];
+	json_t			*ds = NULL;
+
+	if (!kb_id_ok(ds_id) || store_read_begin(e->store, &t) != 0)
+		return NULL;
+	snprintf(key, sizeof(key), KB_DS "%s", ds_id);
+	if (store_get_json(t, STORE_DB_SETTINGS, key, &ds) != 0)
+		ds = NULL;
+	store_read_end(t);
+	return ds;
+}
+
+int
+kb_dataset_exists(struct engine *e, const char *ds_id)
+{
+	json_t	*ds = kb_dataset_load(e, ds_id);
+	int	 yes = ds != NULL;
+
+	json_decref(ds);
+	return yes;
+}
+
+/* ====== Keyword and vector search ====== */
 
 #define Q_TERMS_MAX	64	/* distinct query terms kept */
 #define BM25_K1		1.2
