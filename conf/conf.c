@@ -197,6 +197,8 @@ static const struct setting settings[] = {
 	S_INT("knowledge.max_query", SET_INT, kb_max_query, "250", 1, 100000),
 	S_INT("knowledge.embed_batch", SET_INT, kb_embed_batch, "32", 1, 2048),
 	S_INT("knowledge.embed_retries", SET_INT, kb_embed_retries, "3", 0, 10),
+	S_INT("knowledge.keyword_index", SET_BOOL, kb_keyword_index, "true", 0,
+	    1),
 	S_STR("sandbox.dir", sandbox_dir, ""),
 	S_INT("sandbox.network", SET_BOOL, sandbox_network, "false", 0, 1),
 	S_LIST("sandbox.network_allow", sandbox_network_allow, "*"),

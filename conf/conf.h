@@ -149,6 +149,7 @@ struct conf {
 	int	 kb_max_query;		/* characters of a retrieve query */
 	int	 kb_embed_batch;	/* texts per embeddings request */
 	int	 kb_embed_retries;	/* retries of a transient answer */
+	int	 kb_keyword_index;	/* keyword search reads the index */
 	/* sandbox: the local (bubblewrap) provider and its limits */
 	char	 code_python_paths[2048]; /* folders for PYTHONPATH, comma-separated */
 	char	 sandbox_dir[1024];	/* workspaces; "" = <data_dir>/sandboxes */

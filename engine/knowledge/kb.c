@@ -165,7 +165,7 @@ del_prefix(struct store_txn *t, const char *prefix, json_t *unref)
 			json_decref(rec);
 		}
 	}
-	if (rc != STORE_ENOTFOUND)
+	if (rc != 0 && rc != STORE_ENOTFOUND)
 		goto out;
 	store_cursor_close(c);
 	c = NULL;
@@ -189,6 +189,7 @@ kb_ops_fn(struct store_txn *t, void *arg)
 	size_t		 vlen, i;
 	const char	*k;
 	json_t		*x, *unref = NULL;
+	struct kb_ix	*ix = NULL;
 	char		 hex[STORE_HASH_HEX];
 	int		 rc = 0;
 
@@ -197,14 +198,19 @@ kb_ops_fn(struct store_txn *t, void *arg)
 		    STORE_DB_SETTINGS, o->require[i], strlen(o->require[i]),
 		    &v, &vlen)) != 0)
 			return rc;
-	if ((unref = json_array()) == NULL)
+	if ((unref = json_array()) == NULL || kb_ix_begin(&ix) != 0) {
+		json_decref(unref);
 		return STORE_ENOMEM;
+	}
+	/* the keyword index goes with the segments, in the same write */
 	json_array_foreach(o->del_prefix, i, x)
-		if ((rc = del_prefix(t, json_string_value(x), unref)) != 0)
+		if ((rc = kb_ix_drop(t, json_string_value(x))) != 0 ||
+		    (rc = del_prefix(t, json_string_value(x), unref)) != 0)
 			goto out;
 	json_array_foreach(o->dels, i, x)
-		if ((rc = store_del(t, STORE_DB_SETTINGS, json_string_value(x),
-		    json_string_length(x))) != 0 && rc != STORE_ENOTFOUND)
+		if ((rc = kb_ix_seg(ix, t, json_string_value(x), NULL)) != 0 ||
+		    ((rc = store_del(t, STORE_DB_SETTINGS, json_string_value(x),
+		    json_string_length(x))) != 0 && rc != STORE_ENOTFOUND))
 			goto out;
 	if (o->text != NULL) {
 		if ((rc = store_blob_ref(t, o->text, o->text_len, hex)) != 0)
@@ -216,8 +222,11 @@ kb_ops_fn(struct store_txn *t, void *arg)
 		}
 	}
 	json_object_foreach(o->puts, k, x)
-		if ((rc = store_put_json(t, STORE_DB_SETTINGS, k, x, 0)) != 0)
+		if ((rc = kb_ix_seg(ix, t, k, x)) != 0 ||
+		    (rc = store_put_json(t, STORE_DB_SETTINGS, k, x, 0)) != 0)
 			goto out;
+	if ((rc = kb_ix_commit(ix, t)) != 0)
+		goto out;
 	for (i = 0; i < o->nvec; i++)
 		if ((rc = store_put(t, STORE_DB_SETTINGS, o->vec_keys[i],
 		    strlen(o->vec_keys[i]), o->vecs + i * o->dim, o->dim *
@@ -232,6 +241,7 @@ kb_ops_fn(struct store_txn *t, void *arg)
 	rc = 0;
 out:
 	json_decref(unref);
+	kb_ix_free(ix);
 	return rc;
 }
 
@@ -553,9 +563,10 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 	store_read_end(t);
 	if (rc != 0)
 		goto out;
-	set = json_pack("{s:s,s:I,s:i}", "indexing_status", "indexing",
+	/* _ix: its segments are in the keyword index (written with them) */
+	set = json_pack("{s:s,s:I,s:i,s:b}", "indexing_status", "indexing",
 	    "processing_started_at", (json_int_t)engine_now(),
-	    "completed_segments", 0);
+	    "completed_segments", 0, "_ix", 1);
 	if (set == NULL || doc_update(e, dkey, set, NULL, sprefix, NULL) != 0)
 		goto out;
 	rule = json_object_get(d, "_rule");

@@ -96,6 +96,13 @@ int	kb_search(struct engine *e, const char *ds_id, const char *query,
 	    const json_t *rm, int top_k, double threshold, char *err,
 	    json_t **out);
 
+/* kb_search with the keyword part read from the stored index (use_index
+ * 1, when every searchable document has been indexed with it) or from
+ * every segment (0): the two answer the same. */
+int	kb_search_with(struct engine *e, const char *ds_id, const char *query,
+	    const json_t *rm, int top_k, double threshold, int use_index,
+	    char *err, json_t **out);
+
 /* 1 when id can name a record (a UUID): anything else names nothing. */
 int	kb_id_ok(const char *id);
 
@@ -104,6 +111,41 @@ int	kb_dataset_exists(struct engine *e, const char *ds_id);
 
 /* A dataset's record (new reference) or NULL. */
 json_t	*kb_dataset_load(struct engine *e, const char *ds_id);
+
+/* ====== The keyword index (index.c) ====== */
+
+/*
+ * The stored keyword index of one write (index.c's layout): inside the
+ * write transaction t, kb_ix_seg notes, before the segment record under
+ * key is put (seg) or deleted (seg NULL), what the index must lose (the
+ * old record's text, read in t) and gain; kb_ix_commit then rewrites the
+ * postings of each block touched once. kb_ix_drop drops the index of
+ * every segment under a "kb.seg/<ds>/<doc>/" or "kb.seg/<ds>/" prefix
+ * (call it before the segments go). Keys that are no segment's are
+ * ignored. 0 or a STORE_* code; kb_ix_free frees (NULL is fine).
+ */
+struct kb_ix;
+int	kb_ix_begin(struct kb_ix **out);
+int	kb_ix_seg(struct kb_ix *x, struct store_txn *t, const char *key,
+	    const json_t *seg);
+int	kb_ix_commit(struct kb_ix *x, struct store_txn *t);
+void	kb_ix_free(struct kb_ix *x);
+int	kb_ix_drop(struct store_txn *t, const char *seg_prefix);
+
+/*
+ * Reads the index of dataset ds's documents that are members of docs (id
+ * -> anything): *nseg and *tokens the segments indexed and their tokens,
+ * and fn called for each posting of terms[i] (tlen[i] bytes), i <
+ * nterms: the term, the segment's document and position, the term's
+ * count in it and its token count. fn's non-zero stops and is returned;
+ * else 0 or a STORE_* code.
+ */
+typedef int (*kb_posting_fn)(size_t term, const char *doc, int pos,
+    unsigned tf, unsigned len, void *arg);
+int	kb_ix_read(struct store_txn *t, const char *ds, const json_t *docs,
+	    const char (*terms)[KB_TOKEN_MAX + 8], const size_t *tlen,
+	    size_t nterms, size_t *nseg, double *tokens, kb_posting_fn fn,
+	    void *arg);
 
 /* ====== The indexer (kb.c) ====== */
 
