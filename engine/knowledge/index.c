@@ -174,200 +174,224 @@ kb_ix_seg(struct kb_ix *x, struct store_txn *t, const char *key,
 
 /* ====== Applying them ====== */
 
-struct plist {
-	char		 key[KB_TOKEN_MAX + 160];
-	unsigned char	*buf;
-	size_t		 n, cap;	/* postings */
-	int		 dirty;
+/*
+ * A block's changes are applied by sorting, not hashing: every segment's
+ * tokens are sorted and counted into one posting change per term, the
+ * block's changes are sorted by term (then by their order), and each
+ * term's postings are read, changed and written once.
+ */
+struct ent {
+	size_t		 toff;		/* the term in the token bytes */
+	unsigned	 tlen;
+	int		 pos, add;
+	uint32_t	 tf, len;
+	size_t		 seq;
+};
+
+struct tok {
+	size_t		 off;
+	unsigned	 len;
 };
 
 struct block {
 	struct store_txn	*t;
 	const char		*ds, *doc;
 	int			 block;
-	json_t			*map;	/* term -> index into pl */
-	struct plist		*pl;
-	size_t			 npl, cappl;
+	char			*tb;		/* token bytes */
+	size_t			 tn, tcap;
+	struct tok		*tk;		/* one segment's tokens */
+	size_t			 ntk, captk;
+	struct ent		*e;
+	size_t			 ne, cape;
+	int			 oom;
 	int64_t			 dn, dlen, maxpos;
 };
 
-static struct plist *
-block_plist(struct block *b, const char *term, size_t tlen, int *rc)
-{
-	json_t		*ix = json_object_getn(b->map, term, tlen);
-	struct plist	*p;
-	const void	*v;
-	size_t		 vlen;
-
-	if (ix != NULL)
-		return &b->pl[json_integer_value(ix)];
-	if (b->npl == b->cappl) {
-		size_t		 cap = b->cappl ? b->cappl * 2 : 64;
-		struct plist	*n2 = realloc(b->pl, cap * sizeof(*n2));
-
-		if (n2 == NULL)
-			goto nomem;
-		b->pl = n2;
-		b->cappl = cap;
-	}
-	p = &b->pl[b->npl];
-	memset(p, 0, sizeof(*p));
-	snprintf(p->key, sizeof(p->key), KB_IX "%s/%s/%05d/%.*s", b->ds,
-	    b->doc, b->block, (int)tlen, term);
-	*rc = store_get(b->t, STORE_DB_SETTINGS, p->key, strlen(p->key), &v,
-	    &vlen);
-	if (*rc != 0 && *rc != STORE_ENOTFOUND)
-		return NULL;
-	if (*rc == STORE_ENOTFOUND)
-		vlen = 0;
-	*rc = 0;
-	if (vlen % POSTING != 0)
-		vlen -= vlen % POSTING;
-	if (vlen > 0) {
-		if ((p->buf = malloc(vlen)) == NULL)
-			goto nomem;
-		memcpy(p->buf, v, vlen);
-		p->n = p->cap = vlen / POSTING;
-	}
-	if (json_object_setn_new(b->map, term, tlen,
-	    json_integer((json_int_t)b->npl)) != 0) {
-		free(p->buf);
-		goto nomem;
-	}
-	b->npl++;
-	return p;
-nomem:
-	*rc = STORE_ENOMEM;
-	return NULL;
-}
-
-/* A segment's term frequencies (term -> count) and its token count. */
-struct tfs {
-	json_t	*tf;
-	size_t	 len;
-	int	 oom;
-};
+static __thread const char *sort_bytes;	/* the token bytes, for qsort */
 
 static int
-tfs_add(const char *tok, size_t n, void *arg)
+by_tok(const void *a, const void *b)
 {
-	struct tfs	*s = arg;
-	json_t		*v = json_object_getn(s->tf, tok, n);
+	const struct tok	*x = a, *y = b;
+	unsigned		 n = x->len < y->len ? x->len : y->len;
+	int			 c = memcmp(sort_bytes + x->off, sort_bytes + y->off, n);
 
-	s->len++;
-	if (v != NULL)
-		json_integer_set(v, json_integer_value(v) + 1);
-	else if (json_object_setn_new(s->tf, tok, n, json_integer(1)) != 0)
-		s->oom = 1;
+	return c ? c : x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int
+by_ent(const void *a, const void *b)
+{
+	const struct ent	*x = a, *y = b;
+	unsigned		 n = x->tlen < y->tlen ? x->tlen : y->tlen;
+	int			 c = memcmp(sort_bytes + x->toff, sort_bytes +
+				    y->toff, n);
+
+	if (c == 0 && x->tlen != y->tlen)
+		c = x->tlen < y->tlen ? -1 : 1;
+	return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int
+grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t	 c = *cap ? *cap : 64;
+	void	*n2;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if ((n2 = realloc(*p, c * size)) == NULL)
+		return -1;
+	*p = n2;
+	*cap = c;
 	return 0;
 }
 
 static int
-block_seg(struct block *b, const char *text, int pos, int add)
+tok_add(const char *tok, size_t n, void *arg)
 {
-	struct tfs	 s = { json_object(), 0, 0 };
-	struct plist	*p;
-	const char	*term;
-	json_t		*v;
-	size_t		 i, tlen;
-	int		 rc = STORE_ENOMEM;
+	struct block *b = arg;
 
-	if (s.tf == NULL)
-		return rc;
-	kb_tokens(text, strlen(text), tfs_add, &s);
-	if (s.oom)
-		goto out;
-	json_object_keylen_foreach(s.tf, term, tlen, v) {
-		if ((p = block_plist(b, term, tlen, &rc)) == NULL)
-			goto out;
-		for (i = 0; i < p->n; i++)
-			if ((int)get32(p->buf + i * POSTING) == pos)
-				break;
-		if (!add) {
-			if (i < p->n) {
-				memmove(p->buf + i * POSTING, p->buf + (i + 1) *
-				    POSTING, (p->n - i - 1) * POSTING);
-				p->n--;
-				p->dirty = 1;
-			}
-			continue;
-		}
-		if (i == p->n) {
-			if (p->n == p->cap) {
-				size_t		 cap = p->cap ? p->cap * 2 : 4;
-				unsigned char	*n2 = realloc(p->buf, cap *
-				    POSTING);
-
-				rc = STORE_ENOMEM;
-				if (n2 == NULL)
-					goto out;
-				p->buf = n2;
-				p->cap = cap;
-			}
-			p->n++;
-		}
-		put32(p->buf + i * POSTING, (uint32_t)pos);
-		put32(p->buf + i * POSTING + 4, (uint32_t)json_integer_value(v));
-		put32(p->buf + i * POSTING + 8, (uint32_t)s.len);
-		p->dirty = 1;
+	if (b->oom || grow((void **)&b->tb, &b->tcap, b->tn + n, 1) != 0 ||
+	    grow((void **)&b->tk, &b->captk, b->ntk + 1, sizeof(*b->tk)) !=
+	    0) {
+		b->oom = 1;
+		return 1;
 	}
-	if (add && pos > b->maxpos)
-		b->maxpos = pos;
-	b->dn += add ? 1 : -1;
-	b->dlen += add ? (int64_t)s.len : -(int64_t)s.len;
-	rc = 0;
-out:
-	json_decref(s.tf);
-	return rc;
+	memcpy(b->tb + b->tn, tok, n);
+	b->tk[b->ntk].off = b->tn;
+	b->tk[b->ntk].len = (unsigned)n;
+	b->tn += n;
+	b->ntk++;
+	return 0;
 }
 
-/* Writes the block's postings and the document's counts. */
+/* One segment's text at pos added to (add) or removed from the block. */
+static int
+block_seg(struct block *b, const char *text, int pos, int add)
+{
+	size_t i, j;
+
+	b->ntk = 0;
+	kb_tokens(text, strlen(text), tok_add, b);
+	if (b->oom)
+		return STORE_ENOMEM;
+	sort_bytes = b->tb;
+	if (b->ntk > 1)
+		qsort(b->tk, b->ntk, sizeof(*b->tk), by_tok);
+	for (i = 0; i < b->ntk; i = j) {
+		for (j = i + 1; j < b->ntk && by_tok(&b->tk[i], &b->tk[j]) == 0;
+		    j++)
+			;
+		if (grow((void **)&b->e, &b->cape, b->ne + 1,
+		    sizeof(*b->e)) != 0)
+			return STORE_ENOMEM;
+		b->e[b->ne].toff = b->tk[i].off;
+		b->e[b->ne].tlen = b->tk[i].len;
+		b->e[b->ne].pos = pos;
+		b->e[b->ne].add = add;
+		b->e[b->ne].tf = (uint32_t)(j - i);
+		b->e[b->ne].len = (uint32_t)b->ntk;
+		b->e[b->ne].seq = b->ne;
+		b->ne++;
+	}
+	b->dn += add ? 1 : -1;
+	b->dlen += add ? (int64_t)b->ntk : -(int64_t)b->ntk;
+	if (add && pos > b->maxpos)
+		b->maxpos = pos;
+	return 0;
+}
+
+/* Applies the block's changes term by term, then the document's counts. */
 static int
 block_write(struct block *b)
 {
-	char		 key[160];
+	char		 key[KB_TOKEN_MAX + 160];
+	unsigned char	*buf = NULL, st[24];
 	const void	*old;
-	unsigned char	 st[24];
-	size_t		 i, vlen;
-	int64_t		 n = 0, tok = 0, maxpos = 0;
+	size_t		 i, j, k, n, cap = 0, vlen;
+	int64_t		 nseg = 0, tok = 0, maxpos = 0;
 	int		 rc = 0;
 
-	for (i = 0; i < b->npl; i++) {
-		struct plist *p = &b->pl[i];
+	sort_bytes = b->tb;
+	if (b->ne > 1)
+		qsort(b->e, b->ne, sizeof(*b->e), by_ent);
+	for (i = 0; i < b->ne; i = j) {
+		snprintf(key, sizeof(key), KB_IX "%s/%s/%05d/%.*s", b->ds,
+		    b->doc, b->block, (int)b->e[i].tlen, b->tb + b->e[i].toff);
+		rc = store_get(b->t, STORE_DB_SETTINGS, key, strlen(key), &old,
+		    &vlen);
+		if (rc != 0 && rc != STORE_ENOTFOUND)
+			goto out;
+		n = rc == 0 ? vlen / POSTING : 0;
+		for (j = i; j < b->ne && by_ent(&b->e[i], &b->e[j]) <= 0 &&
+		    b->e[j].tlen == b->e[i].tlen && memcmp(b->tb + b->e[j].toff,
+		    b->tb + b->e[i].toff, b->e[i].tlen) == 0; j++)
+			;
+		rc = STORE_ENOMEM;
+		if (grow((void **)&buf, &cap, n + (j - i) + 1, POSTING) != 0)
+			goto out;
+		if (n > 0)
+			memcpy(buf, old, n * POSTING);
+		for (k = i; k < j; k++) {
+			size_t at;
 
-		if (!p->dirty)
-			continue;
-		if (p->n == 0) {
-			rc = store_del(b->t, STORE_DB_SETTINGS, p->key,
-			    strlen(p->key));
-			if (rc != 0 && rc != STORE_ENOTFOUND)
-				return rc;
-		} else if ((rc = store_put(b->t, STORE_DB_SETTINGS, p->key,
-		    strlen(p->key), p->buf, p->n * POSTING, 0)) != 0)
-			return rc;
+			for (at = 0; at < n; at++)
+				if ((int)get32(buf + at * POSTING) == b->e[k].pos)
+					break;
+			if (!b->e[k].add) {
+				if (at < n) {
+					memmove(buf + at * POSTING, buf + (at +
+					    1) * POSTING, (n - at - 1) * POSTING);
+					n--;
+				}
+				continue;
+			}
+			if (at == n)
+				n++;
+			put32(buf + at * POSTING, (uint32_t)b->e[k].pos);
+			put32(buf + at * POSTING + 4, b->e[k].tf);
+			put32(buf + at * POSTING + 8, b->e[k].len);
+		}
+		if (n == 0) {
+			rc = store_del(b->t, STORE_DB_SETTINGS, key,
+			    strlen(key));
+			if (rc == STORE_ENOTFOUND)
+				rc = 0;
+		} else
+			rc = store_put(b->t, STORE_DB_SETTINGS, key,
+			    strlen(key), buf, n * POSTING, 0);
+		if (rc != 0)
+			goto out;
 	}
 	snprintf(key, sizeof(key), KB_IXS "%s/%s", b->ds, b->doc);
 	rc = store_get(b->t, STORE_DB_SETTINGS, key, strlen(key), &old, &vlen);
 	if (rc != 0 && rc != STORE_ENOTFOUND)
-		return rc;
+		goto out;
 	if (rc == 0 && vlen == sizeof(st)) {
-		n = (int64_t)get64(old);
+		nseg = (int64_t)get64(old);
 		tok = (int64_t)get64((const unsigned char *)old + 8);
 		maxpos = (int64_t)get64((const unsigned char *)old + 16);
 	}
-	n += b->dn;
+	nseg += b->dn;
 	tok += b->dlen;
 	if (b->maxpos > maxpos)
 		maxpos = b->maxpos;
-	if (n <= 0) {
+	if (nseg <= 0) {
 		rc = store_del(b->t, STORE_DB_SETTINGS, key, strlen(key));
-		return rc == STORE_ENOTFOUND ? 0 : rc;
+		rc = rc == STORE_ENOTFOUND ? 0 : rc;
+		goto out;
 	}
-	put64(st, (uint64_t)n);
+	put64(st, (uint64_t)nseg);
 	put64(st + 8, (uint64_t)(tok > 0 ? tok : 0));
 	put64(st + 16, (uint64_t)maxpos);
-	return store_put(b->t, STORE_DB_SETTINGS, key, strlen(key), st,
+	rc = store_put(b->t, STORE_DB_SETTINGS, key, strlen(key), st,
 	    sizeof(st), 0);
+out:
+	free(buf);
+	return rc;
 }
 
 static int
@@ -383,20 +407,6 @@ by_block(const void *a, const void *b)
 		return (x->pos - 1) / KB_IX_BLOCK < (y->pos - 1) /
 		    KB_IX_BLOCK ? -1 : 1;
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static void
-block_release(struct block *b)
-{
-	size_t i;
-
-	for (i = 0; i < b->npl; i++)
-		free(b->pl[i].buf);
-	free(b->pl);
-	json_decref(b->map);
-	b->pl = NULL;
-	b->npl = b->cappl = 0;
-	b->map = NULL;
 }
 
 int
@@ -415,10 +425,7 @@ kb_ix_commit(struct kb_ix *x, struct store_txn *t)
 		b.doc = x->c[i].doc;
 		b.block = (x->c[i].pos - 1) / KB_IX_BLOCK;
 		b.dn = b.dlen = b.maxpos = 0;
-		if ((b.map = json_object()) == NULL) {
-			rc = STORE_ENOMEM;
-			goto out;
-		}
+		b.tn = b.ne = 0;
 		for (j = i; j < x->n && strcmp(x->c[j].ds, b.ds) == 0 &&
 		    strcmp(x->c[j].doc, b.doc) == 0 && (x->c[j].pos - 1) /
 		    KB_IX_BLOCK == b.block; j++) {
@@ -431,10 +438,11 @@ kb_ix_commit(struct kb_ix *x, struct store_txn *t)
 		}
 		if ((rc = block_write(&b)) != 0)
 			goto out;
-		block_release(&b);
 	}
 out:
-	block_release(&b);
+	free(b.tb);
+	free(b.tk);
+	free(b.e);
 	return rc;
 }
 
