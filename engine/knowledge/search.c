@@ -1,11 +1,13 @@
 /*
- * search.c — search over a local dataset: BM25 computed at query time
- * over the dataset's segments with the tokens of chunk.c (CJK code points
- * and their pairs, words), so that no index has to be kept in step with
- * edits; exact vector search (brute force over the L2-normalised float
- * vectors of a high_quality dataset: cosine is a dot product); hybrid as
- * Dify's weighted_score, vector_weight * cosine + keyword_weight * the
- * keyword score. docs/knowledge.md has the figures.
+ * search.c — search over a local dataset: BM25 over the tokens of
+ * chunk.c (CJK code points and their pairs, words), read from the stored
+ * keyword index of index.c or, as a baseline and for documents indexed
+ * before it, computed from every segment; exact vector search (brute
+ * force over the L2-normalised float vectors of a high_quality dataset:
+ * cosine is a dot product); hybrid as Dify's weighted_score,
+ * vector_weight * cosine + keyword_weight * the keyword score. Also the
+ * reading of dataset records, which kb.c uses (never the other way
+ * round). docs/knowledge.md has the figures.
  */
 #include <math.h>
 #include <stdio.h>
