@@ -22,6 +22,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "engine/documents/documents.h"
 #include "engine/knowledge/knowledge.h"
 #include "engine/records/records.h"
 
@@ -1333,6 +1334,74 @@ out:
 	json_decref(doc);
 	json_decref(docs);
 	kb_ops_free(&o);
+	return rc;
+}
+
+/* The extension of filename, lower case, into ext (empty: none). */
+static void
+file_ext_of(const char *filename, char ext[16])
+{
+	const char	*dot = filename ? strrchr(filename, '.') : NULL;
+	size_t		 i;
+
+	ext[0] = '\0';
+	if (dot == NULL || strlen(dot + 1) >= 16)
+		return;
+	for (i = 0; dot[1 + i] != '\0'; i++)
+		ext[i] = (char)tolower((unsigned char)dot[1 + i]);
+	ext[i] = '\0';
+}
+
+int
+engine_kb_file_type_ok(const char *filename)
+{
+	char ext[16];
+
+	file_ext_of(filename, ext);
+	return ext[0] != '\0' && doc_supported(ext);
+}
+
+int
+engine_kb_document_create_file(struct engine *e, const char *ds_id,
+    const json_t *data, const char *filename, const char *bytes, size_t len,
+    char *err, json_t **out)
+{
+	const struct conf	*cf = e->conf;
+	struct doc_limits	 lim;
+	struct doc		 d = { 0 };
+	char			 ext[16], why[ENGINE_ERRMAX] = "";
+	json_t			*in = NULL;
+	int			 rc;
+
+	*out = NULL;
+	if (!engine_kb_file_type_ok(filename)) {
+		snprintf(err, ENGINE_ERRMAX, "File type not allowed.");
+		return ENGINE_EINVAL;
+	}
+	file_ext_of(filename, ext);
+	doc_limits_default(&lim);
+	lim.max_file_size = (size_t)cf->documents_max_file_size;
+	lim.max_pages = (size_t)cf->documents_max_pages;
+	lim.max_unpacked = (size_t)cf->documents_max_unpacked;
+	lim.max_ratio = (size_t)cf->documents_max_ratio;
+	lim.max_cells = (size_t)cf->documents_max_cells;
+	if ((rc = doc_extract(ext, bytes, len, &lim, &d, why,
+	    sizeof(why))) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "cannot extract text from '%s': "
+		    "%s", filename, why);
+		return rc == DOC_ENOMEM ? ENGINE_ENOMEM : rc == DOC_ELIMIT ?
+		    ENGINE_ELIMIT : ENGINE_EINVAL;
+	}
+	rc = ENGINE_ENOMEM;
+	if ((in = json_is_object(data) ? json_deep_copy(data) :
+	    json_object()) == NULL || json_object_set_new(in, "name",
+	    json_string(filename)) != 0 || json_object_set_new(in, "text",
+	    json_string(d.text)) != 0)
+		goto out;
+	rc = engine_kb_document_create_text(e, ds_id, in, err, out);
+out:
+	json_decref(in);
+	doc_release(&d);
 	return rc;
 }
 
