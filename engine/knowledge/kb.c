@@ -1387,8 +1387,8 @@ engine_kb_document_create_file(struct engine *e, const char *ds_id,
 	lim.max_cells = (size_t)cf->documents_max_cells;
 	if ((rc = doc_extract(ext, bytes, len, &lim, &d, why,
 	    sizeof(why))) != 0) {
-		snprintf(err, ENGINE_ERRMAX, "cannot extract text from '%s': "
-		    "%s", filename, why);
+		snprintf(err, ENGINE_ERRMAX, "cannot extract text from '%.80s': "
+		    "%.140s", filename, why);
 		return rc == DOC_ENOMEM ? ENGINE_ENOMEM : rc == DOC_ELIMIT ?
 		    ENGINE_ELIMIT : ENGINE_EINVAL;
 	}
