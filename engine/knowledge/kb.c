@@ -1825,12 +1825,90 @@ engine_kb_segment_delete(struct engine *e, const char *ds_id,
 
 /* ====== Retrieve (hit testing) ====== */
 
+struct ranked {
+	double	 score;
+	size_t	 i;
+};
+
+static int
+by_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * Reorders *hits (kb_search's) by the relevance rerank model rr
+ * ({reranking_provider_name, reranking_model_name}) gives them, their
+ * scores replaced by it and those at or below a positive threshold left
+ * out, as Dify's reranking_model mode. 0 or kb_rerank's error.
+ */
+static int
+hits_rerank(struct engine *e, const json_t *rr, const char *query,
+    double th, char *err, json_t **hits)
+{
+	const char	*prov = json_string_value(json_object_get(rr,
+			    "reranking_provider_name"));
+	const char	*model = json_string_value(json_object_get(rr,
+			    "reranking_model_name"));
+	const char	**texts = NULL, *slash;
+	double		*sc = NULL;
+	struct ranked	*rk = NULL;
+	json_t		*out = NULL, *h;
+	size_t		 n = json_array_size(*hits), i;
+	int		 rc = ENGINE_ENOMEM;
+
+	if (n == 0)
+		return 0;
+	/* Dify names plugin providers "langgenius/jina/jina" */
+	if (prov != NULL && (slash = strrchr(prov, '/')) != NULL)
+		prov = slash + 1;
+	if ((texts = calloc(n, sizeof(*texts))) == NULL || (rk = calloc(n,
+	    sizeof(*rk))) == NULL || (out = json_array()) == NULL)
+		goto out;
+	json_array_foreach(*hits, i, h)
+		texts[i] = json_string_value(json_object_get(json_object_get(h,
+		    "segment"), "content"));
+	if ((rc = kb_rerank(e, prov, model, query, texts, n, err, &sc)) != 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		rk[i].score = sc[i];
+		rk[i].i = i;
+	}
+	qsort(rk, n, sizeof(*rk), by_ranked);
+	rc = ENGINE_ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (th > 0 && rk[i].score <= th)
+			break;
+		h = json_array_get(*hits, rk[i].i);
+		if (json_object_set_new(h, "score", json_real(rk[i].score)) !=
+		    0 || json_array_append(out, h) != 0)
+			goto out;
+	}
+	json_decref(*hits);
+	*hits = out;
+	out = NULL;
+	rc = 0;
+out:
+	free(texts);
+	free(sc);
+	free(rk);
+	json_decref(out);
+	return rc;
+}
+
 int
 engine_kb_retrieve(struct engine *e, const char *ds_id, const json_t *in,
     char *err, json_t **out)
 {
 	const char	*q = json_string_value(json_object_get(in, "query"));
 	json_t		*ds = NULL, *rm, *search, *hits = NULL, *recs = NULL;
+	const json_t	*rr;
+	const char	*mode;
+	int		 rerank;
 	json_t		*h, *seg;
 	json_t		*doc, *rec;
 	double		 th = 0;
@@ -1863,7 +1941,16 @@ engine_kb_retrieve(struct engine *e, const char *ds_id, const json_t *in,
 		top_k = 100;
 	if (json_is_true(json_object_get(rm, "score_threshold_enabled")))
 		th = json_number_value(json_object_get(rm, "score_threshold"));
-	if ((rc = kb_search(e, ds_id, q, search, top_k, th, err, &hits)) != 0)
+	rr = json_object_get(rm, "reranking_model");
+	mode = json_string_value(json_object_get(rm, "reranking_mode"));
+	rerank = json_is_true(json_object_get(rm, "reranking_enable")) &&
+	    (mode == NULL || strcmp(mode, "reranking_model") == 0) &&
+	    json_string_length(json_object_get(rr,
+	    "reranking_model_name")) > 0;
+	/* reranked: the threshold applies to the model's scores */
+	if ((rc = kb_search(e, ds_id, q, search, top_k, rerank ? 0 : th, err,
+	    &hits)) != 0 || (rerank && (rc = hits_rerank(e, rr, q, th, err,
+	    &hits)) != 0))
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((recs = json_array()) == NULL)

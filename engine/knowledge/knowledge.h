@@ -73,6 +73,18 @@ int	kb_embed(struct engine *e, const char *provider, const char *model,
 	    const char *const *texts, size_t n, char *err, float **out,
 	    size_t *dim);
 
+/*
+ * The relevance of each of texts[0..n) to query by rerank model model of
+ * provider (a model provider entry): one POST {base_url}/rerank {model,
+ * query, documents, top_n} as Jina's and Cohere's, answered {results:
+ * [{index, relevance_score}]}. *scores is n doubles the caller frees (a
+ * text the model left out scores 0). ENGINE_EFETCH (err: the status and
+ * body) or ENGINE_EINVAL (no such provider).
+ */
+int	kb_rerank(struct engine *e, const char *provider, const char *model,
+	    const char *query, const char *const *texts, size_t n, char *err,
+	    double **scores);
+
 /* ====== Search (search.c) ====== */
 
 /*
