@@ -199,6 +199,8 @@ static const struct setting settings[] = {
 	S_INT("knowledge.max_query", SET_INT, kb_max_query, "250", 1, 100000),
 	S_INT("knowledge.embed_batch", SET_INT, kb_embed_batch, "32", 1, 2048),
 	S_INT("knowledge.embed_retries", SET_INT, kb_embed_retries, "3", 0, 10),
+	S_INT("knowledge.keyword_index", SET_BOOL, kb_keyword_index, "true", 0,
+	    1),
 	S_INT("annotations.max_per_app", SET_INT, annotations_max, "2000", 1,
 	    100000),
 	S_INT("annotations.max_text", SET_SIZE, annotations_max_text, "64k",

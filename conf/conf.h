@@ -150,6 +150,7 @@ struct conf {
 	int	 kb_max_query;		/* characters of a retrieve query */
 	int	 kb_embed_batch;	/* texts per embeddings request */
 	int	 kb_embed_retries;	/* retries of a transient answer */
+	int	 kb_keyword_index;	/* keyword search reads the index */
 	/* annotation reply (engine/knowledge/annotations.c) */
 	int	 annotations_max;	/* question/answer pairs of one app */
 	int	 annotations_max_text;	/* bytes of a question or an answer */

@@ -658,6 +658,18 @@ int	engine_kb_dataset_delete(struct engine *e, const char *id, char *err);
  */
 int	engine_kb_document_create_text(struct engine *e, const char *ds_id,
 	    const json_t *in, char *err, json_t **out);
+/*
+ * create-by-file: the text of the file's bytes (the document readers of
+ * engine/documents/, limited by the documents.* settings) stored as
+ * create-by-text stores text, named filename; data = the form's "data"
+ * (process_rule, indexing_technique, ...; NULL: none).
+ * engine_kb_file_type_ok: 1 when filename's extension has a reader.
+ * ENGINE_EINVAL "File type not allowed.", or the reader's error in err.
+ */
+int	engine_kb_document_create_file(struct engine *e, const char *ds_id,
+	    const json_t *data, const char *filename, const char *bytes,
+	    size_t len, char *err, json_t **out);
+int	engine_kb_file_type_ok(const char *filename);
 int	engine_kb_document_list(struct engine *e, const char *ds_id,
 	    int page, int limit, const char *keyword, char *err,
 	    json_t **out);

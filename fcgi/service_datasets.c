@@ -159,6 +159,78 @@ h_doc_text(struct req *r)
 	answer(r, rc, err, out, 200);
 }
 
+/*
+ * create-by-file: multipart with a "file" part and an optional "data" part
+ * holding the JSON of create-by-text without name and text; errors as
+ * Dify's (NoFileUploadedError, TooManyFilesError, FilenameNotExistsError,
+ * UnsupportedFileTypeError 415).
+ */
+static void
+h_doc_file(struct req *r)
+{
+	char		 err[ENGINE_ERRMAX] = "", perr[256];
+	struct mp_part	*parts, *file = NULL;
+	const char	*data = NULL;
+	json_t		*out = NULL, *dj = NULL;
+	json_error_t	 je;
+	size_t		 n, i;
+	int		 rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	if (req_read_body(r, r->conf->documents_max_file_size +
+	    KB_BODY_SLACK) != 0)
+		return;
+	if (!multipart_is_form(r->content_type)) {
+		resp_error(r, 400, "no_file_uploaded", "Please upload your "
+		    "file.");
+		return;
+	}
+	if (multipart_parse(r->a, r->content_type, r->body, r->body_len, 8,
+	    &parts, &n, perr, sizeof(perr)) != 0) {
+		resp_error(r, 400, "invalid_multipart", "%s", perr);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (strcmp(parts[i].name, "file") == 0) {
+			if (file != NULL) {
+				resp_error(r, 400, "too_many_files", "Only one "
+				    "file is allowed.");
+				return;
+			}
+			file = &parts[i];
+		} else if (strcmp(parts[i].name, "data") == 0 &&
+		    req_part_text(r, &parts[i], &data) != 0)
+			return;
+	}
+	if (file == NULL) {
+		resp_error(r, 400, "no_file_uploaded", "Please upload your "
+		    "file.");
+		return;
+	}
+	if (file->filename == NULL || *file->filename == '\0') {
+		resp_error(r, 400, "filename_not_exists_error", "The specified "
+		    "filename does not exist.");
+		return;
+	}
+	if (!engine_kb_file_type_ok(file->filename)) {
+		resp_error(r, 415, "unsupported_file_type", "File type not "
+		    "allowed.");
+		return;
+	}
+	if (data != NULL && *data != '\0' && !json_is_object(dj =
+	    json_loads(data, 0, &je))) {
+		json_decref(dj);
+		resp_error(r, 400, "invalid_param", "data must be a JSON "
+		    "object");
+		return;
+	}
+	rc = engine_kb_document_create_file(r->eng, r->captures[0], dj,
+	    file->filename, file->data, file->len, err, &out);
+	json_decref(dj);
+	answer(r, rc, err, out, 200);
+}
+
 static void
 h_doc_list(struct req *r)
 {
@@ -322,6 +394,8 @@ h_key_delete(struct req *r)
 	{ "DELETE", P "/datasets/{}", h_ds_delete, A },			\
 	{ "POST", P "/datasets/{}/document/create-by-text", h_doc_text, A }, \
 	{ "POST", P "/datasets/{}/document/create_by_text", h_doc_text, A }, \
+	{ "POST", P "/datasets/{}/document/create-by-file", h_doc_file, A }, \
+	{ "POST", P "/datasets/{}/document/create_by_file", h_doc_file, A }, \
 	{ "GET", P "/datasets/{}/documents", h_doc_list, A },		\
 	{ "GET", P "/datasets/{}/documents/{}", h_doc_get, A },		\
 	{ "DELETE", P "/datasets/{}/documents/{}", h_doc_delete, A },	\

@@ -163,3 +163,88 @@ kb_embed(struct engine *e, const char *provider, const char *model,
 	}
 	return rc;
 }
+
+/* ====== Rerank ====== */
+
+int
+kb_rerank(struct engine *e, const char *provider, const char *model,
+    const char *query, const char *const *texts, size_t n, char *err,
+    double **scores)
+{
+	struct llm_endpoint	 ep;
+	struct outbound_req	 rq;
+	struct outbound_resp	 rs;
+	struct curl_slist	*hl = NULL;
+	json_t			*body = NULL, *docs = NULL, *res = NULL, *x;
+	char			*bs = NULL, *url = NULL, auth[1200];
+	size_t			 i, idx;
+	int			 rc;
+
+	*scores = NULL;
+	memset(&ep, 0, sizeof(ep));
+	memset(&rs, 0, sizeof(rs));
+	if ((rc = llm_provider_resolve(e, provider, model, err, &ep)) != 0)
+		return rc;
+	rc = ENGINE_ENOMEM;
+	if ((docs = json_array()) == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (json_array_append_new(docs, json_string(texts[i])) != 0)
+			goto out;
+	if ((body = json_pack("{s:s,s:s,s:O,s:I}", "model", model, "query",
+	    query, "documents", docs, "top_n", (json_int_t)n)) == NULL ||
+	    (bs = json_dumps(body, JSON_COMPACT)) == NULL ||
+	    (url = llm_url(ep.base_url, "rerank")) == NULL ||
+	    (*scores = calloc(n ? n : 1, sizeof(double))) == NULL)
+		goto out;
+	hl = curl_slist_append(hl, "Content-Type: application/json");
+	if (ep.api_key != NULL && *ep.api_key != '\0') {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
+		    ep.api_key);
+		hl = curl_slist_append(hl, auth);
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.method = "POST";
+	rq.url = url;
+	rq.headers = hl;
+	rq.body = bs;
+	rq.body_len = strlen(bs);
+	rq.trusted = 1;	/* the admin configured this provider */
+	if ((rc = outbound_fetch(e, &rq, err, &rs)) != 0)
+		goto out;
+	rc = ENGINE_EFETCH;
+	if (rs.status != 200) {
+		snprintf(err, ENGINE_ERRMAX, "rerank model %s: HTTP %ld %.200s",
+		    model, rs.status, rs.body ? rs.body : "");
+		llm_scrub(err, ep.api_key);
+		goto out;
+	}
+	res = json_loads(rs.body ? rs.body : "", 0, NULL);
+	if (!json_is_array(json_object_get(res, "results"))) {
+		snprintf(err, ENGINE_ERRMAX, "rerank model %s: the answer has "
+		    "no results[]", model);
+		goto out;
+	}
+	/* documents the model leaves out score 0 */
+	json_array_foreach(json_object_get(res, "results"), i, x) {
+		idx = (size_t)json_integer_value(json_object_get(x, "index"));
+		if (idx < n)
+			(*scores)[idx] = json_number_value(json_object_get(x,
+			    "relevance_score"));
+	}
+	rc = 0;
+out:
+	if (rc != 0) {
+		free(*scores);
+		*scores = NULL;
+	}
+	outbound_resp_release(&rs);
+	curl_slist_free_all(hl);
+	llm_endpoint_release(&ep);
+	json_decref(body);
+	json_decref(docs);
+	json_decref(res);
+	free(bs);
+	free(url);
+	return rc;
+}

@@ -22,14 +22,10 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "engine/documents/documents.h"
 #include "engine/knowledge/knowledge.h"
 #include "engine/records/records.h"
 
-#define KB_DS	"kb.ds/"
-#define KB_DOC	"kb.doc/"
-#define KB_SEG	"kb.seg/"
-#define KB_KEY	"kb.key/"
-#define KB_VEC	"kb.vec/"
 #define KB_KEYS_MAX	10	/* Dify's limit of dataset keys */
 #define KB_BATCH	256	/* segments per indexing write */
 #define KB_NAME_MAX	40
@@ -118,13 +114,6 @@ kb_collect(struct engine *e, const char *prefix, json_t **out)
 	return engine_from_store(rc);
 }
 
-/* An id in a key must be a UUID: anything else names nothing. */
-static int
-id_ok(const char *id)
-{
-	return id != NULL && engine_uuid_check(id) == 0;
-}
-
 /*
  * What one write does: each of require must exist (else
  * STORE_ENOTFOUND), then every key under each of del_prefix goes, then
@@ -177,7 +166,7 @@ del_prefix(struct store_txn *t, const char *prefix, json_t *unref)
 			json_decref(rec);
 		}
 	}
-	if (rc != STORE_ENOTFOUND)
+	if (rc != 0 && rc != STORE_ENOTFOUND)
 		goto out;
 	store_cursor_close(c);
 	c = NULL;
@@ -201,6 +190,7 @@ kb_ops_fn(struct store_txn *t, void *arg)
 	size_t		 vlen, i;
 	const char	*k;
 	json_t		*x, *unref = NULL;
+	struct kb_ix	*ix = NULL;
 	char		 hex[STORE_HASH_HEX];
 	int		 rc = 0;
 
@@ -209,14 +199,19 @@ kb_ops_fn(struct store_txn *t, void *arg)
 		    STORE_DB_SETTINGS, o->require[i], strlen(o->require[i]),
 		    &v, &vlen)) != 0)
 			return rc;
-	if ((unref = json_array()) == NULL)
+	if ((unref = json_array()) == NULL || kb_ix_begin(&ix) != 0) {
+		json_decref(unref);
 		return STORE_ENOMEM;
+	}
+	/* the keyword index goes with the segments, in the same write */
 	json_array_foreach(o->del_prefix, i, x)
-		if ((rc = del_prefix(t, json_string_value(x), unref)) != 0)
+		if ((rc = kb_ix_drop(t, json_string_value(x))) != 0 ||
+		    (rc = del_prefix(t, json_string_value(x), unref)) != 0)
 			goto out;
 	json_array_foreach(o->dels, i, x)
-		if ((rc = store_del(t, STORE_DB_SETTINGS, json_string_value(x),
-		    json_string_length(x))) != 0 && rc != STORE_ENOTFOUND)
+		if ((rc = kb_ix_seg(ix, t, json_string_value(x), NULL)) != 0 ||
+		    ((rc = store_del(t, STORE_DB_SETTINGS, json_string_value(x),
+		    json_string_length(x))) != 0 && rc != STORE_ENOTFOUND))
 			goto out;
 	if (o->text != NULL) {
 		if ((rc = store_blob_ref(t, o->text, o->text_len, hex)) != 0)
@@ -228,8 +223,11 @@ kb_ops_fn(struct store_txn *t, void *arg)
 		}
 	}
 	json_object_foreach(o->puts, k, x)
-		if ((rc = store_put_json(t, STORE_DB_SETTINGS, k, x, 0)) != 0)
+		if ((rc = kb_ix_seg(ix, t, k, x)) != 0 ||
+		    (rc = store_put_json(t, STORE_DB_SETTINGS, k, x, 0)) != 0)
 			goto out;
+	if ((rc = kb_ix_commit(ix, t)) != 0)
+		goto out;
 	for (i = 0; i < o->nvec; i++)
 		if ((rc = store_put(t, STORE_DB_SETTINGS, o->vec_keys[i],
 		    strlen(o->vec_keys[i]), o->vecs + i * o->dim, o->dim *
@@ -244,6 +242,7 @@ kb_ops_fn(struct store_txn *t, void *arg)
 	rc = 0;
 out:
 	json_decref(unref);
+	kb_ix_free(ix);
 	return rc;
 }
 
@@ -565,9 +564,10 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 	store_read_end(t);
 	if (rc != 0)
 		goto out;
-	set = json_pack("{s:s,s:I,s:i}", "indexing_status", "indexing",
+	/* _ix: its segments are in the keyword index (written with them) */
+	set = json_pack("{s:s,s:I,s:i,s:b}", "indexing_status", "indexing",
 	    "processing_started_at", (json_int_t)engine_now(),
-	    "completed_segments", 0);
+	    "completed_segments", 0, "_ix", 1);
 	if (set == NULL || doc_update(e, dkey, set, NULL, sprefix, NULL) != 0)
 		goto out;
 	rule = json_object_get(d, "_rule");
@@ -849,30 +849,6 @@ ds_view(struct engine *e, const json_t *ds)
 	}
 	json_decref(docs);
 	return o;
-}
-
-json_t *
-kb_dataset_load(struct engine *e, const char *ds_id)
-{
-	char	 key[128];
-	json_t	*ds = NULL;
-
-	if (!id_ok(ds_id))
-		return NULL;
-	snprintf(key, sizeof(key), KB_DS "%s", ds_id);
-	if (kb_load(e, key, &ds) != 0)
-		return NULL;
-	return ds;
-}
-
-int
-kb_dataset_exists(struct engine *e, const char *ds_id)
-{
-	json_t	*ds = kb_dataset_load(e, ds_id);
-	int	 yes = ds != NULL;
-
-	json_decref(ds);
-	return yes;
 }
 
 static int
@@ -1361,21 +1337,101 @@ out:
 	return rc;
 }
 
-int
-engine_kb_document_list(struct engine *e, const char *ds_id, int page,
-    int limit, const char *keyword, char *err, json_t **out)
+/* The extension of filename, lower case, into ext (empty: none). */
+static void
+file_ext_of(const char *filename, char ext[16])
 {
-	json_t	*ds = NULL, *all = NULL;
+	const char	*dot = filename ? strrchr(filename, '.') : NULL;
+	size_t		 i;
+
+	ext[0] = '\0';
+	if (dot == NULL || strlen(dot + 1) >= 16)
+		return;
+	for (i = 0; dot[1 + i] != '\0'; i++)
+		ext[i] = (char)tolower((unsigned char)dot[1 + i]);
+	ext[i] = '\0';
+}
+
+int
+engine_kb_file_type_ok(const char *filename)
+{
+	char ext[16];
+
+	file_ext_of(filename, ext);
+	return ext[0] != '\0' && doc_supported(ext);
+}
+
+int
+engine_kb_document_create_file(struct engine *e, const char *ds_id,
+    const json_t *data, const char *filename, const char *bytes, size_t len,
+    char *err, json_t **out)
+{
+	const struct conf	*cf = e->conf;
+	struct doc_limits	 lim;
+	struct doc		 d = { 0 };
+	char			 ext[16], why[ENGINE_ERRMAX] = "";
+	json_t			*in = NULL;
+	int			 rc;
+
+	*out = NULL;
+	if (!engine_kb_file_type_ok(filename)) {
+		snprintf(err, ENGINE_ERRMAX, "File type not allowed.");
+		return ENGINE_EINVAL;
+	}
+	file_ext_of(filename, ext);
+	doc_limits_default(&lim);
+	lim.max_file_size = (size_t)cf->documents_max_file_size;
+	lim.max_pages = (size_t)cf->documents_max_pages;
+	lim.max_unpacked = (size_t)cf->documents_max_unpacked;
+	lim.max_ratio = (size_t)cf->documents_max_ratio;
+	lim.max_cells = (size_t)cf->documents_max_cells;
+	if ((rc = doc_extract(ext, bytes, len, &lim, &d, why,
+	    sizeof(why))) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "cannot extract text from '%.80s': "
+		    "%.140s", filename, why);
+		return rc == DOC_ENOMEM ? ENGINE_ENOMEM : rc == DOC_ELIMIT ?
+		    ENGINE_ELIMIT : ENGINE_EINVAL;
+	}
+	rc = ENGINE_ENOMEM;
+	if ((in = json_is_object(data) ? json_deep_copy(data) :
+	    json_object()) == NULL || json_object_set_new(in, "name",
+	    json_string(filename)) != 0 || json_object_set_new(in, "text",
+	    json_string(d.text)) != 0)
+		goto out;
+	rc = engine_kb_document_create_text(e, ds_id, in, err, out);
+out:
+	json_decref(in);
+	doc_release(&d);
+	return rc;
+}
+
+/* The documents of dataset ds_id (key -> record) into *all, starting
+ * the indexer; "Dataset not found." when there is no such dataset. */
+static int
+ds_documents(struct engine *e, const char *ds_id, char *err, json_t **all)
+{
+	json_t	*ds = NULL;
 	char	 prefix[128];
 	int	 rc;
 
 	kb_start(e);
-	*out = NULL;
+	*all = NULL;
 	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
 		return rc;
 	json_decref(ds);
 	snprintf(prefix, sizeof(prefix), KB_DOC "%s/", ds_id);
-	if ((rc = kb_collect(e, prefix, &all)) != 0)
+	return kb_collect(e, prefix, all);
+}
+
+int
+engine_kb_document_list(struct engine *e, const char *ds_id, int page,
+    int limit, const char *keyword, char *err, json_t **out)
+{
+	json_t	*all = NULL;
+	int	 rc;
+
+	*out = NULL;
+	if ((rc = ds_documents(e, ds_id, err, &all)) != 0)
 		return rc;
 	rc = kb_page(e, all, "name", keyword, by_position, page, limit,
 	    doc_view, out);
@@ -1397,7 +1453,7 @@ doc_get(struct engine *e, const char *ds_id, const char *doc_id, char *err,
 		return rc;
 	json_decref(ds);
 	snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, doc_id);
-	if (!id_ok(doc_id) || (rc = kb_load(e, key, doc)) ==
+	if (!kb_id_ok(doc_id) || (rc = kb_load(e, key, doc)) ==
 	    ENGINE_ENOTFOUND) {
 		snprintf(err, ENGINE_ERRMAX, "Document not found.");
 		return ENGINE_ENOTFOUND;
@@ -1462,19 +1518,13 @@ engine_kb_indexing_status(struct engine *e, const char *ds_id,
 	    "cleaning_completed_at", "splitting_completed_at", "completed_at",
 	    "paused_at", "error", "stopped_at", "completed_segments",
 	    "total_segments", NULL };
-	json_t		*ds = NULL, *all = NULL, *data = NULL, *d, *x, *v;
+	json_t		*all = NULL, *data = NULL, *d, *x, *v;
 	const char	*k;
-	char		 prefix[128];
 	size_t		 i;
 	int		 rc;
 
-	kb_start(e);
 	*out = NULL;
-	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
-		return rc;
-	json_decref(ds);
-	snprintf(prefix, sizeof(prefix), KB_DOC "%s/", ds_id);
-	if ((rc = kb_collect(e, prefix, &all)) != 0)
+	if ((rc = ds_documents(e, ds_id, err, &all)) != 0)
 		return rc;
 	rc = ENGINE_ENOMEM;
 	if ((data = json_array()) == NULL)
@@ -1775,12 +1825,90 @@ engine_kb_segment_delete(struct engine *e, const char *ds_id,
 
 /* ====== Retrieve (hit testing) ====== */
 
+struct ranked {
+	double	 score;
+	size_t	 i;
+};
+
+static int
+by_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * Reorders *hits (kb_search's) by the relevance rerank model rr
+ * ({reranking_provider_name, reranking_model_name}) gives them, their
+ * scores replaced by it and those at or below a positive threshold left
+ * out, as Dify's reranking_model mode. 0 or kb_rerank's error.
+ */
+static int
+hits_rerank(struct engine *e, const json_t *rr, const char *query,
+    double th, char *err, json_t **hits)
+{
+	const char	*prov = json_string_value(json_object_get(rr,
+			    "reranking_provider_name"));
+	const char	*model = json_string_value(json_object_get(rr,
+			    "reranking_model_name"));
+	const char	**texts = NULL, *slash;
+	double		*sc = NULL;
+	struct ranked	*rk = NULL;
+	json_t		*out = NULL, *h;
+	size_t		 n = json_array_size(*hits), i;
+	int		 rc = ENGINE_ENOMEM;
+
+	if (n == 0)
+		return 0;
+	/* Dify names plugin providers "langgenius/jina/jina" */
+	if (prov != NULL && (slash = strrchr(prov, '/')) != NULL)
+		prov = slash + 1;
+	if ((texts = calloc(n, sizeof(*texts))) == NULL || (rk = calloc(n,
+	    sizeof(*rk))) == NULL || (out = json_array()) == NULL)
+		goto out;
+	json_array_foreach(*hits, i, h)
+		texts[i] = json_string_value(json_object_get(json_object_get(h,
+		    "segment"), "content"));
+	if ((rc = kb_rerank(e, prov, model, query, texts, n, err, &sc)) != 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		rk[i].score = sc[i];
+		rk[i].i = i;
+	}
+	qsort(rk, n, sizeof(*rk), by_ranked);
+	rc = ENGINE_ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (th > 0 && rk[i].score <= th)
+			break;
+		h = json_array_get(*hits, rk[i].i);
+		if (json_object_set_new(h, "score", json_real(rk[i].score)) !=
+		    0 || json_array_append(out, h) != 0)
+			goto out;
+	}
+	json_decref(*hits);
+	*hits = out;
+	out = NULL;
+	rc = 0;
+out:
+	free(texts);
+	free(sc);
+	free(rk);
+	json_decref(out);
+	return rc;
+}
+
 int
 engine_kb_retrieve(struct engine *e, const char *ds_id, const json_t *in,
     char *err, json_t **out)
 {
 	const char	*q = json_string_value(json_object_get(in, "query"));
 	json_t		*ds = NULL, *rm, *search, *hits = NULL, *recs = NULL;
+	const json_t	*rr;
+	const char	*mode;
+	int		 rerank;
 	json_t		*h, *seg;
 	json_t		*doc, *rec;
 	double		 th = 0;
@@ -1813,7 +1941,16 @@ engine_kb_retrieve(struct engine *e, const char *ds_id, const json_t *in,
 		top_k = 100;
 	if (json_is_true(json_object_get(rm, "score_threshold_enabled")))
 		th = json_number_value(json_object_get(rm, "score_threshold"));
-	if ((rc = kb_search(e, ds_id, q, search, top_k, th, err, &hits)) != 0)
+	rr = json_object_get(rm, "reranking_model");
+	mode = json_string_value(json_object_get(rm, "reranking_mode"));
+	rerank = json_is_true(json_object_get(rm, "reranking_enable")) &&
+	    (mode == NULL || strcmp(mode, "reranking_model") == 0) &&
+	    json_string_length(json_object_get(rr,
+	    "reranking_model_name")) > 0;
+	/* reranked: the threshold applies to the model's scores */
+	if ((rc = kb_search(e, ds_id, q, search, top_k, rerank ? 0 : th, err,
+	    &hits)) != 0 || (rerank && (rc = hits_rerank(e, rr, q, th, err,
+	    &hits)) != 0))
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((recs = json_array()) == NULL)

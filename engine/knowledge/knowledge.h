@@ -9,6 +9,18 @@
 
 #include "engine/internal.h"
 
+/*
+ * The records' key prefixes in the settings database (kb.c has the
+ * layout). Files here depend one way: kb.c (the API and the indexer)
+ * calls search.c and index.c; search.c reads, index.c keeps the keyword
+ * index; chunk.c and embed.c depend on none of them.
+ */
+#define KB_DS	"kb.ds/"
+#define KB_DOC	"kb.doc/"
+#define KB_SEG	"kb.seg/"
+#define KB_KEY	"kb.key/"
+#define KB_VEC	"kb.vec/"
+
 /* ====== Tokens and chunks (chunk.c) ====== */
 
 /*
@@ -61,6 +73,18 @@ int	kb_embed(struct engine *e, const char *provider, const char *model,
 	    const char *const *texts, size_t n, char *err, float **out,
 	    size_t *dim);
 
+/*
+ * The relevance of each of texts[0..n) to query by rerank model model of
+ * provider (a model provider entry): one POST {base_url}/rerank {model,
+ * query, documents, top_n} as Jina's and Cohere's, answered {results:
+ * [{index, relevance_score}]}. *scores is n doubles the caller frees (a
+ * text the model left out scores 0). ENGINE_EFETCH (err: the status and
+ * body) or ENGINE_EINVAL (no such provider).
+ */
+int	kb_rerank(struct engine *e, const char *provider, const char *model,
+	    const char *query, const char *const *texts, size_t n, char *err,
+	    double **scores);
+
 /* ====== Search (search.c) ====== */
 
 /*
@@ -84,11 +108,56 @@ int	kb_search(struct engine *e, const char *ds_id, const char *query,
 	    const json_t *rm, int top_k, double threshold, char *err,
 	    json_t **out);
 
+/* kb_search with the keyword part read from the stored index (use_index
+ * 1, when every searchable document has been indexed with it) or from
+ * every segment (0): the two answer the same. */
+int	kb_search_with(struct engine *e, const char *ds_id, const char *query,
+	    const json_t *rm, int top_k, double threshold, int use_index,
+	    char *err, json_t **out);
+
+/* 1 when id can name a record (a UUID): anything else names nothing. */
+int	kb_id_ok(const char *id);
+
 /* 1 when ds_id is a dataset of this server (0 when not or on error). */
 int	kb_dataset_exists(struct engine *e, const char *ds_id);
 
 /* A dataset's record (new reference) or NULL. */
 json_t	*kb_dataset_load(struct engine *e, const char *ds_id);
+
+/* ====== The keyword index (index.c) ====== */
+
+/*
+ * The stored keyword index of one write (index.c's layout): inside the
+ * write transaction t, kb_ix_seg notes, before the segment record under
+ * key is put (seg) or deleted (seg NULL), what the index must lose (the
+ * old record's text, read in t) and gain; kb_ix_commit then rewrites the
+ * postings of each block touched once. kb_ix_drop drops the index of
+ * every segment under a "kb.seg/<ds>/<doc>/" or "kb.seg/<ds>/" prefix
+ * (call it before the segments go). Keys that are no segment's are
+ * ignored. 0 or a STORE_* code; kb_ix_free frees (NULL is fine).
+ */
+struct kb_ix;
+int	kb_ix_begin(struct kb_ix **out);
+int	kb_ix_seg(struct kb_ix *x, struct store_txn *t, const char *key,
+	    const json_t *seg);
+int	kb_ix_commit(struct kb_ix *x, struct store_txn *t);
+void	kb_ix_free(struct kb_ix *x);
+int	kb_ix_drop(struct store_txn *t, const char *seg_prefix);
+
+/*
+ * Reads the index of dataset ds's documents that are members of docs (id
+ * -> anything): *nseg and *tokens the segments indexed and their tokens,
+ * and fn called for each posting of terms[i] (tlen[i] bytes), i <
+ * nterms: the term, the segment's document and position, the term's
+ * count in it and its token count. fn's non-zero stops and is returned;
+ * else 0 or a STORE_* code.
+ */
+typedef int (*kb_posting_fn)(size_t term, const char *doc, int pos,
+    unsigned tf, unsigned len, void *arg);
+int	kb_ix_read(struct store_txn *t, const char *ds, const json_t *docs,
+	    const char (*terms)[KB_TOKEN_MAX + 8], const size_t *tlen,
+	    size_t nterms, size_t *nseg, double *tokens, kb_posting_fn fn,
+	    void *arg);
 
 /* ====== The indexer (kb.c) ====== */
 

@@ -1,18 +1,57 @@
 /*
- * search.c — search over a local dataset: BM25 computed at query time
- * over the dataset's segments with the tokens of chunk.c (CJK code points
- * and their pairs, words), so that no index has to be kept in step with
- * edits; exact vector search (brute force over the L2-normalised float
- * vectors of a high_quality dataset: cosine is a dot product); hybrid as
- * Dify's weighted_score, vector_weight * cosine + keyword_weight * the
- * keyword score. docs/knowledge.md has the figures.
+ * search.c — search over a local dataset: BM25 over the tokens of
+ * chunk.c (CJK code points and their pairs, words), read from the stored
+ * keyword index of index.c or, as a baseline and for documents indexed
+ * before it, computed from every segment; exact vector search (brute
+ * force over the L2-normalised float vectors of a high_quality dataset:
+ * cosine is a dot product); hybrid as Dify's weighted_score,
+ * vector_weight * cosine + keyword_weight * the keyword score. Also the
+ * reading of dataset records, which kb.c uses (never the other way
+ * round). docs/knowledge.md has the figures.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/knowledge/knowledge.h"
 #include "engine/records/records.h"
+
+/* ====== Datasets ====== */
+
+int
+kb_id_ok(const char *id)
+{
+	return id != NULL && engine_uuid_check(id) == 0;
+}
+
+json_t *
+kb_dataset_load(struct engine *e, const char *ds_id)
+{
+	struct store_txn	*t = NULL;
+	char			 key[128];
+	json_t			*ds = NULL;
+
+	if (!kb_id_ok(ds_id) || store_read_begin(e->store, &t) != 0)
+		return NULL;
+	snprintf(key, sizeof(key), KB_DS "%s", ds_id);
+	if (store_get_json(t, STORE_DB_SETTINGS, key, &ds) != 0)
+		ds = NULL;
+	store_read_end(t);
+	return ds;
+}
+
+int
+kb_dataset_exists(struct engine *e, const char *ds_id)
+{
+	json_t	*ds = kb_dataset_load(e, ds_id);
+	int	 yes = ds != NULL;
+
+	json_decref(ds);
+	return yes;
+}
+
+/* ====== Keyword and vector search ====== */
 
 #define Q_TERMS_MAX	64	/* distinct query terms kept */
 #define BM25_K1		1.2
@@ -64,8 +103,9 @@ tf_add(const char *tok, size_t n, void *arg)
 }
 
 struct cand {
-	json_t		*seg;		/* the segment record */
-	const char	*doc;		/* its document id (in seg) */
+	json_t		*seg;		/* the segment record (NULL: not
+					   read yet) */
+	char		 doc[40];	/* its document id */
 	unsigned	 tf[Q_TERMS_MAX];
 	size_t		 len;
 	double		 kw, vec, score;
@@ -108,7 +148,7 @@ by_score(const void *a, const void *b)
 
 	if (x->score != y->score)
 		return x->score < y->score ? 1 : -1;
-	return 0;
+	return strcmp(x->key, y->key);	/* ties: in key order */
 }
 
 /* A document's segments are searched when it is completed, enabled and
@@ -121,9 +161,54 @@ doc_searchable(const json_t *d)
 	    !json_is_true(json_object_get(d, "archived"));
 }
 
+/* What the postings of query term i give: a candidate per segment. */
+struct ix_walk {
+	const char	 *ds;
+	struct cand	**c;
+	size_t		 *nc, *cap;
+	json_t		 *index;	/* key -> index into *c */
+	size_t		 *df;
+};
+
+static int
+ix_posting(size_t term, const char *doc, int pos, unsigned tf, unsigned len,
+    void *arg)
+{
+	struct ix_walk	*w = arg;
+	struct cand	*cd;
+	json_t		*ix;
+	char		 key[128];
+
+	snprintf(key, sizeof(key), "%s/%s/%08d", w->ds, doc, pos);
+	w->df[term]++;
+	if ((ix = json_object_get(w->index, key)) != NULL)
+		cd = &(*w->c)[json_integer_value(ix)];
+	else {
+		if ((cd = cand_new(w->c, w->nc, w->cap)) == NULL)
+			return STORE_ENOMEM;
+		snprintf(cd->key, sizeof(cd->key), "%s", key);
+		snprintf(cd->doc, sizeof(cd->doc), "%s", doc);
+		cd->len = len;
+		if (json_object_set_new(w->index, key, json_integer(
+		    (json_int_t)*w->nc - 1)) != 0)
+			return STORE_ENOMEM;
+	}
+	cd->tf[term] = tf;
+	return 0;
+}
+
 int
 kb_search(struct engine *e, const char *ds_id, const char *query,
     const json_t *rm, int top_k, double threshold, char *err, json_t **out)
+{
+	return kb_search_with(e, ds_id, query, rm, top_k, threshold,
+	    e->conf->kb_keyword_index, err, out);
+}
+
+int
+kb_search_with(struct engine *e, const char *ds_id, const char *query,
+    const json_t *rm, int top_k, double threshold, int use_index, char *err,
+    json_t **out)
 {
 	const char		*method;
 	const json_t		*w;
@@ -132,7 +217,7 @@ kb_search(struct engine *e, const char *ds_id, const char *query,
 	struct vhit		*vh = NULL;
 	json_t			*index = NULL;
 	double			 vw = 0.7, kwt = 0.3;
-	int			 need_kw, need_vec;
+	int			 need_kw, need_vec, scan_kw;
 	struct store_txn	*t = NULL;
 	struct store_cursor	*cur = NULL;
 	struct store_kv		 kv;
@@ -163,6 +248,7 @@ kb_search(struct engine *e, const char *ds_id, const char *query,
 	need_vec = strcmp(method, "semantic_search") == 0 ||
 	    strcmp(method, "hybrid_search") == 0;
 	need_kw = !need_vec || strcmp(method, "hybrid_search") == 0;
+	scan_kw = need_kw;
 	w = json_object_get(rm, "weights");
 	if (json_is_number(json_object_get(json_object_get(w,
 	    "vector_setting"), "vector_weight")))
@@ -191,17 +277,32 @@ kb_search(struct engine *e, const char *ds_id, const char *query,
 	if ((rc = records_collect(t, STORE_DB_SETTINGS, prefix, NULL, 0,
 	    &docs)) != 0)
 		goto store_err;
-	json_object_foreach(docs, k, d)
-		if (doc_searchable(d) && json_object_set(ok,
-		    json_string_value(json_object_get(d, "id")), d) != 0) {
+	json_object_foreach(docs, k, d) {
+		if (!doc_searchable(d))
+			continue;
+		/* a document indexed before the keyword index was kept:
+		 * read every segment */
+		if (!json_is_true(json_object_get(d, "_ix")))
+			use_index = 0;
+		if (json_object_set(ok, json_string_value(json_object_get(d,
+		    "id")), d) != 0) {
 			rc = STORE_ENOMEM;
 			goto store_err;
 		}
+	}
+	if (need_kw && use_index) {
+		struct ix_walk iw = { ds_id, &c, &nc, &cap, index, df };
+
+		if ((rc = kb_ix_read(t, ds_id, ok, q->t, q->len, q->n, &ndocs,
+		    &totlen, ix_posting, &iw)) != 0)
+			goto store_err;
+		scan_kw = 0;	/* the scan below is not needed */
+	}
 	snprintf(prefix, sizeof(prefix), "kb.seg/%s/", ds_id);
 	plen = strlen(prefix);
 	if ((rc = store_cursor_open(t, STORE_DB_SETTINGS, &cur)) != 0)
 		goto store_err;
-	for (rc = need_kw ? store_cursor_seek(cur, prefix, plen, &kv) :
+	for (rc = scan_kw ? store_cursor_seek(cur, prefix, plen, &kv) :
 	    STORE_ENOTFOUND; rc == 0; rc = store_cursor_next(cur, &kv)) {
 		if (kv.klen < plen || memcmp(kv.k, prefix, plen) != 0)
 			break;
@@ -235,7 +336,7 @@ kb_search(struct engine *e, const char *ds_id, const char *query,
 			goto store_err;
 		}
 		c[nc - 1].seg = seg;
-		c[nc - 1].doc = docid;
+		snprintf(c[nc - 1].doc, sizeof(c[nc - 1].doc), "%s", docid);
 		memcpy(c[nc - 1].tf, tf.tf, sizeof(tf.tf));
 		c[nc - 1].len = tf.len;
 		snprintf(c[nc - 1].key, sizeof(c[nc - 1].key), "%.*s",
@@ -316,14 +417,12 @@ kb_search(struct engine *e, const char *ds_id, const char *query,
 			continue;
 		}
 		cd->seg = seg;
-		cd->doc = docid;
+		snprintf(cd->doc, sizeof(cd->doc), "%s", docid);
 		cd->vec = vh[j].cos;
 		snprintf(cd->key, sizeof(cd->key), "%s", vh[j].key);
 	}
 	store_cursor_close(cur);
 	cur = NULL;
-	store_read_end(t);
-	t = NULL;
 	avg = ndocs > 0 ? totlen / (double)ndocs : 1;
 	for (i = 0; i < q->n; i++) {
 		/* Lucene's idf, never negative */
@@ -349,6 +448,17 @@ kb_search(struct engine *e, const char *ds_id, const char *query,
 	for (j = 0; j < nc && (int)json_array_size(res) < top_k; j++) {
 		if (c[j].score <= threshold && threshold > 0)
 			break;
+		if (c[j].seg == NULL) {	/* found by the index */
+			char		 skey[160];
+			const void	*v;
+			size_t		 vlen;
+
+			snprintf(skey, sizeof(skey), KB_SEG "%s", c[j].key);
+			if (store_get(t, STORE_DB_SETTINGS, skey, strlen(skey),
+			    &v, &vlen) != 0 || (c[j].seg = json_loadb(v, vlen,
+			    0, NULL)) == NULL)
+				continue;
+		}
 		if ((pub = json_object()) == NULL)
 			goto out;
 		json_object_foreach(c[j].seg, k, d)

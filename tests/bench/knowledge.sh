@@ -3,7 +3,10 @@
 # throughput of one create-by-text document split into BENCH_KB_CHUNKS
 # chunks (custom rule, one line a chunk; from the answer to "completed"),
 # and the latency of POST /v1/datasets/{id}/retrieve (top 10, economy:
-# BM25 over every segment) over them, p50 and max of BENCH_KB_QUERIES.
+# BM25) over them, p50 and max of BENCH_KB_QUERIES: through the stored
+# keyword index, then, as the baseline in the same run, by a second server
+# on the same data reading every segment (knowledge.keyword_index false);
+# both must answer the same.
 set -u
 BUILD=$(cd "$1" && pwd)
 FLOWCGI_BIN=$BUILD/flowcgi
@@ -37,10 +40,28 @@ indexed() {
 wait_until 600 indexed || { echo "knowledge: indexing did not finish"; exit 1; }
 t1=$(date +%s%N)
 n=$(jqr '.data[0].total_segments')
-echo "knowledge (economy, BM25 at query time):"
+echo "knowledge (economy, BM25):"
 awk -v n="$n" -v ms=$(( (t1 - t0) / 1000000 )) 'BEGIN { printf "  indexing: %d chunks in %d ms, %.0f chunks/s\n", n, ms, n * 1000 / ms }'
-for i in $(seq 1 "$QUERIES"); do
-	curl -s -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $DK" -H "$J" \
-	    -d '{"query":"refund7 gift12 day3","retrieval_model":{"top_k":10}}' \
-	    "$BASE/v1/datasets/$DS/retrieve"
-done | sort -n | awk -v n="$n" '{ a[NR] = $1 } END { printf "  retrieve top-10 over %d chunks: p50 %.1f ms, max %.1f ms\n", n, a[int((NR + 1) / 2)] * 1000, a[NR] * 1000 }'
+# p50 <label>: the p50 (ms) of QUERIES retrieves through $BASE, printed
+# with the max; the p50 alone in $T_DIR/<label>.p50.
+p50() {
+	for i in $(seq 1 "$QUERIES"); do
+		curl -s -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $DK" -H "$J" \
+		    -d '{"query":"refund7 gift12 day3","retrieval_model":{"top_k":10}}' \
+		    "$BASE/v1/datasets/$DS/retrieve"
+	done | sort -n | awk -v n="$n" -v l="$1" -v f="$T_DIR/$1.p50" '{ a[NR] = $1 } END { printf "  retrieve top-10 over %d chunks, %s: p50 %.1f ms, max %.1f ms\n", n, l, a[int((NR + 1) / 2)] * 1000, a[NR] * 1000; printf "%.3f\n", a[int((NR + 1) / 2)] * 1000 >f }'
+}
+p50 index
+svc "$DK" POST "/v1/datasets/$DS/retrieve" -H "$J" -d '{"query":"refund7 gift12 day3","retrieval_model":{"top_k":10}}'
+printf '%s' "$BODY" | jq -c '[.records[] | [.segment.id, .score]]' >"$T_DIR/index.hits"
+# the baseline: a second server on the same data reading every segment
+# (knowledge.keyword_index false), behind its own nginx
+FLOWCGI_KNOWLEDGE_KEYWORD_INDEX=false start_flowcgi scan || exit 1
+NG1=$NGINX_PID
+start_nginx "127.0.0.1:$FC_PORT" || exit 1
+FLOWCGI_PIDS="$FLOWCGI_PIDS $NG1"
+p50 scan
+svc "$DK" POST "/v1/datasets/$DS/retrieve" -H "$J" -d '{"query":"refund7 gift12 day3","retrieval_model":{"top_k":10}}'
+printf '%s' "$BODY" | jq -c '[.records[] | [.segment.id, .score]]' >"$T_DIR/scan.hits"
+cmp -s "$T_DIR/index.hits" "$T_DIR/scan.hits" || { echo "knowledge: the index and the scan answer differently"; exit 1; }
+awk -v i="$(cat "$T_DIR/index.p50")" -v s="$(cat "$T_DIR/scan.p50")" 'BEGIN { printf "  keyword index vs scan (same answers): p50 %.1f ms vs %.1f ms, %.1fx faster\n", i, s, s / i }'

@@ -3,8 +3,9 @@
 # documents added by text (automatic and custom process rules) and indexed
 # in the background, segments listed and edited, keyword retrieval (BM25,
 # Chinese text found by a Chinese query), the knowledge-retrieval node
-# reading the dataset into the LLM's context with Dify's metadata, and a
-# document left half indexed by a killed server indexed on restart.
+# reading the dataset into the LLM's context with Dify's metadata, a
+# document left half indexed by a killed server indexed on restart, and
+# the stored keyword index answering as a scan of every segment.
 . "$(dirname "$0")/lib.sh"
 
 start_llm_front || exit 1
@@ -120,6 +121,22 @@ else
 	skip "indexing finished before it could be killed"
 	skip "-"; skip "-"; skip "-"
 fi
+
+# the stored keyword index answers as reading every segment does: a
+# second server on the same data with knowledge.keyword_index false
+answers() {
+	for q in "warranty clause 1234" "refunds days" "退款多久" "gift cards courier" "clause"; do
+		jq -n --arg q "$q" '{query: $q, retrieval_model: {top_k: 10}}' >"$T_DIR/q.json"
+		svc "$DK" POST "/v1/datasets/$DS/retrieve" -H "$J" --data-binary @"$T_DIR/q.json"
+		printf '%s' "$BODY" | jq -c '[.records[] | [.segment.id, .score]]'
+	done
+}
+answers >"$T_DIR/index.txt"
+is "$(jq -s 'map(length > 0) | all' "$T_DIR/index.txt")" true "the index finds chunks for each of five queries"
+stop_nginx
+FLOWCGI_KNOWLEDGE_KEYWORD_INDEX=false start_flowcgi scan && start_nginx "127.0.0.1:$FC_PORT"
+answers >"$T_DIR/scan.txt"
+is "$(cat "$T_DIR/scan.txt")" "$(cat "$T_DIR/index.txt")" "... the same chunks with the same scores as reading every segment"
 
 svc "$DK" DELETE "/v1/datasets/$DS"
 is "$STATUS" 204 "delete the dataset" || echo "# $BODY"

@@ -2,7 +2,8 @@
 # in batches by an OpenAI-compatible /embeddings (the fake: hashed bag of
 # words, so rankings follow shared words), vectors L2-normalised and
 # searched exactly (cosine), hybrid search as Dify's weighted_score, an
-# edited segment embedded again, and an unreachable embedding model marking
+# edited segment embedded again, hits reranked by a rerank model (the
+# fake's /rerank), and an unreachable embedding model marking
 # the document error with the reason.
 . "$(dirname "$0")/lib.sh"
 
@@ -59,6 +60,23 @@ DOC=$(jqr '.data[0].document_id'); SEG=$(jqr '.data[2].id')
 svc "$DK" POST "/v1/datasets/$DS/documents/$DOC/segments/$SEG" -H "$J" -d '{"segment":{"content":"parcels go by courier"}}'
 svc "$DK" POST "/v1/datasets/$DS/retrieve" -H "$J" -d '{"query":"courier","retrieval_model":{"search_method":"semantic_search","top_k":1,"reranking_enable":false,"score_threshold_enabled":false}}'
 is "$(jqr '.records[0].segment.id')" "$SEG" "an edited segment is embedded again"
+
+
+# reranking_model: the hits reordered by a Jina/Cohere-style /rerank (the
+# fake scores the share of the query's words a chunk holds)
+RR='"reranking_enable":true,"reranking_mode":"reranking_model","reranking_model":{"reranking_provider_name":"langgenius/fakeemb/fakeemb","reranking_model_name":"rr-1"}'
+svc "$DK" POST "/v1/datasets/$DS/retrieve" -H "$J" -d "{\"query\":\"shipping days receipt\",\"retrieval_model\":{\"search_method\":\"semantic_search\",\"top_k\":3,$RR}}"
+is "$STATUS" 200 "retrieve with a rerank model"
+is "$(jqr '.records[0].segment.content')" "shipping takes three days" "the reranked best first"
+is "$(jqr '.records[0].score * 10000 | round')" 6667 "... scored by the rerank model (2 of 3 words)"
+is "$(jqr '[.records[1:][] | "\(.segment.content)=\(.score * 10000 | round)"] | join("|")')" \
+    "refunds are paid within fourteen days=3333|parcels go by courier=0" "... the others by it too, in its order"
+is "$(curl -s "$EMB/_requests" | jq -c '[.[] | select(.path=="/v1/rerank") | .body | [.model, .query, (.documents | length), .top_n]] | last')" \
+    '["rr-1","shipping days receipt",3,3]' "one /rerank request with the model, the query and the candidates"
+svc "$DK" POST "/v1/datasets/$DS/retrieve" -H "$J" -d "{\"query\":\"shipping days receipt\",\"retrieval_model\":{\"search_method\":\"semantic_search\",\"top_k\":3,\"score_threshold_enabled\":true,\"score_threshold\":0.5,$RR}}"
+is "$(jqr '[.records[].segment.content] | join("|")')" "shipping takes three days" "the threshold applies to the rerank scores"
+svc "$DK" POST "/v1/datasets/$DS/retrieve" -H "$J" -d "{\"query\":\"shipping\",\"retrieval_model\":{\"search_method\":\"semantic_search\",\"top_k\":3,\"reranking_enable\":true,\"reranking_model\":{\"reranking_provider_name\":\"nowhere\",\"reranking_model_name\":\"x\"}}}"
+is "$((STATUS >= 400))" 1 "a rerank model of no provider: an error, not unranked hits"
 
 svc "$DK" POST /v1/datasets -H "$J" -d '{"name":"Broken","indexing_technique":"high_quality","embedding_model":"m","embedding_model_provider":"nowhere"}'
 DS2=$(jqr .id)
