@@ -68,7 +68,13 @@
  * namespace would map the sandbox user onto host root): the filter alone
  * does it there.
  * rlimits (CPU, DATA, NPROC, FSIZE, NOFILE, CORE 0) are set before bwrap
- * starts and pass to the command. Memory is RLIMIT_DATA, not RLIMIT_AS:
+ * starts and pass to the command; but not as root, NPROC is set inside
+ * the sandbox's user namespace by prlimit(1) (util-linux), the command's
+ * first program: set before bwrap, it counted every process of flowcgi's
+ * user on the host (a web server's workers and threads when flowcgi runs
+ * as www-data), and bwrap could not even make its namespace once they
+ * were more than sandbox.processes. Inside, the kernel counts the
+ * sandbox's own processes against it. Memory is RLIMIT_DATA, not RLIMIT_AS:
  * V8 reserves far more address space than it uses (node does not start
  * under an RLIMIT_AS of 512m) while RLIMIT_DATA counts the private
  * writable memory a process really takes.
@@ -762,6 +768,16 @@ local_create(const struct sandbox_config *cfg, char *err,
 			goto out;
 		}
 		snprintf(l->setpriv, sizeof(l->setpriv), "/usr/bin/setpriv");
+	}
+	if (!l->as_root && (sandbox_find_program("prlimit", l->prlimit,
+	    sizeof(l->prlimit)) != 0 || strncmp(l->prlimit, "/usr/", 5) != 0)) {
+		/* the same: it runs inside, as the command's first program */
+		if (access("/usr/bin/prlimit", X_OK) != 0) {
+			rc = sandbox_fail(err, SANDBOX_EFAIL, "local sandbox: prlimit "
+			    "not found in /usr (install util-linux)");
+			goto out;
+		}
+		snprintf(l->prlimit, sizeof(l->prlimit), "/usr/bin/prlimit");
 	}
 	/* Never run a command unfiltered: no filter, no sandbox. */
 	if ((rc = sc_program(err, &l->bpf, &l->bpf_len)) != 0 ||

@@ -39,6 +39,7 @@ struct local {
 	char			 root[PATH_MAX];	/* <dir>/<id> */
 	char			 bwrap[PATH_MAX];
 	char			 setpriv[PATH_MAX];
+	char			 prlimit[PATH_MAX];	/* not root: sets NPROC inside */
 	int			 root_fd;
 	int			 ws_fd;
 	int			 tmp_fd;

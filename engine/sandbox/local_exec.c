@@ -460,7 +460,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	struct rlimit	 lim[6];
 	struct stat	 sst;
 	char		 links[6][PATH_MAX], chdir_to[PATH_MAX + 16];
-	char		 ids[3][48], net_env[1024], rodest[64];
+	char		 ids[4][48], net_env[1024], rodest[64];
 	char		 hide_fd[PROC_HIDDEN_MAX][12];
 	char		 hide_at[PROC_HIDDEN_MAX][32];
 	size_t		 nhide = 0;
@@ -671,6 +671,13 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 		strv_add(&av, "--bounding-set=-all");
 	}
 	strv_add(&av, "--");
+	if (!l->as_root) {
+		snprintf(ids[3], sizeof(ids[3]), "--nproc=%d:%d",
+		    l->cfg.processes, l->cfg.processes);
+		strv_add(&av, l->prlimit);
+		strv_add(&av, ids[3]);
+		strv_add(&av, "--");
+	}
 	if (l->cfg.network) {
 		snprintf(ids[2], sizeof(ids[2]), "%d", SANDBOX_PROXY_PORT);
 		strv_add(&av, NET_FWD);
@@ -729,14 +736,15 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	rcs[0] = RLIMIT_CPU;
 	lim[1].rlim_cur = lim[1].rlim_max = (rlim_t)l->cfg.memory;
 	rcs[1] = RLIMIT_DATA;
-	lim[2].rlim_cur = lim[2].rlim_max = (rlim_t)l->cfg.processes;
-	rcs[2] = RLIMIT_NPROC;
+	lim[2].rlim_cur = lim[2].rlim_max = 0;
+	rcs[2] = RLIMIT_CORE;
 	lim[3].rlim_cur = lim[3].rlim_max = (rlim_t)l->cfg.file_size;
 	rcs[3] = RLIMIT_FSIZE;
 	lim[4].rlim_cur = lim[4].rlim_max = (rlim_t)l->cfg.open_files;
 	rcs[4] = RLIMIT_NOFILE;
-	lim[5].rlim_cur = lim[5].rlim_max = 0;
-	rcs[5] = RLIMIT_CORE;
+	/* last: not as root it is prlimit's, inside (local.c) */
+	lim[5].rlim_cur = lim[5].rlim_max = (rlim_t)l->cfg.processes;
+	rcs[5] = RLIMIT_NPROC;
 	if (!l->mounted) {
 		used = local_usage(l);
 		left = l->cfg.workspace_size - used;
@@ -777,7 +785,7 @@ local_spawn(struct local *l, const struct sandbox_exec_req *req, int ctl,
 	}
 	if (pid == 0)
 		child_exec(l->bwrap, (char *const *)av.v, (char *const *)ev.v,
-		    src, lim, rcs, 6);
+		    src, lim, rcs, l->as_root ? 6 : 5);
 	p->pid = pid;
 #ifdef SYS_pidfd_open
 	/* Readable when bwrap ends; without it, look every few ms. */

@@ -421,6 +421,57 @@ test_works(void)
  * refusals and view. The child's checks print their own TAP lines; its
  * exit status says whether all passed.
  */
+/*
+ * flowcgi's user has more processes than sandbox.processes elsewhere on the
+ * host (a web server's workers, when flowcgi runs as www-data): a sandbox
+ * still starts, and the limit counts the sandbox's own processes. Set
+ * before bwrap, RLIMIT_NPROC counted every process of the user, and bwrap
+ * could not make its namespace ("Resource temporarily unavailable").
+ */
+static void
+crowded_user(const char *dir)
+{
+	struct sandbox_config	 cfg;
+	struct sandbox		*sb;
+	pid_t			 kids[24];
+	int			 i, n = 0;
+
+	config(&cfg, dir);
+	cfg.processes = 16;
+	for (i = 0; i < 24; i++) {	/* more than 16, outside any sandbox */
+		if ((kids[n] = fork()) == 0) {
+			pause();
+			_exit(0);
+		}
+		if (kids[n] > 0)
+			n++;
+	}
+	CHECK_INT(n, 24);
+	if (CHECK((sb = make(&cfg)) != NULL)) {
+		sh_is(sb, "echo started", "started\n");
+		/* 20 at once inside is past the sandbox's own 16 */
+		sh_is(sb, "python3 -c 'import os, signal\n"
+		    "kids = []\n"
+		    "try:\n"
+		    "    for i in range(20):\n"
+		    "        k = os.fork()\n"
+		    "        if k == 0:\n"
+		    "            signal.pause()\n"
+		    "        kids.append(k)\n"
+		    "except OSError:\n"
+		    "    pass\n"
+		    "for k in kids:\n"
+		    "    os.kill(k, 9)\n"
+		    "print(\"limited\" if len(kids) < 20 else len(kids))'",
+		    "limited\n");
+		sandbox_free(sb);
+	}
+	for (i = 0; i < n; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
+}
+
 static void
 test_unprivileged(void)
 {
@@ -459,6 +510,7 @@ test_unprivileged(void)
 			view(sb, "sandbox");
 			sandbox_free(sb);
 		}
+		crowded_user(dir);
 		fflush(stdout);
 		_exit(tap_failed == 0 ? 0 : 1);
 	}
