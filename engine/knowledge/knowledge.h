@@ -170,11 +170,13 @@ void	kb_indexer_stop(struct engine *e);
 /*
  * The annotation of app_id whose question is nearest query, when the
  * app's annotation reply is on and it scores at least its threshold:
- * *hit = {id, question, content, score} (new reference) and its hit_count
- * counted; NULL when none (a failing embedding model is logged and is
- * none). 0 or ENGINE_E*.
+ * *hit = {id, question, content, score} (new reference), its hit_count
+ * counted and a hit history kept (query, score, Dify's source of
+ * invoke_from, message msg_id, time); NULL when none (a failing
+ * embedding model is logged and is none). 0 or ENGINE_E*.
  */
 int	annotation_match(struct engine *e, const char *app_id,
-	    const char *query, json_t **hit);
+	    const char *query, const char *invoke_from, const char *msg_id,
+	    json_t **hit);
 
 #endif

@@ -941,7 +941,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	 */
 	if (r.chat && strcmp(mode, "completion") != 0 &&
 	    json_is_true(json_object_get(app, "annotation_reply")) &&
-	    (rc = annotation_match(e, r.app_id, o->query, &r.annotation)) != 0)
+	    (rc = annotation_match(e, r.app_id, o->query, o->invoke_from,
+	    r.message_id, &r.annotation)) != 0)
 		goto out;
 	if (r.annotation != NULL) {
 		const char *ans = var_str(r.annotation, "content");
