@@ -645,10 +645,8 @@ csv_row(int ch, void *arg)
 	c->row++;
 }
 
-/* The pairs of CSV data[0..len) into *pairs (new reference), at most
- * max_rows; ENGINE_EINVAL / ENGINE_ELIMIT with Dify's words in err. */
-static int
-csv_pairs(const char *data, size_t len, int max_text, int max_rows,
+int
+annotation_csv_pairs(const char *data, size_t len, int max_text, int max_rows,
     char *err, json_t **pairs)
 {
 	struct csv_parser	p;
@@ -797,7 +795,7 @@ engine_annotation_import(struct engine *e, const char *app_id,
 	memset(&p, 0, sizeof(p));
 	if ((rc = app_known(e, app_id)) != 0)
 		return rc;
-	if ((rc = csv_pairs(data, len, e->conf->annotations_max_text,
+	if ((rc = annotation_csv_pairs(data, len, e->conf->annotations_max_text,
 	    e->conf->annotations_max, err, &p.pairs)) != 0)
 		return rc;
 	n = json_array_size(p.pairs);

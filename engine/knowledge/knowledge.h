@@ -175,6 +175,16 @@ void	kb_indexer_stop(struct engine *e);
  * invoke_from, message msg_id, time); NULL when none (a failing
  * embedding model is logged and is none). 0 or ENGINE_E*.
  */
+/*
+ * The question/answer pairs of Dify's annotation CSV data[0..len) (a
+ * header row first; fields stripped; rows without both skipped) into
+ * *pairs = [[question, answer]] (new reference), at most max_rows, each
+ * side at most max_text bytes. ENGINE_EINVAL / ENGINE_ELIMIT with Dify's
+ * words in err (ENGINE_ERRMAX), ENGINE_ENOMEM.
+ */
+int	annotation_csv_pairs(const char *data, size_t len, int max_text,
+	    int max_rows, char *err, json_t **pairs);
+
 int	annotation_match(struct engine *e, const char *app_id,
 	    const char *query, const char *invoke_from, const char *msg_id,
 	    json_t **hit);
