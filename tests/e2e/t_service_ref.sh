@@ -119,6 +119,7 @@ is "$STATUS $(jq -c . <<<"$BODY")" '200 {"result":"success"}' "... of an unknown
 # ====== Chat ======
 
 import_app "$T_DIR/chat.yml"
+CKEY=$KEY
 api POST /v1/chat-messages '{"inputs":{},"query":"hello","user":"u","response_mode":"blocking"}'
 CONV=$(jqr .conversation_id) MSG=$(jqr .message_id) CTASK=$(jqr .task_id)
 # service_api/app/completion.py ChatStopApi
@@ -153,3 +154,16 @@ api GET /v1/app/feedbacks
 fields "GET /v1/app/feedbacks" . "data"
 fields "... a feedback's fields" '.data[0]' \
     "app_id,content,conversation_id,created_at,from_account_id,from_end_user_id,from_source,id,message_id,rating,updated_at"
+
+# ====== Completion ======
+
+printf 'app: {mode: completion, name: Ref completion}\nkind: app\nversion: 0.6.0\nmodel_config:\n  model: {provider: openai, name: gpt-4o-mini, mode: chat}\n  pre_prompt: Say {{x}}.\n  user_input_form:\n  - text-input: {variable: x, label: X, required: false}\n' >"$T_DIR/comp.yml"
+import_app "$T_DIR/comp.yml"
+# service_api/app/completion.py CompletionStopApi: 200 {result: success},
+# whatever the task
+api POST /v1/completion-messages/00000000-0000-7000-8000-000000000000/stop '{"user":"u"}'
+is "$STATUS $(jq -c . <<<"$BODY")" '200 {"result":"success"}' "POST /v1/completion-messages/{task_id}/stop"
+# CompletionApi with a chat app's key: Dify's AppUnavailableError
+KEY=$CKEY
+api POST /v1/completion-messages '{"inputs":{},"user":"u","response_mode":"blocking"}'
+is "$STATUS $(jqr .code)" "400 app_unavailable" "completion-messages with a chatflow's key: Dify's app_unavailable"
