@@ -205,6 +205,8 @@ static const struct setting settings[] = {
 	    100000),
 	S_INT("annotations.max_text", SET_SIZE, annotations_max_text, "64k",
 	    16, 1 << 24),
+	S_INT("annotations.max_hit_histories", SET_INT, annotations_max_hits,
+	    "1000", 0, 100000),
 	S_INT("conversation.auto_name", SET_BOOL, conversation_auto_name,
 	    "true", 0, 1),
 	S_STR("sandbox.dir", sandbox_dir, ""),

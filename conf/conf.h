@@ -154,6 +154,7 @@ struct conf {
 	/* annotation reply (engine/knowledge/annotations.c) */
 	int	 annotations_max;	/* question/answer pairs of one app */
 	int	 annotations_max_text;	/* bytes of a question or an answer */
+	int	 annotations_max_hits;	/* hit histories one app keeps */
 	/* a new conversation named by the app's model (engine/run/suggest.c) */
 	int	 conversation_auto_name;
 	/* sandbox: the local (bubblewrap) provider and its limits */

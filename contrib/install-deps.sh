@@ -17,6 +17,8 @@ fonts-wqy-microhei"
 # pdf_process's pdf_to_png (engine/tools/pdf_process.c): poppler renders
 # PDF pages through cairo.
 PKGS="$PKGS libpoppler-glib-dev"
+# Annotation batch import reads Dify's CSV (engine/knowledge/annotations.c).
+PKGS="$PKGS libcsv-dev"
 # Their tests: zbarimg reads the QR codes back (LibreOffice, which opens
 # the DOCX, XLSX and PPTX files in t_tools_md_exporter, is too large to
 # install here: that check is skipped without it).

@@ -1015,6 +1015,44 @@ int	engine_annotation_delete(struct engine *e, const char *app_id,
 	    const char *id, char *err);
 
 /*
+ * Annotates message msg_id of app_id (Dify's console POST annotations with
+ * message_id): its annotation rewritten if it has one, else a new one
+ * holding message_id and conversation_id; question NULL or "" is the
+ * message's query. *out as engine_annotation_put. ENGINE_ENOTFOUND
+ * ("Message Not Exists.", also for another app's message), ENGINE_EINVAL
+ * (answer NULL), and engine_annotation_put's errors.
+ */
+int	engine_annotation_from_message(struct engine *e, const char *app_id,
+	    const char *msg_id, const char *question, const char *answer,
+	    char *err, json_t **out);
+
+/*
+ * Dify's hit histories of annotation id of app_id, newest first: *out =
+ * {data: [{id, source, score, question, created_at, match, response}],
+ * has_more, limit, total, page}. ENGINE_ENOTFOUND ("Annotation not
+ * found"). An app keeps annotations.max_hit_histories of them.
+ */
+int	engine_annotation_hits(struct engine *e, const char *app_id,
+	    const char *id, int page, int limit, char *err, json_t **out);
+
+/* Dify's export: *out = {data: [annotations as listed]}, newest first,
+ * each question and answer CSV-sanitized (a leading =, +, -, @ quoted). */
+int	engine_annotation_export(struct engine *e, const char *app_id,
+	    json_t **out);
+
+/*
+ * Imports Dify's annotation CSV data[0..len) (a header row, then question
+ * and answer in the first two columns; rows missing either skipped): *out
+ * = {job_id, job_status: "completed" | "error", record_count}. With the
+ * reply on the questions are embedded first; a model that fails is the
+ * job's error and nothing is imported. ENGINE_EINVAL (not such a CSV),
+ * ENGINE_ELIMIT (annotations.max_text, annotations.max_per_app); err says
+ * which. The job's status: engine_annotation_job with "batch-import".
+ */
+int	engine_annotation_import(struct engine *e, const char *app_id,
+	    const char *data, size_t len, char *err, json_t **out);
+
+/*
  * Turns app_id's annotation reply on ("enable": every question embedded
  * by model of provider, matched at threshold) or off ("disable"): *out =
  * {job_id, job_status: "completed" | "error"}; an embedding that fails is

@@ -15,6 +15,15 @@
  *                                                 status/{job_id}
  *                                          GET    /annotation-setting
  *                                          POST   /annotation-settings/{sid}
+ *                                          GET    /annotations/{aid}/
+ *                                                 hit-histories
+ *                                          GET    /annotations/export
+ *                                          POST   /annotations/batch-import
+ *                                          GET    /annotations/
+ *                                                 batch-import-status/{job}
+ *
+ * The console's POST /annotations with message_id annotates that message
+ * (question optional, answer or content).
  *
  * The app is the key's or the path's; another app's annotation, job or
  * setting is a 404 as one that does not exist. The engine
@@ -89,18 +98,33 @@ h_list(struct req *r)
 static void
 h_put(struct req *r)
 {
-	const char	*app, *q, *a, *id;
+	const char	*app, *q = NULL, *a = NULL, *id, *mid;
 	char		 err[ENGINE_ERRMAX] = "";
 	json_t		*out = NULL;
 	int		 first, rc;
 
 	app = ann_app(r, &first);
 	id = r->ncaptures > first ? r->captures[first] : NULL;
-	if (req_read_json(r) != 0 || req_json_string(r, "question", 1, &q) != 0
-	    || req_json_string(r, "answer", 1, &a) != 0)
+	if (req_read_json(r) != 0)
 		return;
-	if ((rc = engine_annotation_put(r->eng, app, id, q, a, err, &out))
-	    != 0) {
+	/* console: annotate a message from its log (Dify's
+	 * up_insert_app_annotation_from_message) */
+	if (first == 1 && id == NULL && json_object_get(r->json, "message_id")
+	    != NULL && !json_is_null(json_object_get(r->json,
+	    "message_id"))) {
+		if (req_json_string(r, "message_id", 1, &mid) != 0 ||
+		    req_json_string(r, "question", 0, &q) != 0 ||
+		    req_json_string(r, "answer", 0, &a) != 0 ||
+		    (a == NULL && req_json_string(r, "content", 0, &a) != 0))
+			return;
+		rc = engine_annotation_from_message(r->eng, app, mid, q, a, err,
+		    &out);
+	} else if (req_json_string(r, "question", 1, &q) != 0 ||
+	    req_json_string(r, "answer", 1, &a) != 0)
+		return;
+	else
+		rc = engine_annotation_put(r->eng, app, id, q, a, err, &out);
+	if (rc != 0) {
 		ann_error(r, rc, err);
 		return;
 	}
@@ -191,6 +215,109 @@ h_setting(struct req *r)
 	resp_json(r, 200, out);
 }
 
+/* GET annotations/{aid}/hit-histories?page=&limit= */
+static void
+h_hits(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 page, limit, rc;
+
+	if (req_query_int(r, "page", 1, 1, 99999, &page) != 0 ||
+	    req_query_int(r, "limit", 20, 1, 100, &limit) != 0)
+		return;
+	if ((rc = engine_annotation_hits(r->eng, r->captures[0],
+	    r->captures[1], page, limit, err, &out)) != 0) {
+		ann_error(r, rc, err);
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
+/* GET annotations/export */
+static void
+h_export(struct req *r)
+{
+	json_t	*out = NULL;
+	int	 rc;
+
+	if ((rc = engine_annotation_export(r->eng, r->captures[0], &out)) !=
+	    0) {
+		ann_error(r, rc, "");
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
+/* POST annotations/batch-import: multipart, one "file" named *.csv */
+static void
+h_import(struct req *r)
+{
+	struct mp_part	*parts;
+	const char	*data = NULL, *name = NULL;
+	char		 err[ENGINE_ERRMAX] = "";
+	size_t		 n, i, len = 0, nfiles = 0;
+	json_t		*out = NULL;
+	int		 rc;
+
+	if (req_read_body(r, r->conf->max_body) != 0)
+		return;
+	if (multipart_parse(r->a, r->content_type, r->body, r->body_len, 8,
+	    &parts, &n, err, sizeof(err)) != 0) {
+		resp_error(r, 400, "invalid_multipart", "%s", err);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (parts[i].filename != NULL) {
+			nfiles++;
+			if (strcmp(parts[i].name, "file") == 0 && data ==
+			    NULL) {
+				data = parts[i].data;
+				len = parts[i].len;
+				name = parts[i].filename;
+			}
+		}
+	/* Dify's NoFileUploadedError, TooManyFilesError and file type */
+	if (data == NULL) {
+		resp_error(r, 400, "no_file_uploaded", "Please upload your "
+		    "file.");
+		return;
+	}
+	if (nfiles > 1) {
+		resp_error(r, 400, "too_many_files", "Only one file is "
+		    "allowed.");
+		return;
+	}
+	n = strlen(name);
+	if (n < 4 || strcasecmp(name + n - 4, ".csv") != 0) {
+		resp_error(r, 400, "invalid_param", "Invalid file type. Only "
+		    "CSV files are allowed");
+		return;
+	}
+	if ((rc = engine_annotation_import(r->eng, r->captures[0], data, len,
+	    err, &out)) != 0) {
+		ann_error(r, rc, err);
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
+/* GET annotations/batch-import-status/{job_id} */
+static void
+h_import_job(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if ((rc = engine_annotation_job(r->eng, r->captures[0],
+	    "batch-import", r->captures[1], err, &out)) != 0) {
+		ann_error(r, rc, err);
+		return;
+	}
+	resp_json(r, 200, out);
+}
+
 #define S "/v1/apps/"
 #define C "/console/api/apps/{}/"
 const struct route annotation_routes[] = {
@@ -201,6 +328,12 @@ const struct route annotation_routes[] = {
 	{ "POST", S "annotation-reply/{}", h_reply, AUTH_APP },
 	{ "GET", S "annotation-reply/{}/status/{}", h_job, AUTH_APP },
 	{ "GET", C "annotations", h_list, AUTH_ADMIN },
+	/* before annotations/{}: these name no annotation */
+	{ "GET", C "annotations/export", h_export, AUTH_ADMIN },
+	{ "POST", C "annotations/batch-import", h_import, AUTH_ADMIN },
+	{ "GET", C "annotations/batch-import-status/{}", h_import_job,
+	    AUTH_ADMIN },
+	{ "GET", C "annotations/{}/hit-histories", h_hits, AUTH_ADMIN },
 	{ "POST", C "annotations", h_put, AUTH_ADMIN },
 	{ "POST", C "annotations/{}", h_put, AUTH_ADMIN },
 	{ "DELETE", C "annotations/{}", h_delete, AUTH_ADMIN },

@@ -11,7 +11,14 @@
  *                embedding_model_name, created_at} (absent: reply off),
  *    "items": [{id, question, content, hit_count, created_at,
  *               vec: base64 of float32s, the question's embedding}],
- *    "jobs": [{id, action, status, error_msg}]  (the last JOBS_KEPT)}
+ *    "jobs": [{id, action, status, error_msg}]  (the last JOBS_KEPT),
+ *    "hits": [{id, annotation_id, source, score, question, created_at,
+ *              match, response, message_id}]  (oldest first, the last
+ *              annotations.max_hit_histories)}
+ *
+ * An item annotated from a message's log also holds message_id and
+ * conversation_id: annotating that message again rewrites it, as Dify's
+ * message.annotation.
  *
  * Matching is Dify's: the query's embedding by the setting's model (an
  * OpenAI-compatible /embeddings of Settings > Model Providers, through
@@ -30,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <csv.h>
 #include <openssl/evp.h>
 
 #include "engine/records/records.h"
@@ -254,9 +262,24 @@ out:
 	return rc;
 }
 
+/* Removes the hit histories of annotation id from rec (Dify deletes them
+ * with it). */
+static void
+hits_drop(json_t *rec, const char *id)
+{
+	json_t	*hits = json_object_get(rec, "hits");
+	size_t	 i;
+
+	for (i = json_array_size(hits); i-- > 0;)
+		if (record_field_is(json_array_get(hits, i), "annotation_id",
+		    id))
+			json_array_remove(hits, i);
+}
+
 struct ann_put {
 	const struct conf	*c;
 	const char		*app_id, *id, *question, *answer, *vec;
+	const char		*msg_id, *conv_id;	/* from a message */
 	int			 del;
 	json_t			*out;	/* the annotation written */
 	int			 missing, full;
@@ -267,6 +290,7 @@ ann_put_fn(struct store_txn *t, void *arg)
 {
 	struct ann_put	*p = arg;
 	json_t		*rec = NULL, *items, *it = NULL;
+	const char	*want;
 	char		 key[64], id[37];
 	size_t		 i;
 	int		 rc;
@@ -277,19 +301,30 @@ ann_put_fn(struct store_txn *t, void *arg)
 	if ((rc = ann_get(t, p->app_id, &rec)) != 0)
 		return rc;
 	items = json_object_get(rec, "items");
-	if (p->id != NULL) {
+	/* a message already annotated: its annotation is rewritten */
+	want = p->id;
+	if (want == NULL && p->msg_id != NULL)
 		json_array_foreach(items, i, it)
-			if (record_field_is(it, "id", p->id))
+			if (record_field_is(it, "message_id", p->msg_id)) {
+				want = json_string_value(json_object_get(it,
+				    "id"));
+				break;
+			}
+	if (want != NULL) {
+		json_array_foreach(items, i, it)
+			if (record_field_is(it, "id", want))
 				break;
 		if (i == json_array_size(items)) {
 			p->missing = 1;
 			json_decref(rec);
 			return 0;
 		}
-		if (p->del)
+		if (p->del) {
+			/* want is the item's own string: first */
+			hits_drop(rec, want);
 			rc = json_array_remove(items, i) != 0 ? STORE_ENOMEM :
 			    0;
-		else if (json_object_set_new(it, "question",
+		} else if (json_object_set_new(it, "question",
 		    json_string(p->question)) != 0 || json_object_set_new(it,
 		    "content", json_string(p->answer)) != 0 ||
 		    (p->vec != NULL ? json_object_set_new(it, "vec",
@@ -302,10 +337,11 @@ ann_put_fn(struct store_txn *t, void *arg)
 			return 0;
 		}
 		engine_uuid(id);
-		if ((it = json_pack("{s:s,s:s,s:s,s:i,s:I,s:s?}", "id", id,
-		    "question", p->question, "content", p->answer,
+		if ((it = json_pack("{s:s,s:s,s:s,s:i,s:I,s:s?,s:s?,s:s?}",
+		    "id", id, "question", p->question, "content", p->answer,
 		    "hit_count", 0, "created_at", (json_int_t)engine_now(),
-		    "vec", p->vec)) == NULL ||
+		    "vec", p->vec, "message_id", p->msg_id, "conversation_id",
+		    p->conv_id)) == NULL ||
 		    json_array_append_new(items, it) != 0)
 			rc = STORE_ENOMEM;
 	}
@@ -318,9 +354,10 @@ ann_put_fn(struct store_txn *t, void *arg)
 	return rc;
 }
 
-int
-engine_annotation_put(struct engine *e, const char *app_id, const char *id,
-    const char *question, const char *answer, char *err, json_t **out)
+static int
+ann_put(struct engine *e, const char *app_id, const char *id,
+    const char *question, const char *answer, const char *msg_id,
+    const char *conv_id, char *err, json_t **out)
 {
 	struct ann_put	 p;
 	json_t		*rec = NULL, *set;
@@ -328,8 +365,6 @@ engine_annotation_put(struct engine *e, const char *app_id, const char *id,
 	int		 rc;
 
 	*out = NULL;
-	if ((rc = app_known(e, app_id)) != 0)
-		return rc;
 	if (id != NULL && engine_uuid_check(id) != 0)
 		return ann_notfound(err, "Annotation not found");
 	if (question == NULL || *question == '\0')
@@ -356,6 +391,8 @@ engine_annotation_put(struct engine *e, const char *app_id, const char *id,
 	p.question = question;
 	p.answer = answer;
 	p.vec = vecs != NULL ? vecs[0] : NULL;
+	p.msg_id = msg_id;
+	p.conv_id = conv_id;
 	rc = engine_from_store(store_write(e->store, ann_put_fn, &p));
 	if (rc == 0 && p.missing)
 		rc = ann_notfound(err, "Annotation not found");
@@ -370,6 +407,49 @@ engine_annotation_put(struct engine *e, const char *app_id, const char *id,
 out:
 	vecs_free(vecs);
 	json_decref(rec);
+	return rc;
+}
+
+int
+engine_annotation_put(struct engine *e, const char *app_id, const char *id,
+    const char *question, const char *answer, char *err, json_t **out)
+{
+	int rc;
+
+	*out = NULL;
+	if ((rc = app_known(e, app_id)) != 0)
+		return rc;
+	return ann_put(e, app_id, id, question, answer, NULL, NULL, err, out);
+}
+
+int
+engine_annotation_from_message(struct engine *e, const char *app_id,
+    const char *msg_id, const char *question, const char *answer,
+    char *err, json_t **out)
+{
+	json_t		*msg = NULL;
+	const char	*conv;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = app_known(e, app_id)) != 0)
+		return rc;
+	if (answer == NULL)
+		return engine_invalid(err, "Either 'answer' or 'content' must "
+		    "be provided");
+	/* the app's message only: another app's is one that is not */
+	if ((rc = engine_message_get(e, app_id, NULL, msg_id, &msg)) ==
+	    ENGINE_ENOTFOUND)
+		return ann_notfound(err, "Message Not Exists.");
+	if (rc != 0)
+		return rc;
+	/* Dify: the question given, else the message's query */
+	if (question == NULL || *question == '\0')
+		question = json_string_value(json_object_get(msg, "query"));
+	conv = json_string_value(json_object_get(msg, "conversation_id"));
+	rc = ann_put(e, app_id, NULL, question != NULL ? question : "",
+	    answer, msg_id, conv, err, out);
+	json_decref(msg);
 	return rc;
 }
 
@@ -393,6 +473,382 @@ engine_annotation_delete(struct engine *e, const char *app_id,
 	json_decref(p.out);
 	if (rc == 0 && p.missing)
 		rc = ann_notfound(err, "Annotation not found");
+	return rc;
+}
+
+/* ====== Hit histories, export, CSV import ====== */
+
+int
+engine_annotation_hits(struct engine *e, const char *app_id, const char *id,
+    int page, int limit, char *err, json_t **out)
+{
+	json_t		*rec = NULL, *data = NULL, *h, *it;
+	size_t		 i, total = 0, skip;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = app_known(e, app_id)) != 0 ||
+	    (rc = ann_read(e, app_id, &rec)) != 0)
+		return rc;
+	rc = ann_notfound(err, "Annotation not found");
+	json_array_foreach(json_object_get(rec, "items"), i, it)
+		if (id != NULL && record_field_is(it, "id", id)) {
+			rc = 0;
+			break;
+		}
+	if (rc != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	skip = (size_t)(page - 1) * (size_t)limit;
+	/* newest first, as Dify's created_at desc */
+	for (i = json_array_size(json_object_get(rec, "hits")); i-- > 0;) {
+		h = json_array_get(json_object_get(rec, "hits"), i);
+		if (!record_field_is(h, "annotation_id", id))
+			continue;
+		if (total++ < skip || json_array_size(data) >= (size_t)limit)
+			continue;
+		/* fields/annotation_fields.py annotation_hit_history_fields */
+		if (json_array_append_new(data, json_pack("{s:O,s:O,s:O,s:O,"
+		    "s:O,s:O,s:O}", "id", json_object_get(h, "id"), "source",
+		    json_object_get(h, "source"), "score", json_object_get(h,
+		    "score"), "question", json_object_get(h, "question"),
+		    "created_at", json_object_get(h, "created_at"), "match",
+		    json_object_get(h, "match"), "response", json_object_get(h,
+		    "response"))) != 0)
+			goto out;
+	}
+	*out = json_pack("{s:O,s:b,s:i,s:I,s:i}", "data", data, "has_more",
+	    json_array_size(data) == (size_t)limit, "limit", limit, "total",
+	    (json_int_t)total, "page", page);
+	rc = *out != NULL ? 0 : ENGINE_ENOMEM;
+out:
+	json_decref(data);
+	json_decref(rec);
+	return rc;
+}
+
+/* s as Dify's CSVSanitizer.sanitize_value leaves it: a leading =, +, -,
+ * @, tab or CR (a spreadsheet formula) behind a quote. New reference. */
+static json_t *
+csv_sanitized(const json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	if (s == NULL)
+		return json_incref((json_t *)v);
+	if (*s != '\0' && strchr("=+-@\t\r", *s) != NULL)
+		return json_sprintf("'%s", s);
+	return json_string(s);
+}
+
+int
+engine_annotation_export(struct engine *e, const char *app_id,
+    json_t **out)
+{
+	json_t	*rec = NULL, *data = NULL, *it, *pub;
+	size_t	 i;
+	int	 rc;
+
+	*out = NULL;
+	if ((rc = app_known(e, app_id)) != 0 ||
+	    (rc = ann_read(e, app_id, &rec)) != 0)
+		return rc;
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	for (i = json_array_size(json_object_get(rec, "items")); i-- > 0;) {
+		it = json_array_get(json_object_get(rec, "items"), i);
+		if ((pub = ann_public(it)) == NULL ||
+		    json_array_append_new(data, pub) != 0 ||
+		    json_object_set_new(pub, "question", csv_sanitized(
+		    json_object_get(it, "question"))) != 0 ||
+		    json_object_set_new(pub, "answer", csv_sanitized(
+		    json_object_get(it, "content"))) != 0)
+			goto out;
+	}
+	*out = json_pack("{s:O}", "data", data);
+	rc = *out != NULL ? 0 : ENGINE_ENOMEM;
+out:
+	json_decref(data);
+	json_decref(rec);
+	return rc;
+}
+
+/*
+ * The CSV reader: libcsv's callbacks fill rows of fields; the first row
+ * is the header (pandas' header=0 in Dify), the first two columns of the
+ * others are a question and an answer.
+ */
+struct csv_rows {
+	json_t	*pairs;		/* [[question, answer]] */
+	char	*f[2];		/* the row's first two fields, stripped */
+	size_t	 col, row;
+	int	 header_cols;
+	int	 max_text, max_rows;
+	int	 oom, too_long, too_many;
+	size_t	 bad_row;
+};
+
+/* A copy of s[0..len) without leading and trailing white space. */
+static char *
+csv_strip(const char *s, size_t len)
+{
+	while (len > 0 && strchr(" \t\r\n\f\v", *s) != NULL) {
+		s++;
+		len--;
+	}
+	while (len > 0 && strchr(" \t\r\n\f\v", s[len - 1]) != NULL)
+		len--;
+	return strndup(s, len);
+}
+
+static void
+csv_field(void *s, size_t len, void *arg)
+{
+	struct csv_rows *c = arg;
+
+	if (c->col < 2 && c->row > 0 && c->f[c->col] == NULL &&
+	    (c->f[c->col] = csv_strip(s != NULL ? s : "", s != NULL ? len :
+	    0)) == NULL)
+		c->oom = 1;
+	c->col++;
+}
+
+static void
+csv_row(int ch, void *arg)
+{
+	struct csv_rows	*c = arg;
+	const char	*q = c->f[0], *a = c->f[1];
+
+	if (c->row == 0)
+		c->header_cols = (int)c->col;
+	/* Dify skips a row without both, and pandas' NaN */
+	else if (q != NULL && a != NULL && *q != '\0' && *a != '\0' &&
+	    strcasecmp(q, "nan") != 0 && strcasecmp(a, "nan") != 0 &&
+	    !c->too_long && !c->too_many) {
+		if (strlen(q) > (size_t)c->max_text || strlen(a) >
+		    (size_t)c->max_text) {
+			c->too_long = 1;
+			c->bad_row = c->row + 1;
+		} else if (json_array_size(c->pairs) >= (size_t)c->max_rows)
+			c->too_many = 1;
+		else if (json_array_append_new(c->pairs, json_pack("[ss]", q,
+		    a)) != 0)
+			c->oom = 1;
+	}
+	free(c->f[0]);
+	free(c->f[1]);
+	c->f[0] = c->f[1] = NULL;
+	c->col = 0;
+	c->row++;
+}
+
+int
+annotation_csv_pairs(const char *data, size_t len, int max_text, int max_rows,
+    char *err, json_t **pairs)
+{
+	struct csv_parser	p;
+	struct csv_rows		c;
+	int			rc = ENGINE_ENOMEM;
+
+	*pairs = NULL;
+	memset(&c, 0, sizeof(c));
+	c.max_text = max_text;
+	c.max_rows = max_rows;
+	if ((c.pairs = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	/* a UTF-8 byte order mark is not the first header's */
+	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) {
+		data += 3;
+		len -= 3;
+	}
+	if (memchr(data, '\n', len) == NULL) {
+		rc = engine_invalid(err, "The CSV file appears to be empty or "
+		    "invalid.");
+		goto out;
+	}
+	/* strict: a stray quote or an unterminated quoted field is an
+	 * error with libcsv's reason (pandas' python engine reads a quote
+	 * inside an unquoted field as text; Dify then fails at the end) */
+	if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
+		goto out;
+	if (csv_parse(&p, data, len, csv_field, csv_row, &c) != len ||
+	    csv_fini(&p, csv_field, csv_row, &c) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "An error occurred while processing"
+		    " the file: %s", csv_strerror(csv_error(&p)));
+		csv_free(&p);
+		rc = ENGINE_EINVAL;
+		goto out;
+	}
+	csv_free(&p);
+	if (c.oom)
+		goto out;
+	if (c.header_cols < 2)
+		rc = engine_invalid(err, "Invalid CSV format. The file must "
+		    "contain at least 2 columns (question and answer).");
+	else if (c.too_long) {
+		snprintf(err, ENGINE_ERRMAX, "The question or answer at row %zu "
+		    "is longer than annotations.max_text bytes (%d)",
+		    c.bad_row, max_text);
+		rc = ENGINE_ELIMIT;
+	} else if (c.too_many) {
+		snprintf(err, ENGINE_ERRMAX, "The CSV file holds more records "
+		    "than the app may keep: annotations.max_per_app (%d)",
+		    max_rows);
+		rc = ENGINE_ELIMIT;
+	} else if (json_array_size(c.pairs) == 0)
+		rc = engine_invalid(err, "The CSV file must contain at least 1 "
+		    "valid annotation record(s). Found 0 valid record(s).");
+	else {
+		*pairs = c.pairs;
+		c.pairs = NULL;
+		rc = 0;
+	}
+out:
+	free(c.f[0]);
+	free(c.f[1]);
+	json_decref(c.pairs);
+	return rc;
+}
+
+struct ann_import {
+	const struct conf	*c;
+	const char		*app_id, *job_id, *error;
+	json_t			*pairs;
+	char		       **vecs;	/* one per pair, or NULL */
+	int			 had_setting;	/* vecs made for the reply */
+	int			 full, changed;
+};
+
+static int
+ann_import_fn(struct store_txn *t, void *arg)
+{
+	struct ann_import	*p = arg;
+	json_t			*rec = NULL, *items, *jobs, *pr, *it;
+	char			 key[64], id[37];
+	size_t			 i;
+	int			 rc = STORE_ENOMEM;
+
+	p->full = p->changed = 0;
+	if ((rc = ann_get(t, p->app_id, &rec)) != 0)
+		return rc;
+	rc = STORE_ENOMEM;
+	items = json_object_get(rec, "items");
+	if (p->error == NULL) {
+		/* the reply turned on or off since the vectors were made */
+		if ((json_object_get(rec, "setting") != NULL) !=
+		    p->had_setting) {
+			p->changed = 1;
+			rc = 0;
+			goto out;
+		}
+		if (json_array_size(items) + json_array_size(p->pairs) >
+		    (size_t)p->c->annotations_max) {
+			p->full = 1;
+			rc = 0;
+			goto out;
+		}
+		json_array_foreach(p->pairs, i, pr) {
+			engine_uuid(id);
+			if ((it = json_pack("{s:s,s:O,s:O,s:i,s:I,s:s?}", "id",
+			    id, "question", json_array_get(pr, 0), "content",
+			    json_array_get(pr, 1), "hit_count", 0, "created_at",
+			    (json_int_t)engine_now(), "vec", p->vecs != NULL ?
+			    p->vecs[i] : NULL)) == NULL ||
+			    json_array_append_new(items, it) != 0)
+				goto out;
+		}
+	}
+	if (!json_is_array(jobs = json_object_get(rec, "jobs"))) {
+		if (json_object_set_new(rec, "jobs", json_array()) != 0)
+			goto out;
+		jobs = json_object_get(rec, "jobs");
+	}
+	while (json_array_size(jobs) >= JOBS_KEPT)
+		json_array_remove(jobs, 0);
+	if (json_array_append_new(jobs, json_pack("{s:s,s:s,s:s,s:s}", "id",
+	    p->job_id, "action", "batch-import", "status", p->error != NULL ?
+	    "error" : "completed", "error_msg", p->error != NULL ? p->error :
+	    "")) != 0)
+		goto out;
+	ann_key(p->app_id, key);
+	rc = store_put_json(t, STORE_DB_SETTINGS, key, rec, 0);
+out:
+	json_decref(rec);
+	return rc;
+}
+
+int
+engine_annotation_import(struct engine *e, const char *app_id,
+    const char *data, size_t len, char *err, json_t **out)
+{
+	struct ann_import	  p;
+	json_t			 *rec = NULL, *set, *pr;
+	const char		**texts = NULL;
+	char			  job[37], why[ENGINE_ERRMAX] = "";
+	size_t			  i, n;
+	int			  rc, tries;
+
+	*out = NULL;
+	memset(&p, 0, sizeof(p));
+	if ((rc = app_known(e, app_id)) != 0)
+		return rc;
+	if ((rc = annotation_csv_pairs(data, len, e->conf->annotations_max_text,
+	    e->conf->annotations_max, err, &p.pairs)) != 0)
+		return rc;
+	n = json_array_size(p.pairs);
+	engine_uuid(job);
+	p.c = e->conf;
+	p.app_id = app_id;
+	p.job_id = job;
+	rc = ENGINE_ENOMEM;
+	if ((texts = calloc(n + 1, sizeof(*texts))) == NULL)
+		goto out;
+	json_array_foreach(p.pairs, i, pr)
+		texts[i] = json_string_value(json_array_get(pr, 0));
+	for (tries = 0; tries < 3; tries++) {
+		json_decref(rec);
+		rec = NULL;
+		vecs_free(p.vecs);
+		p.vecs = NULL;
+		p.error = NULL;
+		if ((rc = ann_read(e, app_id, &rec)) != 0)
+			goto out;
+		/* with the reply on, Dify's import task embeds them; a
+		 * model that fails is the job's error, nothing imported */
+		set = json_object_get(rec, "setting");
+		p.had_setting = set != NULL;
+		if (set != NULL && (rc = embed_texts(e, json_string_value(
+		    json_object_get(set, "embedding_provider_name")),
+		    json_string_value(json_object_get(set,
+		    "embedding_model_name")), texts, n, why, &p.vecs)) != 0) {
+			if (rc == ENGINE_ENOMEM)
+				goto out;
+			p.error = why;
+		}
+		if ((rc = engine_from_store(store_write(e->store,
+		    ann_import_fn, &p))) != 0 || !p.changed)
+			break;
+	}
+	if (rc == 0 && p.changed)
+		rc = engine_invalid(err, "the annotation reply kept changing; "
+		    "try again");
+	else if (rc == 0 && p.full)
+		rc = ann_limit(err, "the import would pass",
+		    "annotations.max_per_app", e->conf->annotations_max);
+	/* Dify's answer: {job_id, job_status, record_count}; the job has
+	 * ended here (batch-import-status says how) */
+	if (rc == 0 && (*out = json_pack("{s:s,s:s,s:I}", "job_id", job,
+	    "job_status", p.error != NULL ? "error" : "completed",
+	    "record_count", (json_int_t)n)) == NULL)
+		rc = ENGINE_ENOMEM;
+out:
+	vecs_free(p.vecs);
+	free(texts);
+	json_decref(p.pairs);
+	json_decref(rec);
 	return rc;
 }
 
@@ -683,8 +1139,36 @@ engine_annotation_setting(struct engine *e, const char *app_id,
 /* ====== At run time ====== */
 
 struct ann_hit {
-	const char	*app_id, *id;
+	const char	*app_id, *id, *query, *source, *msg_id;
+	double		 score;
+	int		 max;	/* annotations.max_hit_histories */
 };
+
+/* Appends Dify's AppAnnotationHitHistory of p (answered by it) to rec,
+ * the oldest dropped past p->max. 0 or -1 (out of memory). */
+static int
+hits_add(json_t *rec, const json_t *it, const struct ann_hit *p)
+{
+	json_t	*hits = json_object_get(rec, "hits");
+	char	 id[37];
+
+	if (p->max <= 0)
+		return 0;
+	if (!json_is_array(hits)) {
+		if (json_object_set_new(rec, "hits", json_array()) != 0)
+			return -1;
+		hits = json_object_get(rec, "hits");
+	}
+	while (json_array_size(hits) >= (size_t)p->max)
+		json_array_remove(hits, 0);
+	engine_uuid(id);
+	return json_array_append_new(hits, json_pack("{s:s,s:s,s:s,s:f,s:s,"
+	    "s:I,s:O,s:O,s:s?}", "id", id, "annotation_id", p->id, "source",
+	    p->source, "score", p->score, "question", p->query, "created_at",
+	    (json_int_t)engine_now(), "match", json_object_get(it, "question"),
+	    "response", json_object_get(it, "content"), "message_id",
+	    p->msg_id));
+}
 
 static int
 ann_hit_fn(struct store_txn *t, void *arg)
@@ -701,7 +1185,8 @@ ann_hit_fn(struct store_txn *t, void *arg)
 		if (record_field_is(it, "id", p->id)) {
 			if (json_object_set_new(it, "hit_count", json_integer(
 			    json_integer_value(json_object_get(it,
-			    "hit_count")) + 1)) != 0) {
+			    "hit_count")) + 1)) != 0 || hits_add(rec, it, p) !=
+			    0) {
 				rc = STORE_ENOMEM;
 				break;
 			}
@@ -713,9 +1198,22 @@ ann_hit_fn(struct store_txn *t, void *arg)
 	return rc;
 }
 
+/* Dify's InvokeFrom.to_source of invoke_from. */
+static const char *
+hit_source(const char *invoke_from)
+{
+	if (invoke_from == NULL || strcmp(invoke_from, "service-api") == 0)
+		return "api";
+	if (strcmp(invoke_from, "web-app") == 0)
+		return "web_app";
+	if (strcmp(invoke_from, "explore") == 0)
+		return "explore_app";
+	return "dev";
+}
+
 int
 annotation_match(struct engine *e, const char *app_id, const char *query,
-    json_t **hit)
+    const char *invoke_from, const char *msg_id, json_t **hit)
 {
 	struct ann_hit	 h;
 	json_t		*rec = NULL, *set, *it, *best = NULL;
@@ -760,6 +1258,11 @@ annotation_match(struct engine *e, const char *app_id, const char *query,
 		goto out;
 	h.app_id = app_id;
 	h.id = json_string_value(json_object_get(best, "id"));
+	h.query = query;
+	h.source = hit_source(invoke_from);
+	h.msg_id = msg_id;
+	h.score = bs;
+	h.max = e->conf->annotations_max_hits;
 	if (h.id != NULL && store_write(e->store, ann_hit_fn, &h) != 0)
 		log_warn("annotation reply: the hit count of %s was not "
 		    "stored", h.id);

@@ -170,11 +170,23 @@ void	kb_indexer_stop(struct engine *e);
 /*
  * The annotation of app_id whose question is nearest query, when the
  * app's annotation reply is on and it scores at least its threshold:
- * *hit = {id, question, content, score} (new reference) and its hit_count
- * counted; NULL when none (a failing embedding model is logged and is
- * none). 0 or ENGINE_E*.
+ * *hit = {id, question, content, score} (new reference), its hit_count
+ * counted and a hit history kept (query, score, Dify's source of
+ * invoke_from, message msg_id, time); NULL when none (a failing
+ * embedding model is logged and is none). 0 or ENGINE_E*.
  */
+/*
+ * The question/answer pairs of Dify's annotation CSV data[0..len) (a
+ * header row first; fields stripped; rows without both skipped) into
+ * *pairs = [[question, answer]] (new reference), at most max_rows, each
+ * side at most max_text bytes. ENGINE_EINVAL / ENGINE_ELIMIT with Dify's
+ * words in err (ENGINE_ERRMAX), ENGINE_ENOMEM.
+ */
+int	annotation_csv_pairs(const char *data, size_t len, int max_text,
+	    int max_rows, char *err, json_t **pairs);
+
 int	annotation_match(struct engine *e, const char *app_id,
-	    const char *query, json_t **hit);
+	    const char *query, const char *invoke_from, const char *msg_id,
+	    json_t **hit);
 
 #endif

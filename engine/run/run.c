@@ -941,7 +941,8 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	 */
 	if (r.chat && strcmp(mode, "completion") != 0 &&
 	    json_is_true(json_object_get(app, "annotation_reply")) &&
-	    (rc = annotation_match(e, r.app_id, o->query, &r.annotation)) != 0)
+	    (rc = annotation_match(e, r.app_id, o->query, o->invoke_from,
+	    r.message_id, &r.annotation)) != 0)
 		goto out;
 	if (r.annotation != NULL) {
 		const char *ans = var_str(r.annotation, "content");
@@ -1129,9 +1130,16 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    "workflow_run_id", r.id, "metadata", meta, "created_at",
 		    (json_int_t)(r.started_ms / 1000), "status", status,
 		    "error", strcmp(status, "succeeded") ? r.error : NULL);
-	else
+	else {
+		/* Dify's WorkflowAppBlockingResponse.Data: created_by,
+		 * exceptions_count and files are the stream's only
+		 * (WorkflowFinishedStreamResponse) */
+		json_object_del(data, "created_by");
+		json_object_del(data, "exceptions_count");
+		json_object_del(data, "files");
 		*out = json_pack("{s:s,s:s,s:O}", "task_id", r.task_id,
 		    "workflow_run_id", r.id, "data", data);
+	}
 	if (*out == NULL)
 		rc = ENGINE_ENOMEM;
 out:
