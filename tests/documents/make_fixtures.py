@@ -359,7 +359,45 @@ def big(folder):
         "%d %s%s\n" % (i, line, zh) for i in range(60000)).encode("gbk"))
 
 
+def stream():
+    """wide.xlsx: the xlsx reader's streaming checked against the output
+    of the earlier whole-tree reader (wide.xlsx.txt): three sheets, 1200
+    rows of every value kind, gaps, NA strings, dates, booleans."""
+    import datetime
+    import openpyxl
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Mixed"
+    ws.append(["id", None, "price", "price", "when", "flag", "note"])
+    for i in range(1200):
+        row = [i, "item %d" % i if i % 7 else None, i * 0.1 if i % 5 else i,
+               1e17 * i if i % 11 == 0 else -i / 3.0,
+               datetime.datetime(2024, 1, 1) + datetime.timedelta(
+                   hours=i * 7) if i % 13 else None,
+               bool(i % 2) if i % 17 else None,
+               ("line\none %d" % i) if i % 3 == 0 else
+               ("NA" if i % 3 == 1 else "文本 %d" % i)]
+        ws.append(row)
+        if i % 400 == 399:
+            ws.append([])
+    ws2 = wb.create_sheet("整数")
+    ws2.append(["a", "b"])
+    for i in range(800):
+        ws2.append([i, i * 2])
+    ws3 = wb.create_sheet("Dates")
+    ws3.append(["t", "d"])
+    for i in range(1, 300):
+        c = ws3.cell(row=i + 1, column=1, value=i / 300.0)
+        c.number_format = "hh:mm:ss"
+        c = ws3.cell(row=i + 1, column=2, value=40000 + i)
+        c.number_format = "yyyy-mm-dd"
+    wb.save("wide.xlsx")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "stream":
+        stream()
+        return
     if len(sys.argv) > 2 and sys.argv[1] == "big":
         big(sys.argv[2])
         return
