@@ -695,7 +695,10 @@ xl_add_value(struct dbuf *sb, const struct xl_cell *c, enum xl_kind colkind)
 		py_float(sb, c->num);
 		break;
 	case XL_BOOL:
-		dbuf_addstr(sb, c->num != 0 ? "True" : "False");
+		if (colkind == XL_FLOAT)
+			dbuf_addstr(sb, c->num != 0 ? "1.0" : "0.0");
+		else
+			dbuf_addstr(sb, c->num != 0 ? "True" : "False");
 		break;
 	case XL_STR:
 	case XL_DATE:
@@ -735,8 +738,8 @@ xl_col_kind(const struct xl_row *rows, size_t first, size_t n, size_t col,
 		return XL_STR;
 	if (kind == XL_INT && gap)
 		return XL_FLOAT;
-	if (kind == XL_BOOL && gap)
-		return XL_STR;
+	if (kind == XL_BOOL && gap)	/* pandas: bools and NaN, floats */
+		return XL_FLOAT;
 	return kind;
 }
 
