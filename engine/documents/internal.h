@@ -149,6 +149,21 @@ void	doc_tidy(char *s);
 xmlDocPtr doc_xml_parse(const char *data, size_t len, const char *what,
 	    char *err, size_t errsz);
 
+/* The text of RTF (rtf.c): groups and control words dropped, \\par as a
+ * new line, \\'hh in the \\ansicpg code page, \\uN; an Outlook body
+ * encapsulating HTML (\\fromhtml) without its \\htmlrtf parts. Appended
+ * to sb, at most max bytes. 0, or a DOC_E* code with err. */
+int	doc_rtf_text(const char *rtf, size_t len, size_t max, struct dbuf *sb,
+	    char *err, size_t errsz);
+
+/* The text of an Outlook body's compressed RTF (PidTagRtfCompressed: a
+ * 16-byte header, then LZFu, unpacked by libpst's pst_lzfu_decompress; or
+ * MELA, stored), its raw size within lim. Nothing when it is neither. 0,
+ * or a DOC_E* code with err. */
+int	doc_rtf_compressed_text(const char *data, size_t n,
+	    const struct doc_limits *lim, struct dbuf *sb, char *err,
+	    size_t errsz);
+
 /* The text of a WordprocessingML document.xml: 0 with *out malloc'd, or
  * a DOC_E* code with err. */
 int	doc_docx_xml_text(const char *xml, size_t len, char *err, size_t errsz,
