@@ -56,6 +56,8 @@ PKGS="$PKGS python3-reportlab python3-docx python3-openpyxl poppler-utils"
 # Outlook msg (libgsf's OLE reader), xls (libfreexl), eml (GMime), the
 # charset of text that is not UTF-8 (uchardet); xlwt makes the xls fixture.
 PKGS="$PKGS libgsf-1-dev libfreexl-dev libgmime-3.0-dev libuchardet-dev"
+# an Outlook message's compressed RTF body (LZFu): libpst's pst_lzfu_decompress
+PKGS="$PKGS libpst-dev"
 PKGS="$PKGS python3-xlwt"
 # Extra packages a caller asks for (FLOWCGI_EXTRA_PKGS="apache2 ...").
 PKGS="$PKGS ${FLOWCGI_EXTRA_PKGS:-}"

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include <libxml/tree.h>
+#include <libxml/xmlreader.h>
 
 #include "conf/dbuf.h"
 #include "engine/documents/documents.h"
@@ -42,6 +43,8 @@ int	doc_html_text(const char *data, size_t len, int body_only, char *err,
 
 /* ====== Zips: the entries a reader wants, unpacked in one pass ====== */
 
+struct archive;
+
 struct doc_zip_ent {
 	char	*name;
 	char	*data;	/* NUL-terminated, len bytes */
@@ -64,6 +67,29 @@ int	doc_zip_read(const char *data, size_t len,
 const struct doc_zip_ent *doc_zip_find(const struct doc_zip *z,
 	    const char *name);
 void	doc_zip_free(struct doc_zip *z);
+
+/* One zip entry read as it unpacks, by libxml2's streaming reader
+ * (xmlTextReader: no tree of the whole entry), within lim->max_unpacked
+ * and lim->max_ratio times the file's size. */
+struct doc_zip_xml {
+	xmlTextReaderPtr	 reader;
+	struct archive		*a;
+	const char		*name;
+	size_t			 max, used;
+	int			 toobig, damaged;
+};
+
+/* Opens entry name (what names the format in errors) with zx->reader
+ * before its first node. 0, or a DOC_E* code with err (an absent entry:
+ * DOC_EDAMAGED, "has no <name>"); doc_zip_xml_close either way. */
+int	doc_zip_xml_open(const char *data, size_t len,
+	    const struct doc_limits *lim, const char *what, const char *name,
+	    struct doc_zip_xml *zx, char *err, size_t errsz);
+/* The error after xmlTextReaderRead failed: the limit, the unpacking, or
+ * not well-formed XML. A DOC_E* code with err. */
+int	doc_zip_xml_error(const struct doc_zip_xml *zx, char *err,
+	    size_t errsz);
+void	doc_zip_xml_close(struct doc_zip_xml *zx);
 
 /* The zip path of a relationship's target: absolute ("/ppt/x.xml") or
  * relative to the folder of part from ("ppt/slides/slide1.xml"), with ".."
@@ -122,6 +148,21 @@ void	doc_tidy(char *s);
  * with err (naming what) when it is not well-formed. Caller xmlFreeDoc's. */
 xmlDocPtr doc_xml_parse(const char *data, size_t len, const char *what,
 	    char *err, size_t errsz);
+
+/* The text of RTF (rtf.c): groups and control words dropped, \\par as a
+ * new line, \\'hh in the \\ansicpg code page, \\uN; an Outlook body
+ * encapsulating HTML (\\fromhtml) without its \\htmlrtf parts. Appended
+ * to sb, at most max bytes. 0, or a DOC_E* code with err. */
+int	doc_rtf_text(const char *rtf, size_t len, size_t max, struct dbuf *sb,
+	    char *err, size_t errsz);
+
+/* The text of an Outlook body's compressed RTF (PidTagRtfCompressed: a
+ * 16-byte header, then LZFu, unpacked by libpst's pst_lzfu_decompress; or
+ * MELA, stored), its raw size within lim. Nothing when it is neither. 0,
+ * or a DOC_E* code with err. */
+int	doc_rtf_compressed_text(const char *data, size_t n,
+	    const struct doc_limits *lim, struct dbuf *sb, char *err,
+	    size_t errsz);
 
 /* The text of a WordprocessingML document.xml: 0 with *out malloc'd, or
  * a DOC_E* code with err. */

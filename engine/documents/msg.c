@@ -5,12 +5,16 @@
  * Cc, then the plain-text body, then a line naming each attachment
  * (__attach_version1.0_#N's long or short file name). Unicode properties
  * (type 001F) are UTF-16LE; 8-bit ones (001E) are taken as UTF-8 when
- * they are, else as Windows-1252. The RTF and HTML bodies, dates and the
- * attachments' contents are not read.
+ * they are, else as Windows-1252. Without a plain body, the HTML one
+ * (PidTagHtml) read as html is, else the compressed RTF one
+ * (PidTagRtfCompressed: LZFu unpacked by libpst, its text by rtf.c). The
+ * submit time as a Date line. Attachments' contents are not read.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
 
 #include <gsf/gsf-infile-msole.h>
 #include <gsf/gsf-infile.h>
@@ -99,6 +103,113 @@ msg_prop(GsfInfile *in, const char *tag, struct dbuf *sb, size_t max)
 	return 0;
 }
 
+/* The bytes of binary property tag (type 0102) of storage in, at most max:
+ * g_malloc'd copy in *out, or NULL when it is not there. */
+static guint8 *
+msg_bin(GsfInfile *in, const char *tag, size_t max, size_t *outlen)
+{
+	char		 name[64];
+	GsfInput	*s;
+	gsf_off_t	 n;
+	guint8		*p = NULL;
+
+	*outlen = 0;
+	snprintf(name, sizeof(name), "__substg1.0_%s0102", tag);
+	if ((s = gsf_infile_child_by_name(in, name)) == NULL)
+		return NULL;
+	n = gsf_input_size(s);
+	if (n > 0 && (size_t)n <= max && (p = g_try_malloc((gsize)n)) !=
+	    NULL && gsf_input_read(s, (size_t)n, p) == NULL) {
+		g_free(p);
+		p = NULL;
+	}
+	if (p != NULL)
+		*outlen = (size_t)n;
+	g_object_unref(s);
+	return p;
+}
+
+/* "Date: ..." from the message's submit (or delivery) time, a PT_SYSTIME
+ * in the fixed-size property stream (32-byte header, 16-byte entries). */
+static void
+msg_date(GsfInfile *in, struct dbuf *sb)
+{
+	static const char *const wd[] = { "Sun", "Mon", "Tue", "Wed", "Thu",
+		"Fri", "Sat" };
+	static const char *const mon[] = { "Jan", "Feb", "Mar", "Apr", "May",
+		"Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	static const guint32 tags[] = { 0x00390040, 0x0e060040 };
+	GsfInput	*s;
+	const guint8	*p;
+	gsf_off_t	 n;
+	size_t		 off, t;
+	guint64		 ft = 0;
+	guint32		 tag;
+	time_t		 secs;
+	struct tm	 tm;
+
+	if ((s = gsf_infile_child_by_name(in, "__properties_version1.0")) ==
+	    NULL)
+		return;
+	n = gsf_input_size(s);
+	if (n > 32 && n <= (1 << 20) && (p = gsf_input_read(s, (size_t)n,
+	    NULL)) != NULL)
+		for (t = 0; t < 2 && ft == 0; t++)
+			for (off = 32; off + 16 <= (size_t)n; off += 16) {
+				tag = GSF_LE_GET_GUINT32(p + off);
+				if (tag == tags[t]) {
+					ft = GSF_LE_GET_GUINT64(p + off + 8);
+					break;
+				}
+			}
+	g_object_unref(s);
+	/* 100 ns since 1601-01-01; 11644473600 s to 1970 */
+	if (ft / 10000000ULL < 11644473600ULL || ft / 10000000ULL >
+	    11644473600ULL + 253402300799ULL)
+		return;
+	secs = (time_t)(ft / 10000000ULL - 11644473600ULL);
+	if (gmtime_r(&secs, &tm) == NULL)
+		return;
+	dbuf_addf(sb, "Date: %s, %02d %s %04d %02d:%02d:%02d +0000\n",
+	    wd[tm.tm_wday % 7], tm.tm_mday, mon[tm.tm_mon % 12],
+	    tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* The body when there is no plain one: PidTagHtml (binary or string) read
+ * as html is, else PidTagRtfCompressed (LZFu, MS-OXRTFCP) unpacked by
+ * libpst and its text taken (rtf.c). 0, or a DOC_E* code with err. */
+static int
+msg_alt_body(GsfInfile *in, const struct doc_limits *lim, struct dbuf *sb,
+    char *err, size_t errsz)
+{
+	struct dbuf	 h = { 0 };
+	guint8		*bin;
+	char		*text = NULL;
+	size_t		 n;
+	int		 rc = 0;
+
+	if ((bin = msg_bin(in, "1013", lim->max_unpacked, &n)) == NULL &&
+	    msg_prop(in, "1013", &h, lim->max_unpacked) && h.len > 0) {
+		bin = g_memdup2(h.p, h.len);
+		n = h.len;
+	}
+	dbuf_free(&h);
+	if (bin != NULL) {
+		rc = doc_html_text((const char *)bin, n, 1, err, errsz, &text);
+		g_free(bin);
+		if (rc == 0)
+			dbuf_addstr(sb, text);
+		free(text);
+		return rc;
+	}
+	if ((bin = msg_bin(in, "1009", lim->max_unpacked, &n)) == NULL)
+		return 0;
+	rc = doc_rtf_compressed_text((const char *)bin, n, lim, sb, err,
+	    errsz);
+	g_free(bin);
+	return rc;
+}
+
 /* "Name: value\n" for a property that is there. */
 static void
 msg_header(GsfInfile *in, const char *name, const char *tag,
@@ -161,8 +272,17 @@ doc_read_msg(const char *data, size_t len, const struct doc_limits *lim,
 	}
 	msg_header(ole, "To", "0E04", &sb, lim->max_unpacked);
 	msg_header(ole, "Cc", "0E03", &sb, lim->max_unpacked);
+	msg_date(ole, &sb);
 	dbuf_addstr(&sb, "\n");
-	msg_prop(ole, "1000", &sb, lim->max_unpacked);
+	{
+		size_t before = sb.len;
+
+		msg_prop(ole, "1000", &sb, lim->max_unpacked);
+		if (sb.len == before && (rc = msg_alt_body(ole, lim, &sb, err,
+		    errsz)) != 0)
+			goto out;
+		rc = DOC_EDAMAGED;
+	}
 	dbuf_addstr(&sb, "\n\n");
 	n = gsf_infile_num_children(ole);
 	for (i = 0; i < n; i++) {

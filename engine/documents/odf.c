@@ -2,11 +2,12 @@
  * odf.c — OpenDocument's odt, ods and odp (content.xml, unpacked by
  * libarchive, parsed by libxml2). A text's paragraphs and headings one per
  * line, lists flattened, tables as Markdown tables; a spreadsheet's every
- * table a Markdown table (the first row its header; trailing empty rows
- * and columns dropped), one part per sheet; a presentation's pages one
+ * table a Markdown table as pandas reads it (xlsx.c's writer, cells typed
+ * by office:value-type), one part per sheet; a presentation's pages one
  * part per slide, its notes after it. Spaces (text:s), tabs and line
  * breaks as written; annotations, shapes' names and styles dropped.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,364 @@ odf_table(const xmlNode *t, struct dbuf *sb, const struct doc_limits *lim)
 	return rc;
 }
 
+/* ====== A spreadsheet's table as pandas reads it ======
+ *
+ * Dify's xlsx and xls go through pandas (xlsx.c); pandas reads an ods
+ * with odfpy, and its reader (pandas/io/excel/_odfreader.py) types each
+ * cell by office:value-type: float (an integral value as an int),
+ * percentage and currency (floats), boolean (True when the cell shows
+ * TRUE), date (a Timestamp), time (a time of day), string (the text of
+ * its paragraphs run together, text:s as spaces, annotations left out);
+ * "#N/A" and no type at all are missing. Trailing empty cells and rows go,
+ * a value repeated (number-columns-repeated, number-rows-repeated) is
+ * there as many times. The rows then follow xlsx's rules: xl_sheet_md. */
+
+#define ODF_OFFICE_NS	"urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+#define ODF_MAX_ROWS	1048576
+
+struct odf_sheet {
+	struct xl_row	*rows;
+	size_t		 n, cap;
+	unsigned long	 pos;		/* rows of pandas' table so far */
+	size_t		 cells, max_cells;
+	size_t		 bytes, max_bytes;
+	size_t		 width;
+};
+
+static void
+odf_cell_string(const xmlNode *n, struct dbuf *sb, int depth)
+{
+	const char	*t;
+	size_t		 l;
+	long		 k;
+
+	for (; n != NULL && depth < ODF_MAX_DEPTH; n = n->next) {
+		if (n->type == XML_TEXT_NODE && n->content != NULL) {
+			/* str(fragment).strip("\n") */
+			t = (const char *)n->content;
+			l = strlen(t);
+			while (l > 0 && t[l - 1] == '\n')
+				l--;
+			while (l > 0 && *t == '\n') {
+				t++;
+				l--;
+			}
+			dbuf_add(sb, t, l);
+		} else if (n->type != XML_ELEMENT_NODE)
+			continue;
+		else if (doc_name_is(n, "s"))
+			for (k = odf_count(n, "c", 1024); k > 0; k--)
+				dbuf_addstr(sb, " ");
+		else if (doc_name_is(n, "annotation"))
+			continue;
+		else
+			odf_cell_string(n->children, sb, depth + 1);
+	}
+}
+
+static char *
+odf_office_attr(const xmlNode *n, const char *name)
+{
+	xmlChar	*v = xmlGetNsProp(n, (const xmlChar *)name,
+		    (const xmlChar *)ODF_OFFICE_NS);
+	char	*s = v != NULL ? strdup((const char *)v) : NULL;
+
+	xmlFree(v);
+	return s;
+}
+
+/* office:date-value "2024-01-05" or "2024-01-05T13:30:00.5" as pandas'
+ * str(Timestamp), or NULL. */
+static char *
+odf_date(const char *v)
+{
+	int	 y, mo, d, h = 0, mi = 0, n = 0;
+	double	 sec = 0;
+	long	 us;
+	char	 buf[64];
+
+	if (v == NULL || sscanf(v, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3)
+		return NULL;
+	if (v[n] == 'T' && sscanf(v + n + 1, "%2d:%2d:%lf", &h, &mi, &sec) !=
+	    3)
+		return NULL;
+	if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 ||
+	    h > 23 || mi < 0 || mi > 59 || !(sec >= 0 && sec < 60))
+		return NULL;
+	us = lround((sec - floor(sec)) * 1e6);
+	if (us >= 1000000)
+		us = 999999;
+	if (us != 0)
+		snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d.%06ld",
+		    y, mo, d, h, mi, (int)sec, us);
+	else
+		snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d", y,
+		    mo, d, h, mi, (int)sec);
+	return strdup(buf);
+}
+
+/* office:time-value "PT13H30M00S" as str(time), or NULL. */
+static char *
+odf_time(const char *v)
+{
+	double	 h = 0, m = 0, s = 0, x;
+	long	 secs, us;
+	char	 buf[64], *end;
+
+	if (v == NULL || strncmp(v, "PT", 2) != 0)
+		return NULL;
+	for (v += 2; *v != '\0'; v = end + 1) {
+		x = strtod(v, &end);
+		if (end == v || *end == '\0')
+			return NULL;
+		if (*end == 'H')
+			h = x;
+		else if (*end == 'M')
+			m = x;
+		else if (*end == 'S')
+			s = x;
+		else
+			return NULL;
+	}
+	x = h * 3600 + m * 60 + s;
+	if (!(x >= 0 && x < 86400))
+		return NULL;
+	secs = (long)floor(x);
+	us = lround((x - (double)secs) * 1e6);
+	if (us >= 1000000)
+		us = 999999;
+	if (us != 0)
+		snprintf(buf, sizeof(buf), "%02ld:%02ld:%02ld.%06ld", secs / 3600,
+		    secs / 60 % 60, secs % 60, us);
+	else
+		snprintf(buf, sizeof(buf), "%02ld:%02ld:%02ld", secs / 3600,
+		    secs / 60 % 60, secs % 60);
+	return strdup(buf);
+}
+
+/* One table:table-cell as pandas types it. */
+static int
+odf_sheet_value(const xmlNode *c, struct xl_cell *o)
+{
+	struct dbuf	 sb = { 0 };
+	char		*type = odf_office_attr(c, "value-type"), *text, *v;
+	char		*end;
+	int		 rc = 0;
+
+	memset(o, 0, sizeof(*o));
+	odf_cell_string(c->children, &sb, 0);
+	if ((text = dbuf_take(&sb, NULL)) == NULL)
+		text = strdup("");
+	dbuf_free(&sb);
+	if (text == NULL) {
+		free(type);
+		return DOC_ENOMEM;
+	}
+	if (strcmp(text, "#N/A") == 0)
+		goto out;
+	if (type == NULL) {
+		/* pandas: missing; a cell that shows text without a type
+		 * (no office suite writes one) is read as its string */
+		if (text[0] != '\0' && !xl_na(text)) {
+			o->kind = XL_STR;
+			o->str = text;
+			text = NULL;
+		}
+	} else if (strcmp(type, "float") == 0 || strcmp(type, "percentage") ==
+	    0 || strcmp(type, "currency") == 0) {
+		v = odf_office_attr(c, "value");
+		o->num = v != NULL ? strtod(v, &end) : 0;
+		if (v != NULL && end != v && isfinite(o->num)) {
+			o->kind = XL_FLOAT;
+			if (strcmp(type, "float") == 0 && o->num ==
+			    floor(o->num) && fabs(o->num) < 9007199254740992.0)
+				o->kind = XL_INT;
+		}
+		free(v);
+	} else if (strcmp(type, "boolean") == 0) {
+		o->kind = XL_BOOL;
+		o->num = strcmp(text, "TRUE") == 0;
+	} else if (strcmp(type, "date") == 0) {
+		v = odf_office_attr(c, "date-value");
+		if ((o->str = odf_date(v)) != NULL)
+			o->kind = XL_DATE;
+		free(v);
+	} else if (strcmp(type, "time") == 0) {
+		v = odf_office_attr(c, "time-value");
+		if ((o->str = odf_time(v)) != NULL)
+			o->kind = XL_STR;
+		free(v);
+	} else if (strcmp(type, "string") == 0 && !xl_na(text)) {
+		o->kind = XL_STR;
+		o->str = text;
+		text = NULL;
+	}
+out:
+	free(text);
+	free(type);
+	return rc;
+}
+
+/* A copy of a cell counted against the sheet's bytes (a long text
+ * repeated over thousands of columns or rows is a bomb). */
+static int
+odf_sheet_copy(struct odf_sheet *sh, const struct xl_cell *from,
+    struct xl_cell *to)
+{
+	*to = *from;
+	to->str = NULL;
+	if (from->str == NULL)
+		return 0;
+	if ((sh->bytes += strlen(from->str) + 1) > sh->max_bytes)
+		return ODF_EBYTES;
+	if ((to->str = strdup(from->str)) == NULL)
+		return DOC_ENOMEM;
+	return 0;
+}
+
+static int
+odf_sheet_row(const xmlNode *r, struct odf_sheet *sh)
+{
+	const xmlNode	*c;
+	struct xl_row	 row = { 0 }, *nr;
+	struct xl_cell	 v, *cp;
+	size_t		 col = 0, rcap = 0, k, rep, rrep, need;
+	int		 rc = 0;
+
+	for (c = r->children; c != NULL && col < 16384; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE ||
+		    (!doc_name_is(c, "table-cell") &&
+		    !doc_name_is(c, "covered-table-cell")))
+			continue;
+		rep = (size_t)odf_count(c, "number-columns-repeated", 16384);
+		memset(&v, 0, sizeof(v));
+		if (doc_name_is(c, "table-cell") && (rc = odf_sheet_value(c,
+		    &v)) != 0)
+			goto out;
+		if (v.kind == XL_NONE) {
+			col += rep;
+			continue;
+		}
+		if (rep > 16384 - col)
+			rep = 16384 - col;
+		if ((sh->cells += rep) > sh->max_cells) {
+			free(v.str);
+			rc = DOC_ELIMIT;
+			goto out;
+		}
+		if ((need = col + rep) > rcap) {
+			size_t ncap = need > rcap * 2 ? need : rcap * 2;
+
+			if ((cp = realloc(row.cells, ncap * sizeof(*cp))) ==
+			    NULL) {
+				free(v.str);
+				rc = DOC_ENOMEM;
+				goto out;
+			}
+			memset(cp + rcap, 0, (ncap - rcap) * sizeof(*cp));
+			row.cells = cp;
+			rcap = ncap;
+		}
+		for (k = 0; k < rep && rc == 0; k++)
+			rc = odf_sheet_copy(sh, &v, &row.cells[col + k]);
+		free(v.str);
+		if (rc != 0)
+			goto out;
+		col += rep;
+		row.n = col;
+	}
+	rrep = (size_t)odf_count(r, "number-rows-repeated", ODF_MAX_ROWS);
+	if (row.n == 0) {	/* blank: a gap in pandas' table, never shown */
+		sh->pos += rrep;
+		goto out;
+	}
+	for (k = 0; k < rrep; k++) {
+		if (k > 0 && (sh->cells += row.n) > sh->max_cells) {
+			rc = DOC_ELIMIT;
+			goto out;
+		}
+		if (sh->n == sh->cap) {
+			sh->cap = sh->cap ? sh->cap * 2 : 32;
+			if ((nr = realloc(sh->rows, sh->cap * sizeof(*nr))) ==
+			    NULL) {
+				rc = DOC_ENOMEM;
+				goto out;
+			}
+			sh->rows = nr;
+		}
+		if (k + 1 == rrep) {
+			sh->rows[sh->n] = row;
+			memset(&row, 0, sizeof(row));
+			rcap = 0;
+		} else {
+			size_t j;
+
+			nr = &sh->rows[sh->n];
+			nr->n = row.n;
+			if ((nr->cells = calloc(row.n, sizeof(*cp))) == NULL) {
+				rc = DOC_ENOMEM;
+				goto out;
+			}
+			for (j = 0; j < row.n && rc == 0; j++)
+				rc = odf_sheet_copy(sh, &row.cells[j],
+				    &nr->cells[j]);
+			if (rc != 0) {
+				nr->n = j;
+				sh->rows[sh->n].num = ++sh->pos;
+				sh->n++;
+				goto out;
+			}
+		}
+		sh->rows[sh->n].num = ++sh->pos;
+		if (sh->rows[sh->n].n > sh->width)
+			sh->width = sh->rows[sh->n].n;
+		sh->n++;
+	}
+out:
+	for (k = 0; k < rcap; k++)
+		free(row.cells[k].str);
+	free(row.cells);
+	return rc;
+}
+
+static int
+odf_sheet_rows(const xmlNode *n, struct odf_sheet *sh, int depth)
+{
+	int rc;
+
+	for (; n != NULL && depth < ODF_MAX_DEPTH; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (doc_name_is(n, "table-row")) {
+			if ((rc = odf_sheet_row(n, sh)) != 0)
+				return rc;
+		} else if (doc_name_is(n, "table-header-rows") ||
+		    doc_name_is(n, "table-rows") ||
+		    doc_name_is(n, "table-row-group")) {
+			if ((rc = odf_sheet_rows(n->children, sh, depth + 1)) !=
+			    0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* A spreadsheet's table as xlsx.c writes a sheet, into sb. */
+static int
+odf_sheet(const xmlNode *t, struct dbuf *sb, const struct doc_limits *lim)
+{
+	struct odf_sheet	sh = { 0 };
+	int			rc;
+
+	sh.max_cells = lim->max_cells;
+	sh.max_bytes = lim->max_unpacked;
+	if ((rc = odf_sheet_rows(t->children, &sh, 0)) == 0 &&
+	    xl_sheet_md(sh.rows, sh.n, sh.width, sb) != 0)
+		rc = DOC_ENOMEM;
+	xl_rows_free(sh.rows, sh.n);
+	return rc;
+}
+
 /* Block content: paragraphs and headings a line each, lists, sections,
  * frames and text boxes looked into, tables as Markdown. */
 static int
@@ -391,11 +750,17 @@ doc_read_odf(const char *data, size_t len, const struct doc_limits *lim,
 			continue;
 		if (doc_name_is(kind, "spreadsheet") && doc_name_is(n,
 		    "table")) {
-			if ((rc = odf_table(n, &one, lim)) != 0)
+			struct dbuf	 u = { 0 };
+			char		*clean = NULL;
+
+			if ((rc = odf_sheet(n, &one, lim)) != 0)
 				goto fail;
-			dbuf_addstr(&one, "\n");
-			rc = odf_emit(&one, d, "sheet", &all, "\n\n", err,
-			    errsz);
+			doc_add_utf8(&u, one.p ? one.p : "", one.len);
+			dbuf_free(&one);
+			if ((rc = doc_take(&u, err, errsz, &clean)) == 0)
+				rc = doc_add_part(d, "sheet", clean, &all,
+				    "\n\n", err, errsz);
+			free(clean);
 		} else if (doc_name_is(kind, "presentation") && doc_name_is(n,
 		    "page")) {
 			/* the notes after the slide's own shapes */

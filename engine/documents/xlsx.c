@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/tree.h>
 
@@ -296,31 +297,88 @@ out:
 	return doc;
 }
 
+/* Streams the next element of zx at depth depth named name (any
+ * namespace) and expands it: 1 with *out the subtree (valid until the next
+ * read), 0 at the end, or a DOC_E* code with err. */
 static int
-xl_strings(xmlDocPtr doc, struct xl_book *b, size_t max)
+xl_next(struct doc_zip_xml *zx, int depth, const char *parent,
+    const char *name, int *inside, xmlNodePtr *out, char *err, size_t errsz)
 {
-	const xmlNode	*n;
-	size_t		 cap = 0;
-	char		**p;
+	xmlTextReaderPtr	 r = zx->reader;
+	const char		*ln;
+	int			 st, dp;
 
-	for (n = xmlDocGetRootElement(doc)->children; n != NULL; n = n->next) {
-		if (n->type != XML_ELEMENT_NODE || !doc_name_is(n, "si"))
+	for (;;) {
+		if ((st = xmlTextReaderRead(r)) == 0)
+			return 0;
+		if (st < 0)
+			return doc_zip_xml_error(zx, err, errsz);
+		if (xmlTextReaderNodeType(r) != XML_READER_TYPE_ELEMENT)
 			continue;
-		if (b->nstrings >= max)
+		dp = xmlTextReaderDepth(r);
+		ln = (const char *)xmlTextReaderConstLocalName(r);
+		if (ln == NULL)
+			continue;
+		if (parent != NULL && dp == depth - 1)
+			*inside = strcasecmp(ln, parent) == 0;
+		if (dp != depth || (parent != NULL && !*inside) ||
+		    strcasecmp(ln, name) != 0)
+			continue;
+		if ((*out = xmlTextReaderExpand(r)) == NULL)
+			return doc_zip_xml_error(zx, err, errsz);
+		return 1;
+	}
+}
+
+/* The shared strings, streamed: <sst><si>...</si>... */
+/* An optional zip entry opened for streaming: 0 with zx->reader NULL
+ * when the entry is absent, or a DOC_E* code with err. */
+static int
+xl_stream(const char *data, size_t len, const struct doc_limits *lim,
+    const char *name, struct doc_zip_xml *zx, char *err, size_t errsz)
+{
+	int rc = doc_zip_xml_open(data, len, lim, "xlsx", name, zx, err,
+	    errsz);
+
+	if (rc == DOC_EDAMAGED && strstr(err, "has no ") != NULL) {
+		err[0] = '\0';
+		return 0;
+	}
+	return rc;
+}
+
+static int
+xl_strings(struct doc_zip_xml *zx, struct xl_book *b, size_t max, char *err,
+    size_t errsz)
+{
+	xmlNodePtr	  n;
+	size_t		  cap = 0;
+	char		**p;
+	int		  rc, inside = 1;
+
+	while ((rc = xl_next(zx, 1, NULL, "si", &inside, &n, err, errsz)) ==
+	    1) {
+		if (b->nstrings >= max) {
+			snprintf(err, errsz, "the workbook has more than %zu "
+			    "shared strings (documents.max_cells)", max);
 			return DOC_ELIMIT;
+		}
 		if (b->nstrings == cap) {
 			cap = cap ? cap * 2 : 64;
 			if ((p = realloc(b->strings, cap * sizeof(*p))) ==
 			    NULL)
-				return DOC_ENOMEM;
+				goto nomem;
 			b->strings = p;
 		}
 		if ((b->strings[b->nstrings] = xl_node_text(n->children)) ==
 		    NULL)
-			return DOC_ENOMEM;
+			goto nomem;
 		b->nstrings++;
 	}
-	return 0;
+	return rc;
+nomem:
+	snprintf(err, errsz, "out of memory");
+	return DOC_ENOMEM;
 }
 
 static int
@@ -492,24 +550,24 @@ out:
 /* The sheet's non-blank rows with their numbers, each as wide as its
  * last value. */
 static int
-xl_sheet_rows(xmlDocPtr doc, const struct xl_book *b, size_t max_cells,
-    struct xl_row **out, size_t *nout, size_t *width, char *err,
-    size_t errsz)
+xl_sheet_rows(struct doc_zip_xml *zx, const struct xl_book *b,
+    size_t max_cells, struct xl_row **out, size_t *nout, size_t *width,
+    char *err, size_t errsz)
 {
-	const xmlNode	*data = xl_child(xmlDocGetRootElement(doc),
-			    "sheetData"), *r, *c;
+	xmlNodePtr	 r;
+	const xmlNode	*c;
 	struct xl_row	*rows = NULL, *p, row;
 	struct xl_cell	 cell, *cp;
 	size_t		 n = 0, cap = 0, cells = 0, rcap;
 	unsigned long	 lastnum = 0;
 	char		*ref;
 	long		 col, next;
-	int		 rc = 0;
+	int		 rc = 0, st, inside = 0;
 
 	*width = 0;
-	for (r = data ? data->children : NULL; r != NULL; r = r->next) {
-		if (r->type != XML_ELEMENT_NODE || !doc_name_is(r, "row"))
-			continue;
+	memset(&row, 0, sizeof(row));
+	while ((st = xl_next(zx, 2, "sheetData", "row", &inside, &r, err,
+	    errsz)) == 1) {
 		memset(&row, 0, sizeof(row));
 		rcap = 0;
 		next = 0;
@@ -573,8 +631,13 @@ xl_sheet_rows(xmlDocPtr doc, const struct xl_book *b, size_t max_cells,
 			rows = p;
 		}
 		rows[n++] = row;
-		if (row.n > *width)
-			*width = row.n;
+		memset(&row, 0, sizeof(row));
+		if (rows[n - 1].n > *width)
+			*width = rows[n - 1].n;
+	}
+	if (st < 0) {
+		xl_rows_free(rows, n);
+		return st;
 	}
 	*out = rows;
 	*nout = n;
@@ -632,7 +695,10 @@ xl_add_value(struct dbuf *sb, const struct xl_cell *c, enum xl_kind colkind)
 		py_float(sb, c->num);
 		break;
 	case XL_BOOL:
-		dbuf_addstr(sb, c->num != 0 ? "True" : "False");
+		if (colkind == XL_FLOAT)
+			dbuf_addstr(sb, c->num != 0 ? "1.0" : "0.0");
+		else
+			dbuf_addstr(sb, c->num != 0 ? "True" : "False");
 		break;
 	case XL_STR:
 	case XL_DATE:
@@ -672,8 +738,8 @@ xl_col_kind(const struct xl_row *rows, size_t first, size_t n, size_t col,
 		return XL_STR;
 	if (kind == XL_INT && gap)
 		return XL_FLOAT;
-	if (kind == XL_BOOL && gap)
-		return XL_STR;
+	if (kind == XL_BOOL && gap)	/* pandas: bools and NaN, floats */
+		return XL_FLOAT;
 	return kind;
 }
 
@@ -766,7 +832,8 @@ doc_read_xlsx(const char *data, size_t len, const struct doc_limits *lim,
     struct doc *d, char *err, size_t errsz)
 {
 	struct xl_book	 b = { 0 };
-	xmlDocPtr	 wb = NULL, rels = NULL, part = NULL, sheet = NULL;
+	xmlDocPtr	 wb = NULL, rels = NULL, part = NULL;
+	struct doc_zip_xml zx = { 0 };
 	const xmlNode	*sheets, *s, *r, *pr;
 	struct xl_row	*rows = NULL;
 	struct dbuf	 all, one = { 0 };
@@ -781,17 +848,13 @@ doc_read_xlsx(const char *data, size_t len, const struct doc_limits *lim,
 	if ((rels = xl_part(data, len, lim, "xl/_rels/workbook.xml.rels", 0,
 	    err, errsz, &rc)) == NULL)
 		goto out;
-	if ((part = xl_part(data, len, lim, "xl/sharedStrings.xml", 1, err,
-	    errsz, &rc)) == NULL && rc != 0)
+	if ((rc = xl_stream(data, len, lim, "xl/sharedStrings.xml", &zx, err,
+	    errsz)) != 0)
 		goto out;
-	if (part != NULL && (rc = xl_strings(part, &b, lim->max_cells)) != 0) {
-		snprintf(err, errsz, rc == DOC_ELIMIT ? "the workbook has more "
-		    "than %zu shared strings (documents.max_cells)" :
-		    "out of memory", lim->max_cells);
+	if (zx.reader != NULL && (rc = xl_strings(&zx, &b, lim->max_cells,
+	    err, errsz)) != 0)
 		goto out;
-	}
-	if (part != NULL)
-		xmlFreeDoc(part);
+	doc_zip_xml_close(&zx);
 	if ((part = xl_part(data, len, lim, "xl/styles.xml", 1, err, errsz,
 	    &rc)) == NULL && rc != 0)
 		goto out;
@@ -843,17 +906,15 @@ doc_read_xlsx(const char *data, size_t len, const struct doc_limits *lim,
 		else
 			snprintf(path, sizeof(path), "xl/%s", target);
 		free(target);
-		if ((sheet = xl_part(data, len, lim, path, 1, err, errsz,
-		    &rc)) == NULL) {
-			if (rc != 0)
-				goto out;
+		if ((rc = xl_stream(data, len, lim, path, &zx, err, errsz)) !=
+		    0)
+			goto out;
+		if (zx.reader == NULL)
 			continue;
-		}
-		if ((rc = xl_sheet_rows(sheet, &b, lim->max_cells, &rows,
+		if ((rc = xl_sheet_rows(&zx, &b, lim->max_cells, &rows,
 		    &nrows, &width, err, errsz)) != 0)
 			goto out;
-		xmlFreeDoc(sheet);
-		sheet = NULL;
+		doc_zip_xml_close(&zx);
 		if (xl_sheet_md(rows, nrows, width, &one) != 0) {
 			rc = DOC_ENOMEM;
 			snprintf(err, errsz, "out of memory");
@@ -893,8 +954,7 @@ out:
 	xl_rows_free(rows, nrows);
 	free(rid);
 	xl_book_free(&b);
-	if (sheet != NULL)
-		xmlFreeDoc(sheet);
+	doc_zip_xml_close(&zx);
 	if (part != NULL)
 		xmlFreeDoc(part);
 	if (rels != NULL)

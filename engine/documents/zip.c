@@ -186,3 +186,124 @@ doc_zip_resolve(const char *from, const char *target, char *out,
 	}
 	return n > 0 ? 0 : -1;
 }
+
+/* ====== One entry streamed into libxml2's reader ====== */
+
+static int
+zip_xml_read(void *ctx, char *buf, int n)
+{
+	struct doc_zip_xml	*zx = ctx;
+	la_ssize_t		 r;
+
+	if (n <= 0)
+		return 0;
+	r = archive_read_data(zx->a, buf, (size_t)n);
+	if (r < 0) {
+		zx->damaged = 1;
+		return -1;
+	}
+	if ((size_t)r > zx->max - zx->used) {
+		zx->toobig = 1;
+		return -1;
+	}
+	zx->used += (size_t)r;
+	return (int)r;
+}
+
+static int
+zip_xml_close(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+int
+doc_zip_xml_open(const char *data, size_t len, const struct doc_limits *lim,
+    const char *what, const char *name, struct doc_zip_xml *zx, char *err,
+    size_t errsz)
+{
+	struct archive_entry	*ent;
+	int			 rc = DOC_EDAMAGED, entries = 0, st;
+
+	memset(zx, 0, sizeof(*zx));
+	zx->name = name;
+	zx->max = lim->max_unpacked;
+	if (lim->max_ratio > 0 && len < zx->max / lim->max_ratio)
+		zx->max = len * lim->max_ratio;
+	if ((zx->a = archive_read_new()) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return DOC_ENOMEM;
+	}
+	archive_read_support_format_zip(zx->a);
+	if (archive_read_open_memory(zx->a, data, len) != ARCHIVE_OK) {
+		snprintf(err, errsz, "the file is not a %s (zip) document: %s",
+		    what, archive_error_string(zx->a) ?
+		    archive_error_string(zx->a) : "unreadable");
+		goto out;
+	}
+	for (;;) {
+		st = archive_read_next_header(zx->a, &ent);
+		if (st == ARCHIVE_EOF || ++entries > ZIP_MAX_ENTRIES) {
+			snprintf(err, errsz, "the %s document has no %s", what,
+			    name);
+			goto out;
+		}
+		if (st != ARCHIVE_OK && st != ARCHIVE_WARN) {
+			snprintf(err, errsz, "the %s (zip) document is damaged:"
+			    " %s", what, archive_error_string(zx->a) ?
+			    archive_error_string(zx->a) : "unreadable");
+			goto out;
+		}
+		if (archive_entry_pathname(ent) != NULL &&
+		    strcmp(archive_entry_pathname(ent), name) == 0)
+			break;
+	}
+	if (archive_entry_size_is_set(ent) &&
+	    archive_entry_size(ent) > (la_int64_t)zx->max) {
+		zx->toobig = 1;
+		rc = doc_zip_xml_error(zx, err, errsz);
+		goto out;
+	}
+	xmlInitParser();
+	if ((zx->reader = xmlReaderForIO(zip_xml_read, zip_xml_close, zx,
+	    NULL, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
+	    XML_PARSE_NOWARNING)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		rc = DOC_ENOMEM;
+		goto out;
+	}
+	return 0;
+out:
+	doc_zip_xml_close(zx);
+	return rc;
+}
+
+int
+doc_zip_xml_error(const struct doc_zip_xml *zx, char *err, size_t errsz)
+{
+	if (zx->toobig) {
+		snprintf(err, errsz, "%s unpacks to more than %zu bytes "
+		    "(documents.max_unpacked, documents.max_ratio)", zx->name,
+		    zx->max);
+		return DOC_ELIMIT;
+	}
+	if (zx->damaged) {
+		snprintf(err, errsz, "cannot unpack %s: %s", zx->name,
+		    archive_error_string(zx->a) ?
+		    archive_error_string(zx->a) : "damaged");
+		return DOC_EDAMAGED;
+	}
+	snprintf(err, errsz, "%s is not well-formed XML", zx->name);
+	return DOC_EDAMAGED;
+}
+
+void
+doc_zip_xml_close(struct doc_zip_xml *zx)
+{
+	if (zx->reader != NULL)
+		xmlFreeTextReader(zx->reader);
+	if (zx->a != NULL)
+		archive_read_free(zx->a);
+	zx->reader = NULL;
+	zx->a = NULL;
+}

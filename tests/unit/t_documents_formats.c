@@ -17,6 +17,7 @@
 
 #include "tap.h"
 #include "t_documents_util.h"
+#include "../../engine/documents/internal.h"
 #include "conf/dbuf.h"
 
 static void
@@ -125,13 +126,29 @@ test_odf(void)
 	CHECK_STR(d.unit, "sheet");
 	CHECK_INT(d.nparts, 2);
 	if (d.nparts == 2) {
-		CHECK_STR(d.parts[0].text, "| Item | Cost |\n| --- | --- |\n"
-		    "| Paper | 3 |\n| 墨水 | 12 |");
-		CHECK_STR(d.parts[1].text, "");
+		CHECK_STR(d.parts[0].text, "| Item | Cost |\n| ---- | ---- |"
+		    "\n| Paper | 3 |\n| 墨水 | 12 |");
+		CHECK_STR(d.parts[1].text, "|  |\n|  |");
 	}
-	CHECK_STR(d.text, "| Item | Cost |\n| --- | --- |\n| Paper | 3 |\n"
-	    "| 墨水 | 12 |\n\n");
+	CHECK_STR(d.text, "| Item | Cost |\n| ---- | ---- |\n| Paper | 3 |"
+	    "\n| 墨水 | 12 |\n\n|  |\n|  |\n\n");
 	doc_release(&d);
+	/* typed cells as LibreOffice writes them: what pandas 1.5 (odfpy)
+	 * gives with Dify's code, typed.ods.txt (dify_excel.py) */
+	{
+		char	*want;
+		size_t	 wlen = 0;
+
+		want = slurp("typed.ods.txt", &wlen);
+		CHECK(want != NULL);
+		CHECK_INT(read_fixture("typed.ods", "ods", NULL, &d, err,
+		    sizeof(err)), 0);
+		CHECK_INT(d.nparts, 3);
+		if (want != NULL && d.text != NULL)
+			CHECK_STR(d.text, want);
+		doc_release(&d);
+		free(want);
+	}
 	CHECK_INT(read_fixture("talk.odp", "odp", NULL, &d, err,
 	    sizeof(err)), 0);
 	CHECK_STR(d.unit, "slide");
@@ -314,27 +331,84 @@ ole_put(GsfOutfile *dir, const char *name, const char *utf8)
 
 /* An Outlook message as Outlook stores it: properties as streams of an
  * OLE compound file, an attachment as a storage. */
+static void
+ole_bin(GsfOutfile *dir, const char *name, const void *p, size_t n)
+{
+	GsfOutput *o = gsf_outfile_new_child(dir, name, FALSE);
+
+	gsf_output_write(o, n, (const guint8 *)p);
+	gsf_output_close(o);
+	g_object_unref(o);
+}
+
+/* rtf as LZFu (MS-OXRTFCP) of literals only: a control byte 0 before
+ * every 8 bytes, the header's CRC left 0. */
+static size_t
+lzfu_literals(const char *rtf, unsigned char *out, size_t cap)
+{
+	size_t	n = strlen(rtf), o = 16, i;
+
+	for (i = 0; i < n && o + 9 < cap; i++) {
+		if (i % 8 == 0)
+			out[o++] = 0;
+		out[o++] = (unsigned char)rtf[i];
+	}
+	memset(out, 0, 16);
+	out[0] = (unsigned char)((o - 4) & 0xff);
+	out[1] = (unsigned char)((o - 4) >> 8);
+	out[4] = (unsigned char)(n & 0xff);
+	out[5] = (unsigned char)(n >> 8);
+	memcpy(out + 8, "LZFu", 4);
+	return o;
+}
+
+enum msg_body { MSG_PLAIN, MSG_HTML, MSG_RTF, MSG_NONE };
+
 static char *
-make_msg(size_t *len)
+make_msg_body(enum msg_body body, size_t *len)
 {
 	GsfOutput	*mem, *props;
 	GsfOutfile	*ole, *att;
 	char		*out;
+	unsigned char	 pv[48] = { 0 }, lz[4096];
+	/* 2024-01-05 12:00:00 UTC as a FILETIME */
+	guint64		 ft = (1704456000ULL + 11644473600ULL) * 10000000ULL;
+	int		 i;
 
 	gsf_init();
 	mem = gsf_output_memory_new();
 	ole = gsf_outfile_msole_new(mem);
 	props = gsf_outfile_new_child(ole, "__properties_version1.0", FALSE);
-	gsf_output_write(props, 32, (const guint8 *)
-	    "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+	/* a PidTagClientSubmitTime entry after the 32-byte header */
+	pv[32] = 0x40;
+	pv[35] = 0x00;
+	pv[34] = 0x39;
+	for (i = 0; i < 8; i++)
+		pv[40 + i] = (unsigned char)(ft >> (8 * i));
+	gsf_output_write(props, body == MSG_PLAIN ? 48 : 32, pv);
 	gsf_output_close(props);
 	g_object_unref(props);
 	ole_put(ole, "__substg1.0_0037001F", "预算 review");
 	ole_put(ole, "__substg1.0_0C1A001F", "Li Lei");
 	ole_put(ole, "__substg1.0_5D01001F", "lilei@example.com");
 	ole_put(ole, "__substg1.0_0E04001F", "Han Meimei");
-	ole_put(ole, "__substg1.0_1000001F", "Please review the budget.\r\n"
-	    "请审阅。");
+	if (body == MSG_PLAIN)
+		ole_put(ole, "__substg1.0_1000001F", "Please review the "
+		    "budget.\r\n请审阅。");
+	else if (body == MSG_HTML) {
+		const char *h = "<html><head><title>t</title><style>p{}"
+		    "</style></head><body><p>HTML <b>body</b></p><p>第二段"
+		    "</p></body></html>";
+
+		ole_bin(ole, "__substg1.0_10130102", h, strlen(h));
+	} else if (body == MSG_RTF) {
+		const char *r = "{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 "
+		    "Arial;}}{\\*\\generator x;}\\f0 Caf\\'e9 "
+		    "\\u20013?\\u25991?\\par Second\\tab line\\par}";
+
+		ole_bin(ole, "__substg1.0_10090102", lz,
+		    lzfu_literals(r, lz, sizeof(lz)));
+	}
 	att = GSF_OUTFILE(gsf_outfile_new_child(ole,
 	    "__attach_version1.0_#00000000", TRUE));
 	ole_put(att, "__substg1.0_3707001F", "budget.xlsx");
@@ -351,6 +425,12 @@ make_msg(size_t *len)
 	return out;
 }
 
+static char *
+make_msg(size_t *len)
+{
+	return make_msg_body(MSG_PLAIN, len);
+}
+
 static void
 test_msg(void)
 {
@@ -364,7 +444,8 @@ test_msg(void)
 		CHECK_INT(doc_extract("msg", m, len, NULL, &d, err,
 		    sizeof(err)), 0);
 		CHECK_STR(d.text, "Subject: 预算 review\n"
-		    "From: Li Lei <lilei@example.com>\nTo: Han Meimei\n\n"
+		    "From: Li Lei <lilei@example.com>\nTo: Han Meimei\n"
+		    "Date: Fri, 05 Jan 2024 12:00:00 +0000\n\n"
 		    "Please review the budget.\n请审阅。\n\n"
 		    "Attachment: budget.xlsx");
 		doc_release(&d);
@@ -376,6 +457,39 @@ test_msg(void)
 		CHECK_INT(doc_extract("xls", m, len, NULL, &d, err,
 		    sizeof(err)), DOC_EDAMAGED);
 		free(m);
+	}
+	/* no plain body: the HTML one, read as html; else the compressed
+	 * RTF one, unpacked (libpst) and its text taken */
+	{
+		static const struct {
+			enum msg_body	 body;
+			const char	*want;
+		} cases[] = {
+			{ MSG_HTML, "HTML body\n\n第二段" },
+			{ MSG_RTF, "Café 中文\nSecond\tline" },
+			{ MSG_NONE, "" },
+		};
+		const char	*head = "Subject: 预算 review\nFrom: Li Lei "
+		    "<lilei@example.com>\nTo: Han Meimei\n\n";
+		char		 want[512];
+		size_t		 k;
+
+		for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+			m = make_msg_body(cases[k].body, &len);
+			if (m == NULL) {
+				CHECK(!"make_msg_body");
+				continue;
+			}
+			CHECK_INT(doc_extract("msg", m, len, NULL, &d, err,
+			    sizeof(err)), 0);
+			snprintf(want, sizeof(want), "%s%s%sAttachment: "
+			    "budget.xlsx", head, cases[k].want,
+			    cases[k].want[0] ? "\n\n" : "");
+			if (d.text != NULL)
+				CHECK_STR(d.text, want);
+			doc_release(&d);
+			free(m);
+		}
 	}
 	/* an xls is an OLE file, but no message */
 	CHECK_INT(read_fixture("sales.xls", "msg", NULL, &d, err,
@@ -573,6 +687,70 @@ test_api(void)
 	CHECK(!doc_supported("ppt"));
 }
 
+/* Compressed RTF: MS-OXRTFCP's own example (back-references into the
+ * preloaded dictionary, unpacked by libpst), a stored (MELA) one, the RTF
+ * text rules, and the limits. */
+static void
+test_rtf(void)
+{
+	static const unsigned char spec[] = { 0x2d, 0, 0, 0, 0x2b, 0, 0, 0,
+		'L', 'Z', 'F', 'u', 0xf1, 0xc5, 0xc7, 0xa7, 0x03, 0x00, 0x0a,
+		0x00, 0x72, 0x63, 0x70, 0x67, 0x31, 0x32, 0x35, 0x42, 0x32,
+		0x0a, 0xf3, 0x20, 0x68, 0x65, 0x6c, 0x09, 0x00, 0x20, 0x62,
+		0x77, 0x05, 0xb0, 0x6c, 0x64, 0x7d, 0x0a, 0x80, 0x0f, 0xa0 };
+	struct doc_limits	 lim;
+	struct dbuf		 sb;
+	struct dbuf		 deep = { 0 };
+	char			 err[256], mela[64];
+	const char		*rtf = "{\\rtf1\\ansi\\ansicpg936{\\fonttbl{\\f0 "
+	    "SimSun;}}{\\*\\generator x;}\\f0 \\'d6\\'d0\\'ce\\'c4 \\uc1\\u8364? "
+	    "{\\field{\\*\\fldinst HYPERLINK x}{\\fldrslt link}}\\par\\htmlrtf "
+	    "skipped\\htmlrtf0 kept\\line end}";
+	int			 i;
+
+	doc_limits_default(&lim);
+	dbuf_init(&sb, 1 << 20);
+	CHECK_INT(doc_rtf_compressed_text((const char *)spec, sizeof(spec),
+	    &lim, &sb, err, sizeof(err)), 0);
+	CHECK(sb.p != NULL && sb.len == 11 && memcmp(sb.p, "hello world",
+	    11) == 0);
+	dbuf_free(&sb);
+	dbuf_init(&sb, 1 << 20);
+	CHECK_INT(doc_rtf_text(rtf, strlen(rtf), 1 << 20, &sb, err,
+	    sizeof(err)), 0);
+	dbuf_addstr(&sb, "");
+	CHECK_STR(sb.p, "中文 € link\nkept\nend");
+	dbuf_free(&sb);
+	/* stored, not compressed */
+	memset(mela, 0, 16);
+	mela[0] = 12 + 20;
+	mela[4] = 20;
+	memcpy(mela + 8, "MELA", 4);
+	memcpy(mela + 16, "{\\rtf1 stored text}", 20);
+	dbuf_init(&sb, 1 << 20);
+	CHECK_INT(doc_rtf_compressed_text(mela, 36, &lim, &sb, err,
+	    sizeof(err)), 0);
+	dbuf_addstr(&sb, "");
+	CHECK_STR(sb.p, "stored text");
+	dbuf_free(&sb);
+	/* a raw size past the ratio: refused before anything is unpacked */
+	dbuf_init(&sb, 1 << 20);
+	mela[6] = 0x7f;
+	CHECK_INT(doc_rtf_compressed_text(mela, 36, &lim, &sb, err,
+	    sizeof(err)), DOC_ELIMIT);
+	CHECK(strstr(err, "documents.max_ratio") != NULL);
+	/* not RTF; nesting too deep */
+	CHECK_INT(doc_rtf_text("hello", 5, 1 << 20, &sb, err, sizeof(err)),
+	    DOC_EDAMAGED);
+	dbuf_addstr(&deep, "{\\rtf1");
+	for (i = 0; i < 1000; i++)
+		dbuf_addstr(&deep, "{");
+	CHECK_INT(doc_rtf_text(deep.p, deep.len, 1 << 20, &sb, err,
+	    sizeof(err)), DOC_ELIMIT);
+	dbuf_free(&deep);
+	dbuf_free(&sb);
+}
+
 int
 main(void)
 {
@@ -582,6 +760,7 @@ main(void)
 	test_epub();
 	test_eml();
 	test_msg();
+	test_rtf();
 	test_xls();
 	test_charsets();
 	test_docx_breaks();

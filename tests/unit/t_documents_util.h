@@ -29,9 +29,10 @@ slurp(const char *name, size_t *len)
 		return NULL;
 	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
 	    fseek(f, 0, SEEK_SET) == 0 && (p = malloc((size_t)n + 1)) !=
-	    NULL && fread(p, 1, (size_t)n, f) == (size_t)n)
+	    NULL && fread(p, 1, (size_t)n, f) == (size_t)n) {
+		p[n] = '\0';	/* a text fixture reads as a string */
 		*len = (size_t)n;
-	else {
+	} else {
 		free(p);
 		p = NULL;
 	}
