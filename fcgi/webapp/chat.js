@@ -9,9 +9,10 @@ import { t, toggleLanguage } from './i18n.js';
 import { h, clear, icon } from './dom.js';
 import { render } from './markdown.js';
 import { inputForm, formValues } from './inputs.js';
+import { fmtSize } from '../ui/components.js';
 
 export function chatView(ctx) {
-  const { root, s, parameters, url } = ctx;
+  const { root, s, parameters, url, flash, ask } = ctx;
   const st = { convs: [], conv: null, busy: null, task: null, inputs: { ...url.inputs } };
   const list = h('ul.convs', { 'aria-label': t('conversations') });
   const log = h('div.messages', { role: 'log', 'aria-live': 'polite' });
@@ -32,6 +33,7 @@ export function chatView(ctx) {
         li.dataset.id = up.id;
         li.dataset.type = /^image\//.test(up.mime_type || '') ? 'image' : 'document';
         li.classList.remove('uploading');
+        if (up.size) li.append(h('span.size', {}, ' ' + fmtSize(up.size)));
         li.append(h('button.icon.file-remove', { type: 'button', 'aria-label': t('remove'), title: t('remove'), onclick: () => li.remove() }, '×'));
       } catch (e) {
         li.classList.add('error');
@@ -82,21 +84,30 @@ export function chatView(ctx) {
     }
   }
 
+  // a call whose failure is shown in the flash line; resolves false then
+  async function tryCall(method, path, body) {
+    try {
+      await call(method, path, body);
+      return true;
+    } catch (e) {
+      flash(t('error') + ': ' + e.message, 'error');
+      return false;
+    }
+  }
+
   async function pin(c) {
-    await call('PATCH', '/conversations/' + c.id + (c.pinned ? '/unpin' : '/pin'));
-    loadConvs();
+    if (await tryCall('PATCH', '/conversations/' + c.id + (c.pinned ? '/unpin' : '/pin'))) loadConvs();
   }
 
   async function rename(c) {
-    const name = window.prompt(t('newName'), c.name || '');
+    const name = await ask({ title: t('rename'), input: c.name || '', label: t('newName'), ok: t('rename') });
     if (!name) return;
-    await call('POST', '/conversations/' + c.id + '/name', { name, auto_generate: false });
-    loadConvs();
+    if (await tryCall('POST', '/conversations/' + c.id + '/name', { name, auto_generate: false })) loadConvs();
   }
 
   async function remove(c) {
-    if (!window.confirm(t('confirmDelete'))) return;
-    await call('DELETE', '/conversations/' + c.id, {});
+    if (!await ask({ title: t('delete'), text: t('confirmDelete'), ok: t('delete'), danger: true })) return;
+    if (!await tryCall('DELETE', '/conversations/' + c.id, {})) return;
     if (st.conv === c.id) openConv(null);
     else loadConvs();
   }

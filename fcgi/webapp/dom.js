@@ -1,25 +1,22 @@
-// dom.js — building elements without innerHTML for anything a user or
-// an answer wrote.
+// dom.js — the Web App's shorthand over ../ui/dom.js: h('button.cls',
+// {onclick, attrs}, children...) is el() with the classes in the tag and
+// on<event> attributes as listeners; and the line icons. Nothing a user
+// or an answer wrote becomes markup (el() sets text only).
 
-// h('button.cls', {attrs}, children...): an element; a string child is
-// text, never markup.
+import { el, svg } from '../ui/dom.js';
+
+export { clear } from '../ui/dom.js';
+
 export function h(tag, attrs, ...kids) {
   const [name, ...cls] = tag.split('.');
-  const el = document.createElement(name || 'div');
-  if (cls.length) el.className = cls.join(' ');
+  const a = {}, on = {};
   for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-    else if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, v === true ? '' : v);
+    if (k.startsWith('on') && typeof v === 'function') on[k.slice(2)] = v;
+    else a[k] = v;
   }
-  for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) el.append(k);
-  return el;
-}
-
-export function clear(el) {
-  while (el.firstChild) el.removeChild(el.firstChild);
-  return el;
+  if (cls.length) a.class = cls.join(' ');
+  a.on = on;
+  return el(name || 'div', a, ...kids);
 }
 
 const PATHS = {
@@ -34,19 +31,7 @@ const PATHS = {
 
 // A small line icon (aria-hidden: its button carries the label).
 export function icon(name) {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('width', '16');
-  svg.setAttribute('height', '16');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', PATHS[name]);
-  p.setAttribute('fill', 'none');
-  p.setAttribute('stroke', 'currentColor');
-  p.setAttribute('stroke-width', '1.8');
-  p.setAttribute('stroke-linejoin', 'round');
-  p.setAttribute('stroke-linecap', 'round');
-  svg.append(p);
-  return svg;
+  return svg('svg', { viewBox: '0 0 24 24', width: 16, height: 16, 'aria-hidden': 'true' },
+    svg('path', { d: PATHS[name], fill: 'none', stroke: 'currentColor', 'stroke-width': 1.8,
+      'stroke-linejoin': 'round', 'stroke-linecap': 'round' }));
 }

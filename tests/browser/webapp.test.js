@@ -100,12 +100,22 @@ async function desktop(ctx) {
 	ok(true, 'and unpinned');
 
 	/* rename and delete */
-	page.once('dialog', (d) => d.accept('Renamed chat'));
+	/* the page's own dialog (ui/components.js), not the browser's */
 	await page.locator('.conv-rename').first().click();
+	await page.waitForSelector('#dlg[open] #dlg-input');
+	ok(await page.locator('#dlg-title').textContent() === 'Rename', 'rename asks in the page\'s dialog');
+	await page.fill('#dlg-input', 'Renamed chat');
+	await page.click('#dlg-ok');
 	await page.waitForFunction(() => [...document.querySelectorAll('.conv-open')].some((b) => b.textContent === 'Renamed chat'), null, { timeout: 5000 });
 	ok(true, 'a conversation is renamed');
-	page.once('dialog', (d) => d.accept());
 	await page.locator('.conv-delete').first().click();
+	await page.waitForSelector('#dlg[open] #dlg-ok.danger');
+	await page.click('#dlg-cancel');
+	await page.waitForSelector('#dlg', { state: 'hidden' });
+	ok(await page.locator('.conv').count() === 2, 'delete cancelled keeps the conversation');
+	await page.locator('.conv-delete').first().click();
+	await page.waitForSelector('#dlg[open] #dlg-ok.danger');
+	await page.click('#dlg-ok');
 	await page.waitForFunction(() => document.querySelectorAll('.conv').length === 1, null, { timeout: 5000 });
 	ok(true, 'a conversation is deleted');
 
