@@ -198,3 +198,28 @@ legacy_workflow(const json_t *dsl, const char *mode)
 	    "answer", "features");
 	return wf;
 }
+
+int
+legacy_model_params(json_t *wf, const json_t *params)
+{
+	json_t	*node = json_array_get(json_object_get(json_object_get(wf,
+		    "graph"), "nodes"), 1);
+	json_t	*data = json_object_get(node, "data"), *model, *cp;
+
+	/* an llm node's model, or an agent node's model parameter */
+	model = json_object_get(data, "model");
+	if (model == NULL)
+		model = json_object_get(json_object_get(json_object_get(data,
+		    "agent_parameters"), "model"), "value");
+	if (!json_is_object(model))
+		return 0;
+	cp = json_deep_copy(json_object_get(model, "completion_params"));
+	if (cp == NULL && (cp = json_object()) == NULL)
+		return ENGINE_ENOMEM;
+	if (json_object_update(cp, (json_t *)params) != 0 ||
+	    json_object_set_new(model, "completion_params", cp) != 0) {
+		json_decref(cp);
+		return ENGINE_ENOMEM;
+	}
+	return 0;
+}
