@@ -60,6 +60,26 @@ export function upload(file) {
   return api('POST', 'files/upload', { body: fd });
 }
 
+// The spoken answer of message id (POST /api/text-to-audio) as a Blob.
+export async function speech(id) {
+  const res = await api('POST', 'text-to-audio', { json: { message_id: id }, raw: true });
+  return res.blob();
+}
+
+// The text of a recording (a Blob) through POST /api/audio-to-text.
+export async function transcribe(blob) {
+  const fd = new FormData();
+  const ext = /ogg/.test(blob.type) ? 'ogg' : /mp4/.test(blob.type) ? 'm4a' : 'webm';
+  fd.append('file', blob, 'recording.' + ext);
+  return (await api('POST', 'audio-to-text', { body: fd })).text || '';
+}
+
+// A file at url kept as an upload (POST /api/remote-files/upload):
+// Dify's file fields and url.
+export function uploadUrl(url) {
+  return api('POST', 'remote-files/upload', { json: { url } });
+}
+
 // POSTs body to path (GETs it when body is null) and calls onEvent(event)
 // for each server-sent event until the stream ends; resolves then. An
 // error answer before the stream throws ApiError.

@@ -18,6 +18,8 @@ const T = {
     suggested: 'Suggested', optional: 'optional', saved: 'Saved', save: 'Save',
     moreLikeThis: 'More like this', select: 'Select…', close: 'Close',
     attach: 'Attach a file', remove: 'Remove', cancel: 'Cancel', download: 'Download',
+    fileLink: 'Attach a file by its link', record: 'Speak', stopRecording: 'Stop recording',
+    play: 'Read aloud', citations: 'Citations',
   },
   zh: {
     newChat: '新对话', send: '发送', stop: '停止响应', placeholder: '和机器人聊天',
@@ -32,6 +34,8 @@ const T = {
     suggested: '推荐问题', optional: '选填', saved: '已保存', save: '保存',
     moreLikeThis: '更多类似的', select: '请选择…', close: '关闭',
     attach: '上传文件', remove: '移除', cancel: '取消', download: '下载',
+    fileLink: '粘贴文件链接', record: '语音输入', stopRecording: '停止录音',
+    play: '播放', citations: '引用',
   },
 };
 

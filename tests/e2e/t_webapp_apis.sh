@@ -2,7 +2,7 @@
 # processes sharing one data directory: saved messages and more-like-this
 # of a completion app (completion apps only, the end user's own only),
 # files/upload and remote-files/upload as the passport's end user, the
-# audio routes, enable_api refusing the service API as Dify's, and the
+# audio routes (a type with parameters too), enable_api refusing the service API as Dify's, and the
 # per-end-user / per-address rate limit counted in the store, so one limit
 # holds across the processes.
 . "$(dirname "$0")/lib.sh"
@@ -191,6 +191,10 @@ req POST /console/api/workspaces/current/model-providers/fakeaudio -H "$J" \
 printf 'ID3fake-mp3-bytes' >"$T_DIR/in.mp3"
 web "$PA" POST /api/audio-to-text -F "file=@$T_DIR/in.mp3;type=audio/mpeg"
 is "$STATUS $(jqr .text)" "200 hello from the fake" "audio-to-text: the provider's transcript"
+web "$PA" POST /api/audio-to-text -F "file=@$T_DIR/in.mp3;type=audio/webm;codecs=opus"
+is "$STATUS $(jqr .text)" "200 hello from the fake" "audio-to-text of a browser recorder's audio/webm;codecs=opus"
+web "$PA" POST /api/audio-to-text -F "file=@$T_DIR/in.mp3;type=audio/webmx;codecs=opus"
+is "$STATUS $(jqr .code)" "415 unsupported_audio_type" "... but not of a type that only begins like one"
 code=$(curl -sS -o "$T_DIR/out.mp3" -w '%{http_code}' -H "X-App-Code: $CODE" -H "X-App-Passport: $PA" \
     -H "$J" -d "{\"message_id\":\"$MSG\"}" "$BASE/api/text-to-audio")
 is "$code $(head -c 3 "$T_DIR/out.mp3")" "200 ID3" "text-to-audio of the end user's message"
