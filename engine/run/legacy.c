@@ -83,14 +83,16 @@ model_of(const json_t *mc)
 {
 	const json_t *m = json_object_get(mc, "model");
 
-	return json_pack("{s:s,s:s,s:s,s:O}", "provider",
+	/* "o": the params' reference is the caller's to give (a new empty
+	 * object, or one more of the DSL's) */
+	return json_pack("{s:s,s:s,s:s,s:o}", "provider",
 	    json_string_value(json_object_get(m, "provider")) ?
 	    json_string_value(json_object_get(m, "provider")) : "",
 	    "name", json_string_value(json_object_get(m, "name")) ?
 	    json_string_value(json_object_get(m, "name")) : "", "mode",
 	    "chat", "completion_params", json_object_get(m,
-	    "completion_params") ? json_object_get(m, "completion_params") :
-	    json_object());
+	    "completion_params") ? json_incref(json_object_get(m,
+	    "completion_params")) : json_object());
 }
 
 /* agent_mode.tools -> the agent node's tool list. */
@@ -149,7 +151,7 @@ legacy_workflow(const json_t *dsl, const char *mode)
 		strategy = json_string_value(json_object_get(json_object_get(
 		    mc, "agent_mode"), "strategy"));
 		mid = json_pack("{s:s,s:{s:s,s:s,s:s,s:{s:{s:s,s:{s:s,s:s,s:s,"
-		    "s:O}},s:{s:s,s:s},s:{s:s,s:s},s:{s:s,s:i},s:{s:s,s:o}},"
+		    "s:o}},s:{s:s,s:s},s:{s:s,s:s},s:{s:s,s:i},s:{s:s,s:o}},"
 		    "s:{s:{s:b,s:i}}}}",
 		    "id", "agent", "data", "type", "agent", "title", "Agent",
 		    "agent_strategy_name", strategy != NULL && strcmp(strategy,
@@ -163,9 +165,9 @@ legacy_workflow(const json_t *dsl, const char *mode)
 		    json_string_value(json_object_get(json_object_get(mc,
 		    "model"), "name")) : "", "mode", "chat",
 		    "completion_params", json_object_get(json_object_get(mc,
-		    "model"), "completion_params") ? json_object_get(
-		    json_object_get(mc, "model"), "completion_params") :
-		    json_object(), "instruction", "type", "constant", "value",
+		    "model"), "completion_params") ? json_incref(
+		    json_object_get(json_object_get(mc, "model"),
+		    "completion_params")) : json_object(), "instruction", "type", "constant", "value",
 		    prompt ? prompt : "", "query", "type", "constant", "value",
 		    "{{#sys.query#}}", "maximum_iterations", "type", "constant",
 		    "value", (int)(json_integer_value(json_object_get(

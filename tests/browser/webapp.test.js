@@ -52,8 +52,12 @@ async function desktop(ctx) {
 	const page = await ctx.newPage();
 	const errors = [];
 	page.on('pageerror', (e) => errors.push(String(e)));
+	page.on('requestfailed', (q) => console.log('# request failed: ' + q.url() + ' ' + (q.failure() || {}).errorText));
 	await page.goto(BASE + '/chat/' + CODE);
-	await page.waitForSelector('.chat-layout');
+	await page.waitForSelector('.chat-layout').catch(async (e) => {
+		console.log('# the page shows: ' + JSON.stringify(await page.locator('#app').innerHTML()) + ' errors: ' + JSON.stringify(errors));
+		throw e;
+	});
 	ok(await page.locator('.top h1').textContent() === 'Helper', 'the share link shows the site title');
 	ok(await page.locator('.msg.opening').count() === 1, 'the opening statement is shown');
 	ok(await page.locator('.start-form #start-name').count() === 1, 'the start form asks for the inputs');
