@@ -565,6 +565,19 @@ int	engine_upload_fetch(struct engine *e, const char *app_id,
 	    const char *user, const char *url, char *err, json_t **out);
 
 /*
+ * What the file at url is, without fetching it (Dify's RemoteFileInfoApi):
+ * a HEAD through the outbound guard (redirects followed), and when that
+ * answers other than 200 a GET whose body is not read. *out (new
+ * reference) is {file_type: the Content-Type or
+ * "application/octet-stream", file_length: the Content-Length or -1}.
+ * ENGINE_EINVAL for a URL that is not http(s), ENGINE_EFETCH (err says
+ * why) when it cannot be reached, a private address is refused or the
+ * status is not 2xx.
+ */
+int	engine_upload_probe(struct engine *e, const char *url, char *err,
+	    json_t **out);
+
+/*
  * The bytes of upload id of app_id: *data malloc'd and NUL-terminated
  * (caller frees; data NULL: only the record), *meta its record (new
  * reference; meta may be NULL).
@@ -718,6 +731,12 @@ struct run_opts {
 	const char	*workflow_id;	/* a published version to run, or
 					 * NULL: the latest (ENGINE_ENOTFOUND:
 					 * the app has no such version) */
+	/*
+	 * Optional, chat, agent-chat and completion apps: keys set over
+	 * the model's completion_params for this run only (Dify's more
+	 * like this runs at {"temperature": 0.9}); borrowed.
+	 */
+	const json_t	*model_params;
 	int		 no_auto_name;	/* Dify's auto_generate_name: false:
 					 * a new conversation is not named
 					 * by the model ("New conversation") */

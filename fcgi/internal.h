@@ -132,6 +132,10 @@ struct req {
 	const char	*route;		/* the matched route's pattern, or
 					 * "unmatched": a metric label */
 	char		 request_id[65]; /* X-Request-Id, given or made */
+	const json_t	*model_params;	/* the web API's more-like-this:
+					 * completion_params set over the
+					 * app's for the run it starts
+					 * (run_opts.model_params), or NULL */
 };
 
 /* A CGI/FastCGI parameter such as "HTTP_IF_MATCH", or NULL. */

@@ -137,6 +137,7 @@ run_app(struct req *r, int chat, const char *version)
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "service-api";
 	o.workflow_id = version;
+	o.model_params = r->model_params;
 	/* Dify's auto_generate_name, true unless given false */
 	o.no_auto_name = json_is_false(json_object_get(r->json,
 	    "auto_generate_name"));

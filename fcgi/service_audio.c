@@ -92,10 +92,16 @@ h_audio_to_text(struct req *r)
 		    "audio.");
 		goto out;
 	}
-	for (k = 0; audio_types[k] != NULL && mime != NULL; k++)
-		if (strncmp(mime, "audio/", 6) == 0 && strcmp(mime + 6,
-		    audio_types[k]) == 0)
+	/* the type without its parameters, as Werkzeug's mimetype: a
+	 * browser's recorder sends "audio/webm;codecs=opus" */
+	for (k = 0; audio_types[k] != NULL && mime != NULL; k++) {
+		size_t tl = strcspn(mime, "; \t");
+
+		if (tl > 6 && strncmp(mime, "audio/", 6) == 0 &&
+		    strlen(audio_types[k]) == tl - 6 &&
+		    strncmp(mime + 6, audio_types[k], tl - 6) == 0)
 			ok = 1;
+	}
 	if (!ok) {
 		resp_error(r, 415, "unsupported_audio_type", "Audio type not "
 		    "allowed.");

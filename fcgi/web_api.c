@@ -1008,7 +1008,8 @@ h_saved_delete(struct req *r)
  * GET /api/messages/{id}/more-like-this?response_mode=blocking|streaming:
  * a completion app (with more_like_this enabled) answers the end user's
  * message's inputs and query again, as a new message, through the service
- * API's completion handler.
+ * API's completion handler, at temperature 0.9 as Dify's
+ * generate_more_like_this sets it (the app's other parameters kept).
  */
 static void
 h_more_like_this(struct req *r)
@@ -1016,7 +1017,7 @@ h_more_like_this(struct req *r)
 	struct web_user	 u;
 	const char	*mode = req_query(r, "response_mode");
 	const json_t	*feat;
-	json_t		*app = NULL, *msg = NULL, *body = NULL;
+	json_t		*app = NULL, *msg = NULL, *body = NULL, *params = NULL;
 	char		*dump = NULL;
 	void		 (*h)(struct req *) = service_handler("POST",
 	    "/v1/completion-messages");
@@ -1044,8 +1045,10 @@ h_more_like_this(struct req *r)
 	body = json_pack("{s:O?,s:O?,s:s,s:s}", "inputs",
 	    json_object_get(msg, "inputs"), "query", json_object_get(msg,
 	    "query"), "response_mode", mode, "user", u.session);
-	if (body == NULL || (dump = json_dumps(body, JSON_COMPACT)) == NULL ||
-	    (r->body = arena_strdup(r->a, dump)) == NULL) {
+	params = json_pack("{s:f}", "temperature", 0.9);
+	if (body == NULL || params == NULL || (dump = json_dumps(body,
+	    JSON_COMPACT)) == NULL || (r->body = arena_strdup(r->a, dump)) ==
+	    NULL) {
 		resp_error(r, 500, "internal_server_error", "out of memory");
 		goto out;
 	}
@@ -1053,9 +1056,12 @@ h_more_like_this(struct req *r)
 	r->content_length = (int64_t)r->body_len;
 	r->content_type = "application/json";
 	r->json = NULL;
+	r->model_params = params;
 	h(r);
+	r->model_params = NULL;
 out:
 	free(dump);
+	json_decref(params);
 	json_decref(body);
 	json_decref(msg);
 	json_decref(app);
@@ -1095,6 +1101,38 @@ h_remote_upload(struct req *r)
 	}
 	json_object_set_new(out, "url", json_string(url));
 	resp_json(r, 201, out);
+}
+
+/*
+ * GET /api/remote-files/{url}: Dify's RemoteFileInfoApi, the url (one
+ * path segment, percent-encoded as Dify's front end sends it) probed with
+ * a HEAD through the outbound guard: {file_type, file_length}. A probe
+ * that fails is 400 remote_file_upload_failed, as Dify's.
+ */
+static void
+h_remote_info(struct req *r)
+{
+	struct web_user	 u;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*out = NULL;
+	int		 rc;
+
+	if (web_auth(r, &u) != 0)
+		return;
+	/* it makes an outbound request: counted as a run is */
+	if (rate_limit(r, u.app_id, u.session) != 0)
+		return;
+	rc = engine_upload_probe(r->eng, r->captures[0], err, &out);
+	if (rc == ENGINE_EFETCH) {
+		resp_error(r, 400, "remote_file_upload_failed", "Failed to "
+		    "fetch file from %s: %s", r->captures[0], err);
+		return;
+	}
+	if (rc != 0) {
+		resp_engine_error(r, rc, err, "file");
+		return;
+	}
+	resp_json(r, 200, out);
 }
 
 /* ====== The site, features, access ====== */
@@ -1180,5 +1218,6 @@ const struct route web_api_routes[] = {
 	{ "POST", "/api/saved-messages", h_saved_add, AUTH_NONE },
 	{ "DELETE", "/api/saved-messages/{}", h_saved_delete, AUTH_NONE },
 	{ "POST", "/api/remote-files/upload", h_remote_upload, AUTH_NONE },
+	{ "GET", "/api/remote-files/{}", h_remote_info, AUTH_NONE },
 	{ NULL, NULL, NULL, AUTH_NONE },
 };

@@ -2,9 +2,11 @@
  * uploads.c — files uploaded through the service API for runs: a record
  * per upload (uploads database) and the bytes as a content-addressed blob.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -222,4 +224,102 @@ out:
 	free(name);
 	outbound_resp_release(&resp);
 	return rc;
+}
+
+/* ====== The HEAD probe ====== */
+
+/* The headers of the final response of a probe (redirects start over). */
+struct probe {
+	char	type[256];
+	int64_t	length;
+};
+
+/* Copies the value of header line p[0..n) named name into out (at most
+ * size - 1 bytes, spaces trimmed); 1 when the line is that header. */
+static int
+probe_header_value(const char *p, size_t n, const char *name, char *out,
+    size_t size)
+{
+	size_t	nl = strlen(name), i, j;
+
+	if (n <= nl || p[nl] != ':' || strncasecmp(p, name, nl) != 0)
+		return 0;
+	for (i = nl + 1; i < n && (p[i] == ' ' || p[i] == '\t'); i++)
+		;
+	for (j = n; j > i && (p[j - 1] == ' ' || p[j - 1] == '\t'); j--)
+		;
+	if (j - i >= size)
+		j = i + size - 1;
+	memcpy(out, p + i, j - i);
+	out[j - i] = '\0';
+	return 1;
+}
+
+static void
+probe_on_header(const char *p, size_t n, void *arg)
+{
+	struct probe	*pr = arg;
+	char		 v[32], *end;
+	long long	 len;
+
+	if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+		pr->type[0] = '\0';
+		pr->length = -1;
+	} else if (probe_header_value(p, n, "Content-Length", v, sizeof(v))) {
+		errno = 0;
+		len = strtoll(v, &end, 10);
+		pr->length = errno == 0 && end != v && *end == '\0' &&
+		    len >= 0 ? (int64_t)len : -1;
+	} else
+		probe_header_value(p, n, "Content-Type", pr->type,
+		    sizeof(pr->type));
+}
+
+/* The body of a probe's GET: dropped. */
+static int
+probe_on_data(const char *p, size_t n, void *arg)
+{
+	return 0;
+}
+
+int
+engine_upload_probe(struct engine *e, const char *url, char *err,
+    json_t **out)
+{
+	struct outbound_req	 req;
+	struct outbound_stream	*s = NULL;
+	struct probe		 pr;
+	long			 status;
+	int			 rc, pass;
+
+	*out = NULL;
+	if (url == NULL || (strncmp(url, "http://", 7) != 0 &&
+	    strncmp(url, "https://", 8) != 0))
+		return engine_invalid(err, "url must be an http or https URL");
+	/* a HEAD, then (Dify's fallback) a GET whose head is all we read */
+	for (pass = 0; pass < 2; pass++) {
+		memset(&req, 0, sizeof(req));
+		memset(&pr, 0, sizeof(pr));
+		pr.length = -1;
+		req.method = pass == 0 ? "HEAD" : NULL;
+		req.url = url;
+		req.follow = 1;
+		req.on_data = probe_on_data;
+		req.on_header = probe_on_header;
+		req.header_arg = &pr;
+		if ((rc = outbound_stream_open(e, &req, err, &s)) != 0)
+			return rc;
+		status = outbound_stream_status(s);
+		outbound_stream_close(s);
+		if (status == 200)
+			break;
+	}
+	if (status < 200 || status > 299) {
+		snprintf(err, ENGINE_ERRMAX, "the URL answered HTTP status %ld",
+		    status);
+		return ENGINE_EFETCH;
+	}
+	*out = json_pack("{s:s,s:I}", "file_type", pr.type[0] ? pr.type :
+	    "application/octet-stream", "file_length", (json_int_t)pr.length);
+	return *out != NULL ? 0 : ENGINE_ENOMEM;
 }

@@ -83,14 +83,16 @@ model_of(const json_t *mc)
 {
 	const json_t *m = json_object_get(mc, "model");
 
-	return json_pack("{s:s,s:s,s:s,s:O}", "provider",
+	/* "o": the params' reference is the caller's to give (a new empty
+	 * object, or one more of the DSL's) */
+	return json_pack("{s:s,s:s,s:s,s:o}", "provider",
 	    json_string_value(json_object_get(m, "provider")) ?
 	    json_string_value(json_object_get(m, "provider")) : "",
 	    "name", json_string_value(json_object_get(m, "name")) ?
 	    json_string_value(json_object_get(m, "name")) : "", "mode",
 	    "chat", "completion_params", json_object_get(m,
-	    "completion_params") ? json_object_get(m, "completion_params") :
-	    json_object());
+	    "completion_params") ? json_incref(json_object_get(m,
+	    "completion_params")) : json_object());
 }
 
 /* agent_mode.tools -> the agent node's tool list. */
@@ -149,7 +151,7 @@ legacy_workflow(const json_t *dsl, const char *mode)
 		strategy = json_string_value(json_object_get(json_object_get(
 		    mc, "agent_mode"), "strategy"));
 		mid = json_pack("{s:s,s:{s:s,s:s,s:s,s:{s:{s:s,s:{s:s,s:s,s:s,"
-		    "s:O}},s:{s:s,s:s},s:{s:s,s:s},s:{s:s,s:i},s:{s:s,s:o}},"
+		    "s:o}},s:{s:s,s:s},s:{s:s,s:s},s:{s:s,s:i},s:{s:s,s:o}},"
 		    "s:{s:{s:b,s:i}}}}",
 		    "id", "agent", "data", "type", "agent", "title", "Agent",
 		    "agent_strategy_name", strategy != NULL && strcmp(strategy,
@@ -163,9 +165,9 @@ legacy_workflow(const json_t *dsl, const char *mode)
 		    json_string_value(json_object_get(json_object_get(mc,
 		    "model"), "name")) : "", "mode", "chat",
 		    "completion_params", json_object_get(json_object_get(mc,
-		    "model"), "completion_params") ? json_object_get(
-		    json_object_get(mc, "model"), "completion_params") :
-		    json_object(), "instruction", "type", "constant", "value",
+		    "model"), "completion_params") ? json_incref(
+		    json_object_get(json_object_get(mc, "model"),
+		    "completion_params")) : json_object(), "instruction", "type", "constant", "value",
 		    prompt ? prompt : "", "query", "type", "constant", "value",
 		    "{{#sys.query#}}", "maximum_iterations", "type", "constant",
 		    "value", (int)(json_integer_value(json_object_get(
@@ -197,4 +199,29 @@ legacy_workflow(const json_t *dsl, const char *mode)
 	    "target", "agent", "id", "e2", "source", "agent", "target",
 	    "answer", "features");
 	return wf;
+}
+
+int
+legacy_model_params(json_t *wf, const json_t *params)
+{
+	json_t	*node = json_array_get(json_object_get(json_object_get(wf,
+		    "graph"), "nodes"), 1);
+	json_t	*data = json_object_get(node, "data"), *model, *cp;
+
+	/* an llm node's model, or an agent node's model parameter */
+	model = json_object_get(data, "model");
+	if (model == NULL)
+		model = json_object_get(json_object_get(json_object_get(data,
+		    "agent_parameters"), "model"), "value");
+	if (!json_is_object(model))
+		return 0;
+	cp = json_deep_copy(json_object_get(model, "completion_params"));
+	if (cp == NULL && (cp = json_object()) == NULL)
+		return ENGINE_ENOMEM;
+	if (json_object_update(cp, (json_t *)params) != 0 ||
+	    json_object_set_new(model, "completion_params", cp) != 0) {
+		json_decref(cp);
+		return ENGINE_ENOMEM;
+	}
+	return 0;
 }

@@ -784,6 +784,9 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 			rc = ENGINE_ENOMEM;
 			goto out;
 		}
+		if (o->model_params != NULL &&
+		    (rc = legacy_model_params(legacy, o->model_params)) != 0)
+			goto out;
 		wf = legacy;
 		r.legacy = mode;
 	}

@@ -59,6 +59,13 @@ json_t	*pool_get_node(struct pool *p, const char *node);
  */
 json_t	*legacy_workflow(const json_t *dsl, const char *mode);
 
+/*
+ * Sets the keys of params over the completion_params of the model node of
+ * wf, a graph legacy_workflow made (a new object: the app's own stays as
+ * it is). 0 or ENGINE_ENOMEM.
+ */
+int	legacy_model_params(json_t *wf, const json_t *params);
+
 /* ====== Runs (executor.c) ====== */
 
 /* Limits a run is held to; from conf, with Dify's defaults. */

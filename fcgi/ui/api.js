@@ -20,7 +20,8 @@ export class ApiError extends Error {
  * client({base: URL, headers: () => {...}, onUnauthorized: () => {}}):
  * returns api(method, path, o) -> parsed JSON (null for 204), path
  * relative to base. o.json: a body sent as JSON; o.body + o.type: a raw
- * body; o.raw: resolve to the Response itself. Throws ApiError; a 401
+ * body; o.raw: resolve to the Response itself; o.signal: an AbortSignal
+ * for the fetch (a stream the page gives up on). Throws ApiError; a 401
  * calls onUnauthorized first and throws one with .auth set.
  */
 export function client(c) {
@@ -36,8 +37,11 @@ export function client(c) {
 		let res;
 		try {
 			res = await fetch(new URL(path, c.base), {
-			    method, headers, body, cache: 'no-store' });
+			    method, headers, body, cache: 'no-store',
+			    signal: o.signal });
 		} catch (e) {
+			if (e.name === 'AbortError')
+				throw e;
 			throw new ApiError(0, null, 'the server cannot be ' +
 			    'reached (' + e.message + ')');
 		}

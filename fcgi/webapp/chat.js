@@ -2,16 +2,20 @@
 // (/chatbot/{code}): the conversation list (new, pin, rename, delete), the
 // start form before the first message, the opening statement and
 // suggested questions, the answer streamed in as Markdown, agent thoughts
-// folded, stop, feedback, files attached when the app allows them.
+// folded, stop, feedback, regenerate, citations under an answer, files
+// (uploaded or by link) attached when the app allows them, an answer read
+// aloud and a question spoken where the app enables them.
 
-import { call, stream, upload } from './api.js';
+import { call, stream, upload, uploadUrl } from './api.js';
+import { speak, recorder } from './audio.js';
 import { t, toggleLanguage } from './i18n.js';
 import { h, clear, icon } from './dom.js';
 import { render } from './markdown.js';
 import { inputForm, formValues } from './inputs.js';
+import { fmtSize } from '../ui/components.js';
 
 export function chatView(ctx) {
-  const { root, s, parameters, url } = ctx;
+  const { root, s, parameters, url, flash, ask } = ctx;
   const st = { convs: [], conv: null, busy: null, task: null, inputs: { ...url.inputs } };
   const list = h('ul.convs', { 'aria-label': t('conversations') });
   const log = h('div.messages', { role: 'log', 'aria-live': 'polite' });
@@ -32,6 +36,7 @@ export function chatView(ctx) {
         li.dataset.id = up.id;
         li.dataset.type = /^image\//.test(up.mime_type || '') ? 'image' : 'document';
         li.classList.remove('uploading');
+        if (up.size) li.append(h('span.size', {}, ' ' + fmtSize(up.size)));
         li.append(h('button.icon.file-remove', { type: 'button', 'aria-label': t('remove'), title: t('remove'), onclick: () => li.remove() }, '×'));
       } catch (e) {
         li.classList.add('error');
@@ -41,8 +46,50 @@ export function chatView(ctx) {
     picker.value = '';
   });
   const attachBtn = filesOn ? h('label.icon.attach', { for: 'attach', title: t('attach'), 'aria-label': t('attach') }, icon('attach')) : null;
+  // a file by its link (Dify's remote_url), kept through /api/remote-files/upload
+  const methods = fu.allowed_file_upload_methods || (fu.image && fu.image.transfer_methods) || [];
+  const linkBtn = filesOn && methods.includes('remote_url') ? h('button.icon.attach-link', { type: 'button', title: t('fileLink'), 'aria-label': t('fileLink'), onclick: attachLink }, icon('link')) : null;
+  async function attachLink() {
+    const u = await ask({ title: t('fileLink'), input: '', label: 'URL', ok: t('attach') });
+    if (!u) return;
+    const li = h('li.file.uploading', {}, u.replace(/[?#].*$/, '').split('/').pop() || u);
+    attached.append(li);
+    try {
+      const up = await uploadUrl(u);
+      li.dataset.id = up.id;
+      li.dataset.url = u;
+      li.dataset.transfer = 'remote_url';
+      li.dataset.type = /^image\//.test(up.mime_type || '') ? 'image' : 'document';
+      li.classList.remove('uploading');
+      if (up.size) li.append(h('span.size', {}, ' ' + fmtSize(up.size)));
+      li.append(h('button.icon.file-remove', { type: 'button', 'aria-label': t('remove'), title: t('remove'), onclick: () => li.remove() }, '×'));
+    } catch (e) {
+      li.classList.add('error');
+      li.textContent = u + ': ' + (e.message || t('error'));
+    }
+  }
+  // a question spoken: recorded, then its text in the box
+  const stt = parameters.speech_to_text && parameters.speech_to_text.enabled ? recorder() : null;
+  const micBtn = stt ? h('button.icon.mic', { type: 'button', title: t('record'), 'aria-label': t('record'), 'aria-pressed': 'false', onclick: toggleMic }, icon('mic')) : null;
+  async function toggleMic() {
+    try {
+      if (!stt.recording()) {
+        await stt.start();
+        micBtn.setAttribute('aria-pressed', 'true');
+        micBtn.setAttribute('aria-label', t('stopRecording'));
+        return;
+      }
+      micBtn.setAttribute('aria-pressed', 'false');
+      micBtn.setAttribute('aria-label', t('record'));
+      const said = await stt.stop();
+      text.value = (text.value ? text.value + ' ' : '') + said;
+      text.focus();
+    } catch (e) {
+      flash(t('error') + ': ' + e.message, 'error');
+    }
+  }
   const composer = h('form.composer', { onsubmit: (e) => { e.preventDefault(); send(text.value); } },
-    filesOn ? picker : null, attachBtn, text, sendBtn);
+    filesOn ? picker : null, attachBtn, linkBtn, micBtn, text, sendBtn);
   const side = h('aside.sidebar', { id: 'sidebar' },
     h('button.new', { type: 'button', onclick: () => { openConv(null); side.classList.remove('open'); } }, '+ ' + t('newChat')),
     h('h2.convs-title', {}, t('conversations')), list);
@@ -82,21 +129,30 @@ export function chatView(ctx) {
     }
   }
 
+  // a call whose failure is shown in the flash line; resolves false then
+  async function tryCall(method, path, body) {
+    try {
+      await call(method, path, body);
+      return true;
+    } catch (e) {
+      flash(t('error') + ': ' + e.message, 'error');
+      return false;
+    }
+  }
+
   async function pin(c) {
-    await call('PATCH', '/conversations/' + c.id + (c.pinned ? '/unpin' : '/pin'));
-    loadConvs();
+    if (await tryCall('PATCH', '/conversations/' + c.id + (c.pinned ? '/unpin' : '/pin'))) loadConvs();
   }
 
   async function rename(c) {
-    const name = window.prompt(t('newName'), c.name || '');
+    const name = await ask({ title: t('rename'), input: c.name || '', label: t('newName'), ok: t('rename') });
     if (!name) return;
-    await call('POST', '/conversations/' + c.id + '/name', { name, auto_generate: false });
-    loadConvs();
+    if (await tryCall('POST', '/conversations/' + c.id + '/name', { name, auto_generate: false })) loadConvs();
   }
 
   async function remove(c) {
-    if (!window.confirm(t('confirmDelete'))) return;
-    await call('DELETE', '/conversations/' + c.id, {});
+    if (!await ask({ title: t('delete'), text: t('confirmDelete'), ok: t('delete'), danger: true })) return;
+    if (!await tryCall('DELETE', '/conversations/' + c.id, {})) return;
     if (st.conv === c.id) openConv(null);
     else loadConvs();
   }
@@ -111,7 +167,19 @@ export function chatView(ctx) {
     return { el, body };
   }
 
+  // the sources an answer drew on (Dify's retriever_resources), folded
+  function citations(el, res) {
+    if (!res || !res.length) return;
+    el.append(h('details.citations', {}, h('summary', {}, t('citations') + ' (' + res.length + ')'),
+      h('ol', {}, res.map((c) => h('li.citation', { title: c.content || '' },
+        h('span.doc', {}, c.document_name || c.dataset_name || ''),
+        c.content ? h('p.quote', {}, c.content.length > 300 ? c.content.slice(0, 300) + '…' : c.content) : null)))));
+  }
+
+  // the buttons under an answer: feedback, read aloud (the app's
+  // text_to_speech), regenerate (the latest answer only)
   function feedback(el, id, rating) {
+    for (const b of log.querySelectorAll('.regenerate')) b.remove();
     const bar = h('div.actions');
     for (const [r, label] of [['like', t('like')], ['dislike', t('dislike')]]) {
       const b = h('button.icon.fb-' + r, { type: 'button', 'aria-label': label, title: label, 'aria-pressed': rating === r ? 'true' : 'false' }, icon(r));
@@ -123,7 +191,23 @@ export function chatView(ctx) {
       });
       bar.append(b);
     }
+    if (parameters.text_to_speech && parameters.text_to_speech.enabled)
+      bar.append(h('button.icon.tts', { type: 'button', 'aria-label': t('play'), title: t('play'), onclick: () =>
+        speak(id).catch((e) => flash(t('error') + ': ' + e.message, 'error')) }, icon('speaker')));
+    if (st.last)
+      bar.append(h('button.icon.regenerate', { type: 'button', 'aria-label': t('regenerate'), title: t('regenerate'), onclick: regenerate }, '↻'));
     el.append(bar);
+  }
+
+  // asks the latest question again: its answer (and the question) give
+  // way to the new one
+  function regenerate() {
+    if (!st.last || st.busy) return;
+    const bots = log.querySelectorAll('.msg.bot:not(.opening)');
+    const users = log.querySelectorAll('.msg.user');
+    if (bots.length) bots[bots.length - 1].remove();
+    if (users.length) users[users.length - 1].remove();
+    send(st.last.q, st.last.files);
   }
 
   function thoughts(el) {
@@ -156,12 +240,16 @@ export function chatView(ctx) {
     loadConvs();
     if (!id) { welcome(); text.focus(); return; }
     const r = await call('GET', '/messages?conversation_id=' + encodeURIComponent(id) + '&limit=100');
-    for (const m of r.data || []) {
+    const msgs = r.data || [];
+    st.last = null;
+    for (const [i, m] of msgs.entries()) {
+      if (i === msgs.length - 1) st.last = { q: m.query, files: [] };
       const ub = bubble('user', m.query);
       const mf = (m.message_files || []).filter((f) => f.belongs_to !== 'assistant');
       if (mf.length) ub.el.append(h('ul.msg-files', {}, mf.map((f) => h('li.file', {}, f.filename || f.name || f.id))));
       const b = bubble('bot', m.answer);
       for (const th of m.agent_thoughts || []) if (th.tool) thoughts(b.el).append(h('div.thought', {}, th.tool + ': ' + (th.observation || '')));
+      citations(b.el, m.retriever_resources);
       feedback(b.el, m.id, m.feedback && m.feedback.rating);
     }
   }
@@ -177,7 +265,9 @@ export function chatView(ctx) {
     if (st.task) await call('POST', '/chat-messages/' + st.task + '/stop', {}).catch(() => {});
   }
 
-  async function send(q) {
+  // sends question q with the attached files (again is a regenerated
+  // question's files)
+  async function send(q, again) {
     q = (q || '').trim();
     if (!q || st.busy) return;
     const startForm = log.querySelector('.start-form form');
@@ -189,15 +279,18 @@ export function chatView(ctx) {
     }
     for (const el of log.querySelectorAll('.suggested')) el.remove();
     text.value = '';
-    const files = [...attached.querySelectorAll('li.file[data-id]')].map((li) =>
-      ({ type: li.dataset.type, transfer_method: 'local_file', upload_file_id: li.dataset.id, name: li.firstChild.textContent }));
-    clear(attached);
+    const files = again || [...attached.querySelectorAll('li.file[data-id]')].map((li) =>
+      (li.dataset.transfer === 'remote_url'
+        ? { type: li.dataset.type, transfer_method: 'remote_url', url: li.dataset.url, upload_file_id: li.dataset.id, name: li.firstChild.textContent }
+        : { type: li.dataset.type, transfer_method: 'local_file', upload_file_id: li.dataset.id, name: li.firstChild.textContent }));
+    if (!again) clear(attached);
+    st.last = { q, files };
     const ub = bubble('user', q);
     if (files.length) ub.el.append(h('ul.msg-files', {}, files.map((f) => h('li.file', {}, f.name))));
     const b = bubble('bot', '');
     b.el.classList.add('streaming');
     b.body.textContent = t('thinking');
-    let answer = '', msgId = null;
+    let answer = '', msgId = null, sources = null;
     const ctl = new AbortController();
     st.busy = ctl;
     setBusy(true);
@@ -216,6 +309,7 @@ export function chatView(ctx) {
           thoughts(b.el).append(h('div.thought', {}, ev.tool + ': ' + (ev.observation || '')));
         } else if (ev.event === 'message_end') {
           msgId = ev.message_id || ev.id;
+          sources = ev.metadata && ev.metadata.retriever_resources;
           if (!st.conv && ev.conversation_id) st.conv = ev.conversation_id;
         } else if (ev.event === 'error') {
           b.el.append(h('p.error', { role: 'alert' }, ev.message || t('error')));
@@ -227,6 +321,7 @@ export function chatView(ctx) {
     }
     if (!answer) b.body.textContent = '';
     b.el.classList.remove('streaming');
+    citations(b.el, sources);
     if (msgId) feedback(b.el, msgId, null);
     st.busy = null;
     st.task = null;

@@ -1,25 +1,22 @@
-// dom.js — building elements without innerHTML for anything a user or
-// an answer wrote.
+// dom.js — the Web App's shorthand over ../ui/dom.js: h('button.cls',
+// {onclick, attrs}, children...) is el() with the classes in the tag and
+// on<event> attributes as listeners; and the line icons. Nothing a user
+// or an answer wrote becomes markup (el() sets text only).
 
-// h('button.cls', {attrs}, children...): an element; a string child is
-// text, never markup.
+import { el, svg } from '../ui/dom.js';
+
+export { clear } from '../ui/dom.js';
+
 export function h(tag, attrs, ...kids) {
   const [name, ...cls] = tag.split('.');
-  const el = document.createElement(name || 'div');
-  if (cls.length) el.className = cls.join(' ');
+  const a = {}, on = {};
   for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-    else if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, v === true ? '' : v);
+    if (k.startsWith('on') && typeof v === 'function') on[k.slice(2)] = v;
+    else a[k] = v;
   }
-  for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) el.append(k);
-  return el;
-}
-
-export function clear(el) {
-  while (el.firstChild) el.removeChild(el.firstChild);
-  return el;
+  if (cls.length) a.class = cls.join(' ');
+  a.on = on;
+  return el(name || 'div', a, ...kids);
 }
 
 const PATHS = {
@@ -30,23 +27,14 @@ const PATHS = {
   menu: 'M4 6h16M4 12h16M4 18h16',
   pin: 'M9 4h6l-1 6 4 4H6l4-4zM12 14v6',
   attach: 'M16 7l-7 7a2 2 0 0 0 3 3l7-7a4 4 0 0 0-6-6l-7 7a6 6 0 0 0 8 8l6-6',
+  link: 'M10 14a4 4 0 0 0 6 0l3-3a4 4 0 0 0-6-6l-1 1M14 10a4 4 0 0 0-6 0l-3 3a4 4 0 0 0 6 6l1-1',
+  mic: 'M12 4a3 3 0 0 0-3 3v5a3 3 0 0 0 6 0V7a3 3 0 0 0-3-3zM6 11a6 6 0 0 0 12 0M12 17v3',
+  speaker: 'M4 10v4h4l5 4V6L8 10zM16 9a4 4 0 0 1 0 6M18.5 6.5a8 8 0 0 1 0 11',
 };
 
 // A small line icon (aria-hidden: its button carries the label).
 export function icon(name) {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('width', '16');
-  svg.setAttribute('height', '16');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', PATHS[name]);
-  p.setAttribute('fill', 'none');
-  p.setAttribute('stroke', 'currentColor');
-  p.setAttribute('stroke-width', '1.8');
-  p.setAttribute('stroke-linejoin', 'round');
-  p.setAttribute('stroke-linecap', 'round');
-  svg.append(p);
-  return svg;
+  return svg('svg', { viewBox: '0 0 24 24', width: 16, height: 16, 'aria-hidden': 'true' },
+    svg('path', { d: PATHS[name], fill: 'none', stroke: 'currentColor', 'stroke-width': 1.8,
+      'stroke-linejoin': 'round', 'stroke-linecap': 'round' }));
 }

@@ -8,6 +8,7 @@ import { t, toggleLanguage } from './i18n.js';
 import { h, clear } from './dom.js';
 import { render } from './markdown.js';
 import { inputForm, formValues } from './inputs.js';
+import { fmtTime, save } from '../ui/components.js';
 
 export function formView(ctx) {
   const { root, s, parameters, url, kind } = ctx;
@@ -22,7 +23,7 @@ export function formView(ctx) {
   const steps = h('ol.steps');
   const out = h('section.output', { 'aria-label': t('result') }, h('h2', {}, t('result')),
     workflow && s.show_workflow_steps ? h('details.steps-box', {}, h('summary', {}, t('steps')), steps) : null, result,
-    workflow ? null : actions);
+    actions);
   const saved = workflow ? null : h('section.saved', { 'aria-label': t('saved') }, h('h2', {}, t('saved')), savedList);
   const langBtn = h('button.icon.lang', { type: 'button', onclick: () => { toggleLanguage(); formView(ctx); } }, t('language'));
   clear(root).append(h('div.form-layout', {},
@@ -46,15 +47,21 @@ export function formView(ctx) {
         await call('DELETE', '/saved-messages/' + m.id).catch(() => {});
         loadSaved();
       } }, t('delete'));
-      const li = h('li.saved-item', { 'data-id': m.id }, h('div.body'), del);
+      const li = h('li.saved-item', { 'data-id': m.id }, h('div.body'), h('time.when', {}, fmtTime(m.created_at)), del);
       li.firstChild.innerHTML = render(m.answer || '');
       savedList.append(li);
     }
   }
 
-  // the buttons under a completion's result (message id)
-  function resultActions(id) {
+  // the buttons under a result: a workflow's outputs to download (as
+  // JSON), a completion's (message id) save and more like this
+  function resultActions(id, outputs) {
     clear(actions);
+    if (workflow && outputs) {
+      actions.append(h('button.secondary.download', { type: 'button', onclick: () =>
+        save(new Blob([JSON.stringify(outputs, null, 2)], { type: 'application/json' }), 'outputs.json') }, t('download')));
+      return;
+    }
     if (workflow || !id) return;
     actions.append(h('button.secondary.save', { type: 'button', onclick: async (e) => {
       await call('POST', '/saved-messages', { message_id: id }).catch(() => {});
@@ -74,7 +81,7 @@ export function formView(ctx) {
     clear(steps);
     clear(actions);
     result.textContent = t('thinking');
-    let text = '', msg = null;
+    let text = '', msg = null, outputs = null;
     try {
       await stream(path, body, (ev) => {
         if (ev.task_id) task = ev.task_id;
@@ -90,6 +97,7 @@ export function formView(ctx) {
           const li = steps.querySelector('[data-node="' + CSS.escape(d.node_id || '') + '"]');
           if (li) li.textContent = (d.title || d.node_type) + ' — ' + d.status;
         } else if (ev.event === 'workflow_finished') {
+          outputs = d.error ? null : d.outputs || {};
           if (d.error) result.append(h('p.error', { role: 'alert' }, d.error));
           else if (!text) {
             const o = d.outputs || {};
@@ -108,7 +116,7 @@ export function formView(ctx) {
     busy = false;
     task = null;
     runBtn.textContent = t('run');
-    resultActions(msg);
+    resultActions(msg, outputs);
   }
 
   form.addEventListener('submit', async (e) => {

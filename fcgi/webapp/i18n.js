@@ -1,4 +1,8 @@
-// i18n.js — every text a person reads, in English and Simplified Chinese.
+// i18n.js — every text a person reads on the Web App, in English and
+// Simplified Chinese, looked up through ../ui/i18n.js; and the rule for
+// which language a reader gets.
+
+import { i18n, pickLanguage } from '../ui/i18n.js';
 
 const T = {
   en: {
@@ -13,7 +17,9 @@ const T = {
     run: 'Run', result: 'Result', steps: 'Steps', clear: 'Clear', tool: 'Tool',
     suggested: 'Suggested', optional: 'optional', saved: 'Saved', save: 'Save',
     moreLikeThis: 'More like this', select: 'Select…', close: 'Close',
-    attach: 'Attach a file', remove: 'Remove',
+    attach: 'Attach a file', remove: 'Remove', cancel: 'Cancel', download: 'Download',
+    fileLink: 'Attach a file by its link', record: 'Speak', stopRecording: 'Stop recording',
+    play: 'Read aloud', citations: 'Citations',
   },
   zh: {
     newChat: '新对话', send: '发送', stop: '停止响应', placeholder: '和机器人聊天',
@@ -27,30 +33,32 @@ const T = {
     run: '运行', result: '结果', steps: '步骤', clear: '清空', tool: '工具',
     suggested: '推荐问题', optional: '选填', saved: '已保存', save: '保存',
     moreLikeThis: '更多类似的', select: '请选择…', close: '关闭',
-    attach: '上传文件', remove: '移除',
+    attach: '上传文件', remove: '移除', cancel: '取消', download: '下载',
+    fileLink: '粘贴文件链接', record: '语音输入', stopRecording: '停止录音',
+    play: '播放', citations: '引用',
   },
 };
 
-let lang = 'en';
+// t(key) -> the text in the language chosen (a live binding: importers
+// see the choice once made).
+export let t = i18n(T, 'en');
+
+function use(lang) {
+  t = i18n(T, lang);
+  document.documentElement.lang = lang === 'zh' ? 'zh-Hans' : 'en';
+}
 
 // Chooses the language: the reader's own choice, else the site's
 // default_language when it is not the default, else the browser's.
 export function chooseLanguage(siteLang) {
   const own = localStorage.getItem('webapp-lang');
-  const browser = (navigator.language || '').toLowerCase();
-  if (own === 'en' || own === 'zh') lang = own;
-  else if (siteLang && siteLang !== 'en-US') lang = siteLang.startsWith('zh') ? 'zh' : 'en';
-  else lang = browser.startsWith('zh') ? 'zh' : 'en';
-  document.documentElement.lang = lang === 'zh' ? 'zh-Hans' : 'en';
-  return lang;
+  if (own !== 'en' && own !== 'zh' && siteLang && siteLang !== 'en-US') use(siteLang.startsWith('zh') ? 'zh' : 'en');
+  else use(pickLanguage(['en', 'zh'], 'webapp-lang'));
+  return t.lang;
 }
 
 export function toggleLanguage() {
-  lang = lang === 'zh' ? 'en' : 'zh';
-  localStorage.setItem('webapp-lang', lang);
-  document.documentElement.lang = lang === 'zh' ? 'zh-Hans' : 'en';
-}
-
-export function t(key) {
-  return (T[lang] && T[lang][key]) || T.en[key] || key;
+  const next = t.lang === 'zh' ? 'en' : 'zh';
+  localStorage.setItem('webapp-lang', next);
+  use(next);
 }

@@ -5,10 +5,15 @@
 import { kind, code, login, logout, call, urlParams, ApiError } from './api.js';
 import { chooseLanguage, t } from './i18n.js';
 import { h, clear } from './dom.js';
+import { flasher, dialog } from '../ui/components.js';
 import { chatView } from './chat.js';
 import { formView } from './form.js';
 
 const root = document.getElementById('app');
+const flash = flasher(document.getElementById('flash'));
+const dlgAsk = dialog(document.getElementById('dlg'));
+// the dialog's Cancel in the language of the moment (it may change)
+const ask = (o) => { document.getElementById('dlg-cancel').textContent = t('cancel'); return dlgAsk(o); };
 
 function message(text) {
   clear(root).append(h('div.notice', { role: 'alert' }, text));
@@ -55,7 +60,7 @@ async function start(params, passcode) {
   chooseLanguage(s.default_language);
   document.title = s.title || document.title;
   if (s.chat_color_theme) document.documentElement.style.setProperty('--theme', s.chat_color_theme);
-  const ctx = { root, site, s, parameters, url: params, kind, code, embedded: kind === 'chatbot' };
+  const ctx = { root, site, s, parameters, url: params, kind, code, embedded: kind === 'chatbot', flash, ask };
   if (kind === 'completion' || kind === 'workflow') formView(ctx);
   else chatView(ctx);
 }

@@ -104,7 +104,7 @@ while todo:
     b = get(u); seen[u] = len(b)
     if u.endswith(".js"):
         todo += [urllib.parse.urljoin(u, m.decode()) for m in
-                 re.findall(rb"""(?:import|from)\s*['"](\./[^'"]+)['"]""", b)]
+                 re.findall(rb"""(?:import|from)\s*['"](\.\.?/[^'"]+)['"]""", b)]
 total = sum(seen.values())
 print("The chat page before its first paint: %d files, %d bytes uncompressed (%.1f KB; target under 150 KB, ratio %.2f of it)" %
       (len(seen), total, total / 1024, total / (150 * 1024)))

@@ -9,6 +9,7 @@
  *   LLM        the fake LLM (tests/fakes/fake_llm.py)
  *   ADMIN_TOKEN, APP  to change the site's language
  *   CODE_W, CODE_A, CODE_C  the workflow, agent-chat and completion apps'
+ *   CODE_K     a chatflow citing a knowledge base;  AUD  the fake audio
  *   CHROMIUM, OUT_DIR as admin.test.js
  */
 'use strict';
@@ -51,8 +52,12 @@ async function desktop(ctx) {
 	const page = await ctx.newPage();
 	const errors = [];
 	page.on('pageerror', (e) => errors.push(String(e)));
+	page.on('requestfailed', (q) => console.log('# request failed: ' + q.url() + ' ' + (q.failure() || {}).errorText));
 	await page.goto(BASE + '/chat/' + CODE);
-	await page.waitForSelector('.chat-layout');
+	await page.waitForSelector('.chat-layout').catch(async (e) => {
+		console.log('# the page shows: ' + JSON.stringify(await page.locator('#app').innerHTML()) + ' errors: ' + JSON.stringify(errors));
+		throw e;
+	});
 	ok(await page.locator('.top h1').textContent() === 'Helper', 'the share link shows the site title');
 	ok(await page.locator('.msg.opening').count() === 1, 'the opening statement is shown');
 	ok(await page.locator('.start-form #start-name').count() === 1, 'the start form asks for the inputs');
@@ -100,12 +105,22 @@ async function desktop(ctx) {
 	ok(true, 'and unpinned');
 
 	/* rename and delete */
-	page.once('dialog', (d) => d.accept('Renamed chat'));
+	/* the page's own dialog (ui/components.js), not the browser's */
 	await page.locator('.conv-rename').first().click();
+	await page.waitForSelector('#dlg[open] #dlg-input');
+	ok(await page.locator('#dlg-title').textContent() === 'Rename', 'rename asks in the page\'s dialog');
+	await page.fill('#dlg-input', 'Renamed chat');
+	await page.click('#dlg-ok');
 	await page.waitForFunction(() => [...document.querySelectorAll('.conv-open')].some((b) => b.textContent === 'Renamed chat'), null, { timeout: 5000 });
 	ok(true, 'a conversation is renamed');
-	page.once('dialog', (d) => d.accept());
 	await page.locator('.conv-delete').first().click();
+	await page.waitForSelector('#dlg[open] #dlg-ok.danger');
+	await page.click('#dlg-cancel');
+	await page.waitForSelector('#dlg', { state: 'hidden' });
+	ok(await page.locator('.conv').count() === 2, 'delete cancelled keeps the conversation');
+	await page.locator('.conv-delete').first().click();
+	await page.waitForSelector('#dlg[open] #dlg-ok.danger');
+	await page.click('#dlg-ok');
 	await page.waitForFunction(() => document.querySelectorAll('.conv').length === 1, null, { timeout: 5000 });
 	ok(true, 'a conversation is deleted');
 
@@ -300,6 +315,95 @@ async function completionPage(browser) {
 	await ctx.close();
 }
 
+/* the chat page's extras: regenerate, read aloud, a spoken question, a
+ * file by its link (the chat app enables them all) */
+async function chatExtras(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 1000, height: 800 }, locale: 'en-US', permissions: ['microphone'] });
+	const page = await ctx.newPage();
+	const errors = [];
+	page.on('pageerror', (e) => errors.push(String(e)));
+	await page.goto(BASE + '/chat/' + CODE);
+	await page.waitForSelector('#start-name');
+	await page.fill('#start-name', 'Ann');
+	await script({ responses: [{ text: 'First try' }] });
+	await page.fill('#query', 'regen me');
+	await page.click('button.send');
+	await page.waitForSelector('.msg.bot:not(.streaming):not(.opening) .actions .regenerate', { timeout: 10000 });
+	ok(true, 'the latest answer offers regenerate');
+	await script({ responses: [{ text: 'Second try' }] });
+	const again = page.waitForRequest((q) => /\/api\/chat-messages$/.test(q.url()));
+	await page.click('.regenerate');
+	const body = JSON.parse((await again).postData());
+	ok(body.query === 'regen me' && body.conversation_id, 'regenerate asks the same question in the conversation', body);
+	await page.waitForFunction(() => /Second try/.test(document.querySelector('.messages').textContent), null, { timeout: 10000 });
+	const log = await page.locator('.messages').textContent();
+	ok(!/First try/.test(log) && await page.locator('.msg.user').count() === 1, 'the new answer takes the old one\'s place', log);
+	await page.waitForSelector('.msg.bot:not(.streaming):not(.opening) .actions .tts');
+
+	/* read aloud: the answer's message through /api/text-to-audio */
+	const spoken = page.waitForResponse((r) => /\/api\/text-to-audio$/.test(r.url()));
+	await page.locator('.msg.bot:not(.opening) .tts').last().click();
+	const sr = await spoken;
+	ok(sr.status() === 200 && /audio/.test(sr.headers()['content-type'] || ''), 'read aloud: the app\'s text-to-audio answers audio', sr.status());
+	const areqs = await (await fetch(process.env.AUD + '/_requests')).json();
+	const said = JSON.parse(Buffer.from(areqs[areqs.length - 1].body_b64, 'base64').toString());
+	ok(said.input === 'Second try' && said.voice === 'nova', 'read aloud: the answer, in the app\'s voice', said);
+
+	/* a question spoken: the fake microphone, then the transcript */
+	ok(await page.locator('button.mic').count() === 1, 'the app takes speech: the composer offers the microphone');
+	await page.click('button.mic');
+	await page.waitForSelector('button.mic[aria-pressed="true"]', { timeout: 10000 });
+	const heard = page.waitForResponse((r) => /\/api\/audio-to-text$/.test(r.url()));
+	await page.click('button.mic');
+	ok((await heard).status() === 200, 'the recording goes to /api/audio-to-text');
+	await page.waitForFunction(() => /hello from the fake/.test(document.querySelector('#query').value), null, { timeout: 10000 });
+	ok(true, 'and its text is in the box');
+	await page.fill('#query', '');
+
+	/* a file by its link: kept through /api/remote-files/upload */
+	await page.click('button.attach-link');
+	await page.waitForSelector('#dlg[open] #dlg-input');
+	await page.fill('#dlg-input', BASE + '/embed.js');
+	await page.click('#dlg-ok');
+	await page.waitForSelector('.attached li.file[data-id]', { timeout: 10000 });
+	ok(/embed\.js/.test(await page.locator('.attached li.file').textContent()), 'a file by its link is attached');
+	await script({ responses: [{ text: 'Got the link' }] });
+	const sent = page.waitForRequest((q) => /\/api\/chat-messages$/.test(q.url()));
+	await page.fill('#query', 'see the link');
+	await page.click('button.send');
+	const files = JSON.parse((await sent).postData()).files || [];
+	ok(files.length === 1 && files[0].transfer_method === 'remote_url' && files[0].url === BASE + '/embed.js' && files[0].upload_file_id,
+	    'the message carries it as Dify\'s remote_url file', files);
+	await page.waitForFunction(() => /Got the link/.test(document.querySelector('.messages').textContent), null, { timeout: 10000 });
+	ok(true, 'and is answered');
+	await shot(page, 'webapp-chat-extras');
+	ok(errors.length === 0, 'extras: no script errors', errors);
+	await ctx.close();
+}
+
+/* a chatflow with retriever_resource on: the citations under its answer */
+async function citationsPage(browser) {
+	const ctx = await browser.newContext({ viewport: { width: 1000, height: 800 }, locale: 'en-US' });
+	const page = await ctx.newPage();
+	await page.goto(BASE + '/chat/' + process.env.CODE_K);
+	await page.waitForSelector('#query');
+	await script({ responses: [{ text: 'Cited.' }] });
+	await page.fill('#query', 'refunds');
+	await page.click('button.send');
+	await page.waitForSelector('.msg.bot:not(.streaming) .actions', { timeout: 10000 });
+	const cit = page.locator('.msg.bot details.citations').last();
+	ok(await cit.count() === 1 && /\(2\)/.test(await cit.locator('summary').textContent()), 'the answer lists its two sources, folded');
+	await cit.locator('summary').click();
+	ok(/kb-a says refunds \(best\)/.test(await cit.locator('.citation').first().textContent()), 'opened: the best source first, with its text');
+	await page.reload();
+	await page.waitForSelector('.conv');
+	await page.locator('.conv-open').first().click();
+	await page.waitForSelector('.msg.user', { timeout: 5000 });
+	ok(await page.locator('.msg.bot details.citations').count() === 1, 'the citations are in the history after a reload');
+	await shot(page, 'webapp-citations');
+	await ctx.close();
+}
+
 /* the admin page's Web App card: the link opens the app, the snippet */
 async function adminCard(browser) {
 	const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
@@ -330,7 +434,8 @@ async function adminCard(browser) {
 		headless: true,
 		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
 		    '--no-first-run', '--disable-background-networking',
-		    '--disable-component-update', '--disable-sync'],
+		    '--disable-component-update', '--disable-sync',
+		    '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'],
 	});
 	try {
 		const ctx = await browser.newContext({ viewport: { width: 1200, height: 860 }, locale: 'en-US' });
@@ -341,6 +446,8 @@ async function adminCard(browser) {
 		await workflowPage(browser);
 		await agentPage(browser);
 		await completionPage(browser);
+		await chatExtras(browser);
+		await citationsPage(browser);
 		await adminCard(browser);
 	} catch (e) {
 		ok(false, 'the browser script ran without an exception', String(e.stack || e));

@@ -256,6 +256,11 @@ llm_script '{"responses": [{"chunks": ["Bon", "jour"]}]}'
 web "$PP" POST /api/completion-messages -H "$J" -d '{"inputs":{"text":"hello"},"query":"","response_mode":"streaming"}'
 is "$(printf '%s\n' "$BODY" | sed -n 's/^data: //p' | jq -r 'select(.event=="message") | .answer' | tr -d '\n')" \
     "Bonjour" "completion-messages streams"
+# the remote file probe meets the outbound guard (http.allow_private off)
+web "$PP" GET "/api/remote-files/$(jq -rn --arg u "$BASE/embed.js" '$u | @uri')"
+is "$STATUS $(jqr .code)" "400 remote_file_upload_failed" \
+    "remote-files/{url} of a loopback address: refused by the outbound guard"
+ok "$(jqr .message | grep -q 'http.allow_private'; echo $?)" "... saying which setting allows it"
 CODE=$NEW
 
 # rate limit: passports count per address

@@ -2,7 +2,7 @@
 # processes sharing one data directory: saved messages and more-like-this
 # of a completion app (completion apps only, the end user's own only),
 # files/upload and remote-files/upload as the passport's end user, the
-# audio routes, enable_api refusing the service API as Dify's, and the
+# audio routes (a type with parameters too), enable_api refusing the service API as Dify's, and the
 # per-end-user / per-address rate limit counted in the store, so one limit
 # holds across the processes.
 . "$(dirname "$0")/lib.sh"
@@ -47,7 +47,7 @@ app: {mode: completion, name: Writer}
 kind: app
 version: 0.6.0
 model_config:
-  model: {provider: openai, name: gpt-4o-mini, mode: chat}
+  model: {provider: openai, name: gpt-4o-mini, mode: chat, completion_params: {temperature: 0.2, max_tokens: 99}}
   pre_prompt: Write about {{topic}}.
   more_like_this: {enabled: true}
   speech_to_text: {enabled: true}
@@ -68,6 +68,8 @@ web "$PA" POST /api/completion-messages -H "$J" \
     -d '{"inputs":{"topic":"tea"},"query":"","response_mode":"blocking"}'
 is "$STATUS $(jqr .answer)" "200 First take" "a completion message"
 MSG=$(jqr .message_id)
+is "$(curl -s "$LLM/_requests" | jq -c '.[-1].body | [.temperature, .max_tokens]')" "[0.2,99]" \
+    "at the app's temperature"
 
 # ====== saved messages (web/saved_message.py) ======
 web "$PA" GET /api/saved-messages
@@ -99,6 +101,13 @@ NEW=$(printf '%s\n' "$BODY" | sed -n 's/^data: //p' | jq -r 'select(.event=="mes
 ok "$([ -n "$NEW" ] && [ "$NEW" != "$MSG" ]; echo $?)" "as a new message"
 ok "$(curl -s "$LLM/_requests" | jq -e '.[-1].body.messages | tostring | test("Write about tea")' >/dev/null; echo $?)" \
     "asked with the message's inputs"
+is "$(curl -s "$LLM/_requests" | jq -c '.[-1].body | [.temperature, .max_tokens]')" "[0.9,99]" \
+    "more-like-this runs at temperature 0.9 as Dify's, the other parameters kept"
+llm_script '{"responses": [{"text": "Third take"}]}'
+web "$PA" POST /api/completion-messages -H "$J" \
+    -d '{"inputs":{"topic":"tea"},"query":"","response_mode":"blocking"}'
+is "$(curl -s "$LLM/_requests" | jq -c '.[-1].body | [.temperature, .max_tokens]')" "[0.2,99]" \
+    "and the app's own temperature is untouched after it"
 
 web "$PA" DELETE "/api/saved-messages/$MSG"
 is "$STATUS" 204 "DELETE /api/saved-messages/{id}: 204"
@@ -155,6 +164,26 @@ is "$STATUS $(jqr .code)" "400 remote_file_upload_failed" "a URL that answers 40
 web "$PA" POST /api/remote-files/upload -H "$J" -d '{"url":"file:///etc/passwd"}'
 is "$STATUS $(jqr .code)" "400 invalid_param" "a URL that is not http(s) is refused"
 
+# ====== the remote file probe (web/remote_files.py RemoteFileInfoApi) ======
+start_fake echo ECHO || exit 1
+uri() { jq -rn --arg u "$1" '$u | @uri'; }
+web "$PA" GET "/api/remote-files/$(uri "$ECHO/files/report.json?v=1")"
+is "$STATUS $(jqr '[.file_type, .file_length] | tojson')" \
+    "200 [\"application/json\",$(curl -s "$ECHO/files/report.json?v=1" | wc -c)]" \
+    "remote-files/{url}: Dify's {file_type, file_length} from the HEAD"
+is "$(curl -s "$ECHO/_requests" | jq -c '[.[] | select(.path == "/files/report.json?v=1") | .method] | .[0]')" \
+    '"HEAD"' "... asked with a HEAD"
+curl -s -X POST "$ECHO/_reset" >/dev/null
+web "$PA" GET "/api/remote-files/$(uri "$ECHO/_nohead/a.txt")"
+is "$STATUS $(jqr .file_type)" "200 application/json" "a server without HEAD: Dify's fallback to a GET"
+is "$(curl -s "$ECHO/_requests" | jq -c '[.[] | .method]')" '["HEAD","GET"]' "... HEAD first, then GET"
+web "$PA" GET "/api/remote-files/$(uri "$BASE/no/such/file")"
+is "$STATUS $(jqr .code)" "400 remote_file_upload_failed" "a URL that answers 404: remote_file_upload_failed"
+web "$PA" GET "/api/remote-files/$(uri "ftp://example.com/x")"
+is "$STATUS $(jqr .code)" "400 invalid_param" "a URL that is not http(s) is refused"
+web "" GET "/api/remote-files/$(uri "$ECHO/x")"
+is "$STATUS" 401 "without a passport: 401"
+
 # ====== audio (web/audio.py) ======
 start_fake audio AUD || exit 1
 req POST /console/api/workspaces/current/model-providers/fakeaudio -H "$J" \
@@ -162,6 +191,10 @@ req POST /console/api/workspaces/current/model-providers/fakeaudio -H "$J" \
 printf 'ID3fake-mp3-bytes' >"$T_DIR/in.mp3"
 web "$PA" POST /api/audio-to-text -F "file=@$T_DIR/in.mp3;type=audio/mpeg"
 is "$STATUS $(jqr .text)" "200 hello from the fake" "audio-to-text: the provider's transcript"
+web "$PA" POST /api/audio-to-text -F "file=@$T_DIR/in.mp3;type=audio/webm;codecs=opus"
+is "$STATUS $(jqr .text)" "200 hello from the fake" "audio-to-text of a browser recorder's audio/webm;codecs=opus"
+web "$PA" POST /api/audio-to-text -F "file=@$T_DIR/in.mp3;type=audio/webmx;codecs=opus"
+is "$STATUS $(jqr .code)" "415 unsupported_audio_type" "... but not of a type that only begins like one"
 code=$(curl -sS -o "$T_DIR/out.mp3" -w '%{http_code}' -H "X-App-Code: $CODE" -H "X-App-Passport: $PA" \
     -H "$J" -d "{\"message_id\":\"$MSG\"}" "$BASE/api/text-to-audio")
 is "$code $(head -c 3 "$T_DIR/out.mp3")" "200 ID3" "text-to-audio of the end user's message"

@@ -5,10 +5,15 @@
 
 Any GET, POST, PUT, PATCH or DELETE answers 200 with a JSON body
 {"method", "path", "authorization", "x_api_key"}: the request's
-Authorization and X-Api-Key headers ("" when absent). GET /_requests
+Authorization and X-Api-Key headers ("" when absent). HEAD answers the
+head a GET of the same path would (Content-Type, Content-Length), no
+body, except under /_nohead/, where it is 405 Method Not Allowed (a server
+that knows no HEAD). GET /_requests
 returns every request seen so far (the same objects, oldest first);
 POST /_reset forgets them.
 """
+import json
+
 from fake_http import JSONHandler, serve
 
 REQUESTS = []
@@ -32,6 +37,21 @@ class Handler(JSONHandler):
         }
         REQUESTS.append(seen)
         self.send_json(200, seen)
+
+    def do_HEAD(self):
+        seen = {"method": "HEAD", "path": self.path, "authorization": "",
+                "x_api_key": ""}
+        REQUESTS.append(seen)
+        if self.path.startswith("/_nohead/"):
+            self.send_response(405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = json.dumps(dict(seen, method="GET")).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
 
     do_GET = echo
     do_POST = echo
