@@ -9,7 +9,9 @@
  * document_name, segment_id, ...); the result is numbered 1..N by
  * metadata.position, best first. A rerank model (reranking_model mode)
  * reorders every dataset's hits together; single mode over one local
- * dataset searches it by its own settings.
+ * dataset searches it by its own settings. metadata_filtering_mode
+ * manual keeps the documents its conditions pass (engine/knowledge/
+ * filter.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +159,53 @@ local_search(struct node_ctx *c, const char *id, const char *query,
 	return 0;
 }
 
+/*
+ * The node's metadata filter: in metadata_filtering_mode manual, its
+ * metadata_filtering_conditions with each string value rendered against
+ * the pool ({{#node.var#}}), as Dify's; NULL in *out otherwise (disabled;
+ * automatic, where Dify's model writes the conditions, is not done and
+ * filters nothing). 0, or -1 with the node failed.
+ */
+static int
+node_filter(struct node_ctx *c, json_t **out)
+{
+	const json_t	*d = c->node->data;
+	json_t		*f, *cond, *v;
+	char		*txt;
+	size_t		 i;
+
+	*out = NULL;
+	if (!record_field_is(d, "metadata_filtering_mode", "manual") ||
+	    !json_is_object(json_object_get(d,
+	    "metadata_filtering_conditions")))
+		return 0;
+	if ((f = json_deep_copy(json_object_get(d,
+	    "metadata_filtering_conditions"))) == NULL)
+		return node_fail(c, "out of memory");
+	json_array_foreach(json_object_get(f, "conditions"), i, cond) {
+		v = json_object_get(cond, "value");
+		if (!json_is_string(v) || strstr(json_string_value(v), "{{#") ==
+		    NULL)
+			continue;
+		if (node_render(c, json_string_value(v), TPL_TEXT, &txt) != 0) {
+			json_decref(f);
+			return -1;
+		}
+		if (json_object_set_new(cond, "value", json_string(txt)) != 0) {
+			free(txt);
+			json_decref(f);
+			return node_fail(c, "out of memory");
+		}
+		free(txt);
+	}
+	if (kb_filter_check(f, c->err) != 0) {
+		json_decref(f);
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
+
 static int
 knowledge_run(struct node_ctx *c)
 {
@@ -165,7 +214,7 @@ knowledge_run(struct node_ctx *c)
 	json_t		*ids = json_object_get(d, "dataset_ids"), *id, *recs;
 	const json_t	*tk, *rm = NULL;
 	json_t		*rec, *q, *all = NULL, *res = NULL, **sorted = NULL;
-	json_t		*single = NULL;
+	json_t		*single = NULL, *filter = NULL, *frm = NULL;
 	const char	*mode = json_string_value(json_object_get(d,
 			    "retrieval_mode"));
 	const char	*rprov = NULL, *rmodel = NULL;
@@ -201,6 +250,8 @@ knowledge_run(struct node_ctx *c)
 		th = json_number_value(json_object_get(mcfg,
 		    "score_threshold"));
 	rerank = rerank_of(mcfg, &rprov, &rmodel);
+	if (node_filter(c, &filter) != 0)
+		goto out;
 	json_array_foreach(ids, i, id)
 		nlocal += json_is_string(id) && kb_dataset_exists(c->run->e,
 		    json_string_value(id));
@@ -223,6 +274,16 @@ knowledge_run(struct node_ctx *c)
 		    json_object_get(rm, "score_threshold")) : 0;
 		rerank = rerank_of(rm, &rprov, &rmodel);
 	}
+	/* the filter rides in the retrieval model kb_search reads (without
+	 * a search_method it takes the dataset's) */
+	if (filter != NULL && ((frm = rm ? json_deep_copy(rm) : json_object())
+	    == NULL || json_object_set(frm, "metadata_filtering_conditions",
+	    filter) != 0)) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
+	if (frm != NULL)
+		rm = frm;
 	all = json_array();
 	json_array_foreach(ids, i, id) {
 		recs = NULL;
@@ -298,6 +359,8 @@ out:
 	json_decref(all);
 	json_decref(res);
 	json_decref(single);
+	json_decref(filter);
+	json_decref(frm);
 	return rc;
 }
 
