@@ -197,6 +197,8 @@ static const struct setting settings[] = {
 	S_INT("knowledge.max_segments", SET_INT, kb_max_segments, "20000", 1,
 	    10000000),
 	S_INT("knowledge.max_query", SET_INT, kb_max_query, "250", 1, 100000),
+	S_INT("knowledge.max_metadata_fields", SET_INT, kb_max_metadata_fields,
+	    "50", 1, 1000),
 	S_INT("knowledge.embed_batch", SET_INT, kb_embed_batch, "32", 1, 2048),
 	S_INT("knowledge.embed_retries", SET_INT, kb_embed_retries, "3", 0, 10),
 	S_INT("knowledge.keyword_index", SET_BOOL, kb_keyword_index, "true", 0,

@@ -148,6 +148,7 @@ struct conf {
 	int64_t	 kb_max_document;	/* bytes of one document's text */
 	int	 kb_max_segments;	/* chunks of one document */
 	int	 kb_max_query;		/* characters of a retrieve query */
+	int	 kb_max_metadata_fields; /* custom metadata fields a dataset */
 	int	 kb_embed_batch;	/* texts per embeddings request */
 	int	 kb_embed_retries;	/* retries of a transient answer */
 	int	 kb_keyword_index;	/* keyword search reads the index */

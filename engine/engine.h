@@ -715,6 +715,30 @@ int	engine_kb_segment_delete(struct engine *e, const char *ds_id,
 int	engine_kb_retrieve(struct engine *e, const char *ds_id,
 	    const json_t *in, char *err, json_t **out);
 
+/*
+ * Dify's metadata routes of a dataset: create {type: string|number|time,
+ * name} -> {id, type, name} (ENGINE_EEXIST: the name is taken; ELIMIT:
+ * knowledge.max_metadata_fields); list -> {doc_metadata: [{id, name,
+ * type, count}], built_in_field_enabled}; update {name} (the documents'
+ * values renamed too); delete (their values go); builtin with action NULL
+ * -> {fields: [{name, type}]}, "enable"/"disable" -> {result: success};
+ * documents_metadata {operation_data: [{document_id, metadata_list: [{id,
+ * value}]}]} replaces each document's values (doc_metadata: [{id, name,
+ * type, value}]), a value checked against its field's type.
+ */
+int	engine_kb_metadata_create(struct engine *e, const char *ds_id,
+	    const json_t *in, char *err, json_t **out);
+int	engine_kb_metadata_list(struct engine *e, const char *ds_id,
+	    char *err, json_t **out);
+int	engine_kb_metadata_update(struct engine *e, const char *ds_id,
+	    const char *mid, const json_t *in, char *err, json_t **out);
+int	engine_kb_metadata_delete(struct engine *e, const char *ds_id,
+	    const char *mid, char *err);
+int	engine_kb_metadata_builtin(struct engine *e, const char *ds_id,
+	    const char *action, char *err, json_t **out);
+int	engine_kb_documents_metadata(struct engine *e, const char *ds_id,
+	    const json_t *in, char *err, json_t **out);
+
 /* ====== Runs ====== */
 
 /* What one run of an app gets. */

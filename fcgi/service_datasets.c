@@ -384,6 +384,112 @@ h_key_delete(struct req *r)
 	answer(r, rc, "", NULL, 204);
 }
 
+/* ====== Metadata ====== */
+
+static void
+h_meta_create(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_metadata_create(r->eng, r->captures[0], r->json, err,
+	    &out);
+	if (rc == ENGINE_EEXIST) {	/* a name, not a dataset's */
+		resp_error(r, 409, "invalid_param", "%s", err);
+		return;
+	}
+	answer(r, rc, err, out, 201);
+}
+
+static void
+h_meta_list(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_metadata_list(r->eng, r->captures[0], err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_meta_update(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_metadata_update(r->eng, r->captures[0], r->captures[1],
+	    r->json, err, &out);
+	if (rc == ENGINE_EEXIST) {
+		resp_error(r, 409, "invalid_param", "%s", err);
+		return;
+	}
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_meta_delete(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_metadata_delete(r->eng, r->captures[0], r->captures[1],
+	    err);
+	answer(r, rc, err, NULL, 204);
+}
+
+static void
+h_meta_builtin(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_metadata_builtin(r->eng, r->captures[0], NULL, err,
+	    &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_meta_builtin_set(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_metadata_builtin(r->eng, r->captures[0],
+	    r->captures[1], err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_doc_meta(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_documents_metadata(r->eng, r->captures[0], r->json,
+	    err, &out);
+	answer(r, rc, err, out, 200);
+}
+
 /* ====== Routes ====== */
 
 #define DS_ROUTES(P, A)							\
@@ -408,6 +514,14 @@ h_key_delete(struct req *r)
 	{ "DELETE", P "/datasets/{}/documents/{}/segments/{}",		\
 	    h_seg_delete, A },						\
 	{ "POST", P "/datasets/{}/retrieve", h_retrieve, A },		\
+	{ "POST", P "/datasets/{}/metadata", h_meta_create, A },	\
+	{ "GET", P "/datasets/{}/metadata", h_meta_list, A },		\
+	{ "GET", P "/datasets/{}/metadata/built-in", h_meta_builtin, A }, \
+	{ "POST", P "/datasets/{}/metadata/built-in/{}",		\
+	    h_meta_builtin_set, A },					\
+	{ "PATCH", P "/datasets/{}/metadata/{}", h_meta_update, A },	\
+	{ "DELETE", P "/datasets/{}/metadata/{}", h_meta_delete, A },	\
+	{ "POST", P "/datasets/{}/documents/metadata", h_doc_meta, A },	\
 	{ "POST", P "/datasets/{}/hit-testing", h_retrieve, A }
 
 /* /v1: the handlers check the dataset key themselves (ds_auth). */

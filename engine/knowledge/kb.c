@@ -1933,8 +1933,8 @@ engine_kb_retrieve(struct engine *e, const char *ds_id, const json_t *in,
 	rm = json_object_get(in, "retrieval_model");
 	if (!json_is_object(rm))
 		rm = json_object_get(ds, "retrieval_model_dict");
-	search = json_is_string(json_object_get(rm, "search_method")) ? rm :
-	    json_object_get(ds, "retrieval_model_dict");
+	/* kb_search takes the dataset's method when rm names none */
+	search = rm;
 	if (json_integer_value(json_object_get(rm, "top_k")) > 0)
 		top_k = (int)json_integer_value(json_object_get(rm, "top_k"));
 	if (top_k > 100)
@@ -1980,5 +1980,421 @@ out:
 	json_decref(ds);
 	json_decref(hits);
 	json_decref(recs);
+	return rc;
+}
+
+/* ====== Metadata fields (Dify's datasets/{id}/metadata) ====== */
+
+/* Dify's built-in fields (BuiltInField) and their types. */
+static const char *const kb_builtin[][2] = {
+	{ "document_name", "string" }, { "uploader", "string" },
+	{ "upload_date", "time" }, { "last_update_date", "time" },
+	{ "source", "string" }, { NULL, NULL }
+};
+
+static int
+builtin_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; kb_builtin[i][0] != NULL; i++)
+		if (strcmp(kb_builtin[i][0], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Puts dataset record ds (key KB_DS id) and the records of more (key ->
+ * record, may be NULL) in one write. */
+static int
+ds_put(struct engine *e, const char *id, json_t *ds, json_t *more)
+{
+	struct kb_ops	o;
+	char		key[128];
+	int		rc = ENGINE_ENOMEM;
+
+	memset(&o, 0, sizeof(o));
+	snprintf(key, sizeof(key), KB_DS "%s", id);
+	o.require[0] = key;
+	if (json_object_set_new(ds, "updated_at", json_integer(
+	    engine_now())) == 0 && (o.puts = more ? json_deep_copy(more) :
+	    json_object()) != NULL && json_object_set(o.puts, key, ds) == 0)
+		rc = kb_apply(e, &o);
+	kb_ops_free(&o);
+	return rc;
+}
+
+/* The index of field id (or name, when id is NULL) in ds's fields, or
+ * -1. */
+static ssize_t
+field_find(const json_t *ds, const char *id, const char *name)
+{
+	const json_t	*f;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(ds, "doc_metadata"), i, f)
+		if (id != NULL ? record_field_is(f, "id", id) :
+		    record_field_is(f, "name", name))
+			return (ssize_t)i;
+	return -1;
+}
+
+/* A field name Dify takes: 1..255 characters, not built-in, unique. */
+static int
+field_name_check(const json_t *ds, const json_t *name, char *err)
+{
+	const char *n = json_string_value(name);
+
+	if (n == NULL || *n == '\0')
+		return engine_invalid(err, "name is required");
+	if (engine_utf8_len(n) > 255)
+		return engine_invalid(err, "Metadata name cannot exceed 255 "
+		    "characters.");
+	if (builtin_name(n))
+		return engine_invalid(err, "Metadata name already exists in "
+		    "Built-in fields.");
+	if (field_find(ds, NULL, n) >= 0) {
+		snprintf(err, ENGINE_ERRMAX, "Metadata name already exists.");
+		return ENGINE_EEXIST;
+	}
+	return 0;
+}
+
+int
+engine_kb_metadata_create(struct engine *e, const char *ds_id,
+    const json_t *in, char *err, json_t **out)
+{
+	const char	*type = json_string_value(json_object_get(in, "type"));
+	json_t		*ds = NULL, *f = NULL;
+	char		 id[37];
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	if (type == NULL || (strcmp(type, "string") != 0 && strcmp(type,
+	    "number") != 0 && strcmp(type, "time") != 0)) {
+		rc = engine_invalid(err, "type must be string, number or time");
+		goto out;
+	}
+	if ((rc = field_name_check(ds, json_object_get(in, "name"), err)) !=
+	    0)
+		goto out;
+	if (json_array_size(json_object_get(ds, "doc_metadata")) >=
+	    (size_t)e->conf->kb_max_metadata_fields) {
+		snprintf(err, ENGINE_ERRMAX, "at most %d metadata fields a "
+		    "dataset (knowledge.max_metadata_fields)",
+		    e->conf->kb_max_metadata_fields);
+		rc = ENGINE_ELIMIT;
+		goto out;
+	}
+	engine_uuid(id);
+	rc = ENGINE_ENOMEM;
+	if (!json_is_array(json_object_get(ds, "doc_metadata")) &&
+	    json_object_set_new(ds, "doc_metadata", json_array()) != 0)
+		goto out;
+	if ((f = json_pack("{s:s,s:s,s:O}", "id", id, "type", type, "name",
+	    json_object_get(in, "name"))) == NULL ||
+	    json_array_append(json_object_get(ds, "doc_metadata"), f) != 0)
+		goto out;
+	if ((rc = ds_put(e, ds_id, ds, NULL)) != 0)
+		goto out;
+	*out = f;
+	f = NULL;
+out:
+	json_decref(f);
+	json_decref(ds);
+	return rc;
+}
+
+/* Counts in *count (when not NULL) the documents of ds_id holding a
+ * value of field fid and, when puts is not NULL, puts each into it (key
+ * -> record) with that value renamed (rename) or removed (NULL). */
+static int
+docs_fields_rewrite(struct engine *e, const char *ds_id, const char *fid,
+    const char *rename, json_t *puts, size_t *count)
+{
+	json_t		*all = NULL, *d, *vals, *v = NULL;
+	const char	*k;
+	char		 prefix[128];
+	size_t		 i;
+	int		 rc;
+
+	snprintf(prefix, sizeof(prefix), KB_DOC "%s/", ds_id);
+	if ((rc = kb_collect(e, prefix, &all)) != 0)
+		return rc;
+	json_object_foreach(all, k, d) {
+		vals = json_object_get(d, "doc_metadata");
+		json_array_foreach(vals, i, v)
+			if (record_field_is(v, "id", fid))
+				break;
+		if (i >= json_array_size(vals))
+			continue;
+		if (count != NULL)
+			(*count)++;
+		if (puts == NULL)
+			continue;
+		if ((rename != NULL ? json_object_set_new(v, "name",
+		    json_string(rename)) : json_array_remove(vals, i)) != 0 ||
+		    json_object_set(puts, k, d) != 0) {
+			json_decref(all);
+			return ENGINE_ENOMEM;
+		}
+	}
+	json_decref(all);
+	return 0;
+}
+
+int
+engine_kb_metadata_list(struct engine *e, const char *ds_id, char *err,
+    json_t **out)
+{
+	json_t		*ds = NULL, *list = NULL, *f;
+	size_t		 i, n;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	rc = ENGINE_ENOMEM;
+	if ((list = json_array()) == NULL)
+		goto out;
+	json_array_foreach(json_object_get(ds, "doc_metadata"), i, f) {
+		n = 0;
+		if ((rc = docs_fields_rewrite(e, ds_id, json_string_value(
+		    json_object_get(f, "id")), NULL, NULL, &n)) != 0)
+			goto out;
+		rc = ENGINE_ENOMEM;
+		if (json_array_append_new(list, json_pack("{s:O,s:O,s:O,s:I}",
+		    "id", json_object_get(f, "id"), "name", json_object_get(f,
+		    "name"), "type", json_object_get(f, "type"), "count",
+		    (json_int_t)n)) != 0)
+			goto out;
+	}
+	if ((*out = json_pack("{s:O,s:b}", "doc_metadata", list,
+	    "built_in_field_enabled", json_is_true(json_object_get(ds,
+	    "built_in_field_enabled")))) != NULL)
+		rc = 0;
+out:
+	json_decref(list);
+	json_decref(ds);
+	return rc;
+}
+
+int
+engine_kb_metadata_update(struct engine *e, const char *ds_id,
+    const char *mid, const json_t *in, char *err, json_t **out)
+{
+	json_t	*ds = NULL, *puts = NULL, *f;
+	ssize_t	 at;
+	int	 rc;
+
+	*out = NULL;
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	if ((at = field_find(ds, mid, NULL)) < 0) {
+		snprintf(err, ENGINE_ERRMAX, "Metadata not found.");
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	f = json_array_get(json_object_get(ds, "doc_metadata"), (size_t)at);
+	if (record_field_is(f, "name", json_string_value(json_object_get(in,
+	    "name")) ? json_string_value(json_object_get(in, "name")) : "")) {
+		rc = (*out = json_incref(f)) ? 0 : ENGINE_ENOMEM;
+		goto out;
+	}
+	if ((rc = field_name_check(ds, json_object_get(in, "name"), err)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	/* the documents' values follow the new name, as Dify's */
+	if ((puts = json_object()) == NULL || json_object_set(f, "name",
+	    json_object_get(in, "name")) != 0)
+		goto out;
+	if ((rc = docs_fields_rewrite(e, ds_id, mid, json_string_value(
+	    json_object_get(in, "name")), puts, NULL)) != 0 ||
+	    (rc = ds_put(e, ds_id, ds, puts)) != 0)
+		goto out;
+	*out = json_incref(f);
+out:
+	json_decref(puts);
+	json_decref(ds);
+	return rc;
+}
+
+int
+engine_kb_metadata_delete(struct engine *e, const char *ds_id,
+    const char *mid, char *err)
+{
+	json_t	*ds = NULL, *puts = NULL;
+	ssize_t	 at;
+	int	 rc;
+
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	if ((at = field_find(ds, mid, NULL)) < 0) {
+		snprintf(err, ENGINE_ERRMAX, "Metadata not found.");
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	rc = ENGINE_ENOMEM;
+	if ((puts = json_object()) == NULL || json_array_remove(
+	    json_object_get(ds, "doc_metadata"), (size_t)at) != 0)
+		goto out;
+	if ((rc = docs_fields_rewrite(e, ds_id, mid, NULL, puts, NULL)) == 0)
+		rc = ds_put(e, ds_id, ds, puts);
+out:
+	json_decref(puts);
+	json_decref(ds);
+	return rc;
+}
+
+int
+engine_kb_metadata_builtin(struct engine *e, const char *ds_id,
+    const char *action, char *err, json_t **out)
+{
+	json_t	*ds = NULL, *fields;
+	size_t	 i;
+	int	 rc;
+
+	*out = NULL;
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	if (action == NULL) {		/* the list */
+		rc = ENGINE_ENOMEM;
+		if ((fields = json_array()) == NULL)
+			goto out;
+		for (i = 0; kb_builtin[i][0] != NULL; i++)
+			if (json_array_append_new(fields, json_pack(
+			    "{s:s,s:s}", "name", kb_builtin[i][0], "type",
+			    kb_builtin[i][1])) != 0) {
+				json_decref(fields);
+				goto out;
+			}
+		rc = (*out = json_pack("{s:o}", "fields", fields)) ? 0 :
+		    ENGINE_ENOMEM;
+		goto out;
+	}
+	if (strcmp(action, "enable") != 0 && strcmp(action, "disable") != 0) {
+		snprintf(err, ENGINE_ERRMAX, "Invalid action.");
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	rc = ENGINE_ENOMEM;
+	if (json_object_set_new(ds, "built_in_field_enabled", json_boolean(
+	    strcmp(action, "enable") == 0)) != 0)
+		goto out;
+	if ((rc = ds_put(e, ds_id, ds, NULL)) == 0)
+		rc = (*out = json_pack("{s:s}", "result", "success")) ? 0 :
+		    ENGINE_ENOMEM;
+out:
+	json_decref(ds);
+	return rc;
+}
+
+/* The value v of a field of type: strings as given, numbers and times
+ * (Unix seconds) as numbers; NULL when it is no such value. */
+static json_t *
+field_value(const char *type, const json_t *v)
+{
+	char	*end;
+	double	 d;
+
+	if (json_is_null(v))
+		return json_null();
+	if (strcmp(type, "string") == 0)
+		return json_is_string(v) ? json_incref((json_t *)v) :
+		    json_is_number(v) ? json_sprintf("%g", json_number_value(v))
+		    : NULL;
+	if (json_is_number(v))
+		return strcmp(type, "time") == 0 ? json_integer((json_int_t)
+		    json_number_value(v)) : json_incref((json_t *)v);
+	if (!json_is_string(v) || json_string_length(v) == 0)
+		return NULL;
+	d = strtod(json_string_value(v), &end);
+	if (*end != '\0')
+		return NULL;
+	return strcmp(type, "time") == 0 ? json_integer((json_int_t)d) :
+	    json_real(d);
+}
+
+int
+engine_kb_documents_metadata(struct engine *e, const char *ds_id,
+    const json_t *in, char *err, json_t **out)
+{
+	json_t		*ds = NULL, *puts = NULL, *doc = NULL, *vals, *op, *m;
+	json_t		*val, *f;
+	const json_t	*ops = json_object_get(in, "operation_data");
+	char		 key[128];
+	size_t		 i, j;
+	ssize_t		 at;
+	int		 rc;
+
+	*out = NULL;
+	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
+		return rc;
+	if (!json_is_array(ops)) {
+		rc = engine_invalid(err, "operation_data must be a list");
+		goto out;
+	}
+	rc = ENGINE_ENOMEM;
+	if ((puts = json_object()) == NULL)
+		goto out;
+	json_array_foreach(ops, i, op) {
+		const char *did = json_string_value(json_object_get(op,
+		    "document_id"));
+
+		json_decref(doc);
+		doc = NULL;
+		if (did == NULL || (rc = doc_get(e, ds_id, did, err, &doc)) !=
+		    0) {
+			if (did == NULL)
+				rc = engine_invalid(err, "document_id is "
+				    "required");
+			goto out;
+		}
+		rc = ENGINE_ENOMEM;
+		/* Dify's update_documents_metadata: the list replaces the
+		 * document's values */
+		if ((vals = json_array()) == NULL || json_object_set_new(doc,
+		    "doc_metadata", vals) != 0)
+			goto out;
+		json_array_foreach(json_object_get(op, "metadata_list"), j, m) {
+			at = field_find(ds, json_string_value(json_object_get(m,
+			    "id")) ? json_string_value(json_object_get(m,
+			    "id")) : "", NULL);
+			if (at < 0) {
+				snprintf(err, ENGINE_ERRMAX, "Metadata not "
+				    "found.");
+				rc = ENGINE_ENOTFOUND;
+				goto out;
+			}
+			f = json_array_get(json_object_get(ds, "doc_metadata"),
+			    (size_t)at);
+			if ((val = field_value(json_string_value(
+			    json_object_get(f, "type")), json_object_get(m,
+			    "value"))) == NULL) {
+				rc = engine_invalid(err, "metadata %s: not a "
+				    "%s value", json_string_value(
+				    json_object_get(f, "name")),
+				    json_string_value(json_object_get(f,
+				    "type")));
+				goto out;
+			}
+			if (json_array_append_new(vals, json_pack("{s:O,s:O,"
+			    "s:O,s:o}", "id", json_object_get(f, "id"), "name",
+			    json_object_get(f, "name"), "type",
+			    json_object_get(f, "type"), "value", val)) != 0)
+				goto out;
+		}
+		snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, did);
+		if (json_object_set(puts, key, doc) != 0)
+			goto out;
+	}
+	if ((rc = ds_put(e, ds_id, ds, puts)) == 0)
+		rc = (*out = json_pack("{s:s}", "result", "success")) ? 0 :
+		    ENGINE_ENOMEM;
+out:
+	json_decref(doc);
+	json_decref(puts);
+	json_decref(ds);
 	return rc;
 }

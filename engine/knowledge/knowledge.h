@@ -100,7 +100,9 @@ int	kb_rerank(struct engine *e, const char *provider, const char *model,
  *  - hybrid_search: rm.weights' vector_weight * cosine + keyword_weight *
  *    the keyword score (0.7 and 0.3 when absent).
  * Hits scoring at or below a positive threshold are left out, and so are
- * keyword hits matching no term. *out = [{score, segment, document,
+ * keyword hits matching no term; so are the documents that fail
+ * rm.metadata_filtering_conditions (kb_filter_match; rm without a
+ * search_method takes the dataset's). *out = [{score, segment, document,
  * dataset}] best first (a new reference; segments without their "_"
  * members). ENGINE_ENOTFOUND: no such dataset; kb_embed's errors.
  */
@@ -114,6 +116,16 @@ int	kb_search(struct engine *e, const char *ds_id, const char *query,
 int	kb_search_with(struct engine *e, const char *ds_id, const char *query,
 	    const json_t *rm, int top_k, double threshold, int use_index,
 	    char *err, json_t **out);
+
+/*
+ * Dify's metadata_filtering_conditions f ({logical_operator: and|or,
+ * conditions: [{name, comparison_operator, value}]}, filter.c):
+ * kb_filter_check: 0, or ENGINE_EINVAL naming what is wrong (NULL f is
+ * fine); kb_filter_match: 1 when document d of dataset ds passes (every
+ * condition, or any with "or"; none: 1).
+ */
+int	kb_filter_check(const json_t *f, char *err);
+int	kb_filter_match(const json_t *ds, const json_t *d, const json_t *f);
 
 /* 1 when id can name a record (a UUID): anything else names nothing. */
 int	kb_id_ok(const char *id);

@@ -211,7 +211,7 @@ kb_search_with(struct engine *e, const char *ds_id, const char *query,
     json_t **out)
 {
 	const char		*method;
-	const json_t		*w;
+	const json_t		*w, *filter;
 	float			*qv = NULL, *vb = NULL;
 	size_t			 dim = 0, nv = 0, vcap = 0, d2;
 	struct vhit		*vh = NULL;
@@ -238,7 +238,10 @@ kb_search_with(struct engine *e, const char *ds_id, const char *query,
 		snprintf(err, ENGINE_ERRMAX, "Dataset not found.");
 		return ENGINE_ENOTFOUND;
 	}
-	if (!json_is_object(rm))
+	filter = json_object_get(rm, "metadata_filtering_conditions");
+	if ((rc = kb_filter_check(filter, err)) != 0)
+		goto out;
+	if (!json_is_string(json_object_get(rm, "search_method")))
 		rm = json_object_get(ds, "retrieval_model_dict");
 	method = json_string_value(json_object_get(rm, "search_method"));
 	if (!record_field_is(ds, "indexing_technique", "high_quality"))
@@ -278,7 +281,7 @@ kb_search_with(struct engine *e, const char *ds_id, const char *query,
 	    &docs)) != 0)
 		goto store_err;
 	json_object_foreach(docs, k, d) {
-		if (!doc_searchable(d))
+		if (!doc_searchable(d) || !kb_filter_match(ds, d, filter))
 			continue;
 		/* a document indexed before the keyword index was kept:
 		 * read every segment */

@@ -7,7 +7,11 @@
  * A dataset id this server holds (engine/knowledge/) is searched locally
  * instead, its items carrying Dify's metadata (dataset_name, document_id,
  * document_name, segment_id, ...); the result is numbered 1..N by
- * metadata.position, best first.
+ * metadata.position, best first. A rerank model (reranking_model mode)
+ * reorders every dataset's hits together; single mode over one local
+ * dataset searches it by its own settings. metadata_filtering_mode
+ * manual keeps the documents its conditions pass (engine/knowledge/
+ * filter.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,17 +56,171 @@ local_item(const json_t *h)
 	    "summary");
 }
 
+/* 1 when rm (a retrieval config) asks for a rerank model: Dify's
+ * reranking_enable with mode reranking_model (or none) and a model;
+ * *prov and *model name it (a node's {provider, model} or a dataset's
+ * {reranking_provider_name, reranking_model_name}). */
+static int
+rerank_of(const json_t *rm, const char **prov, const char **model)
+{
+	const json_t	*rr = json_object_get(rm, "reranking_model");
+	const char	*mode = json_string_value(json_object_get(rm,
+			    "reranking_mode"));
+	const char	*slash;
+
+	*prov = json_string_value(json_object_get(rr, "provider"));
+	if (*prov == NULL)
+		*prov = json_string_value(json_object_get(rr,
+		    "reranking_provider_name"));
+	*model = json_string_value(json_object_get(rr, "model"));
+	if (*model == NULL)
+		*model = json_string_value(json_object_get(rr,
+		    "reranking_model_name"));
+	/* Dify names plugin providers "langgenius/jina/jina" */
+	if (*prov != NULL && (slash = strrchr(*prov, '/')) != NULL)
+		*prov = slash + 1;
+	return json_is_true(json_object_get(rm, "reranking_enable")) &&
+	    (mode == NULL || strcmp(mode, "reranking_model") == 0) &&
+	    *prov != NULL && *model != NULL && **model != '\0';
+}
+
+/*
+ * Reorders the items of *all by the relevance model of prov gives their
+ * content for query, their metadata.score replaced by it and those at or
+ * below a positive threshold left out (Dify's DataPostProcessor in
+ * reranking_model mode, across every dataset's hits). 0, or -1 with the
+ * node failed.
+ */
+static int
+items_rerank(struct node_ctx *c, const char *prov, const char *model,
+    const char *query, double th, json_t **all)
+{
+	const char	**texts = NULL;
+	double		 *sc = NULL;
+	json_t		 *keep = NULL, *it;
+	size_t		  n = json_array_size(*all), i;
+	int		  rc = -1;
+
+	if (n == 0)
+		return 0;
+	if ((texts = calloc(n, sizeof(*texts))) == NULL ||
+	    (keep = json_array()) == NULL) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
+	json_array_foreach(*all, i, it)
+		texts[i] = json_string_value(json_object_get(it, "content")) ?
+		    json_string_value(json_object_get(it, "content")) : "";
+	if (kb_rerank(c->run->e, prov, model, query, texts, n, c->err,
+	    &sc) != 0)
+		goto out;
+	json_array_foreach(*all, i, it) {
+		if (th > 0 && sc[i] <= th)
+			continue;
+		if (json_object_set_new(json_object_get(it, "metadata"),
+		    "score", json_real(sc[i])) != 0 ||
+		    json_array_append(keep, it) != 0) {
+			node_fail(c, "out of memory");
+			goto out;
+		}
+	}
+	json_decref(*all);
+	*all = keep;
+	keep = NULL;
+	rc = 0;
+out:
+	free(texts);
+	free(sc);
+	json_decref(keep);
+	return rc;
+}
+
+/* Appends to all the items of local dataset id's best top_k hits for
+ * query by rm (NULL: the dataset's own). 0, or -1 with the node failed. */
+static int
+local_search(struct node_ctx *c, const char *id, const char *query,
+    const json_t *rm, int top_k, double th, json_t *all)
+{
+	json_t	*recs = NULL, *rec;
+	size_t	 j;
+
+	if (kb_search(c->run->e, id, query, rm, top_k, th, c->err, &recs) !=
+	    0)
+		return -1;
+	json_array_foreach(recs, j, rec) {
+		json_t *it = local_item(rec);
+
+		if (it == NULL || json_array_append_new(all, it) != 0) {
+			json_decref(recs);
+			return node_fail(c, "out of memory");
+		}
+	}
+	json_decref(recs);
+	return 0;
+}
+
+/*
+ * The node's metadata filter: in metadata_filtering_mode manual, its
+ * metadata_filtering_conditions with each string value rendered against
+ * the pool ({{#node.var#}}), as Dify's; NULL in *out otherwise (disabled;
+ * automatic, where Dify's model writes the conditions, is not done and
+ * filters nothing). 0, or -1 with the node failed.
+ */
+static int
+node_filter(struct node_ctx *c, json_t **out)
+{
+	const json_t	*d = c->node->data;
+	json_t		*f, *cond, *v;
+	char		*txt;
+	size_t		 i;
+
+	*out = NULL;
+	if (!record_field_is(d, "metadata_filtering_mode", "manual") ||
+	    !json_is_object(json_object_get(d,
+	    "metadata_filtering_conditions")))
+		return 0;
+	if ((f = json_deep_copy(json_object_get(d,
+	    "metadata_filtering_conditions"))) == NULL)
+		return node_fail(c, "out of memory");
+	json_array_foreach(json_object_get(f, "conditions"), i, cond) {
+		v = json_object_get(cond, "value");
+		if (!json_is_string(v) || strstr(json_string_value(v), "{{#") ==
+		    NULL)
+			continue;
+		if (node_render(c, json_string_value(v), TPL_TEXT, &txt) != 0) {
+			json_decref(f);
+			return -1;
+		}
+		if (json_object_set_new(cond, "value", json_string(txt)) != 0) {
+			free(txt);
+			json_decref(f);
+			return node_fail(c, "out of memory");
+		}
+		free(txt);
+	}
+	if (kb_filter_check(f, c->err) != 0) {
+		json_decref(f);
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
+
 static int
 knowledge_run(struct node_ctx *c)
 {
 	const json_t	*d = c->node->data;
 	const json_t	*mcfg = json_object_get(d, "multiple_retrieval_config");
 	json_t		*ids = json_object_get(d, "dataset_ids"), *id, *recs;
-	const json_t	*tk;
+	const json_t	*tk, *rm = NULL;
 	json_t		*rec, *q, *all = NULL, *res = NULL, **sorted = NULL;
+	json_t		*single = NULL, *filter = NULL, *frm = NULL;
+	const char	*mode = json_string_value(json_object_get(d,
+			    "retrieval_mode"));
+	const char	*rprov = NULL, *rmodel = NULL;
 	char		*query = NULL;
-	size_t		 i, j, n;
-	int		 top_k, rc = -1;
+	size_t		 i, j, n, nlocal = 0;
+	int		 top_k, rc = -1, rerank;
 	double		 th = 0;
 
 	q = node_resolve(c, json_object_get(d, "query_variable_selector"));
@@ -91,30 +249,58 @@ knowledge_run(struct node_ctx *c)
 	    json_is_true(json_object_get(mcfg, "score_threshold_enabled")))
 		th = json_number_value(json_object_get(mcfg,
 		    "score_threshold"));
+	rerank = rerank_of(mcfg, &rprov, &rmodel);
+	if (node_filter(c, &filter) != 0)
+		goto out;
+	json_array_foreach(ids, i, id)
+		nlocal += json_is_string(id) && kb_dataset_exists(c->run->e,
+		    json_string_value(id));
+	/*
+	 * single mode: Dify's model picks one dataset from their
+	 * descriptions, then searches it by the dataset's own settings
+	 * (search method, top_k, threshold, rerank). With one local dataset
+	 * there is nothing to pick.
+	 */
+	if (mode != NULL && strcmp(mode, "single") == 0 && nlocal == 1) {
+		json_array_foreach(ids, i, id)
+			if (json_is_string(id) && (single = kb_dataset_load(
+			    c->run->e, json_string_value(id))) != NULL)
+				break;
+		rm = json_object_get(single, "retrieval_model_dict");
+		top_k = json_integer_value(json_object_get(rm, "top_k")) > 0 ?
+		    (int)json_integer_value(json_object_get(rm, "top_k")) : 4;
+		th = json_is_true(json_object_get(rm,
+		    "score_threshold_enabled")) ? json_number_value(
+		    json_object_get(rm, "score_threshold")) : 0;
+		rerank = rerank_of(rm, &rprov, &rmodel);
+	}
+	/* the filter rides in the retrieval model kb_search reads (without
+	 * a search_method it takes the dataset's) */
+	if (filter != NULL && ((frm = rm ? json_deep_copy(rm) : json_object())
+	    == NULL || json_object_set(frm, "metadata_filtering_conditions",
+	    filter) != 0)) {
+		node_fail(c, "out of memory");
+		goto out;
+	}
+	if (frm != NULL)
+		rm = frm;
 	all = json_array();
 	json_array_foreach(ids, i, id) {
 		recs = NULL;
 		if (!json_is_string(id))
 			continue;
+		if (single != NULL && strcmp(json_string_value(id),
+		    json_string_value(json_object_get(single, "id"))) != 0)
+			continue;
 		if (kb_dataset_exists(c->run->e, json_string_value(id))) {
-			if (kb_search(c->run->e, json_string_value(id), query,
-			    NULL, top_k, th, c->err, &recs) != 0)
+			/* reranked: the threshold applies to its scores */
+			if (local_search(c, json_string_value(id), query, rm,
+			    top_k, rerank ? 0 : th, all) != 0)
 				goto out;
-			json_array_foreach(recs, j, rec) {
-				json_t *it = local_item(rec);
-
-				if (it == NULL || json_array_append_new(all,
-				    it) != 0) {
-					json_decref(recs);
-					node_fail(c, "out of memory");
-					goto out;
-				}
-			}
-			json_decref(recs);
 			continue;
 		}
 		if (knowledge_retrieve(c->run->e, json_string_value(id), query,
-		    top_k, th, c->err, &recs) != 0)
+		    top_k, rerank ? 0 : th, c->err, &recs) != 0)
 			goto out;
 		json_array_foreach(recs, j, rec) {
 			json_t *meta = json_is_object(json_object_get(rec,
@@ -144,6 +330,8 @@ knowledge_run(struct node_ctx *c)
 		}
 		json_decref(recs);
 	}
+	if (rerank && items_rerank(c, rprov, rmodel, query, th, &all) != 0)
+		goto out;
 	n = json_array_size(all);
 	if ((sorted = calloc(n + 1, sizeof(*sorted))) == NULL) {
 		node_fail(c, "out of memory");
@@ -170,6 +358,9 @@ out:
 	free(query);
 	json_decref(all);
 	json_decref(res);
+	json_decref(single);
+	json_decref(filter);
+	json_decref(frm);
 	return rc;
 }
 

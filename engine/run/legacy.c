@@ -11,6 +11,15 @@
  *   completion   start -> llm (pre_prompt as the user prompt) -> answer
  *
  * pre_prompt's {{variable}} placeholders refer to the user inputs.
+ *
+ * A chat or completion app with datasets (model_config.dataset_configs)
+ * gets a knowledge-retrieval node before its llm, as Dify's
+ * workflow_converter makes: the datasets, retrieval_model single or
+ * multiple, top_k, score_threshold, reranking; the query is sys.query
+ * (completion: the dataset_query_variable input). The llm reads its
+ * result as context, Dify's simple-prompt context block put before
+ * pre_prompt, so the chunks are in the prompt and the answer's
+ * retriever_resources are the LLM node's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +146,83 @@ agent_tools(const json_t *mc)
 	return out;
 }
 
+/* Dify's simple-prompt context block (prompt_templates/common_chat),
+ * put before pre_prompt when the app reads datasets. */
+#define LEGACY_CONTEXT_PROMPT \
+	"Use the following context as your learned knowledge, inside " \
+	"<context></context> XML tags.\n\n<context>\n{{#context#}}\n" \
+	"</context>\n\nWhen answer to user:\n- If you don't know, just say " \
+	"that you don't know.\n- If you don't know when you are not sure, " \
+	"ask for clarification.\nAvoid mentioning that you obtained the " \
+	"information from context.\nAnd answer according to the language " \
+	"of the user's question.\n\n"
+
+/* The enabled dataset ids of dataset_configs (Dify's
+ * DatasetConfigManager: datasets.datasets[].dataset {enabled, id}); an
+ * empty array when none, NULL when out of memory. */
+static json_t *
+dataset_ids(const json_t *mc)
+{
+	json_t		*ids = json_array(), *it, *ds;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(json_object_get(json_object_get(mc,
+	    "dataset_configs"), "datasets"), "datasets"), i, it) {
+		ds = json_object_get(it, "dataset");
+		if (json_is_false(json_object_get(ds, "enabled")) ||
+		    !json_is_string(json_object_get(ds, "id")))
+			continue;
+		if (ids != NULL && json_array_append(ids, json_object_get(ds,
+		    "id")) != 0) {
+			json_decref(ids);
+			return NULL;
+		}
+	}
+	return ids;
+}
+
+/* The knowledge-retrieval node of dataset_configs over ids (Dify's
+ * workflow_converter._convert_to_knowledge_retrieval_node). */
+static json_t *
+knowledge_node(const json_t *mc, const char *mode, json_t *ids)
+{
+	const json_t	*dc = json_object_get(mc, "dataset_configs");
+	const char	*strategy = json_string_value(json_object_get(dc,
+			    "retrieval_model"));
+	const char	*qv = json_string_value(json_object_get(mc,
+			    "dataset_query_variable"));
+	const json_t	*rr = json_object_get(dc, "reranking_model");
+	json_int_t	 top_k = json_integer_value(json_object_get(dc,
+			    "top_k"));
+	int		 th_on = json_is_true(json_object_get(dc,
+			    "score_threshold_enabled")) && json_is_number(
+			    json_object_get(dc, "score_threshold"));
+
+	return json_pack("{s:s,s:{s:s,s:s,s:[s,s],s:o,s:s,s:{s:o},s:{s:I,s:f,"
+	    "s:b,s:b,s:s,s:{s:s,s:s},s:O*}}}", "id", "knowledge", "data",
+	    "type", "knowledge-retrieval", "title", "Knowledge Retrieval",
+	    "query_variable_selector", strcmp(mode, "completion") == 0 && qv
+	    != NULL && *qv != '\0' ? "start" : "sys", strcmp(mode,
+	    "completion") == 0 && qv != NULL && *qv != '\0' ? qv : "query",
+	    "dataset_ids", ids, "retrieval_mode", strategy != NULL &&
+	    strcmp(strategy, "single") == 0 ? "single" : "multiple",
+	    "single_retrieval_config", "model", model_of(mc),
+	    "multiple_retrieval_config", "top_k", top_k > 0 ? top_k : 4,
+	    "score_threshold", th_on ? json_number_value(json_object_get(dc,
+	    "score_threshold")) : 0.0, "score_threshold_enabled", th_on,
+	    /* Dify: reranking_enable defaults to true */
+	    "reranking_enable", !json_is_false(json_object_get(dc,
+	    "reranking_enable")), "reranking_mode", json_string_value(
+	    json_object_get(dc, "reranking_mode")) ? json_string_value(
+	    json_object_get(dc, "reranking_mode")) : "reranking_model",
+	    "reranking_model", "provider", json_string_value(json_object_get(
+	    rr, "reranking_provider_name")) ? json_string_value(
+	    json_object_get(rr, "reranking_provider_name")) : "", "model",
+	    json_string_value(json_object_get(rr, "reranking_model_name")) ?
+	    json_string_value(json_object_get(rr, "reranking_model_name")) :
+	    "", "weights", json_object_get(dc, "weights"));
+}
+
 json_t *
 legacy_workflow(const json_t *dsl, const char *mode)
 {
@@ -144,8 +230,24 @@ legacy_workflow(const json_t *dsl, const char *mode)
 	const char	*pre = json_string_value(json_object_get(mc,
 			    "pre_prompt"));
 	const char	*strategy;
-	char		*prompt = convert_prompt(pre ? pre : "");
-	json_t		*mid = NULL, *wf;
+	char		*prompt = NULL, *raw = NULL;
+	json_t		*mid = NULL, *wf, *ids = NULL, *kn = NULL;
+	struct dbuf	 sb = { 0 };
+
+	/* datasets read: Dify's context block before the app's prompt */
+	if (strcmp(mode, "agent-chat") != 0 && (ids = dataset_ids(mc)) !=
+	    NULL && json_array_size(ids) > 0) {
+		dbuf_addstr(&sb, LEGACY_CONTEXT_PROMPT);
+		dbuf_addstr(&sb, pre ? pre : "");
+		pre = raw = dbuf_take(&sb, NULL);
+		if (raw == NULL) {
+			json_decref(ids);
+			return NULL;
+		}
+	}
+	json_decref(ids);
+	prompt = convert_prompt(pre ? pre : "");
+	free(raw);
 
 	if (strcmp(mode, "agent-chat") == 0) {
 		strategy = json_string_value(json_object_get(json_object_get(
@@ -190,14 +292,42 @@ legacy_workflow(const json_t *dsl, const char *mode)
 		    "{{#sys.query#}}");
 	}
 	free(prompt);
+	if (mid == NULL || (ids = dataset_ids(mc)) == NULL) {
+		json_decref(mid);
+		return NULL;
+	}
+	/* datasets: start -> knowledge -> llm (the agent-chat app's
+	 * dataset tools are not made yet) */
+	if (json_array_size(ids) > 0 && strcmp(mode, "agent-chat") != 0) {
+		kn = knowledge_node(mc, mode, ids);
+		ids = NULL;
+		if (kn == NULL || json_object_set_new(json_object_get(mid,
+		    "data"), "context", json_pack("{s:b,s:[s,s]}", "enabled",
+		    1, "variable_selector", "knowledge", "result")) != 0) {
+			json_decref(kn);
+			json_decref(mid);
+			return NULL;
+		}
+	}
+	json_decref(ids);
 	wf = json_pack("{s:{s:[{s:s,s:{s:s,s:s,s:o}},o,{s:s,s:{s:s,s:s,"
 	    "s:s}}],s:[{s:s,s:s,s:s},{s:s,s:s,s:s}]},s:{}}", "graph", "nodes",
 	    "id", "start", "data", "type", "start", "title", "Start",
 	    "variables", start_variables(mc), mid, "id", "answer", "data",
 	    "type", "answer", "title", "Answer", "answer",
 	    "{{#agent.text#}}", "edges", "id", "e1", "source", "start",
-	    "target", "agent", "id", "e2", "source", "agent", "target",
-	    "answer", "features");
+	    "target", kn != NULL ? "knowledge" : "agent", "id", "e2", "source",
+	    "agent", "target", "answer", "features");
+	if (wf != NULL && kn != NULL && (json_array_append_new(json_object_get(
+	    json_object_get(wf, "graph"), "nodes"), kn) != 0 ||
+	    json_array_append_new(json_object_get(json_object_get(wf,
+	    "graph"), "edges"), json_pack("{s:s,s:s,s:s}", "id", "e0",
+	    "source", "knowledge", "target", "agent")) != 0)) {
+		json_decref(wf);
+		return NULL;
+	}
+	if (wf == NULL)
+		json_decref(kn);
 	return wf;
 }
 
