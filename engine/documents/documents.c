@@ -221,6 +221,21 @@ doc_take(struct dbuf *sb, char *err, size_t errsz, char **out)
 	return rc;
 }
 
+int
+doc_take_tidy(struct dbuf *sb, char *err, size_t errsz, char **out)
+{
+	struct dbuf	 u = { 0 };
+	char		*raw = NULL;
+	int		 rc;
+
+	if ((rc = doc_take(sb, err, errsz, &raw)) != 0)
+		return rc;
+	doc_tidy(raw);
+	doc_add_utf8(&u, raw, strlen(raw));
+	free(raw);
+	return doc_take(&u, err, errsz, out);
+}
+
 void
 doc_tidy(char *s)
 {

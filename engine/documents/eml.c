@@ -123,7 +123,6 @@ doc_read_eml(const char *data, size_t len, const struct doc_limits *lim,
 	struct dbuf	 sb, body, attach;
 	struct eml_walk	 w;
 	const char	*s;
-	char		*raw = NULL;
 	int		 rc = DOC_EDAMAGED;
 
 	dbuf_init(&sb, lim->max_unpacked);
@@ -185,13 +184,8 @@ doc_read_eml(const char *data, size_t len, const struct doc_limits *lim,
 		dbuf_add(&sb, attach.p, attach.len);
 	if (body.err == DBUF_ETOOBIG || attach.err == DBUF_ETOOBIG)
 		sb.err = DBUF_ETOOBIG;
-	if ((rc = doc_take(&sb, err, errsz, &raw)) != 0)
-		goto out;
-	doc_tidy(raw);
-	doc_add_utf8(&sb, raw, strlen(raw));
-	rc = doc_take(&sb, err, errsz, &d->text);
+	rc = doc_take_tidy(&sb, err, errsz, &d->text);
 out:
-	free(raw);
 	dbuf_free(&sb);
 	dbuf_free(&body);
 	dbuf_free(&attach);

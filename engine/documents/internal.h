@@ -134,6 +134,10 @@ void	doc_add_utf8(struct dbuf *sb, const char *p, size_t n);
  * storage either way. */
 int	doc_take(struct dbuf *sb, char *err, size_t errsz, char **out);
 
+/* The same, tidied (doc_tidy) and as valid UTF-8 (doc_add_utf8): the
+ * readers' last step. Frees sb's storage either way. */
+int	doc_take_tidy(struct dbuf *sb, char *err, size_t errsz, char **out);
+
 /* len bytes in charset cs to UTF-8 with iconv into sb, at most max bytes
  * out; an invalid or cut sequence as U+FFFD. 0, or a DOC_E* code with
  * err. */

@@ -58,24 +58,12 @@ html_walk(const xmlNode *n, struct dbuf *sb, int body_only, int depth)
 	}
 }
 
-/* Tidies raw and hands it out as valid UTF-8 in d->text. */
-static int
-finish(char *raw, struct doc *d, char *err, size_t errsz)
-{
-	struct dbuf sb = { 0 };
-
-	doc_tidy(raw);
-	doc_add_utf8(&sb, raw, strlen(raw));
-	return doc_take(&sb, err, errsz, &d->text);
-}
-
 int
 doc_html_text(const char *data, size_t len, int body_only, char *err,
     size_t errsz, char **out)
 {
 	htmlDocPtr	 doc = NULL;
-	struct dbuf	 sb = { 0 }, u = { 0 };
-	char		*raw = NULL;
+	struct dbuf	 sb = { 0 };
 	int		 rc = DOC_ELIMIT;
 
 	if (len > (size_t)INT32_MAX) {
@@ -87,16 +75,11 @@ doc_html_text(const char *data, size_t len, int body_only, char *err,
 	    HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING);
 	if (doc != NULL)
 		html_walk(xmlDocGetRootElement(doc), &sb, body_only, 0);
-	if ((rc = doc_take(&sb, err, errsz, &raw)) != 0)
-		goto out;
-	doc_tidy(raw);
-	doc_add_utf8(&u, raw, strlen(raw));
-	rc = doc_take(&u, err, errsz, out);
+	rc = doc_take_tidy(&sb, err, errsz, out);
 out:
 	if (doc != NULL)
 		xmlFreeDoc(doc);
 	dbuf_free(&sb);
-	free(raw);
 	return rc;
 }
 
@@ -138,20 +121,16 @@ doc_read_xml(const char *data, size_t len, const struct doc_limits *lim,
 {
 	xmlDocPtr	 doc;
 	struct dbuf	 sb = { 0 };
-	char		*raw = NULL;
 	int		 rc = DOC_EDAMAGED;
 
 	if ((doc = doc_xml_parse(data, len, "the document", err, errsz)) ==
 	    NULL)
 		goto out;
 	xml_walk(xmlDocGetRootElement(doc), &sb, 0);
-	if ((rc = doc_take(&sb, err, errsz, &raw)) != 0)
-		goto out;
-	rc = finish(raw, d, err, errsz);
+	rc = doc_take_tidy(&sb, err, errsz, &d->text);
 out:
 	if (doc != NULL)
 		xmlFreeDoc(doc);
 	dbuf_free(&sb);
-	free(raw);
 	return rc;
 }

@@ -230,7 +230,6 @@ doc_read_msg(const char *data, size_t len, const struct doc_limits *lim,
 	GsfInfile	*ole = NULL;
 	GError		*gerr = NULL;
 	struct dbuf	 sb, att = { 0 };
-	char		*raw = NULL;
 	const char	*cname;
 	int		 rc = DOC_EDAMAGED, i, n, natt = 0;
 
@@ -306,13 +305,8 @@ doc_read_msg(const char *data, size_t len, const struct doc_limits *lim,
 		}
 		g_object_unref(child);
 	}
-	if ((rc = doc_take(&sb, err, errsz, &raw)) != 0)
-		goto out;
-	doc_tidy(raw);
-	doc_add_utf8(&sb, raw, strlen(raw));
-	rc = doc_take(&sb, err, errsz, &d->text);
+	rc = doc_take_tidy(&sb, err, errsz, &d->text);
 out:
-	free(raw);
 	dbuf_free(&sb);
 	dbuf_free(&att);
 	if (gerr != NULL)

@@ -678,16 +678,10 @@ static int
 odf_emit(struct dbuf *sb, struct doc *d, const char *unit,
     struct dbuf *all, const char *sep, char *err, size_t errsz)
 {
-	struct dbuf	 u = { 0 };
-	char		*raw = NULL, *clean = NULL;
-	int		 rc;
+	char	*clean = NULL;
+	int	 rc;
 
-	if ((rc = doc_take(sb, err, errsz, &raw)) != 0)
-		return rc;
-	doc_tidy(raw);
-	doc_add_utf8(&u, raw, strlen(raw));
-	free(raw);
-	if ((rc = doc_take(&u, err, errsz, &clean)) != 0)
+	if ((rc = doc_take_tidy(sb, err, errsz, &clean)) != 0)
 		return rc;
 	if (unit == NULL)
 		d->text = clean;
