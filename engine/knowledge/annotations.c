@@ -219,6 +219,16 @@ out:
 
 /* ====== Annotations ====== */
 
+/* Dify's page of data: has_more when the page is full. */
+static int
+ann_page(json_t *data, int limit, size_t total, int page, json_t **out)
+{
+	*out = json_pack("{s:O,s:b,s:i,s:I,s:i}", "data", data, "has_more",
+	    json_array_size(data) == (size_t)limit, "limit", limit, "total",
+	    (json_int_t)total, "page", page);
+	return *out != NULL ? 0 : ENGINE_ENOMEM;
+}
+
 int
 engine_annotation_list(struct engine *e, const char *app_id, int page,
     int limit, const char *keyword, json_t **out)
@@ -251,11 +261,7 @@ engine_annotation_list(struct engine *e, const char *app_id, int page,
 		if (json_array_append_new(data, ann_public(it)) != 0)
 			goto out;
 	}
-	/* Dify's has_more: a full page */
-	*out = json_pack("{s:O,s:b,s:i,s:I,s:i}", "data", data, "has_more",
-	    json_array_size(data) == (size_t)limit, "limit", limit, "total",
-	    (json_int_t)total, "page", page);
-	rc = *out != NULL ? 0 : ENGINE_ENOMEM;
+	rc = ann_page(data, limit, total, page, out);
 out:
 	json_decref(data);
 	json_decref(rec);
@@ -519,10 +525,7 @@ engine_annotation_hits(struct engine *e, const char *app_id, const char *id,
 		    "response"))) != 0)
 			goto out;
 	}
-	*out = json_pack("{s:O,s:b,s:i,s:I,s:i}", "data", data, "has_more",
-	    json_array_size(data) == (size_t)limit, "limit", limit, "total",
-	    (json_int_t)total, "page", page);
-	rc = *out != NULL ? 0 : ENGINE_ENOMEM;
+	rc = ann_page(data, limit, total, page, out);
 out:
 	json_decref(data);
 	json_decref(rec);
