@@ -999,8 +999,6 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	}
 	end_ms = run_now_ms();
 	data = finished_data(&r, status, end_ms);
-	if (o->on_event != NULL && r.annotation == NULL)
-		run_emit(&r, "workflow_finished", json_deep_copy(data));
 	if (r.chat) {
 		usage = run_usage(&r, end_ms);
 		/* a stopped chat ends as Dify's does: its message as far as
@@ -1009,13 +1007,6 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 			rc = ENGINE_ENOMEM;
 			goto out;
 		}
-		if (strcmp(status, "failed") != 0)
-			run_emit_top(&r, "message_end", json_pack("{s:s,s:O}",
-			    "id", r.message_id, "metadata", meta));
-		else
-			run_emit_top(&r, "error", json_pack("{s:i,s:s,s:s}",
-			    "status", 500, "code", "workflow_failed",
-			    "message", r.error));
 		cvars = pool_get_node(r.pool, "conversation");
 		/* a new conversation's name: the model's, made once the
 		 * turn is stored (below), the query until then; Dify's "New
@@ -1110,6 +1101,21 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = 0;		/* the app is gone: nothing stored */
 	if ((rc = engine_from_store(rc)) != 0)
 		goto out;
+	/*
+	 * The closing events go out once the run is stored, as Dify's task
+	 * pipeline saves the message before it yields message_end: a client
+	 * that has message_end (or workflow_finished) and asks for the
+	 * message or the run finds it whole. A write that fails ends the
+	 * stream with the caller's error event instead.
+	 */
+	if (o->on_event != NULL && r.annotation == NULL)
+		run_emit(&r, "workflow_finished", json_deep_copy(data));
+	if (r.chat && strcmp(status, "failed") != 0)
+		run_emit_top(&r, "message_end", json_pack("{s:s,s:O}", "id",
+		    r.message_id, "metadata", meta));
+	else if (r.chat)
+		run_emit_top(&r, "error", json_pack("{s:i,s:s,s:s}", "status",
+		    500, "code", "workflow_failed", "message", r.error));
 	/*
 	 * Dify names a new conversation with a model once its first turn is
 	 * in (MessageCycleManager.generate_conversation_name, joined before

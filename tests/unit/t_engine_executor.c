@@ -798,6 +798,84 @@ test_thread_budget(void)
 	CHECK_INT(peak, 8);
 }
 
+/*
+ * The closing events go out once the run is stored: a client that has
+ * workflow_finished finds the run's record finished, and one that has
+ * message_end finds the message with its whole answer. Checked from the
+ * event callback itself, where the event is handed out, so the order is
+ * the code's and not the timing's.
+ */
+struct closing {
+	const char	*app_id;
+	char		 run_status[32], msg_answer[64];
+	int		 run_seen, msg_seen;
+};
+
+static void
+on_closing(void *arg, const json_t *ev)
+{
+	struct closing	*k = arg;
+	const char	*name = json_string_value(json_object_get(ev, "event"));
+	json_t		*got = NULL;
+
+	if (strcmp(name, "workflow_finished") == 0) {
+		k->run_seen = 1;
+		if (engine_run_get(eng, json_string_value(json_object_get(ev,
+		    "workflow_run_id")), &got) == 0)
+			snprintf(k->run_status, sizeof(k->run_status), "%s",
+			    json_string_value(json_object_get(got, "status")) ?
+			    json_string_value(json_object_get(got, "status")) :
+			    "(none)");
+	} else if (strcmp(name, "message_end") == 0) {
+		k->msg_seen = 1;
+		if (engine_message_get(eng, k->app_id, "t",
+		    json_string_value(json_object_get(ev, "message_id")),
+		    &got) == 0)
+			snprintf(k->msg_answer, sizeof(k->msg_answer), "%s",
+			    json_string_value(json_object_get(got, "answer")) ?
+			    json_string_value(json_object_get(got, "answer")) :
+			    "(none)");
+	}
+	json_decref(got);
+}
+
+static void
+test_closing_after_store(void)
+{
+	static const char chat[] =
+	    "version: 0.6.0\nkind: app\napp: {name: t, mode: advanced-chat}\n"
+	    "workflow:\n  features: {}\n  graph:\n    nodes:\n"
+	    "    - id: s\n      data: {type: start, title: S, variables: []}\n"
+	    "    - id: a\n      data: {type: answer, title: A, answer: "
+	    "'stored {{#sys.query#}}'}\n"
+	    "    edges:\n    - {id: x1, source: s, target: a}\n";
+	struct import_opts	 io;
+	struct run_opts		 ro;
+	struct closing		 k;
+	char			 err[ENGINE_ERRMAX] = "";
+	json_t			*imp = NULL, *in = json_object(), *res = NULL;
+
+	memset(&io, 0, sizeof(io));
+	memset(&k, 0, sizeof(k));
+	CHECK_INT(engine_import(eng, chat, strlen(chat), &io, err, &imp), 0);
+	k.app_id = json_string_value(json_object_get(imp, "app_id"));
+	memset(&ro, 0, sizeof(ro));
+	ro.app_id = k.app_id;
+	ro.inputs = in;
+	ro.user = "t";
+	ro.query = "now";
+	ro.on_event = on_closing;
+	ro.arg = &k;
+	CHECK_INT(engine_run(eng, &ro, err, &res), 0);
+	CHECK_INT(k.run_seen, 1);
+	CHECK_STR(k.run_status, "succeeded");
+	CHECK_INT(k.msg_seen, 1);
+	CHECK_STR(k.msg_answer, "stored now");
+	json_decref(res);
+	json_decref(in);
+	json_decref(imp);
+}
+
 int
 main(void)
 {
@@ -830,6 +908,7 @@ main(void)
 	test_stop_and_limits();
 	test_bad_graphs();
 	test_thread_budget();
+	test_closing_after_store();
 	json_decref(events);
 	engine_close(eng);
 	return tap_done();
