@@ -5,10 +5,12 @@
 # xlsx of two sheets, and a password-protected PDF, which fails the node
 # with a clear error; then the second round of readers: a pptx (uploaded,
 # previewed with its type and bytes, read slide by slide with its notes),
-# an eml, an xls and a text file in GBK.
+# an eml, an xls and a text file in GBK. Last, a real export (a chatflow
+# that sends sys.files through a list-operator to a document-extractor and
+# the text to its model) answers from a PDF, a docx and an xlsx.
 . "$(dirname "$0")/lib.sh"
 
-start_front || exit 1
+start_llm_front || exit 1
 import_app "$TOP/tests/e2e/apps/documents.yml"
 FIX=$TOP/tests/documents
 
@@ -106,3 +108,46 @@ run_file "$T_DIR/bad.pptx" $PPTX
 is "$(jqr .data.status)" failed "a damaged pptx: the run fails"
 ok "$(jqr .data.error | grep -q 'not a pptx' && echo 0 || echo 1)" \
     "... saying the file is not a pptx"
+
+# ====== A real export reads the user's documents ======
+# svcvit__simple-kimi.yml (tests/e2e/apps/dify): with web search off and a
+# document attached, an if-else on sys.files picks the document branch, a
+# list-operator keeps the documents, the document-extractor reads the first
+# and the model's query is the text and the question (its memory's
+# query_prompt_template); the fake model echoes it, so the answer holds what
+# the extractor read.
+import_app "$TOP/tests/e2e/apps/dify/svcvit__simple-kimi.yml"
+[ -n "$KEY" ] || { echo "# import: $BODY"; exit 1; }
+# chat_file <file> <type>: uploads it and asks about it, blocking
+chat_file() {
+	svc "$KEY" POST /v1/files/upload -F "file=@$1;type=$2" -F user=u
+	UP=$(jqr .id)
+	svc "$KEY" POST /v1/chat-messages -H "$J" -d "{\"inputs\":{\"web_search\":\"关闭\",\"role_def\":\"助手\"},\"query\":\"总结\",\"user\":\"u\",\"response_mode\":\"blocking\",\"files\":[{\"type\":\"document\",\"transfer_method\":\"local_file\",\"upload_file_id\":\"$UP\"}]}"
+}
+# doc_node: the document-extractor's status in the app's newest run
+doc_node() {
+	req GET "$A/$APP/workflow-runs?limit=1"
+	req GET "$A/$APP/workflow-runs/$(jqr '.data[0].id')/node-executions"
+	jqr '.data[] | select(.node_type == "document-extractor") | .status'
+}
+
+chat_file "$FIX/two-pages.pdf" application/pdf
+is "$STATUS" 200 "the export with a PDF: answered"
+ok "$(jqr .answer | grep -q '第二页：文档提取器' && jqr .answer |
+    grep -q 'Revenue rose by 12 percent' && echo 0 || echo 1)" \
+    "... from both pages of the PDF"
+is "$(doc_node)" succeeded "... its document-extractor succeeded"
+
+chat_file "$FIX/notes.docx" \
+    application/vnd.openxmlformats-officedocument.wordprocessingml.document
+is "$STATUS" 200 "the export with a docx: answered"
+ok "$(jqr .answer | grep -q '| 李雷 | Engineer |' && echo 0 || echo 1)" \
+    "... from the docx, its table included"
+is "$(doc_node)" succeeded "... its document-extractor succeeded"
+
+chat_file "$FIX/sales.xlsx" \
+    application/vnd.openxmlformats-officedocument.spreadsheetml.sheet
+is "$STATUS" 200 "the export with an xlsx: answered"
+ok "$(jqr .answer | grep -q '| 苹果 |' && echo 0 || echo 1)" \
+    "... from the workbook's table"
+is "$(doc_node)" succeeded "... its document-extractor succeeded"
