@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "fcgi/internal.h"
+#include "storage/storage.h"
 
 /* ====== Request ====== */
 
@@ -736,6 +737,34 @@ resp_engine_error(struct req *r, int rc, const char *err, const char *what)
 		    engine_strerror(rc));
 		break;
 	}
+}
+
+void
+resp_store_error(struct req *r, int rc, const char *what)
+{
+	/* one answer per kind of storage failure, whichever handler read
+	 * the store itself: an outage is 503 storage_unavailable with
+	 * Retry-After, as the engine's own errors answer */
+	switch (rc) {
+	case STORE_EUNAVAIL:
+		rc = ENGINE_EUNAVAIL;
+		break;
+	case STORE_EFULL:
+	case STORE_ENOSPC:
+		rc = ENGINE_EFULL;
+		break;
+	case STORE_ENOMEM:
+		rc = ENGINE_ENOMEM;
+		break;
+	case STORE_ENOTFOUND:
+		rc = ENGINE_ENOTFOUND;
+		break;
+	default:
+		log_warn("%s: %s", what, store_strerror(rc));
+		rc = ENGINE_ESTORE;
+		break;
+	}
+	resp_engine_error(r, rc, "", what);
 }
 
 json_t *

@@ -270,6 +270,11 @@ void	resp_empty(struct req *r, int status);
 void	resp_engine_error(struct req *r, int rc, const char *err,
 	    const char *what);
 
+/* Maps a STORE_E* code of a handler's own store read or write to the
+ * error response resp_engine_error gives for the engine's; what names
+ * the thing ("site", "saved messages"). */
+void	resp_store_error(struct req *r, int rc, const char *what);
+
 /*
  * The run run_id, when it belongs to app_id; the caller decrefs it. NULL
  * after answering: the engine's error, or 404 "<what> not found".

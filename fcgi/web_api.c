@@ -323,9 +323,7 @@ rate_limit(struct req *r, const char *app_id, const char *session)
 	for (i = 0; i < op.n; i++)
 		json_decref(op.c[i].next);
 	if (rc != 0) {
-		resp_engine_error(r, rc == STORE_EUNAVAIL ? ENGINE_EUNAVAIL :
-		    ENGINE_ESTORE, "the rate limit cannot be counted", "rate "
-		    "limit");
+		resp_store_error(r, rc, "rate limit");
 		return -1;
 	}
 	if (!op.over)
@@ -729,8 +727,7 @@ id_list_set(struct req *r, const struct web_user *u, const char *family,
 	if (rc == STORE_EFULL)
 		resp_error(r, 400, "invalid_param", "at most %d %s", max, what);
 	else if (rc != 0)
-		resp_error(r, 500, "internal_server_error", "%s: %s", what,
-		    store_strerror(rc));
+		resp_store_error(r, rc, what);
 	return rc == 0 ? 0 : -1;
 }
 
@@ -746,16 +743,18 @@ id_list_of(struct req *r, const struct web_user *u, const char *family)
 
 	key = arena_printf(r->a, "%s%s/%s", family, u->app_id,
 	    u->end_user_id);
-	if (key == NULL || (rc = store_read_begin(engine_store(r->eng), &t))
-	    != 0) {
-		resp_error(r, 500, "internal_server_error", "list unreadable");
+	if (key == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return NULL;
+	}
+	if ((rc = store_read_begin(engine_store(r->eng), &t)) != 0) {
+		resp_store_error(r, rc, family);
 		return NULL;
 	}
 	rc = store_get_json(t, STORE_DB_SETTINGS, key, &rec);
 	store_read_end(t);
 	if (rc != 0 && rc != STORE_ENOTFOUND) {
-		resp_error(r, 500, "internal_server_error", "list: %s",
-		    store_strerror(rc));
+		resp_store_error(r, rc, family);
 		return NULL;
 	}
 	ids = json_object_get(rec, "ids");

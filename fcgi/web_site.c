@@ -213,21 +213,6 @@ fail:
 	return rc;
 }
 
-/* Answers a storage error of a site write. */
-static void
-site_store_error(struct req *r, int rc)
-{
-	if (rc == STORE_EUNAVAIL) {
-		resp_header(r, "Retry-After", "5");
-		resp_error(r, 503, "unavailable", "the database cannot be "
-		    "reached now");
-	} else if (rc == STORE_EFULL || rc == STORE_ENOSPC)
-		resp_error(r, 507, "storage_full", "%s", store_strerror(rc));
-	else
-		resp_error(r, 500, "internal_server_error", "site: %s",
-		    store_strerror(rc));
-}
-
 /* Runs op for app_id (which must exist); 0 with op->out, or -1 answered. */
 static int
 site_run(struct req *r, struct site_op *op)
@@ -251,7 +236,7 @@ site_run(struct req *r, struct site_op *op)
 			    "stored (%s); it is made when next asked for",
 			    op->app_id, store_strerror(rc));
 		else
-			site_store_error(r, rc);
+			resp_store_error(r, rc, "site");
 		return -1;
 	}
 	return 0;
@@ -308,7 +293,7 @@ web_site_by_code(struct req *r, const char *code, json_t **out)
 	if (!web_code_valid(code))
 		return 1;
 	if ((rc = store_read_begin(engine_store(r->eng), &t)) != 0) {
-		site_store_error(r, rc);
+		resp_store_error(r, rc, "site");
 		return -1;
 	}
 	snprintf(key, sizeof(key), CODE_KEY "%s", code);
@@ -324,7 +309,7 @@ web_site_by_code(struct req *r, const char *code, json_t **out)
 	if (rc == STORE_ENOTFOUND)
 		return 1;
 	if (rc != 0) {
-		site_store_error(r, rc);
+		resp_store_error(r, rc, "site");
 		return -1;
 	}
 	/* a stale code (reset on another host mid-read) is no site */
@@ -348,7 +333,7 @@ web_site_api_check(struct req *r)
 	 * handler's to answer */
 	rc = engine_app_get_live(r->eng, r->app_id, &app);
 	if (rc == ENGINE_EUNAVAIL) {
-		site_store_error(r, STORE_EUNAVAIL);
+		resp_store_error(r, STORE_EUNAVAIL, "app");
 		return -1;
 	}
 	off = rc == 0 && json_is_false(json_object_get(app, "enable_api"));

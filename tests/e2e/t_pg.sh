@@ -258,8 +258,35 @@ svc "$KS" POST "/v1/workflows/tasks/0190f000-0000-7000-8000-000000000999/stop" \
 is "$STATUS $(jqr .result)" "200 success" "a task no host runs: Dify's 200 success, nothing stopped (after publish_after)"
 
 # ---- PostgreSQL restarted ----
+# webget <path> [curl args]: a web API request through A (no admin token:
+# an Authorization header would be read as a passport); STATUS BODY HDRS
+webget() {
+	local u=$1
+	shift
+	BODY=$(curl -sS -D "$T_DIR/wh" -w '\n%{http_code}' "$@" "$BASE_A$u")
+	STATUS=${BODY##*
+}
+	BODY=${BODY%
+*}
+	HDRS=$(tr -d '\r' <"$T_DIR/wh")
+}
+on A GET "$A/$ID"
+CODE=$(jqr .site.code)
+webget /api/passport -H "X-App-Code: $CODE"
+PP=$(jqr .access_token)
+ok "$([ -n "$PP" ] && [ "$PP" != null ]; echo $?)" "a passport of the app's site before the outage"
 sh "$PGSH" down "$PGD"
 ok $? "PostgreSQL stopped"
+# the web API's own reads and writes of the store (the site by its code,
+# the rate limit's count) answer an outage as the engine's errors do
+webget /api/passport -H "X-App-Code: $CODE"
+is "$STATUS $(jqr .code)" "503 storage_unavailable" \
+    "a passport while it is away: JSON 503 storage_unavailable"
+printf '%s\n' "$HDRS" | grep -qi '^retry-after: [0-9]'
+ok $? "with Retry-After"
+webget /api/site -H "X-App-Code: $CODE" -H "X-App-Passport: $PP"
+is "$STATUS $(jqr .code)" "503 storage_unavailable" \
+    "the site with a good passport while it is away: JSON 503 storage_unavailable"
 on A GET "$A/$ID"
 is "$STATUS $(jqr .code) $(jqr .status)" "503 storage_unavailable 503" \
     "a read while it is away: JSON 503"
