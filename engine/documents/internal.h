@@ -26,6 +26,14 @@ doc_reader_fn	doc_read_plain, doc_read_json, doc_read_csv, doc_read_html,
 		doc_read_pptx, doc_read_odf, doc_read_epub, doc_read_eml,
 		doc_read_msg, doc_read_xls;
 
+/* fn run in a child process (child.c), for a library that is not safe on
+ * hostile files; what names the format in errors ("xls workbook"), unit
+ * the parts'. As fn, with the child's crash a DOC_EDAMAGED. */
+int	doc_read_in_child(doc_reader_fn *fn, const char *what,
+	    const char *unit, const char *data, size_t len,
+	    const struct doc_limits *lim, struct doc *d, char *err,
+	    size_t errsz);
+
 /* 0, or DOC_ESTOPPED with err when lim's stop says so or its timeout has
  * passed since doc_extract began. Readers ask between pages. */
 int	doc_check_stop(const struct doc_limits *lim, char *err, size_t errsz);

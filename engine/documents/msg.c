@@ -222,8 +222,8 @@ msg_header(GsfInfile *in, const char *name, const char *tag,
 	dbuf_free(&v);
 }
 
-int
-doc_read_msg(const char *data, size_t len, const struct doc_limits *lim,
+static int
+msg_read_here(const char *data, size_t len, const struct doc_limits *lim,
     struct doc *d, char *err, size_t errsz)
 {
 	GsfInput	*src = NULL, *child;
@@ -316,4 +316,16 @@ out:
 	if (src != NULL)
 		g_object_unref(src);
 	return rc;
+}
+
+/*
+ * libgsf's OLE directory reader leaks on some damaged compound files: the
+ * message is read in a child process (child.c).
+ */
+int
+doc_read_msg(const char *data, size_t len, const struct doc_limits *lim,
+    struct doc *d, char *err, size_t errsz)
+{
+	return doc_read_in_child(msg_read_here, "Outlook message", NULL,
+	    data, len, lim, d, err, errsz);
 }

@@ -7,8 +7,8 @@
  *
  * freexl opens a path only: the bytes go into an anonymous memory file
  * (memfd_create) opened as /proc/self/fd/N, so nothing touches the disk.
- * freexl runs in a child process (doc_read_xls, at the end: it reads out
- * of bounds on some damaged files).
+ * freexl runs in a child process (child.c: it reads out of bounds on
+ * some damaged files).
  * An obfuscated (password) workbook fails with DOC_EENCRYPTED. freexl
  * holds a sheet's whole grid once opened (BIFF8 caps it at 65536 x 256);
  * documents.max_cells bounds the cells read out of it.
@@ -18,11 +18,6 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdint.h>
 #include <unistd.h>
 
 #include <freexl.h>
@@ -229,189 +224,20 @@ out:
 	return rc;
 }
 
-/* ====== The child ====== */
-
-static int
-xls_write_all(int fd, const void *p, size_t n)
-{
-	const char	*c = p;
-	ssize_t		 w;
-
-	while (n > 0) {
-		if ((w = write(fd, c, n)) < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int
-xls_write_str(int fd, const char *s)
-{
-	uint64_t n = s != NULL ? strlen(s) : 0;
-
-	return xls_write_all(fd, &n, sizeof(n)) != 0 || xls_write_all(fd, s,
-	    (size_t)n) != 0 ? -1 : 0;
-}
-
-/* One string of the child's answer at *off of b, malloc'd; NULL when cut
- * short. */
-static char *
-xls_read_str(const struct dbuf *b, size_t *off)
-{
-	uint64_t	 n;
-	char		*s;
-
-	if (b->len - *off < sizeof(n))
-		return NULL;
-	memcpy(&n, b->p + *off, sizeof(n));
-	*off += sizeof(n);
-	if (n > b->len - *off || (s = malloc((size_t)n + 1)) == NULL)
-		return NULL;
-	memcpy(s, b->p + *off, (size_t)n);
-	s[n] = '\0';
-	*off += (size_t)n;
-	return s;
-}
-
 /*
- * libfreexl 1.0.6 reads past its buffers on some damaged workbooks (found
- * by the fuzz seeds' mutations under ASan: an iconv over a stack buffer
- * in freexl_open), so a workbook is read in a child process: a crash
- * there is a damaged file, not the server's. The child gets the file's
- * bytes by fork (no copy), writes back rc, the message, the parts and the
- * text, and exits; the parent reads them within twice
- * documents.max_unpacked, asking the run's stop and documents.timeout
- * every 100 ms, and kills the child when either says so. The child never
- * asks the run (its store is the parent's): it runs without stop or
- * timeout of its own.
+ * libfreexl reads out of bounds on some damaged workbooks: the workbook is
+ * read in a child process (child.c).
  */
 int
 doc_read_xls(const char *data, size_t len, const struct doc_limits *lim,
     struct doc *d, char *err, size_t errsz)
 {
-	struct doc_limits	 cl = *lim;
-	struct dbuf		 b;
-	struct pollfd		 pfd;
-	struct doc		 cd = { 0 };
-	char			 cerr[512], buf[65536], *s;
-	size_t			 off = 0, i;
-	uint64_t		 n;
-	ssize_t			 r;
-	pid_t			 pid;
-	int			 fds[2], rc = DOC_EDAMAGED, st = 0, crc;
-
 	if (len < 8 || memcmp(data, "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", 8) !=
 	    0) {
 		snprintf(err, errsz, "the file is not an xls workbook (no OLE "
 		    "compound file)");
 		return DOC_EDAMAGED;
 	}
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		snprintf(err, errsz, "cannot start the xls reader");
-		return DOC_ENOMEM;
-	}
-	if ((pid = fork()) < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		snprintf(err, errsz, "cannot start the xls reader");
-		return DOC_ENOMEM;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		cl.stop = NULL;
-		cl.timeout_ms = 0;
-		cerr[0] = '\0';
-		crc = xls_read_here(data, len, &cl, &cd, cerr, sizeof(cerr));
-		n = cd.nparts;
-		if (xls_write_all(fds[1], &crc, sizeof(crc)) != 0 ||
-		    xls_write_str(fds[1], cerr) != 0 ||
-		    xls_write_all(fds[1], &n, sizeof(n)) != 0)
-			_exit(1);
-		for (i = 0; i < cd.nparts; i++)
-			if (xls_write_str(fds[1], cd.parts[i].text) != 0)
-				_exit(1);
-		_exit(xls_write_str(fds[1], cd.text) != 0);
-	}
-	close(fds[1]);
-	dbuf_init(&b, lim->max_unpacked * 2 + 65536);
-	pfd.fd = fds[0];
-	pfd.events = POLLIN;
-	for (;;) {
-		if ((rc = doc_check_stop(lim, err, errsz)) != 0)
-			goto kill;
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		if ((r = read(fds[0], buf, sizeof(buf))) < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		if (dbuf_add(&b, buf, (size_t)r) != DBUF_OK) {
-			snprintf(err, errsz, "the workbook's text is larger than "
-			    "%zu bytes (documents.max_unpacked)",
-			    lim->max_unpacked);
-			rc = DOC_ELIMIT;
-			goto kill;
-		}
-	}
-	close(fds[0]);
-	fds[0] = -1;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	rc = DOC_EDAMAGED;
-	if (b.len < sizeof(crc) || (WIFSIGNALED(st))) {
-		snprintf(err, errsz, "the xls workbook is damaged (its reader "
-		    "failed on it)");
-		goto out;
-	}
-	memcpy(&crc, b.p, sizeof(crc));
-	off = sizeof(crc);
-	if ((s = xls_read_str(&b, &off)) == NULL)
-		goto cut;
-	snprintf(err, errsz, "%s", s);
-	free(s);
-	if (crc != 0) {
-		rc = crc;
-		goto out;
-	}
-	if (b.len - off < sizeof(n))
-		goto cut;
-	memcpy(&n, b.p + off, sizeof(n));
-	off += sizeof(n);
-	if (n > (b.len - off) / sizeof(n))
-		goto cut;
-	if (n > 0 && (d->parts = calloc((size_t)n, sizeof(*d->parts))) ==
-	    NULL) {
-		snprintf(err, errsz, "out of memory");
-		rc = DOC_ENOMEM;
-		goto out;
-	}
-	d->unit = "sheet";
-	for (i = 0; i < n; i++) {
-		if ((d->parts[i].text = xls_read_str(&b, &off)) == NULL)
-			goto cut;
-		d->nparts++;
-	}
-	if ((d->text = xls_read_str(&b, &off)) == NULL)
-		goto cut;
-	err[0] = '\0';
-	rc = 0;
-	goto out;
-cut:
-	snprintf(err, errsz, "the xls workbook is damaged (its reader "
-	    "failed on it)");
-	rc = DOC_EDAMAGED;
-	goto out;
-kill:
-	kill(pid, SIGKILL);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-out:
-	if (fds[0] >= 0)
-		close(fds[0]);
-	dbuf_free(&b);
-	return rc;
+	return doc_read_in_child(xls_read_here, "xls workbook", "sheet", data,
+	    len, lim, d, err, errsz);
 }
