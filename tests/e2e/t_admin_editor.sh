@@ -3,7 +3,9 @@
 # Debian's chromium driven by playwright-core (tests/browser/editor.test.js)
 # through nginx, mounted under /flow/, with the fake LLM as the model
 # provider: a workflow built from blank, published and run through
-# /v1/workflows/run; a real Dify export (tests/browser/fixtures/
+# /v1/workflows/run; each template of the create form made, published and
+# run, every node type's panel, an iteration built and run
+# (tests/browser/editor-more.test.js); a real Dify export (tests/browser/fixtures/
 # difytest__conditional_parallel_code_execution_workflow.yml, Dify's own
 # test fixture) changed in two places and exported again; before it all,
 # the editor's state alone
@@ -51,6 +53,14 @@ ROUNDTRIP="$BROWSER_DIR/fixtures/difytest__conditional_parallel_code_execution_w
 rc=$?
 tap "$T_DIR/browser.tap"
 is "$rc" 0 "the browser script ran to its end"
+
+# templates, every node type's panel, an iteration (editor-more.test.js)
+ADMIN_URL="$BASE/flow/admin/" ADMIN_TOKEN="$TOKEN" CHROMIUM="$CHROMIUM" \
+OUT_DIR="$T_DIR" LLM="$LLM" \
+    timeout 180 node "$BROWSER_DIR/editor-more.test.js" >"$T_DIR/more.tap" 2>&1
+rc=$?
+tap "$T_DIR/more.tap"
+is "$rc" 0 "the templates and panels script ran to its end"
 
 # The export after the editor's two changes differs from the one before
 # only there: the if-else condition's value and the code node's code.

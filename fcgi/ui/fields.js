@@ -1,0 +1,94 @@
+/*
+ * fields.js — the form pieces every node panel is made of: a labelled
+ * control, a <select>, the variable picker (upstream outputs with their
+ * types), a text area with {{#node.var#}} insertion, rows of named
+ * selectors. Imports dom.js only.
+ */
+import { el, uid } from './dom.js';
+
+/* [label, control] with the label's for= the control's id. */
+export function labelled(text, ctl) {
+	ctl.id = ctl.id || uid('p');
+	return el('div', { class: 'pfield' },
+	    el('label', { for: ctl.id, text }), ctl);
+}
+
+export function select(cls, label, options, value) {
+	const s = el('select', { class: cls, 'aria-label': label },
+	    options.map((o) => Array.isArray(o) ?
+	    el('option', { value: o[0], text: o[1] }) :
+	    el('option', { value: o, text: o })));
+	s.value = value === undefined || value === null ? '' : value;
+	return s;
+}
+
+/*
+ * A variable picker: a <select> of vars ({selector, label, type}) whose
+ * value is the selector as JSON; selector is the current one (kept, marked
+ * missing, when it is not among vars).
+ */
+export function picker(vars, selector, label, cls) {
+	const cur = selector && selector.length ? JSON.stringify(selector) : '';
+	const opts = [['', '— choose a variable —']].concat(vars.map((v) =>
+	    [JSON.stringify(v.selector), v.label + ' (' + v.type + ')']));
+	if (cur && !vars.some((v) => JSON.stringify(v.selector) === cur))
+		opts.push([cur, selector.join('.') + ' (not upstream)']);
+	return select('vpick ' + (cls || ''), label, opts, cur);
+}
+
+export const sel = (s) => s.value ? JSON.parse(s.value) : [];
+
+/* A textarea with an "insert variable" picker that puts {{#node.var#}}
+ * at the caret. */
+export function templated(label, value, vars, cls, onCommit) {
+	const ta = el('textarea', { class: cls, rows: 4, value: value || '',
+	    on: { change: () => onCommit(ta.value) } });
+	const ins = picker(vars, null, 'Insert a variable into ' + label,
+	    'insert ' + cls + '-insert');
+	ins.addEventListener('change', () => {
+		if (!ins.value)
+			return;
+		const ref = '{{#' + JSON.parse(ins.value).join('.') + '#}}';
+		const at = ta.selectionStart ?? ta.value.length;
+		ta.value = ta.value.slice(0, at) + ref + ta.value.slice(
+		    ta.selectionEnd ?? at);
+		ins.value = '';
+		onCommit(ta.value);
+	});
+	return el('div', {}, labelled(label, ta), labelled('Insert variable',
+	    ins));
+}
+
+/* Rows of {name, selector} (code and template inputs, end outputs). */
+export function namedSelectors(title, list, vars, nameKey, selKey, commit, cls) {
+	const box = el('div', { class: 'prows ' + cls });
+	list.forEach((v, i) => {
+		const name = el('input', { type: 'text', class: 'r-name',
+		    value: v[nameKey] || '', 'aria-label': title + ' name ' +
+		    (i + 1) });
+		const p = picker(vars, v[selKey], title + ' variable ' + (i + 1),
+		    'r-sel');
+		const upd = () => commit((l) => {
+			l[i][nameKey] = name.value;
+			l[i][selKey] = sel(p);
+		});
+		name.addEventListener('change', upd);
+		p.addEventListener('change', () => {
+			/* a new row named after what it reads */
+			if (!name.value && p.value)
+				name.value = JSON.parse(p.value)[1];
+			upd();
+		});
+		box.append(el('div', { class: 'row prow' }, name, p,
+		    el('button', { type: 'button', text: '✕', class: 'r-del',
+			'aria-label': 'Remove ' + title.toLowerCase() + ' ' +
+			(i + 1), on: { click: () => commit((l) =>
+			l.splice(i, 1)) } })));
+	});
+	box.append(el('button', { type: 'button', class: 'r-add',
+	    text: 'Add ' + title.toLowerCase(), on: { click: () =>
+	    commit((l) => l.push({ [nameKey]: '', [selKey]: [] })) } }));
+	return el('fieldset', { class: 'pset' }, el('legend', { text: title }),
+	    box);
+}
+
