@@ -24,7 +24,11 @@
  *   saves, then publishes (with a version name when one is given) once
  *   the checklist (../ui/checklist.js: dangling nodes, empty required
  *   fields, variables read that are not upstream) is empty; the nodes it
- *   names are marked.
+ *   names are marked;
+ * - Fit zooms to the whole graph; a large one has a minimap
+ *   (../ui/minimap.js) that centres the view where it is clicked;
+ * - Run (edit-run.js) runs the saved draft and colours the nodes as their
+ *   events stream in.
  */
 import { el, svg, clear } from '../ui/dom.js';
 import { layout, drawNode, drawEdge, panZoom, typeOf, titleOf, info,
@@ -33,8 +37,11 @@ import { createEditor, autosaver, sourceHandles, isBox }
     from '../ui/editor.js';
 import { panel } from '../ui/panels.js';
 import { check } from '../ui/checklist.js';
+import { minimap } from '../ui/minimap.js';
 import { page, flash, api, fail, enc } from './page.js';
 import { draft } from './draft.js';
+import { handleLabel, edgesOf } from './edit-links.js';
+import { runner } from './edit-run.js';
 
 /* every node type the engine runs, in Dify's block order */
 const PALETTE = ['start', 'llm', 'knowledge-retrieval', 'answer', 'end',
@@ -45,22 +52,8 @@ const PALETTE = ['start', 'llm', 'knowledge-retrieval', 'answer', 'end',
 /* only inside a container; never inside one */
 const INSIDE_ONLY = { 'loop-end': 'loop' };
 const OUTSIDE_ONLY = ['start', 'end', 'iteration', 'loop'];
-
-/* A source handle's label: IF for the first case, ELIF n, ELSE. */
-function handleLabel(n, h) {
-	if (h === 'false')
-		return 'ELSE';
-	if (h === 'fail-branch')
-		return 'FAIL';
-	const d = n.data || {};
-	const i = (d.cases || []).findIndex((c) => c.case_id === h);
-	if (i >= 0)
-		return i === 0 ? 'IF' : 'ELIF ' + i;
-	const k = (d.classes || []).findIndex((c) => c.id === h);
-	if (d.type === 'question-classifier' && k >= 0)
-		return 'CLASS ' + (k + 1);
-	return h === 'source' ? '' : h;
-}
+/* a graph of this many nodes gets a minimap */
+const MINIMAP_AT = 10;
 
 /* What the panels choose from: the knowledge bases and the tool
  * providers (with their tools); what cannot be read is an empty list. */
@@ -126,6 +119,12 @@ export async function appEdit(app, pane, me) {
 	const ghost = svg('path', { class: 'ghost', d: '' });
 	vp.append(edgeLayer, nodeLayer, ghost);
 	svgEl.append(vp);
+	const mini = minimap((x, y) => pz.center(x, y));
+	/* the run panel saves the draft first */
+	const run = runner(app, ed, nodeLayer, async () => {
+		await saver.flush();
+		return !saver.stale;
+	});
 	const side = el('section', { class: 'card edit-panel', id: 'edit-panel',
 	    'aria-label': 'Node settings', 'aria-live': 'polite' },
 	    el('p', { class: 'muted', text: 'Select a node to configure it.' }));
@@ -138,11 +137,18 @@ export async function appEdit(app, pane, me) {
 		    on: { click: () => pz.fit() } }), vname, pubB, state),
 	    palette,
 	    el('div', { class: 'edit-main' },
-		el('div', { class: 'graph-wrap' }, svgEl),
-		el('div', { class: 'edit-side' }, checkBox, side)));
+		el('div', { class: 'graph-wrap' }, svgEl, mini.el),
+		el('div', { class: 'edit-side' }, run.el, checkBox, side)));
 	pane.append(root);
 	const bounds = { x: 0, y: 0, w: 1, h: 1 };
-	const pz = panZoom(svgEl, vp, bounds);
+	const pz = panZoom(svgEl, vp, bounds, () => paintMini());
+	function paintMini() {
+		/* an <svg> has no hidden property: its display */
+		const few = ed.nodes().length < MINIMAP_AT;
+		mini.el.style.display = few ? 'none' : '';
+		if (!few)
+			mini.draw(box, bounds, pz.view());
+	}
 
 	const saver = autosaver(ed, (body) => api('POST', base + '/draft',
 	    { json: body }), (s, e, r) => {
@@ -251,6 +257,8 @@ export async function appEdit(app, pane, me) {
 		delB.disabled = !selected;
 		svgEl.setAttribute('aria-label', 'Workflow graph (editor): ' +
 		    nodes.length + ' nodes, ' + ed.edges().length + ' edges');
+		run.paint();
+		paintMini();
 	}
 
 	function showPanel() {
@@ -265,42 +273,7 @@ export async function appEdit(app, pane, me) {
 		formOf = panel(ed, n.id, ctx);
 		side.replaceChildren(el('h3', { id: 'edit-panel-title',
 		    text: titleOf(n) + ' · ' + info(typeOf(n))[0] }), formOf,
-		    edgesOf(n));
-	}
-
-	/* The node's outgoing edges, and connecting one by keyboard. */
-	function edgesOf(n) {
-		const out = ed.edges().filter((e) => e.source === n.id);
-		const hs = sourceHandles(n);
-		const box_ = el('fieldset', { class: 'pset edges-of' },
-		    el('legend', { text: 'Next nodes' }));
-		for (const e of out) {
-			const t = ed.node(e.target);
-			box_.append(el('div', { class: 'row prow' },
-			    (handleLabel(n, e.sourceHandle) || 'next') + ' → ' +
-			    (t ? titleOf(t) : e.target), el('button', {
-				type: 'button', class: 'e-del',
-				text: 'Disconnect', on: { click: () =>
-				ed.disconnect(e.id) } })));
-		}
-		if (hs.length) {
-			const h = el('select', { 'aria-label': 'Handle',
-			    class: 'c-handle' }, hs.map((x) => el('option',
-			    { value: x, text: handleLabel(n, x) || 'next' })));
-			const tg = el('select', { 'aria-label': 'Target node',
-			    class: 'c-target' }, ed.nodes().filter((m) =>
-			    m.id !== n.id).map((m) => el('option',
-			    { value: m.id, text: titleOf(m) })));
-			box_.append(el('div', { class: 'row prow' }, h, tg,
-			    el('button', { type: 'button', class: 'c-go',
-				text: 'Connect', on: { click: () => {
-				if (!ed.connect(n.id, h.value, tg.value))
-					flash('These two cannot be connected ' +
-					    '(already, or it would loop back).',
-					    'error');
-			    } } })));
-		}
-		return box_;
+		    edgesOf(ed, n));
 	}
 
 	function changed(why) {

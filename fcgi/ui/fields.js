@@ -2,7 +2,8 @@
  * fields.js — the form pieces every node panel is made of: a labelled
  * control, a <select>, the variable picker (upstream outputs with their
  * types), a text area with {{#node.var#}} insertion, rows of named
- * selectors. Imports dom.js only.
+ * selectors; a committed input, a checkbox, a model's provider and name,
+ * a fieldset, row buttons. Imports dom.js only.
  */
 import { el, uid } from './dom.js';
 
@@ -92,3 +93,53 @@ export function namedSelectors(title, list, vars, nameKey, selKey, commit, cls) 
 	    box);
 }
 
+/* ====== Small controls the panels share ====== */
+
+export const text = (s) => typeof s === 'string' ? s : (s && (s.en_US ||
+    s.zh_Hans)) || '';
+
+/* A text input committed on change. */
+export function input(cls, label, value, onCommit, type) {
+	const i = el('input', { type: type || 'text', class: cls,
+	    'aria-label': label, value: value ?? '' });
+	i.addEventListener('change', () => onCommit(type === 'number' ?
+	    Number(i.value) : i.value));
+	return i;
+}
+
+export function checkbox(cls, label, on, onCommit) {
+	const c = el('input', { type: 'checkbox', class: cls, checked: !!on,
+	    'aria-label': label });
+	c.addEventListener('change', () => onCommit(c.checked));
+	return el('label', { class: 'inline' }, c, ' ' + label);
+}
+
+/* The model fields of {provider, name} at get(x), set by put(x, m). */
+export function model(m, set, put) {
+	const prov = input('m-provider', 'Model provider', m.provider, () =>
+	    upd());
+	const name = input('m-name', 'Model', m.name || m.model, () => upd());
+	const upd = () => set((x) => put(x, prov.value, name.value));
+	return el('div', { class: 'row' }, labelled('Model provider', prov),
+	    labelled('Model', name));
+}
+
+export const llmModel = (x, p, n) => {
+	x.model = Object.assign(x.model || {}, { provider: p, name: n,
+	    mode: (x.model && x.model.mode) || 'chat' });
+};
+
+export function fieldset(legend, cls, ...kids) {
+	return el('fieldset', { class: 'pset ' + (cls || '') },
+	    el('legend', { text: legend }), ...kids);
+}
+
+export function del(label, fn) {
+	return el('button', { type: 'button', text: '✕', 'aria-label': label,
+	    on: { click: fn } });
+}
+
+export function addB(cls, label, fn) {
+	return el('button', { type: 'button', class: cls, text: label,
+	    on: { click: fn } });
+}

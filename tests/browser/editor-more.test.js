@@ -362,6 +362,24 @@ async function panels(page) {
 	await open(page, ids['document-extractor']);
 	await shot(page, 'panel-document-extractor');
 
+	/* ten nodes: the minimap shows; a click there moves the view */
+	const mini = page.locator('#editor svg.minimap');
+	const before = await page.locator('#editor .viewport')
+	    .getAttribute('transform');
+	const mb = await mini.boundingBox();
+	ok(await page.locator('#editor .gnode').count() >= 10 &&
+	    await mini.isVisible() && await mini.locator('.mini-node')
+	    .count() === await page.locator('#editor .gnode').count(),
+	    'a graph of ten nodes has a minimap of them');
+	await page.mouse.click(mb.x + 4, mb.y + 4);
+	ok(await page.locator('#editor .viewport').getAttribute(
+	    'transform') !== before, 'a click on the minimap moves the view ' +
+	    'there');
+	await page.locator('#edit-fit').click();
+	ok(await page.locator('#editor .viewport').getAttribute(
+	    'transform') === before, 'Fit zooms back to the whole graph');
+	await shot(page, 'editor-minimap');
+
 	ok(/^Draft saved/.test(await saved(page)), 'the panels\' changes ' +
 	    'are saved');
 	const dr = await draftOf(app);
@@ -472,6 +490,36 @@ async function iteration(page) {
 	    (await checks(page)).length === 0, 'the iteration workflow is ' +
 	    'saved with an empty checklist', await checks(page));
 	await shot(page, 'panel-iteration');
+	ok(await page.locator('#editor svg.minimap').isHidden(),
+	    'a graph of eight nodes has no minimap');
+
+	/* the run panel: the draft run, its nodes coloured as they run */
+	await page.locator('#edit-run > summary').click();
+	await page.locator('#edit-run #in-q').fill('x y z');
+	await page.locator('#edit-run-go').click();
+	await until(page, async () => page.locator(
+	    '#edit-run-status[data-status]').count(), 200);
+	const st = await page.locator('#edit-run-status').getAttribute(
+	    'data-status');
+	const cls = async (id) => page.locator(sel(id)).getAttribute('class');
+	const seen = await page.locator('#edit-run-nodes > li').evaluateAll(
+	    (l) => l.map((x) => x.dataset.node + ':' + x.dataset.status));
+	ok(st === 'partial-succeeded' && /st-succeeded/.test(await cls(tpl)) &&
+	    /st-succeeded/.test(await cls(lo)) &&
+	    /st-exception/.test(await cls(http)) &&
+	    /st-succeeded/.test(await cls(end)) &&
+	    seen.filter((x) => x === tpl + ':succeeded').length === 3,
+	    'Run runs the draft: the nodes are coloured by their events, ' +
+	    'the template once a word, the HTTP request an exception',
+	    [st, seen]);
+	const outs = JSON.parse(await page.locator('#edit-run-outputs')
+	    .textContent());
+	const tin = await page.locator('#edit-run-nodes > li[data-node="' +
+	    tpl + '"] .n-inputs').first().textContent();
+	ok(JSON.stringify(outs.first) === '["<x>","<y>"]' &&
+	    /"w": "x"/.test(tin), 'the run panel shows the outputs, and ' +
+	    'each node\'s inputs', [outs, tin]);
+	await shot(page, 'editor-run');
 	const dr = await draftOf(app);
 	const tn = dr.graph.nodes.find((n) => n.id === tpl);
 	const itn = dr.graph.nodes.find((n) => n.id === it);
