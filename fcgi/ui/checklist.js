@@ -4,8 +4,10 @@
  * answer), nodes the start does not reach, required fields left empty, and
  * references to variables that are not upstream or not an output there.
  * Returns the problems; the page shows them and marks the nodes. Imports
- * nothing.
+ * editor.js's pure helpers (a node's outputs) only.
  */
+
+import { innerOf, outputsOf } from './editor.js';
 
 const REF = /\{\{#([^#{}]+)#\}\}/g;
 
@@ -208,6 +210,22 @@ function missing(d) {
 }
 
 /*
+ * What a loop's break conditions can read ([{selector, label, type}]): its
+ * loop variables, and the outputs of the nodes inside it.
+ */
+export function loopVars(ed, n) {
+	const out = innerOf(n.data).filter(([k]) => k !== 'index').map(
+	    ([k, type]) => ({ selector: [n.id, k], label: (n.data.title ||
+	    n.id) + '.' + k, type }));
+	for (const m of ed.nodes())
+		if (m.parentId === n.id)
+			for (const [k, type] of outputsOf(m.data || {}))
+				out.push({ selector: [m.id, k], label:
+				    (m.data.title || m.id) + '.' + k, type });
+	return out;
+}
+
+/*
  * check(ed, mode): [{node (an id, or null for the whole graph), message}]
  * for the draft in ed; mode 'advanced-chat' wants an answer where a
  * workflow wants an end.
@@ -226,7 +244,15 @@ export function check(ed, mode) {
 	for (const n of nodes) {
 		const d = n.data;
 		const name = d.title || n.id;
-		if (d.type !== 'start' && start &&
+		/* inside a container: reached from its start node */
+		const par = n.parentId && ed.node(n.parentId);
+		const first = par && par.data && par.data.start_node_id;
+		if (par && first && n.id !== first && d.type !== 'start' &&
+		    !ed.upstream(n.id).includes(first))
+			out.push({ node: n.id, message: name + ': not ' +
+			    'connected to the start of ' + (par.data.title ||
+			    par.id) + '.' });
+		else if (!par && d.type !== 'start' && start &&
 		    !ed.upstream(n.id).includes(start.id))
 			out.push({ node: n.id, message: name + ': not ' +
 			    'connected to the Start node.' });
@@ -234,6 +260,11 @@ export function check(ed, mode) {
 			out.push({ node: n.id, message: name + ': ' + m + '.' });
 		const can = new Set(ed.variables(n.id).map((v) =>
 		    v.selector.join('.')));
+		/* a loop's break conditions read its own variables and
+		 * what its nodes output */
+		if (d.type === 'loop')
+			for (const v of loopVars(ed, n))
+				can.add(v.selector.join('.'));
 		for (const s of reads(d)) {
 			/* {{#context#}}: the LLM's context block */
 			if (s[0] === 'sys' || s[0] === 'conversation' ||

@@ -6,13 +6,15 @@
  * iteration and loop (a loop's variables and break conditions), and the
  * error handling of the nodes that have it; http-request, tool and agent
  * are panels-io.js's. Each writes the fields Dify's panel writes. Imports
- * dom.js, fields.js, panels-io.js and editor.js's pure helpers.
+ * dom.js, fields.js, panels-io.js, checklist.js's loopVars and editor.js's
+ * pure helpers.
  */
 import { el, uid } from './dom.js';
 import { labelled, select, picker, sel, templated, input, checkbox, model,
     llmModel, fieldset, del, addB } from './fields.js';
 import { ERROR_NODES, outputsOf } from './editor.js';
 import { IO } from './panels-io.js';
+import { loopVars } from './checklist.js';
 
 const ASSIGN_OPS = {
 	any: ['over-write', 'clear', 'set'],
@@ -288,7 +290,9 @@ P.iteration = (d, vars, set, ctx, ed, id) => {
 		'then add nodes from the palette to put them inside.' })];
 };
 
-P.loop = (d, vars, set) => {
+P.loop = (d, vars0, set, ctx, ed, id) => {
+	/* break conditions read the loop's variables and its nodes' too */
+	const vars = loopVars(ed, ed.node(id)).concat(vars0);
 	const vbox = fieldset('Loop variables', 'lp-vars');
 	(d.loop_variables || []).forEach((v, i) => {
 		const put = (k) => (val) => set((x) => {
