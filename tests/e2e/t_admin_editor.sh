@@ -40,6 +40,16 @@ if [ ! -x "$CHROMIUM" ]; then
 	skip "needs chromium ($CHROMIUM; contrib/install-deps.sh)"; exit 0
 fi
 start_llm_front || exit 1
+# the create form's templates, served as they are in the tree
+for f in "$TOP"/fcgi/admin/templates/*.yml; do
+	n=${f##*/}
+	curl -sS -D "$T_DIR/h" -o "$T_DIR/t.yml" "$BASE/flow/admin/templates/$n"
+	cmp -s "$f" "$T_DIR/t.yml" && grep -qi '^content-type: application/yaml' \
+	    "$T_DIR/h"
+	ok $? "admin/templates/$n is the template file, as YAML"
+done
+req GET /flow/admin/templates/nope.yml
+is "$STATUS $(jqr .code)" "404 not_found" "a template that is not there is a JSON 404"
 # installed once for the tests that share the folder (npm-install.sh)
 "$TOP/tests/npm-install.sh" "$BROWSER_DIR" node_modules/playwright-core \
     2>"$T_DIR/npm.log"
