@@ -20,7 +20,8 @@ const OPS = {
 };
 const NO_VALUE = ['empty', 'not empty', 'exists', 'not exists', 'null',
     'not null'];
-const START_TYPES = ['text-input', 'paragraph', 'number', 'select'];
+const START_TYPES = ['text-input', 'paragraph', 'number', 'select', 'file',
+    'file-list'];
 const OUT_TYPES = ['string', 'number', 'object', 'boolean',
     'array[string]', 'array[number]', 'array[object]'];
 
@@ -71,6 +72,16 @@ export function panel(ed, id, ctx) {
 				if (x.variables[i].label !== name.value &&
 				    !x.variables[i].labelSet)
 					x.variables[i].label = name.value;
+				/* a file field: what Dify's form asks of one */
+				if (/^file/.test(ty.value) &&
+				    !x.variables[i].allowed_file_upload_methods)
+					Object.assign(x.variables[i], {
+					    allowed_file_types: ['document'],
+					    allowed_file_extensions: [],
+					    allowed_file_upload_methods: [
+						'local_file', 'remote_url'],
+					    max_length: ty.value === 'file-list' ?
+						5 : x.variables[i].max_length });
 			});
 			for (const c of [name, ty, req])
 				c.addEventListener('change', upd);

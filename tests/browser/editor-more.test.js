@@ -286,7 +286,7 @@ async function panels(page) {
 	const start = await add(page, 'start');
 	await page.locator('#edit-panel .s-add').click();
 	await commit(page.locator('#edit-panel .s-name'), 'doc');
-	await page.locator('#edit-panel .s-type').selectOption('text-input');
+	await page.locator('#edit-panel .s-type').selectOption('file-list');
 
 	/* question classifier: classes are handles */
 	const qc = await add(page, 'question-classifier');
@@ -360,6 +360,7 @@ async function panels(page) {
 	const exit = await add(page, 'loop-end');
 	await shot(page, 'panel-loop');
 	await open(page, ids['document-extractor']);
+	await choose(page.locator('#edit-panel .de-var'), 'Start.doc');
 	await shot(page, 'panel-document-extractor');
 
 	/* ten nodes: the minimap shows; a click there moves the view */
@@ -387,6 +388,13 @@ async function panels(page) {
 	const q = N(qc), pe = N(ids['parameter-extractor']);
 	const as = N(ids.assigner), tl = N(ids.tool);
 	const h = N(ids['http-request']), lp = N(ids.loop);
+	const de = N(ids['document-extractor']);
+	const sv = N(start).variables[0];
+	ok(JSON.stringify(de.variable_selector) === JSON.stringify([start,
+	    'doc']) && de.is_array_file === true && sv.type === 'file-list' &&
+	    JSON.stringify(sv.allowed_file_upload_methods) ===
+	    '["local_file","remote_url"]', 'document-extractor: the start\'s ' +
+	    'file list, as an array of files', [de, sv]);
 	ok(JSON.stringify(q.classes.map((x) => [x.id, x.name])) ===
 	    '[["1","refund"],["2","shipping"],["3","other"]]' &&
 	    JSON.stringify(q.query_variable_selector) === '["sys","query"]' &&
