@@ -55,15 +55,18 @@ const OUTSIDE_ONLY = ['start', 'end', 'iteration', 'loop'];
 /* a graph of this many nodes gets a minimap */
 const MINIMAP_AT = 10;
 
-/* What the panels choose from: the knowledge bases and the tool
- * providers (with their tools); what cannot be read is an empty list. */
+/* What the panels choose from: the knowledge bases, the tool providers
+ * (with their tools) and the model providers; what cannot be read is an
+ * empty list. */
 async function panelData() {
 	const get = (p) => api('GET', p).catch(() => null);
-	const [ds, tools] = await Promise.all([
+	const [ds, tools, models] = await Promise.all([
 	    get('datasets?page=1&limit=100'),
-	    get('workspaces/current/tools/builtin')]);
+	    get('workspaces/current/tools/builtin'),
+	    get('workspaces/current/model-providers')]);
 	return { datasets: (ds && ds.data) || [],
-	    tools: Array.isArray(tools) ? tools : [] };
+	    tools: Array.isArray(tools) ? tools : [],
+	    models: (models && models.data) || [] };
 }
 
 export async function appEdit(app, pane, me) {

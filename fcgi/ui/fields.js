@@ -114,14 +114,25 @@ export function checkbox(cls, label, on, onCommit) {
 	return el('label', { class: 'inline' }, c, ' ' + label);
 }
 
-/* The model fields of {provider, name} at get(x), set by put(x, m). */
-export function model(m, set, put) {
+/* The model fields of m ({provider, name or model}), written by put(x,
+ * provider, name); ctx.models (the console's model providers) suggests. */
+export function model(m, set, put, ctx) {
 	const prov = input('m-provider', 'Model provider', m.provider, () =>
 	    upd());
 	const name = input('m-name', 'Model', m.name || m.model, () => upd());
 	const upd = () => set((x) => put(x, prov.value, name.value));
+	/* the configured providers and their models, as suggestions: a
+	 * provider set up after the app was written is still typed in */
+	const ps = ((ctx && ctx.models) || []).filter((p) => p.configured &&
+	    p.name !== '*');
+	const lists = [['m-providers', ps.map((p) => p.name)],
+	    ['m-models', [...new Set(ps.flatMap((p) => p.models || []))]]]
+	    .map(([cls, vals]) => el('datalist', { id: uid(cls), class: cls },
+	    vals.map((v) => el('option', { value: v }))));
+	prov.setAttribute('list', lists[0].id);
+	name.setAttribute('list', lists[1].id);
 	return el('div', { class: 'row' }, labelled('Model provider', prov),
-	    labelled('Model', name));
+	    labelled('Model', name), ...lists);
 }
 
 export const llmModel = (x, p, n) => {

@@ -233,7 +233,7 @@ IO.agent = (d, vars, set, ctx) => {
 	return [labelled('Strategy', strat), model({ provider: mv.provider,
 	    model: mv.model }, set, (x, p, n) => param('model', Object.assign(
 	    {}, mv, { provider: p, model: n, mode: mv.mode || 'chat',
-	    model_type: 'llm' }))(x)),
+	    model_type: 'llm' }))(x), ctx),
 	    templated('Instruction', (ap.instruction || {}).value, vars,
 		'ag-instruction', (v) => set(param('instruction', v))),
 	    templated('Query', (ap.query || {}).value, vars, 'ag-query',

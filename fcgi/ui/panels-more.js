@@ -30,7 +30,7 @@ const VAR_TYPES = ['string', 'number', 'object', 'boolean', 'array[string]',
     'array[number]', 'array[object]'];
 const P = Object.assign({}, IO);
 
-P['question-classifier'] = (d, vars, set) => {
+P['question-classifier'] = (d, vars, set, ctx) => {
 	const q = picker(vars, d.query_variable_selector, 'Input variable',
 	    'qc-query');
 	q.addEventListener('change', () => set((x) => {
@@ -56,13 +56,13 @@ P['question-classifier'] = (d, vars, set) => {
 		    ...ids) + 1), name: '' });
 	}, true)));
 	return [labelled('Input variable', q), model(d.model || {}, set,
-	    llmModel), box, templated('Instruction', d.instruction, vars,
+	    llmModel, ctx), box, templated('Instruction', d.instruction, vars,
 	    'qc-instruction', (v) => set((x) => {
 		x.instruction = v;
 	    }))];
 };
 
-P['parameter-extractor'] = (d, vars, set) => {
+P['parameter-extractor'] = (d, vars, set, ctx) => {
 	const q = picker(vars, d.query, 'Input variable', 'pe-query');
 	q.addEventListener('change', () => set((x) => {
 		x.query = sel(q);
@@ -97,7 +97,7 @@ P['parameter-extractor'] = (d, vars, set) => {
 		    type: 'string', description: '', required: false });
 	}, true)));
 	return [labelled('Input variable', q), model(d.model || {}, set,
-	    llmModel), labelled('Reasoning mode', mode), box,
+	    llmModel, ctx), labelled('Reasoning mode', mode), box,
 	    templated('Instruction', d.instruction, vars, 'pe-instruction',
 	    (v) => set((x) => {
 		x.instruction = v;

@@ -8,8 +8,8 @@
  * fields.js and panels-more.js.
  */
 import { el, uid } from './dom.js';
-import { labelled, select, picker, sel, templated, namedSelectors }
-    from './fields.js';
+import { labelled, select, picker, sel, templated, namedSelectors, model,
+    llmModel } from './fields.js';
 import { morePanel } from './panels-more.js';
 
 const OPS = {
@@ -103,20 +103,7 @@ export function panel(ed, id, ctx) {
 	}
 
 	if (t === 'llm') {
-		const m = d.model || {};
-		const prov = el('input', { type: 'text', class: 'm-provider',
-		    value: m.provider || '' });
-		const name = el('input', { type: 'text', class: 'm-name',
-		    value: m.name || '' });
-		const upd = () => set((x) => {
-			x.model = Object.assign(x.model || {}, {
-			    provider: prov.value, name: name.value,
-			    mode: (x.model && x.model.mode) || 'chat' });
-		});
-		prov.addEventListener('change', upd);
-		name.addEventListener('change', upd);
-		form.append(el('div', { class: 'row' },
-		    labelled('Model provider', prov), labelled('Model', name)));
+		form.append(model(d.model || {}, set, llmModel, ctx));
 		const pt = Array.isArray(d.prompt_template) ?
 		    d.prompt_template : [];
 		pt.forEach((p, i) => form.append(templated((p.role || 'user')

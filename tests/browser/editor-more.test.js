@@ -262,6 +262,10 @@ async function templates(page) {
 /* ====== Every node type with its panel ====== */
 
 async function panels(page) {
+	const mp = await consoleApi('POST', 'workspaces/current/' +
+	    'model-providers/fakeprov', { protocol: 'openai', base_url: LLM +
+	    '/v1', api_key: 'sk-x', models: ['fast-1', 'slow-2'] });
+	ok(mp.status === 200, 'a model provider is configured', mp.text);
 	const c = await consoleApi('POST', 'apps', { name: 'Panels',
 	    mode: 'advanced-chat' });
 	const app = c.json.id;
@@ -295,6 +299,11 @@ async function panels(page) {
 	await choose(page.locator('#edit-panel .qc-query'), 'sys.query');
 	await commit(page.locator('#edit-panel .m-provider'), 'openai');
 	await commit(page.locator('#edit-panel .m-name'), 'gpt-4o-mini');
+	const sug = await page.locator('#edit-panel datalist option')
+	    .evaluateAll((l) => l.map((o) => o.value));
+	ok(sug.includes('fakeprov') && sug.includes('fast-1') &&
+	    sug.includes('slow-2'), 'the model fields suggest the configured ' +
+	    'providers and their models', sug);
 	await page.locator('#edit-panel .qc-add').click();
 	const cls = page.locator('#edit-panel .qc-class');
 	for (const [i, n] of ['refund', 'shipping', 'other'].entries())
