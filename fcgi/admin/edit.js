@@ -62,7 +62,7 @@ async function panelData() {
 	const get = (p) => api('GET', p).catch(() => null);
 	const [ds, tools, models] = await Promise.all([
 	    get('datasets?page=1&limit=100'),
-	    get('workspaces/current/tools/builtin'),
+	    get('workspaces/current/tool-providers'),
 	    get('workspaces/current/model-providers')]);
 	return { datasets: (ds && ds.data) || [],
 	    tools: Array.isArray(tools) ? tools : [],

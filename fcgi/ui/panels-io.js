@@ -1,7 +1,8 @@
 /*
  * panels-io.js — the panels of the nodes that reach out: http-request
  * (method, URL, authorization, headers, query, body, timeouts, TLS),
- * tool (a tool of ctx.tools, the console's tool providers, with its
+ * tool (a tool of ctx.tools, the console's tool providers: built-in, MCP
+ * servers, published workflows; with its
  * parameter form: llm parameters as tool_parameters, form ones as
  * tool_configurations, as Dify's tool node v2 keeps them) and agent
  * (strategy, model, instruction, query, tools, iterations). Each writes
@@ -104,19 +105,26 @@ IO['http-request'] = (d, vars, set) => {
 	return out;
 };
 
+/*
+ * The id a tool node names provider p by, as Dify writes it: an MCP
+ * server's server_identifier, a workflow tool's app, a built-in's name.
+ */
+const pid = (p) => p.type === 'mcp' ? p.server_identifier || p.id : p.id;
+
 /* The tools of ctx.tools as <option>s "provider/tool". */
 function toolOptions(ctx) {
 	const out = [['', '— choose a tool —']];
 	for (const p of (ctx && ctx.tools) || [])
 		for (const t of p.tools || [])
-			out.push([p.id + '/' + t.name, text(p.label) + ' · ' +
-			    text(t.label)]);
+			out.push([pid(p) + '/' + t.name, text(p.label) + ' · ' +
+			    text(t.label) + (p.type && p.type !== 'builtin' ?
+			    ' (' + p.type + ')' : '')]);
 	return out;
 }
 function findTool(ctx, key) {
 	for (const p of (ctx && ctx.tools) || [])
 		for (const t of p.tools || [])
-			if (p.id + '/' + t.name === key)
+			if (pid(p) + '/' + t.name === key)
 				return { p, t };
 	return null;
 }
@@ -128,9 +136,10 @@ IO.tool = (d, vars, set, ctx) => {
 		const f = findTool(ctx, pick.value);
 		if (!f)
 			return;
-		Object.assign(x, { provider_id: f.p.id,
+		Object.assign(x, { provider_id: pid(f.p),
 		    provider_type: f.p.type || 'builtin',
-		    provider_name: f.p.name || f.p.id, tool_name: f.t.name,
+		    provider_name: f.p.type === 'mcp' ? pid(f.p) : f.p.name ||
+		    f.p.id, tool_name: f.t.name,
 		    tool_label: text(f.t.label),
 		    tool_description: text(f.t.description),
 		    tool_parameters: {}, tool_configurations: {},
@@ -219,7 +228,8 @@ IO.agent = (d, vars, set, ctx) => {
 					params[prm.name] = { auto: 1,
 					    value: null };
 			l.push({ enabled: true, type: f.p.type || 'builtin',
-			    provider_name: f.p.name || f.p.id,
+			    provider_name: f.p.type === 'mcp' ? pid(f.p) :
+			    f.p.name || f.p.id,
 			    tool_name: f.t.name, tool_label: text(f.t.label),
 			    settings: {}, parameters: params,
 			    extra: { description: '' } });

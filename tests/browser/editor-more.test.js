@@ -134,6 +134,8 @@ async function keyOf(app) {
 
 /* ====== Templates ====== */
 
+let counterApp = null;	/* published: a workflow tool for panels() */
+
 async function dataset() {
 	const ds = await consoleApi('POST', 'datasets', { name: 'Shop',
 	    indexing_technique: 'economy' });
@@ -183,6 +185,7 @@ async function templates(page) {
 
 	/* the workflow: LLM, then code */
 	let t = await fromTemplate(page, 'Summarise and count', 'Counter');
+	counterApp = t.app;
 	ok(t.auto === 'Summarise and count' && t.mode === 'workflow',
 	    'choosing a template fills in its name and mode', t);
 	let a = await consoleApi('GET', 'apps/' + t.app);
@@ -343,6 +346,14 @@ async function panels(page) {
 	await commit(page.locator('#edit-panel textarea.t-param' +
 	    '[data-param="format"]'), '%Y');
 	await shot(page, 'panel-tool');
+	/* a published workflow is a tool too */
+	await open(page, qc);
+	const wt = await add(page, 'tool');
+	await connect(page, qc, '2', wt);
+	await open(page, wt);
+	await choose(page.locator('#edit-panel .t-tool'), 'Counter · ');
+	await commit(page.locator('#edit-panel textarea.t-param' +
+	    '[data-param="text"]'), '{{#sys.query#}}');
 
 	await open(page, ids['http-request']);
 	await page.locator('#edit-panel .h-method').selectOption('post');
@@ -398,6 +409,12 @@ async function panels(page) {
 	const as = N(ids.assigner), tl = N(ids.tool);
 	const h = N(ids['http-request']), lp = N(ids.loop);
 	const de = N(ids['document-extractor']);
+	const wtn = N(wt);
+	ok(wtn.provider_type === 'workflow' && wtn.provider_id === counterApp &&
+	    JSON.stringify(wtn.tool_parameters) === JSON.stringify({ text: {
+	    type: 'mixed', value: '{{#sys.query#}}' } }), 'tool: the ' +
+	    'published Counter workflow as a workflow tool, its text input ' +
+	    'from the query', wtn);
 	const sv = N(start).variables[0];
 	ok(JSON.stringify(de.variable_selector) === JSON.stringify([start,
 	    'doc']) && de.is_array_file === true && sv.type === 'file-list' &&
