@@ -189,7 +189,7 @@ export async function appEdit(app, pane, me) {
 		const hmap = new Map(nodes.map((n) => [n.id,
 		    sourceHandles(n)]));
 		for (const e of ed.edges()) {
-			const g = drawEdge(e, box, hmap);
+			const g = drawEdge(e, box, hmap, false);
 			if (!g)
 				continue;
 			g.setAttribute('data-id', e.id);

@@ -266,9 +266,10 @@ export function subtitle(n, t) {
 /*
  * The curve of edge e between its boxes, with a label for a handle;
  * handles holds the source's distinct handles, each leaving at its
- * own height (IF above ELSE, as in Dify).
+ * own height (IF above ELSE, as in Dify); label false: none (the editor
+ * labels its handles instead).
  */
-export function drawEdge(e, box, handles) {
+export function drawEdge(e, box, handles, label) {
 	const s = box.get(e.source), t = box.get(e.target);
 	if (!s || !t)
 		return null;
@@ -284,7 +285,7 @@ export function drawEdge(e, box, handles) {
 	    (x1 + dx) + ',' + y1 + ' ' + (x2 - dx) + ',' + y2 + ' ' +
 	    x2 + ',' + y2 }));
 	const h = e.sourceHandle;
-	if (h && h !== 'source')
+	if (label === undefined && h && h !== 'source')
 		g.append(svg('text', { class: 'glabel', x: x1 + 6,
 		    y: y1 - 5 }, short(h === 'true' ? 'IF' :
 		    h === 'false' ? 'ELSE' : h === 'fail-branch' ?
