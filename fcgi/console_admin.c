@@ -76,6 +76,7 @@ static const struct admin_type admin_types[] = {
 	{ ".png", "image/png", "max-age=86400" },
 	{ ".ico", "image/x-icon", "max-age=86400" },
 	{ ".txt", "text/plain; charset=utf-8", "no-cache" },
+	{ ".yml", "application/yaml; charset=utf-8", "no-cache" },
 };
 
 static const struct admin_type admin_type_other = {
@@ -192,6 +193,23 @@ h_ui_file(struct req *r)
 	admin_serve(r, name);
 }
 
+/*
+ * GET /admin/templates/{file}: an app template of the create dialog (a Dify
+ * DSL file of fcgi/admin/templates/, embedded as "templates/<file>"), which
+ * the page imports through /console/api/apps/imports like any other file.
+ */
+static void
+h_admin_template(struct req *r)
+{
+	const char *name = arena_printf(r->a, "templates/%s", r->captures[0]);
+
+	if (name == NULL) {
+		resp_error(r, 500, "internal_server_error", "out of memory");
+		return;
+	}
+	admin_serve(r, name);
+}
+
 /* ====== Draft runs, streamed ====== */
 
 /*
@@ -285,6 +303,7 @@ h_chat_draft_run(struct req *r)
 const struct route console_admin_routes[] = {
 	{ "GET", "/admin", h_admin_root, AUTH_NONE },
 	{ "GET", "/admin/{}", h_admin_file, AUTH_NONE },
+	{ "GET", "/admin/templates/{}", h_admin_template, AUTH_NONE },
 	{ "GET", "/ui/{}", h_ui_file, AUTH_NONE },
 	{ "POST", A "/workflows/draft/run", h_draft_run, AUTH_ADMIN },
 	{ "POST", A "/advanced-chat/workflows/draft/run", h_chat_draft_run,

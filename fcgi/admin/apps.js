@@ -1,46 +1,22 @@
 /*
- * apps.js — the list of apps: create, import (a DSL or a bundle), copy,
- * export, upgrade, delete.
+ * apps.js — the list of apps: create (create.js's form: blank or from a
+ * template), import (a DSL or a bundle), copy, export, upgrade, delete.
  */
 import { el, clear } from '../ui/dom.js';
 import { ApiError } from '../ui/api.js';
 import { fmtTime, badge, save } from '../ui/components.js';
 import { main, page, flash, ask, api, fail, enc } from './page.js';
+import { createForm } from './create.js';
 
 /* ====== Apps ====== */
-
-const MODES = ['workflow', 'advanced-chat', 'chat', 'agent-chat',
-    'completion'];
 
 export async function renderApps(page) {
 	const me = page.view;
 	const list = el('div', { id: 'apps-list', 'aria-live': 'polite' },
 	    el('p', { class: 'muted', text: 'Loading…' }));
-	const name = el('input', { type: 'text', id: 'new-name',
-	    required: true, maxlength: 40, autocomplete: 'off' });
-	const mode = el('select', { id: 'new-mode' },
-	    MODES.map((m) => el('option', { value: m, text: m })));
 	const file = el('input', { type: 'file', id: 'import-file',
 	    accept: '.yml,.yaml,.zip' });
-	const create = el('form', { class: 'card', id: 'create-form',
-	    on: { submit: async (ev) => {
-		ev.preventDefault();
-		try {
-			const app = await api('POST', 'apps', { json: {
-			    name: name.value, mode: mode.value } });
-			flash('Created “' + app.name + '”.', 'ok');
-			name.value = '';
-			await loadApps(list, 1, me);
-		} catch (e) { fail(e); }
-	} } },
-	    el('h2', { text: 'New app' }),
-	    el('div', { class: 'row' },
-		el('div', { class: 'grow' }, el('label', {
-		    for: 'new-name', text: 'Name' }), name),
-		el('div', { class: 'grow' }, el('label', {
-		    for: 'new-mode', text: 'Mode' }), mode)),
-	    el('div', { class: 'row end' }, el('button', {
-		type: 'submit', class: 'primary', text: 'Create' })));
+	const create = createForm(() => loadApps(list, 1, me));
 	const imp = el('form', { class: 'card', id: 'import-form',
 	    on: { submit: async (ev) => {
 		ev.preventDefault();

@@ -5,12 +5,16 @@
  * module puts them on the page and turns the pointer and the keyboard into
  * the editor's operations:
  *
- * - a palette adds a node (right of the selected one, or of the rightmost);
+ * - a palette of every node type the engine runs adds a node (right of
+ *   the selected one, or of the rightmost); with an iteration or a loop
+ *   selected, or a node inside one, the new node goes inside it (an
+ *   iteration or a loop comes with its start node, editor.js);
  * - drag a node to move it; drag from a node's source handle (the right
  *   side: one per if-else case and ELSE) to another node to connect them;
  *   drag the target handle (left side) of a connected node away to
  *   disconnect its last incoming edge, or onto another node to move it;
- * - click a node or an edge to select it; Delete removes the selection;
+ * - click a node or an edge to select it (on nothing, or Escape, to
+ *   select none); Delete removes the selection;
  *   Ctrl+Z / Ctrl+Shift+Z (or Ctrl+Y) undo and redo, Ctrl+C / Ctrl+V copy
  *   the selected node and paste it beside; the selected node's
  *   panel also lists its edges with a Disconnect button and connects a
@@ -20,29 +24,49 @@
  *   saves, then publishes (with a version name when one is given) once
  *   the checklist (../ui/checklist.js: dangling nodes, empty required
  *   fields, variables read that are not upstream) is empty; the nodes it
- *   names are marked.
+ *   names are marked;
+ * - Fit zooms to the whole graph; a large one has a minimap
+ *   (../ui/minimap.js) that centres the view where it is clicked;
+ * - Run (edit-run.js) runs the saved draft and colours the nodes as their
+ *   events stream in.
  */
 import { el, svg, clear } from '../ui/dom.js';
 import { layout, drawNode, drawEdge, panZoom, typeOf, titleOf, info,
-    NODE_H } from '../ui/graph.js';
-import { createEditor, autosaver, sourceHandles } from '../ui/editor.js';
+    depthOf, NODE_H } from '../ui/graph.js';
+import { createEditor, autosaver, sourceHandles, isBox }
+    from '../ui/editor.js';
 import { panel } from '../ui/panels.js';
 import { check } from '../ui/checklist.js';
+import { minimap } from '../ui/minimap.js';
 import { page, flash, api, fail, enc } from './page.js';
 import { draft } from './draft.js';
+import { handleLabel, edgesOf } from './edit-links.js';
+import { runner } from './edit-run.js';
 
-const PALETTE = ['start', 'llm', 'if-else', 'code', 'template-transform',
-    'variable-aggregator', 'answer', 'end', 'http-request'];
+/* every node type the engine runs, in Dify's block order */
+const PALETTE = ['start', 'llm', 'knowledge-retrieval', 'answer', 'end',
+    'agent', 'question-classifier', 'if-else', 'iteration', 'loop',
+    'loop-end', 'code', 'template-transform', 'variable-aggregator',
+    'document-extractor', 'assigner', 'parameter-extractor', 'http-request',
+    'list-operator', 'tool'];
+/* only inside a container; never inside one */
+const INSIDE_ONLY = { 'loop-end': 'loop' };
+const OUTSIDE_ONLY = ['start', 'end', 'iteration', 'loop'];
+/* a graph of this many nodes gets a minimap */
+const MINIMAP_AT = 10;
 
-/* A source handle's label: IF for the first case, ELIF n, ELSE. */
-function handleLabel(n, h) {
-	if (h === 'false')
-		return 'ELSE';
-	const cases = (n.data && n.data.cases) || [];
-	const i = cases.findIndex((c) => c.case_id === h);
-	if (i >= 0)
-		return i === 0 ? 'IF' : 'ELIF ' + i;
-	return h === 'source' ? '' : h;
+/* What the panels choose from: the knowledge bases, the tool providers
+ * (with their tools) and the model providers; what cannot be read is an
+ * empty list. */
+async function panelData() {
+	const get = (p) => api('GET', p).catch(() => null);
+	const [ds, tools, models] = await Promise.all([
+	    get('datasets?page=1&limit=100'),
+	    get('workspaces/current/tool-providers'),
+	    get('workspaces/current/model-providers')]);
+	return { datasets: (ds && ds.data) || [],
+	    tools: Array.isArray(tools) ? tools : [],
+	    models: (models && models.data) || [] };
 }
 
 export async function appEdit(app, pane, me) {
@@ -51,7 +75,7 @@ export async function appEdit(app, pane, me) {
 		    ' app has no workflow graph to edit.' }));
 		return;
 	}
-	const d = await draft(app);
+	const [d, ctx] = await Promise.all([draft(app), panelData()]);
 	if (me !== page.view)
 		return;
 	const base = 'apps/' + enc(app.id) + '/workflows';
@@ -59,6 +83,7 @@ export async function appEdit(app, pane, me) {
 	let formOf = null;	/* the panel's form, for its redraw flag */
 	const ed = createEditor(d || { graph: { nodes: [], edges: [] } },
 	    (why) => changed(why));
+	ed.chat = app.mode === 'advanced-chat';
 
 	/* ---- the page ---- */
 	const state = el('span', { id: 'edit-state', class: 'muted small',
@@ -97,6 +122,12 @@ export async function appEdit(app, pane, me) {
 	const ghost = svg('path', { class: 'ghost', d: '' });
 	vp.append(edgeLayer, nodeLayer, ghost);
 	svgEl.append(vp);
+	const mini = minimap((x, y) => pz.center(x, y));
+	/* the run panel saves the draft first */
+	const run = runner(app, ed, nodeLayer, async () => {
+		await saver.flush();
+		return !saver.stale;
+	});
 	const side = el('section', { class: 'card edit-panel', id: 'edit-panel',
 	    'aria-label': 'Node settings', 'aria-live': 'polite' },
 	    el('p', { class: 'muted', text: 'Select a node to configure it.' }));
@@ -109,11 +140,18 @@ export async function appEdit(app, pane, me) {
 		    on: { click: () => pz.fit() } }), vname, pubB, state),
 	    palette,
 	    el('div', { class: 'edit-main' },
-		el('div', { class: 'graph-wrap' }, svgEl),
-		el('div', { class: 'edit-side' }, checkBox, side)));
+		el('div', { class: 'graph-wrap' }, svgEl, mini.el),
+		el('div', { class: 'edit-side' }, run.el, checkBox, side)));
 	pane.append(root);
 	const bounds = { x: 0, y: 0, w: 1, h: 1 };
-	const pz = panZoom(svgEl, vp, bounds);
+	const pz = panZoom(svgEl, vp, bounds, () => paintMini());
+	function paintMini() {
+		/* an <svg> has no hidden property: its display */
+		const few = ed.nodes().length < MINIMAP_AT;
+		mini.el.style.display = few ? 'none' : '';
+		if (!few)
+			mini.draw(box, bounds, pz.view());
+	}
 
 	const saver = autosaver(ed, (body) => api('POST', base + '/draft',
 	    { json: body }), (s, e, r) => {
@@ -151,7 +189,7 @@ export async function appEdit(app, pane, me) {
 		const hmap = new Map(nodes.map((n) => [n.id,
 		    sourceHandles(n)]));
 		for (const e of ed.edges()) {
-			const g = drawEdge(e, box, hmap);
+			const g = drawEdge(e, box, hmap, false);
 			if (!g)
 				continue;
 			g.setAttribute('data-id', e.id);
@@ -164,12 +202,16 @@ export async function appEdit(app, pane, me) {
 				g.classList.add('selected');
 			edgeLayer.append(g);
 		}
-		for (const n of nodes) {
+		/* containers under what is inside them */
+		const byId = new Map(nodes.map((n) => [n.id, n]));
+		const order = nodes.slice().sort((a, b) => depthOf(a, byId) -
+		    depthOf(b, byId));
+		for (const n of order) {
 			const b = box.get(n.id);
 			const g = drawNode(n, b);
 			if (selected && selected.node === n.id)
 				g.classList.add('selected');
-			if (typeOf(n) !== 'start')
+			if (!/(^|-)start$/.test(typeOf(n)))
 				g.append(svg('circle', { class: 'h-target',
 				    cx: 0, cy: Math.min(b.h, NODE_H) / 2, r: 6,
 				    'data-node': n.id }));
@@ -218,6 +260,8 @@ export async function appEdit(app, pane, me) {
 		delB.disabled = !selected;
 		svgEl.setAttribute('aria-label', 'Workflow graph (editor): ' +
 		    nodes.length + ' nodes, ' + ed.edges().length + ' edges');
+		run.paint();
+		paintMini();
 	}
 
 	function showPanel() {
@@ -229,45 +273,10 @@ export async function appEdit(app, pane, me) {
 			    'removes it.' : 'Select a node to configure it.' }));
 			return;
 		}
-		formOf = panel(ed, n.id);
+		formOf = panel(ed, n.id, ctx);
 		side.replaceChildren(el('h3', { id: 'edit-panel-title',
 		    text: titleOf(n) + ' · ' + info(typeOf(n))[0] }), formOf,
-		    edgesOf(n));
-	}
-
-	/* The node's outgoing edges, and connecting one by keyboard. */
-	function edgesOf(n) {
-		const out = ed.edges().filter((e) => e.source === n.id);
-		const hs = sourceHandles(n);
-		const box_ = el('fieldset', { class: 'pset edges-of' },
-		    el('legend', { text: 'Next nodes' }));
-		for (const e of out) {
-			const t = ed.node(e.target);
-			box_.append(el('div', { class: 'row prow' },
-			    (handleLabel(n, e.sourceHandle) || 'next') + ' → ' +
-			    (t ? titleOf(t) : e.target), el('button', {
-				type: 'button', class: 'e-del',
-				text: 'Disconnect', on: { click: () =>
-				ed.disconnect(e.id) } })));
-		}
-		if (hs.length) {
-			const h = el('select', { 'aria-label': 'Handle',
-			    class: 'c-handle' }, hs.map((x) => el('option',
-			    { value: x, text: handleLabel(n, x) || 'next' })));
-			const tg = el('select', { 'aria-label': 'Target node',
-			    class: 'c-target' }, ed.nodes().filter((m) =>
-			    m.id !== n.id).map((m) => el('option',
-			    { value: m.id, text: titleOf(m) })));
-			box_.append(el('div', { class: 'row prow' }, h, tg,
-			    el('button', { type: 'button', class: 'c-go',
-				text: 'Connect', on: { click: () => {
-				if (!ed.connect(n.id, h.value, tg.value))
-					flash('These two cannot be connected ' +
-					    '(already, or it would loop back).',
-					    'error');
-			    } } })));
-		}
-		return box_;
+		    edgesOf(ed, n));
 	}
 
 	function changed(why) {
@@ -312,23 +321,64 @@ export async function appEdit(app, pane, me) {
 		select({ node: id });
 	}
 
+	/*
+	 * Adds a node of type t: right of the selected node (in its
+	 * container, if it is in one), inside the selected iteration or loop,
+	 * or right of the rightmost node.
+	 */
 	function addNode(t) {
-		const sel = selected && selected.node && box.get(selected.node);
-		let x = 80, y = 120;
-		if (sel) {
-			x = sel.x + sel.w + 90;
-			y = sel.y;
-		} else if (box.size) {
-			const r = [...box.values()].reduce((a, b) =>
-			    b.x > a.x ? b : a);
-			x = r.x + r.w + 90;
-			y = r.y;
+		const sn = selected && selected.node && ed.node(selected.node);
+		let parent = sn ? (isBox(sn) ? sn.id : sn.parentId || null) :
+		    null;
+		if (parent && OUTSIDE_ONLY.includes(t))
+			parent = null;
+		if (INSIDE_ONLY[t] && !(parent && typeOf(ed.node(parent)) ===
+		    INSIDE_ONLY[t])) {
+			flash('Exit Loop goes inside a loop: select the loop ' +
+			    'first.', 'error');
+			return;
 		}
-		/* not on top of another node */
-		while ([...box.values()].some((b) => Math.abs(b.x - x) < 200 &&
-		    Math.abs(b.y - y) < 70))
-			y += 90;
-		const id = ed.addNode(t, { x, y });
+		let x = 80, y = 120;
+		let id;
+		if (parent) {
+			/* relative to the container, right of what is in it */
+			const pb = box.get(parent);
+			const kids = ed.nodes().filter((n) => n.parentId ===
+			    parent).map((n) => box.get(n.id)).filter(Boolean);
+			const last = sn && sn.parentId === parent ?
+			    box.get(sn.id) : kids.reduce((a, b) => b.x > a.x ?
+			    b : a, kids[0]);
+			x = last ? last.x + last.w + 60 - pb.x : 24;
+			y = last ? last.y - pb.y : 68;
+			while (kids.some((b) => Math.abs(b.x - pb.x - x) < 200 &&
+			    Math.abs(b.y - pb.y - y) < 50))
+				y += 80;
+			id = ed.addNode(t, { x, y }, parent);
+		} else {
+			const top = [...box.entries()].filter(([k]) =>
+			    !(ed.node(k) || {}).parentId).map(([, b]) => b);
+			const sb = sn && box.get(sn.id);
+			if (sb && !sn.parentId) {
+				x = sb.x + sb.w + 90;
+				y = sb.y;
+			} else if (top.length) {
+				const r = top.reduce((a, b) => b.x + b.w >
+				    a.x + a.w ? b : a);
+				x = r.x + r.w + 90;
+				y = r.y;
+			}
+			/* not on top of another node */
+			while (top.some((b) => x < b.x + b.w + 20 &&
+			    b.x < x + 264 && y < b.y + b.h + 10 &&
+			    b.y < y + 80))
+				y += 90;
+			id = ed.addNode(t, { x, y });
+		}
+		if (id === null) {
+			flash('A ' + info(t)[0] + ' node cannot go there.',
+			    'error');
+			return;
+		}
 		select({ node: id });
 		requestAnimationFrame(() => pz.fit());
 	}
@@ -385,6 +435,8 @@ export async function appEdit(app, pane, me) {
 		return g ? g.getAttribute('data-id') : null;
 	};
 	let drag = null;
+	/* in the capture phase, before graph.js's pan: a drag that starts
+	 * on a handle or a node (a container too) is ours, not a pan */
 	svgEl.addEventListener('pointerdown', (ev) => {
 		const t = ev.target;
 		const g = t.closest('.gnode');
@@ -401,7 +453,7 @@ export async function appEdit(app, pane, me) {
 			const s = box.get(e.source);
 			drag = { kind: 'detach', edge: e, start: s ? { x: s.x +
 			    s.w, y: s.y + NODE_H / 2 } : toGraph(ev) };
-		} else if (g) {
+		} else if (g && !/-start$/.test(g.getAttribute('data-type'))) {
 			const id = g.getAttribute('data-id');
 			const b = box.get(id);
 			const p = toGraph(ev);
@@ -411,7 +463,7 @@ export async function appEdit(app, pane, me) {
 			return;
 		ev.stopPropagation();
 		svgEl.setPointerCapture(ev.pointerId);
-	});
+	}, true);
 	svgEl.addEventListener('pointermove', (ev) => {
 		if (!drag)
 			return;
@@ -440,8 +492,12 @@ export async function appEdit(app, pane, me) {
 		drag = null;
 		ghost.setAttribute('d', '');
 		if (dr.kind === 'move') {
+			const n = ed.node(dr.id);
+			const pb = n && n.parentId && box.get(n.parentId);
 			if (dr.moved && dr.at)
-				ed.move(dr.id, dr.at);
+				ed.move(dr.id, pb ? { x: Math.max(0, dr.at.x -
+				    pb.x), y: Math.max(0, dr.at.y - pb.y) } :
+				    dr.at);
 			else
 				select({ node: dr.id });
 			return;
@@ -469,6 +525,10 @@ export async function appEdit(app, pane, me) {
 		const eg = ev.target.closest('.gedge');
 		if (eg && !svgEl.dataset.dragged)
 			select({ edge: eg.getAttribute('data-id') });
+		/* a click on nothing (not a pan) clears the selection */
+		else if (!eg && !ev.target.closest('.gnode') &&
+		    !svgEl.dataset.dragged && selected)
+			select(null);
 		delete svgEl.dataset.dragged;
 	});
 	svgEl.addEventListener('keydown', (ev) => {
@@ -496,6 +556,8 @@ export async function appEdit(app, pane, me) {
 		} else if (mod && !typing && ev.key === 'y') {
 			ev.preventDefault();
 			ed.redo();
+		} else if (!typing && ev.key === 'Escape' && selected) {
+			select(null);
 		} else if (!typing && (ev.key === 'Delete' ||
 		    ev.key === 'Backspace') && selected) {
 			ev.preventDefault();

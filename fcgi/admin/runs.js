@@ -83,7 +83,7 @@ async function runTrace(base, runId, box, app) {
 
 /* --- run form with live events --- */
 
-function inputField(v) {
+export function inputField(v) {
 	const id = 'in-' + v.variable;
 	const req = !!v.required;
 	const lab = el('label', { for: id, text: (v.label || v.variable) +
@@ -124,7 +124,7 @@ function inputField(v) {
 	return el('div', {}, lab, f);
 }
 
-function readInputs(form, vars) {
+export function readInputs(form, vars) {
 	const inputs = {};
 	for (const v of vars) {
 		const f = form.elements[v.variable];
@@ -209,7 +209,7 @@ export async function appRun(app, pane) {
 	    result, sbox);
 }
 
-async function streamRun(app, chat, body, onEvent) {
+export async function streamRun(app, chat, body, onEvent) {
 	const res = await api('POST', 'apps/' + enc(app.id) +
 	    (chat ? '/advanced-chat' : '') + '/workflows/draft/run',
 	    { json: body, raw: true });

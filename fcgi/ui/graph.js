@@ -266,9 +266,10 @@ export function subtitle(n, t) {
 /*
  * The curve of edge e between its boxes, with a label for a handle;
  * handles holds the source's distinct handles, each leaving at its
- * own height (IF above ELSE, as in Dify).
+ * own height (IF above ELSE, as in Dify); label false: none (the editor
+ * labels its handles instead).
  */
-export function drawEdge(e, box, handles) {
+export function drawEdge(e, box, handles, label) {
 	const s = box.get(e.source), t = box.get(e.target);
 	if (!s || !t)
 		return null;
@@ -284,7 +285,7 @@ export function drawEdge(e, box, handles) {
 	    (x1 + dx) + ',' + y1 + ' ' + (x2 - dx) + ',' + y2 + ' ' +
 	    x2 + ',' + y2 }));
 	const h = e.sourceHandle;
-	if (h && h !== 'source')
+	if (label === undefined && h && h !== 'source')
 		g.append(svg('text', { class: 'glabel', x: x1 + 6,
 		    y: y1 - 5 }, short(h === 'true' ? 'IF' :
 		    h === 'false' ? 'ELSE' : h === 'fail-branch' ?
@@ -294,10 +295,21 @@ export function drawEdge(e, box, handles) {
 
 /* ====== Pan and zoom ====== */
 
-export function panZoom(svgEl, vp, bounds) {
+/*
+ * Pan (drag the background) and zoom (the wheel) of viewport group vp in
+ * svgEl; bounds is the graph's {x, y, w, h}, read at each fit().
+ * onView(), when given, is called after each change of the view. Returns
+ * {fit(), zoom(f), center(x, y), view() -> the part shown in graph units,
+ * state}.
+ */
+export function panZoom(svgEl, vp, bounds, onView) {
 	const st = { k: 1, x: 0, y: 0 };
-	const apply = () => vp.setAttribute('transform', 'translate(' +
-	    st.x + ',' + st.y + ') scale(' + st.k + ')');
+	const apply = () => {
+		vp.setAttribute('transform', 'translate(' + st.x + ',' + st.y +
+		    ') scale(' + st.k + ')');
+		if (onView)
+			onView();
+	};
 	const zoomAt = (f, cx, cy) => {
 		const k = Math.min(2.5, Math.max(0.1, st.k * f));
 		st.x = cx - (cx - st.x) * (k / st.k);
@@ -349,11 +361,26 @@ export function panZoom(svgEl, vp, bounds) {
 	};
 	svgEl.addEventListener('pointerup', end);
 	svgEl.addEventListener('pointercancel', end);
+	const size = () => {
+		const r = svgEl.getBoundingClientRect();
+		return { w: r.width || 800, h: r.height || 500 };
+	};
 	return {
 		fit,
 		zoom: (f) => {
 			const r = svgEl.getBoundingClientRect();
 			zoomAt(f, r.width / 2, r.height / 2);
+		},
+		center: (x, y) => {
+			const s = size();
+			st.x = s.w / 2 - x * st.k;
+			st.y = s.h / 2 - y * st.k;
+			apply();
+		},
+		view: () => {
+			const s = size();
+			return { x: -st.x / st.k, y: -st.y / st.k,
+			    w: s.w / st.k, h: s.h / st.k };
 		},
 		state: st,
 	};

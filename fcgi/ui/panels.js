@@ -1,12 +1,16 @@
 /*
  * panels.js — the editor's configuration panel of a node, per type (start,
  * llm, if-else, code, template-transform, variable-aggregator, answer,
- * end; any other type its title), with a variable picker of what the node
- * can read (editor.js's variables(): upstream outputs with their types,
- * system and environment variables). Every committed input ("change") is
- * one ed.setData, so one undo step. Imports dom.js only.
+ * end; the other types in panels-more.js), with a variable picker of what
+ * the node can read (editor.js's variables(): upstream outputs with their
+ * types, system, environment and conversation variables). Every committed
+ * input ("change") is one ed.setData, so one undo step. Imports dom.js,
+ * fields.js and panels-more.js.
  */
 import { el, uid } from './dom.js';
+import { labelled, select, picker, sel, templated, namedSelectors, model,
+    llmModel } from './fields.js';
+import { morePanel } from './panels-more.js';
 
 const OPS = {
 	string: ['contains', 'not contains', 'start with', 'end with', 'is',
@@ -16,103 +20,19 @@ const OPS = {
 };
 const NO_VALUE = ['empty', 'not empty', 'exists', 'not exists', 'null',
     'not null'];
-const START_TYPES = ['text-input', 'paragraph', 'number', 'select'];
+const START_TYPES = ['text-input', 'paragraph', 'number', 'select', 'file',
+    'file-list'];
 const OUT_TYPES = ['string', 'number', 'object', 'boolean',
     'array[string]', 'array[number]', 'array[object]'];
 
-/* [label, control] with the label's for= the control's id. */
-function labelled(text, ctl) {
-	ctl.id = ctl.id || uid('p');
-	return el('div', { class: 'pfield' },
-	    el('label', { for: ctl.id, text }), ctl);
-}
-
-function select(cls, label, options, value) {
-	const s = el('select', { class: cls, 'aria-label': label },
-	    options.map((o) => Array.isArray(o) ?
-	    el('option', { value: o[0], text: o[1] }) :
-	    el('option', { value: o, text: o })));
-	s.value = value === undefined || value === null ? '' : value;
-	return s;
-}
-
 /*
- * A variable picker: a <select> of vars ({selector, label, type}) whose
- * value is the selector as JSON; selector is the current one (kept, marked
- * missing, when it is not among vars).
- */
-export function picker(vars, selector, label, cls) {
-	const cur = selector && selector.length ? JSON.stringify(selector) : '';
-	const opts = [['', '— choose a variable —']].concat(vars.map((v) =>
-	    [JSON.stringify(v.selector), v.label + ' (' + v.type + ')']));
-	if (cur && !vars.some((v) => JSON.stringify(v.selector) === cur))
-		opts.push([cur, selector.join('.') + ' (not upstream)']);
-	return select('vpick ' + (cls || ''), label, opts, cur);
-}
-
-const sel = (s) => s.value ? JSON.parse(s.value) : [];
-
-/* A textarea with an "insert variable" picker that puts {{#node.var#}}
- * at the caret. */
-function templated(label, value, vars, cls, onCommit) {
-	const ta = el('textarea', { class: cls, rows: 4, value: value || '',
-	    on: { change: () => onCommit(ta.value) } });
-	const ins = picker(vars, null, 'Insert a variable into ' + label,
-	    'insert ' + cls + '-insert');
-	ins.addEventListener('change', () => {
-		if (!ins.value)
-			return;
-		const ref = '{{#' + JSON.parse(ins.value).join('.') + '#}}';
-		const at = ta.selectionStart ?? ta.value.length;
-		ta.value = ta.value.slice(0, at) + ref + ta.value.slice(
-		    ta.selectionEnd ?? at);
-		ins.value = '';
-		onCommit(ta.value);
-	});
-	return el('div', {}, labelled(label, ta), labelled('Insert variable',
-	    ins));
-}
-
-/* Rows of {name, selector} (code and template inputs, end outputs). */
-function namedSelectors(title, list, vars, nameKey, selKey, commit, cls) {
-	const box = el('div', { class: 'prows ' + cls });
-	list.forEach((v, i) => {
-		const name = el('input', { type: 'text', class: 'r-name',
-		    value: v[nameKey] || '', 'aria-label': title + ' name ' +
-		    (i + 1) });
-		const p = picker(vars, v[selKey], title + ' variable ' + (i + 1),
-		    'r-sel');
-		const upd = () => commit((l) => {
-			l[i][nameKey] = name.value;
-			l[i][selKey] = sel(p);
-		});
-		name.addEventListener('change', upd);
-		p.addEventListener('change', () => {
-			/* a new row named after what it reads */
-			if (!name.value && p.value)
-				name.value = JSON.parse(p.value)[1];
-			upd();
-		});
-		box.append(el('div', { class: 'row prow' }, name, p,
-		    el('button', { type: 'button', text: '✕', class: 'r-del',
-			'aria-label': 'Remove ' + title.toLowerCase() + ' ' +
-			(i + 1), on: { click: () => commit((l) =>
-			l.splice(i, 1)) } })));
-	});
-	box.append(el('button', { type: 'button', class: 'r-add',
-	    text: 'Add ' + title.toLowerCase(), on: { click: () =>
-	    commit((l) => l.push({ [nameKey]: '', [selKey]: [] })) } }));
-	return el('fieldset', { class: 'pset' }, el('legend', { text: title }),
-	    box);
-}
-
-/*
- * panel(ed, id): the form of node id. Changes go through ed.setData; the
+ * panel(ed, id, ctx): the form of node id (ctx: what the page loaded for
+ * the panels, {datasets, tools}). Changes go through ed.setData; the
  * caller draws the panel again after undo/redo or a structural change
  * (a row added or removed: ed's onChange with why 'edit' and the panel's
  * own redraw flag, see form.needsRedraw).
  */
-export function panel(ed, id) {
+export function panel(ed, id, ctx) {
 	const n = ed.node(id);
 	const d = n.data || {};
 	const t = d.type;
@@ -152,6 +72,16 @@ export function panel(ed, id) {
 				if (x.variables[i].label !== name.value &&
 				    !x.variables[i].labelSet)
 					x.variables[i].label = name.value;
+				/* a file field: what Dify's form asks of one */
+				if (/^file/.test(ty.value) &&
+				    !x.variables[i].allowed_file_upload_methods)
+					Object.assign(x.variables[i], {
+					    allowed_file_types: ['document'],
+					    allowed_file_extensions: [],
+					    allowed_file_upload_methods: [
+						'local_file', 'remote_url'],
+					    max_length: ty.value === 'file-list' ?
+						5 : x.variables[i].max_length });
 			});
 			for (const c of [name, ty, req])
 				c.addEventListener('change', upd);
@@ -173,20 +103,7 @@ export function panel(ed, id) {
 	}
 
 	if (t === 'llm') {
-		const m = d.model || {};
-		const prov = el('input', { type: 'text', class: 'm-provider',
-		    value: m.provider || '' });
-		const name = el('input', { type: 'text', class: 'm-name',
-		    value: m.name || '' });
-		const upd = () => set((x) => {
-			x.model = Object.assign(x.model || {}, {
-			    provider: prov.value, name: name.value,
-			    mode: (x.model && x.model.mode) || 'chat' });
-		});
-		prov.addEventListener('change', upd);
-		name.addEventListener('change', upd);
-		form.append(el('div', { class: 'row' },
-		    labelled('Model provider', prov), labelled('Model', name)));
+		form.append(model(d.model || {}, set, llmModel, ctx));
 		const pt = Array.isArray(d.prompt_template) ?
 		    d.prompt_template : [];
 		pt.forEach((p, i) => form.append(templated((p.role || 'user')
@@ -374,5 +291,10 @@ export function panel(ed, id) {
 		    'variable', 'value_selector', (fn) => set((x) => {
 			fn(x.outputs = x.outputs || []);
 		    }, true), 'end-outputs'));
+
+	/* the other types, and error handling: panels-more.js */
+	const more = morePanel(t, d, vars, set, ctx, ed, id);
+	if (more)
+		form.append(...more.filter(Boolean));
 	return form;
 }

@@ -104,6 +104,83 @@ ok(why[why.length - 1] === 'redo', 'a change that changes nothing is no ' +
 	    'There is no Answer node.'), 'a chatflow wants an answer');
 }
 
+/* containers, error branches, the other node types' checks */
+{
+	const c = createEditor({ graph: { nodes: [], edges: [] } }, () => {});
+	const st = c.addNode('start', { x: 0, y: 0 });
+	const it = c.addNode('iteration', { x: 300, y: 0 });
+	const itn = c.node(it);
+	const first = c.node(itn.data.start_node_id);
+	ok(first && first.parentId === it && first.data.type ===
+	    'iteration-start' && itn.width === 508, 'an iteration comes with ' +
+	    'its start node inside it', [itn, first]);
+	const inner = c.addNode('code', { x: 120, y: 60 }, it);
+	ok(c.node(inner).parentId === it && c.node(inner).data.iteration_id ===
+	    it && c.addNode('loop', { x: 0, y: 0 }, it) === null &&
+	    c.addNode('code', { x: 0, y: 0 }, inner) === null, 'a node goes ' +
+	    'inside an iteration; a container does not, nor into a code node');
+	c.connect(st, 'source', it);
+	ok(c.connect(st, 'source', inner) === null, 'an edge across a ' +
+	    'container\'s border is refused');
+	const p0 = check(c, 'workflow').map((p) => p.message);
+	ok(p0.includes('Code: not connected to the start of Iteration.'),
+	    'the checklist flags a node its container\'s start does not ' +
+	    'reach', p0);
+	const e = c.connect(first.id, 'source', inner);
+	ok(e && c.edges().find((x) => x.id === e).data.isInIteration === true,
+	    'the edge inside is marked isInIteration');
+	const vs = c.variables(inner).map((v) => v.label + ':' + v.type);
+	ok(vs.includes('Iteration.item:string') &&
+	    vs.includes('Iteration.index:number') &&
+	    !vs.includes('Iteration.output:array[string]'), 'inside, the ' +
+	    'iteration\'s item and index, not its output', vs);
+	c.removeNode(first.id);
+	ok(c.node(first.id), 'a container\'s start node cannot be deleted');
+	c.removeNode(it);
+	ok(!c.node(inner) && !c.node(first.id) && c.edges().length === 0,
+	    'deleting the iteration deletes what is inside it and its edges');
+	const h = c.addNode('http-request', { x: 600, y: 0 });
+	c.setData(h, (d) => {
+		d.error_strategy = 'fail-branch';
+	});
+	ok(JSON.stringify(sourceHandles(c.node(h))) ===
+	    '["source","fail-branch"]' && c.variables(c.addNode('end',
+	    { x: 900, y: 0 })).length >= 0, 'the fail-branch strategy adds ' +
+	    'a fail-branch handle');
+	const tl = c.addNode('template-transform', { x: 900, y: 200 });
+	c.connect(st, 'source', h);
+	c.connect(h, 'fail-branch', tl);
+	ok(c.variables(tl).some((v) => v.label === 'HTTP Request.error_type'),
+	    'after it, the node\'s error_message and error_type');
+	const q = c.addNode('question-classifier', { x: 300, y: 300 });
+	ok(JSON.stringify(sourceHandles(c.node(q))) === '["1","2"]',
+	    'a classifier\'s handles are its classes');
+	const kr = c.addNode('knowledge-retrieval', { x: 300, y: 500 });
+	c.connect(st, 'source', kr);
+	const llm = c.addNode('llm', { x: 600, y: 500 });
+	c.connect(kr, 'source', llm);
+	c.setData(llm, (d) => {
+		d.model = { provider: 'openai', name: 'm', mode: 'chat' };
+		d.prompt_template[0].text = '{{#context#}}';
+	});
+	const p1 = check(c, 'workflow').map((x) => x.message);
+	ok(p1.includes('Knowledge Retrieval: no knowledge base is chosen.') &&
+	    !p1.some((x) => /reads context/.test(x)) &&
+	    !p1.some((x) => x.startsWith('LLM:')), 'the checklist asks the ' +
+	    'retrieval node for a knowledge base, and takes {{#context#}} ' +
+	    'as the LLM\'s context block', p1);
+	const lp = c.addNode('loop', { x: 0, y: 800 });
+	c.connect(st, 'source', lp);
+	c.setData(lp, (d) => {
+		d.loop_variables = [{ id: 'v', label: 'n', var_type: 'number',
+		    value_type: 'constant', value: 0 }];
+		d.break_conditions = [{ id: 'b', variable_selector: [lp, 'n'],
+		    comparison_operator: '≥', value: '3', varType: 'number' }];
+	});
+	ok(!check(c, 'workflow').some((x) => x.node === lp), 'a loop\'s ' +
+	    'break condition reads its own variable', check(c, 'workflow'));
+}
+
 /* the autosave: sends the hash, takes the new one, reports a stale one */
 const sent = [];
 const states = [];

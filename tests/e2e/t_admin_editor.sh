@@ -3,7 +3,9 @@
 # Debian's chromium driven by playwright-core (tests/browser/editor.test.js)
 # through nginx, mounted under /flow/, with the fake LLM as the model
 # provider: a workflow built from blank, published and run through
-# /v1/workflows/run; a real Dify export (tests/browser/fixtures/
+# /v1/workflows/run; each template of the create form made, published and
+# run, every node type's panel, an iteration built and run
+# (tests/browser/editor-more.test.js); a real Dify export (tests/browser/fixtures/
 # difytest__conditional_parallel_code_execution_workflow.yml, Dify's own
 # test fixture) changed in two places and exported again; before it all,
 # the editor's state alone
@@ -38,6 +40,16 @@ if [ ! -x "$CHROMIUM" ]; then
 	skip "needs chromium ($CHROMIUM; contrib/install-deps.sh)"; exit 0
 fi
 start_llm_front || exit 1
+# the create form's templates, served as they are in the tree
+for f in "$TOP"/fcgi/admin/templates/*.yml; do
+	n=${f##*/}
+	curl -sS -D "$T_DIR/h" -o "$T_DIR/t.yml" "$BASE/flow/admin/templates/$n"
+	cmp -s "$f" "$T_DIR/t.yml" && grep -qi '^content-type: application/yaml' \
+	    "$T_DIR/h"
+	ok $? "admin/templates/$n is the template file, as YAML"
+done
+req GET /flow/admin/templates/nope.yml
+is "$STATUS $(jqr .code)" "404 not_found" "a template that is not there is a JSON 404"
 # installed once for the tests that share the folder (npm-install.sh)
 "$TOP/tests/npm-install.sh" "$BROWSER_DIR" node_modules/playwright-core \
     2>"$T_DIR/npm.log"
@@ -51,6 +63,14 @@ ROUNDTRIP="$BROWSER_DIR/fixtures/difytest__conditional_parallel_code_execution_w
 rc=$?
 tap "$T_DIR/browser.tap"
 is "$rc" 0 "the browser script ran to its end"
+
+# templates, every node type's panel, an iteration (editor-more.test.js)
+ADMIN_URL="$BASE/flow/admin/" ADMIN_TOKEN="$TOKEN" CHROMIUM="$CHROMIUM" \
+OUT_DIR="$T_DIR" LLM="$LLM" \
+    timeout 180 node "$BROWSER_DIR/editor-more.test.js" >"$T_DIR/more.tap" 2>&1
+rc=$?
+tap "$T_DIR/more.tap"
+is "$rc" 0 "the templates and panels script ran to its end"
 
 # The export after the editor's two changes differs from the one before
 # only there: the if-else condition's value and the code node's code.
