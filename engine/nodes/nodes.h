@@ -78,6 +78,13 @@ int	llm_on_delta(void *arg, enum llm_delta kind, const char *text,
 	    size_t len);
 
 /*
+ * 1 when the run of s's node is to stop: it is stopping, or (looked at
+ * once per run.stop_check_ms) a stop was asked for, which sets it
+ * stopping. Between the tokens of a streamed answer.
+ */
+int	llm_stream_stopped(struct stream_ctx *s);
+
+/*
  * The sandboxed runtime's Agent (agent_sandbox.c): p compiled (skill
  * references), the model may call bash in the run's sandbox and the
  * node's tools until it answers, at most max_iterations times. Fills
