@@ -788,6 +788,15 @@ struct run_opts {
 	 * record as parent_run_id. Borrowed; it outlives this run.
 	 */
 	const struct run *parent;
+	/*
+	 * Optional: how the run ended, filled before engine_run returns 0:
+	 * status ("succeeded", "partial-succeeded", "failed", "stopped";
+	 * 32 bytes) and error ("" when it succeeded; ENGINE_ERRMAX bytes).
+	 * A chat's answer does not say (Dify's blocking chat answer has
+	 * neither); a workflow's data does too.
+	 */
+	char		*status;
+	char		*error;
 };
 
 /*

@@ -217,6 +217,17 @@ is "$(ev "$T_DIR/cf" | jq -c 'select(.event=="message_end") | del(.files)' | key
     '["conversation_id","created_at","event","id","message_id","metadata","task_id"]' \
     "message_end: Dify's fields"
 
+# ChatbotAppBlockingResponse.Data as convert_blocking_full_response gives
+# it (core/app/apps/advanced_chat/generate_response_converter.py): no
+# workflow_run_id, status or error; metadata is TaskStateMetadata
+llm_script '{"responses": [{"text": "Hello"}]}'
+out=$(chat '{"inputs":{},"query":"hi","user":"u","response_mode":"blocking"}')
+is "$(printf '%s' "$out" | keys)" \
+    '["answer","conversation_id","created_at","event","id","message_id","metadata","mode","task_id"]' \
+    "a chat's blocking answer: Dify's fields"
+is "$(printf '%s' "$out" | jq -c '.metadata | keys')" '["annotation_reply","retriever_resources","usage"]' \
+    "... its metadata TaskStateMetadata's"
+
 # ====== Chatflow: citations ======
 
 # retriever_resources: the LLM node's knowledge context, as Dify's
