@@ -547,7 +547,8 @@ int	engine_key_resolve(struct engine *e, const char *token,
 /*
  * Stores a file uploaded for app_id's runs (bytes as a blob). *out is
  * Dify's answer {id, name, size, extension, mime_type, created_by,
- * created_at}. ENGINE_ELIMIT past uploads.max_file_size.
+ * created_at, preview_url (null)}. ENGINE_ELIMIT past
+ * uploads.max_file_size.
  */
 int	engine_upload_put(struct engine *e, const char *app_id,
 	    const char *user, const char *name, const char *mime,
