@@ -99,6 +99,29 @@ int	agent_sandbox_run(struct node_ctx *c, struct prompt *p,
 	    const json_t *model, struct llm_response *final, json_t *gen,
 	    json_t **files);
 
+/* ====== ReAct's text as it streams (react_view.c) ====== */
+
+/*
+ * What of a ReAct answer shows as it streams, as Dify's
+ * CotAgentOutputParser.handle_react_stream_output lets it through: not
+ * what is between ``` fences, nor a {...} blob (the action), nor the
+ * "Thought:" and "Action:" markers at the start of a word. Fed the text
+ * piece by piece; what shows is added to out.
+ */
+struct react_view {
+	int	ticks;		/* backticks in a row */
+	int	in_code;
+	int	depth;		/* {} nesting outside fences */
+	const char *mark;	/* the marker being matched, or NULL */
+	char	held[8];	/* its bytes matched so far */
+	size_t	nheld;
+	char	last;		/* the last byte shown or held */
+};
+
+/* Adds what of the n bytes at p shows to out (zero v to start). */
+void	react_view(struct react_view *v, const char *p, size_t n,
+	    struct dbuf *out);
+
 /* ====== Files (files.c) ====== */
 
 /*
