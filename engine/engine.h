@@ -547,7 +547,8 @@ int	engine_key_resolve(struct engine *e, const char *token,
 /*
  * Stores a file uploaded for app_id's runs (bytes as a blob). *out is
  * Dify's answer {id, name, size, extension, mime_type, created_by,
- * created_at}. ENGINE_ELIMIT past uploads.max_file_size.
+ * created_at, preview_url (null)}. ENGINE_ELIMIT past
+ * uploads.max_file_size.
  */
 int	engine_upload_put(struct engine *e, const char *app_id,
 	    const char *user, const char *name, const char *mime,
@@ -788,6 +789,15 @@ struct run_opts {
 	 * record as parent_run_id. Borrowed; it outlives this run.
 	 */
 	const struct run *parent;
+	/*
+	 * Optional: how the run ended, filled before engine_run returns 0:
+	 * status ("succeeded", "partial-succeeded", "failed", "stopped";
+	 * 32 bytes) and error ("" when it succeeded; ENGINE_ERRMAX bytes).
+	 * A chat's answer does not say (Dify's blocking chat answer has
+	 * neither); a workflow's data does too.
+	 */
+	char		*status;
+	char		*error;
 };
 
 /*

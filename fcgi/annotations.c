@@ -294,12 +294,20 @@ h_import(struct req *r)
 		    "CSV files are allowed");
 		return;
 	}
-	if ((rc = engine_annotation_import(r->eng, r->captures[0], data, len,
-	    err, &out)) != 0) {
+	/*
+	 * A file that is not CSV or holds no valid record: Dify's
+	 * batch_import_app_annotations catches the error and answers 200
+	 * {"error_msg"} (annotation_service.py), no job made. flowcgi's own
+	 * limits (annotations.max_per_app, .max_text) stay 413s naming them.
+	 */
+	rc = engine_annotation_import(r->eng, r->captures[0], data, len, err,
+	    &out);
+	if (rc == ENGINE_EINVAL)
+		resp_json(r, 200, json_pack("{s:s}", "error_msg", err));
+	else if (rc != 0)
 		ann_error(r, rc, err);
-		return;
-	}
-	resp_json(r, 200, out);
+	else
+		resp_json(r, 200, out);
 }
 
 /* GET annotations/batch-import-status/{job_id} */

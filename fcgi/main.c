@@ -67,7 +67,8 @@ cmd_run(struct engine *e, const char *what, json_t *inputs, const char *query,
 	struct run_opts	 o;
 	struct cli_run	 cr = { as_json };
 	char		 err[ENGINE_ERRMAX] = "", *data = NULL, *s;
-	const char	*app_id = what, *status;
+	char		 status[32] = "", rerr[ENGINE_ERRMAX] = "";
+	const char	*app_id = what;
 	size_t		 len;
 	json_t		*imp = NULL, *res = NULL, *d;
 	int		 rc, temp = 0;
@@ -102,6 +103,8 @@ cmd_run(struct engine *e, const char *what, json_t *inputs, const char *query,
 	o.invoke_from = "cli";
 	o.on_event = cli_event;
 	o.arg = &cr;
+	o.status = status;
+	o.error = rerr;
 	rc = engine_run(e, &o, err, &res);
 	if (rc != 0) {
 		fprintf(stderr, "flowcgi: run: %s\n", err[0] ? err :
@@ -109,12 +112,11 @@ cmd_run(struct engine *e, const char *what, json_t *inputs, const char *query,
 		rc = 1;
 		goto out;
 	}
-	/* A workflow answers {data: {status, outputs}}, a chatflow
-	 * {status, answer} */
+	/* A workflow answers {data: {outputs}}, a chatflow {answer}; how
+	 * either ended is in status and rerr */
 	d = json_object_get(res, "data") ? json_object_get(res, "data") : res;
-	status = json_string_value(json_object_get(d, "status"));
-	if (status == NULL)
-		status = "failed";
+	if (status[0] == '\0')
+		snprintf(status, sizeof(status), "failed");
 	if (!as_json) {
 		fprintf(stderr, "\n%s\n", status);
 		if (json_object_get(d, "outputs") != NULL &&
@@ -125,10 +127,8 @@ cmd_run(struct engine *e, const char *what, json_t *inputs, const char *query,
 		} else if (json_is_string(json_object_get(d, "answer")))
 			printf("%s\n", json_string_value(json_object_get(d,
 			    "answer")));
-		if (strcmp(status, "succeeded") != 0 && json_is_string(
-		    json_object_get(d, "error")))
-			fprintf(stderr, "error: %s\n", json_string_value(
-			    json_object_get(d, "error")));
+		if (strcmp(status, "succeeded") != 0 && rerr[0] != '\0')
+			fprintf(stderr, "error: %s\n", rerr);
 	}
 	rc = strcmp(status, "succeeded") == 0 ||
 	    strcmp(status, "partial-succeeded") == 0 ? 0 : 1;

@@ -70,7 +70,8 @@ run_app(struct req *r, int chat, const char *version)
 	struct run_opts	 o;
 	struct run_slot	 slot = { NULL, 0, 0, 0 };
 	const char	*rmode, *user, *query = NULL, *conv = NULL;
-	char		 err[ENGINE_ERRMAX] = "", mode[32];
+	char		 err[ENGINE_ERRMAX] = "", mode[32], status[32] = "";
+	char		 rerr[ENGINE_ERRMAX] = "";
 	json_t		*inputs, *res = NULL;
 	int		 rc, streaming;
 
@@ -141,6 +142,8 @@ run_app(struct req *r, int chat, const char *version)
 	/* Dify's auto_generate_name, true unless given false */
 	o.no_auto_name = json_is_false(json_object_get(r->json,
 	    "auto_generate_name"));
+	o.status = status;
+	o.error = rerr;
 	if (run_admit(r, r->app_id, &o, &slot) != 0)
 		goto out;
 	if (streaming)
@@ -152,7 +155,15 @@ run_app(struct req *r, int chat, const char *version)
 		resp_engine_error(r, rc, err, "app or conversation");
 	if (rc != 0)
 		goto out;
-	if (!streaming)
+	/*
+	 * A chat whose run failed: Dify's blocking pipeline raises the
+	 * error event's ValueError("Run failed: ...") and the API answers
+	 * it as 400 invalid_param (libs/external_api.py); the answer of a
+	 * chat has no status to say it.
+	 */
+	if (!streaming && chat && strcmp(status, "failed") == 0)
+		resp_error(r, 400, "invalid_param", "Run failed: %s", rerr);
+	else if (!streaming)
 		resp_json(r, 200, json_incref(res));
 out:
 	run_release(&slot);

@@ -25,9 +25,11 @@
  * kb_embed) against each question's, the best at or above the score
  * threshold (cosine of L2-normalised vectors). Enabling embeds every
  * question at once; a question created or edited while the reply is on is
- * embedded then. Dify runs enable/disable as a background job and answers
- * "waiting"; here the job has ended when the answer goes out, so it says
- * "completed" (or "error" with the reason), and its status stays readable.
+ * embedded then. Dify runs enable/disable and a batch import as
+ * background jobs and answers "waiting" at once; here the job has ended
+ * before the answer goes out, which says "waiting" all the same (Dify's
+ * answer: a client polls the job's status either way), and the status
+ * says "completed" (or "error" with the reason) and stays readable.
  * An app holds at most annotations.max_per_app pairs, each side at most
  * annotations.max_text bytes: the whole record is read and rewritten per
  * change, which is what bounds it.
@@ -841,11 +843,10 @@ engine_annotation_import(struct engine *e, const char *app_id,
 	else if (rc == 0 && p.full)
 		rc = ann_limit(err, "the import would pass",
 		    "annotations.max_per_app", e->conf->annotations_max);
-	/* Dify's answer: {job_id, job_status, record_count}; the job has
-	 * ended here (batch-import-status says how) */
+	/* Dify's answer: {job_id, job_status "waiting", record_count}; the
+	 * job has ended here (batch-import-status says how) */
 	if (rc == 0 && (*out = json_pack("{s:s,s:s,s:I}", "job_id", job,
-	    "job_status", p.error != NULL ? "error" : "completed",
-	    "record_count", (json_int_t)n)) == NULL)
+	    "job_status", "waiting", "record_count", (json_int_t)n)) == NULL)
 		rc = ENGINE_ENOMEM;
 out:
 	vecs_free(p.vecs);
@@ -976,8 +977,7 @@ ann_set_fn(struct store_txn *t, void *arg)
 		    p->error != NULL ? "error" : "completed", "error_msg",
 		    p->error != NULL ? p->error : "")) != 0 ||
 		    (p->out = json_pack("{s:s,s:s}", "job_id", p->job_id,
-		    "job_status", p->error != NULL ? "error" : "completed")) ==
-		    NULL)
+		    "job_status", "waiting")) == NULL)
 			goto out;
 	}
 	ann_key(p->app_id, key);

@@ -3,7 +3,24 @@
  * configured on the node until it answers. Strategies: function_calling
  * (the model's tool calls) and ReAct (a JSON action in the text, for
  * models without tool support). Each thought, tool call and result goes
- * out as an agent_log event; a stop is honoured between iterations.
+ * out as an agent_log event.
+ *
+ * Every model call streams, and a stop is looked at between its tokens
+ * (a stop mid-answer ends the run "stopped" with the answer as far as it
+ * got, as the LLM node's) and between iterations. What goes out as it
+ * comes is what Dify sends:
+ *  - in a workflow or chatflow (Dify's agent node, its function_calling
+ *    strategy): the text of each call, as the node's text (message /
+ *    text_chunk, from [node, text]) when an answer or end streams it; the
+ *    node's text is all of it. ReAct's answer goes out once known.
+ *  - in an agent-chat app (fc_agent_runner.py, cot_agent_runner.py): per
+ *    iteration one thought, its agent_thought sent when the call starts
+ *    (function calling: at its first token), again with the tools called
+ *    (tool "a;b", tool_input the JSON of {tool: arguments}) and once more
+ *    with their results (observation, {tool: result}); the text as
+ *    agent_message chunks (ReAct: the thought without the action's JSON,
+ *    and the final answer at the end). The thoughts are the message's
+ *    agent_thoughts.
  *
  * agent_parameters: model, tools [{enabled, type, provider_name,
  * tool_name, settings {k: {value}}, parameters {k: {auto, value}}}],
@@ -20,8 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/run/run.h"
-#include "engine/llm/llm.h"
+#include "engine/nodes/nodes.h"
 #include "engine/tools/tools.h"
 
 #define AGENT_MAX_TOOLS		64
@@ -37,8 +53,28 @@ struct agent_tool {
 	char		*mcp_name;	/* the tool's name on that server */
 };
 
+/*
+ * An agent-chat app's thought of one iteration (Dify's MessageAgentThought
+ * as AgentThoughtStreamResponse sends it).
+ */
+struct thought {
+	char		 id[37];
+	int		 position;
+	int		 sent;		/* its first agent_thought went out */
+	struct dbuf	 text;		/* thought */
+	struct dbuf	 tool;		/* "a;b" */
+	json_t		*input;		/* {tool: arguments} */
+	json_t		*obs;		/* {tool: result} */
+	json_t		*labels;	/* {tool: {en_US, zh_Hans}} */
+	json_t		*files;		/* message file ids */
+};
+
 struct agent {
 	struct node_ctx		*c;
+	int			 app;	/* an agent-chat app's agent */
+	int			 out;	/* its text streams as the answer */
+	struct thought		 th;
+	struct dbuf		 text;	/* function calling: the node's text */
 	struct agent_tool	 tools[AGENT_MAX_TOOLS];
 	size_t			 ntools;
 	struct mcp_server	*servers;	/* mcp_server's */
@@ -352,8 +388,9 @@ tool_files(struct agent *a, const json_t *files)
 		if (run_message_file(a->c->run, f, err, id) < 0)
 			log_warn("agent %s: a tool's file was not kept: %s",
 			    a->c->node->id, err);
-		else if (id[0] != '\0' && json_array_append_new(a->call_ids,
-		    json_string(id)) != 0)
+		else if (id[0] != '\0' && (json_array_append_new(a->call_ids,
+		    json_string(id)) != 0 || (a->th.files != NULL &&
+		    json_array_append_new(a->th.files, json_string(id)) != 0)))
 			a->nomem = 1;
 	}
 }
@@ -432,6 +469,156 @@ run_tool(struct agent *a, const char *name, const char *args, char **out)
 	return *out != NULL ? 0 : node_fail(a->c, "out of memory");
 }
 
+/* ====== An agent-chat app's thoughts ====== */
+
+/* Python's json.dumps of o ("" when it is empty), as Dify stores it. */
+static char *
+py_json(const json_t *o)
+{
+	char *s = NULL;
+
+	if (json_object_size(o) == 0)
+		return strdup("");
+	if (tpl_value_text(o, TPL_TEXT, &s) != 0)
+		return NULL;
+	return s;
+}
+
+static void
+thought_release(struct thought *t)
+{
+	dbuf_free(&t->text);
+	dbuf_free(&t->tool);
+	json_decref(t->input);
+	json_decref(t->obs);
+	json_decref(t->labels);
+	json_decref(t->files);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The next iteration's thought (base_agent_runner's create_agent_thought:
+ * empty, at the next position). */
+static void
+thought_start(struct agent *a)
+{
+	struct run *r = a->c->run;
+
+	thought_release(&a->th);
+	engine_uuid(a->th.id);
+	pthread_mutex_lock(&r->mu);
+	a->th.position = ++r->thoughts;
+	pthread_mutex_unlock(&r->mu);
+	a->th.input = json_object();
+	a->th.obs = json_object();
+	a->th.labels = json_object();
+	a->th.files = json_array();
+	if (a->th.input == NULL || a->th.obs == NULL ||
+	    a->th.labels == NULL || a->th.files == NULL)
+		a->nomem = 1;
+}
+
+/* The thought's fields as Dify sends them (new reference, or NULL). */
+static json_t *
+thought_fields(struct agent *a)
+{
+	struct thought	*t = &a->th;
+	char		*in = py_json(t->input), *obs = py_json(t->obs);
+	json_t		*j = NULL;
+
+	if (in != NULL && obs != NULL)
+		j = json_pack("{s:s,s:i,s:s,s:s,s:s,s:O,s:s,s:O}", "id", t->id,
+		    "position", t->position, "thought", dbuf_str(&t->text),
+		    "observation", obs, "tool", dbuf_str(&t->tool),
+		    "tool_labels", t->labels, "tool_input", in,
+		    "message_files", t->files);
+	free(in);
+	free(obs);
+	if (j == NULL || t->text.err || t->tool.err) {
+		json_decref(j);
+		a->nomem = 1;
+		return NULL;
+	}
+	return j;
+}
+
+/* An agent_thought event of the thought as it is now. */
+static void
+thought_emit(struct agent *a)
+{
+	a->th.sent = 1;
+	run_emit_top(a->c->run, "agent_thought", thought_fields(a));
+}
+
+/* The thought, as it ended, into the message's agent_thoughts (GET
+ * /v1/messages: fields/message_fields.py agent_thought_fields). */
+static void
+thought_log(struct agent *a)
+{
+	struct run	*r = a->c->run;
+	json_t		*j = thought_fields(a);
+
+	if (j == NULL || json_object_del(j, "message_files") != 0 ||
+	    json_object_set(j, "files", a->th.files) != 0 ||
+	    json_object_set_new(j, "chain_id", json_null()) != 0 ||
+	    json_object_set_new(j, "message_id",
+	    json_string(r->message_id)) != 0 ||
+	    json_object_set_new(j, "created_at",
+	    json_integer(run_now_ms() / 1000)) != 0) {
+		json_decref(j);
+		a->nomem = 1;
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	if (r->thought_log == NULL)
+		r->thought_log = json_array();
+	if (json_array_append_new(r->thought_log, j) != 0)
+		atomic_store(&r->nomem, 1);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* A tool the thought calls with input (a JSON value; taken). */
+static void
+thought_call(struct agent *a, const char *name, json_t *input)
+{
+	struct thought *t = &a->th;
+
+	if (t->tool.len > 0)
+		dbuf_addc(&t->tool, ';');
+	dbuf_addstr(&t->tool, name);
+	/* save_agent_thought: ToolManager's label, else the name itself */
+	if (json_object_set_new(t->input, name, input ? input :
+	    json_object()) != 0 || json_object_set_new(t->labels, name,
+	    json_pack("{s:s,s:s}", "en_US", name, "zh_Hans", name)) != 0)
+		a->nomem = 1;
+}
+
+/* The thought's text: n bytes at s (function calling: the response). */
+static void
+thought_set(struct agent *a, const char *s, size_t n)
+{
+	dbuf_reset(&a->th.text);
+	dbuf_add(&a->th.text, s ? s : "", s ? n : 0);
+}
+
+/* The same stripped, or Dify's words for none (ReAct); s is not the
+ * thought's own text. */
+static void
+thought_text(struct agent *a, const char *s, size_t n, const char *none)
+{
+	while (n > 0 && (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\n' ||
+	    s[n - 1] == '\r' || s[n - 1] == '\t'))
+		n--;
+	dbuf_reset(&a->th.text);
+	if (n == 0 && none != NULL)
+		dbuf_addstr(&a->th.text, none);
+	else
+		dbuf_add(&a->th.text, s, n);
+}
+
 /* ====== ReAct ====== */
 
 static char *
@@ -495,21 +682,177 @@ react_action(const char *text)
 	return NULL;
 }
 
+/* ====== Streaming ====== */
+
+struct agent_stream {
+	struct agent		*a;
+	struct stream_ctx	 sc;	/* the stop check */
+	int			 react;
+	size_t			 got;	/* text bytes that came */
+	struct react_view	 rv;
+};
+
+/* The llm_request on_delta of the agent's model calls. */
+static int
+agent_on_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
+{
+	struct agent_stream	*s = arg;
+	struct agent		*a = s->a;
+	struct dbuf		 vis = { 0 };
+
+	if (llm_stream_stopped(&s->sc))
+		return 1;
+	/* fc_agent_runner: the thought goes out with the first chunk */
+	if (a->app && !a->th.sent)
+		thought_emit(a);
+	if (kind != LLM_DELTA_TEXT || len == 0)
+		return 0;
+	s->got += len;
+	if (!s->react) {
+		if (dbuf_add(&a->text, text, len) != DBUF_OK)
+			a->nomem = 1;
+		if (a->out)
+			run_stream_text(a->c->run, a->c->node->id, "text", text,
+			    len);
+		return 0;
+	}
+	if (!a->app)
+		return 0;
+	/* cot_agent_runner: what is not the action goes out (and is the
+	 * thought), not as the answer: the final answer is that */
+	react_view(&s->rv, text, len, &vis);
+	if (vis.err)
+		a->nomem = 1;
+	else if (vis.len > 0) {
+		dbuf_add(&a->th.text, vis.p, vis.len);
+		run_emit_top(a->c->run, "message", json_pack("{s:s%}",
+		    "answer", vis.p, vis.len));
+	}
+	dbuf_free(&vis);
+	return 0;
+}
+
 /* ====== The loop ====== */
+
+/*
+ * One function-calling iteration's calls (rs's), run: the assistant's
+ * message, then each call's agent_log, result and tool message; in an
+ * agent-chat app the thought with the calls, then with their results.
+ * Returns 0, or -1 with the node failed.
+ */
+static int
+fc_calls(struct agent *a, struct llm_response *rs)
+{
+	struct node_ctx		*c = a->c;
+	struct llm_tool_call	*calls;
+	char			*res_text;
+	size_t			 k;
+
+	calls = calloc(rs->ntool_calls, sizeof(*calls));
+	if (calls == NULL || a->nmsgs + rs->ntool_calls + 1 >=
+	    AGENT_MAX_MESSAGES) {
+		free(calls);
+		return node_fail(c, "the agent's conversation is too long");
+	}
+	for (k = 0; k < rs->ntool_calls; k++) {
+		calls[k].id = (char *)keep(a, rs->tool_calls[k].id,
+		    strlen(rs->tool_calls[k].id));
+		calls[k].name = (char *)keep(a, rs->tool_calls[k].name,
+		    strlen(rs->tool_calls[k].name));
+		calls[k].arguments = (char *)keep(a, rs->tool_calls[k].arguments,
+		    strlen(rs->tool_calls[k].arguments));
+		if (a->app)
+			thought_call(a, calls[k].name, json_loads(
+			    calls[k].arguments, JSON_DECODE_ANY, NULL));
+	}
+	a->calls[a->nmsgs] = calls;
+	push(a, LLM_ASSISTANT, keep(a, rs->text, rs->text_len));
+	a->msgs[a->nmsgs - 1].tool_calls = calls;
+	a->msgs[a->nmsgs - 1].ntool_calls = rs->ntool_calls;
+	if (a->app) {
+		thought_set(a, rs->text, rs->text_len);
+		thought_emit(a);
+	}
+	for (k = 0; k < rs->ntool_calls; k++) {
+		agent_log(a, calls[k].name, "start", json_pack("{s:s,s:s}",
+		    "tool_name", calls[k].name, "tool_input",
+		    calls[k].arguments));
+		if (run_tool(a, calls[k].name, calls[k].arguments, &res_text)
+		    != 0)
+			return -1;
+		agent_log(a, calls[k].name, step_status(res_text), json_pack(
+		    "{s:s,s:s,s:s,s:o}", "tool_name", calls[k].name,
+		    "tool_input", calls[k].arguments, "output", res_text,
+		    "files", take_ids(a)));
+		if (a->app && json_object_set_new(a->th.obs, calls[k].name,
+		    json_string(res_text)) != 0)
+			a->nomem = 1;
+		push(a, LLM_TOOL, keep(a, res_text, strlen(res_text)));
+		a->msgs[a->nmsgs - 1].tool_call_id = calls[k].id;
+		a->msgs[a->nmsgs - 1].name = calls[k].name;
+		free(res_text);
+	}
+	if (a->app) {
+		thought_emit(a);
+		thought_log(a);
+	}
+	return 0;
+}
+
+/*
+ * A ReAct iteration's action an (not the final answer) with input in,
+ * run: its agent_log, the model's text and the observation as messages;
+ * in an agent-chat app the thought with the action, then with its
+ * result.
+ */
+static void
+react_call(struct agent *a, const struct llm_response *rs, const char *an,
+    const json_t *in)
+{
+	char		*args = json_is_string(in) ? strdup(json_string_value(
+			    in)) : json_dumps(in ? in : json_object(),
+			    JSON_COMPACT);
+	char		*res_text = NULL;
+	struct dbuf	 sb = { 0 };
+
+	if (a->app)
+		thought_emit(a);
+	agent_log(a, an, "start", json_pack("{s:s,s:s}", "tool_name", an,
+	    "tool_input", args ? args : ""));
+	run_tool(a, an, args, &res_text);
+	agent_log(a, an, step_status(res_text), json_pack("{s:s,s:s,s:s,s:o}",
+	    "tool_name", an, "tool_input", args ? args : "", "output",
+	    res_text ? res_text : "", "files", take_ids(a)));
+	if (a->app) {
+		if (json_object_set_new(a->th.obs, an, json_string(res_text ?
+		    res_text : "")) != 0)
+			a->nomem = 1;
+		thought_emit(a);
+		thought_log(a);
+	}
+	push(a, LLM_ASSISTANT, keep(a, rs->text, rs->text_len));
+	dbuf_addstr(&sb, "Observation: ");
+	dbuf_addstr(&sb, res_text ? res_text : "");
+	push(a, LLM_USER, keep(a, sb.p ? sb.p : "", sb.len));
+	dbuf_free(&sb);
+	free(args);
+	free(res_text);
+}
 
 static int
 agent_run(struct node_ctx *c)
 {
 	struct agent		 a;
+	struct agent_stream	 st;
 	struct llm_request	 rq;
 	struct llm_response	 rs;
 	const json_t		*model = aparam(c, "model"), *q, *mi;
 	const char		*provider, *name, *strategy, *ins_t;
-	char			*ins = NULL, *query = NULL, *res_text, *sys;
+	char			*ins = NULL, *query = NULL, *sys;
 	const char		*answer = NULL;
-	size_t			 i, k;
-	int			 iter, max_iter, react, rc = -1;
-	json_t			*act, *h;
+	size_t			 i;
+	int			 iter, max_iter, react, rc = -1, err, shown = 0;
+	json_t			*act = NULL, *h;
 	struct span		*node_sp = span_current(), *iter_sp = NULL;
 
 	memset(&a, 0, sizeof(a));
@@ -518,6 +861,9 @@ agent_run(struct node_ctx *c)
 	a.logs = json_array();
 	a.files = json_array();
 	a.call_ids = json_array();
+	/* an agent-chat app's graph (legacy.c): Dify's agent runner */
+	a.app = c->run->legacy != NULL;
+	a.out = llm_streams_field(c, "text");
 	provider = json_string_value(json_object_get(model, "provider"));
 	name = json_string_value(json_object_get(model, "model"));
 	if (provider == NULL || name == NULL) {
@@ -590,125 +936,103 @@ agent_run(struct node_ctx *c)
 			node_fail(c, "out of memory");
 			goto out;
 		}
+		if (a.app) {
+			thought_start(&a);
+			/* cot_agent_runner: the thought before the call */
+			if (react)
+				thought_emit(&a);
+		}
 		memset(&rq, 0, sizeof(rq));
 		memset(&rs, 0, sizeof(rs));
+		memset(&st, 0, sizeof(st));
+		st.a = &a;
+		st.sc.c = c;
+		st.react = react;
 		rq.model = name;
 		rq.messages = a.msgs;
 		rq.nmessages = a.nmsgs;
 		rq.params = json_object_get(model, "completion_params");
+		rq.stream = 1;
+		rq.on_delta = agent_on_delta;
+		rq.arg = &st;
 		if (!react && a.ntools > 0) {
 			rq.tools = a.ltools;
 			rq.ntools = a.ntools;
 		}
-		if (llm_chat(c->run->e, provider, &rq, c->err, &rs) != 0) {
+		if ((err = llm_chat(c->run->e, provider, &rq, c->err, &rs))
+		    != 0) {
+			/* a stop mid-answer: the thought as far as it got */
+			if (err == ENGINE_ESTOPPED && a.app)
+				thought_log(&a);
 			llm_response_release(&rs);
 			c->error_type = "AgentNodeError";
 			goto out;
 		}
+		if (a.app && !a.th.sent)	/* no chunk came */
+			thought_emit(&a);
+		/* a server that ignored "stream": its answer, whole */
+		if (st.got == 0 && rs.text_len > 0)
+			agent_on_delta(&st, LLM_DELTA_TEXT, rs.text,
+			    rs.text_len);
 		a.tokens += rs.usage.total_tokens;
 		run_usage_add(c->run, rs.usage.prompt_tokens,
 		    rs.usage.completion_tokens, rs.usage.total_tokens);
 		agent_log(&a, "ROUND", "success", json_pack("{s:i,s:s}",
 		    "round", iter + 1, "thought", rs.text ? rs.text : ""));
 		if (!react && rs.ntool_calls > 0) {
-			/* the assistant's calls, then one result each */
-			struct llm_tool_call *calls = calloc(rs.ntool_calls,
-			    sizeof(*calls));
-
-			if (calls == NULL || a.nmsgs + rs.ntool_calls + 1 >=
-			    AGENT_MAX_MESSAGES) {
-				free(calls);
-				llm_response_release(&rs);
-				node_fail(c, "the agent's conversation is too "
-				    "long");
-				goto out;
-			}
-			for (k = 0; k < rs.ntool_calls; k++) {
-				calls[k].id = (char *)keep(&a, rs.tool_calls[k].id,
-				    strlen(rs.tool_calls[k].id));
-				calls[k].name = (char *)keep(&a,
-				    rs.tool_calls[k].name,
-				    strlen(rs.tool_calls[k].name));
-				calls[k].arguments = (char *)keep(&a,
-				    rs.tool_calls[k].arguments,
-				    strlen(rs.tool_calls[k].arguments));
-			}
-			a.calls[a.nmsgs] = calls;
-			push(&a, LLM_ASSISTANT, keep(&a, rs.text, rs.text_len));
-			a.msgs[a.nmsgs - 1].tool_calls = calls;
-			a.msgs[a.nmsgs - 1].ntool_calls = rs.ntool_calls;
-			for (k = 0; k < rs.ntool_calls; k++) {
-				agent_log(&a, calls[k].name, "start",
-				    json_pack("{s:s,s:s}", "tool_name",
-				    calls[k].name, "tool_input",
-				    calls[k].arguments));
-				if (run_tool(&a, calls[k].name,
-				    calls[k].arguments, &res_text) != 0) {
-					llm_response_release(&rs);
-					goto out;
-				}
-				agent_log(&a, calls[k].name,
-				    step_status(res_text), json_pack(
-				    "{s:s,s:s,s:s,s:o}", "tool_name",
-				    calls[k].name, "tool_input",
-				    calls[k].arguments, "output", res_text,
-				    "files", take_ids(&a)));
-				push(&a, LLM_TOOL, keep(&a, res_text,
-				    strlen(res_text)));
-				a.msgs[a.nmsgs - 1].tool_call_id = calls[k].id;
-				a.msgs[a.nmsgs - 1].name = calls[k].name;
-				free(res_text);
-			}
+			rc = fc_calls(&a, &rs);
 			llm_response_release(&rs);
+			if (rc != 0)
+				goto out;
+			rc = -1;
 			continue;
 		}
-		if (react && (act = react_action(rs.text)) != NULL) {
+		if (!react) {
+			/* every call's text, as it streamed */
+			if (a.app) {
+				thought_set(&a, rs.text, rs.text_len);
+				thought_emit(&a);
+				thought_log(&a);
+			}
+			answer = dbuf_str(&a.text);
+			shown = a.out;
+			llm_response_release(&rs);
+			break;
+		}
+		act = react_action(rs.text);
+		if (a.app) {
+			char *t = strndup(dbuf_str(&a.th.text), a.th.text.len);
+
+			/* cot_agent_runner: the thought, or words for none */
+			thought_text(&a, t ? t : "", t ? strlen(t) : 0,
+			    "I am thinking about how to help you");
+			free(t);
+		}
+		if (act != NULL) {
 			const char *an = json_string_value(json_object_get(act,
 			    "action"));
 			json_t *in = json_object_get(act, "action_input");
 
+			if (a.app)
+				thought_call(&a, an, in != NULL ?
+				    json_incref(in) : json_object());
 			if (strcmp(an, "Final Answer") != 0) {
-				char *args = json_is_string(in) ?
-				    strdup(json_string_value(in)) :
-				    json_dumps(in ? in : json_object(),
-				    JSON_COMPACT);
-				char obs[64];
-
-				agent_log(&a, an, "start", json_pack("{s:s,s:s}",
-				    "tool_name", an, "tool_input", args ? args :
-				    ""));
-				res_text = NULL;
-				run_tool(&a, an, args, &res_text);
-				agent_log(&a, an, step_status(res_text),
-				    json_pack("{s:s,s:s,s:s,s:o}", "tool_name",
-				    an, "tool_input", args ? args : "", "output",
-				    res_text ? res_text : "", "files",
-				    take_ids(&a)));
-				push(&a, LLM_ASSISTANT, keep(&a, rs.text,
-				    rs.text_len));
-				snprintf(obs, sizeof(obs), "Observation: ");
-				{
-					struct dbuf sb = { 0 };
-
-					dbuf_addstr(&sb, obs);
-					dbuf_addstr(&sb, res_text ? res_text :
-					    "");
-					push(&a, LLM_USER, keep(&a, sb.p ?
-					    sb.p : "", sb.len));
-					dbuf_free(&sb);
-				}
-				free(args);
-				free(res_text);
+				react_call(&a, &rs, an, in);
 				json_decref(act);
+				act = NULL;
 				llm_response_release(&rs);
 				continue;
 			}
 			answer = keep(&a, json_is_string(in) ?
 			    json_string_value(in) : "", json_is_string(in) ?
 			    json_string_length(in) : 0);
-			json_decref(act);
+			/* the last save_agent_thought adds the answer */
+			if (a.app)
+				dbuf_addstr(&a.th.text, answer);
 		} else
 			answer = keep(&a, rs.text, rs.text_len);
+		if (a.app)
+			thought_log(&a);
 		llm_response_release(&rs);
 		break;
 	}
@@ -716,6 +1040,29 @@ agent_run(struct node_ctx *c)
 		node_fail(c, "the agent did not answer within %d iterations "
 		    "(maximum_iterations)", max_iter);
 		goto out;
+	}
+	/*
+	 * ReAct's answer goes out once known (the node's strategy sends its
+	 * final answer as one text; an app's runner as the last
+	 * agent_message); an app's answer that came as plain text went out
+	 * as its thought, and is the message's answer now.
+	 */
+	if (react && a.out && (act != NULL || !a.app)) {
+		run_stream_text(c->run, c->node->id, "text", answer,
+		    strlen(answer));
+		shown = 1;
+	} else if (react && a.out) {
+		run_answer_add(c->run, answer, strlen(answer));
+		shown = 1;
+	}
+	if (shown) {
+		char key[192];
+
+		snprintf(key, sizeof(key), "%s.text", c->node->id);
+		pthread_mutex_lock(&c->run->mu);
+		if (json_object_set_new(c->run->streamed, key, json_true()) != 0)
+			a.nomem = 1;
+		pthread_mutex_unlock(&c->run->mu);
 	}
 	if (a.nomem || json_object_set_new(c->outputs, "text",
 	    json_string(answer)) != 0 || json_object_set_new(c->outputs,
@@ -726,9 +1073,9 @@ agent_run(struct node_ctx *c)
 	}
 	c->process_data = json_pack("{s:O}", "agent_log", a.logs);
 	c->metadata = json_pack("{s:I}", "total_tokens", (json_int_t)a.tokens);
-	run_stream_text(c->run, c->node->id, "text", "", 0);
 	rc = 0;
 out:
+	json_decref(act);
 	agent_iteration_end(iter_sp, node_sp);
 	for (i = 0; i < a.ntools; i++) {
 		json_decref(a.tools[i].schema);
@@ -743,6 +1090,8 @@ out:
 		free(a.calls[i]);
 	free(ins);
 	free(query);
+	thought_release(&a.th);
+	dbuf_free(&a.text);
 	json_decref(a.keep);
 	json_decref(a.logs);
 	json_decref(a.files);

@@ -309,9 +309,30 @@ knowledge_run(struct node_ctx *c)
 			json_t *score = json_object_get(rec, "score");
 			int	bad = 0;
 
+			json_t *title = json_object_get(rec, "title");
+
+			/* Dify's external source (knowledge_retrieval_node:
+			 * data_source_type external, the title naming the
+			 * document, the record's metadata as doc_metadata) */
+			bad |= json_object_set_new(meta, "doc_metadata",
+			    json_is_object(json_object_get(rec, "metadata")) ?
+			    json_deep_copy(json_object_get(rec, "metadata")) :
+			    json_null());
 			bad |= json_object_set_new(meta, "_source",
 			    json_string("knowledge"));
 			bad |= json_object_set(meta, "dataset_id", id);
+			bad |= json_object_set_new(meta, "data_source_type",
+			    json_string("external"));
+			bad |= json_object_set_new(meta, "retriever_from",
+			    json_string("workflow"));
+			if (json_is_string(title)) {
+				bad |= json_object_set(meta, "document_name",
+				    title);
+				if (!json_is_string(json_object_get(meta,
+				    "document_id")))
+					bad |= json_object_set(meta,
+					    "document_id", title);
+			}
 			bad |= json_object_set_new(meta, "score", score ?
 			    json_incref(score) : json_real(0));
 			/* "o": the references are the record's, or new */

@@ -121,10 +121,9 @@ llm_trace(struct node_ctx *c, const struct prompt *p, const json_t *model)
 }
 
 int
-llm_on_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
+llm_stream_stopped(struct stream_ctx *s)
 {
-	struct stream_ctx	*s = arg;
-	double			 now;
+	double now;
 
 	if (atomic_load(&s->c->run->stopping))
 		return 1;
@@ -143,6 +142,16 @@ llm_on_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
 			return 1;
 		}
 	}
+	return 0;
+}
+
+int
+llm_on_delta(void *arg, enum llm_delta kind, const char *text, size_t len)
+{
+	struct stream_ctx *s = arg;
+
+	if (llm_stream_stopped(s))
+		return 1;
 	if (kind == LLM_DELTA_TEXT && len > 0)
 		run_stream_text(s->c->run, s->c->node->id, "text", text,
 		    len);

@@ -78,6 +78,13 @@ int	llm_on_delta(void *arg, enum llm_delta kind, const char *text,
 	    size_t len);
 
 /*
+ * 1 when the run of s's node is to stop: it is stopping, or (looked at
+ * once per run.stop_check_ms) a stop was asked for, which sets it
+ * stopping. Between the tokens of a streamed answer.
+ */
+int	llm_stream_stopped(struct stream_ctx *s);
+
+/*
  * The sandboxed runtime's Agent (agent_sandbox.c): p compiled (skill
  * references), the model may call bash in the run's sandbox and the
  * node's tools until it answers, at most max_iterations times. Fills
@@ -91,6 +98,29 @@ int	llm_on_delta(void *arg, enum llm_delta kind, const char *text,
 int	agent_sandbox_run(struct node_ctx *c, struct prompt *p,
 	    const json_t *model, struct llm_response *final, json_t *gen,
 	    json_t **files);
+
+/* ====== ReAct's text as it streams (react_view.c) ====== */
+
+/*
+ * What of a ReAct answer shows as it streams, as Dify's
+ * CotAgentOutputParser.handle_react_stream_output lets it through: not
+ * what is between ``` fences, nor a {...} blob (the action), nor the
+ * "Thought:" and "Action:" markers at the start of a word. Fed the text
+ * piece by piece; what shows is added to out.
+ */
+struct react_view {
+	int	ticks;		/* backticks in a row */
+	int	in_code;
+	int	depth;		/* {} nesting outside fences */
+	const char *mark;	/* the marker being matched, or NULL */
+	char	held[8];	/* its bytes matched so far */
+	size_t	nheld;
+	char	last;		/* the last byte shown or held */
+};
+
+/* Adds what of the n bytes at p shows to out (zero v to start). */
+void	react_view(struct react_view *v, const char *p, size_t n,
+	    struct dbuf *out);
 
 /* ====== Files (files.c) ====== */
 

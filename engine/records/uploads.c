@@ -75,6 +75,12 @@ engine_upload_put(struct engine *e, const char *app_id, const char *user,
 	if (rc == 0) {
 		json_object_del(p.rec, "app_id");
 		json_object_del(p.rec, "checksum");
+		/* Dify's file_fields: preview_url, null for an upload */
+		if (json_object_set_new(p.rec, "preview_url", json_null()) !=
+		    0) {
+			json_decref(p.rec);
+			return ENGINE_ENOMEM;
+		}
 		*out = p.rec;
 		return 0;
 	}

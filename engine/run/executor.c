@@ -51,62 +51,12 @@ run_usage_add(struct run *r, int64_t prompt, int64_t completion,
 /* ====== Events ====== */
 
 /*
- * Apps without a graph speak only Dify's chat events: their agent's tool
- * results become agent_thought, everything about nodes stays inside.
+ * Apps without a graph speak only Dify's chat events: nothing about their
+ * nodes goes out (their agent sends its agent_thought events itself).
  */
 static void
 legacy_emit(struct run *r, const char *event, json_t *data)
 {
-	json_t	*d = json_object_get(data, "data"), *args, *in, *files;
-	char	 id[37], *input = NULL;
-
-	if (strcmp(event, "agent_log") == 0 && json_is_string(json_object_get(
-	    d, "output"))) {
-		engine_uuid(id);
-		pthread_mutex_lock(&r->mu);
-		r->thoughts++;
-		pthread_mutex_unlock(&r->mu);
-		/* Dify's tool_input: json.dumps({tool: arguments}) of the
-		 * call (fc_agent_runner's tool_call_inputs) */
-		args = json_loads(json_string_value(json_object_get(d,
-		    "tool_input")) ? json_string_value(json_object_get(d,
-		    "tool_input")) : "", JSON_DECODE_ANY, NULL);
-		in = json_object();
-		if (in != NULL && json_string_value(json_object_get(d,
-		    "tool_name")) != NULL && json_object_set_new(in,
-		    json_string_value(json_object_get(d, "tool_name")),
-		    args ? args : json_object()) == 0)
-			args = NULL;
-		json_decref(args);
-		if (in == NULL || tpl_value_text(in, TPL_TEXT, &input) != 0)
-			input = NULL;
-		json_decref(in);
-		/* the ids of the files the call made (run_message_file) */
-		files = json_is_array(json_object_get(d, "files")) ?
-		    json_object_get(d, "files") : NULL;
-		run_emit_top(r, "agent_thought", json_pack("{s:s,s:i,s:s,s:O,"
-		    "s:O,s:{},s:s,s:o}", "id", id, "position", r->thoughts,
-		    "thought", "", "observation", json_object_get(d, "output"),
-		    "tool", json_object_get(d, "tool_name"), "tool_labels",
-		    "tool_input", input ? input : "", "message_files", files ?
-		    json_incref(files) : json_array()));
-		/* and as GET /v1/messages lists it (Dify's
-		 * fields/message_fields.py agent_thought_fields) */
-		pthread_mutex_lock(&r->mu);
-		if (r->thought_log == NULL)
-			r->thought_log = json_array();
-		if (json_array_append_new(r->thought_log, json_pack("{s:s,s:n,"
-		    "s:s,s:i,s:s,s:O,s:{},s:s,s:I,s:O,s:o}", "id", id,
-		    "chain_id", "message_id", r->message_id, "position",
-		    r->thoughts, "thought", "", "tool", json_object_get(d,
-		    "tool_name"), "tool_labels", "tool_input", input ? input :
-		    "", "created_at", (json_int_t)(run_now_ms() / 1000),
-		    "observation", json_object_get(d, "output"), "files",
-		    files ? json_incref(files) : json_array())) != 0)
-			atomic_store(&r->nomem, 1);
-		pthread_mutex_unlock(&r->mu);
-		free(input);
-	}
 	json_decref(data);
 }
 
@@ -147,13 +97,10 @@ run_emit(struct run *r, const char *event, json_t *data)
 }
 
 void
-run_stream_text(struct run *r, const char *node_id, const char *field,
-    const char *text, size_t len)
+run_answer_add(struct run *r, const char *text, size_t len)
 {
 	char *na;
 
-	if (len == 0)
-		return;
 	pthread_mutex_lock(&r->mu);
 	if ((na = realloc(r->answer, r->answer_len + len + 1)) != NULL) {
 		memcpy(na + r->answer_len, text, len);
@@ -162,6 +109,15 @@ run_stream_text(struct run *r, const char *node_id, const char *field,
 		r->answer = na;
 	}
 	pthread_mutex_unlock(&r->mu);
+}
+
+void
+run_stream_text(struct run *r, const char *node_id, const char *field,
+    const char *text, size_t len)
+{
+	if (len == 0)
+		return;
+	run_answer_add(r, text, len);
 	/* Dify's chat pipelines turn a chunk into a message event only; a
 	 * chatflow's names where it came from (advanced_chat's
 	 * generate_task_pipeline, MessageStreamResponse), a chat app's is

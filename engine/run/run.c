@@ -644,7 +644,9 @@ check_supported(const struct graph *g, char *err)
 static json_t *
 finished_data(struct run *r, const char *status, int64_t end_ms)
 {
-	return json_pack("{s:s,s:s,s:s,s:O,s:s?,s:f,s:I,s:i,s:n,s:I,s:I,"
+	/* created_by: an end user's {id, user} (flowcgi's end user id is
+	 * the user the request names), as _workflow_finish_to_stream_response */
+	return json_pack("{s:s,s:s,s:s,s:O,s:s?,s:f,s:I,s:i,s:o,s:I,s:I,"
 	    "s:i,s:[]}",
 	    "id", r->id, "workflow_id", r->workflow_id, "status", status,
 	    "outputs", r->outputs, "error", strcmp(status, "succeeded") == 0 ||
@@ -652,7 +654,8 @@ finished_data(struct run *r, const char *status, int64_t end_ms)
 	    "elapsed_time", (double)(end_ms - r->started_ms) / 1000.0,
 	    "total_tokens", (json_int_t)atomic_load(&r->total_tokens),
 	    "total_steps", atomic_load(&r->steps), "created_by",
-	    "created_at", (json_int_t)(r->started_ms / 1000),
+	    r->opts->user != NULL ? json_pack("{s:s,s:s}", "id", r->opts->user,
+	    "user", r->opts->user) : json_null(), "created_at", (json_int_t)(r->started_ms / 1000),
 	    "finished_at", (json_int_t)(end_ms / 1000),
 	    "exceptions_count", r->exceptions, "files");
 }
@@ -688,8 +691,10 @@ run_metadata(struct run *r, json_t *usage)
 {
 	json_t *m;
 
-	if ((m = json_pack("{s:O,s:o}", "usage", usage, "retriever_resources",
-	    r->resources != NULL ? json_incref(r->resources) : json_array())) ==
+	/* TaskStateMetadata: annotation_reply is null unless one answered */
+	if ((m = json_pack("{s:O,s:o,s:n}", "usage", usage,
+	    "retriever_resources", r->resources != NULL ?
+	    json_incref(r->resources) : json_array(), "annotation_reply")) ==
 	    NULL)
 		return NULL;
 	if (r->annotation != NULL && json_object_set_new(m, "annotation_reply",
@@ -1110,9 +1115,13 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 	 */
 	if (o->on_event != NULL && r.annotation == NULL)
 		run_emit(&r, "workflow_finished", json_deep_copy(data));
+	/* MessageEndStreamResponse.files: a chatflow's recorded files
+	 * ([]), an app's message files or null */
 	if (r.chat && strcmp(status, "failed") != 0)
-		run_emit_top(&r, "message_end", json_pack("{s:s,s:O}", "id",
-		    r.message_id, "metadata", meta));
+		run_emit_top(&r, "message_end", json_pack("{s:s,s:O,s:o}", "id",
+		    r.message_id, "metadata", meta, "files", r.legacy == NULL ?
+		    json_array() : r.message_files != NULL ?
+		    json_incref(r.message_files) : json_null()));
 	else if (r.chat)
 		run_emit_top(&r, "error", json_pack("{s:i,s:s,s:s}", "status",
 		    500, "code", "workflow_failed", "message", r.error));
@@ -1130,15 +1139,22 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 			log_warn("run %s: the conversation was not named", r.id);
 		json_decref(named);
 	}
+	if (o->status != NULL)
+		snprintf(o->status, 32, "%s", status);
+	if (o->error != NULL)
+		snprintf(o->error, ENGINE_ERRMAX, "%s", strcmp(status,
+		    "succeeded") != 0 && strcmp(status, "partial-succeeded") !=
+		    0 ? r.error : "");
+	/* Dify's ChatbotAppBlockingResponse.Data as its converter gives it
+	 * (convert_blocking_full_response): no run id, status or error; a
+	 * failed run is the caller's error (run_failed) */
 	if (r.chat)
-		*out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O,"
-		    "s:I,s:s,s:s?}", "event", "message",
-		    "task_id", r.task_id, "id", r.message_id, "message_id",
-		    r.message_id, "conversation_id", r.conversation_id, "mode",
-		    mode, "answer", r.answer ? r.answer : "",
-		    "workflow_run_id", r.id, "metadata", meta, "created_at",
-		    (json_int_t)(r.started_ms / 1000), "status", status,
-		    "error", strcmp(status, "succeeded") ? r.error : NULL);
+		*out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:I}",
+		    "event", "message", "task_id", r.task_id, "id",
+		    r.message_id, "message_id", r.message_id,
+		    "conversation_id", r.conversation_id, "mode", mode,
+		    "answer", r.answer ? r.answer : "", "metadata", meta,
+		    "created_at", (json_int_t)(r.started_ms / 1000));
 	else {
 		/* Dify's WorkflowAppBlockingResponse.Data: created_by,
 		 * exceptions_count and files are the stream's only

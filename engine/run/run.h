@@ -268,6 +268,9 @@ int	run_message_file(struct run *r, const json_t *file, char *err,
 void	run_stream_text(struct run *r, const char *node_id, const char *field,
 	    const char *text, size_t len);
 
+/* Adds text to the answer so far (the message's) without sending it. */
+void	run_answer_add(struct run *r, const char *text, size_t len);
+
 /*
  * The run's thread budget (workflow.max_threads, its own thread counted):
  * 1 when one more thread may start, counted until run_thread_give; 0 when

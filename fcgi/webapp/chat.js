@@ -294,6 +294,7 @@ export function chatView(ctx) {
     const ctl = new AbortController();
     st.busy = ctl;
     setBusy(true);
+    const shown = new Map();
     try {
       await stream('/chat-messages', { inputs: st.inputs, query: q, response_mode: 'streaming', conversation_id: st.conv || '',
         files: files.map(({ name, ...f }) => f) }, (ev) => {
@@ -306,7 +307,15 @@ export function chatView(ctx) {
           answer = ev.answer || '';
           b.body.innerHTML = render(answer);
         } else if (ev.event === 'agent_thought' && ev.tool) {
-          thoughts(b.el).append(h('div.thought', {}, ev.tool + ': ' + (ev.observation || '')));
+          // a thought comes again as it grows (its calls, then their
+          // results): one line per thought id, the latest state shown
+          let line = shown.get(ev.id);
+          if (!line) {
+            line = h('div.thought', {});
+            shown.set(ev.id, line);
+            thoughts(b.el).append(line);
+          }
+          line.textContent = ev.tool + ': ' + (ev.observation || '');
         } else if (ev.event === 'message_end') {
           msgId = ev.message_id || ev.id;
           sources = ev.metadata && ev.metadata.retriever_resources;

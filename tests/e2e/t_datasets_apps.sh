@@ -143,5 +143,5 @@ sed -e "s/dataset_ids: \[ds-a, ds-b\]/dataset_ids: [$DSA]/" \
 import_app "$T_DIR/kb2.yml"
 out=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
     -d '{"inputs":{},"query":"refunds","user":"u","response_mode":"blocking"}' "$BASE/v1/chat-messages")
-case $(printf '%s' "$out" | jq -r '"\(.status) \(.error)"') in "failed "*"rerank model x"*) ok 0 "a failing rerank model fails the run, naming it" ;;
+case $(printf '%s' "$out" | jq -r '"\(.status) \(.message)"') in "400 Run failed: "*"rerank model x"*) ok 0 "a failing rerank model fails the run, naming it" ;;
 *) ok 1 "a failing rerank model fails the run, naming it (got '$out')" ;; esac

@@ -13,8 +13,8 @@ ask() { curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
     -d "{\"inputs\":{},\"query\":\"$1\",\"user\":\"u\"}" "$BASE/v1/chat-messages"; }
 
 out=$(ask "refunds")
-is "$(printf '%s' "$out" | jq -r .status)" failed "an unconfigured dataset fails the run"
-printf '%s' "$out" | jq -r .error | grep -q "knowledge base 'ds-a' is not configured"
+is "$(printf '%s' "$out" | jq -r '"\(.status) \(.code)"')" "400 invalid_param" "an unconfigured dataset fails the run"
+printf '%s' "$out" | jq -r .message | grep -q "knowledge base 'ds-a' is not configured"
 ok $? "... saying which dataset and how to configure it"
 
 req POST "$W/ds-a" -H "$J" -d "{\"endpoint\":\"$KB\",\"api_key\":\"kb-secret\",\"knowledge_id\":\"kb-a\"}"
@@ -30,7 +30,7 @@ else
 fi
 
 out=$(ask "refunds")
-is "$(printf '%s' "$out" | jq -r .status)" succeeded "the run succeeds with both datasets"
+is "$(printf '%s' "$out" | jq -r .event)" message "the run succeeds with both datasets"
 is "$(curl -s "$KB/_requests" | jq -r '[.[] | select(.path=="/retrieval") | .auth] | unique | join(",")')" \
     "Bearer kb-secret" "the API key goes as a bearer token"
 is "$(curl -s "$KB/_requests" | jq -r '.[-1].body.retrieval_setting | "\(.top_k) \(.score_threshold)"')" \
@@ -43,10 +43,10 @@ kb-a says refunds (weak)" "the 4 records merged best first, cut to top_k (3), as
 
 req POST "$W/ds-b" -H "$J" -d "{\"endpoint\":\"$KB\",\"api_key\":\"[__HIDDEN__]\",\"knowledge_id\":\"kb-b\"}"
 out=$(ask "again")
-is "$(printf '%s' "$out" | jq -r .status)" succeeded "the mask keeps the stored key"
+is "$(printf '%s' "$out" | jq -r .event)" message "the mask keeps the stored key"
 req POST "$W/ds-b" -H "$J" -d "{\"endpoint\":\"$KB\",\"api_key\":\"wrong\",\"knowledge_id\":\"kb-b\"}"
 out=$(ask "again")
-printf '%s' "$out" | jq -r .error | grep -q "HTTP 403 Authorization failed"
+printf '%s' "$out" | jq -r .message | grep -q "HTTP 403 Authorization failed"
 ok $? "a refused key fails with the API's message"
 req DELETE "$W/ds-b"
 is "$STATUS" 204 "delete a dataset's configuration"

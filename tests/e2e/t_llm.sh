@@ -63,8 +63,8 @@ is "$(printf '%s' "$sent" | jq -r '[.messages[] | .role + ":" + (.content|tostri
 # A provider error is a clear failure, without the key.
 curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
     -d '{"inputs":{},"query":"broken","user":"u"}' "$BASE/v1/chat-messages" >"$T_DIR/b3"
-is "$(jq -r .status "$T_DIR/b3")" failed "a provider error fails the run"
-jq -r .error "$T_DIR/b3" | grep -q "401" && jq -r .error "$T_DIR/b3" | grep -q "Incorrect API key"
+is "$(jq -r '"\(.status) \(.code)"' "$T_DIR/b3")" "400 invalid_param" "a provider error fails the run"
+jq -r .message "$T_DIR/b3" | grep -q "401" && jq -r .message "$T_DIR/b3" | grep -q "Incorrect API key"
 ok $? "the error carries the provider's status and message"
 # A burst: an answer of many tokens sent as fast as the fake can (they
 # share flushes, server.stream_flush_ms) arrives whole, in order, one

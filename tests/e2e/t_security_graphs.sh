@@ -163,8 +163,8 @@ is "$(sse_data "$T_DIR/sse.txt" 'select(.event=="node_started") | .event' | wc -
     0 "chatflow: no node starts"
 svc POST /v1/chat-messages -H "$J" \
     -d '{"inputs":{},"query":"hi","user":"u","response_mode":"blocking"}'
-is "$(jqr .status)" failed "chatflow: a blocking run fails"
-has "$(jqr .error)" "'A' -> 'B' -> 'A'" "chatflow: blocking names the cycle"
+is "$STATUS $(jqr .code)" "400 invalid_param" "chatflow: a blocking run fails"
+has "$(jqr .message)" "'A' -> 'B' -> 'A'" "chatflow: blocking names the cycle"
 
 # A sound graph still imports without warnings and runs.
 graph_yml "$T_DIR/sound.yml" workflow "$TT_A" \

@@ -6,6 +6,10 @@
 # t_sdk's; annotations are t_annotations'.
 . "$(dirname "$0")/lib.sh"
 
+# the audio routes' models (audio.speech_to_text_model, .text_to_speech_model)
+unset OLLAMA_BASE_URL OLLAMA_API_KEY
+export FLOWCGI_AUDIO_SPEECH_TO_TEXT_MODEL='fakeaudio#whisper-1'
+export FLOWCGI_AUDIO_TEXT_TO_SPEECH_MODEL='fakeaudio#tts-1'
 start_llm_front || exit 1
 # fields <description> <jq path> <comma-separated keys, sorted> [<status>]:
 # the answer's status and the keys at path are exactly these
@@ -167,3 +171,82 @@ is "$STATUS $(jq -c . <<<"$BODY")" '200 {"result":"success"}' "POST /v1/completi
 KEY=$CKEY
 api POST /v1/completion-messages '{"inputs":{},"user":"u","response_mode":"blocking"}'
 is "$STATUS $(jqr .code)" "400 app_unavailable" "completion-messages with a chatflow's key: Dify's app_unavailable"
+
+# ====== Audio and files ======
+
+start_fake audio AUD
+req POST /console/api/workspaces/current/model-providers/fakeaudio -H "$J" \
+    -d "{\"base_url\":\"$AUD/v1\",\"api_key\":\"sk-audio\",\"models\":[\"whisper-1\",\"tts-1\"]}"
+cat >"$T_DIR/audio.yml" <<'YML'
+app: {mode: advanced-chat, name: Ref audio}
+kind: app
+version: 0.6.0
+workflow:
+  features: {speech_to_text: {enabled: true}, text_to_speech: {enabled: true, voice: nova, language: en-US}}
+  graph:
+    edges:
+    - {id: e1, source: start, target: answer}
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: answer
+      data: {type: answer, title: Answer, answer: 'Spoken answer'}
+YML
+import_app "$T_DIR/audio.yml"
+printf 'ID3fake-mp3-bytes' >"$T_DIR/in.mp3"
+# form <path> [curl -F args...]: a multipart POST with $KEY; STATUS, BODY
+form() {
+	local p=$1
+	shift
+	BODY=$(curl -sS -w '\n%{http_code}' -H "Authorization: Bearer $KEY" "$@" "$BASE$p")
+	STATUS=${BODY##*
+}
+	BODY=${BODY%
+*}
+}
+# service_api/app/audio.py AudioApi.post -> AudioService.transcript_asr:
+# {text} (dify-docs openapi_chat.json /audio-to-text: 200 {text})
+form /v1/audio-to-text -F "file=@$T_DIR/in.mp3;type=audio/mpeg" -F user=u
+fields "POST /v1/audio-to-text: Dify's {text}" . "text"
+is "$(jqr .text)" "hello from the fake" "... the provider's transcription"
+# AudioApi's errors (controllers/service_api/app/error.py
+# NoAudioUploadedError 400, UnsupportedAudioTypeError 415), in the error
+# body of libs/external_api.py {code, message, status}
+form /v1/audio-to-text -F user=u
+fields "audio-to-text without a file: Dify's error body" . "code,message,status" 400
+is "$(jqr .code) $(jqr .status)" "no_audio_uploaded 400" "... no_audio_uploaded"
+form /v1/audio-to-text -F "file=@$T_DIR/in.mp3;type=text/plain" -F user=u
+fields "audio-to-text of a file that is no audio: Dify's error body" . "code,message,status" 415
+is "$(jqr .code)" unsupported_audio_type "... unsupported_audio_type"
+# TextApi.post -> AudioService.transcript_tts: the audio itself,
+# audio/mpeg (dify-docs openapi_chat.json /text-to-audio: 200 audio)
+code=$(curl -sS -o "$T_DIR/out.mp3" -D "$T_DIR/tts.h" -w '%{http_code}' -H "Authorization: Bearer $KEY" \
+    -H "$J" -d '{"text":"Say this","user":"u"}' "$BASE/v1/text-to-audio")
+is "$code $(tr -d '\r' <"$T_DIR/tts.h" | sed -n 's/^[Cc]ontent-[Tt]ype: //p')" "200 audio/mpeg" \
+    "POST /v1/text-to-audio: 200 audio/mpeg"
+is "$(head -c 3 "$T_DIR/out.mp3")" ID3 "... the provider's audio, as it came"
+# service_api/app/file.py FileApi.post (fields/file_fields.py
+# file_fields), then service_api/app/file_preview.py FilePreviewApi.get
+# (_build_file_response): the bytes with the upload's mimetype and
+# Content-Length, Accept-Ranges: bytes for audio and video, Cache-Control
+# max-age=3600; as_attachment: Content-Disposition attachment;
+# filename*=UTF-8'' and application/octet-stream. Dify's Cache-Control is
+# public: flowcgi's is private on purpose, since a file read with an app's
+# key kept by a shared cache would go to whoever asks it next.
+form /v1/files/upload -F "file=@$T_DIR/in.mp3;type=audio/mpeg" -F user=u
+fields "POST /v1/files/upload: Dify's file fields" . \
+    "created_at,created_by,extension,id,mime_type,name,preview_url,size" 201
+FID=$(jqr .id)
+# head_of <name>: a header of the last preview, its value
+head_of() { tr -d '\r' <"$T_DIR/pv.h" | sed -n "s/^$1: //Ip" | tail -1; }
+code=$(curl -sS -o "$T_DIR/pv.bin" -D "$T_DIR/pv.h" -w '%{http_code}' -H "Authorization: Bearer $KEY" \
+    "$BASE/v1/files/$FID/preview?user=u")
+is "$code|$(head_of content-type)|$(head_of content-length)|$(head_of accept-ranges)|$(head_of cache-control)" \
+    "200|audio/mpeg|17|bytes|private, max-age=3600" "GET /v1/files/{id}/preview: Dify's headers"
+cmp -s "$T_DIR/pv.bin" "$T_DIR/in.mp3"
+ok $? "... and the upload's bytes"
+code=$(curl -sS -o /dev/null -D "$T_DIR/pv.h" -w '%{http_code}' -H "Authorization: Bearer $KEY" \
+    "$BASE/v1/files/$FID/preview?user=u&as_attachment=true")
+is "$code|$(head_of content-type)|$(head_of content-disposition)" \
+    "200|application/octet-stream|attachment; filename*=UTF-8''in.mp3" \
+    "... as_attachment=true: Dify's download headers"
