@@ -335,13 +335,20 @@ h_node_run(struct req *r)
 		goto out;
 	if (user == NULL || *user == '\0')
 		user = "admin";
+	else if (strlen(user) > 200) {
+		resp_error(r, 400, "invalid_param", "user is longer than 200 "
+		    "bytes");
+		goto out;
+	}
 	memset(&o, 0, sizeof(o));
 	o.app_id = r->captures[0];
+	o.inputs = inputs;
+	o.user = user;
 	o.invoke_from = "debugger";
 	if (run_admit(r, r->captures[0], &o, &slot) != 0)
 		goto out;
-	if ((rc = engine_node_run(r->eng, r->captures[0], r->captures[1],
-	    inputs, user, err, &res)) != 0) {
+	if ((rc = engine_node_run(r->eng, &o, r->captures[1], err, &res)) !=
+	    0) {
 		resp_engine_error(r, rc, err, "app");
 		goto out;
 	}

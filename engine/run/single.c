@@ -303,12 +303,14 @@ single_answer(json_t *trace)
 }
 
 int
-engine_node_run(struct engine *e, const char *app_id, const char *node_id,
-    const json_t *inputs, const char *user, char *err, json_t **out)
+engine_node_run(struct engine *e, const struct run_opts *ro,
+    const char *node_id, char *err, json_t **out)
 {
 	struct run		 r;
-	struct run_opts		 o;
+	struct run_opts		 o = *ro;
 	struct single_write	 w;
+	const char		*app_id = ro->app_id, *user = ro->user;
+	const json_t		*inputs = ro->inputs;
 	json_t			*app = NULL, *wf, *sys = NULL, *rec = NULL;
 	json_t			*trace, *v, *env;
 	const struct gnode	*n;
@@ -320,12 +322,11 @@ engine_node_run(struct engine *e, const char *app_id, const char *node_id,
 	char			 nerr[ENGINE_ERRMAX] = "";
 
 	memset(&r, 0, sizeof(r));
-	memset(&o, 0, sizeof(o));
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_mutex_init(&r.sb_mu, NULL);
-	o.app_id = app_id;
-	o.inputs = inputs;
-	o.user = user;
+	/* no events: the answer is the one execution */
+	o.on_event = NULL;
+	o.on_start = NULL;
 	o.invoke_from = "debugger";
 	r.e = e;
 	r.opts = &o;
