@@ -283,6 +283,28 @@ single_write_fn(struct store_txn *t, void *arg)
 	return store_put_json(t, STORE_DB_NODE_RUNS, id, w->nodes, 0);
 }
 
+/*
+ * The last execution of node_id in nodes (a run's traces: packed arrays,
+ * [id, node id, ...], or objects in older data), borrowed; or NULL. A
+ * container's own comes after those of the nodes inside it.
+ */
+static json_t *
+trace_of(const json_t *nodes, const char *node_id)
+{
+	json_t		*x;
+	const char	*id;
+	size_t		 i;
+
+	for (i = json_array_size(nodes); i-- > 0;) {
+		x = json_array_get(nodes, i);
+		id = json_string_value(json_is_array(x) ? json_array_get(x, 1) :
+		    json_object_get(x, "node_id"));
+		if (id != NULL && strcmp(id, node_id) == 0)
+			return x;
+	}
+	return NULL;
+}
+
 /* The execution as Dify's workflow_run_node_execution_fields. */
 static json_t *
 single_answer(json_t *trace)
@@ -417,13 +439,15 @@ engine_node_run(struct engine *e, const struct run_opts *ro,
 		goto out;
 	/* a node that fails is an answer (status failed), not an error */
 	nrc = run_node_exec(&r, n, r.pool, nerr);
-	if (r.sb != NULL) {
+	{
 		char hex[STORE_HASH_HEX];
 
+		/* its MCP sessions and sandbox go now (the workspace of a
+		 * lone step is not kept: draft_user is not set) */
 		run_sandbox_end(&r, hex);
 	}
 	end_ms = run_now_ms();
-	if ((trace = json_array_get(r.node_runs, 0)) == NULL) {
+	if ((trace = trace_of(r.node_runs, n->id)) == NULL) {
 		/* no trace: the step limit, or memory */
 		rc = nrc != 0 && nerr[0] ? engine_invalid(err, "%s", nerr) :
 		    ENGINE_ENOMEM;
@@ -457,7 +481,7 @@ engine_node_run(struct engine *e, const struct run_opts *ro,
 	if ((*out = single_answer(trace)) == NULL)
 		rc = ENGINE_ENOMEM;
 out:
-	if (r.sb != NULL) {
+	if (r.sb != NULL || r.mcp != NULL) {
 		char hex[STORE_HASH_HEX];
 
 		run_sandbox_end(&r, hex);
@@ -492,20 +516,11 @@ static json_t *
 last_in_run(struct store_txn *t, const char *id, const char *node_id)
 {
 	json_t	*nodes = NULL, *x, *o = NULL;
-	size_t	 i;
 
 	if (store_get_json(t, STORE_DB_NODE_RUNS, id, &nodes) != 0)
 		return NULL;
-	for (i = json_array_size(nodes); i-- > 0 && o == NULL;) {
-		x = json_array_get(nodes, i);
-		/* packed: [id, node id, ...]; older traces are objects */
-		if (json_is_array(x) ? json_is_string(json_array_get(x, 1)) &&
-		    strcmp(json_string_value(json_array_get(x, 1)), node_id)
-		    == 0 : json_is_string(json_object_get(x, "node_id")) &&
-		    strcmp(json_string_value(json_object_get(x, "node_id")),
-		    node_id) == 0)
-			o = single_answer(x);
-	}
+	if ((x = trace_of(nodes, node_id)) != NULL)
+		o = single_answer(x);
 	json_decref(nodes);
 	return o;
 }

@@ -4,9 +4,9 @@
 # (GET .../last-run) through nginx, with the fake LLM as the model
 # provider: an llm, a code and a template node run alone with the inputs
 # Dify keys them by, answering the node execution shape; last-run after a
-# draft run and after a single step; a failed step is 200 with status
-# failed; a node type Dify runs no single step of, another app's node, a
-# missing input and bad JSON are refused.
+# draft run and after a single step; an iteration alone; a failed step is
+# 200 with status failed; a node type Dify runs no single step of, another
+# app's node, a missing input and bad JSON are refused.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v bwrap >/dev/null || [ ! -x /usr/bin/python3 ]; then
@@ -88,6 +88,16 @@ ok "$(jqr '.error | test("negative -4") | if . then 0 else 1 end')" \
     "with its error ($(jqr .error | head -c 80))"
 req GET "$A/$APP/$D/code/last-run"
 is "$(jqr .status)" failed "last-run gives the failed step"
+
+# an iteration runs the nodes inside it; its own execution is the answer
+import_file "$TOP/tests/e2e/apps/single_step_iter.yml"
+ITER=$(jqr .app_id)
+step "$ITER" it '{"inputs":{"#s.list#":["a","b"]}}'
+is "$STATUS $(jqr .node_id) $(jqr .status)" "200 it succeeded" \
+    "an iteration runs alone"
+is "$(jqc .outputs.output)" '["<a>","<b>"]' "over the list it was given"
+step "$ITER" itstart '{"inputs":{}}'
+is "$STATUS" 400 "an iteration's start node has no single step"
 
 # ====== Refused ======
 
