@@ -114,6 +114,8 @@ static const struct setting settings[] = {
 	    256),
 	S_INT("workflow.max_loop", SET_INT, workflow_max_loop, "100", 1,
 	    1000000),
+	S_INT("workflow.last_run_scan", SET_INT, workflow_last_run_scan,
+	    "100", 1, 100000),
 	S_INT("workflow.max_versions", SET_INT, workflow_max_versions, "100",
 	    0, 100000),
 	S_INT("workflow.max_threads", SET_INT, workflow_max_threads, "32", 1,

@@ -89,6 +89,8 @@ struct conf {
 	int	 workflow_max_time;	/* seconds per run */
 	int	 workflow_max_parallel;	/* concurrent branches per run */
 	int	 workflow_max_loop;	/* rounds of one loop or iteration */
+	int	 workflow_last_run_scan; /* debugger runs a node's last-run
+					   reads back through */
 	int	 workflow_max_versions;	/* published versions kept per app */
 	int	 workflow_max_threads;	/* threads of one run, all levels */
 	int64_t	 workflow_max_variable_size; /* bytes of one environment or

@@ -855,6 +855,28 @@ int	engine_run_logs(struct engine *e, const char *app_id,
 /* The node executions of run id, in order: {data: [...]}. */
 int	engine_run_nodes(struct engine *e, const char *run_id, json_t **out);
 
+/*
+ * Dify's single-step run (engine/run/single.c): node node_id of the draft
+ * of o->app_id alone, o->inputs keyed as Dify's variable mapping keys them
+ * ("arg1", "#node.var#", "#context#", "query", each also as
+ * "<node_id>.<key>"), as console user o->user, stopped as o->cancelled
+ * says (events are not sent). Stored as a run of the app. *out (new reference)
+ * is the execution in Dify's workflow_run_node_execution_fields shape; a
+ * node that fails is status "failed" with its error, rc 0. ENGINE_EINVAL
+ * with err: an input missing, a node type Dify runs no single step of;
+ * ENGINE_ENOTFOUND: no such app or node.
+ */
+int	engine_node_run(struct engine *e, const struct run_opts *o,
+	    const char *node_id, char *err, json_t **out);
+
+/*
+ * The last execution of node node_id in app_id's draft runs and single
+ * steps (workflow.last_run_scan of them, newest first), in the shape
+ * engine_node_run answers: new reference, or ENGINE_ENOTFOUND.
+ */
+int	engine_node_last_run(struct engine *e, const char *app_id,
+	    const char *node_id, json_t **out);
+
 /* ====== Run history ====== */
 
 /*

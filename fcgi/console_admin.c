@@ -19,6 +19,10 @@
  *        both stream server-sent events as /v1/workflows/run does; with
  *        "user" (default "admin") they run as that console user, whose
  *        draft sandbox workspace they keep (console_workspace.c).
+ *   POST /console/api/apps/{id}/workflows/draft/nodes/{node}/run {inputs}
+ *   GET  /console/api/apps/{id}/workflows/draft/nodes/{node}/last-run
+ *        Dify's single-step run of one node and the node's last
+ *        execution (engine/run/single.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -299,6 +303,79 @@ h_chat_draft_run(struct req *r)
 	draft_run(r, 1);
 }
 
+/* ====== Single-step runs ====== */
+
+/*
+ * POST .../workflows/draft/nodes/{node}/run {inputs}: Dify's
+ * DraftWorkflowNodeRunApi. The node's execution, 200 even when the node
+ * failed (status failed, its error); within the app's run limits.
+ */
+static void
+h_node_run(struct req *r)
+{
+	struct run_opts	 o;
+	struct run_slot	 slot = { NULL, 0, 0, 0 };
+	const char	*user = NULL;
+	char		 err[ENGINE_ERRMAX] = "";
+	json_t		*inputs, *res = NULL;
+	int		 rc;
+
+	if (req_read_json(r) != 0)
+		goto out;
+	inputs = json_object_get(r->json, "inputs");
+	if (inputs == NULL || json_is_null(inputs)) {
+		resp_error(r, 400, "invalid_param", "missing inputs");
+		goto out;
+	}
+	if (!json_is_object(inputs)) {
+		resp_error(r, 400, "invalid_param", "inputs must be an object");
+		goto out;
+	}
+	if (req_json_string(r, "user", 0, &user) != 0)
+		goto out;
+	if (user == NULL || *user == '\0')
+		user = "admin";
+	else if (strlen(user) > 200) {
+		resp_error(r, 400, "invalid_param", "user is longer than 200 "
+		    "bytes");
+		goto out;
+	}
+	memset(&o, 0, sizeof(o));
+	o.app_id = r->captures[0];
+	o.inputs = inputs;
+	o.user = user;
+	o.invoke_from = "debugger";
+	if (run_admit(r, r->captures[0], &o, &slot) != 0)
+		goto out;
+	if ((rc = engine_node_run(r->eng, &o, r->captures[1], err, &res)) !=
+	    0) {
+		resp_engine_error(r, rc, err, "app");
+		goto out;
+	}
+	resp_json(r, 200, res);
+	res = NULL;
+out:
+	run_release(&slot);
+	json_decref(res);
+}
+
+/* GET .../workflows/draft/nodes/{node}/last-run: Dify's
+ * DraftWorkflowNodeLastRunApi; 404 when the node never ran. */
+static void
+h_node_last_run(struct req *r)
+{
+	json_t	*res = NULL;
+	int	 rc;
+
+	if ((rc = engine_node_last_run(r->eng, r->captures[0],
+	    r->captures[1], &res)) != 0) {
+		resp_engine_error(r, rc, rc == ENGINE_ENOTFOUND ?
+		    "node last run not found" : "", "node");
+		return;
+	}
+	resp_json(r, 200, res);
+}
+
 #define A "/console/api/apps/{}"
 const struct route console_admin_routes[] = {
 	{ "GET", "/admin", h_admin_root, AUTH_NONE },
@@ -307,6 +384,9 @@ const struct route console_admin_routes[] = {
 	{ "GET", "/ui/{}", h_ui_file, AUTH_NONE },
 	{ "POST", A "/workflows/draft/run", h_draft_run, AUTH_ADMIN },
 	{ "POST", A "/advanced-chat/workflows/draft/run", h_chat_draft_run,
+	    AUTH_ADMIN },
+	{ "POST", A "/workflows/draft/nodes/{}/run", h_node_run, AUTH_ADMIN },
+	{ "GET", A "/workflows/draft/nodes/{}/last-run", h_node_last_run,
 	    AUTH_ADMIN },
 	{ NULL, NULL, NULL, AUTH_NONE },
 };

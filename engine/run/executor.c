@@ -480,6 +480,17 @@ exec_node(struct run *r, const struct gnode *n, struct pool *p,
 	return 0;
 }
 
+int
+run_node_exec(struct run *r, const struct gnode *n, struct pool *p,
+    char *err)
+{
+	const char	*handle;
+	char		 hb[128];
+
+	return exec_node(r, n, p, NULL, NULL, NULL, &handle, hb,
+	    sizeof(hb), err);
+}
+
 /* ====== A scope ====== */
 
 struct scope {

@@ -290,6 +290,15 @@ void	run_thread_give(struct run *r);
 int	run_scope(struct run *r, const char *container, struct pool *p,
 	    const char *iteration_id, const char *loop_id, char *err);
 
+/*
+ * Runs node n alone in pool p, as the executor runs one node (retries,
+ * error strategy, trace appended to r->node_runs): a single-step run
+ * (single.c). Returns 0, -1 when the node failed (err says why), -2 when
+ * stopped.
+ */
+int	run_node_exec(struct run *r, const struct gnode *n, struct pool *p,
+	    char *err);
+
 /* Milliseconds since the epoch. */
 int64_t	run_now_ms(void);
 

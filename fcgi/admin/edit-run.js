@@ -6,20 +6,22 @@
  * succeeded, failed, exception), each node's inputs, outputs, time and
  * error listed as it finishes, then the run's status and outputs.
  *
- * No node is run alone: the engine has no single-node run route (Dify's
- * .../workflows/draft/nodes/{id}/run), so rerunning one node with its last
- * inputs is not offered.
+ * A node Dify runs alone gets "Run this node" in the list and in its
+ * settings panel (edit-step.js): its inputs prefilled from its last run,
+ * the result shown and coloured on the graph as a run's node is.
  */
 import { el, clear } from '../ui/dom.js';
 import { pretty, badge } from '../ui/components.js';
 import { fail } from './page.js';
 import { inputField, readInputs, streamRun } from './runs.js';
+import { stepper, canStep } from './edit-step.js';
 
 /*
  * runner(app, ed, nodeLayer, save): {el, paint()}. save() resolves once
  * the draft is saved (false: it could not be). paint() puts the run's
  * states on the node group's drawing again (the editor draws it anew on
- * each change).
+ * each change); step(id) opens the single run of node id, canStep(node)
+ * says whether Dify offers one.
  */
 export function runner(app, ed, nodeLayer, save) {
 	const chat = app.mode === 'advanced-chat';
@@ -34,6 +36,14 @@ export function runner(app, ed, nodeLayer, save) {
 	const answer = el('pre', { id: 'edit-run-answer', hidden: true });
 	const nodes = el('ol', { id: 'edit-run-nodes', class: 'events' });
 	const outputs = el('pre', { id: 'edit-run-outputs', hidden: true });
+	const outs = new Map();	/* node id -> its outputs, last seen */
+	const steps = stepper(app, ed, save, outs, (d) => {
+		states.set(d.node_id, { status: d.status,
+		    time: Number(d.elapsed_time) || 0 });
+		if (d.outputs)
+			outs.set(d.node_id, d.outputs);
+		paint();
+	});
 	const vars = () => {
 		const s = ed.nodes().find((n) => n.data && n.data.type ===
 		    'start');
@@ -52,7 +62,12 @@ export function runner(app, ed, nodeLayer, save) {
 			clear(fields).append(...vars().map(inputField));
 	    } } },
 	    el('summary', { text: 'Run' }), form, status, answer, nodes,
-	    outputs);
+	    outputs, steps.el);
+
+	function step(id) {
+		box.open = true;
+		steps.open(id);
+	}
 
 	function paint() {
 		for (const g of nodeLayer.children) {
@@ -74,11 +89,18 @@ export function runner(app, ed, nodeLayer, save) {
 		/* in an iteration a node runs once an item */
 		states.set(d.node_id, { status: d.status, time: time +
 		    (prev && prev.status !== 'running' ? prev.time : 0) });
+		if (d.outputs)
+			outs.set(d.node_id, d.outputs);
 		/* a container's start node has nothing to show */
 		if (/-start$/.test(d.node_type || ''))
 			return;
+		const n = ed.node(d.node_id);
 		nodes.append(el('li', { 'data-node': d.node_id,
-		    'data-status': d.status },
+		    'data-status': d.status }, n && canStep(n) ?
+		    el('button', { type: 'button', class: 'small step-node',
+			'aria-label': 'Run ' + (d.title || d.node_id) +
+			' alone', text: 'Run this node', on: { click: () =>
+			step(d.node_id) } }) : null,
 		    el('details', {}, el('summary', {}, badge(d.status), ' ' +
 			(d.title || d.node_id) + ' · ' + time.toFixed(3) +
 			' s' + (d.error ? ': ' + d.error : '')),
@@ -132,6 +154,7 @@ export function runner(app, ed, nodeLayer, save) {
 	async function go() {
 		btn.disabled = true;
 		states.clear();
+		outs.clear();
 		clear(nodes);
 		answer.textContent = '';
 		answer.hidden = outputs.hidden = true;
@@ -154,5 +177,5 @@ export function runner(app, ed, nodeLayer, save) {
 		}
 	}
 
-	return { el: box, paint };
+	return { el: box, paint, step, canStep };
 }

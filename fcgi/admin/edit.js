@@ -277,6 +277,11 @@ export async function appEdit(app, pane, me) {
 		side.replaceChildren(el('h3', { id: 'edit-panel-title',
 		    text: titleOf(n) + ' · ' + info(typeOf(n))[0] }), formOf,
 		    edgesOf(ed, n));
+		/* Dify's single run of a node, in the run panel */
+		if (run.canStep(n))
+			side.append(el('button', { type: 'button', id:
+			    'edit-step-node', text: 'Run this node', on: {
+			    click: () => run.step(n.id) } }));
 	}
 
 	function changed(why) {

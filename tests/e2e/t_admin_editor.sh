@@ -9,7 +9,8 @@
 # difytest__conditional_parallel_code_execution_workflow.yml, Dify's own
 # test fixture) changed in two places and exported again; before it all,
 # the editor's state alone
-# (tests/browser/editor-state.test.mjs, node only). FLOWCGI_CHROMIUM
+# (tests/browser/editor-state.test.mjs, node only); a node run alone
+# with an edited input (tests/browser/editor-step.test.js). FLOWCGI_CHROMIUM
 # overrides /usr/bin/chromium. The screenshots of each panel are kept in
 # <build>/test-logs/screenshots.
 . "$(dirname "$0")/lib.sh"
@@ -71,6 +72,20 @@ OUT_DIR="$T_DIR" LLM="$LLM" \
 rc=$?
 tap "$T_DIR/more.tap"
 is "$rc" 0 "the templates and panels script ran to its end"
+
+# a node run alone from the run panel and from its settings panel
+# (editor-step.test.js); code nodes need the sandbox
+if command -v bwrap >/dev/null && [ -x /usr/bin/python3 ]; then
+	ADMIN_URL="$BASE/flow/admin/" ADMIN_TOKEN="$TOKEN" CHROMIUM="$CHROMIUM" \
+	OUT_DIR="$T_DIR" STEP_APP="$TOP/tests/e2e/apps/single_step.yml" \
+	    timeout 180 node "$BROWSER_DIR/editor-step.test.js" \
+	    >"$T_DIR/step.tap" 2>&1
+	rc=$?
+	tap "$T_DIR/step.tap"
+	is "$rc" 0 "the single-step script ran to its end"
+else
+	skip "a single run of a code node needs bwrap and /usr/bin/python3"
+fi
 
 # The export after the editor's two changes differs from the one before
 # only there: the if-else condition's value and the code node's code.
