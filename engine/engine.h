@@ -87,6 +87,10 @@ int64_t	engine_now(void);
 /* 0 when s is a UUID in canonical lowercase 8-4-4-4-12 form. */
 int	engine_uuid_check(const char *s);
 
+/* Dify's UUID_NIL: a message's parent_message_id that means "the one
+ * before it" (messages of the service API and of before the tree). */
+#define ENGINE_UUID_NIL	"00000000-0000-0000-0000-000000000000"
+
 /* ====== Text ====== */
 
 /*
@@ -761,6 +765,15 @@ struct run_opts {
 	 * like this runs at {"temperature": 0.9}); borrowed.
 	 */
 	const json_t	*model_params;
+	/*
+	 * Chat apps: the message this one follows (Dify's parent_message_id;
+	 * a regenerated answer names the parent of the one it stands
+	 * beside). NULL: not given, the conversation's newest (stored as
+	 * UUID_NIL); "": none, the first of a thread (stored as null); else
+	 * a message of the conversation (ENGINE_ENOTFOUND otherwise). The
+	 * model's memory is the thread it ends.
+	 */
+	const char	*parent_message_id;
 	int		 no_auto_name;	/* Dify's auto_generate_name: false:
 					 * a new conversation is not named
 					 * by the model ("New conversation") */
@@ -948,6 +961,20 @@ int	engine_conversation_get(struct engine *e, const char *app_id,
 int	engine_message_list(struct engine *e, const char *app_id,
 	    const char *user, const char *conv_id, const char *first_id,
 	    int limit, char *err, json_t **out);
+
+/*
+ * The messages a new message of conversation conv_id (app_id's and
+ * user's: NULL, anyone's) follows, for the model's memory: *out is
+ * [{query, answer}] oldest first, the newest max of them (new reference).
+ * parent is as run_opts.parent_message_id says: NULL the conversation's
+ * newest and its thread, "" none, else that message and its thread.
+ * A parent that is no message of the conversation (or a conversation
+ * that is none of theirs) is ENGINE_ENOTFOUND with "Message Not
+ * Exists."; without parent it is no error, only no messages.
+ */
+int	engine_message_thread(struct engine *e, const char *app_id,
+	    const char *user, const char *conv_id, const char *parent,
+	    size_t max, char *err, json_t **out);
 
 /* The stored record of message msg_id (new reference). */
 int	engine_message_get(struct engine *e, const char *app_id,
