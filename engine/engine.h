@@ -824,6 +824,35 @@ int	engine_run(struct engine *e, const struct run_opts *o, char *err,
 int	engine_run_stop(struct engine *e, const char *app_id, const char *user,
 	    const char *task_id);
 
+/* How engine_run_events hands out a run's events. */
+struct run_follow {
+	void	(*on_start)(void *arg);	/* the run is found: the stream
+					 * may begin (before any event) */
+	/* one event as JSON text (borrowed); non-zero: stop following */
+	int	(*on_event)(void *arg, const char *json, size_t len);
+	/* polled while no event comes; non-zero: stop following */
+	int	(*gone)(void *arg);
+	void	*arg;
+};
+
+/*
+ * Dify's GET /api/workflow/{task_id}/events: the events of workflow or
+ * chatflow run task_id of app_id, started by end user user, for a page
+ * that comes back to it. A run in progress in this process: every event
+ * its stream sent so far that its event log (run.event_log) still holds,
+ * in order, then each new one, until the run is over. A run in progress
+ * in another process or host: its workflow_started, then, once its record
+ * says it ended (read every run.stop_check_ms), its workflow_finished. A
+ * run that is over: its workflow_finished, from its record, as Dify.
+ * Calls f->on_start first and returns when the run is over or f says to
+ * stop. Another app's or end user's run, or none, is ENGINE_ENOTFOUND; a
+ * run of another kind of app ENGINE_EINVAL; both before on_start, with
+ * err.
+ */
+int	engine_run_events(struct engine *e, const char *app_id,
+	    const char *user, const char *task_id, const struct run_follow *f,
+	    char *err);
+
 /* The record of run id (Dify's workflow run detail). */
 int	engine_run_get(struct engine *e, const char *run_id, json_t **out);
 
