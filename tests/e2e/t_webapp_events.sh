@@ -4,9 +4,12 @@
 # run once, in order, the same as the first stream, then the end; a run
 # that is over answers its workflow_finished from its record; another end
 # user's task id, an unknown one and one that is no UUID are 404; a chat
-# app's run is 400.
+# app's run is 400; a run followed from another process on the same data
+# (flowcgi as a one-shot CGI) gets its start, then its end from its record.
 . "$(dirname "$0")/lib.sh"
 
+# stored as running at once, so that another process finds it
+export FLOWCGI_RUN_PUBLISH_AFTER=0
 start_llm_front || exit 1
 import_file "$TOP/tests/e2e/apps/observe.yml"
 APP=$(jqr .app_id)
@@ -81,6 +84,29 @@ is "$(printf '%s\n' "$BODY" | sed -n 's/^data: //p' | jq -r '.event + " " + .tas
 is "$(printf '%s\n' "$BODY" | grep -c '^data: ')" 1 "and only that"
 web "$P2" GET "/api/workflow/$TASK/events"
 is "$STATUS" 404 "another end user's finished run is 404 too"
+
+# another process (a CGI one-shot on the same data) follows a run of fc:
+# no log reaches it, the record does
+llm_script '{"responses": [{"chunks": ["one", " two"], "hold_after": 1}]}'
+curl -sS -N -H "X-App-Code: $CODE" -H "X-App-Passport: $P1" -H "$J" \
+    -d '{"inputs":{"q":"hi"},"response_mode":"streaming"}' \
+    "$BASE/api/workflows/run" >"$T_DIR/s3" &
+RUN3=$!
+wait_until 10 has_chunk "$T_DIR/s3" one
+TASK3=$(events "$T_DIR/s3" | head -1 | jq -r .task_id)
+GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET \
+    REQUEST_URI="/api/workflow/$TASK3/events" HTTP_X_APP_CODE="$CODE" \
+    HTTP_X_APP_PASSPORT="$P1" FLOWCGI_SERVER_DATA_DIR=$T_DIR/data \
+    "$FLOWCGI_BIN" serve >"$T_DIR/s4" 2>"$T_DIR/s4.err" &
+RUN4=$!
+wait_until 10 grep -q workflow_started "$T_DIR/s4"
+ok $? "another process: the run's workflow_started from its record"
+curl -sS -X POST "$LLM/_release" >/dev/null
+wait "$RUN3" "$RUN4"
+is "$(events "$T_DIR/s4" | jq -r .event | tr '\n' ' ')" "workflow_started workflow_finished " \
+    "another process: the start, then the end once the record says so"
+is "$(events "$T_DIR/s4" | jq -r 'select(.event=="workflow_finished") | .task_id + " " + .data.outputs.answer')" \
+    "$TASK3 one two" "... with the outputs"
 
 # a chat app's run: not a workflow's
 printf 'app: {mode: chat, name: Talk}\nkind: app\nversion: 0.6.0\nmodel_config:\n  model: {provider: openai, name: gpt-4o-mini, mode: chat, completion_params: {}}\n  pre_prompt: Hi\n' >"$T_DIR/chat.yml"
