@@ -82,6 +82,8 @@ static const struct setting settings[] = {
 	S_INT("run.prune_batch", SET_INT, run_prune_batch, "200", 1, 10000),
 	S_INT("run.stop_check_ms", SET_INT, run_stop_check_ms, "100", 0, 10000),
 	S_INT("run.host_lease", SET_DURATION, run_host_lease, "30s", 2, 86400),
+	S_INT("run.event_log", SET_SIZE, run_event_log, "1m", 0,
+	    (int64_t)1 << 30),
 	S_INT("limits.max_body", SET_SIZE, max_body, "64m", 1024,
 	    (int64_t)4 << 30),
 	S_INT("limits.max_json_body", SET_SIZE, max_json_body, "16m", 1024,

@@ -61,6 +61,9 @@ struct conf {
 	int	 run_stop_check_ms;	/* ms between looks for a stop */
 	int	 run_host_lease;	/* seconds before a silent process's
 					   running runs are failed */
+	int64_t	 run_event_log;		/* bytes of a live run's events kept
+					   for a page that comes back; 0 =
+					   none */
 	/* limits */
 	int64_t	 max_body;		/* bytes in one request body */
 	int64_t	 max_json_body;		/* bytes in one JSON request body */

@@ -87,6 +87,10 @@ int64_t	engine_now(void);
 /* 0 when s is a UUID in canonical lowercase 8-4-4-4-12 form. */
 int	engine_uuid_check(const char *s);
 
+/* Dify's UUID_NIL: a message's parent_message_id that means "the one
+ * before it" (messages of the service API and of before the tree). */
+#define ENGINE_UUID_NIL	"00000000-0000-0000-0000-000000000000"
+
 /* ====== Text ====== */
 
 /*
@@ -762,6 +766,15 @@ struct run_opts {
 	 * like this runs at {"temperature": 0.9}); borrowed.
 	 */
 	const json_t	*model_params;
+	/*
+	 * Chat apps: the message this one follows (Dify's parent_message_id;
+	 * a regenerated answer names the parent of the one it stands
+	 * beside). NULL: not given, the conversation's newest (stored as
+	 * UUID_NIL); "": none, the first of a thread (stored as null); else
+	 * a message of the conversation (ENGINE_ENOTFOUND otherwise). The
+	 * model's memory is the thread it ends.
+	 */
+	const char	*parent_message_id;
 	int		 no_auto_name;	/* Dify's auto_generate_name: false:
 					 * a new conversation is not named
 					 * by the model ("New conversation") */
@@ -820,6 +833,35 @@ int	engine_run(struct engine *e, const struct run_opts *o, char *err,
  */
 int	engine_run_stop(struct engine *e, const char *app_id, const char *user,
 	    const char *task_id);
+
+/* How engine_run_events hands out a run's events. */
+struct run_follow {
+	void	(*on_start)(void *arg);	/* the run is found: the stream
+					 * may begin (before any event) */
+	/* one event as JSON text (borrowed); non-zero: stop following */
+	int	(*on_event)(void *arg, const char *json, size_t len);
+	/* polled while no event comes; non-zero: stop following */
+	int	(*gone)(void *arg);
+	void	*arg;
+};
+
+/*
+ * Dify's GET /api/workflow/{task_id}/events: the events of workflow or
+ * chatflow run task_id of app_id, started by end user user, for a page
+ * that comes back to it. A run in progress in this process: every event
+ * its stream sent so far that its event log (run.event_log) still holds,
+ * in order, then each new one, until the run is over. A run in progress
+ * in another process or host: its workflow_started, then, once its record
+ * says it ended (read every run.stop_check_ms), its workflow_finished. A
+ * run that is over: its workflow_finished, from its record, as Dify.
+ * Calls f->on_start first and returns when the run is over or f says to
+ * stop. Another app's or end user's run, or none, is ENGINE_ENOTFOUND; a
+ * run of another kind of app ENGINE_EINVAL; both before on_start, with
+ * err.
+ */
+int	engine_run_events(struct engine *e, const char *app_id,
+	    const char *user, const char *task_id, const struct run_follow *f,
+	    char *err);
 
 /* The record of run id (Dify's workflow run detail). */
 int	engine_run_get(struct engine *e, const char *run_id, json_t **out);
@@ -980,6 +1022,20 @@ int	engine_conversation_get(struct engine *e, const char *app_id,
 int	engine_message_list(struct engine *e, const char *app_id,
 	    const char *user, const char *conv_id, const char *first_id,
 	    int limit, char *err, json_t **out);
+
+/*
+ * The messages a new message of conversation conv_id (app_id's and
+ * user's: NULL, anyone's) follows, for the model's memory: *out is
+ * [{query, answer}] oldest first, the newest max of them (new reference).
+ * parent is as run_opts.parent_message_id says: NULL the conversation's
+ * newest and its thread, "" none, else that message and its thread.
+ * A parent that is no message of the conversation (or a conversation
+ * that is none of theirs) is ENGINE_ENOTFOUND with "Message Not
+ * Exists."; without parent it is no error, only no messages.
+ */
+int	engine_message_thread(struct engine *e, const char *app_id,
+	    const char *user, const char *conv_id, const char *parent,
+	    size_t max, char *err, json_t **out);
 
 /* The stored record of message msg_id (new reference). */
 int	engine_message_get(struct engine *e, const char *app_id,

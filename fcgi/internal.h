@@ -326,6 +326,15 @@ int	req_part_text(struct req *r, const struct mp_part *p,
  */
 int	sse_run(struct req *r, struct run_opts *o, char *err, json_t **out);
 
+/*
+ * Answers GET /api/workflow/{task_id}/events: the events of run task_id
+ * of app_id and end user user (engine_run_events) as a server-sent event
+ * stream, with its pings and flushes; a run not found or of another kind
+ * is the JSON error before any stream.
+ */
+void	sse_follow(struct req *r, const char *app_id, const char *user,
+	    const char *task_id);
+
 /* ====== Run admission (admit.c) ====== */
 
 struct run_slot {

@@ -70,6 +70,7 @@ run_app(struct req *r, int chat, const char *version)
 	struct run_opts	 o;
 	struct run_slot	 slot = { NULL, 0, 0, 0 };
 	const char	*rmode, *user, *query = NULL, *conv = NULL;
+	const char	*parent = NULL;
 	char		 err[ENGINE_ERRMAX] = "", mode[32], status[32] = "";
 	char		 rerr[ENGINE_ERRMAX] = "";
 	json_t		*inputs, *res = NULL;
@@ -109,8 +110,24 @@ run_app(struct req *r, int chat, const char *version)
 	if (req_json_string(r, "user", 1, &user) != 0 ||
 	    req_json_string(r, "response_mode", 0, &rmode) != 0 ||
 	    (chat == 1 && (req_json_string(r, "query", 1, &query) != 0 ||
-	    req_json_string(r, "conversation_id", 0, &conv) != 0)))
+	    req_json_string(r, "conversation_id", 0, &conv) != 0 ||
+	    req_json_string(r, "parent_message_id", 0, &parent) != 0)))
 		goto out;
+	/*
+	 * parent_message_id (Dify's web API's; its service API stores
+	 * UUID_NIL whatever is sent, flowcgi's takes it too): absent, the
+	 * conversation's newest; null or "", a thread of its own; else a
+	 * UUID, of a message of this conversation (the engine's 404).
+	 */
+	if (parent != NULL && *parent != '\0' && engine_uuid_check(parent) !=
+	    0) {
+		resp_error(r, 400, "invalid_param", "parent_message_id: %.64s "
+		    "is not a valid uuid", parent);
+		goto out;
+	}
+	if (parent == NULL && json_object_get(r->json, "parent_message_id") !=
+	    NULL)
+		parent = "";	/* null */
 	/* Dify refuses an id that is no UUID before looking for it */
 	if (conv != NULL && *conv != '\0' && engine_uuid_check(conv) != 0) {
 		resp_error(r, 400, "invalid_param", "conversation_id: %.64s is "
@@ -135,6 +152,7 @@ run_app(struct req *r, int chat, const char *version)
 	o.user = user;
 	o.query = query;
 	o.conversation_id = conv != NULL && *conv != '\0' ? conv : NULL;
+	o.parent_message_id = parent;
 	o.files = json_object_get(r->json, "files");
 	o.invoke_from = "service-api";
 	o.workflow_id = version;

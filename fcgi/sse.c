@@ -218,3 +218,77 @@ sse_run(struct req *r, struct run_opts *o, char *err, json_t **out)
 		resp_engine_error(r, rc, err, "app or conversation");
 	return rc;
 }
+
+/* ====== Following a run ====== */
+
+static void
+follow_start(void *arg)
+{
+	on_start(arg, NULL, NULL);
+}
+
+/* One event of the run's log: written, flushed as on_event's. */
+static int
+follow_event(void *arg, const char *json, size_t len)
+{
+	struct sse	*s = arg;
+	int64_t		 now;
+	int		 gone;
+
+	pthread_mutex_lock(&s->mu);
+	if ((gone = client_gone(s->r)) == 0) {
+		resp_write(s->r, "data: ", 6);
+		resp_write(s->r, json, len);
+		resp_write(s->r, "\n\n", 2);
+		if (!s->pending) {
+			now = now_ms();
+			if (s->window == 0 || !s->have_side ||
+			    now - s->flushed >= s->window)
+				flush_locked(s, now);
+			else {
+				s->pending = 1;
+				pthread_cond_signal(&s->cv);
+			}
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	return gone;
+}
+
+static int
+follow_gone(void *arg)
+{
+	struct sse	*s = arg;
+	int		 gone;
+
+	pthread_mutex_lock(&s->mu);
+	gone = client_gone(s->r);
+	pthread_mutex_unlock(&s->mu);
+	return gone;
+}
+
+void
+sse_follow(struct req *r, const char *app_id, const char *user,
+    const char *task_id)
+{
+	struct run_follow	 f = { follow_start, follow_event, follow_gone,
+				    NULL };
+	struct sse		 s;
+	char			 err[ENGINE_ERRMAX] = "";
+	int			 rc;
+
+	memset(&s, 0, sizeof(s));
+	s.r = r;
+	s.window = r->conf->stream_flush_ms;
+	pthread_mutex_init(&s.mu, NULL);
+	cond_init_monotonic(&s.cv);
+	f.arg = &s;
+	metric_add(METRIC_STREAMS_ACTIVE, NULL, 1);
+	rc = engine_run_events(r->eng, app_id, user, task_id, &f, err);
+	sse_end(&s, 0, err);
+	metric_add(METRIC_STREAMS_ACTIVE, NULL, -1);
+	pthread_cond_destroy(&s.cv);
+	pthread_mutex_destroy(&s.mu);
+	if (rc != 0 && !s.started)
+		resp_engine_error(r, rc, err, "workflow run");
+}

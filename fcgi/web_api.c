@@ -1134,6 +1134,26 @@ h_remote_info(struct req *r)
 	resp_json(r, 200, out);
 }
 
+/* ====== Workflow events ====== */
+
+/*
+ * GET /api/workflow/{task_id}/events: Dify's WorkflowEventsApi, the
+ * events of a workflow or chatflow run the end user started, for a page
+ * that reloads mid-run (engine_run_events: the run's event log replayed
+ * then followed, or its stored end). Another end user's run is 404.
+ * Dify's include_state_snapshot and Last-Event-ID cursor are not read:
+ * the replay is always from the run's first event kept.
+ */
+static void
+h_workflow_events(struct req *r)
+{
+	struct web_user u;
+
+	if (web_auth(r, &u) != 0)
+		return;
+	sse_follow(r, u.app_id, u.session, r->captures[0]);
+}
+
 /* ====== The site, features, access ====== */
 
 /* GET /api/site: Dify's WebAppSiteResponse. */
@@ -1218,5 +1238,6 @@ const struct route web_api_routes[] = {
 	{ "DELETE", "/api/saved-messages/{}", h_saved_delete, AUTH_NONE },
 	{ "POST", "/api/remote-files/upload", h_remote_upload, AUTH_NONE },
 	{ "GET", "/api/remote-files/{}", h_remote_info, AUTH_NONE },
+	{ "GET", "/api/workflow/{}/events", h_workflow_events, AUTH_NONE },
 	{ NULL, NULL, NULL, AUTH_NONE },
 };

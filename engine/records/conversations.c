@@ -133,6 +133,21 @@ out:
 
 /* ====== Messages ====== */
 
+/*
+ * The parent_message_id of stored message rec, as Dify keeps it: an id,
+ * null (the first of a thread) or UUID_NIL, "after the one before" (the
+ * service API's, and every message stored before messages had parents,
+ * as Dify's migration marked its own). New reference.
+ */
+static json_t *
+message_parent(const json_t *rec)
+{
+	const json_t *p = json_object_get(rec, "parent_message_id");
+
+	return p != NULL ? json_incref((json_t *)p) :
+	    json_string(ENGINE_UUID_NIL);
+}
+
 /* Dify's message list item of stored message rec. New reference. */
 static json_t *
 message_view(const json_t *rec)
@@ -145,10 +160,10 @@ message_view(const json_t *rec)
 	 * agent app, message_files, retriever_resources), else empty */
 #define LIST(k) (json_is_array(json_object_get(rec, (k))) ? \
 	json_incref(json_object_get(rec, (k))) : json_array())
-	return json_pack("{s:O,s:O,s:n,s:o,s:O,s:O,s:o,s:o,s:o,s:o,s:O,"
+	return json_pack("{s:O,s:O,s:o,s:o,s:O,s:O,s:o,s:o,s:o,s:o,s:O,"
 	    "s:s,s:O}", "id", json_object_get(rec, "id"), "conversation_id",
 	    json_object_get(rec, "conversation_id"), "parent_message_id",
-	    "inputs", inputs ? json_incref(inputs) : json_object(), "query",
+	    message_parent(rec), "inputs", inputs ? json_incref(inputs) : json_object(), "query",
 	    json_object_get(rec, "query"),
 	    "answer", json_object_get(rec, "answer"), "message_files",
 	    LIST("message_files"),
@@ -235,6 +250,101 @@ gone:
 	if (err != NULL)
 		snprintf(err, ENGINE_ERRMAX, "Conversation Not Exists.");
 	return ENGINE_ENOTFOUND;
+}
+
+/*
+ * Dify's extract_thread_messages, walked the other way round: from the
+ * newest message back, each message taken is the one its successor
+ * names as parent (UUID_NIL: whichever comes next), until one with a
+ * null parent. Dify's loop also stops at a null parent of a message off
+ * the thread (a regenerated first answer newer than the thread's own);
+ * this follows the parents only.
+ */
+int
+engine_message_thread(struct engine *e, const char *app_id,
+    const char *user, const char *conv_id, const char *parent, size_t max,
+    char *err, json_t **out)
+{
+	struct store_txn	*t = NULL;
+	json_t			*all = NULL, *conv = NULL, *rec, *res = NULL;
+	json_t			**recs = NULL;
+	const char		*k, *next, *id;
+	char			 prefix[64];
+	size_t			 n, i, taken = 0;
+	int			 rc, found;
+
+	*out = NULL;
+	if ((res = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	next = parent == NULL ? ENGINE_UUID_NIL : parent;
+	/* a thread of its own: nothing before it */
+	if (*next == '\0') {
+		*out = res;
+		return 0;
+	}
+	found = strcmp(next, ENGINE_UUID_NIL) == 0;
+	rc = 0;
+	if (engine_uuid_check(conv_id) == 0) {
+		snprintf(prefix, sizeof(prefix), "%s/", conv_id);
+		if ((rc = store_read_begin(e->store, &t)) != 0) {
+			json_decref(res);
+			return engine_from_store(rc);
+		}
+		if ((rc = store_get_json(t, STORE_DB_CONVERSATIONS, conv_id,
+		    &conv)) == 0 && !of_owner(conv, app_id, user))
+			rc = STORE_ENOTFOUND;
+		if (rc == 0)
+			rc = records_collect(t, STORE_DB_MESSAGES, prefix, NULL,
+			    0, &all);
+		store_read_end(t);
+		json_decref(conv);
+		if (rc == STORE_ENOTFOUND)
+			rc = 0;		/* no conversation: no messages */
+	}
+	if (rc != 0) {
+		rc = engine_from_store(rc);
+		goto out;
+	}
+	/* key order is time order: walk it backwards */
+	n = json_object_size(all);
+	rc = ENGINE_ENOMEM;
+	if (n > 0 && (recs = calloc(n, sizeof(*recs))) == NULL)
+		goto out;
+	i = 0;
+	json_object_foreach(all, k, rec)
+		recs[i++] = rec;
+	for (i = n; i > 0 && next != NULL; i--) {
+		rec = recs[i - 1];
+		if (!json_is_object(rec) || (id = str_of(rec, "id")) == NULL)
+			continue;
+		if (strcmp(next, ENGINE_UUID_NIL) != 0 && strcmp(next, id) != 0)
+			continue;
+		found = 1;
+		if (taken < max) {
+			if (json_array_insert_new(res, 0, json_pack("{s:O,s:O}",
+			    "query", json_object_get(rec, "query"), "answer",
+			    json_object_get(rec, "answer"))) != 0)
+				goto out;
+			taken++;
+		}
+		/* no member: stored before parents were (UUID_NIL) */
+		rec = json_object_get(rec, "parent_message_id");
+		next = rec == NULL ? ENGINE_UUID_NIL : json_string_value(rec);
+	}
+	if (!found) {
+		if (err != NULL)
+			snprintf(err, ENGINE_ERRMAX, "Message Not Exists.");
+		rc = ENGINE_ENOTFOUND;
+		goto out;
+	}
+	*out = res;
+	res = NULL;
+	rc = 0;
+out:
+	free(recs);
+	json_decref(all);
+	json_decref(res);
+	return rc;
 }
 
 /*

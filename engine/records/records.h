@@ -284,4 +284,28 @@ int	assets_export(struct store_txn *t, const char *app_id, json_t **nodes,
 int	assets_import(struct store_txn *t, const struct conf *c,
 	    const char *app_id, const struct bundle *b, char *err);
 
+/* ====== The head of a fetched file's response (uploads.c) ====== */
+
+/*
+ * What the remote-files probe and fetch read of a response's header lines:
+ * Content-Type (parameters kept), Content-Length (-1: none or no number)
+ * and the file name of Content-Disposition (filename*= as RFC 5987 says,
+ * preferred over filename=; percent-decoded, its last path segment only,
+ * valid UTF-8 without control characters, at most 255 bytes; "" none). A
+ * status line ("HTTP/...") starts them over: a redirect's head is not the
+ * file's.
+ */
+struct upload_head {
+	char	 type[256];
+	int64_t	 length;
+	char	 name[256];
+	int	 name_star;	/* name came from filename* */
+};
+
+/* Empties h (length -1). */
+void	upload_head_init(struct upload_head *h);
+
+/* Reads header line p[0..n) (CR/LF stripped, not NUL-terminated) into h. */
+void	upload_head_line(struct upload_head *h, const char *p, size_t n);
+
 #endif

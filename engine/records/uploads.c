@@ -188,12 +188,15 @@ url_file_name(const char *url)
 	return strdup("file");
 }
 
+static void	probe_on_header(const char *, size_t, void *);
+
 int
 engine_upload_fetch(struct engine *e, const char *app_id, const char *user,
     const char *url, char *err, json_t **out)
 {
 	struct outbound_req	 req;
 	struct outbound_resp	 resp;
+	struct upload_head	 head;
 	char			*name = NULL, *semi;
 	int			 rc;
 
@@ -204,6 +207,9 @@ engine_upload_fetch(struct engine *e, const char *app_id, const char *user,
 	req.url = url;
 	req.follow = 1;
 	req.max_bytes = e->conf->upload_max_file;
+	upload_head_init(&head);
+	req.on_header = probe_on_header;
+	req.header_arg = &head;
 	if ((rc = outbound_fetch(e, &req, err, &resp)) != 0) {
 		if (rc == ENGINE_ELIMIT)
 			engine_invalid(err, "the file at the URL is larger "
@@ -217,7 +223,9 @@ engine_upload_fetch(struct engine *e, const char *app_id, const char *user,
 		    resp.status);
 		goto out;
 	}
-	if ((name = url_file_name(url)) == NULL) {
+	/* Dify's _extract_filename: Content-Disposition's name first */
+	if ((name = head.name[0] != '\0' ? strdup(head.name) :
+	    url_file_name(url)) == NULL) {
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
@@ -232,18 +240,12 @@ out:
 	return rc;
 }
 
-/* ====== The HEAD probe ====== */
-
-/* The headers of the final response of a probe (redirects start over). */
-struct probe {
-	char	type[256];
-	int64_t	length;
-};
+/* ====== The head of a response ====== */
 
 /* Copies the value of header line p[0..n) named name into out (at most
  * size - 1 bytes, spaces trimmed); 1 when the line is that header. */
 static int
-probe_header_value(const char *p, size_t n, const char *name, char *out,
+head_value(const char *p, size_t n, const char *name, char *out,
     size_t size)
 {
 	size_t	nl = strlen(name), i, j;
@@ -261,24 +263,159 @@ probe_header_value(const char *p, size_t n, const char *name, char *out,
 	return 1;
 }
 
+void
+upload_head_init(struct upload_head *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->length = -1;
+}
+
+/*
+ * Sets h->name to name v[0..n) (raw bytes of a parameter, percent-encoded;
+ * latin1: ISO-8859-1, made UTF-8) when it is a usable one.
+ */
+static void
+head_name(struct upload_head *h, const char *v, size_t n, int latin1,
+    int star)
+{
+	char		*dec = NULL, buf[512];
+	const char	*base;
+	json_t		*ok;
+	size_t		 i, bl, o = 0;
+	int		 len;
+
+	if (n == 0 || n > 2048 || (dec = curl_easy_unescape(NULL, v, (int)n,
+	    &len)) == NULL)
+		goto out;
+	/* the last path segment only: no "../" reaches a name */
+	base = dec;
+	for (i = 0; i < (size_t)len; i++)
+		if (dec[i] == '/' || dec[i] == '\\')
+			base = dec + i + 1;
+	bl = (size_t)len - (size_t)(base - dec);
+	for (i = 0; i < bl; i++) {
+		unsigned char c = (unsigned char)base[i];
+
+		if (c < 0x20 || c == 0x7f || o + 2 >= sizeof(buf))
+			goto out;	/* a control character, or too long */
+		if (latin1 && c >= 0x80) {
+			buf[o++] = (char)(0xc0 | c >> 6);
+			buf[o++] = (char)(0x80 | (c & 0x3f));
+		} else
+			buf[o++] = (char)c;
+	}
+	/* all spaces or dots is no name */
+	for (i = 0; i < o && (buf[i] == ' ' || buf[i] == '.'); i++)
+		;
+	if (i == o || o >= sizeof(h->name))
+		goto out;
+	/* jansson's check: the name goes into JSON records */
+	if ((ok = json_stringn(buf, o)) == NULL)
+		goto out;
+	json_decref(ok);
+	memcpy(h->name, buf, o);
+	h->name[o] = '\0';
+	h->name_star = star;
+out:
+	curl_free(dec);
+}
+
+/*
+ * Content-Disposition's parameters (RFC 6266): filename*=charset'lang'
+ * pct-encoded (RFC 5987: UTF-8 or ISO-8859-1; another charset only when
+ * its bytes are UTF-8) wins over filename= (a token or a quoted string
+ * with \-escapes, percent-decoded as Dify's _extract_filename does).
+ */
+static void
+head_disposition(struct upload_head *h, const char *p, size_t n)
+{
+	char		 v[1024];
+	size_t		 i = 0, ks, kl, vl;
+	int		 star;
+
+	while (i < n) {
+		while (i < n && (p[i] == ';' || p[i] == ' ' || p[i] == '\t'))
+			i++;
+		ks = i;
+		while (i < n && p[i] != '=' && p[i] != ';')
+			i++;
+		kl = i - ks;
+		while (kl > 0 && (p[ks + kl - 1] == ' ' || p[ks + kl - 1] ==
+		    '\t'))
+			kl--;
+		if (i >= n || p[i] != '=')
+			continue;	/* "attachment", or a broken one */
+		i++;
+		while (i < n && (p[i] == ' ' || p[i] == '\t'))
+			i++;
+		vl = 0;
+		if (i < n && p[i] == '"') {
+			for (i++; i < n && p[i] != '"'; i++) {
+				if (p[i] == '\\' && i + 1 < n)
+					i++;
+				if (vl < sizeof(v))
+					v[vl++] = p[i];
+			}
+			if (i < n)
+				i++;	/* the closing quote */
+			while (i < n && p[i] != ';')
+				i++;
+		} else {
+			for (; i < n && p[i] != ';'; i++)
+				if (vl < sizeof(v))
+					v[vl++] = p[i];
+			while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] ==
+			    '\t'))
+				vl--;
+		}
+		if (vl == sizeof(v))
+			continue;	/* longer than any name we keep */
+		star = kl == 9 && strncasecmp(p + ks, "filename*", 9) == 0;
+		if (star) {
+			const char	*q1 = memchr(v, '\'', vl), *q2;
+			size_t		 cl;
+
+			if (q1 == NULL || (q2 = memchr(q1 + 1, '\'', vl -
+			    (size_t)(q1 + 1 - v))) == NULL)
+				continue;	/* not charset'lang'value */
+			cl = (size_t)(q1 - v);
+			head_name(h, q2 + 1, vl - (size_t)(q2 + 1 - v),
+			    (cl == 10 && strncasecmp(v, "iso-8859-1", 10) ==
+			    0) || (cl == 6 && strncasecmp(v, "latin1", 6) == 0),
+			    1);
+		} else if (kl == 8 && strncasecmp(p + ks, "filename", 8) == 0 &&
+		    !h->name_star)
+			head_name(h, v, vl, 0, 0);
+	}
+}
+
+void
+upload_head_line(struct upload_head *h, const char *p, size_t n)
+{
+	char		 v[32], *end;
+	long long	 len;
+	static const char cd[] = "Content-Disposition";
+
+	if (n >= 5 && memcmp(p, "HTTP/", 5) == 0)
+		upload_head_init(h);
+	else if (head_value(p, n, "Content-Length", v, sizeof(v))) {
+		errno = 0;
+		len = strtoll(v, &end, 10);
+		h->length = errno == 0 && end != v && *end == '\0' &&
+		    len >= 0 && v[0] != '-' && v[0] != '+' ? (int64_t)len : -1;
+	} else if (n > sizeof(cd) && p[sizeof(cd) - 1] == ':' &&
+	    strncasecmp(p, cd, sizeof(cd) - 1) == 0)
+		head_disposition(h, p + sizeof(cd), n - sizeof(cd));
+	else
+		head_value(p, n, "Content-Type", h->type, sizeof(h->type));
+}
+
+/* ====== The HEAD probe ====== */
+
 static void
 probe_on_header(const char *p, size_t n, void *arg)
 {
-	struct probe	*pr = arg;
-	char		 v[32], *end;
-	long long	 len;
-
-	if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
-		pr->type[0] = '\0';
-		pr->length = -1;
-	} else if (probe_header_value(p, n, "Content-Length", v, sizeof(v))) {
-		errno = 0;
-		len = strtoll(v, &end, 10);
-		pr->length = errno == 0 && end != v && *end == '\0' &&
-		    len >= 0 ? (int64_t)len : -1;
-	} else
-		probe_header_value(p, n, "Content-Type", pr->type,
-		    sizeof(pr->type));
+	upload_head_line(arg, p, n);
 }
 
 /* The body of a probe's GET: dropped. */
@@ -294,7 +431,7 @@ engine_upload_probe(struct engine *e, const char *url, char *err,
 {
 	struct outbound_req	 req;
 	struct outbound_stream	*s = NULL;
-	struct probe		 pr;
+	struct upload_head	 pr;
 	long			 status;
 	int			 rc, pass;
 
@@ -305,8 +442,7 @@ engine_upload_probe(struct engine *e, const char *url, char *err,
 	/* a HEAD, then (Dify's fallback) a GET whose head is all we read */
 	for (pass = 0; pass < 2; pass++) {
 		memset(&req, 0, sizeof(req));
-		memset(&pr, 0, sizeof(pr));
-		pr.length = -1;
+		upload_head_init(&pr);
 		req.method = pass == 0 ? "HEAD" : NULL;
 		req.url = url;
 		req.follow = 1;

@@ -92,6 +92,7 @@ run_emit(struct run *r, const char *event, json_t *data)
 	}
 	pthread_mutex_lock(&r->mu);
 	r->opts->on_event(r->opts->arg, ev);
+	live_log_add(r, event, ev);
 	pthread_mutex_unlock(&r->mu);
 	json_decref(ev);
 }
@@ -261,6 +262,7 @@ run_emit_top(struct run *r, const char *event, json_t *fields)
 	json_decref(fields);
 	pthread_mutex_lock(&r->mu);
 	r->opts->on_event(r->opts->arg, ev);
+	live_log_add(r, event, ev);
 	pthread_mutex_unlock(&r->mu);
 	json_decref(ev);
 }

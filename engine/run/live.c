@@ -25,8 +25,17 @@
  * keys go: a process killed mid-run leaves no run running forever. Two
  * processes sweeping one lease at once are serialized by the store; the
  * second finds nothing left.
+ *
+ * Event logs. A workflow or chatflow run that streams keeps the events it
+ * sent, as JSON text, up to run.event_log bytes (the oldest go first), in
+ * a log that a page coming back reads from the start and then follows
+ * (engine_run_events, Dify's GET /api/workflow/{task_id}/events). The
+ * log is counted: the run and each follower hold it, so a follower may
+ * outlive the run. It lives in this process only; a follower on another
+ * process reads the run's record instead (docs/webapp.md).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,6 +443,357 @@ publisher_main(void *arg)
 	return NULL;
 }
 
+/* ====== Event logs ====== */
+
+static struct run *live_find(struct engine *, const char *, const char *,
+    const char *);
+
+/* A condition variable on the monotonic clock (timed waits use it). */
+static void
+log_cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
+struct live_log {
+	pthread_mutex_t	  mu;
+	pthread_cond_t	  cv;		/* a new event, or the run's end */
+	char		**text;		/* the events kept, oldest first */
+	size_t		 *len;
+	size_t		  n, cap;
+	size_t		  base;		/* the sequence number of text[0] */
+	size_t		  bytes;	/* of text[0..n) */
+	size_t		  max;		/* run.event_log */
+	size_t		  finished;	/* sequence number of workflow_finished,
+					 * or SIZE_MAX */
+	int		  kept;		/* events are logged (a stream) */
+	int		  closed;	/* the run is over */
+	int		  refs;
+};
+
+static struct live_log *
+log_new(size_t max, int kept)
+{
+	struct live_log *l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	pthread_mutex_init(&l->mu, NULL);
+	log_cond_init(&l->cv);
+	l->max = max;
+	l->kept = kept;
+	l->finished = SIZE_MAX;
+	l->refs = 1;
+	return l;
+}
+
+/* Drops a hold on l; the last one frees it. */
+static void
+log_release(struct live_log *l)
+{
+	size_t	i;
+	int	last;
+
+	if (l == NULL)
+		return;
+	pthread_mutex_lock(&l->mu);
+	last = --l->refs == 0;
+	pthread_mutex_unlock(&l->mu);
+	if (!last)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->text[i]);
+	free(l->text);
+	free(l->len);
+	pthread_cond_destroy(&l->cv);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+void
+live_log_add(struct run *r, const char *event, const json_t *ev)
+{
+	struct live_log	*l = r->log;
+	char		*text;
+	size_t		 len, drop, i;
+
+	if (l == NULL || !l->kept || (text = store_json_text(ev, &len)) ==
+	    NULL)
+		return;
+	pthread_mutex_lock(&l->mu);
+	if (l->n == l->cap) {
+		size_t	 cap = l->cap ? l->cap * 2 : 64;
+		char	**t = realloc(l->text, cap * sizeof(*t));
+		size_t	*ln = t != NULL ? realloc(l->len, cap * sizeof(*ln)) :
+			    NULL;
+
+		if (t != NULL)
+			l->text = t;
+		if (ln == NULL) {
+			/* a follower misses it, as one past the size does */
+			pthread_mutex_unlock(&l->mu);
+			free(text);
+			return;
+		}
+		l->len = ln;
+		l->cap = cap;
+	}
+	l->text[l->n] = text;
+	l->len[l->n++] = len;
+	l->bytes += len;
+	if (strcmp(event, "workflow_finished") == 0)
+		l->finished = l->base + l->n - 1;
+	/* past the size: the oldest go, down to three quarters of it, so
+	 * that a long answer's tokens do not each move the rest */
+	if (l->bytes > l->max && l->n > 1) {
+		for (drop = 0; drop < l->n - 1 && l->bytes > l->max / 4 * 3;
+		     drop++) {
+			l->bytes -= l->len[drop];
+			free(l->text[drop]);
+		}
+		for (i = drop; i < l->n; i++) {
+			l->text[i - drop] = l->text[i];
+			l->len[i - drop] = l->len[i];
+		}
+		l->n -= drop;
+		l->base += drop;
+	}
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* Hands event ev (new reference, taken) to f as text: f's answer. */
+static int
+follow_send(const struct run_follow *f, json_t *ev)
+{
+	char	*text;
+	size_t	 len;
+	int	 stop;
+
+	if (ev == NULL || (text = store_json_text(ev, &len)) == NULL) {
+		json_decref(ev);
+		return 1;
+	}
+	json_decref(ev);
+	stop = f->on_event(f->arg, text, len);
+	free(text);
+	return stop;
+}
+
+/* Dify's workflow_started of record rec (WorkflowStartStreamResponse). */
+static json_t *
+started_event(const json_t *rec)
+{
+	return json_pack("{s:s,s:O?,s:O?,s:{s:O?,s:O?,s:O?,s:O?,s:s}}",
+	    "event", "workflow_started", "task_id", json_object_get(rec,
+	    "task_id"), "workflow_run_id", json_object_get(rec, "id"), "data",
+	    "id", json_object_get(rec, "id"), "workflow_id",
+	    json_object_get(rec, "workflow_id"), "inputs",
+	    json_object_get(rec, "inputs"), "created_at", json_object_get(rec,
+	    "created_at"), "reason", "initial");
+}
+
+/*
+ * Dify's workflow_finished of a finished run's record rec
+ * (WorkflowResponseConverter.workflow_run_result_to_finish_response).
+ */
+static json_t *
+finished_event(const json_t *rec)
+{
+#define F(k) json_object_get(rec, (k))
+	return json_pack("{s:s,s:O?,s:O?,s:{s:O?,s:O?,s:O?,s:O?,s:O?,s:O?,"
+	    "s:I,s:I,s:n,s:O?,s:O?,s:I,s:[]}}", "event", "workflow_finished",
+	    "task_id", F("task_id"), "workflow_run_id", F("id"), "data", "id",
+	    F("id"), "workflow_id", F("workflow_id"), "status", F("status"),
+	    "outputs", F("outputs"), "error", F("error"), "elapsed_time",
+	    F("elapsed_time"), "total_tokens", (json_int_t)json_integer_value(
+	    F("total_tokens")), "total_steps", (json_int_t)json_integer_value(
+	    F("total_steps")), "created_by", "created_at", F("created_at"),
+	    "finished_at", F("finished_at"), "exceptions_count", (json_int_t)
+	    json_integer_value(F("exceptions_count")), "files");
+#undef F
+}
+
+/* The stored record of run id, or NULL. */
+static json_t *
+record_read(struct engine *e, const char *id)
+{
+	json_t *rec = NULL;
+
+	if (store_get_copy_json(e->store, STORE_DB_RUNS, id, &rec) != 0)
+		return NULL;
+	return rec;
+}
+
+/* 1 when record rec is of a run still in progress. */
+static int
+record_running(const json_t *rec)
+{
+	const char *st = json_string_value(json_object_get(rec, "status"));
+
+	return st != NULL && strcmp(st, "running") == 0;
+}
+
+/*
+ * Follows log l of a run of this process (start: its start record):
+ * every event kept from the first, then each new one, until the run is
+ * over; a log that keeps no events (a blocking run, run.event_log 0) or
+ * lost its first ones begins with the start record's workflow_started.
+ * 1 when f said to stop, 0 when the run is over with *fin set when its
+ * workflow_finished went out.
+ */
+static int
+follow_log(struct live_log *l, const json_t *start,
+    const struct run_follow *f, int *fin)
+{
+	struct timespec	 ts;
+	char		*text;
+	size_t		 seq = 0, len;
+	int		 stop = 0, last;
+
+	pthread_mutex_lock(&l->mu);
+	if (!l->kept || l->base > 0) {
+		pthread_mutex_unlock(&l->mu);
+		if (follow_send(f, started_event(start)))
+			return 1;
+		pthread_mutex_lock(&l->mu);
+	}
+	while (!stop) {
+		if (seq < l->base)
+			seq = l->base;	/* gone past the size: the oldest kept */
+		if (seq < l->base + l->n) {
+			len = l->len[seq - l->base];
+			if ((text = malloc(len + 1)) == NULL) {
+				stop = 1;
+				break;
+			}
+			memcpy(text, l->text[seq - l->base], len + 1);
+			last = seq++ == l->finished;
+			pthread_mutex_unlock(&l->mu);
+			stop = f->on_event(f->arg, text, len);
+			free(text);
+			if (last)
+				*fin = 1;
+			pthread_mutex_lock(&l->mu);
+			continue;
+		}
+		if (l->closed)
+			break;
+		/* no event for a second: is the client still there? */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec++;
+		if (pthread_cond_timedwait(&l->cv, &l->mu, &ts) != 0) {
+			pthread_mutex_unlock(&l->mu);
+			stop = f->gone != NULL && f->gone(f->arg);
+			pthread_mutex_lock(&l->mu);
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+	return stop;
+}
+
+/*
+ * Follows a run in progress on another process or host through its
+ * record: its workflow_started, then its record read every
+ * run.stop_check_ms (at least 100 ms) until it is over. *rec is the
+ * last record read (replaced; NULL when it went).
+ */
+static int
+follow_record(struct engine *e, json_t **rec, const struct run_follow *f)
+{
+	struct timespec	 ts;
+	char		 id[37];
+	int		 ms = e->conf->run_stop_check_ms > 100 ?
+			    e->conf->run_stop_check_ms : 100;
+
+	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(*rec,
+	    "id")));
+	if (follow_send(f, started_event(*rec)))
+		return 1;
+	while (*rec != NULL && record_running(*rec)) {
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (long)(ms % 1000) * 1000000;
+		nanosleep(&ts, NULL);
+		if (f->gone != NULL && f->gone(f->arg))
+			return 1;
+		json_decref(*rec);
+		*rec = record_read(e, id);
+	}
+	return 0;
+}
+
+int
+engine_run_events(struct engine *e, const char *app_id, const char *user,
+    const char *task_id, const struct run_follow *f, char *err)
+{
+	struct run	*r;
+	struct live_log	*l = NULL;
+	json_t		*rec = NULL;
+	const char	*mode;
+	int		 rc = 0, fin = 0;
+
+	if (engine_uuid_check(task_id) != 0)
+		goto gone;
+	pthread_mutex_lock(&e->live_mu);
+	if ((r = live_find(e, app_id, user, task_id)) != NULL) {
+		rec = json_deep_copy(r->start_rec);
+		if ((l = r->log) != NULL) {
+			pthread_mutex_lock(&l->mu);
+			l->refs++;
+			pthread_mutex_unlock(&l->mu);
+		}
+	}
+	pthread_mutex_unlock(&e->live_mu);
+	if (r == NULL && (rec = record_read(e, task_id)) != NULL &&
+	    !record_owned(rec, app_id, "created_by_end_user", user)) {
+		json_decref(rec);
+		rec = NULL;
+	}
+	/* Dify answers only for the runs of an end user */
+	if (rec == NULL || (user == NULL && json_string_value(json_object_get(
+	    rec, "created_by_end_user")) == NULL))
+		goto gone;
+	mode = json_string_value(json_object_get(rec, "mode"));
+	if (mode == NULL || (strcmp(mode, "workflow") != 0 &&
+	    strcmp(mode, "advanced-chat") != 0)) {
+		rc = engine_invalid(err, "cannot subscribe to workflow run, "
+		    "workflow_run_id=%s", task_id);
+		goto out;
+	}
+	f->on_start(f->arg);
+	if (l != NULL) {
+		if (follow_log(l, rec, f, &fin) != 0 || fin)
+			goto out;
+		/* over: its end as stored (nothing when its app went) */
+		json_decref(rec);
+		rec = record_read(e, task_id);
+	} else if (r != NULL) {
+		/* a run without a log (none could be made): its start, then
+		 * its record */
+		if (follow_record(e, &rec, f) != 0)
+			goto out;
+	} else if (record_running(rec) && follow_record(e, &rec, f) != 0)
+		goto out;
+	if (rec != NULL && !record_running(rec))
+		follow_send(f, finished_event(rec));
+out:
+	log_release(l);
+	json_decref(rec);
+	return rc;
+gone:
+	if (err != NULL)
+		snprintf(err, ENGINE_ERRMAX, "WorkflowRun not found, id=%.40s",
+		    task_id);
+	json_decref(rec);
+	log_release(l);
+	return ENGINE_ENOTFOUND;
+}
+
 /* ====== Registry ====== */
 
 int
@@ -495,6 +855,11 @@ live_add(struct run *r)
 		r->live_sent = 1;
 	}
 	r->live_due = live_now_ms() + delay;
+	/* a workflow's or chatflow's events, for a page that comes back
+	 * (none made: it is followed through its record) */
+	if (r->legacy == NULL)
+		r->log = log_new((size_t)e->conf->run_event_log,
+		    r->opts->on_event != NULL && e->conf->run_event_log > 0);
 	pthread_mutex_lock(&e->live_mu);
 	r->live_prev = NULL;
 	r->live_next = e->live;
@@ -536,6 +901,15 @@ live_remove(struct run *r)
 		r->live_next->live_prev = r->live_prev;
 	r->live_next = r->live_prev = NULL;
 	pthread_mutex_unlock(&e->live_mu);
+	/* its followers read what is left, then end */
+	if (r->log != NULL) {
+		pthread_mutex_lock(&r->log->mu);
+		r->log->closed = 1;
+		pthread_cond_broadcast(&r->log->cv);
+		pthread_mutex_unlock(&r->log->mu);
+		log_release(r->log);
+		r->log = NULL;
+	}
 }
 
 /* The live run with id or task id, owned as record_owned says (locked). */

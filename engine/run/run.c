@@ -562,30 +562,20 @@ out:
 	return rc;
 }
 
-/* The last messages of a conversation, for memory: [{query, answer}]. */
+/*
+ * The memory of a new message: the thread it follows (its parent's, see
+ * engine_message_thread), at most HISTORY_MAX [{query, answer}]. A
+ * parent not of this conversation is ENGINE_ENOTFOUND with err.
+ */
 #define HISTORY_MAX 50
 static int
 history_load(struct engine *e, const char *app_id, const char *conv_id,
-    json_t *out)
+    const char *parent, char *err, json_t **out)
 {
-	json_t	*list = NULL, *m;
-	size_t	 i, n, from;
-	int	 rc;
-
-	if ((rc = engine_message_list(e, app_id, NULL, conv_id, NULL,
-	    HISTORY_MAX, NULL, &list)) != 0)
-		return rc == ENGINE_ENOMEM ? rc : 0;	/* none: no memory */
-	n = json_array_size(json_object_get(list, "data"));
-	from = n > HISTORY_MAX ? n - HISTORY_MAX : 0;
-	for (i = from; i < n && rc == 0; i++) {
-		m = json_array_get(json_object_get(list, "data"), i);
-		if (json_array_append_new(out, json_pack("{s:O,s:O}", "query",
-		    json_object_get(m, "query"), "answer", json_object_get(m,
-		    "answer"))) != 0)
-			rc = ENGINE_ENOMEM;
-	}
-	json_decref(list);
-	return rc;
+	json_decref(*out);
+	*out = NULL;
+	return engine_message_thread(e, app_id, NULL, conv_id, parent,
+	    HISTORY_MAX, err, out);
 }
 
 /*
@@ -910,8 +900,9 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		rc = ENGINE_ENOMEM;
 		goto out;
 	}
-	if (conv != NULL && (rc = history_load(e, r.app_id,
-	    r.conversation_id, r.history)) != 0)
+	if ((conv != NULL || (r.chat && o->parent_message_id != NULL)) &&
+	    (rc = history_load(e, r.app_id, r.conversation_id,
+	    o->parent_message_id, err, &r.history)) != 0)
 		goto out;
 	r.start_rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:b,"
 	    "s:s?,s:s}",
@@ -1035,9 +1026,12 @@ engine_run(struct engine *e, const struct run_opts *o, char *err,
 		    json_integer_value(json_object_get(conv, "created_at")) :
 		    (json_int_t)(r.started_ms / 1000), "updated_at",
 		    (json_int_t)(end_ms / 1000), "from_end_user_id", o->user);
-		w.msg = json_pack("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:s,s:s?,s:I,"
-		    "s:s?,s:O}",
+		w.msg = json_pack("{s:s,s:s,s:s?,s:s,s:s,s:s,s:O,s:s,s:s,s:s?,"
+		    "s:I,s:s?,s:O}",
 		    "id", r.message_id, "conversation_id", r.conversation_id,
+		    "parent_message_id", o->parent_message_id == NULL ?
+		    ENGINE_UUID_NIL : *o->parent_message_id == '\0' ? NULL :
+		    o->parent_message_id,
 		    "app_id", r.app_id, "query", o->query ? o->query : "",
 		    "answer",
 		    r.answer ? r.answer : "", "inputs", inputs,

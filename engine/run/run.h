@@ -160,6 +160,8 @@ struct run {
 	atomic_int		 stop_flag;	/* a stop was asked for */
 	atomic_llong		 stop_polled;	/* monotonic ms of the last
 						 * read of its record */
+	struct live_log		*log;		/* its events for a page that
+						 * comes back, or NULL */
 	/* metrics and trace (observe.c) */
 	struct span		*span;		/* the run's, or NULL */
 	struct span		*obs_prev;	/* the thread's before it */
@@ -351,6 +353,12 @@ int	live_stop(struct engine *e, const char *app_id, const char *user,
 
 /* A copy of the start record of this process's run run_id, or NULL. */
 json_t	*live_get(struct engine *e, const char *run_id);
+
+/*
+ * Keeps event ev of r (its name event) in r's event log, when r has one,
+ * for engine_run_events; called where the event goes out, under r->mu.
+ */
+void	live_log_add(struct run *r, const char *event, const json_t *ev);
 
 /*
  * A node execution as the run keeps and stores it (run.c): a JSON array

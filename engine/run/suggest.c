@@ -300,11 +300,12 @@ engine_message_suggested(struct engine *e, const char *app_id,
 		    "answer disabled.");
 		goto out;
 	}
+	/* Dify's TokenBufferMemory: the thread of the newest message */
 	if ((model = app_model(app)) != NULL &&
-	    (rc = engine_message_list(e, app_id, user, json_string_value(
+	    (rc = engine_message_thread(e, app_id, user, json_string_value(
 	    json_object_get(msg, "conversation_id")), NULL, SUGGEST_HISTORY,
 	    err, &list)) == 0) {
-		json_array_foreach(json_object_get(list, "data"), i, m) {
+		json_array_foreach(list, i, m) {
 			dbuf_addstr(&sb, "Human: ");
 			add_cut(&sb, json_string_value(json_object_get(m,
 			    "query")) ? json_string_value(json_object_get(m,

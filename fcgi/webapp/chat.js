@@ -2,7 +2,9 @@
 // (/chatbot/{code}): the conversation list (new, pin, rename, delete), the
 // start form before the first message, the opening statement and
 // suggested questions, the answer streamed in as Markdown, agent thoughts
-// folded, stop, feedback, regenerate, citations under an answer, files
+// folded, stop, feedback, regenerate (Dify's message tree: a regenerated
+// answer stands beside the first, "< 1/2 >" between them), citations
+// under an answer, files
 // (uploaded or by link) attached when the app allows them, an answer read
 // aloud and a question spoken where the app enables them.
 
@@ -16,7 +18,9 @@ import { fmtSize } from '../ui/components.js';
 
 export function chatView(ctx) {
   const { root, s, parameters, url, flash, ask } = ctx;
-  const st = { convs: [], conv: null, busy: null, task: null, inputs: { ...url.inputs } };
+  // msgs: the conversation's messages, oldest first, each with its
+  // parent_message_id; pick: which child of a parent ('' the root) shows
+  const st = { convs: [], conv: null, busy: null, task: null, inputs: { ...url.inputs }, msgs: [], pick: {} };
   const list = h('ul.convs', { 'aria-label': t('conversations') });
   const log = h('div.messages', { role: 'log', 'aria-live': 'polite' });
   const text = h('textarea', { id: 'query', rows: '1', placeholder: s.input_placeholder || t('placeholder'), 'aria-label': t('placeholder') });
@@ -177,9 +181,8 @@ export function chatView(ctx) {
   }
 
   // the buttons under an answer: feedback, read aloud (the app's
-  // text_to_speech), regenerate (the latest answer only)
-  function feedback(el, id, rating) {
-    for (const b of log.querySelectorAll('.regenerate')) b.remove();
+  // text_to_speech), regenerate (again, as a sibling of it)
+  function feedback(el, id, rating, item) {
     const bar = h('div.actions');
     for (const [r, label] of [['like', t('like')], ['dislike', t('dislike')]]) {
       const b = h('button.icon.fb-' + r, { type: 'button', 'aria-label': label, title: label, 'aria-pressed': rating === r ? 'true' : 'false' }, icon(r));
@@ -188,26 +191,83 @@ export function chatView(ctx) {
         await call('POST', '/messages/' + id + '/feedbacks', { rating: next });
         for (const x of bar.querySelectorAll('button')) x.setAttribute('aria-pressed', 'false');
         if (next) b.setAttribute('aria-pressed', 'true');
+        const m = st.msgs.find((x) => x.id === id);
+        if (m) m.feedback = next ? { rating: next } : null;
       });
       bar.append(b);
     }
     if (parameters.text_to_speech && parameters.text_to_speech.enabled)
       bar.append(h('button.icon.tts', { type: 'button', 'aria-label': t('play'), title: t('play'), onclick: () =>
         speak(id).catch((e) => flash(t('error') + ': ' + e.message, 'error')) }, icon('speaker')));
-    if (st.last)
-      bar.append(h('button.icon.regenerate', { type: 'button', 'aria-label': t('regenerate'), title: t('regenerate'), onclick: regenerate }, '↻'));
+    if (item) {
+      bar.append(h('button.icon.regenerate', { type: 'button', 'aria-label': t('regenerate'), title: t('regenerate'), onclick: () => regenerate(item) }, '↻'));
+      if (item.count > 1) {
+        const go = (d) => { st.pick[item.key] = item.kids[item.index + d].id; draw(); };
+        bar.append(h('div.siblings', { role: 'group', 'aria-label': t('answers') },
+          h('button.icon.sib-prev', { type: 'button', 'aria-label': t('prevAnswer'), title: t('prevAnswer'), disabled: item.index === 0 ? true : null, onclick: () => go(-1) }, '‹'),
+          h('span.sib-pos', {}, (item.index + 1) + ' / ' + item.count),
+          h('button.icon.sib-next', { type: 'button', 'aria-label': t('nextAnswer'), title: t('nextAnswer'), disabled: item.index === item.count - 1 ? true : null, onclick: () => go(1) }, '›')));
+      }
+    }
     el.append(bar);
   }
 
-  // asks the latest question again: its answer (and the question) give
-  // way to the new one
-  function regenerate() {
-    if (!st.last || st.busy) return;
-    const bots = log.querySelectorAll('.msg.bot:not(.opening)');
-    const users = log.querySelectorAll('.msg.user');
-    if (bots.length) bots[bots.length - 1].remove();
-    if (users.length) users[users.length - 1].remove();
-    send(st.last.q, st.last.files);
+  // Dify's buildChatItemTree: a message's parent is the one it names, the
+  // one before it when it names UUID_NIL (the service API's), the root
+  // when null or not among those loaded
+  const NIL = '00000000-0000-0000-0000-000000000000';
+  function parentKey(m, i) {
+    const p = m.parent_message_id;
+    if (p === NIL) return i > 0 ? st.msgs[i - 1].id : '';
+    return p && st.msgs.some((x) => x.id === p) ? p : '';
+  }
+  // the thread shown: from the root, the picked child at each step (else
+  // the newest); [{m, key, kids, index, count}]
+  function thread() {
+    const kids = {};
+    st.msgs.forEach((m, i) => { const k = parentKey(m, i); (kids[k] = kids[k] || []).push(m); });
+    const out = [];
+    for (let key = '', seen = new Set(); kids[key] && !seen.has(key); key = out[out.length - 1].m.id) {
+      seen.add(key);
+      const list = kids[key];
+      let index = list.findIndex((m) => m.id === st.pick[key]);
+      if (index < 0) index = list.length - 1;
+      out.push({ m: list[index], key, kids: list, index, count: list.length });
+    }
+    return out;
+  }
+  // the thread ending in message id picked at every step (the newest
+  // message's after a load, as Dify's targetMessageId)
+  function pickPath(id) {
+    for (let m = st.msgs.find((x) => x.id === id), n = 0; m && n < st.msgs.length; n++) {
+      const k = parentKey(m, st.msgs.indexOf(m));
+      st.pick[k] = m.id;
+      m = st.msgs.find((x) => x.id === k);
+    }
+  }
+
+  // the thread as bubbles
+  function draw() {
+    for (const el of log.querySelectorAll('.msg:not(.opening)')) el.remove();
+    for (const item of thread()) {
+      const m = item.m;
+      const ub = bubble('user', m.query);
+      const mf = (m.message_files || []).filter((f) => f.belongs_to !== 'assistant');
+      if (mf.length) ub.el.append(h('ul.msg-files', {}, mf.map((f) => h('li.file', {}, f.filename || f.name || f.id))));
+      const b = bubble('bot', m.answer);
+      for (const th of m.agent_thoughts || []) if (th.tool) thoughts(b.el).append(h('div.thought', {}, th.tool + ': ' + (th.observation || '')));
+      citations(b.el, m.retriever_resources);
+      feedback(b.el, m.id, m.feedback && m.feedback.rating, item);
+    }
+  }
+
+  // asks an answer's question again after the same parent: its bubbles
+  // and those after them give way, the new answer comes beside it
+  function regenerate(item) {
+    if (st.busy) return;
+    const at = thread().findIndex((y) => y.m.id === item.m.id);
+    for (const el of [...log.querySelectorAll('.msg:not(.opening)')].slice(at * 2)) el.remove();
+    send(item.m.query, item.m.files || [], item.key || null);
   }
 
   function thoughts(el) {
@@ -236,22 +296,16 @@ export function chatView(ctx) {
   async function openConv(id) {
     if (st.busy) st.busy.abort();
     st.conv = id;
+    st.msgs = [];
+    st.pick = {};
     clear(log);
     loadConvs();
     if (!id) { welcome(); text.focus(); return; }
-    const r = await call('GET', '/messages?conversation_id=' + encodeURIComponent(id) + '&limit=100');
-    const msgs = r.data || [];
-    st.last = null;
-    for (const [i, m] of msgs.entries()) {
-      if (i === msgs.length - 1) st.last = { q: m.query, files: [] };
-      const ub = bubble('user', m.query);
-      const mf = (m.message_files || []).filter((f) => f.belongs_to !== 'assistant');
-      if (mf.length) ub.el.append(h('ul.msg-files', {}, mf.map((f) => h('li.file', {}, f.filename || f.name || f.id))));
-      const b = bubble('bot', m.answer);
-      for (const th of m.agent_thoughts || []) if (th.tool) thoughts(b.el).append(h('div.thought', {}, th.tool + ': ' + (th.observation || '')));
-      citations(b.el, m.retriever_resources);
-      feedback(b.el, m.id, m.feedback && m.feedback.rating);
-    }
+        const r = await call('GET', '/messages?conversation_id=' + encodeURIComponent(id) + '&limit=100');
+    if (st.conv !== id) return;	// another opened meanwhile
+    st.msgs = r.data || [];
+    if (st.msgs.length) pickPath(st.msgs[st.msgs.length - 1].id);
+    draw();
   }
 
   function setBusy(on) {
@@ -265,9 +319,9 @@ export function chatView(ctx) {
     if (st.task) await call('POST', '/chat-messages/' + st.task + '/stop', {}).catch(() => {});
   }
 
-  // sends question q with the attached files (again is a regenerated
-  // question's files)
-  async function send(q, again) {
+  // sends question q with the attached files after the thread shown
+  // (again: a regenerated question's files, after parent, null the root)
+  async function send(q, again, parent) {
     q = (q || '').trim();
     if (!q || st.busy) return;
     const startForm = log.querySelector('.start-form form');
@@ -284,20 +338,24 @@ export function chatView(ctx) {
         ? { type: li.dataset.type, transfer_method: 'remote_url', url: li.dataset.url, upload_file_id: li.dataset.id, name: li.firstChild.textContent }
         : { type: li.dataset.type, transfer_method: 'local_file', upload_file_id: li.dataset.id, name: li.firstChild.textContent }));
     if (!again) clear(attached);
-    st.last = { q, files };
+    if (!again) {
+      const shown = thread();
+      parent = shown.length ? shown[shown.length - 1].m.id : null;
+    }
     const ub = bubble('user', q);
     if (files.length) ub.el.append(h('ul.msg-files', {}, files.map((f) => h('li.file', {}, f.name))));
     const b = bubble('bot', '');
     b.el.classList.add('streaming');
     b.body.textContent = t('thinking');
     let answer = '', msgId = null, sources = null;
+    const told = [];
     const ctl = new AbortController();
     st.busy = ctl;
     setBusy(true);
     const shown = new Map();
     try {
       await stream('/chat-messages', { inputs: st.inputs, query: q, response_mode: 'streaming', conversation_id: st.conv || '',
-        files: files.map(({ name, ...f }) => f) }, (ev) => {
+        parent_message_id: parent, files: files.map(({ name, ...f }) => f) }, (ev) => {
         if (ev.task_id) st.task = ev.task_id;
         if (ev.event === 'message' || ev.event === 'agent_message') {
           answer += ev.answer || '';
@@ -308,14 +366,18 @@ export function chatView(ctx) {
           b.body.innerHTML = render(answer);
         } else if (ev.event === 'agent_thought' && ev.tool) {
           // a thought comes again as it grows (its calls, then their
-          // results): one line per thought id, the latest state shown
-          let line = shown.get(ev.id);
-          if (!line) {
-            line = h('div.thought', {});
-            shown.set(ev.id, line);
-            thoughts(b.el).append(line);
+          // results): one line and one entry per thought id, the latest
+          // state shown
+          let seen = shown.get(ev.id);
+          if (!seen) {
+            seen = { line: h('div.thought', {}), t: {} };
+            shown.set(ev.id, seen);
+            thoughts(b.el).append(seen.line);
+            told.push(seen.t);
           }
-          line.textContent = ev.tool + ': ' + (ev.observation || '');
+          seen.line.textContent = ev.tool + ': ' + (ev.observation || '');
+          seen.t.tool = ev.tool;
+          seen.t.observation = ev.observation;
         } else if (ev.event === 'message_end') {
           msgId = ev.message_id || ev.id;
           sources = ev.metadata && ev.metadata.retriever_resources;
@@ -330,8 +392,13 @@ export function chatView(ctx) {
     }
     if (!answer) b.body.textContent = '';
     b.el.classList.remove('streaming');
-    citations(b.el, sources);
-    if (msgId) feedback(b.el, msgId, null);
+    if (msgId) {
+      // the new message joins the tree, picked where it stands
+      st.msgs.push({ id: msgId, parent_message_id: parent, query: q, answer, files, agent_thoughts: told, retriever_resources: sources,
+        message_files: files.map((f) => ({ filename: f.name })) });
+      st.pick[parent || ''] = msgId;
+      draw();
+    } else citations(b.el, sources);
     st.busy = null;
     st.task = null;
     setBusy(false);

@@ -19,7 +19,8 @@ const T = {
     moreLikeThis: 'More like this', select: 'Select…', close: 'Close',
     attach: 'Attach a file', remove: 'Remove', cancel: 'Cancel', download: 'Download',
     fileLink: 'Attach a file by its link', record: 'Speak', stopRecording: 'Stop recording',
-    play: 'Read aloud', citations: 'Citations',
+    play: 'Read aloud', citations: 'Citations', answers: 'Answers',
+    prevAnswer: 'Previous answer', nextAnswer: 'Next answer',
   },
   zh: {
     newChat: '新对话', send: '发送', stop: '停止响应', placeholder: '和机器人聊天',
@@ -35,7 +36,8 @@ const T = {
     moreLikeThis: '更多类似的', select: '请选择…', close: '关闭',
     attach: '上传文件', remove: '移除', cancel: '取消', download: '下载',
     fileLink: '粘贴文件链接', record: '语音输入', stopRecording: '停止录音',
-    play: '播放', citations: '引用',
+    play: '播放', citations: '引用', answers: '回答',
+    prevAnswer: '上一个回答', nextAnswer: '下一个回答',
   },
 };
 

@@ -379,6 +379,10 @@ bash "$(dirname "$0")/llm.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
 bash "$(dirname "$0")/webapp.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the web app bench failed"
 
+# ====== A run's event log (GET /api/workflow/{task_id}/events) ======
+bash "$(dirname "$0")/events.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
+    die "the event log bench failed"
+
 # ====== Knowledge bases: indexing and retrieval ======
 bash "$(dirname "$0")/knowledge.sh" "$BUILD" | tee -a "$OUT/summary.txt" ||
     die "the knowledge bench failed"

@@ -338,6 +338,40 @@ async function chatExtras(browser) {
 	await page.waitForFunction(() => /Second try/.test(document.querySelector('.messages').textContent), null, { timeout: 10000 });
 	const log = await page.locator('.messages').textContent();
 	ok(!/First try/.test(log) && await page.locator('.msg.user').count() === 1, 'the new answer takes the old one\'s place', log);
+
+	/* Dify's message tree: the regenerated answer stands beside the
+	 * first ("< 2/2 >"), either one shows, a message follows the one
+	 * shown, and a reload shows the newest message's thread */
+	ok(body.parent_message_id === null, 'the first message regenerated: parent_message_id null (the root)', body.parent_message_id);
+	const pos = () => page.locator('.msg.bot:not(.opening) .sib-pos').first().textContent();
+	const shown = () => page.locator('.messages').textContent();
+	await page.waitForSelector('.msg.bot:not(.streaming):not(.opening) .siblings');
+	ok(await pos() === '2 / 2', 'the switcher shows the second of two answers', await pos());
+	await page.click('.sib-prev');
+	ok(/First try/.test(await shown()) && !/Second try/.test(await shown()) && await pos() === '1 / 2',
+	    'previous: the first answer again', await shown());
+	await script({ responses: [{ text: 'Third' }] });
+	const follow = page.waitForRequest((q) => /\/api\/chat-messages$/.test(q.url()));
+	await page.fill('#query', 'after first');
+	await page.click('button.send');
+	const fbody = JSON.parse((await follow).postData());
+	await page.waitForFunction(() => /Third/.test(document.querySelector('.messages').textContent), null, { timeout: 10000 });
+	ok(/^[0-9a-f-]{36}$/.test(fbody.parent_message_id || '') && /First try/.test(await shown()) && !/Second try/.test(await shown()),
+	    'a message after the first answer names it as parent', fbody);
+	const hist = await (await fetch(BASE + '/api/messages?conversation_id=' + fbody.conversation_id, { headers: {
+	    'X-App-Code': CODE, 'X-App-Passport': await page.evaluate((c) => localStorage.getItem('passport-' + c), CODE) } })).json();
+	ok(hist.data && hist.data.length === 3 && hist.data[0].id === fbody.parent_message_id && hist.data[2].parent_message_id === hist.data[0].id &&
+	    hist.data[1].parent_message_id === null, 'stored as a tree: two roots, the third after the first', hist.data && hist.data.map((m) => [m.answer, m.parent_message_id]));
+	await page.reload();
+	await page.waitForSelector('.conv');
+	await page.locator('.conv-open').first().click();
+	await page.waitForFunction(() => /Third/.test(document.querySelector('.messages').textContent), null, { timeout: 10000 });
+	ok(/First try/.test(await shown()) && !/Second try/.test(await shown()) && await pos() === '1 / 2',
+	    'after a reload: the newest message\'s thread, its first answer of two', await shown());
+	await page.click('.sib-next');
+	ok(/Second try/.test(await shown()) && !/Third|First try/.test(await shown()) && await pos() === '2 / 2',
+	    'next: the regenerated answer, with nothing after it', await shown());
+	await shot(page, 'webapp-chat-siblings');
 	await page.waitForSelector('.msg.bot:not(.streaming):not(.opening) .actions .tts');
 
 	/* read aloud: the answer's message through /api/text-to-audio */

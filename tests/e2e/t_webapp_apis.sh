@@ -179,6 +179,15 @@ is "$STATUS $(jqr .file_type)" "200 application/json" "a server without HEAD: Di
 is "$(curl -s "$ECHO/_requests" | jq -c '[.[] | .method]')" '["HEAD","GET"]' "... HEAD first, then GET"
 web "$PA" GET "/api/remote-files/$(uri "$BASE/no/such/file")"
 is "$STATUS $(jqr .code)" "400 remote_file_upload_failed" "a URL that answers 404: remote_file_upload_failed"
+# remote-files/upload names the file as the server does (Dify's
+# _extract_filename): filename*= (RFC 5987) over filename=, then the URL
+web "$PA" POST /api/remote-files/upload -H "$J" -d "{\"url\":\"$ECHO/_named/from-url.txt?$(uri "attachment; filename=\"plain.txt\"; filename*=UTF-8''na%C3%AFve%20r%C3%A9sum%C3%A9.txt")\"}"
+is "$STATUS $(jqr '[.name, .extension, .size] | tojson')" '201 ["naïve résumé.txt","txt",11]' \
+    "remote-files/upload: the name of Content-Disposition's filename*="
+web "$PA" POST /api/remote-files/upload -H "$J" -d "{\"url\":\"$ECHO/_named/from-url.txt?$(uri 'attachment; filename="../../evil.csv"')\"}"
+is "$STATUS $(jqr .name)" "201 evil.csv" "... its filename=, the last path segment only"
+web "$PA" POST /api/remote-files/upload -H "$J" -d "{\"url\":\"$ECHO/_named/from-url.txt?$(uri 'inline')\"}"
+is "$STATUS $(jqr .name)" "201 from-url.txt" "... else the URL's last segment"
 web "$PA" GET "/api/remote-files/$(uri "ftp://example.com/x")"
 is "$STATUS $(jqr .code)" "400 invalid_param" "a URL that is not http(s) is refused"
 web "" GET "/api/remote-files/$(uri "$ECHO/x")"

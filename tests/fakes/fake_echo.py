@@ -10,9 +10,12 @@ head a GET of the same path would (Content-Type, Content-Length), no
 body, except under /_nohead/, where it is 405 Method Not Allowed (a server
 that knows no HEAD). GET /_requests
 returns every request seen so far (the same objects, oldest first);
-POST /_reset forgets them.
+POST /_reset forgets them. A GET under /_named/ answers text/plain with
+the header "Content-Disposition: <the query, percent-decoded>" (a server
+that names its file).
 """
 import json
+import urllib.parse
 
 from fake_http import JSONHandler, serve
 
@@ -36,6 +39,16 @@ class Handler(JSONHandler):
             "x_api_key": self.headers.get("X-Api-Key", ""),
         }
         REQUESTS.append(seen)
+        if self.path.startswith("/_named/"):
+            cd = urllib.parse.unquote(self.path.partition("?")[2])
+            body = b"named file\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Disposition", cd)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         self.send_json(200, seen)
 
     def do_HEAD(self):

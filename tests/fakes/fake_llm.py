@@ -18,6 +18,7 @@ Endpoints
                               [{method, path, headers (lower-case names),
                                 body (parsed JSON or null), raw, time}]
   POST /_reset                forget the recorded requests
+  POST /_release              lets a stream held by "hold_after" go on
   GET  /_streams              {"started", "completed", "cancelled"}: streamed
                               answers begun, sent to the end, and cut off
                               because the client closed the connection
@@ -46,6 +47,8 @@ unless "repeat": true. When none is left the answer is the text
                  lengths); Anthropic sends them as input/output tokens
   first_delay    seconds before anything is sent (a slow first token)
   delay          seconds between stream chunks
+  hold_after     stream: after this many chunks, wait for POST /_release
+                 (at most 60 s) before the rest: a run held mid-answer
   status         an HTTP error status; with "error" (message) and
                  "error_type" a provider-shaped error body is sent
   retry_after    a Retry-After header value (seconds), e.g. with 429
@@ -66,6 +69,7 @@ LOCK = threading.Lock()
 STATE = {"script": {"responses": []}, "used": set(), "requests": [],
          "streams": {"started": 0, "completed": 0, "cancelled": 0},
          "sent": []}
+RELEASE = threading.Event()
 
 
 def count(what):
@@ -199,6 +203,10 @@ class Handler(JSONHandler):
                 STATE["used"] = set()
                 if not keep:
                     STATE["requests"] = []
+            self.send(200, {"result": "ok"})
+            return
+        if self.path == "/_release":
+            RELEASE.set()
             self.send(200, {"result": "ok"})
             return
         if self.path == "/_reset":
@@ -354,7 +362,12 @@ class Handler(JSONHandler):
         chunk({"role": "assistant", "content": "", "refusal": None})
         if r.get("reasoning"):
             chunk({"reasoning_content": r["reasoning"]})
-        for piece in pieces:
+        hold = r.get("hold_after")
+        if hold is not None:
+            RELEASE.clear()
+        for n, piece in enumerate(pieces):
+            if hold is not None and n == hold:
+                RELEASE.wait(60)
             if delay:
                 time.sleep(delay)
             chunk({"content": piece})
