@@ -379,7 +379,10 @@ svc() {
 # event written to <file> and prints the filter of it (.task_id).
 sse_first() {
 	local i=0
-	while ! grep -q '^data: ' "$1" 2>/dev/null; do
+	# a data line can be in the file before its end is (curl writes what
+	# it gets): wait for one that parses whole
+	while ! sed -n 's/^data: //p' "$1" 2>/dev/null | head -1 |
+	    jq -e . >/dev/null 2>&1; do
 		i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
 	done
 	sed -n 's/^data: //p' "$1" | head -1 | jq -r "$2"
