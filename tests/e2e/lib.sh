@@ -381,11 +381,14 @@ sse_first() {
 	local i=0
 	# a data line can be in the file before its end is (curl writes what
 	# it gets): wait for one that parses whole
-	while ! sed -n 's/^data: //p' "$1" 2>/dev/null | head -1 |
-	    jq -e . >/dev/null 2>&1; do
+	local line=
+	while :; do
+		line=$(sed -n 's/^data: //p' "$1" 2>/dev/null | head -1)
+		[ -n "$line" ] && printf '%s' "$line" | jq -e . >/dev/null 2>&1 &&
+		    break
 		i=$((i + 1)); [ $i -gt 200 ] && break; sleep 0.05
 	done
-	sed -n 's/^data: //p' "$1" | head -1 | jq -r "$2"
+	printf '%s' "$line" | jq -r "$2"
 }
 
 finish() {
