@@ -31,6 +31,14 @@
 #define KB_NAME_MAX	40
 #define KB_DESC_MAX	400
 
+/*
+ * A test's hook at the points where a write begins that an earlier read
+ * prepared (t_knowledge_race defines it to write in between); none here.
+ */
+#ifndef KB_HOOK
+#define KB_HOOK(e, point)	do { } while (0)
+#endif
+
 /* ====== Records ====== */
 
 /* A copy of rec without its "_" members (NULL when out of memory). */
@@ -117,13 +125,22 @@ kb_collect(struct engine *e, const char *prefix, json_t **out)
 /*
  * What one write does: each of require must exist (else
  * STORE_ENOTFOUND), then every key under each of del_prefix goes, then
- * dels, then puts (key -> record); text, when set, becomes a blob whose
- * hash goes into record text_into's "_text"; unref are blob hashes let go.
+ * dels, then merge (key -> members): the record under key, read in this
+ * write, gets the members set (it must exist and, when the members hold
+ * an "id", have that id, else STORE_ENOTFOUND), then puts (key ->
+ * record); text, when set, becomes a blob whose hash goes into record
+ * text_into's "_text"; unref are blob hashes let go. A change to part of
+ * a record goes in merge, never as a record read in an earlier
+ * transaction and put whole: the indexer and the API write the same
+ * documents, and a whole record put would undo what the other wrote in
+ * between (a metadata write lost, a completed document marked indexing
+ * again).
  */
 struct kb_ops {
 	const char	*require[2];
 	json_t		*del_prefix;	/* array of strings */
 	json_t		*dels;		/* array of strings */
+	json_t		*merge;		/* object: key -> members to set */
 	json_t		*puts;		/* object */
 	json_t		*unref;		/* array of strings */
 	const char	*text;
@@ -182,6 +199,30 @@ out:
 	return rc;
 }
 
+/* kb_ops' merge of members set into the record under key, in t. */
+static int
+merge_one(struct store_txn *t, struct kb_ix *ix, const char *key,
+    const json_t *set)
+{
+	json_t		*rec = NULL;
+	const char	*id = json_string_value(json_object_get(set, "id"));
+	int		 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_SETTINGS, key, &rec)) != 0)
+		return rc;
+	rc = STORE_ENOTFOUND;
+	if (id != NULL && !record_field_is(rec, "id", id))
+		goto out;
+	rc = STORE_ENOMEM;
+	if (json_object_update(rec, (json_t *)set) != 0)
+		goto out;
+	if ((rc = kb_ix_seg(ix, t, key, rec)) == 0)
+		rc = store_put_json(t, STORE_DB_SETTINGS, key, rec, 0);
+out:
+	json_decref(rec);
+	return rc;
+}
+
 static int
 kb_ops_fn(struct store_txn *t, void *arg)
 {
@@ -212,6 +253,9 @@ kb_ops_fn(struct store_txn *t, void *arg)
 		if ((rc = kb_ix_seg(ix, t, json_string_value(x), NULL)) != 0 ||
 		    ((rc = store_del(t, STORE_DB_SETTINGS, json_string_value(x),
 		    json_string_length(x))) != 0 && rc != STORE_ENOTFOUND))
+			goto out;
+	json_object_foreach(o->merge, k, x)
+		if ((rc = merge_one(t, ix, k, x)) != 0)
 			goto out;
 	if (o->text != NULL) {
 		if ((rc = store_blob_ref(t, o->text, o->text_len, hex)) != 0)
@@ -257,6 +301,7 @@ kb_ops_free(struct kb_ops *o)
 {
 	json_decref(o->del_prefix);
 	json_decref(o->dels);
+	json_decref(o->merge);
 	json_decref(o->puts);
 	json_decref(o->unref);
 }
@@ -396,14 +441,17 @@ kb_indexer_stop(struct engine *e)
 	e->kb_indexer = NULL;
 }
 
-/* Sets members of document doc (must exist) from the object set. */
+/*
+ * Sets members of document dkey (must exist) from the object set, read
+ * and written in one write (kb_ops' merge), with the segments of
+ * seg_puts, after the segments under seg_prefix go, and vec's vectors.
+ */
 static int
 doc_update(struct engine *e, const char *dkey, const json_t *set,
     const json_t *seg_puts, const char *seg_prefix, const struct kb_ops *vec)
 {
 	struct kb_ops	 o;
-	json_t		*d = NULL;
-	int		 rc;
+	int		 rc = ENGINE_ENOMEM;
 
 	memset(&o, 0, sizeof(o));
 	if (vec != NULL) {
@@ -412,22 +460,18 @@ doc_update(struct engine *e, const char *dkey, const json_t *set,
 		o.dim = vec->dim;
 		o.vec_keys = vec->vec_keys;
 	}
-	if ((rc = kb_load(e, dkey, &d)) != 0)
-		return rc;
-	o.require[0] = dkey;
-	rc = ENGINE_ENOMEM;
-	if (json_object_update(d, (json_t *)set) != 0 ||
+	if ((o.merge = json_pack("{s:O}", dkey, set)) == NULL ||
 	    (o.puts = seg_puts ? json_deep_copy(seg_puts) : json_object()) ==
-	    NULL || json_object_set(o.puts, dkey, d) != 0)
+	    NULL)
 		goto out;
 	if (seg_prefix != NULL && ((o.del_prefix = json_array()) == NULL ||
 	    json_array_append_new(o.del_prefix, json_string(seg_prefix)) !=
 	    0 || json_array_append_new(o.del_prefix, json_pack("s+",
 	    KB_VEC, seg_prefix + strlen(KB_SEG))) != 0))
 		goto out;
+	KB_HOOK(e, "doc_write");
 	rc = kb_apply(e, &o);
 out:
-	json_decref(d);
 	kb_ops_free(&o);
 	return rc;
 }
@@ -1554,11 +1598,11 @@ out:
 	return rc;
 }
 
-/* The vectors of o->puts' segments for a high_quality dataset ds_id,
- * into o (kb_vec_free frees them). */
+/* The vectors of the segments of segs (key -> segment) for a
+ * high_quality dataset ds_id, into o (kb_vec_free frees them). */
 static int
-ops_vectors(struct engine *e, const char *ds_id, struct kb_ops *o,
-    char *err)
+ops_vectors(struct engine *e, const char *ds_id, const json_t *segs,
+    struct kb_ops *o, char *err)
 {
 	json_t		*ds = kb_dataset_load(e, ds_id);
 	struct kb_ops	 v;
@@ -1566,7 +1610,7 @@ ops_vectors(struct engine *e, const char *ds_id, struct kb_ops *o,
 
 	if (ds != NULL && record_field_is(ds, "indexing_technique",
 	    "high_quality")) {
-		if ((rc = seg_vectors(e, ds, o->puts, err, &v)) == 0) {
+		if ((rc = seg_vectors(e, ds, segs, err, &v)) == 0) {
 			o->vecs = v.vecs;
 			o->nvec = v.nvec;
 			o->dim = v.dim;
@@ -1682,7 +1726,7 @@ engine_kb_segment_add(struct engine *e, const char *ds_id,
 			goto out;
 	}
 	o.require[0] = dkey;
-	if ((rc = ops_vectors(e, ds_id, &o, err)) != 0 ||
+	if ((rc = ops_vectors(e, ds_id, o.puts, &o, err)) != 0 ||
 	    (rc = kb_apply(e, &o)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
@@ -1729,13 +1773,18 @@ seg_find(struct engine *e, const char *ds_id, const char *doc_id,
 	return rc;
 }
 
+/*
+ * Edits a segment: the members changed (with the segment's id, so that
+ * a segment another write put under the same key since it was read is
+ * not overwritten: 404) are merged into the record in the write.
+ */
 int
 engine_kb_segment_update(struct engine *e, const char *ds_id,
     const char *doc_id, const char *seg_id, const json_t *in, char *err,
     json_t **out)
 {
 	const json_t	*u = json_object_get(in, "segment"), *v;
-	json_t		*s = NULL, *d = NULL;
+	json_t		*s = NULL, *set = NULL, *segs = NULL;
 	char		 key[160], dkey[128], hex[STORE_HASH_HEX];
 	const char	*c;
 	struct kb_ops	 o;
@@ -1748,6 +1797,9 @@ engine_kb_segment_update(struct engine *e, const char *ds_id,
 	if ((rc = seg_find(e, ds_id, doc_id, seg_id, err, key, &s)) != 0)
 		return rc;
 	rc = ENGINE_ENOMEM;
+	if ((set = json_pack("{s:s,s:I}", "id", seg_id, "updated_at",
+	    (json_int_t)engine_now())) == NULL)
+		goto out;
 	if ((v = json_object_get(u, "content")) != NULL) {
 		c = json_string_value(v);
 		if (c == NULL || strspn(c, " \t\r\n") == strlen(c)) {
@@ -1756,46 +1808,51 @@ engine_kb_segment_update(struct engine *e, const char *ds_id,
 			goto out;
 		}
 		store_hash(c, strlen(c), hex);
-		if (json_object_set(s, "content", (json_t *)v) != 0 ||
-		    json_object_set_new(s, "word_count", json_integer(
+		if (json_object_set(set, "content", (json_t *)v) != 0 ||
+		    json_object_set_new(set, "word_count", json_integer(
 		    (json_int_t)engine_utf8_len(c))) != 0 ||
-		    json_object_set_new(s, "tokens", json_integer((json_int_t)
+		    json_object_set_new(set, "tokens", json_integer((json_int_t)
 		    kb_token_count(c, strlen(c)))) != 0 ||
-		    json_object_set_new(s, "index_node_hash",
+		    json_object_set_new(set, "index_node_hash",
 		    json_string(hex)) != 0)
 			goto out;
 	}
 	if (json_is_string(v = json_object_get(u, "answer")) &&
-	    json_object_set(s, "answer", (json_t *)v) != 0)
+	    json_object_set(set, "answer", (json_t *)v) != 0)
 		goto out;
 	if (json_is_array(v = json_object_get(u, "keywords")) &&
-	    json_object_set(s, "keywords", (json_t *)v) != 0)
+	    json_object_set(set, "keywords", (json_t *)v) != 0)
 		goto out;
 	if (json_is_boolean(v = json_object_get(u, "enabled")) &&
-	    (json_object_set(s, "enabled", (json_t *)v) != 0 || json_object_set_new(s,
-	    "disabled_at", json_is_true(v) ? json_null() : json_integer(
-	    engine_now())) != 0))
+	    (json_object_set(set, "enabled", (json_t *)v) != 0 ||
+	    json_object_set_new(set, "disabled_at", json_is_true(v) ?
+	    json_null() : json_integer(engine_now())) != 0))
 		goto out;
-	if (json_object_set_new(s, "updated_at", json_integer(engine_now())) !=
-	    0)
+	if (json_object_update(s, set) != 0)
 		goto out;
 	snprintf(dkey, sizeof(dkey), KB_DOC "%s/%s", ds_id, doc_id);
 	o.require[0] = dkey;
-	o.require[1] = key;
-	if ((o.puts = json_object()) == NULL ||
-	    json_object_set(o.puts, key, s) != 0)
+	if ((o.merge = json_object()) == NULL ||
+	    json_object_set(o.merge, key, set) != 0 ||
+	    (segs = json_pack("{s:O}", key, s)) == NULL)
 		goto out;
-	if ((json_object_get(u, "content") != NULL &&
-	    (rc = ops_vectors(e, ds_id, &o, err)) != 0) ||
-	    (rc = kb_apply(e, &o)) != 0)
+	if (json_object_get(u, "content") != NULL &&
+	    (rc = ops_vectors(e, ds_id, segs, &o, err)) != 0)
 		goto out;
+	KB_HOOK(e, "seg_write");
+	if ((rc = kb_apply(e, &o)) != 0) {
+		if (rc == ENGINE_ENOTFOUND)
+			snprintf(err, ENGINE_ERRMAX, "Segment not found.");
+		goto out;
+	}
 	rc = ENGINE_ENOMEM;
 	if ((*out = json_pack("{s:o,s:s}", "data", kb_public(s), "doc_form",
 	    "text_model")) != NULL)
 		rc = 0;
 out:
 	json_decref(s);
-	json_decref(d);
+	json_decref(set);
+	json_decref(segs);
 	kb_vec_free(&o);
 	kb_ops_free(&o);
 	return rc;
@@ -2003,8 +2060,8 @@ builtin_name(const char *name)
 	return 0;
 }
 
-/* Puts dataset record ds (key KB_DS id) and the records of more (key ->
- * record, may be NULL) in one write. */
+/* Puts dataset record ds (key KB_DS id) and merges more (key ->
+ * members, may be NULL: kb_ops' merge) in one write. */
 static int
 ds_put(struct engine *e, const char *id, json_t *ds, json_t *more)
 {
@@ -2016,8 +2073,9 @@ ds_put(struct engine *e, const char *id, json_t *ds, json_t *more)
 	snprintf(key, sizeof(key), KB_DS "%s", id);
 	o.require[0] = key;
 	if (json_object_set_new(ds, "updated_at", json_integer(
-	    engine_now())) == 0 && (o.puts = more ? json_deep_copy(more) :
-	    json_object()) != NULL && json_object_set(o.puts, key, ds) == 0)
+	    engine_now())) == 0 && (o.merge = more ? json_deep_copy(more) :
+	    json_object()) != NULL && (o.puts = json_object()) != NULL &&
+	    json_object_set(o.puts, key, ds) == 0)
 		rc = kb_apply(e, &o);
 	kb_ops_free(&o);
 	return rc;
@@ -2107,8 +2165,9 @@ out:
 }
 
 /* Counts in *count (when not NULL) the documents of ds_id holding a
- * value of field fid and, when puts is not NULL, puts each into it (key
- * -> record) with that value renamed (rename) or removed (NULL). */
+ * value of field fid and, when puts is not NULL, puts each one's values
+ * into it (key -> {doc_metadata}, to merge) with that value renamed
+ * (rename) or removed (NULL). */
 static int
 docs_fields_rewrite(struct engine *e, const char *ds_id, const char *fid,
     const char *rename, json_t *puts, size_t *count)
@@ -2135,7 +2194,8 @@ docs_fields_rewrite(struct engine *e, const char *ds_id, const char *fid,
 			continue;
 		if ((rename != NULL ? json_object_set_new(v, "name",
 		    json_string(rename)) : json_array_remove(vals, i)) != 0 ||
-		    json_object_set(puts, k, d) != 0) {
+		    json_object_set_new(puts, k, json_pack("{s:O}",
+		    "doc_metadata", vals)) != 0) {
 			json_decref(all);
 			return ENGINE_ENOMEM;
 		}
@@ -2324,11 +2384,13 @@ engine_kb_documents_metadata(struct engine *e, const char *ds_id,
 	json_t		*val, *f;
 	const json_t	*ops = json_object_get(in, "operation_data");
 	char		 key[128];
+	struct kb_ops	 o;
 	size_t		 i, j;
 	ssize_t		 at;
 	int		 rc;
 
 	*out = NULL;
+	memset(&o, 0, sizeof(o));
 	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
 		return rc;
 	if (!json_is_array(ops)) {
@@ -2386,13 +2448,21 @@ engine_kb_documents_metadata(struct engine *e, const char *ds_id,
 				goto out;
 		}
 		snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, did);
-		if (json_object_set(puts, key, doc) != 0)
+		if (json_object_set_new(puts, key, json_pack("{s:O}",
+		    "doc_metadata", vals)) != 0)
 			goto out;
 	}
-	if ((rc = ds_put(e, ds_id, ds, puts)) == 0)
+	/* only the values: the indexer may be writing the same documents */
+	snprintf(key, sizeof(key), KB_DS "%s", ds_id);
+	o.require[0] = key;
+	o.merge = puts;
+	puts = NULL;
+	KB_HOOK(e, "meta_write");
+	if ((rc = kb_apply(e, &o)) == 0)
 		rc = (*out = json_pack("{s:s}", "result", "success")) ? 0 :
 		    ENGINE_ENOMEM;
 out:
+	kb_ops_free(&o);
 	json_decref(doc);
 	json_decref(puts);
 	json_decref(ds);
