@@ -697,8 +697,9 @@ int	engine_kb_indexing_status(struct engine *e, const char *ds_id,
 
 /* Segments: list {data, doc_form, total, has_more, limit, page}; add in =
  * {segments: [{content, answer, keywords}]} -> {data, doc_form}; update
- * in = {segment: {content, answer, keywords, enabled}} -> {data,
- * doc_form}. */
+ * in = {segment: {content, answer, keywords, enabled,
+ * regenerate_child_chunks}} -> {data, doc_form}. A parent-child
+ * document's segments are its parents, each with child_chunks. */
 int	engine_kb_segment_list(struct engine *e, const char *ds_id,
 	    const char *doc_id, int page, int limit, const char *keyword,
 	    char *err, json_t **out);
@@ -709,6 +710,27 @@ int	engine_kb_segment_update(struct engine *e, const char *ds_id,
 	    char *err, json_t **out);
 int	engine_kb_segment_delete(struct engine *e, const char *ds_id,
 	    const char *doc_id, const char *seg_id, char *err);
+
+/*
+ * Child chunks of a parent segment of a parent-child document (Dify's
+ * .../segments/{id}/child_chunks): list {data, total, total_pages, page,
+ * limit} (keyword: a part of the content); create in = {content} ->
+ * {data: child} after the last; update in = {content} -> {data: child};
+ * delete. A segment of a document of another form: ENGINE_EINVAL; no
+ * such child: ENGINE_ENOTFOUND ("Child chunk not found.").
+ */
+int	engine_kb_child_list(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, int page, int limit,
+	    const char *keyword, char *err, json_t **out);
+int	engine_kb_child_create(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, const json_t *in,
+	    char *err, json_t **out);
+int	engine_kb_child_update(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, const char *child_id,
+	    const json_t *in, char *err, json_t **out);
+int	engine_kb_child_delete(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, const char *child_id,
+	    char *err);
 
 /* POST /v1/datasets/{id}/retrieve: in = {query, retrieval_model} ->
  * {query: {content}, records: [{segment, child_chunks, score, ...}]}. */

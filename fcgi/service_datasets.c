@@ -346,6 +346,61 @@ h_seg_delete(struct req *r)
 }
 
 static void
+h_child_list(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 page, limit, rc;
+
+	if (ds_auth(r) != 0 || page_args(r, &page, &limit) != 0)
+		return;
+	rc = engine_kb_child_list(r->eng, r->captures[0], r->captures[1],
+	    r->captures[2], page, limit, req_query(r, "keyword"), err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_child_create(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_child_create(r->eng, r->captures[0], r->captures[1],
+	    r->captures[2], r->json, err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_child_update(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_child_update(r->eng, r->captures[0], r->captures[1],
+	    r->captures[2], r->captures[3], r->json, err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_child_delete(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_child_delete(r->eng, r->captures[0], r->captures[1],
+	    r->captures[2], r->captures[3], err);
+	answer(r, rc, err, NULL, 204);
+}
+
+static void
 h_retrieve(struct req *r)
 {
 	char	 err[ENGINE_ERRMAX] = "";
@@ -513,6 +568,14 @@ h_doc_meta(struct req *r)
 	    A },							\
 	{ "DELETE", P "/datasets/{}/documents/{}/segments/{}",		\
 	    h_seg_delete, A },						\
+	{ "GET", P "/datasets/{}/documents/{}/segments/{}/child_chunks",	\
+	    h_child_list, A },						\
+	{ "POST", P "/datasets/{}/documents/{}/segments/{}/child_chunks",	\
+	    h_child_create, A },					\
+	{ "PATCH", P "/datasets/{}/documents/{}/segments/{}/child_chunks/{}", \
+	    h_child_update, A },					\
+	{ "DELETE", P "/datasets/{}/documents/{}/segments/{}/child_chunks/{}", \
+	    h_child_delete, A },					\
 	{ "POST", P "/datasets/{}/retrieve", h_retrieve, A },		\
 	{ "POST", P "/datasets/{}/metadata", h_meta_create, A },	\
 	{ "GET", P "/datasets/{}/metadata", h_meta_list, A },		\

@@ -18,6 +18,8 @@
 #define KB_DS	"kb.ds/"
 #define KB_DOC	"kb.doc/"
 #define KB_SEG	"kb.seg/"
+#define KB_PAR	"kb.par/"	/* parent-child: the parents; the
+				   children are the kb.seg/ records */
 #define KB_KEY	"kb.key/"
 #define KB_VEC	"kb.vec/"
 
@@ -104,7 +106,11 @@ int	kb_rerank(struct engine *e, const char *provider, const char *model,
  * rm.metadata_filtering_conditions (kb_filter_match; rm without a
  * search_method takes the dataset's). *out = [{score, segment, document,
  * dataset}] best first (a new reference; segments without their "_"
- * members). ENGINE_ENOTFOUND: no such dataset; kb_embed's errors.
+ * members). The children of a parent-child document are searched and
+ * answered as their parent's hit, {score of the best child, segment: the
+ * parent, ..., child_chunks: [{id, content, position, score}]}; top_k
+ * counts the chunks searched, as Dify's. ENGINE_ENOTFOUND: no such
+ * dataset; kb_embed's errors.
  */
 int	kb_search(struct engine *e, const char *ds_id, const char *query,
 	    const json_t *rm, int top_k, double threshold, char *err,

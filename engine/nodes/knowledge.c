@@ -38,7 +38,7 @@ local_item(const json_t *h)
 	const json_t *doc = json_object_get(h, "document");
 	const json_t *ds = json_object_get(h, "dataset");
 
-	return json_pack("{s:{s:s,s:O,s:O,s:O,s:O,s:O,s:O,s:s,s:O,s:[],"
+	return json_pack("{s:{s:s,s:O,s:O,s:O,s:O,s:O,s:O,s:s,s:O,s:o,"
 	    "s:O,s:O,s:O,s:O,s:O},s:O,s:n,s:O,s:n}",
 	    "metadata", "_source", "knowledge", "dataset_id",
 	    json_object_get(ds, "id"), "dataset_name", json_object_get(ds,
@@ -46,7 +46,10 @@ local_item(const json_t *h)
 	    "document_name", json_object_get(doc, "name"), "data_source_type",
 	    json_object_get(doc, "data_source_type"), "segment_id",
 	    json_object_get(seg, "id"), "retriever_from", "workflow", "score",
-	    json_object_get(h, "score"), "child_chunks", "segment_hit_count",
+	    json_object_get(h, "score"), "child_chunks",
+	    json_object_get(h, "child_chunks") ? json_deep_copy(
+	    json_object_get(h, "child_chunks")) : json_array(),
+	    "segment_hit_count",
 	    json_object_get(seg, "hit_count"), "segment_word_count",
 	    json_object_get(seg, "word_count"), "segment_position",
 	    json_object_get(seg, "position"), "segment_index_node_hash",
