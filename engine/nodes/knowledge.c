@@ -8,8 +8,9 @@
  * instead, its items carrying Dify's metadata (dataset_name, document_id,
  * document_name, segment_id, ...); the result is numbered 1..N by
  * metadata.position, best first. A rerank model (reranking_model mode)
- * reorders every dataset's hits together; single mode over one local
- * dataset searches it by its own settings. metadata_filtering_mode
+ * reorders every dataset's hits together; single mode searches the one
+ * local dataset the node's model picks (Dify's function-call router) by
+ * its own settings. metadata_filtering_mode
  * manual keeps the documents its conditions pass (engine/knowledge/
  * filter.c).
  */
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "engine/knowledge/knowledge.h"
+#include "engine/llm/llm.h"
 #include "engine/run/run.h"
 
 static int
@@ -209,6 +211,129 @@ node_filter(struct node_ctx *c, json_t **out)
 	return 0;
 }
 
+/*
+ * Dify's single retrieval (DatasetRetrieval.single_retrieve with its
+ * FunctionCallMultiDatasetRouter): each local dataset of ids a tool named
+ * by its id, described by its description (or "useful for when you want
+ * to answer queries about the <name>", line breaks removed), the model of
+ * single_retrieval_config asked once with the query ("You are a helpful
+ * AI assistant.", temperature 0.2, top_p 0.3, max_tokens 1500); the
+ * dataset of its first tool call is *chosen (a new reference). One
+ * dataset is chosen without asking. No call, a name of none of them, or
+ * a model that fails: *chosen NULL, nothing retrieved, as Dify's router
+ * answers None then (the failure logged). -1 only when out of memory.
+ */
+static int
+single_route(struct node_ctx *c, const json_t *ids, const char *query,
+    json_t **chosen)
+{
+	const json_t		*model = json_object_get(json_object_get(
+				    c->node->data, "single_retrieval_config"),
+				    "model");
+	json_t			*dss = NULL, *id, *ds, *params = NULL;
+	json_t			*schema = NULL, *descs = NULL;
+	struct llm_tool		*tools = NULL;
+	struct llm_message	 m[2];
+	struct llm_request	 rq;
+	struct llm_response	 rs;
+	char			 err[ENGINE_ERRMAX] = "";
+	const char		*d;
+	size_t			 i, n = 0;
+	int			 rc = -1;
+
+	*chosen = NULL;
+	memset(&rs, 0, sizeof(rs));
+	if ((dss = json_array()) == NULL || (descs = json_array()) == NULL)
+		goto out;
+	json_array_foreach((json_t *)ids, i, id)
+		if (json_is_string(id) && (ds = kb_dataset_load(c->run->e,
+		    json_string_value(id))) != NULL &&
+		    json_array_append_new(dss, ds) != 0)
+			goto out;
+	if (json_array_size(dss) == 1) {
+		*chosen = json_incref(json_array_get(dss, 0));
+		rc = 0;
+		goto out;
+	}
+	if (json_array_size(dss) == 0 || json_string_value(json_object_get(
+	    model, "name")) == NULL || json_string_value(json_object_get(model,
+	    "provider")) == NULL) {
+		rc = 0;
+		goto out;
+	}
+	if ((tools = calloc(json_array_size(dss), sizeof(*tools))) == NULL ||
+	    (schema = json_pack("{s:s,s:{},s:[]}", "type", "object",
+	    "properties", "required")) == NULL ||
+	    (params = json_pack("{s:f,s:f,s:i}", "temperature", 0.2, "top_p",
+	    0.3, "max_tokens", 1500)) == NULL)
+		goto out;
+	json_array_foreach(dss, i, ds) {
+		json_t	*t;
+		char	*buf, *q;
+
+		d = json_string_value(json_object_get(ds, "description"));
+		t = d != NULL && *d != '\0' ? json_string(d) : json_sprintf(
+		    "useful for when you want to answer queries about the %s",
+		    json_string_value(json_object_get(ds, "name")));
+		if (t == NULL || (buf = strdup(json_string_value(t))) == NULL) {
+			json_decref(t);
+			goto out;
+		}
+		json_decref(t);
+		/* Dify drops line breaks from the description */
+		for (d = buf, q = buf; *d != '\0'; d++)
+			if (*d != '\n' && *d != '\r')
+				*q++ = *d;
+		*q = '\0';
+		t = json_string(buf);
+		free(buf);
+		if (t == NULL || json_array_append_new(descs, t) != 0)
+			goto out;
+		tools[n].name = json_string_value(json_object_get(ds, "id"));
+		tools[n].description = json_string_value(t);
+		tools[n].parameters = schema;
+		n++;
+	}
+	memset(m, 0, sizeof(m));
+	m[0].role = LLM_SYSTEM;
+	m[0].content = "You are a helpful AI assistant.";
+	m[1].role = LLM_USER;
+	m[1].content = query;
+	memset(&rq, 0, sizeof(rq));
+	rq.model = json_string_value(json_object_get(model, "name"));
+	rq.messages = m;
+	rq.nmessages = 2;
+	rq.tools = tools;
+	rq.ntools = n;
+	rq.params = params;
+	if (llm_chat(c->run->e, json_string_value(json_object_get(model,
+	    "provider")), &rq, err, &rs) != 0) {
+		log_warn("knowledge-retrieval %s: single retrieval's model "
+		    "failed, nothing retrieved: %s", c->node->id, err);
+		rc = 0;
+		goto out;
+	}
+	run_usage_add(c->run, rs.usage.prompt_tokens,
+	    rs.usage.completion_tokens, rs.usage.total_tokens);
+	if (rs.ntool_calls > 0 && rs.tool_calls[0].name != NULL)
+		json_array_foreach(dss, i, ds)
+			if (record_field_is(ds, "id", rs.tool_calls[0].name)) {
+				*chosen = json_incref(ds);
+				break;
+			}
+	rc = 0;
+out:
+	if (rc != 0)
+		node_fail(c, "out of memory");
+	llm_response_release(&rs);
+	free(tools);
+	json_decref(dss);
+	json_decref(descs);
+	json_decref(schema);
+	json_decref(params);
+	return rc;
+}
+
 static int
 knowledge_run(struct node_ctx *c)
 {
@@ -259,16 +384,22 @@ knowledge_run(struct node_ctx *c)
 		nlocal += json_is_string(id) && kb_dataset_exists(c->run->e,
 		    json_string_value(id));
 	/*
-	 * single mode: Dify's model picks one dataset from their
-	 * descriptions, then searches it by the dataset's own settings
-	 * (search method, top_k, threshold, rerank). With one local dataset
-	 * there is nothing to pick.
+	 * single mode: the model picks one dataset from their descriptions
+	 * (single_route), then it is searched by its own settings (search
+	 * method, top_k, threshold, rerank). None picked: nothing retrieved.
 	 */
-	if (mode != NULL && strcmp(mode, "single") == 0 && nlocal == 1) {
-		json_array_foreach(ids, i, id)
-			if (json_is_string(id) && (single = kb_dataset_load(
-			    c->run->e, json_string_value(id))) != NULL)
-				break;
+	if (mode != NULL && strcmp(mode, "single") == 0 && nlocal >= 1) {
+		if (single_route(c, ids, query, &single) != 0)
+			goto out;
+		if (single == NULL) {
+			if ((res = json_array()) == NULL || json_object_set(
+			    c->outputs, "result", res) != 0) {
+				node_fail(c, "out of memory");
+				goto out;
+			}
+			rc = 0;
+			goto out;
+		}
 		rm = json_object_get(single, "retrieval_model_dict");
 		top_k = json_integer_value(json_object_get(rm, "top_k")) > 0 ?
 		    (int)json_integer_value(json_object_get(rm, "top_k")) : 4;

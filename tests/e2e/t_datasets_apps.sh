@@ -107,6 +107,29 @@ out=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
 is "$(printf '%s' "$out" | jq -r '[.metadata.retriever_resources[].content] | join("|")')" \
     "shipping takes three days" "single: the dataset's own top_k"
 
+# single over two datasets: the model picks one by a tool call (Dify's
+# function-call router: a tool per dataset, named by its id, described
+# by its description or "useful for when you want to answer queries
+# about the <name>"), and only that one is searched
+svc "$DK" PATCH "/v1/datasets/$DSB" -H "$J" -d '{"description":"Office hours\nand travel costs"}'
+chat_app chat "{\"retrieval_model\":\"single\",\"datasets\":{\"datasets\":$(ids "$DSA" "$DSB")}}"
+llm_script "[{\"match\":\"refunds days\",\"tool_calls\":[{\"id\":\"c1\",\"name\":\"$DSB\",\"arguments\":{}}]},{\"text\":\"ok\"}]"
+out=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"refunds days","user":"u","response_mode":"blocking"}' "$BASE/v1/chat-messages")
+is "$(printf '%s' "$out" | jq -r '[.metadata.retriever_resources[].dataset_name] | unique | join(" ")')" Office \
+    "single over two: only the dataset the model picked is searched" || echo "# $out"
+route=$(curl -s "$LLM/_requests" | jq -c '.[-2].body')
+is "$(printf '%s' "$route" | jq -r '.messages | map("\(.role):\(.content)") | join("|")')" \
+    "system:You are a helpful AI assistant.|user:refunds days" "... asked with Dify's router prompt and the query"
+is "$(printf '%s' "$route" | jq -r '[.tools[].function | "\(.name == "'"$DSA"'" or .name == "'"$DSB"'")=\(.description)"] | join("|")')" \
+    "true=useful for when you want to answer queries about the Shop|true=Office hoursand travel costs" \
+    "... one tool a dataset, named by its id, described as Dify's"
+llm_script '[{"match":"refunds days","text":"none of them"},{"text":"ok"}]'
+out=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"refunds days","user":"u","response_mode":"blocking"}' "$BASE/v1/chat-messages")
+is "$(printf '%s' "$out" | jq -r '.metadata.retriever_resources // [] | length')" 0 "... no tool called: nothing retrieved, as Dify's router"
+is "$(printf '%s' "$out" | jq -r .answer)" ok "... and the run goes on"
+
 # completion: the query is the dataset_query_variable input
 chat_app completion "{\"retrieval_model\":\"multiple\",\"top_k\":1,\"reranking_enable\":false,
   \"datasets\":{\"datasets\":$(ids "$DSA")}}" q
