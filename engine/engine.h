@@ -732,6 +732,21 @@ int	engine_kb_child_delete(struct engine *e, const char *ds_id,
 	    const char *doc_id, const char *seg_id, const char *child_id,
 	    char *err);
 
+/*
+ * A local dataset as an agent's tool (Dify's DatasetRetrieverTool), cfg
+ * an agent tool entry of type dataset-retrieval {dataset_id, top_k,
+ * score_threshold}: kb_tool_describe gives the name the model sees
+ * ("dataset_<id, _ for ->"), *description (malloc'd) and the parameters'
+ * *schema ({query}, new); ENGINE_ENOTFOUND when the dataset is not here.
+ * kb_tool_run searches it for the query of args (JSON text), cfg's top_k
+ * and threshold or the dataset's: *out (malloc'd) the segments' contents
+ * one a line, or "tool error: ..." the model reads. 0 or ENGINE_ENOMEM.
+ */
+int	kb_tool_describe(struct engine *e, const json_t *cfg, char name[65],
+	    char **description, json_t **schema);
+int	kb_tool_run(struct engine *e, const json_t *cfg, const char *args,
+	    char **out);
+
 /* POST /v1/datasets/{id}/retrieve: in = {query, retrieval_model} ->
  * {query: {content}, records: [{segment, child_chunks, score, ...}]}. */
 int	engine_kb_retrieve(struct engine *e, const char *ds_id,

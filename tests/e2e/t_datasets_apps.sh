@@ -130,6 +130,23 @@ out=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
 is "$(printf '%s' "$out" | jq -r '.metadata.retriever_resources // [] | length')" 0 "... no tool called: nothing retrieved, as Dify's router"
 is "$(printf '%s' "$out" | jq -r .answer)" ok "... and the run goes on"
 
+# agent-chat: each dataset a tool the agent may call (Dify's
+# DatasetRetrieverTool), the retrieved contents one a line its answer
+chat_app agent-chat "{\"retrieval_model\":\"multiple\",\"top_k\":2,\"reranking_enable\":false,\"datasets\":{\"datasets\":$(ids "$DSA" "$DSB")}}"
+TA="dataset_$(printf '%s' "$DSA" | tr - _)"
+llm_script "[{\"match\":\"how long\",\"tool_calls\":[{\"id\":\"c1\",\"name\":\"$TA\",\"arguments\":{\"query\":\"refunds days\"}}]},{\"text\":\"fourteen days\"}]"
+out=$(curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"how long do refunds take","user":"u","response_mode":"streaming"}' "$BASE/v1/chat-messages")
+is "$(printf '%s\n' "$out" | sed -n 's/^data: //p' | jq -rs 'map(select(.event == "agent_message" or .event == "message") | .answer) | join("")')" \
+    "fourteen days" "agent-chat with datasets answers" || echo "# $out"
+reqs=$(curl -s "$LLM/_requests")
+is "$(printf '%s' "$reqs" | jq -r '.[-2].body.tools | map(.function | "\(.name)=\(.description)=\(.parameters.required | join(","))") | sort | join("|")')" \
+    "$(printf '%s\n' "$TA=useful for when you want to answer queries about the Shop=query" "dataset_$(printf '%s' "$DSB" | tr - _)=Office hoursand travel costs=query" | sort | tr '\n' '|' | sed 's/|$//')" \
+    "... each dataset a tool, named and described as Dify's"
+is "$(printf '%s' "$reqs" | jq -r '.[-1].body.messages | map(select(.role == "tool"))[0].content')" \
+    "$(printf 'refunds are paid within fourteen days\nshipping takes three days')" \
+    "... the tool's answer: the chunks found (the app's top_k 2), one a line"
+
 # completion: the query is the dataset_query_variable input
 chat_app completion "{\"retrieval_model\":\"multiple\",\"top_k\":1,\"reranking_enable\":false,
   \"datasets\":{\"datasets\":$(ids "$DSA")}}" q
