@@ -683,6 +683,19 @@ int	engine_kb_document_create_file(struct engine *e, const char *ds_id,
 	    const json_t *data, const char *filename, const char *bytes,
 	    size_t len, char *err, json_t **out);
 int	engine_kb_file_type_ok(const char *filename);
+/*
+ * Dify's update-by-text and update-by-file: in = {name, text,
+ * process_rule} (each optional; text needs name: "Both text and name
+ * must be strings."), a file (NULL: none) giving name and text as
+ * create-by-file; the document, which must be available (else
+ * ENGINE_EINVAL "Document is not available"), is indexed again ->
+ * {document, batch}.
+ */
+int	engine_kb_document_update_text(struct engine *e, const char *ds_id,
+	    const char *doc_id, const json_t *in, char *err, json_t **out);
+int	engine_kb_document_update_file(struct engine *e, const char *ds_id,
+	    const char *doc_id, const json_t *data, const char *filename,
+	    const char *bytes, size_t len, char *err, json_t **out);
 int	engine_kb_document_list(struct engine *e, const char *ds_id,
 	    int page, int limit, const char *keyword, char *err,
 	    json_t **out);

@@ -254,18 +254,19 @@ kb_ops_fn(struct store_txn *t, void *arg)
 		    ((rc = store_del(t, STORE_DB_SETTINGS, json_string_value(x),
 		    json_string_length(x))) != 0 && rc != STORE_ENOTFOUND))
 			goto out;
-	json_object_foreach(o->merge, k, x)
-		if ((rc = merge_one(t, ix, k, x)) != 0)
-			goto out;
 	if (o->text != NULL) {
 		if ((rc = store_blob_ref(t, o->text, o->text_len, hex)) != 0)
 			goto out;
-		x = json_object_get(o->puts, o->text_into);
+		if ((x = json_object_get(o->puts, o->text_into)) == NULL)
+			x = json_object_get(o->merge, o->text_into);
 		if (json_object_set_new(x, "_text", json_string(hex)) != 0) {
 			rc = STORE_ENOMEM;
 			goto out;
 		}
 	}
+	json_object_foreach(o->merge, k, x)
+		if ((rc = merge_one(t, ix, k, x)) != 0)
+			goto out;
 	json_object_foreach(o->puts, k, x)
 		if ((rc = kb_ix_seg(ix, t, k, x)) != 0 ||
 		    (rc = store_put_json(t, STORE_DB_SETTINGS, k, x, 0)) != 0)
@@ -1724,6 +1725,167 @@ out:
 
 /* The documents of dataset ds_id (key -> record) into *all, starting
  * the indexer; "Dataset not found." when there is no such dataset. */
+static int	doc_get(struct engine *, const char *, const char *, char *,
+		    json_t **);
+static int	doc_hier(const json_t *);
+
+/*
+ * Dify's update-by-text (DocumentService.update_document_with_dataset_id):
+ * an available document gets a new name, text (a new blob, the old one
+ * let go) and process rule, each when given, and is indexed again from
+ * waiting under a new batch; its record's other members (metadata,
+ * enabled) are kept, merged in the write.
+ */
+int
+engine_kb_document_update_text(struct engine *e, const char *ds_id,
+    const char *doc_id, const json_t *in, char *err, json_t **out)
+{
+	const json_t	*name = json_object_get(in, "name");
+	const json_t	*text = json_object_get(in, "text");
+	json_t		*d = NULL, *rule = NULL, *set = NULL, *now_doc = NULL;
+	char		 key[128], batch[40];
+	unsigned char	 rnd[3];
+	struct kb_ops	 o;
+	int64_t		 now = engine_now();
+	int		 rc;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	kb_start(e);
+	if ((rc = doc_get(e, ds_id, doc_id, err, &d)) != 0)
+		return rc;
+	rc = ENGINE_EINVAL;
+	if (strcmp(doc_display(d), "available") != 0) {
+		snprintf(err, ENGINE_ERRMAX, "Document is not available");
+		goto out;
+	}
+	if (text != NULL && !json_is_null(text) && (!json_is_string(text) ||
+	    !json_is_string(name))) {
+		engine_invalid(err, "Both text and name must be strings.");
+		goto out;
+	}
+	if (name != NULL && !json_is_null(name) && (!json_is_string(name) ||
+	    json_string_length(name) == 0 || engine_utf8_len(
+	    json_string_value(name)) > 255)) {
+		engine_invalid(err, "name is required (1 to 255 characters)");
+		goto out;
+	}
+	if (json_is_string(text) && (int64_t)json_string_length(text) >
+	    e->conf->kb_max_document) {
+		rc = ENGINE_ELIMIT;
+		snprintf(err, ENGINE_ERRMAX, "the text is larger than "
+		    "knowledge.max_document_size (%lld bytes)",
+		    (long long)e->conf->kb_max_document);
+		goto out;
+	}
+	if (json_is_object(json_object_get(in, "process_rule"))) {
+		if ((rc = rule_parse(json_object_get(in, "process_rule"), err,
+		    &rule)) != 0)
+			goto out;
+		rc = ENGINE_EINVAL;
+		if ((json_object_get(rule, "sub") != NULL) != doc_hier(d)) {
+			engine_invalid(err, "doc_form is different from the "
+			    "dataset doc_form.");
+			goto out;
+		}
+	}
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		memset(rnd, 0, sizeof(rnd));
+	snprintf(batch, sizeof(batch), "%lld%06u", (long long)now,
+	    ((unsigned)rnd[0] << 16 | (unsigned)rnd[1] << 8 | rnd[2]) %
+	    1000000u);
+	rc = ENGINE_ENOMEM;
+	/* Dify's: waiting again, the steps' times cleared */
+	if ((set = json_pack("{s:s,s:s,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:i,s:i,"
+	    "s:I}", "indexing_status", "waiting", "batch", batch,
+	    "processing_started_at", "parsing_completed_at",
+	    "cleaning_completed_at", "splitting_completed_at", "completed_at",
+	    "error", "stopped_at", "completed_segments", 0, "total_segments",
+	    0, "updated_at", (json_int_t)now)) == NULL)
+		goto out;
+	if (json_is_string(name) && json_object_set(set, "name",
+	    (json_t *)name) != 0)
+		goto out;
+	if (rule != NULL && json_object_set(set, "_rule", rule) != 0)
+		goto out;
+	snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, doc_id);
+	if ((o.merge = json_pack("{s:O}", key, set)) == NULL)
+		goto out;
+	if (json_is_string(text)) {
+		o.text = json_string_value(text);
+		o.text_len = json_string_length(text);
+		o.text_into = key;
+		if (json_is_string(json_object_get(d, "_text")) &&
+		    (o.unref = json_pack("[O]", json_object_get(d, "_text"))) ==
+		    NULL)
+			goto out;
+	}
+	if ((rc = kb_apply(e, &o)) != 0)
+		goto out;
+	kb_enqueue(e, ds_id, doc_id);
+	if ((rc = doc_get(e, ds_id, doc_id, err, &now_doc)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((*out = json_pack("{s:o,s:s}", "document", doc_public(now_doc),
+	    "batch", batch)) != NULL)
+		rc = 0;
+out:
+	json_decref(d);
+	json_decref(rule);
+	json_decref(set);
+	json_decref(now_doc);
+	kb_ops_free(&o);
+	return rc;
+}
+
+int
+engine_kb_document_update_file(struct engine *e, const char *ds_id,
+    const char *doc_id, const json_t *data, const char *filename,
+    const char *bytes, size_t len, char *err, json_t **out)
+{
+	const struct conf	*cf = e->conf;
+	struct doc_limits	 lim;
+	struct doc		 d = { 0 };
+	char			 ext[16], why[ENGINE_ERRMAX] = "";
+	json_t			*in = NULL;
+	int			 rc;
+
+	*out = NULL;
+	if (filename == NULL)	/* no file: name, rule only */
+		return engine_kb_document_update_text(e, ds_id, doc_id,
+		    json_is_object(data) ? data : NULL, err, out);
+	if (!engine_kb_file_type_ok(filename)) {
+		snprintf(err, ENGINE_ERRMAX, "File type not allowed.");
+		return ENGINE_EINVAL;
+	}
+	file_ext_of(filename, ext);
+	doc_limits_default(&lim);
+	lim.max_file_size = (size_t)cf->documents_max_file_size;
+	lim.max_pages = (size_t)cf->documents_max_pages;
+	lim.max_unpacked = (size_t)cf->documents_max_unpacked;
+	lim.max_ratio = (size_t)cf->documents_max_ratio;
+	lim.max_cells = (size_t)cf->documents_max_cells;
+	if ((rc = doc_extract(ext, bytes, len, &lim, &d, why,
+	    sizeof(why))) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "cannot extract text from '%.80s': "
+		    "%.140s", filename, why);
+		return rc == DOC_ENOMEM ? ENGINE_ENOMEM : rc == DOC_ELIMIT ?
+		    ENGINE_ELIMIT : ENGINE_EINVAL;
+	}
+	rc = ENGINE_ENOMEM;
+	/* the document takes the file's name, as create-by-file */
+	if ((in = json_is_object(data) ? json_deep_copy(data) :
+	    json_object()) == NULL || json_object_set_new(in, "name",
+	    json_string(filename)) != 0 || json_object_set_new(in, "text",
+	    json_string(d.text)) != 0)
+		goto out;
+	rc = engine_kb_document_update_text(e, ds_id, doc_id, in, err, out);
+out:
+	json_decref(in);
+	doc_release(&d);
+	return rc;
+}
+
 static int
 ds_documents(struct engine *e, const char *ds_id, char *err, json_t **all)
 {
