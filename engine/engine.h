@@ -746,6 +746,26 @@ int	engine_kb_child_delete(struct engine *e, const char *ds_id,
 	    char *err);
 
 /*
+ * Dify's knowledge tags (engine/knowledge/tags.c): create in = {name} (1
+ * to 50 characters, unique: else ENGINE_EINVAL) -> {id, name, type,
+ * binding_count}; list -> [that]; update in = {tag_id, name}; delete in
+ * = {tag_id} (its bindings too); bind (unbind 0) or unbind in =
+ * {tag_ids, target_id} (unbind also {tag_id, target_id}); a dataset's
+ * tags -> {data: [{id, name}], total}. No such tag: ENGINE_ENOTFOUND
+ * "Tag not found"; no such dataset: "Dataset not found".
+ */
+int	engine_kb_tag_create(struct engine *e, const json_t *in, char *err,
+	    json_t **out);
+int	engine_kb_tag_list(struct engine *e, json_t **out);
+int	engine_kb_tag_update(struct engine *e, const json_t *in, char *err,
+	    json_t **out);
+int	engine_kb_tag_delete(struct engine *e, const json_t *in, char *err);
+int	engine_kb_tag_bind(struct engine *e, const json_t *in, int unbind,
+	    char *err);
+int	engine_kb_dataset_tags(struct engine *e, const char *ds_id,
+	    char *err, json_t **out);
+
+/*
  * A local dataset as an agent's tool (Dify's DatasetRetrieverTool), cfg
  * an agent tool entry of type dataset-retrieval {dataset_id, top_k,
  * score_threshold}: kb_tool_describe gives the name the model sees

@@ -435,6 +435,82 @@ h_child_delete(struct req *r)
 }
 
 static void
+h_tag_create(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_tag_create(r->eng, r->json, err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_tag_list(struct req *r)
+{
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_tag_list(r->eng, &out);
+	answer(r, rc, "", out, 200);
+}
+
+static void
+h_tag_update(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_tag_update(r->eng, r->json, err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_tag_delete(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_tag_delete(r->eng, r->json, err);
+	answer(r, rc, err, NULL, 204);
+}
+
+static void
+h_tag_bind(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_tag_bind(r->eng, r->json, strstr(r->path,
+	    "/unbinding") != NULL, err);
+	answer(r, rc, err, NULL, 204);
+}
+
+static void
+h_ds_tags(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_dataset_tags(r->eng, r->captures[0], err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
 h_retrieve(struct req *r)
 {
 	char	 err[ENGINE_ERRMAX] = "";
@@ -582,6 +658,13 @@ h_doc_meta(struct req *r)
 /* ====== Routes ====== */
 
 #define DS_ROUTES(P, A)							\
+	{ "POST", P "/datasets/tags", h_tag_create, A },		\
+	{ "GET", P "/datasets/tags", h_tag_list, A },			\
+	{ "PATCH", P "/datasets/tags", h_tag_update, A },		\
+	{ "DELETE", P "/datasets/tags", h_tag_delete, A },		\
+	{ "POST", P "/datasets/tags/binding", h_tag_bind, A },		\
+	{ "POST", P "/datasets/tags/unbinding", h_tag_bind, A },	\
+	{ "GET", P "/datasets/{}/tags", h_ds_tags, A },			\
 	{ "POST", P "/datasets", h_ds_create, A },			\
 	{ "GET", P "/datasets", h_ds_list, A },				\
 	{ "GET", P "/datasets/{}", h_ds_get, A },			\

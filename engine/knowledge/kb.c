@@ -1083,6 +1083,13 @@ ds_view(struct engine *e, const json_t *ds)
 	}
 	json_object_foreach(docs, k, d)
 		words += json_integer_value(json_object_get(d, "word_count"));
+	/* its tags, named as they are now */
+	if (kb_dataset_tags(e, json_string_value(json_object_get(ds, "id")),
+	    &d) != 0 || json_object_set_new(o, "tags", d) != 0) {
+		json_decref(o);
+		json_decref(docs);
+		return NULL;
+	}
 	if (json_object_set_new(o, "document_count", json_integer(
 	    (json_int_t)json_object_size(docs))) != 0 ||
 	    json_object_set_new(o, "word_count", json_integer(words)) != 0) {
@@ -1364,8 +1371,9 @@ engine_kb_dataset_delete(struct engine *e, const char *id, char *err)
 	snprintf(key, sizeof(key), KB_DS "%s", id);
 	snprintf(p1, sizeof(p1), KB_DOC "%s/", id);
 	snprintf(p2, sizeof(p2), KB_SEG "%s/", id);
-	if ((o.del_prefix = json_pack("[s,s,s+,s+]", p1, p2, KB_VEC, p2 +
-	    strlen(KB_SEG), KB_PAR, p2 + strlen(KB_SEG))) == NULL ||
+	if ((o.del_prefix = json_pack("[s,s,s+,s+,s+]", p1, p2, KB_VEC, p2 +
+	    strlen(KB_SEG), KB_PAR, p2 + strlen(KB_SEG), KB_TAGB, p2 +
+	    strlen(KB_SEG))) == NULL ||
 	    (o.dels = json_pack("[s]", key)) == NULL)
 		rc = ENGINE_ENOMEM;
 	else

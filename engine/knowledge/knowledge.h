@@ -22,6 +22,8 @@
 				   children are the kb.seg/ records */
 #define KB_KEY	"kb.key/"
 #define KB_VEC	"kb.vec/"
+#define KB_TAG	"kb.tag/"	/* tags.c */
+#define KB_TAGB	"kb.tagb/"	/* kb.tagb/<dataset>/<tag>: a binding */
 
 /* ====== Tokens and chunks (chunk.c) ====== */
 
@@ -176,6 +178,10 @@ int	kb_ix_read(struct store_txn *t, const char *ds, const json_t *docs,
 	    const char (*terms)[KB_TOKEN_MAX + 8], const size_t *tlen,
 	    size_t nterms, size_t *nseg, double *tokens, kb_posting_fn fn,
 	    void *arg);
+
+/* The tags bound to dataset ds_id: *out = [{id, name, type}] (new). 0 or
+ * ENGINE_E* (tags.c). */
+int	kb_dataset_tags(struct engine *e, const char *ds_id, json_t **out);
 
 /* ====== The indexer (kb.c) ====== */
 
