@@ -688,6 +688,19 @@ int	engine_kb_document_create_file(struct engine *e, const char *ds_id,
 	    const json_t *data, const char *filename, const char *bytes,
 	    size_t len, char *err, json_t **out);
 int	engine_kb_file_type_ok(const char *filename);
+/*
+ * Dify's update-by-text and update-by-file: in = {name, text,
+ * process_rule} (each optional; text needs name: "Both text and name
+ * must be strings."), a file (NULL: none) giving name and text as
+ * create-by-file; the document, which must be available (else
+ * ENGINE_EINVAL "Document is not available"), is indexed again ->
+ * {document, batch}.
+ */
+int	engine_kb_document_update_text(struct engine *e, const char *ds_id,
+	    const char *doc_id, const json_t *in, char *err, json_t **out);
+int	engine_kb_document_update_file(struct engine *e, const char *ds_id,
+	    const char *doc_id, const json_t *data, const char *filename,
+	    const char *bytes, size_t len, char *err, json_t **out);
 int	engine_kb_document_list(struct engine *e, const char *ds_id,
 	    int page, int limit, const char *keyword, char *err,
 	    json_t **out);
@@ -702,8 +715,9 @@ int	engine_kb_indexing_status(struct engine *e, const char *ds_id,
 
 /* Segments: list {data, doc_form, total, has_more, limit, page}; add in =
  * {segments: [{content, answer, keywords}]} -> {data, doc_form}; update
- * in = {segment: {content, answer, keywords, enabled}} -> {data,
- * doc_form}. */
+ * in = {segment: {content, answer, keywords, enabled,
+ * regenerate_child_chunks}} -> {data, doc_form}. A parent-child
+ * document's segments are its parents, each with child_chunks. */
 int	engine_kb_segment_list(struct engine *e, const char *ds_id,
 	    const char *doc_id, int page, int limit, const char *keyword,
 	    char *err, json_t **out);
@@ -714,6 +728,62 @@ int	engine_kb_segment_update(struct engine *e, const char *ds_id,
 	    char *err, json_t **out);
 int	engine_kb_segment_delete(struct engine *e, const char *ds_id,
 	    const char *doc_id, const char *seg_id, char *err);
+
+/*
+ * Child chunks of a parent segment of a parent-child document (Dify's
+ * .../segments/{id}/child_chunks): list {data, total, total_pages, page,
+ * limit} (keyword: a part of the content); create in = {content} ->
+ * {data: child} after the last; update in = {content} -> {data: child};
+ * delete. A segment of a document of another form: ENGINE_EINVAL; no
+ * such child: ENGINE_ENOTFOUND ("Child chunk not found.").
+ */
+int	engine_kb_child_list(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, int page, int limit,
+	    const char *keyword, char *err, json_t **out);
+int	engine_kb_child_create(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, const json_t *in,
+	    char *err, json_t **out);
+int	engine_kb_child_update(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, const char *child_id,
+	    const json_t *in, char *err, json_t **out);
+int	engine_kb_child_delete(struct engine *e, const char *ds_id,
+	    const char *doc_id, const char *seg_id, const char *child_id,
+	    char *err);
+
+/*
+ * Dify's knowledge tags (engine/knowledge/tags.c): create in = {name} (1
+ * to 50 characters, unique: else ENGINE_EINVAL) -> {id, name, type,
+ * binding_count}; list -> [that]; update in = {tag_id, name}; delete in
+ * = {tag_id} (its bindings too); bind (unbind 0) or unbind in =
+ * {tag_ids, target_id} (unbind also {tag_id, target_id}); a dataset's
+ * tags -> {data: [{id, name}], total}. No such tag: ENGINE_ENOTFOUND
+ * "Tag not found"; no such dataset: "Dataset not found".
+ */
+int	engine_kb_tag_create(struct engine *e, const json_t *in, char *err,
+	    json_t **out);
+int	engine_kb_tag_list(struct engine *e, json_t **out);
+int	engine_kb_tag_update(struct engine *e, const json_t *in, char *err,
+	    json_t **out);
+int	engine_kb_tag_delete(struct engine *e, const json_t *in, char *err);
+int	engine_kb_tag_bind(struct engine *e, const json_t *in, int unbind,
+	    char *err);
+int	engine_kb_dataset_tags(struct engine *e, const char *ds_id,
+	    char *err, json_t **out);
+
+/*
+ * A local dataset as an agent's tool (Dify's DatasetRetrieverTool), cfg
+ * an agent tool entry of type dataset-retrieval {dataset_id, top_k,
+ * score_threshold}: kb_tool_describe gives the name the model sees
+ * ("dataset_<id, _ for ->"), *description (malloc'd) and the parameters'
+ * *schema ({query}, new); ENGINE_ENOTFOUND when the dataset is not here.
+ * kb_tool_run searches it for the query of args (JSON text), cfg's top_k
+ * and threshold or the dataset's: *out (malloc'd) the segments' contents
+ * one a line, or "tool error: ..." the model reads. 0 or ENGINE_ENOMEM.
+ */
+int	kb_tool_describe(struct engine *e, const json_t *cfg, char name[65],
+	    char **description, json_t **schema);
+int	kb_tool_run(struct engine *e, const json_t *cfg, const char *args,
+	    char **out);
 
 /* POST /v1/datasets/{id}/retrieve: in = {query, retrieval_model} ->
  * {query: {content}, records: [{segment, child_chunks, score, ...}]}. */

@@ -165,8 +165,10 @@ h_doc_text(struct req *r)
  * Dify's (NoFileUploadedError, TooManyFilesError, FilenameNotExistsError,
  * UnsupportedFileTypeError 415).
  */
+/* create-by-file (doc_id NULL: the file needed) and update-by-file
+ * (doc_id: the file optional, as Dify's) */
 static void
-h_doc_file(struct req *r)
+doc_file(struct req *r, const char *doc_id)
 {
 	char		 err[ENGINE_ERRMAX] = "", perr[256];
 	struct mp_part	*parts, *file = NULL;
@@ -203,17 +205,18 @@ h_doc_file(struct req *r)
 		    req_part_text(r, &parts[i], &data) != 0)
 			return;
 	}
-	if (file == NULL) {
+	if (file == NULL && doc_id == NULL) {
 		resp_error(r, 400, "no_file_uploaded", "Please upload your "
 		    "file.");
 		return;
 	}
-	if (file->filename == NULL || *file->filename == '\0') {
+	if (file != NULL && (file->filename == NULL ||
+	    *file->filename == '\0')) {
 		resp_error(r, 400, "filename_not_exists_error", "The specified "
 		    "filename does not exist.");
 		return;
 	}
-	if (!engine_kb_file_type_ok(file->filename)) {
+	if (file != NULL && !engine_kb_file_type_ok(file->filename)) {
 		resp_error(r, 415, "unsupported_file_type", "File type not "
 		    "allowed.");
 		return;
@@ -225,9 +228,40 @@ h_doc_file(struct req *r)
 		    "object");
 		return;
 	}
-	rc = engine_kb_document_create_file(r->eng, r->captures[0], dj,
-	    file->filename, file->data, file->len, err, &out);
+	if (doc_id != NULL)
+		rc = engine_kb_document_update_file(r->eng, r->captures[0],
+		    doc_id, dj, file ? file->filename : NULL, file ?
+		    file->data : NULL, file ? file->len : 0, err, &out);
+	else
+		rc = engine_kb_document_create_file(r->eng, r->captures[0], dj,
+		    file->filename, file->data, file->len, err, &out);
 	json_decref(dj);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_doc_file(struct req *r)
+{
+	doc_file(r, NULL);
+}
+
+static void
+h_doc_update_file(struct req *r)
+{
+	doc_file(r, r->captures[1]);
+}
+
+static void
+h_doc_update_text(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_document_update_text(r->eng, r->captures[0],
+	    r->captures[1], r->json, err, &out);
 	answer(r, rc, err, out, 200);
 }
 
@@ -343,6 +377,137 @@ h_seg_delete(struct req *r)
 	rc = engine_kb_segment_delete(r->eng, r->captures[0], r->captures[1],
 	    r->captures[2], err);
 	answer(r, rc, err, NULL, 204);
+}
+
+static void
+h_child_list(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 page, limit, rc;
+
+	if (ds_auth(r) != 0 || page_args(r, &page, &limit) != 0)
+		return;
+	rc = engine_kb_child_list(r->eng, r->captures[0], r->captures[1],
+	    r->captures[2], page, limit, req_query(r, "keyword"), err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_child_create(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_child_create(r->eng, r->captures[0], r->captures[1],
+	    r->captures[2], r->json, err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_child_update(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_child_update(r->eng, r->captures[0], r->captures[1],
+	    r->captures[2], r->captures[3], r->json, err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_child_delete(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_child_delete(r->eng, r->captures[0], r->captures[1],
+	    r->captures[2], r->captures[3], err);
+	answer(r, rc, err, NULL, 204);
+}
+
+static void
+h_tag_create(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_tag_create(r->eng, r->json, err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_tag_list(struct req *r)
+{
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_tag_list(r->eng, &out);
+	answer(r, rc, "", out, 200);
+}
+
+static void
+h_tag_update(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_tag_update(r->eng, r->json, err, &out);
+	answer(r, rc, err, out, 200);
+}
+
+static void
+h_tag_delete(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_tag_delete(r->eng, r->json, err);
+	answer(r, rc, err, NULL, 204);
+}
+
+static void
+h_tag_bind(struct req *r)
+{
+	char	err[ENGINE_ERRMAX] = "";
+	int	rc;
+
+	if (ds_auth(r) != 0 || req_read_json(r) != 0)
+		return;
+	rc = engine_kb_tag_bind(r->eng, r->json, strstr(r->path,
+	    "/unbinding") != NULL, err);
+	answer(r, rc, err, NULL, 204);
+}
+
+static void
+h_ds_tags(struct req *r)
+{
+	char	 err[ENGINE_ERRMAX] = "";
+	json_t	*out = NULL;
+	int	 rc;
+
+	if (ds_auth(r) != 0)
+		return;
+	rc = engine_kb_dataset_tags(r->eng, r->captures[0], err, &out);
+	answer(r, rc, err, out, 200);
 }
 
 static void
@@ -493,6 +658,13 @@ h_doc_meta(struct req *r)
 /* ====== Routes ====== */
 
 #define DS_ROUTES(P, A)							\
+	{ "POST", P "/datasets/tags", h_tag_create, A },		\
+	{ "GET", P "/datasets/tags", h_tag_list, A },			\
+	{ "PATCH", P "/datasets/tags", h_tag_update, A },		\
+	{ "DELETE", P "/datasets/tags", h_tag_delete, A },		\
+	{ "POST", P "/datasets/tags/binding", h_tag_bind, A },		\
+	{ "POST", P "/datasets/tags/unbinding", h_tag_bind, A },	\
+	{ "GET", P "/datasets/{}/tags", h_ds_tags, A },			\
 	{ "POST", P "/datasets", h_ds_create, A },			\
 	{ "GET", P "/datasets", h_ds_list, A },				\
 	{ "GET", P "/datasets/{}", h_ds_get, A },			\
@@ -505,6 +677,15 @@ h_doc_meta(struct req *r)
 	{ "GET", P "/datasets/{}/documents", h_doc_list, A },		\
 	{ "GET", P "/datasets/{}/documents/{}", h_doc_get, A },		\
 	{ "DELETE", P "/datasets/{}/documents/{}", h_doc_delete, A },	\
+	{ "PATCH", P "/datasets/{}/documents/{}", h_doc_update_file, A }, \
+	{ "POST", P "/datasets/{}/documents/{}/update-by-text",		\
+	    h_doc_update_text, A },					\
+	{ "POST", P "/datasets/{}/documents/{}/update_by_text",		\
+	    h_doc_update_text, A },					\
+	{ "POST", P "/datasets/{}/documents/{}/update-by-file",		\
+	    h_doc_update_file, A },					\
+	{ "POST", P "/datasets/{}/documents/{}/update_by_file",		\
+	    h_doc_update_file, A },					\
 	{ "GET", P "/datasets/{}/documents/{}/indexing-status",		\
 	    h_doc_status, A },						\
 	{ "GET", P "/datasets/{}/documents/{}/segments", h_seg_list, A }, \
@@ -513,6 +694,14 @@ h_doc_meta(struct req *r)
 	    A },							\
 	{ "DELETE", P "/datasets/{}/documents/{}/segments/{}",		\
 	    h_seg_delete, A },						\
+	{ "GET", P "/datasets/{}/documents/{}/segments/{}/child_chunks",	\
+	    h_child_list, A },						\
+	{ "POST", P "/datasets/{}/documents/{}/segments/{}/child_chunks",	\
+	    h_child_create, A },					\
+	{ "PATCH", P "/datasets/{}/documents/{}/segments/{}/child_chunks/{}", \
+	    h_child_update, A },					\
+	{ "DELETE", P "/datasets/{}/documents/{}/segments/{}/child_chunks/{}", \
+	    h_child_delete, A },					\
 	{ "POST", P "/datasets/{}/retrieve", h_retrieve, A },		\
 	{ "POST", P "/datasets/{}/metadata", h_meta_create, A },	\
 	{ "GET", P "/datasets/{}/metadata", h_meta_list, A },		\

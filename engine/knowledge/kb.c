@@ -31,6 +31,14 @@
 #define KB_NAME_MAX	40
 #define KB_DESC_MAX	400
 
+/*
+ * A test's hook at the points where a write begins that an earlier read
+ * prepared (t_knowledge_race defines it to write in between); none here.
+ */
+#ifndef KB_HOOK
+#define KB_HOOK(e, point)	do { } while (0)
+#endif
+
 /* ====== Records ====== */
 
 /* A copy of rec without its "_" members (NULL when out of memory). */
@@ -117,13 +125,22 @@ kb_collect(struct engine *e, const char *prefix, json_t **out)
 /*
  * What one write does: each of require must exist (else
  * STORE_ENOTFOUND), then every key under each of del_prefix goes, then
- * dels, then puts (key -> record); text, when set, becomes a blob whose
- * hash goes into record text_into's "_text"; unref are blob hashes let go.
+ * dels, then merge (key -> members): the record under key, read in this
+ * write, gets the members set (it must exist and, when the members hold
+ * an "id", have that id, else STORE_ENOTFOUND), then puts (key ->
+ * record); text, when set, becomes a blob whose hash goes into record
+ * text_into's "_text"; unref are blob hashes let go. A change to part of
+ * a record goes in merge, never as a record read in an earlier
+ * transaction and put whole: the indexer and the API write the same
+ * documents, and a whole record put would undo what the other wrote in
+ * between (a metadata write lost, a completed document marked indexing
+ * again).
  */
 struct kb_ops {
 	const char	*require[2];
 	json_t		*del_prefix;	/* array of strings */
 	json_t		*dels;		/* array of strings */
+	json_t		*merge;		/* object: key -> members to set */
 	json_t		*puts;		/* object */
 	json_t		*unref;		/* array of strings */
 	const char	*text;
@@ -182,6 +199,30 @@ out:
 	return rc;
 }
 
+/* kb_ops' merge of members set into the record under key, in t. */
+static int
+merge_one(struct store_txn *t, struct kb_ix *ix, const char *key,
+    const json_t *set)
+{
+	json_t		*rec = NULL;
+	const char	*id = json_string_value(json_object_get(set, "id"));
+	int		 rc;
+
+	if ((rc = store_get_json(t, STORE_DB_SETTINGS, key, &rec)) != 0)
+		return rc;
+	rc = STORE_ENOTFOUND;
+	if (id != NULL && !record_field_is(rec, "id", id))
+		goto out;
+	rc = STORE_ENOMEM;
+	if (json_object_update(rec, (json_t *)set) != 0)
+		goto out;
+	if ((rc = kb_ix_seg(ix, t, key, rec)) == 0)
+		rc = store_put_json(t, STORE_DB_SETTINGS, key, rec, 0);
+out:
+	json_decref(rec);
+	return rc;
+}
+
 static int
 kb_ops_fn(struct store_txn *t, void *arg)
 {
@@ -216,12 +257,16 @@ kb_ops_fn(struct store_txn *t, void *arg)
 	if (o->text != NULL) {
 		if ((rc = store_blob_ref(t, o->text, o->text_len, hex)) != 0)
 			goto out;
-		x = json_object_get(o->puts, o->text_into);
+		if ((x = json_object_get(o->puts, o->text_into)) == NULL)
+			x = json_object_get(o->merge, o->text_into);
 		if (json_object_set_new(x, "_text", json_string(hex)) != 0) {
 			rc = STORE_ENOMEM;
 			goto out;
 		}
 	}
+	json_object_foreach(o->merge, k, x)
+		if ((rc = merge_one(t, ix, k, x)) != 0)
+			goto out;
 	json_object_foreach(o->puts, k, x)
 		if ((rc = kb_ix_seg(ix, t, k, x)) != 0 ||
 		    (rc = store_put_json(t, STORE_DB_SETTINGS, k, x, 0)) != 0)
@@ -257,6 +302,7 @@ kb_ops_free(struct kb_ops *o)
 {
 	json_decref(o->del_prefix);
 	json_decref(o->dels);
+	json_decref(o->merge);
 	json_decref(o->puts);
 	json_decref(o->unref);
 }
@@ -396,14 +442,17 @@ kb_indexer_stop(struct engine *e)
 	e->kb_indexer = NULL;
 }
 
-/* Sets members of document doc (must exist) from the object set. */
+/*
+ * Sets members of document dkey (must exist) from the object set, read
+ * and written in one write (kb_ops' merge), with the segments of
+ * seg_puts, after the segments under seg_prefix go, and vec's vectors.
+ */
 static int
 doc_update(struct engine *e, const char *dkey, const json_t *set,
     const json_t *seg_puts, const char *seg_prefix, const struct kb_ops *vec)
 {
 	struct kb_ops	 o;
-	json_t		*d = NULL;
-	int		 rc;
+	int		 rc = ENGINE_ENOMEM;
 
 	memset(&o, 0, sizeof(o));
 	if (vec != NULL) {
@@ -412,22 +461,20 @@ doc_update(struct engine *e, const char *dkey, const json_t *set,
 		o.dim = vec->dim;
 		o.vec_keys = vec->vec_keys;
 	}
-	if ((rc = kb_load(e, dkey, &d)) != 0)
-		return rc;
-	o.require[0] = dkey;
-	rc = ENGINE_ENOMEM;
-	if (json_object_update(d, (json_t *)set) != 0 ||
+	if ((o.merge = json_pack("{s:O}", dkey, set)) == NULL ||
 	    (o.puts = seg_puts ? json_deep_copy(seg_puts) : json_object()) ==
-	    NULL || json_object_set(o.puts, dkey, d) != 0)
+	    NULL)
 		goto out;
 	if (seg_prefix != NULL && ((o.del_prefix = json_array()) == NULL ||
 	    json_array_append_new(o.del_prefix, json_string(seg_prefix)) !=
 	    0 || json_array_append_new(o.del_prefix, json_pack("s+",
-	    KB_VEC, seg_prefix + strlen(KB_SEG))) != 0))
+	    KB_VEC, seg_prefix + strlen(KB_SEG))) != 0 ||
+	    json_array_append_new(o.del_prefix, json_pack("s+", KB_PAR,
+	    seg_prefix + strlen(KB_SEG))) != 0))
 		goto out;
+	KB_HOOK(e, "doc_write");
 	rc = kb_apply(e, &o);
 out:
-	json_decref(d);
 	kb_ops_free(&o);
 	return rc;
 }
@@ -486,11 +533,17 @@ seg_vectors(struct engine *e, const json_t *ds, const json_t *puts,
 	    sizeof(*v->vec_keys))) == NULL)
 		goto out;
 	json_object_foreach((json_t *)puts, k, x) {
+		/* parents (kb.par/) are not searched: no vector */
+		if (strncmp(k, KB_SEG, strlen(KB_SEG)) != 0)
+			continue;
 		texts[n] = json_string_value(json_object_get(x, "content"));
 		snprintf(v->vec_keys[n], sizeof(v->vec_keys[n]), KB_VEC "%s",
 		    k + strlen(KB_SEG));
 		n++;
 	}
+	rc = 0;
+	if (n == 0)
+		goto out;
 	if ((rc = kb_embed(e, json_string_value(json_object_get(ds,
 	    "embedding_model_provider")), json_string_value(json_object_get(ds,
 	    "embedding_model")), texts, n, err, &vecs, &dim)) != 0)
@@ -524,6 +577,182 @@ batch_write(struct engine *e, const json_t *ds_hq, const char *dkey,
 	return rc == ENGINE_EFETCH || rc == ENGINE_EINVAL ? ENGINE_ESTORE : rc;
 }
 
+/* Dify's _split_child_nodes (and its paragraph parents): a chunk's
+ * leading "." or "。" goes, and the rest is trimmed. */
+static const char *
+chunk_lead_strip(const char *c)
+{
+	if (c[0] == '.')
+		c++;
+	else if (strncmp(c, "\xe3\x80\x82", 3) == 0)
+		c += 3;
+	return c + strspn(c, " \t\r\n");
+}
+
+/*
+ * The child chunks of parent text p by rule's sub (Dify's
+ * subchunk_segmentation) as child segment records of parent record par,
+ * into puts under the document's next segment keys from *n on (one
+ * position a child: kb.seg/<ds>/<doc>/<n>), each with its position in
+ * the parent, segment_id and type. Counts words and tokens; *nchild the
+ * children made. 0, ENGINE_ELIMIT past max, or ENGINE_ENOMEM.
+ */
+static int
+child_chunks_make(const char *ds, const char *doc, const json_t *rule,
+    const json_t *par, const char *p, size_t max, const char *type,
+    int *n, json_t *puts, size_t *nchild)
+{
+	const json_t	*sub = json_object_get(rule, "sub");
+	json_t		*chunks = NULL, *c, *seg;
+	char		 skey[160];
+	const char	*t;
+	size_t		 i;
+	int		 rc, pos = 0;
+
+	*nchild = 0;
+	if ((rc = kb_split(p, json_string_value(json_object_get(sub,
+	    "separator")), (int)json_integer_value(json_object_get(sub,
+	    "max_tokens")), (int)json_integer_value(json_object_get(sub,
+	    "overlap")), max, &chunks)) != 0)
+		return rc;
+	rc = ENGINE_ENOMEM;
+	json_array_foreach(chunks, i, c) {
+		t = chunk_lead_strip(json_string_value(c));
+		if (*t == '\0')
+			continue;
+		if ((seg = seg_new(doc, t, NULL, NULL, ++pos)) == NULL ||
+		    json_object_set(seg, "segment_id", json_object_get(par,
+		    "id")) != 0 || json_object_set_new(seg, "type",
+		    json_string(type)) != 0 || json_object_set_new(seg,
+		    "_parent", json_object_get(par, "position") ?
+		    json_incref(json_object_get(par, "position")) :
+		    json_integer(0)) != 0) {
+			json_decref(seg);
+			goto out;
+		}
+		seg_key(skey, sizeof(skey), ds, doc, ++*n);
+		if (json_object_set_new(puts, skey, seg) != 0)
+			goto out;
+		(*nchild)++;
+	}
+	rc = 0;
+out:
+	json_decref(chunks);
+	return rc;
+}
+
+static void
+par_key(char *buf, size_t n, const char *ds, const char *doc, int pos)
+{
+	snprintf(buf, n, KB_PAR "%s/%s/%08d", ds, doc, pos);
+}
+
+/*
+ * kb_index's parent-child form (Dify's ParentChildIndexProcessor):
+ * parents are split from the cleaned text by the rule's segmentation
+ * (paragraph) or are the whole text (full-doc), each a segment record
+ * under kb.par/; their children, split by the rule's sub, are the
+ * segment records under kb.seg/ that the search and the keyword index
+ * read, with their vectors. Written about KB_BATCH records a write. 0
+ * with *nparents and the word and token counts of the parents; 1 with
+ * err when the document fails; -1 when indexing stops (the document
+ * gone).
+ */
+static int
+index_hier(struct engine *e, const char *ds, const char *doc,
+    const json_t *ds_hq, const char *dkey, const json_t *rule,
+    const char *text, char *err, size_t *nparents, int64_t *words,
+    int64_t *toks)
+{
+	json_t		*parents = NULL, *puts = NULL, *set = NULL, *c, *par;
+	char		*clean = NULL, pkey[160];
+	const char	*p;
+	size_t		 i, nc, total = 0, max = (size_t)e->conf->kb_max_segments;
+	int		 rc, n = 0, ret = -1, pos = 0;
+
+	*nparents = 0;
+	if (record_field_is(rule, "parent_mode", "full-doc")) {
+		/* Dify joins the pages into one parent, uncleaned */
+		if ((parents = json_array()) == NULL || json_array_append_new(
+		    parents, json_string(text + strspn(text, " \t\r\n"))) !=
+		    0)
+			goto out;
+	} else {
+		if ((clean = kb_clean(text, json_is_true(json_object_get(rule,
+		    "extra_spaces")), json_is_true(json_object_get(rule,
+		    "urls_emails")))) == NULL)
+			goto out;
+		if ((rc = kb_split(clean, json_string_value(json_object_get(
+		    rule, "separator")), (int)json_integer_value(
+		    json_object_get(rule, "max_tokens")), (int)
+		    json_integer_value(json_object_get(rule, "overlap")), max,
+		    &parents)) != 0) {
+			if (rc == ENGINE_ELIMIT)
+				goto limit;
+			goto out;
+		}
+	}
+	json_array_foreach(parents, i, c) {
+		p = chunk_lead_strip(json_string_value(c));
+		if (*p == '\0')
+			continue;
+		if (puts == NULL && (puts = json_object()) == NULL)
+			goto out;
+		if ((par = seg_new(doc, p, NULL, NULL, ++pos)) == NULL)
+			goto out;
+		par_key(pkey, sizeof(pkey), ds, doc, pos);
+		if (json_object_set_new(puts, pkey, par) != 0)
+			goto out;
+		*words += json_integer_value(json_object_get(par,
+		    "word_count"));
+		*toks += json_integer_value(json_object_get(par, "tokens"));
+		if ((rc = child_chunks_make(ds, doc, rule, par, p, max - total,
+		    "automatic", &n, puts, &nc)) != 0) {
+			if (rc == ENGINE_ELIMIT)
+				goto limit;
+			goto out;
+		}
+		if ((total += nc) > max)
+			goto limit;
+		if (json_object_size(puts) >= KB_BATCH ||
+		    i + 1 == json_array_size(parents)) {
+			json_decref(set);
+			if ((set = json_pack("{s:I}", "completed_segments",
+			    (json_int_t)pos)) == NULL)
+				goto out;
+			if ((rc = batch_write(e, ds_hq, dkey, set, puts,
+			    err)) == ENGINE_EFETCH || rc == ENGINE_EINVAL) {
+				ret = 1;
+				goto out;
+			}
+			if (rc != 0)
+				goto out;
+			json_decref(puts);
+			puts = NULL;
+		}
+	}
+	if (pos == 0) {
+		snprintf(err, ENGINE_ERRMAX, "the document has no text to index");
+		ret = 1;
+		goto out;
+	}
+	*nparents = (size_t)pos;
+	ret = 0;
+	goto out;
+limit:
+	snprintf(err, ENGINE_ERRMAX, "the document makes more than "
+	    "knowledge.max_segments (%d) chunks", e->conf->kb_max_segments);
+	ret = 1;
+out:
+	if (ret == -1 && err[0] == '\0')
+		snprintf(err, ENGINE_ERRMAX, "out of memory");
+	json_decref(parents);
+	json_decref(puts);
+	json_decref(set);
+	free(clean);
+	return ret;
+}
+
 /*
  * Indexes one document: cleans and splits its text by its process rule,
  * writes its segments KB_BATCH at a time, then marks it completed (or
@@ -536,7 +765,7 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 	json_t		*d = NULL, *rule, *chunks = NULL, *set = NULL, *puts = NULL;
 	json_t		*c;
 	char		*text = NULL, *clean = NULL;
-	size_t		 len = 0, i;
+	size_t		 len = 0, i, nseg = 0;
 	struct store_txn *t = NULL;
 	const char	*st, *hex;
 	int64_t		 words = 0, toks = 0;
@@ -571,6 +800,17 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 	if (set == NULL || doc_update(e, dkey, set, NULL, sprefix, NULL) != 0)
 		goto out;
 	rule = json_object_get(d, "_rule");
+	if (json_object_get(rule, "sub") != NULL) {
+		switch (index_hier(e, ds, doc, ds_hq, dkey, rule, text, err,
+		    &nseg, &words, &toks)) {
+		case 0:
+			goto done;
+		case 1:
+			goto fail;
+		default:
+			goto out;
+		}
+	}
 	clean = kb_clean(text, json_is_true(json_object_get(rule,
 	    "extra_spaces")), json_is_true(json_object_get(rule,
 	    "urls_emails")));
@@ -622,6 +862,8 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 			puts = NULL;
 		}
 	}
+	nseg = json_array_size(chunks);
+done:
 	json_decref(set);
 	set = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 	    "indexing_status", "completed", "parsing_completed_at",
@@ -629,8 +871,8 @@ kb_index(struct engine *e, const char *ds, const char *doc)
 	    (json_int_t)engine_now(), "splitting_completed_at",
 	    (json_int_t)engine_now(), "completed_at", (json_int_t)engine_now(),
 	    "word_count", (json_int_t)words, "tokens", (json_int_t)toks,
-	    "total_segments", (json_int_t)json_array_size(chunks),
-	    "completed_segments", (json_int_t)json_array_size(chunks));
+	    "total_segments", (json_int_t)nseg,
+	    "completed_segments", (json_int_t)nseg);
 	if (set != NULL)
 		doc_update(e, dkey, set, NULL, NULL, NULL);
 	goto out;
@@ -841,6 +1083,13 @@ ds_view(struct engine *e, const json_t *ds)
 	}
 	json_object_foreach(docs, k, d)
 		words += json_integer_value(json_object_get(d, "word_count"));
+	/* its tags, named as they are now */
+	if (kb_dataset_tags(e, json_string_value(json_object_get(ds, "id")),
+	    &d) != 0 || json_object_set_new(o, "tags", d) != 0) {
+		json_decref(o);
+		json_decref(docs);
+		return NULL;
+	}
 	if (json_object_set_new(o, "document_count", json_integer(
 	    (json_int_t)json_object_size(docs))) != 0 ||
 	    json_object_set_new(o, "word_count", json_integer(words)) != 0) {
@@ -1122,7 +1371,8 @@ engine_kb_dataset_delete(struct engine *e, const char *id, char *err)
 	snprintf(key, sizeof(key), KB_DS "%s", id);
 	snprintf(p1, sizeof(p1), KB_DOC "%s/", id);
 	snprintf(p2, sizeof(p2), KB_SEG "%s/", id);
-	if ((o.del_prefix = json_pack("[s,s,s+]", p1, p2, KB_VEC, p2 +
+	if ((o.del_prefix = json_pack("[s,s,s+,s+,s+]", p1, p2, KB_VEC, p2 +
+	    strlen(KB_SEG), KB_PAR, p2 + strlen(KB_SEG), KB_TAGB, p2 +
 	    strlen(KB_SEG))) == NULL ||
 	    (o.dels = json_pack("[s]", key)) == NULL)
 		rc = ENGINE_ENOMEM;
@@ -1135,19 +1385,73 @@ engine_kb_dataset_delete(struct engine *e, const char *id, char *err)
 /* ====== Documents ====== */
 
 /*
+ * A segmentation of Dify's process rule ({separator (or delimiter),
+ * max_tokens, chunk_overlap}) into r's separator, max_tokens and overlap
+ * members; max_tokens may be absent when need_max is 0 (a full-doc
+ * parent: 0). what names it in errors.
+ */
+static int
+seg_rule_parse(const json_t *seg, const char *what, int need_max,
+    char *err, json_t *r)
+{
+	const char	*sep;
+	char		 buf[256];
+	size_t		 i, j = 0;
+	json_int_t	 max = 0, ov = 0;
+
+	if (!json_is_object(seg))
+		return engine_invalid(err, "Process rule %s is required", what);
+	sep = json_string_value(json_object_get(seg, "separator"));
+	if (sep == NULL)
+		sep = json_string_value(json_object_get(seg, "delimiter"));
+	if (sep == NULL || *sep == '\0')
+		return engine_invalid(err, "Process rule %s separator is "
+		    "required", what);
+	if (need_max || json_object_get(seg, "max_tokens") != NULL) {
+		if (!json_is_integer(json_object_get(seg, "max_tokens")))
+			return engine_invalid(err, "Process rule %s max_tokens "
+			    "is required", what);
+		max = json_integer_value(json_object_get(seg, "max_tokens"));
+		if (max < 50 || max > 4000)
+			return engine_invalid(err, "Custom segment length "
+			    "should be between 50 and 4000.");
+	}
+	if (json_is_integer(json_object_get(seg, "chunk_overlap")))
+		ov = json_integer_value(json_object_get(seg, "chunk_overlap"));
+	if (ov < 0 || (max > 0 && ov >= max))
+		return engine_invalid(err, "chunk_overlap must be from 0 to "
+		    "less than max_tokens");
+	/* "\\n" written in JSON means a newline, as Dify reads it */
+	for (i = 0; sep[i] != '\0' && j + 1 < sizeof(buf); i++) {
+		if (sep[i] == '\\' && sep[i + 1] == 'n') {
+			buf[j++] = '\n';
+			i++;
+		} else
+			buf[j++] = sep[i];
+	}
+	buf[j] = '\0';
+	if (json_object_set_new(r, "separator", json_string(buf)) != 0 ||
+	    json_object_set_new(r, "max_tokens", json_integer(max)) != 0 ||
+	    json_object_set_new(r, "overlap", json_integer(ov)) != 0)
+		return ENGINE_ENOMEM;
+	return 0;
+}
+
+/*
  * Dify's process_rule into the indexer's {extra_spaces, urls_emails,
- * separator, max_tokens, overlap}; *out new.
+ * separator, max_tokens, overlap} and, for mode hierarchical (Dify's
+ * parent-child chunks), parent_mode (paragraph or full-doc) and sub
+ * {separator, max_tokens, overlap} for the child chunks; *out new.
  */
 static int
 rule_parse(const json_t *pr, char *err, json_t **out)
 {
 	const char	*mode = json_string_value(json_object_get(pr, "mode"));
-	const json_t	*rules = json_object_get(pr, "rules"), *pre, *seg, *x;
-	const char	*sep, *id;
-	char		 buf[256];
-	size_t		 i, j = 0;
-	int		 spaces = 0, urls = 0;
-	json_int_t	 max, ov = 0;
+	const json_t	*rules = json_object_get(pr, "rules"), *pre, *x;
+	const char	*id, *pm = "paragraph";
+	json_t		*r = NULL, *sub = NULL;
+	size_t		 i;
+	int		 spaces = 0, urls = 0, hier, rc;
 
 	*out = NULL;
 	if (pr == NULL || json_is_null(pr) || mode == NULL ||
@@ -1160,11 +1464,8 @@ rule_parse(const json_t *pr, char *err, json_t **out)
 		    "overlap", 50);
 		return *out ? 0 : ENGINE_ENOMEM;
 	}
-	if (strcmp(mode, "hierarchical") == 0)
-		return engine_invalid(err, "process_rule.mode hierarchical "
-		    "(parent-child chunks) is not supported yet: use "
-		    "automatic or custom");
-	if (strcmp(mode, "custom") != 0)
+	hier = strcmp(mode, "hierarchical") == 0;
+	if (!hier && strcmp(mode, "custom") != 0)
 		return engine_invalid(err, "process_rule.mode must be "
 		    "automatic, custom or hierarchical");
 	if (!json_is_object(rules))
@@ -1188,41 +1489,43 @@ rule_parse(const json_t *pr, char *err, json_t **out)
 		if (strcmp(id, "remove_urls_emails") == 0)
 			urls = json_is_true(json_object_get(x, "enabled"));
 	}
-	seg = json_object_get(rules, "segmentation");
-	if (!json_is_object(seg))
-		return engine_invalid(err, "Process rule segmentation is "
-		    "required");
-	sep = json_string_value(json_object_get(seg, "separator"));
-	if (sep == NULL)
-		sep = json_string_value(json_object_get(seg, "delimiter"));
-	if (sep == NULL || *sep == '\0')
-		return engine_invalid(err, "Process rule segmentation "
-		    "separator is required");
-	if (!json_is_integer(json_object_get(seg, "max_tokens")))
-		return engine_invalid(err, "Process rule segmentation "
-		    "max_tokens is required");
-	max = json_integer_value(json_object_get(seg, "max_tokens"));
-	if (max < 50 || max > 4000)
-		return engine_invalid(err, "Custom segment length should be "
-		    "between 50 and 4000.");
-	if (json_is_integer(json_object_get(seg, "chunk_overlap")))
-		ov = json_integer_value(json_object_get(seg, "chunk_overlap"));
-	if (ov < 0 || ov >= max)
-		return engine_invalid(err, "chunk_overlap must be from 0 to "
-		    "less than max_tokens");
-	/* "\\n" written in JSON means a newline, as Dify reads it */
-	for (i = 0; sep[i] != '\0' && j + 1 < sizeof(buf); i++) {
-		if (sep[i] == '\\' && sep[i + 1] == 'n') {
-			buf[j++] = '\n';
-			i++;
-		} else
-			buf[j++] = sep[i];
+	if (hier && json_object_get(rules, "parent_mode") != NULL &&
+	    !json_is_null(json_object_get(rules, "parent_mode"))) {
+		pm = json_string_value(json_object_get(rules, "parent_mode"));
+		if (pm == NULL || (strcmp(pm, "paragraph") != 0 &&
+		    strcmp(pm, "full-doc") != 0))
+			return engine_invalid(err, "Process rule parent_mode "
+			    "must be paragraph or full-doc");
 	}
-	buf[j] = '\0';
-	*out = json_pack("{s:b,s:b,s:s,s:I,s:I}", "extra_spaces", spaces,
-	    "urls_emails", urls, "separator", buf, "max_tokens", max,
-	    "overlap", ov);
-	return *out ? 0 : ENGINE_ENOMEM;
+	if ((r = json_pack("{s:b,s:b}", "extra_spaces", spaces,
+	    "urls_emails", urls)) == NULL)
+		return ENGINE_ENOMEM;
+	/* Dify's process_rule_args_validate: max_tokens is needed but by a
+	 * full-doc parent */
+	if ((rc = seg_rule_parse(json_object_get(rules, "segmentation"),
+	    "segmentation", !hier || strcmp(pm, "full-doc") != 0, err, r)) !=
+	    0)
+		goto out;
+	if (hier) {
+		rc = ENGINE_ENOMEM;
+		if ((sub = json_object()) == NULL)
+			goto out;
+		if ((rc = seg_rule_parse(json_object_get(rules,
+		    "subchunk_segmentation"), "subchunk_segmentation", 1, err,
+		    sub)) != 0)
+			goto out;
+		rc = ENGINE_ENOMEM;
+		if (json_object_set_new(r, "parent_mode", json_string(pm)) !=
+		    0 || json_object_set(r, "sub", sub) != 0)
+			goto out;
+	}
+	*out = r;
+	r = NULL;
+	rc = 0;
+out:
+	json_decref(r);
+	json_decref(sub);
+	return rc;
 }
 
 static json_t *
@@ -1240,6 +1543,7 @@ engine_kb_document_create_text(struct engine *e, const char *ds_id,
 	const char	*text = json_string_value(json_object_get(in, "text"));
 	const json_t	*tech = json_object_get(in, "indexing_technique");
 	json_t		*ds = NULL, *rule = NULL, *doc = NULL, *docs = NULL;
+	const char	*form;
 	char		 id[37], key[128], dskey[128], prefix[128], batch[40];
 	unsigned char	 rnd[3];
 	struct kb_ops	 o;
@@ -1278,6 +1582,23 @@ engine_kb_document_create_text(struct engine *e, const char *ds_id,
 	if ((rc = rule_parse(json_object_get(in, "process_rule"), err,
 	    &rule)) != 0)
 		goto out;
+	/* parent-child chunks: Dify's doc_form hierarchical_model, one
+	 * form a dataset */
+	form = json_object_get(rule, "sub") != NULL ? "hierarchical_model" :
+	    "text_model";
+	rc = ENGINE_EINVAL;
+	if (record_field_is(in, "doc_form", "hierarchical_model") &&
+	    strcmp(form, "hierarchical_model") != 0) {
+		engine_invalid(err, "doc_form hierarchical_model needs "
+		    "process_rule.mode hierarchical");
+		goto out;
+	}
+	if (json_is_string(json_object_get(ds, "doc_form")) &&
+	    !record_field_is(ds, "doc_form", form)) {
+		engine_invalid(err, "doc_form is different from the dataset "
+		    "doc_form.");
+		goto out;
+	}
 	snprintf(prefix, sizeof(prefix), KB_DOC "%s/", ds_id);
 	if ((rc = kb_collect(e, prefix, &docs)) != 0)
 		goto out;
@@ -1299,7 +1620,7 @@ engine_kb_document_create_text(struct engine *e, const char *ds_id,
 	    "created_by", "", "created_at", (json_int_t)now, "tokens", 0,
 	    "indexing_status", "waiting", "error", "enabled", 1,
 	    "disabled_at", "disabled_by", "archived", 0, "word_count", 0,
-	    "hit_count", 0, "doc_form", "text_model", "doc_metadata", "batch",
+	    "hit_count", 0, "doc_form", form, "doc_metadata", "batch",
 	    batch, "processing_started_at", "parsing_completed_at",
 	    "cleaning_completed_at", "splitting_completed_at", "completed_at",
 	    "completed_segments", 0, "total_segments", 0, "_rule", rule);
@@ -1317,6 +1638,11 @@ engine_kb_document_create_text(struct engine *e, const char *ds_id,
 		    json_object_set(o.puts, dskey, ds) != 0)
 			goto out;
 	}
+	/* the first document sets the dataset's form, as Dify's */
+	if (!json_is_string(json_object_get(ds, "doc_form")) &&
+	    (json_object_set_new(ds, "doc_form", json_string(form)) != 0 ||
+	    json_object_set(o.puts, dskey, ds) != 0))
+		goto out;
 	o.require[0] = dskey;
 	o.text = text;
 	o.text_len = json_string_length(json_object_get(in, "text"));
@@ -1407,6 +1733,167 @@ out:
 
 /* The documents of dataset ds_id (key -> record) into *all, starting
  * the indexer; "Dataset not found." when there is no such dataset. */
+static int	doc_get(struct engine *, const char *, const char *, char *,
+		    json_t **);
+static int	doc_hier(const json_t *);
+
+/*
+ * Dify's update-by-text (DocumentService.update_document_with_dataset_id):
+ * an available document gets a new name, text (a new blob, the old one
+ * let go) and process rule, each when given, and is indexed again from
+ * waiting under a new batch; its record's other members (metadata,
+ * enabled) are kept, merged in the write.
+ */
+int
+engine_kb_document_update_text(struct engine *e, const char *ds_id,
+    const char *doc_id, const json_t *in, char *err, json_t **out)
+{
+	const json_t	*name = json_object_get(in, "name");
+	const json_t	*text = json_object_get(in, "text");
+	json_t		*d = NULL, *rule = NULL, *set = NULL, *now_doc = NULL;
+	char		 key[128], batch[40];
+	unsigned char	 rnd[3];
+	struct kb_ops	 o;
+	int64_t		 now = engine_now();
+	int		 rc;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	kb_start(e);
+	if ((rc = doc_get(e, ds_id, doc_id, err, &d)) != 0)
+		return rc;
+	rc = ENGINE_EINVAL;
+	if (strcmp(doc_display(d), "available") != 0) {
+		snprintf(err, ENGINE_ERRMAX, "Document is not available");
+		goto out;
+	}
+	if (text != NULL && !json_is_null(text) && (!json_is_string(text) ||
+	    !json_is_string(name))) {
+		engine_invalid(err, "Both text and name must be strings.");
+		goto out;
+	}
+	if (name != NULL && !json_is_null(name) && (!json_is_string(name) ||
+	    json_string_length(name) == 0 || engine_utf8_len(
+	    json_string_value(name)) > 255)) {
+		engine_invalid(err, "name is required (1 to 255 characters)");
+		goto out;
+	}
+	if (json_is_string(text) && (int64_t)json_string_length(text) >
+	    e->conf->kb_max_document) {
+		rc = ENGINE_ELIMIT;
+		snprintf(err, ENGINE_ERRMAX, "the text is larger than "
+		    "knowledge.max_document_size (%lld bytes)",
+		    (long long)e->conf->kb_max_document);
+		goto out;
+	}
+	if (json_is_object(json_object_get(in, "process_rule"))) {
+		if ((rc = rule_parse(json_object_get(in, "process_rule"), err,
+		    &rule)) != 0)
+			goto out;
+		rc = ENGINE_EINVAL;
+		if ((json_object_get(rule, "sub") != NULL) != doc_hier(d)) {
+			engine_invalid(err, "doc_form is different from the "
+			    "dataset doc_form.");
+			goto out;
+		}
+	}
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		memset(rnd, 0, sizeof(rnd));
+	snprintf(batch, sizeof(batch), "%lld%06u", (long long)now,
+	    ((unsigned)rnd[0] << 16 | (unsigned)rnd[1] << 8 | rnd[2]) %
+	    1000000u);
+	rc = ENGINE_ENOMEM;
+	/* Dify's: waiting again, the steps' times cleared */
+	if ((set = json_pack("{s:s,s:s,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:i,s:i,"
+	    "s:I}", "indexing_status", "waiting", "batch", batch,
+	    "processing_started_at", "parsing_completed_at",
+	    "cleaning_completed_at", "splitting_completed_at", "completed_at",
+	    "error", "stopped_at", "completed_segments", 0, "total_segments",
+	    0, "updated_at", (json_int_t)now)) == NULL)
+		goto out;
+	if (json_is_string(name) && json_object_set(set, "name",
+	    (json_t *)name) != 0)
+		goto out;
+	if (rule != NULL && json_object_set(set, "_rule", rule) != 0)
+		goto out;
+	snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, doc_id);
+	if ((o.merge = json_pack("{s:O}", key, set)) == NULL)
+		goto out;
+	if (json_is_string(text)) {
+		o.text = json_string_value(text);
+		o.text_len = json_string_length(text);
+		o.text_into = key;
+		if (json_is_string(json_object_get(d, "_text")) &&
+		    (o.unref = json_pack("[O]", json_object_get(d, "_text"))) ==
+		    NULL)
+			goto out;
+	}
+	if ((rc = kb_apply(e, &o)) != 0)
+		goto out;
+	kb_enqueue(e, ds_id, doc_id);
+	if ((rc = doc_get(e, ds_id, doc_id, err, &now_doc)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((*out = json_pack("{s:o,s:s}", "document", doc_public(now_doc),
+	    "batch", batch)) != NULL)
+		rc = 0;
+out:
+	json_decref(d);
+	json_decref(rule);
+	json_decref(set);
+	json_decref(now_doc);
+	kb_ops_free(&o);
+	return rc;
+}
+
+int
+engine_kb_document_update_file(struct engine *e, const char *ds_id,
+    const char *doc_id, const json_t *data, const char *filename,
+    const char *bytes, size_t len, char *err, json_t **out)
+{
+	const struct conf	*cf = e->conf;
+	struct doc_limits	 lim;
+	struct doc		 d = { 0 };
+	char			 ext[16], why[ENGINE_ERRMAX] = "";
+	json_t			*in = NULL;
+	int			 rc;
+
+	*out = NULL;
+	if (filename == NULL)	/* no file: name, rule only */
+		return engine_kb_document_update_text(e, ds_id, doc_id,
+		    json_is_object(data) ? data : NULL, err, out);
+	if (!engine_kb_file_type_ok(filename)) {
+		snprintf(err, ENGINE_ERRMAX, "File type not allowed.");
+		return ENGINE_EINVAL;
+	}
+	file_ext_of(filename, ext);
+	doc_limits_default(&lim);
+	lim.max_file_size = (size_t)cf->documents_max_file_size;
+	lim.max_pages = (size_t)cf->documents_max_pages;
+	lim.max_unpacked = (size_t)cf->documents_max_unpacked;
+	lim.max_ratio = (size_t)cf->documents_max_ratio;
+	lim.max_cells = (size_t)cf->documents_max_cells;
+	if ((rc = doc_extract(ext, bytes, len, &lim, &d, why,
+	    sizeof(why))) != 0) {
+		snprintf(err, ENGINE_ERRMAX, "cannot extract text from '%.80s': "
+		    "%.140s", filename, why);
+		return rc == DOC_ENOMEM ? ENGINE_ENOMEM : rc == DOC_ELIMIT ?
+		    ENGINE_ELIMIT : ENGINE_EINVAL;
+	}
+	rc = ENGINE_ENOMEM;
+	/* the document takes the file's name, as create-by-file */
+	if ((in = json_is_object(data) ? json_deep_copy(data) :
+	    json_object()) == NULL || json_object_set_new(in, "name",
+	    json_string(filename)) != 0 || json_object_set_new(in, "text",
+	    json_string(d.text)) != 0)
+		goto out;
+	rc = engine_kb_document_update_text(e, ds_id, doc_id, in, err, out);
+out:
+	json_decref(in);
+	doc_release(&d);
+	return rc;
+}
+
 static int
 ds_documents(struct engine *e, const char *ds_id, char *err, json_t **all)
 {
@@ -1500,8 +1987,9 @@ engine_kb_document_delete(struct engine *e, const char *ds_id,
 	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds_id, doc_id);
 	/* the document's key is a prefix of none other: it goes with its
 	 * blob through del_prefix */
-	if ((o.del_prefix = json_pack("[s,s,s+]", key, prefix, KB_VEC,
-	    prefix + strlen(KB_SEG))) == NULL)
+	if ((o.del_prefix = json_pack("[s,s,s+,s+]", key, prefix, KB_VEC,
+	    prefix + strlen(KB_SEG), KB_PAR, prefix + strlen(KB_SEG))) ==
+	    NULL)
 		rc = ENGINE_ENOMEM;
 	else
 		rc = kb_apply(e, &o);
@@ -1554,11 +2042,11 @@ out:
 	return rc;
 }
 
-/* The vectors of o->puts' segments for a high_quality dataset ds_id,
- * into o (kb_vec_free frees them). */
+/* The vectors of the segments of segs (key -> segment) for a
+ * high_quality dataset ds_id, into o (kb_vec_free frees them). */
 static int
-ops_vectors(struct engine *e, const char *ds_id, struct kb_ops *o,
-    char *err)
+ops_vectors(struct engine *e, const char *ds_id, const json_t *segs,
+    struct kb_ops *o, char *err)
 {
 	json_t		*ds = kb_dataset_load(e, ds_id);
 	struct kb_ops	 v;
@@ -1566,7 +2054,7 @@ ops_vectors(struct engine *e, const char *ds_id, struct kb_ops *o,
 
 	if (ds != NULL && record_field_is(ds, "indexing_technique",
 	    "high_quality")) {
-		if ((rc = seg_vectors(e, ds, o->puts, err, &v)) == 0) {
+		if ((rc = seg_vectors(e, ds, segs, err, &v)) == 0) {
 			o->vecs = v.vecs;
 			o->nvec = v.nvec;
 			o->dim = v.dim;
@@ -1588,6 +2076,150 @@ kb_vec_free(struct kb_ops *o)
 
 /* ====== Segments ====== */
 
+/*
+ * A parent-child document (doc_form hierarchical_model) shows its
+ * parents (kb.par/) as its segments, each with child_chunks: the kb.seg/
+ * records whose segment_id is the parent's, which are what the search
+ * reads. Any other document shows its kb.seg/ records.
+ */
+static int
+doc_hier(const json_t *d)
+{
+	return record_field_is(d, "doc_form", "hierarchical_model");
+}
+
+static void
+seg_api_prefix(char *buf, size_t n, const json_t *d, const char *ds,
+    const char *doc)
+{
+	snprintf(buf, n, "%s%s/%s/", doc_hier(d) ? KB_PAR : KB_SEG, ds, doc);
+}
+
+/* Dify's child_chunk_fields of child record c (NULL: out of memory). */
+static json_t *
+child_view(const json_t *c)
+{
+	return json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "id",
+	    json_object_get(c, "id"), "segment_id", json_object_get(c,
+	    "segment_id"), "content", json_object_get(c, "content"),
+	    "position", json_object_get(c, "position"), "word_count",
+	    json_object_get(c, "word_count"), "type", json_object_get(c,
+	    "type"), "created_at", json_object_get(c, "created_at"),
+	    "updated_at", json_object_get(c, "updated_at"));
+}
+
+/* The number of segment key k ("...<ds>/<doc>/<n>"), 0 when none. */
+static int
+seg_key_n(const char *k)
+{
+	const char	*slash = strrchr(k, '/');
+	char		*end;
+	long		 v;
+
+	if (slash == NULL)
+		return 0;
+	v = strtol(slash + 1, &end, 10);
+	return *end == '\0' && v > 0 && v < 100000000 ? (int)v : 0;
+}
+
+/*
+ * The child chunks of document doc: *all key -> record (new reference)
+ * and *maxn the highest key number among them (0: none).
+ */
+static int
+children_collect(struct engine *e, const char *ds, const char *doc,
+    json_t **all, int *maxn)
+{
+	char		 prefix[128];
+	const char	*k;
+	json_t		*c;
+	int		 rc;
+
+	*maxn = 0;
+	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds, doc);
+	if ((rc = kb_collect(e, prefix, all)) != 0)
+		return rc;
+	json_object_foreach(*all, k, c)
+		if (seg_key_n(k) > *maxn)
+			*maxn = seg_key_n(k);
+	return 0;
+}
+
+static int
+by_position_p(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a,
+	    "position"));
+	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b,
+	    "position"));
+
+	return x < y ? -1 : x > y;
+}
+
+/* The children of parent pid among all (key -> record), by position,
+ * as records (borrowed) in *out (a new array). */
+static int
+children_of(const json_t *all, const char *pid, json_t **out)
+{
+	json_t		*c;
+	const char	*k;
+
+	if ((*out = json_array()) == NULL)
+		return ENGINE_ENOMEM;
+	json_object_foreach((json_t *)all, k, c)
+		if (record_field_is(c, "segment_id", pid) &&
+		    json_array_append(*out, c) != 0)
+			return ENGINE_ENOMEM;
+	if (json_array_size(*out) > 1) {
+		json_t	**v;
+		size_t	  i, n = json_array_size(*out);
+
+		if ((v = calloc(n, sizeof(*v))) == NULL)
+			return ENGINE_ENOMEM;
+		for (i = 0; i < n; i++)
+			v[i] = json_incref(json_array_get(*out, i));
+		qsort(v, n, sizeof(*v), by_position_p);
+		json_array_clear(*out);
+		for (i = 0; i < n; i++)
+			json_array_append_new(*out, v[i]);
+		free(v);
+	}
+	return 0;
+}
+
+/* Puts into each segment of data (views of parents) its child_chunks. */
+static int
+data_children(struct engine *e, const char *ds, const char *doc,
+    json_t *data)
+{
+	json_t	*all = NULL, *kids = NULL, *s, *views, *c;
+	size_t	 i, j;
+	int	 rc, maxn;
+
+	if ((rc = children_collect(e, ds, doc, &all, &maxn)) != 0)
+		return rc;
+	json_array_foreach(data, i, s) {
+		json_decref(kids);
+		kids = NULL;
+		if ((rc = children_of(all, json_string_value(json_object_get(s,
+		    "id")), &kids)) != 0)
+			goto out;
+		rc = ENGINE_ENOMEM;
+		if ((views = json_array()) == NULL || json_object_set_new(s,
+		    "child_chunks", views) != 0)
+			goto out;
+		json_array_foreach(kids, j, c)
+			if (json_array_append_new(views, child_view(c)) != 0)
+				goto out;
+	}
+	rc = 0;
+out:
+	json_decref(kids);
+	json_decref(all);
+	return rc;
+}
+
+
 static json_t *
 seg_view(struct engine *e, const json_t *s)
 {
@@ -1607,11 +2239,14 @@ engine_kb_segment_list(struct engine *e, const char *ds_id,
 	*out = NULL;
 	if ((rc = doc_get(e, ds_id, doc_id, err, &d)) != 0)
 		return rc;
-	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds_id, doc_id);
+	seg_api_prefix(prefix, sizeof(prefix), d, ds_id, doc_id);
 	if ((rc = kb_collect(e, prefix, &all)) != 0)
 		goto out;
 	if ((rc = kb_page(e, all, "content", keyword, by_position, page,
 	    limit, seg_view, &pg)) != 0)
+		goto out;
+	if (doc_hier(d) && (rc = data_children(e, ds_id, doc_id,
+	    json_object_get(pg, "data"))) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if (json_object_set(pg, "doc_form", json_object_get(d, "doc_form")) ==
@@ -1632,11 +2267,12 @@ engine_kb_segment_add(struct engine *e, const char *ds_id,
     const char *doc_id, const json_t *in, char *err, json_t **out)
 {
 	json_t		*d = NULL, *all = NULL, *segs, *s, *data = NULL, *x;
+	json_t		*kids = NULL;
 	char		 prefix[128], dkey[128], skey[160];
 	const char	*k, *c;
 	struct kb_ops	 o;
-	size_t		 i;
-	int		 rc, pos = 0;
+	size_t		 i, nc;
+	int		 rc, pos = 0, maxn = 0;
 
 	*out = NULL;
 	memset(&o, 0, sizeof(o));
@@ -1655,9 +2291,10 @@ engine_kb_segment_add(struct engine *e, const char *ds_id,
 		    "segments");
 		goto out;
 	}
-	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds_id, doc_id);
+	seg_api_prefix(prefix, sizeof(prefix), d, ds_id, doc_id);
 	snprintf(dkey, sizeof(dkey), KB_DOC "%s/%s", ds_id, doc_id);
-	if ((rc = kb_collect(e, prefix, &all)) != 0)
+	if ((rc = kb_collect(e, prefix, &all)) != 0 || (doc_hier(d) &&
+	    (rc = children_collect(e, ds_id, doc_id, &kids, &maxn)) != 0))
 		goto out;
 	json_object_foreach(all, k, s)
 		if (json_integer_value(json_object_get(s, "position")) > pos)
@@ -1676,14 +2313,27 @@ engine_kb_segment_add(struct engine *e, const char *ds_id,
 		x = seg_new(doc_id, c, json_string_value(json_object_get(s,
 		    "answer")), json_is_array(json_object_get(s, "keywords")) ?
 		    json_object_get(s, "keywords") : NULL, ++pos);
-		seg_key(skey, sizeof(skey), ds_id, doc_id, pos);
+		if (doc_hier(d))
+			par_key(skey, sizeof(skey), ds_id, doc_id, pos);
+		else
+			seg_key(skey, sizeof(skey), ds_id, doc_id, pos);
 		if (x == NULL || json_object_set_new(o.puts, skey, x) != 0 ||
 		    json_array_append(data, x) != 0)
 			goto out;
+		/* a parent's children split by the document's rule, as
+		 * Dify's VectorService.generate_child_chunks */
+		if (doc_hier(d) && (rc = child_chunks_make(ds_id, doc_id,
+		    json_object_get(d, "_rule"), x, c,
+		    (size_t)e->conf->kb_max_segments, "automatic", &maxn,
+		    o.puts, &nc)) != 0)
+			goto out;
+		rc = ENGINE_ENOMEM;
 	}
 	o.require[0] = dkey;
-	if ((rc = ops_vectors(e, ds_id, &o, err)) != 0 ||
+	if ((rc = ops_vectors(e, ds_id, o.puts, &o, err)) != 0 ||
 	    (rc = kb_apply(e, &o)) != 0)
+		goto out;
+	if (doc_hier(d) && (rc = data_children(e, ds_id, doc_id, data)) != 0)
 		goto out;
 	rc = ENGINE_ENOMEM;
 	if ((*out = json_pack("{s:O,s:O}", "data", data, "doc_form",
@@ -1692,16 +2342,18 @@ engine_kb_segment_add(struct engine *e, const char *ds_id,
 out:
 	json_decref(d);
 	json_decref(all);
+	json_decref(kids);
 	json_decref(data);
 	kb_vec_free(&o);
 	kb_ops_free(&o);
 	return rc;
 }
 
-/* The key and record of segment seg_id of a document. */
+/* The key and record of segment seg_id of a document (a parent of a
+ * parent-child document: *hier 1, when hier is not NULL). */
 static int
 seg_find(struct engine *e, const char *ds_id, const char *doc_id,
-    const char *seg_id, char *err, char key[160], json_t **seg)
+    const char *seg_id, char *err, char key[160], json_t **seg, int *hier)
 {
 	json_t		*d = NULL, *all = NULL, *s;
 	char		 prefix[128];
@@ -1711,8 +2363,10 @@ seg_find(struct engine *e, const char *ds_id, const char *doc_id,
 	*seg = NULL;
 	if ((rc = doc_get(e, ds_id, doc_id, err, &d)) != 0)
 		return rc;
+	seg_api_prefix(prefix, sizeof(prefix), d, ds_id, doc_id);
+	if (hier != NULL)
+		*hier = doc_hier(d);
 	json_decref(d);
-	snprintf(prefix, sizeof(prefix), KB_SEG "%s/%s/", ds_id, doc_id);
 	if ((rc = kb_collect(e, prefix, &all)) != 0)
 		return rc;
 	rc = ENGINE_ENOTFOUND;
@@ -1729,25 +2383,97 @@ seg_find(struct engine *e, const char *ds_id, const char *doc_id,
 	return rc;
 }
 
+/*
+ * What an edit of parent par (already edited) of a parent-child document
+ * adds to write o: its children follow its enabled (each merged with its
+ * id), and with regenerate_child_chunks and new content, as Dify's, the
+ * children go and new ones are split from the content by the document's
+ * rule (o->puts, their vectors still to make). 0 or ENGINE_E*.
+ */
+static int
+hier_update(struct engine *e, const char *ds, const char *doc,
+    const json_t *u, const json_t *par, struct kb_ops *o)
+{
+	json_t		*all = NULL, *d = NULL, *c, *en = json_object_get(u,
+			    "enabled");
+	const char	*k, *pid = json_string_value(json_object_get(par, "id"));
+	char		 dkey[128], vkey[160];
+	size_t		 nc;
+	int		 rc, maxn, regen;
+
+	regen = json_is_true(json_object_get(u, "regenerate_child_chunks")) &&
+	    json_is_string(json_object_get(u, "content"));
+	snprintf(dkey, sizeof(dkey), KB_DOC "%s/%s", ds, doc);
+	if ((rc = children_collect(e, ds, doc, &all, &maxn)) != 0 ||
+	    (rc = kb_load(e, dkey, &d)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((o->dels == NULL && (o->dels = json_array()) == NULL) ||
+	    (o->puts == NULL && (o->puts = json_object()) == NULL))
+		goto out;
+	json_object_foreach(all, k, c) {
+		if (!record_field_is(c, "segment_id", pid))
+			continue;
+		if (regen) {
+			snprintf(vkey, sizeof(vkey), KB_VEC "%s", k +
+			    strlen(KB_SEG));
+			if (json_array_append_new(o->dels, json_string(k)) !=
+			    0 || json_array_append_new(o->dels,
+			    json_string(vkey)) != 0)
+				goto out;
+		} else if (json_is_boolean(en) && json_object_set_new(o->merge,
+		    k, json_pack("{s:O,s:O,s:o}", "id", json_object_get(c,
+		    "id"), "enabled", en, "disabled_at", json_is_true(en) ?
+		    json_null() : json_integer(engine_now()))) != 0)
+			goto out;
+	}
+	if (regen) {
+		if ((rc = child_chunks_make(ds, doc, json_object_get(d,
+		    "_rule"), par, json_string_value(json_object_get(par,
+		    "content")), (size_t)e->conf->kb_max_segments, "automatic",
+		    &maxn, o->puts, &nc)) != 0)
+			goto out;
+		rc = ENGINE_ENOMEM;
+		json_object_foreach(o->puts, k, c)
+			if (json_object_set(c, "enabled", json_object_get(par,
+			    "enabled")) != 0)
+				goto out;
+	}
+	rc = 0;
+out:
+	json_decref(all);
+	json_decref(d);
+	return rc;
+}
+
+/*
+ * Edits a segment: the members changed (with the segment's id, so that
+ * a segment another write put under the same key since it was read is
+ * not overwritten: 404) are merged into the record in the write.
+ */
 int
 engine_kb_segment_update(struct engine *e, const char *ds_id,
     const char *doc_id, const char *seg_id, const json_t *in, char *err,
     json_t **out)
 {
 	const json_t	*u = json_object_get(in, "segment"), *v;
-	json_t		*s = NULL, *d = NULL;
+	json_t		*s = NULL, *set = NULL, *segs = NULL, *data = NULL;
 	char		 key[160], dkey[128], hex[STORE_HASH_HEX];
 	const char	*c;
 	struct kb_ops	 o;
-	int		 rc;
+	int		 rc, hier = 0;
 
 	*out = NULL;
 	memset(&o, 0, sizeof(o));
 	if (!json_is_object(u))
 		return engine_invalid(err, "segment is required");
-	if ((rc = seg_find(e, ds_id, doc_id, seg_id, err, key, &s)) != 0)
+	if ((rc = seg_find(e, ds_id, doc_id, seg_id, err, key, &s, &hier)) !=
+	    0)
 		return rc;
 	rc = ENGINE_ENOMEM;
+	if ((set = json_pack("{s:s,s:I}", "id", seg_id, "updated_at",
+	    (json_int_t)engine_now())) == NULL)
+		goto out;
 	if ((v = json_object_get(u, "content")) != NULL) {
 		c = json_string_value(v);
 		if (c == NULL || strspn(c, " \t\r\n") == strlen(c)) {
@@ -1756,46 +2482,61 @@ engine_kb_segment_update(struct engine *e, const char *ds_id,
 			goto out;
 		}
 		store_hash(c, strlen(c), hex);
-		if (json_object_set(s, "content", (json_t *)v) != 0 ||
-		    json_object_set_new(s, "word_count", json_integer(
+		if (json_object_set(set, "content", (json_t *)v) != 0 ||
+		    json_object_set_new(set, "word_count", json_integer(
 		    (json_int_t)engine_utf8_len(c))) != 0 ||
-		    json_object_set_new(s, "tokens", json_integer((json_int_t)
+		    json_object_set_new(set, "tokens", json_integer((json_int_t)
 		    kb_token_count(c, strlen(c)))) != 0 ||
-		    json_object_set_new(s, "index_node_hash",
+		    json_object_set_new(set, "index_node_hash",
 		    json_string(hex)) != 0)
 			goto out;
 	}
 	if (json_is_string(v = json_object_get(u, "answer")) &&
-	    json_object_set(s, "answer", (json_t *)v) != 0)
+	    json_object_set(set, "answer", (json_t *)v) != 0)
 		goto out;
 	if (json_is_array(v = json_object_get(u, "keywords")) &&
-	    json_object_set(s, "keywords", (json_t *)v) != 0)
+	    json_object_set(set, "keywords", (json_t *)v) != 0)
 		goto out;
 	if (json_is_boolean(v = json_object_get(u, "enabled")) &&
-	    (json_object_set(s, "enabled", (json_t *)v) != 0 || json_object_set_new(s,
-	    "disabled_at", json_is_true(v) ? json_null() : json_integer(
-	    engine_now())) != 0))
+	    (json_object_set(set, "enabled", (json_t *)v) != 0 ||
+	    json_object_set_new(set, "disabled_at", json_is_true(v) ?
+	    json_null() : json_integer(engine_now())) != 0))
 		goto out;
-	if (json_object_set_new(s, "updated_at", json_integer(engine_now())) !=
-	    0)
+	if (json_object_update(s, set) != 0)
 		goto out;
 	snprintf(dkey, sizeof(dkey), KB_DOC "%s/%s", ds_id, doc_id);
 	o.require[0] = dkey;
-	o.require[1] = key;
-	if ((o.puts = json_object()) == NULL ||
-	    json_object_set(o.puts, key, s) != 0)
+	if ((o.merge = json_object()) == NULL ||
+	    json_object_set(o.merge, key, set) != 0 ||
+	    (segs = json_pack("{s:O}", key, s)) == NULL)
 		goto out;
-	if ((json_object_get(u, "content") != NULL &&
-	    (rc = ops_vectors(e, ds_id, &o, err)) != 0) ||
-	    (rc = kb_apply(e, &o)) != 0)
+	if (hier && (rc = hier_update(e, ds_id, doc_id, u, s, &o)) != 0)
 		goto out;
+	if (!hier && json_object_get(u, "content") != NULL &&
+	    (rc = ops_vectors(e, ds_id, segs, &o, err)) != 0)
+		goto out;
+	if (hier && json_object_size(o.puts) > 0 &&
+	    (rc = ops_vectors(e, ds_id, o.puts, &o, err)) != 0)
+		goto out;
+	KB_HOOK(e, "seg_write");
+	if ((rc = kb_apply(e, &o)) != 0) {
+		if (rc == ENGINE_ENOTFOUND)
+			snprintf(err, ENGINE_ERRMAX, "Segment not found.");
+		goto out;
+	}
 	rc = ENGINE_ENOMEM;
-	if ((*out = json_pack("{s:o,s:s}", "data", kb_public(s), "doc_form",
-	    "text_model")) != NULL)
+	if ((data = json_array()) == NULL || json_array_append_new(data,
+	    kb_public(s)) != 0 || (hier && data_children(e, ds_id, doc_id,
+	    data) != 0))
+		goto out;
+	if ((*out = json_pack("{s:O,s:s}", "data", json_array_get(data, 0),
+	    "doc_form", hier ? "hierarchical_model" : "text_model")) != NULL)
 		rc = 0;
 out:
+	json_decref(data);
 	json_decref(s);
-	json_decref(d);
+	json_decref(set);
+	json_decref(segs);
 	kb_vec_free(&o);
 	kb_ops_free(&o);
 	return rc;
@@ -1805,20 +2546,276 @@ int
 engine_kb_segment_delete(struct engine *e, const char *ds_id,
     const char *doc_id, const char *seg_id, char *err)
 {
-	json_t		*s = NULL;
+	json_t		*s = NULL, *all = NULL, *c;
 	char		 key[160];
+	const char	*k;
 	struct kb_ops	 o;
-	int		 rc;
+	int		 rc, hier = 0, maxn;
 
 	memset(&o, 0, sizeof(o));
-	if ((rc = seg_find(e, ds_id, doc_id, seg_id, err, key, &s)) != 0)
+	if ((rc = seg_find(e, ds_id, doc_id, seg_id, err, key, &s, &hier)) !=
+	    0)
 		return rc;
-	json_decref(s);
 	if ((o.dels = json_pack("[s,s+]", key, KB_VEC, key +
-	    strlen(KB_SEG))) == NULL)
+	    strlen(KB_SEG))) == NULL) {
+		rc = ENGINE_ENOMEM;
+		goto out;
+	}
+	/* a parent goes with its children */
+	if (hier && (rc = children_collect(e, ds_id, doc_id, &all,
+	    &maxn)) != 0)
+		goto out;
+	json_object_foreach(all, k, c)
+		if (record_field_is(c, "segment_id", seg_id) &&
+		    (json_array_append_new(o.dels, json_string(k)) != 0 ||
+		    json_array_append_new(o.dels, json_pack("s+", KB_VEC, k +
+		    strlen(KB_SEG))) != 0)) {
+			rc = ENGINE_ENOMEM;
+			goto out;
+		}
+	rc = kb_apply(e, &o);
+out:
+	json_decref(s);
+	json_decref(all);
+	kb_ops_free(&o);
+	return rc;
+}
+
+/* ====== Child chunks (Dify's segments/{id}/child_chunks) ====== */
+
+/*
+ * The parent seg_id of parent-child document doc_id: its key and record
+ * (new) in *pkey and *par, the document's children (key -> record, new)
+ * in *all and their highest key number in *maxn. A document of another
+ * form is 400.
+ */
+static int
+child_ctx(struct engine *e, const char *ds_id, const char *doc_id,
+    const char *seg_id, char *err, char pkey[160], json_t **par,
+    json_t **all, int *maxn)
+{
+	int	rc, hier = 0;
+
+	*all = NULL;
+	if ((rc = seg_find(e, ds_id, doc_id, seg_id, err, pkey, par,
+	    &hier)) != 0)
+		return rc;
+	if (!hier) {
+		json_decref(*par);
+		*par = NULL;
+		return engine_invalid(err, "Child chunks belong to the "
+		    "segments of a parent-child (hierarchical_model) "
+		    "document.");
+	}
+	if ((rc = children_collect(e, ds_id, doc_id, all, maxn)) != 0) {
+		json_decref(*par);
+		*par = NULL;
+	}
+	return rc;
+}
+
+/* The child chunk content of in ({content}): NULL when blank. */
+static const char *
+child_content(const json_t *in, char *err)
+{
+	const char *c = json_string_value(json_object_get(in, "content"));
+
+	if (c == NULL || strspn(c, " \t\r\n") == strlen(c)) {
+		engine_invalid(err, "content is required");
+		return NULL;
+	}
+	return c;
+}
+
+int
+engine_kb_child_list(struct engine *e, const char *ds_id, const char *doc_id,
+    const char *seg_id, int page, int limit, const char *keyword, char *err,
+    json_t **out)
+{
+	json_t		*par = NULL, *all = NULL, *kids = NULL, *data = NULL, *c;
+	char		 pkey[160];
+	const char	*s;
+	size_t		 i, n = 0, from;
+	int		 rc, maxn;
+
+	*out = NULL;
+	if ((rc = child_ctx(e, ds_id, doc_id, seg_id, err, pkey, &par, &all,
+	    &maxn)) != 0)
+		return rc;
+	if ((rc = children_of(all, seg_id, &kids)) != 0)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	if ((data = json_array()) == NULL)
+		goto out;
+	from = (size_t)(page - 1) * (size_t)limit;
+	json_array_foreach(kids, i, c) {
+		s = json_string_value(json_object_get(c, "content"));
+		if (keyword != NULL && *keyword != '\0' && (s == NULL ||
+		    strcasestr(s, keyword) == NULL))
+			continue;
+		if (n >= from && n < from + (size_t)limit &&
+		    json_array_append_new(data, child_view(c)) != 0)
+			goto out;
+		n++;
+	}
+	/* Dify's {data, total, total_pages, page, limit} */
+	if ((*out = json_pack("{s:O,s:I,s:I,s:i,s:i}", "data", data, "total",
+	    (json_int_t)n, "total_pages", (json_int_t)((n + (size_t)limit -
+	    1) / (size_t)limit), "page", page, "limit", limit)) != NULL)
+		rc = 0;
+out:
+	json_decref(par);
+	json_decref(all);
+	json_decref(kids);
+	json_decref(data);
+	return rc;
+}
+
+int
+engine_kb_child_create(struct engine *e, const char *ds_id,
+    const char *doc_id, const char *seg_id, const json_t *in, char *err,
+    json_t **out)
+{
+	json_t		*par = NULL, *all = NULL, *c, *x = NULL;
+	char		 pkey[160], skey[160], dkey[128];
+	const char	*k, *content;
+	struct kb_ops	 o;
+	int		 rc, maxn, pos = 0;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	if ((content = child_content(in, err)) == NULL)
+		return ENGINE_EINVAL;
+	if ((rc = child_ctx(e, ds_id, doc_id, seg_id, err, pkey, &par, &all,
+	    &maxn)) != 0)
+		return rc;
+	json_object_foreach(all, k, c)
+		if (record_field_is(c, "segment_id", seg_id) &&
+		    json_integer_value(json_object_get(c, "position")) > pos)
+			pos = (int)json_integer_value(json_object_get(c,
+			    "position"));
+	rc = ENGINE_ENOMEM;
+	/* Dify's create_child_chunk: after the last, type customized */
+	if ((x = seg_new(doc_id, content, NULL, NULL, pos + 1)) == NULL ||
+	    json_object_set(x, "segment_id", json_object_get(par, "id")) !=
+	    0 || json_object_set_new(x, "type", json_string("customized")) !=
+	    0 || json_object_set(x, "_parent", json_object_get(par,
+	    "position")) != 0 || json_object_set(x, "enabled",
+	    json_object_get(par, "enabled")) != 0)
+		goto out;
+	seg_key(skey, sizeof(skey), ds_id, doc_id, maxn + 1);
+	snprintf(dkey, sizeof(dkey), KB_DOC "%s/%s", ds_id, doc_id);
+	o.require[0] = dkey;
+	o.require[1] = pkey;
+	if ((o.puts = json_pack("{s:O}", skey, x)) == NULL)
+		goto out;
+	if ((rc = ops_vectors(e, ds_id, o.puts, &o, err)) != 0 ||
+	    (rc = kb_apply(e, &o)) != 0)
+		goto out;
+	rc = (*out = json_pack("{s:o}", "data", child_view(x))) ? 0 :
+	    ENGINE_ENOMEM;
+out:
+	json_decref(par);
+	json_decref(all);
+	json_decref(x);
+	kb_vec_free(&o);
+	kb_ops_free(&o);
+	return rc;
+}
+
+/* The key of child chunk child_id of parent seg_id among all. */
+static const char *
+child_find(const json_t *all, const char *seg_id, const char *child_id,
+    char *err, json_t **c)
+{
+	const char	*k;
+
+	json_object_foreach((json_t *)all, k, *c)
+		if (record_field_is(*c, "id", child_id) &&
+		    record_field_is(*c, "segment_id", seg_id))
+			return k;
+	snprintf(err, ENGINE_ERRMAX, "Child chunk not found.");
+	return NULL;
+}
+
+int
+engine_kb_child_update(struct engine *e, const char *ds_id,
+    const char *doc_id, const char *seg_id, const char *child_id,
+    const json_t *in, char *err, json_t **out)
+{
+	json_t		*par = NULL, *all = NULL, *c, *set = NULL, *segs = NULL;
+	char		 pkey[160], hex[STORE_HASH_HEX];
+	const char	*k, *content;
+	struct kb_ops	 o;
+	int		 rc, maxn;
+
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	if ((content = child_content(in, err)) == NULL)
+		return ENGINE_EINVAL;
+	if ((rc = child_ctx(e, ds_id, doc_id, seg_id, err, pkey, &par, &all,
+	    &maxn)) != 0)
+		return rc;
+	rc = ENGINE_ENOTFOUND;
+	if ((k = child_find(all, seg_id, child_id, err, &c)) == NULL)
+		goto out;
+	rc = ENGINE_ENOMEM;
+	store_hash(content, strlen(content), hex);
+	/* Dify's update_child_chunk: the edited chunk is customized */
+	if ((set = json_pack("{s:s,s:s,s:I,s:I,s:s,s:s,s:I}", "id", child_id,
+	    "content", content, "word_count", (json_int_t)engine_utf8_len(
+	    content), "tokens", (json_int_t)kb_token_count(content,
+	    strlen(content)), "index_node_hash", hex, "type", "customized",
+	    "updated_at", (json_int_t)engine_now())) == NULL ||
+	    json_object_update(c, set) != 0 ||
+	    (o.merge = json_pack("{s:O}", k, set)) == NULL ||
+	    (segs = json_pack("{s:O}", k, c)) == NULL)
+		goto out;
+	o.require[0] = pkey;
+	if ((rc = ops_vectors(e, ds_id, segs, &o, err)) != 0)
+		goto out;
+	if ((rc = kb_apply(e, &o)) != 0) {
+		if (rc == ENGINE_ENOTFOUND)
+			snprintf(err, ENGINE_ERRMAX, "Child chunk not found.");
+		goto out;
+	}
+	rc = (*out = json_pack("{s:o}", "data", child_view(c))) ? 0 :
+	    ENGINE_ENOMEM;
+out:
+	json_decref(par);
+	json_decref(all);
+	json_decref(set);
+	json_decref(segs);
+	kb_vec_free(&o);
+	kb_ops_free(&o);
+	return rc;
+}
+
+int
+engine_kb_child_delete(struct engine *e, const char *ds_id,
+    const char *doc_id, const char *seg_id, const char *child_id, char *err)
+{
+	json_t		*par = NULL, *all = NULL, *c;
+	char		 pkey[160];
+	const char	*k;
+	struct kb_ops	 o;
+	int		 rc, maxn;
+
+	memset(&o, 0, sizeof(o));
+	if ((rc = child_ctx(e, ds_id, doc_id, seg_id, err, pkey, &par, &all,
+	    &maxn)) != 0)
+		return rc;
+	rc = ENGINE_ENOTFOUND;
+	if ((k = child_find(all, seg_id, child_id, err, &c)) == NULL)
+		goto out;
+	if ((o.dels = json_pack("[s,s+]", k, KB_VEC, k + strlen(KB_SEG))) ==
+	    NULL)
 		rc = ENGINE_ENOMEM;
 	else
 		rc = kb_apply(e, &o);
+out:
+	json_decref(par);
+	json_decref(all);
 	kb_ops_free(&o);
 	return rc;
 }
@@ -1967,8 +2964,10 @@ engine_kb_retrieve(struct engine *e, const char *ds_id, const json_t *in,
 			json_decref(seg);
 			goto out;
 		}
-		rec = json_pack("{s:o,s:[],s:O,s:n,s:[],s:n}", "segment", seg,
-		    "child_chunks", "score", json_object_get(h, "score"),
+		rec = json_pack("{s:o,s:o,s:O,s:n,s:[],s:n}", "segment", seg,
+		    "child_chunks", json_object_get(h, "child_chunks") ?
+		    json_deep_copy(json_object_get(h, "child_chunks")) :
+		    json_array(), "score", json_object_get(h, "score"),
 		    "tsne_position", "files", "summary");
 		if (rec == NULL || json_array_append_new(recs, rec) != 0)
 			goto out;
@@ -2003,8 +3002,8 @@ builtin_name(const char *name)
 	return 0;
 }
 
-/* Puts dataset record ds (key KB_DS id) and the records of more (key ->
- * record, may be NULL) in one write. */
+/* Puts dataset record ds (key KB_DS id) and merges more (key ->
+ * members, may be NULL: kb_ops' merge) in one write. */
 static int
 ds_put(struct engine *e, const char *id, json_t *ds, json_t *more)
 {
@@ -2016,8 +3015,9 @@ ds_put(struct engine *e, const char *id, json_t *ds, json_t *more)
 	snprintf(key, sizeof(key), KB_DS "%s", id);
 	o.require[0] = key;
 	if (json_object_set_new(ds, "updated_at", json_integer(
-	    engine_now())) == 0 && (o.puts = more ? json_deep_copy(more) :
-	    json_object()) != NULL && json_object_set(o.puts, key, ds) == 0)
+	    engine_now())) == 0 && (o.merge = more ? json_deep_copy(more) :
+	    json_object()) != NULL && (o.puts = json_object()) != NULL &&
+	    json_object_set(o.puts, key, ds) == 0)
 		rc = kb_apply(e, &o);
 	kb_ops_free(&o);
 	return rc;
@@ -2107,8 +3107,9 @@ out:
 }
 
 /* Counts in *count (when not NULL) the documents of ds_id holding a
- * value of field fid and, when puts is not NULL, puts each into it (key
- * -> record) with that value renamed (rename) or removed (NULL). */
+ * value of field fid and, when puts is not NULL, puts each one's values
+ * into it (key -> {doc_metadata}, to merge) with that value renamed
+ * (rename) or removed (NULL). */
 static int
 docs_fields_rewrite(struct engine *e, const char *ds_id, const char *fid,
     const char *rename, json_t *puts, size_t *count)
@@ -2135,7 +3136,8 @@ docs_fields_rewrite(struct engine *e, const char *ds_id, const char *fid,
 			continue;
 		if ((rename != NULL ? json_object_set_new(v, "name",
 		    json_string(rename)) : json_array_remove(vals, i)) != 0 ||
-		    json_object_set(puts, k, d) != 0) {
+		    json_object_set_new(puts, k, json_pack("{s:O}",
+		    "doc_metadata", vals)) != 0) {
 			json_decref(all);
 			return ENGINE_ENOMEM;
 		}
@@ -2324,11 +3326,13 @@ engine_kb_documents_metadata(struct engine *e, const char *ds_id,
 	json_t		*val, *f;
 	const json_t	*ops = json_object_get(in, "operation_data");
 	char		 key[128];
+	struct kb_ops	 o;
 	size_t		 i, j;
 	ssize_t		 at;
 	int		 rc;
 
 	*out = NULL;
+	memset(&o, 0, sizeof(o));
 	if ((rc = ds_get(e, ds_id, err, &ds)) != 0)
 		return rc;
 	if (!json_is_array(ops)) {
@@ -2386,13 +3390,21 @@ engine_kb_documents_metadata(struct engine *e, const char *ds_id,
 				goto out;
 		}
 		snprintf(key, sizeof(key), KB_DOC "%s/%s", ds_id, did);
-		if (json_object_set(puts, key, doc) != 0)
+		if (json_object_set_new(puts, key, json_pack("{s:O}",
+		    "doc_metadata", vals)) != 0)
 			goto out;
 	}
-	if ((rc = ds_put(e, ds_id, ds, puts)) == 0)
+	/* only the values: the indexer may be writing the same documents */
+	snprintf(key, sizeof(key), KB_DS "%s", ds_id);
+	o.require[0] = key;
+	o.merge = puts;
+	puts = NULL;
+	KB_HOOK(e, "meta_write");
+	if ((rc = kb_apply(e, &o)) == 0)
 		rc = (*out = json_pack("{s:s}", "result", "success")) ? 0 :
 		    ENGINE_ENOMEM;
 out:
+	kb_ops_free(&o);
 	json_decref(doc);
 	json_decref(puts);
 	json_decref(ds);

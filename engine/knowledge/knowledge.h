@@ -18,8 +18,12 @@
 #define KB_DS	"kb.ds/"
 #define KB_DOC	"kb.doc/"
 #define KB_SEG	"kb.seg/"
+#define KB_PAR	"kb.par/"	/* parent-child: the parents; the
+				   children are the kb.seg/ records */
 #define KB_KEY	"kb.key/"
 #define KB_VEC	"kb.vec/"
+#define KB_TAG	"kb.tag/"	/* tags.c */
+#define KB_TAGB	"kb.tagb/"	/* kb.tagb/<dataset>/<tag>: a binding */
 
 /* ====== Tokens and chunks (chunk.c) ====== */
 
@@ -104,7 +108,11 @@ int	kb_rerank(struct engine *e, const char *provider, const char *model,
  * rm.metadata_filtering_conditions (kb_filter_match; rm without a
  * search_method takes the dataset's). *out = [{score, segment, document,
  * dataset}] best first (a new reference; segments without their "_"
- * members). ENGINE_ENOTFOUND: no such dataset; kb_embed's errors.
+ * members). The children of a parent-child document are searched and
+ * answered as their parent's hit, {score of the best child, segment: the
+ * parent, ..., child_chunks: [{id, content, position, score}]}; top_k
+ * counts the chunks searched, as Dify's. ENGINE_ENOTFOUND: no such
+ * dataset; kb_embed's errors.
  */
 int	kb_search(struct engine *e, const char *ds_id, const char *query,
 	    const json_t *rm, int top_k, double threshold, char *err,
@@ -170,6 +178,10 @@ int	kb_ix_read(struct store_txn *t, const char *ds, const json_t *docs,
 	    const char (*terms)[KB_TOKEN_MAX + 8], const size_t *tlen,
 	    size_t nterms, size_t *nseg, double *tokens, kb_posting_fn fn,
 	    void *arg);
+
+/* The tags bound to dataset ds_id: *out = [{id, name, type}] (new). 0 or
+ * ENGINE_E* (tags.c). */
+int	kb_dataset_tags(struct engine *e, const char *ds_id, json_t **out);
 
 /* ====== The indexer (kb.c) ====== */
 

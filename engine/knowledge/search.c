@@ -197,6 +197,76 @@ ix_posting(size_t term, const char *doc, int pos, unsigned tf, unsigned len,
 	return 0;
 }
 
+/* A copy of rec without its "_" members (NULL when out of memory). */
+static json_t *
+rec_public(const json_t *rec)
+{
+	json_t		*o = json_object(), *v;
+	const char	*k;
+
+	if (o == NULL)
+		return NULL;
+	json_object_foreach((json_t *)rec, k, v)
+		if (k[0] != '_' && json_object_set(o, k, v) != 0) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+/*
+ * Candidate cd, a child chunk of parent-child document d, joins the hit
+ * of its parent in res (pars: parent key -> index in res), made when it
+ * is the parent's first: Dify's retrieval answers the parent segment
+ * with the children that matched, {id, content, position, score}, best
+ * first, and the best child's score. A parent gone or disabled: no hit.
+ * 0, or a STORE_* code.
+ */
+static int
+hit_child(struct store_txn *t, const json_t *ds, const json_t *d,
+    const struct cand *cd, json_t *pars, json_t *res)
+{
+	char		 pkey[160];
+	const void	*v;
+	size_t		 vlen;
+	json_t		*ix, *par = NULL, *h, *ch;
+	int		 rc;
+
+	snprintf(pkey, sizeof(pkey), KB_PAR "%s/%s/%08d",
+	    json_string_value(json_object_get(ds, "id")), cd->doc,
+	    (int)json_integer_value(json_object_get(cd->seg, "_parent")));
+	if ((ch = json_pack("{s:O,s:O,s:O,s:f}", "id", json_object_get(
+	    cd->seg, "id"), "content", json_object_get(cd->seg, "content"),
+	    "position", json_object_get(cd->seg, "position"), "score",
+	    cd->score)) == NULL)
+		return STORE_ENOMEM;
+	if ((ix = json_object_get(pars, pkey)) != NULL) {
+		h = json_array_get(res, (size_t)json_integer_value(ix));
+		rc = json_array_append_new(json_object_get(h, "child_chunks"),
+		    ch) == 0 ? 0 : STORE_ENOMEM;
+		return rc;
+	}
+	if ((rc = store_get(t, STORE_DB_SETTINGS, pkey, strlen(pkey), &v,
+	    &vlen)) != 0 || (par = json_loadb(v, vlen, 0, NULL)) == NULL ||
+	    !json_is_true(json_object_get(par, "enabled"))) {
+		json_decref(ch);
+		json_decref(par);
+		return rc == STORE_ENOTFOUND ? 0 : rc;
+	}
+	rc = STORE_ENOMEM;
+	h = json_pack("{s:f,s:o,s:O,s:O,s:[o]}", "score", cd->score,
+	    "segment", rec_public(par), "document", d, "dataset", ds,
+	    "child_chunks", ch);
+	if (h != NULL && json_object_set_new(pars, pkey, json_integer(
+	    (json_int_t)json_array_size(res))) == 0 &&
+	    json_array_append_new(res, h) == 0)
+		rc = 0;
+	else
+		json_decref(h);
+	json_decref(par);
+	return rc;
+}
+
 int
 kb_search(struct engine *e, const char *ds_id, const char *query,
     const json_t *rm, int top_k, double threshold, char *err, json_t **out)
@@ -225,7 +295,8 @@ kb_search_with(struct engine *e, const char *ds_id, const char *query,
 	struct seg_tf		 tf;
 	struct cand		*c = NULL;
 	json_t			*ds = NULL, *docs = NULL, *ok = NULL, *d, *seg;
-	json_t			*res = NULL, *h, *pub;
+	json_t			*res = NULL, *h, *pub, *pars = NULL;
+	int			 taken = 0;
 	const char		*k, *content, *docid;
 	char			 prefix[128];
 	size_t			 plen, nc = 0, cap = 0, i, j, ndocs = 0;
@@ -448,7 +519,11 @@ kb_search_with(struct engine *e, const char *ds_id, const char *query,
 	if (nc > 0)
 		qsort(c, nc, sizeof(*c), by_score);
 	rc = ENGINE_ENOMEM;
-	for (j = 0; j < nc && (int)json_array_size(res) < top_k; j++) {
+	if ((pars = json_object()) == NULL)
+		goto out;
+	/* top_k counts the searched chunks, children of a parent-child
+	 * document among them, as Dify's search before it groups them */
+	for (j = 0; j < nc && taken < top_k; j++) {
 		if (c[j].score <= threshold && threshold > 0)
 			break;
 		if (c[j].seg == NULL) {	/* found by the index */
@@ -462,6 +537,15 @@ kb_search_with(struct engine *e, const char *ds_id, const char *query,
 			    0, NULL)) == NULL)
 				continue;
 		}
+		d = json_object_get(ok, c[j].doc);
+		if (record_field_is(d, "doc_form", "hierarchical_model")) {
+			if ((rc = hit_child(t, ds, d, &c[j], pars, res)) < 0)
+				goto store_err;
+			rc = ENGINE_ENOMEM;
+			taken++;
+			continue;
+		}
+		taken++;
 		if ((pub = json_object()) == NULL)
 			goto out;
 		json_object_foreach(c[j].seg, k, d)
@@ -493,6 +577,7 @@ out:
 	free(vb);
 	free(vh);
 	json_decref(index);
+	json_decref(pars);
 	json_decref(ds);
 	json_decref(docs);
 	json_decref(ok);

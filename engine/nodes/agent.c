@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "engine/nodes/nodes.h"
+#include "engine/records/records.h"
 #include "engine/tools/tools.h"
 
 #define AGENT_MAX_TOOLS		64
@@ -340,6 +341,22 @@ setup_tools(struct agent *a)
 		memset(at, 0, sizeof(*at));
 		at->cfg = t;
 		err[0] = '\0';
+		/* a local dataset (an agent-chat app's dataset_configs) */
+		if (record_field_is(t, "type", "dataset-retrieval")) {
+			char dname[65];
+
+			if (kb_tool_describe(c->run->e, t, dname,
+			    &at->description, &at->schema) != 0)
+				return node_fail(c, "dataset %s is not a "
+				    "dataset of this server", json_string_value(
+				    json_object_get(t, "dataset_id")));
+			name_tool(a, at, dname);
+			a->ltools[a->ntools].name = at->name;
+			a->ltools[a->ntools].description = at->description;
+			a->ltools[a->ntools].parameters = at->schema;
+			a->ntools++;
+			continue;
+		}
 		if (prov == NULL || tool == NULL || tool_configured(c->run->e,
 		    t, c->node->data, run_mcp(c->run), err, &at->description,
 		    &at->schema, &at->fixed) != 0)
@@ -428,6 +445,9 @@ run_tool(struct agent *a, const char *name, const char *args, char **out)
 		*out = strdup("there is no tool of that name");
 		return 0;
 	}
+	if (record_field_is(at->cfg, "type", "dataset-retrieval"))
+		return kb_tool_run(a->c->run->e, at->cfg, args, out) == 0 ? 0 :
+		    node_fail(a->c, "out of memory");
 	if (at->server == 0) {
 		if (tool_run_configured(a->c->run->e, at->cfg, at->fixed, args,
 		    a->c->node->data, run_mcp(a->c->run), out, &files) != 0)

@@ -181,6 +181,43 @@ dataset_ids(const json_t *mc)
 	return ids;
 }
 
+/*
+ * An agent-chat app's datasets as its agent's tools (Dify's
+ * DatasetRetrieverTool, one a dataset), appended to tools: entries of
+ * type dataset-retrieval {dataset_id, top_k, score_threshold} that
+ * engine/knowledge/tool.c describes and runs; in multiple mode the app's
+ * top_k and threshold, in single each dataset's own. 0 or -1 (memory).
+ */
+static int
+agent_dataset_tools(const json_t *mc, json_t *tools)
+{
+	const json_t	*dc = json_object_get(mc, "dataset_configs");
+	json_t		*ids = dataset_ids(mc), *id, *t;
+	json_int_t	 top_k = json_integer_value(json_object_get(dc,
+			    "top_k"));
+	int		 multi = !record_field_is(dc, "retrieval_model",
+			    "single"), bad = ids == NULL || tools == NULL;
+	size_t		 i;
+
+	json_array_foreach(ids, i, id) {
+		t = json_pack("{s:b,s:s,s:s,s:s,s:O}", "enabled", 1, "type",
+		    "dataset-retrieval", "provider_name", "dataset",
+		    "tool_name", "dataset", "dataset_id", id);
+		if (t != NULL && multi) {
+			bad |= json_object_set_new(t, "top_k", json_integer(
+			    top_k > 0 ? top_k : 4));
+			if (json_is_true(json_object_get(dc,
+			    "score_threshold_enabled")) && json_is_number(
+			    json_object_get(dc, "score_threshold")))
+				bad |= json_object_set(t, "score_threshold",
+				    json_object_get(dc, "score_threshold"));
+		}
+		bad |= t == NULL || json_array_append_new(tools, t) != 0;
+	}
+	json_decref(ids);
+	return bad ? -1 : 0;
+}
+
 /* The knowledge-retrieval node of dataset_configs over ids (Dify's
  * workflow_converter._convert_to_knowledge_retrieval_node). */
 static json_t *
@@ -292,12 +329,19 @@ legacy_workflow(const json_t *dsl, const char *mode)
 		    "{{#sys.query#}}");
 	}
 	free(prompt);
+	if (mid != NULL && strcmp(mode, "agent-chat") == 0 &&
+	    agent_dataset_tools(mc, json_object_get(json_object_get(
+	    json_object_get(json_object_get(mid, "data"), "agent_parameters"),
+	    "tools"), "value")) != 0) {
+		json_decref(mid);
+		return NULL;
+	}
 	if (mid == NULL || (ids = dataset_ids(mc)) == NULL) {
 		json_decref(mid);
 		return NULL;
 	}
-	/* datasets: start -> knowledge -> llm (the agent-chat app's
-	 * dataset tools are not made yet) */
+	/* datasets: start -> knowledge -> llm (an agent-chat app's are its
+	 * agent's tools) */
 	if (json_array_size(ids) > 0 && strcmp(mode, "agent-chat") != 0) {
 		kn = knowledge_node(mc, mode, ids);
 		ids = NULL;

@@ -107,6 +107,46 @@ out=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
 is "$(printf '%s' "$out" | jq -r '[.metadata.retriever_resources[].content] | join("|")')" \
     "shipping takes three days" "single: the dataset's own top_k"
 
+# single over two datasets: the model picks one by a tool call (Dify's
+# function-call router: a tool per dataset, named by its id, described
+# by its description or "useful for when you want to answer queries
+# about the <name>"), and only that one is searched
+svc "$DK" PATCH "/v1/datasets/$DSB" -H "$J" -d '{"description":"Office hours\nand travel costs"}'
+chat_app chat "{\"retrieval_model\":\"single\",\"datasets\":{\"datasets\":$(ids "$DSA" "$DSB")}}"
+llm_script "[{\"match\":\"refunds days\",\"tool_calls\":[{\"id\":\"c1\",\"name\":\"$DSB\",\"arguments\":{}}]},{\"text\":\"ok\"}]"
+out=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"refunds days","user":"u","response_mode":"blocking"}' "$BASE/v1/chat-messages")
+is "$(printf '%s' "$out" | jq -r '[.metadata.retriever_resources[].dataset_name] | unique | join(" ")')" Office \
+    "single over two: only the dataset the model picked is searched" || echo "# $out"
+route=$(curl -s "$LLM/_requests" | jq -c '.[-2].body')
+is "$(printf '%s' "$route" | jq -r '.messages | map("\(.role):\(.content)") | join("|")')" \
+    "system:You are a helpful AI assistant.|user:refunds days" "... asked with Dify's router prompt and the query"
+is "$(printf '%s' "$route" | jq -r '[.tools[].function | "\(.name == "'"$DSA"'" or .name == "'"$DSB"'")=\(.description)"] | join("|")')" \
+    "true=useful for when you want to answer queries about the Shop|true=Office hoursand travel costs" \
+    "... one tool a dataset, named by its id, described as Dify's"
+llm_script '[{"match":"refunds days","text":"none of them"},{"text":"ok"}]'
+out=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"refunds days","user":"u","response_mode":"blocking"}' "$BASE/v1/chat-messages")
+is "$(printf '%s' "$out" | jq -r '.metadata.retriever_resources // [] | length')" 0 "... no tool called: nothing retrieved, as Dify's router"
+is "$(printf '%s' "$out" | jq -r .answer)" ok "... and the run goes on"
+
+# agent-chat: each dataset a tool the agent may call (Dify's
+# DatasetRetrieverTool), the retrieved contents one a line its answer
+chat_app agent-chat "{\"retrieval_model\":\"multiple\",\"top_k\":2,\"reranking_enable\":false,\"datasets\":{\"datasets\":$(ids "$DSA" "$DSB")}}"
+TA="dataset_$(printf '%s' "$DSA" | tr - _)"
+llm_script "[{\"match\":\"how long\",\"tool_calls\":[{\"id\":\"c1\",\"name\":\"$TA\",\"arguments\":{\"query\":\"refunds days\"}}]},{\"text\":\"fourteen days\"}]"
+out=$(curl -sS -N -H "Authorization: Bearer $KEY" -H "$J" \
+    -d '{"inputs":{},"query":"how long do refunds take","user":"u","response_mode":"streaming"}' "$BASE/v1/chat-messages")
+is "$(printf '%s\n' "$out" | sed -n 's/^data: //p' | jq -rs 'map(select(.event == "agent_message" or .event == "message") | .answer) | join("")')" \
+    "fourteen days" "agent-chat with datasets answers" || echo "# $out"
+reqs=$(curl -s "$LLM/_requests")
+is "$(printf '%s' "$reqs" | jq -r '.[-2].body.tools | map(.function | "\(.name)=\(.description)=\(.parameters.required | join(","))") | sort | join("|")')" \
+    "$(printf '%s\n' "$TA=useful for when you want to answer queries about the Shop=query" "dataset_$(printf '%s' "$DSB" | tr - _)=Office hoursand travel costs=query" | sort | tr '\n' '|' | sed 's/|$//')" \
+    "... each dataset a tool, named and described as Dify's"
+is "$(printf '%s' "$reqs" | jq -r '.[-1].body.messages | map(select(.role == "tool"))[0].content')" \
+    "$(printf 'refunds are paid within fourteen days\nshipping takes three days')" \
+    "... the tool's answer: the chunks found (the app's top_k 2), one a line"
+
 # completion: the query is the dataset_query_variable input
 chat_app completion "{\"retrieval_model\":\"multiple\",\"top_k\":1,\"reranking_enable\":false,
   \"datasets\":{\"datasets\":$(ids "$DSA")}}" q

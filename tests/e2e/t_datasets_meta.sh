@@ -100,3 +100,29 @@ req GET "/console/api/apps/$APP/workflow-runs"
 req GET "/console/api/apps/$APP/workflow-runs/$(jqr '.data[0].id')/node-executions"
 is "$(jqr '[.data[] | select(.node_type=="knowledge-retrieval")][0].outputs.result | map(.title) | join(",")')" guide.txt \
     "the node keeps the documents its manual conditions pass (value rendered)"
+
+# automatic: the model writes the conditions from the query (Dify's
+# _automatic_metadata_filter: its prompts, the datasets' field names)
+sed -e "s/dataset_ids: \[ds-a, ds-b\]/dataset_ids: [$DS]\n        metadata_filtering_mode: automatic\n        metadata_model_config: {provider: openai, name: gpt-4o-mini, mode: chat, completion_params: {}}/" \
+    -e 's/multiple_retrieval_config: .*/multiple_retrieval_config: {top_k: 5}/' \
+    "$TOP/tests/e2e/apps/knowledge.yml" >"$T_DIR/kb3.yml"
+import_app "$T_DIR/kb3.yml"
+auto_titles() {	# auto_titles <the model's answer>: the node's result titles
+	jq -n --arg t "$1" '[{match: "input_text", text: $t}, {text: "ok"}]' >"$T_DIR/script.json"
+	llm_script "$(cat "$T_DIR/script.json")"
+	out=$(curl -sS -H "Authorization: Bearer $KEY" -H "$J" \
+	    -d '{"inputs":{},"query":"refund for footwear","user":"u","response_mode":"blocking"}' "$BASE/v1/chat-messages")
+	req GET "/console/api/apps/$APP/workflow-runs"
+	req GET "/console/api/apps/$APP/workflow-runs/$(jqr '.data[0].id')/node-executions"
+	jqr '[.data[] | select(.node_type=="knowledge-retrieval")][0].outputs.result | map(.title) | sort | join(",")'
+}
+is "$(auto_titles '```json
+{"metadata_map": [{"metadata_field_name": "kind", "metadata_field_value": "footwear", "comparison_operator": "is"}]}
+```')" policy.txt "automatic: the documents the model's conditions pass"
+ask=$(curl -s "$LLM/_requests" | jq -c '[.[] | select(.body.messages[-1].content | contains("input_text"))][0].body.messages')
+is "$(printf '%s' "$ask" | jq -r 'map(.role) | join(",")')" "system,user,assistant,user,assistant,user" "... asked with Dify's prompt and its two examples"
+is "$(printf '%s' "$ask" | jq -r '.[-1].content')" "$(printf "\n    '{\"input_text\": \"refund for footwear\",',\n    '\"metadata_fields\": ['kind', 'published']}'")" \
+    "... the query and the datasets' field names"
+is "$(auto_titles '{"metadata_map": [{"metadata_field_name": "colour", "metadata_field_value": "red", "comparison_operator": "is"}]}')" \
+    "guide.txt,notes.txt,policy.txt" "... a field the datasets have not: no filter"
+is "$(auto_titles 'I cannot tell')" "guide.txt,notes.txt,policy.txt" "... an answer without metadata_map: no filter, as Dify's"
