@@ -42,13 +42,16 @@ trap 'rm -rf "$DIR"' EXIT
 PDF=$DIR/long.pdf
 /usr/bin/python3 "$MAKER" long "$PDF" "$PAGES" || exit 1
 
-# side <name> <command...>: one timed run; appends "<seconds> <max KB>"
-# to $DIR/<name>.
+# side <name> <command...>: one timed run; appends "<seconds> <max KB>
+# <CPU seconds>" to $DIR/<name>. The CPU time (user + system) is what a
+# loaded machine changes least: wall time there also counts the waits for
+# a core, and the two sides do not wait alike.
 side() {
 	n=$1
 	shift
-	/usr/bin/time -f '%e %M' -o "$DIR/t" "$@" >"$DIR/out.$n" || return 1
-	cat "$DIR/t" >>"$DIR/$n"
+	/usr/bin/time -f '%e %M %U %S' -o "$DIR/t" "$@" >"$DIR/out.$n" ||
+	    return 1
+	awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$DIR/t" >>"$DIR/$n"
 }
 i=0
 while [ $i -lt "$ROUNDS" ]; do
@@ -69,6 +72,7 @@ med() {	# med <file> <column>
 }
 FC_T=$(med "$DIR/fc" 1); REF_T=$(med "$DIR/ref" 1)
 FC_M=$(med "$DIR/fc" 2); REF_M=$(med "$DIR/ref" 2)
+FC_C=$(med "$DIR/fc" 3); REF_C=$(med "$DIR/ref" 3)
 echo
 echo "PDF text, $PAGES pages ($(wc -c <"$PDF") bytes), median of $ROUNDS runs:"
 awk -v p="$PAGES" -v a="$FC_T" -v b="$REF_T" -v ma="$FC_M" -v mb="$REF_M" \
@@ -77,6 +81,9 @@ awk -v p="$PAGES" -v a="$FC_T" -v b="$REF_T" -v ma="$FC_M" -v mb="$REF_M" \
 	printf "  flowcgi (poppler-glib): %8.0f pages/s, peak %6.1f MB\n", r(a), ma / 1024
 	printf "  pdftotext:              %8.0f pages/s, peak %6.1f MB\n", r(b), mb / 1024
 	printf "  ratio flowcgi / pdftotext (pages/s): %.2f (target >= 1.0), memory target < 64 MB\n", (r(b) > 0 ? r(a) / r(b) : 0)
+    }'
+awk -v a="$FC_C" -v b="$REF_C" 'BEGIN {
+	printf "  CPU seconds (user + system): flowcgi %.2f, pdftotext %.2f, ratio of pages per CPU second %.2f\n", a, b, (a > 0 ? b / a : 0)
     }'
 echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_ONLN) CPUs"
 
