@@ -10,7 +10,8 @@
  * - The admin token lives in sessionStorage; a 401 from any call forgets it
  *   and returns to the sign-in form.
  * - Views are chosen by the URL fragment (#/apps, #/app/<id>/<tab>,
- *   #/settings/sandbox, #/settings/models).
+ *   #/knowledge, #/knowledge/<id>, #/settings/sandbox,
+ *   #/settings/models).
  */
 import { el, clear } from '../ui/dom.js';
 import { route, onRoute } from '../ui/router.js';
@@ -19,6 +20,7 @@ import { TOKEN, main, nav, page, flash, token, api, fail, setHooks } from
 import { renderApps } from './apps.js';
 import { renderApp } from './app.js';
 import { renderSandbox, renderModels, renderTools } from './settings.js';
+import { renderKnowledge, renderDataset } from './knowledge.js';
 
 /* ====== Sign-in ====== */
 
@@ -88,6 +90,10 @@ function render() {
 	if (parts[0] === 'app' && parts[1])
 		p = renderApp(parts[1], parts[2] || 'overview',
 		    parts[3]);
+	else if (parts[0] === 'knowledge' && parts[1])
+		p = renderDataset(parts[1]);
+	else if (parts[0] === 'knowledge')
+		p = renderKnowledge();
 	else if (parts[0] === 'settings' && parts[1] === 'sandbox')
 		p = renderSandbox();
 	else if (parts[0] === 'settings' && parts[1] === 'models')
